@@ -1,0 +1,7 @@
+/* One registration function per bench_<module>.c; bench/main.c calls them all. */
+#ifndef CROWDBLEND_BENCH_ALL_H
+#define CROWDBLEND_BENCH_ALL_H
+
+void cb_bench_register_simd(void);
+
+#endif

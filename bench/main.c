@@ -1,0 +1,10 @@
+/* crowdblend-bench: every benchmark in bench/, through google-benchmark's command line
+ * (--benchmark_filter=..., --benchmark_format=json, --benchmark_repetitions=N). */
+#include "bench_all.h"
+#include "shim.h"
+
+int main(int argc, char **argv)
+{
+    cb_bench_register_simd();
+    return cb_bench_main(argc, argv);
+}

@@ -1,0 +1,64 @@
+/**
+ * @file crowdblend/crowdblend.h
+ * @brief crowdblend: blend-space weights, pose sampling and blending for crowds, in C11.
+ *
+ * Include this one header, link `crowdblend` (pkg-config name `crowdblend`, meson dependency
+ * `crowdblend`).
+ *
+ * THE FRAME, STEP BY STEP
+ * =======================
+ * A crowd frame runs five stages per batch of characters (docs/architecture.md has the
+ * picture):
+ *   1. parameter processors: velocity -> direction blends, smoothing, quadrants;
+ *   2. weight solvers: each blend space maps N characters' parameters to N x M node weights,
+ *      SIMD over characters;
+ *   3. time and sync: clip phases advance, blended clips share a normalized time;
+ *   4. pose: fused sample + blend of the active clips, layers, post-process;
+ *   5. local-to-model: model-space matrices for skinning.
+ * Every stage is also available on its own as a plain job struct (validate, then run), so an
+ * engine can drive the stages from its own scheduler.
+ *
+ * MODULES AND THEIR HEADERS
+ * =========================
+ *   crowdblend/base.h   results, errors, allocator, the transform type, spans, build info
+ *   crowdblend/simd.h   batch quaternion/transform kernels, SoA joint groups, width queries
+ *
+ * SIMD WIDTH
+ * ==========
+ * The library is built for one instruction set (meson option `isa`) and processes W = 4, 8 or
+ * 16 lanes at a time. Nothing in the API depends on W at compile time: size buffers with the
+ * query functions (cb_simd_width(), cb_simd_group_count(), ...), so a host compiled against
+ * one build links against any other.
+ *
+ * MEMORY
+ * ======
+ * The library allocates only in create/init/load functions, through the cb_allocator of the
+ * desc (alloc_fn + free_fn + user_data; all zero means the C library). Nothing allocates per
+ * frame. Outputs are caller-owned spans unless a function says otherwise.
+ *
+ * ERRORS
+ * ======
+ * Every fallible function returns a cb_result: CB_OK (0) or an error code; cb_result_str()
+ * names it. Create, load and validate functions also fill an optional caller-owned cb_error
+ * with a message naming the field, index or line:column at fault. Invalid input never aborts,
+ * never reads out of bounds and never half-writes an output: a function that fails writes
+ * nothing. The library prints nothing.
+ *
+ * THREADS
+ * =======
+ * Functions are reentrant. Calls with disjoint outputs may run concurrently; immutable assets
+ * (skeletons, clips, blend spaces) may be shared by any number of threads.
+ *
+ * RESULTS ARE REPRODUCIBLE
+ * ========================
+ * On one machine and build, the output is bit-identical whatever the thread count and batch
+ * size. Across machines results may differ in the last bits (hardware reciprocal-sqrt
+ * estimates differ between CPU vendors).
+ */
+#ifndef CROWDBLEND_CROWDBLEND_H
+#define CROWDBLEND_CROWDBLEND_H
+
+#include "crowdblend/base.h"
+#include "crowdblend/simd.h"
+
+#endif /* CROWDBLEND_CROWDBLEND_H */

@@ -1,0 +1,24 @@
+#!/bin/sh
+# The README's main command: installs what is missing, builds crowdblend (release, this CPU's
+# instruction set) and runs the main job.
+set -eu
+cd "$(dirname "$0")/.."
+
+if [ "${CB_SKIP_SETUP:-0}" != 1 ]; then
+    if [ "$(id -u)" -eq 0 ]; then scripts/setup.sh; else sudo scripts/setup.sh; fi
+fi
+
+dir=build/demo
+if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" -Dbuildtype=release -Disa=native -Dtests=disabled -Dbench=disabled >/dev/null
+fi
+meson compile -C "$dir" >/dev/null
+
+cb="$dir/src/cli/crowdblend"
+"$cb" info
+echo
+if [ "${CB_DEMO_QUICK:-0}" = 1 ]; then
+    "$cb" bench --kernels --samples 3 --elements 256
+else
+    "$cb" bench --kernels
+fi

@@ -1,0 +1,133 @@
+#!/bin/sh
+# The README's test command: installs what is missing, then builds and runs every test in three
+# configurations (native release, native debug with ASan+UBSan, isa=portable), plus the checks
+# that need a whole build (the demo, install + pkg-config, use as a meson subproject).
+# Ends with one line "N passed, N failed" counting test cases over all configurations, and
+# exits non-zero if anything failed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+if [ "${CB_SKIP_SETUP:-0}" != 1 ]; then
+    if [ "$(id -u)" -eq 0 ]; then
+        scripts/setup.sh || exit 1
+    else
+        sudo scripts/setup.sh || exit 1
+    fi
+fi
+
+PASSED=0
+FAILED=0
+FAILURES=""
+
+add_counts() { # passed failed label
+    PASSED=$((PASSED + $1))
+    FAILED=$((FAILED + $2))
+    if [ "$2" -gt 0 ]; then
+        FAILURES="$FAILURES
+  $3"
+    fi
+}
+
+check() { # label command...: one script-level check counts as one test
+    label=$1
+    shift
+    log="$ROOT/build/check-$(echo "$label" | tr ' /' '__').log"
+    if "$@" >"$log" 2>&1; then
+        echo "  ok   $label"
+        add_counts 1 0 "$label"
+    else
+        echo "  FAIL $label (log: $log)"
+        tail -n 20 "$log" | sed 's/^/       /'
+        add_counts 0 1 "$label"
+    fi
+}
+
+# Counts TAP cases in meson's test log: "ok N" passes, "not ok N" fails; a test program that
+# failed without printing a failing case (a crash, a timeout) counts as one failure.
+count_log() { # builddir label
+    python3 - "$1/meson-logs/testlog.json" "$2" <<'PY'
+import json, re, sys
+path, label = sys.argv[1], sys.argv[2]
+passed = failed = 0
+names = []
+try:
+    lines = open(path).read().splitlines()
+except OSError:
+    lines = []
+for line in lines:
+    if not line.strip():
+        continue
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    ok = len(re.findall(r"^ok \d+", out, re.M))
+    bad = len(re.findall(r"^not ok \d+", out, re.M))
+    if ok == 0 and bad == 0:
+        ok, bad = (1, 0) if t["result"] == "OK" else (0, 1)
+    elif t["result"] not in ("OK", "SKIP") and bad == 0:
+        bad = 1
+    passed += ok
+    failed += bad
+    if bad:
+        names.append(f'{label}: {t["name"]} ({t["result"]})')
+print(passed, failed, "|".join(n.replace(" ", "~") for n in names) or "-")
+PY
+}
+
+run_config() { # name meson-options...
+    name=$1
+    shift
+    dir="build/test-$name"
+    echo "== $name: $*"
+    if [ -f "$dir/build.ninja" ]; then
+        meson configure "$dir" "$@" >/dev/null || { add_counts 0 1 "$name: configure"; return; }
+    else
+        meson setup "$dir" "$@" >"build/setup-$name.log" 2>&1 ||
+            { cat "build/setup-$name.log"; add_counts 0 1 "$name: configure"; return; }
+    fi
+    if ! meson compile -C "$dir" >"build/compile-$name.log" 2>&1; then
+        tail -n 40 "build/compile-$name.log"
+        add_counts 0 1 "$name: build"
+        return
+    fi
+    rm -f "$dir/meson-logs/testlog.json"
+    meson test -C "$dir" --print-errorlogs --no-rebuild --num-processes 2 |
+        grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Timeout:" | sed 's/^/  /'
+    set -- $(count_log "$dir" "$name")
+    echo "  $name: $1 passed, $2 failed"
+    add_counts "$1" "$2" "$(echo "$3" | sed 's/|/\n  /g; s/~/ /g')"
+}
+
+mkdir -p build
+COMMON="-Dwerror=true -Dtests=enabled"
+run_config release $COMMON -Dbuildtype=release -Disa=native -Dbench=enabled -Dprefix="$ROOT/build/stage"
+run_config sanitize $COMMON -Dbuildtype=debug -Disa=native -Db_sanitize=address,undefined \
+    -Dc_args=-fno-sanitize-recover=all -Dbench=disabled
+run_config portable $COMMON -Dbuildtype=release -Disa=portable -Dbench=disabled
+
+echo "== whole-build checks"
+check "demo runs (scripts/demo.sh)" env CB_SKIP_SETUP=1 CB_DEMO_QUICK=1 scripts/demo.sh
+check "install + pkg-config consumer" sh -c '
+    set -e
+    rm -rf build/stage
+    meson install -C build/test-release --quiet
+    pc=$(find build/stage -name crowdblend.pc | head -n 1)
+    export PKG_CONFIG_PATH=$(dirname "$pc")
+    cc -std=c11 -Wall -Werror tests/consumer/main.c $(pkg-config --cflags --libs crowdblend) -lm \
+        -o build/stage/consumer
+    LD_LIBRARY_PATH=$(dirname "$(find build/stage -name "libcrowdblend.so" | head -n 1)") \
+        build/stage/consumer'
+check "meson subproject consumer" sh -c '
+    set -e
+    d=build/subproject-consumer
+    rm -rf "$d" && mkdir -p "$d/subprojects"
+    cp tests/consumer/meson.build tests/consumer/main.c "$d/"
+    ln -s "$PWD" "$d/subprojects/crowdblend"
+    meson setup "$d/build" "$d" >/dev/null
+    meson test -C "$d/build" --quiet'
+
+if [ -n "$FAILURES" ]; then
+    echo "failures:$FAILURES"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

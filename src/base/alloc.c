@@ -1,0 +1,57 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base_impl.h"
+
+static bool uses_hooks(const cb_allocator *a)
+{
+    return a != NULL && a->alloc_fn != NULL && a->free_fn != NULL;
+}
+
+cb_result cb_allocator_check(const cb_allocator *a, cb_error *err)
+{
+    if (a != NULL && (a->alloc_fn == NULL) != (a->free_fn == NULL)) {
+        return cb_error_set(err, CB_ERR_ALLOCATOR,
+                            "allocator: alloc_fn and free_fn must both be set or both be NULL");
+    }
+    return CB_OK;
+}
+
+void *cb_alloc(const cb_allocator *a, size_t size, size_t align)
+{
+    if (size == 0) {
+        return NULL;
+    }
+    if (align < sizeof(void *)) {
+        align = sizeof(void *);
+    }
+    if (uses_hooks(a)) {
+        return a->alloc_fn(size, align, a->user_data);
+    }
+    /* aligned_alloc wants a size that is a multiple of the alignment. */
+    if (size > SIZE_MAX - align) {
+        return NULL;
+    }
+    return aligned_alloc(align, cb_round_up(size, align));
+}
+
+void *cb_alloc_zeroed(const cb_allocator *a, size_t size, size_t align)
+{
+    void *p = cb_alloc(a, size, align);
+    if (p != NULL) {
+        memset(p, 0, size);
+    }
+    return p;
+}
+
+void cb_free(const cb_allocator *a, void *ptr, size_t size)
+{
+    if (ptr == NULL) {
+        return;
+    }
+    if (uses_hooks(a)) {
+        a->free_fn(ptr, size, a->user_data);
+    } else {
+        free(ptr);
+    }
+}

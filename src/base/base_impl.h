@@ -1,0 +1,58 @@
+/* Internals shared by every module: assertions, error reporting and allocation.
+ * Declared here, not in include/, because hosts never call them. */
+#ifndef CROWDBLEND_BASE_IMPL_H
+#define CROWDBLEND_BASE_IMPL_H
+
+#include <stdarg.h>
+
+#include "crowdblend/base.h"
+
+/* Internal invariants only: user input is validated and reported, never asserted. Override by
+ * defining CB_ASSERT before including any crowdblend source (e.g. to route into an engine's
+ * crash handler). */
+#ifndef CB_ASSERT
+#include <assert.h>
+#define CB_ASSERT(cond) assert(cond)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CB_PRINTF_LIKE(fmt_index, args_index) \
+    __attribute__((format(printf, fmt_index, args_index)))
+#define CB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define CB_PRINTF_LIKE(fmt_index, args_index)
+#define CB_LIKELY(x) (x)
+#define CB_UNLIKELY(x) (x)
+#endif
+
+/* Fills err (when not NULL) with code and a formatted message, and returns code, so that a
+ * check reads: `if (bad) return cb_error_set(err, CB_ERR_..., "field %s ...", ...);` */
+cb_result cb_error_set(cb_error *err, cb_result code, const char *fmt, ...) CB_PRINTF_LIKE(3, 4);
+
+/* Checks that an allocator supplies both functions or neither. */
+cb_result cb_allocator_check(const cb_allocator *a, cb_error *err);
+
+/* Allocates size bytes aligned to align (a power of two) through a, or the C library when a is
+ * NULL or all zero. Returns NULL on failure or when size is 0. */
+void *cb_alloc(const cb_allocator *a, size_t size, size_t align);
+
+/* Same, zero-filled. */
+void *cb_alloc_zeroed(const cb_allocator *a, size_t size, size_t align);
+
+/* Frees what cb_alloc returned for this size; NULL does nothing. */
+void cb_free(const cb_allocator *a, void *ptr, size_t size);
+
+/* Is x a multiple of align (a power of two)? */
+static inline bool cb_is_aligned(const void *p, size_t align)
+{
+    return ((uintptr_t)p & (uintptr_t)(align - 1)) == 0;
+}
+
+/* Rounds n up to a multiple of m (m > 0). */
+static inline size_t cb_round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+#endif

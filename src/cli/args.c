@@ -1,0 +1,104 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cb_opt *find_opt(const cb_opt *opts, const char *name, size_t len)
+{
+    for (const cb_opt *o = opts; o->name != NULL; ++o) {
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+static bool store_value(const char *command, const cb_opt *o, const char *text)
+{
+    char *end = NULL;
+    errno = 0;
+    switch (o->kind) {
+    case CB_OPT_INT: {
+        long v = strtol(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0') {
+            fprintf(stderr, "%s: --%s expects an integer, got '%s'\n", command, o->name, text);
+            return false;
+        }
+        *(long *)o->value = v;
+        return true;
+    }
+    case CB_OPT_DOUBLE: {
+        double v = strtod(text, &end);
+        if (errno != 0 || end == text || *end != '\0') {
+            fprintf(stderr, "%s: --%s expects a number, got '%s'\n", command, o->name, text);
+            return false;
+        }
+        *(double *)o->value = v;
+        return true;
+    }
+    case CB_OPT_STRING:
+        *(const char **)o->value = text;
+        return true;
+    case CB_OPT_FLAG:
+        break;
+    }
+    return false;
+}
+
+bool cb_opts_parse(const char *command, int argc, char **argv, int first, const cb_opt *opts,
+                   const char **positional, size_t max_positional, size_t *positional_count)
+{
+    size_t npos = 0;
+    for (int i = first; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (npos >= max_positional) {
+                fprintf(stderr, "%s: unexpected argument '%s'\n", command, arg);
+                return false;
+            }
+            positional[npos++] = arg;
+            continue;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+        const cb_opt *o = find_opt(opts, name, len);
+        if (o == NULL) {
+            fprintf(stderr, "%s: unknown option '--%.*s' (try --help)\n", command, (int)len, name);
+            return false;
+        }
+        if (o->kind == CB_OPT_FLAG) {
+            if (eq != NULL) {
+                fprintf(stderr, "%s: --%s takes no value\n", command, o->name);
+                return false;
+            }
+            *(bool *)o->value = true;
+            continue;
+        }
+        const char *text = eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (text == NULL) {
+            fprintf(stderr, "%s: --%s needs a value\n", command, o->name);
+            return false;
+        }
+        if (!store_value(command, o, text)) {
+            return false;
+        }
+    }
+    if (positional_count != NULL) {
+        *positional_count = npos;
+    }
+    return true;
+}
+
+void cb_opts_print_help(const char *usage, const cb_opt *opts)
+{
+    printf("usage: %s\n\noptions:\n", usage);
+    for (const cb_opt *o = opts; o->name != NULL; ++o) {
+        const char *arg = o->kind == CB_OPT_FLAG ? "" : o->kind == CB_OPT_STRING ? " TEXT" : " N";
+        char left[48];
+        snprintf(left, sizeof left, "--%s%s", o->name, arg);
+        printf("  %-24s %s\n", left, o->help);
+    }
+}

@@ -1,0 +1,40 @@
+/* The crowdblend command: one function per subcommand, and the small helpers they share. */
+#ifndef CROWDBLEND_CLI_H
+#define CROWDBLEND_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes: 0 success, 1 the work failed (bad input data, an error result), 2 bad usage. */
+enum { CB_EXIT_OK = 0, CB_EXIT_FAILURE = 1, CB_EXIT_USAGE = 2 };
+
+int cb_cmd_info(int argc, char **argv);
+int cb_cmd_bench(int argc, char **argv);
+
+/* ---- options: --name value, --name=value, --flag ---------------------------------------- */
+
+typedef enum cb_opt_kind { CB_OPT_FLAG, CB_OPT_INT, CB_OPT_DOUBLE, CB_OPT_STRING } cb_opt_kind;
+
+typedef struct cb_opt {
+    const char *name;   /* without the leading "--" */
+    cb_opt_kind kind;
+    void *value;        /* bool*, long*, double* or const char** */
+    const char *help;
+} cb_opt;
+
+/* Parses argv[first..argc) against opts (terminated by a zero entry). Positional arguments are
+ * stored in order into positional[] (at most max_positional; more is an error). On error
+ * prints a message naming the option to stderr and returns false. */
+bool cb_opts_parse(const char *command, int argc, char **argv, int first, const cb_opt *opts,
+                   const char **positional, size_t max_positional, size_t *positional_count);
+void cb_opts_print_help(const char *usage, const cb_opt *opts);
+
+/* ---- timing ------------------------------------------------------------------------------ */
+
+/* Monotonic time in nanoseconds. */
+uint64_t cb_now_ns(void);
+/* Median of n values (sorts them in place). */
+double cb_median(double *values, size_t n);
+
+#endif

@@ -1,0 +1,45 @@
+/* crowdblend: the command-line front end of the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "crowdblend/crowdblend.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"info", cb_cmd_info, "version and build configuration (ISA, SIMD width, compiler)"},
+    {"bench", cb_cmd_bench, "benchmarks: SIMD kernels against the scalar reference"},
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: crowdblend <command> [options]   (crowdblend <command> --help)\n\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? CB_EXIT_USAGE : CB_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("crowdblend %s\n", cb_query_build_info().version);
+        return CB_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            return commands[i].run(argc, argv);
+        }
+    }
+    fprintf(stderr, "crowdblend: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return CB_EXIT_USAGE;
+}

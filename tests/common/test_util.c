@@ -1,0 +1,82 @@
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DEFAULT_SEED = 20261121 };
+
+uint64_t cb_test_seed(void)
+{
+    static uint64_t seed;
+    static int have;
+    if (!have) {
+        const char *env = getenv("CB_TEST_SEED");
+        seed = env != NULL && *env != '\0' ? strtoull(env, NULL, 0) : DEFAULT_SEED;
+        have = 1;
+    }
+    return seed;
+}
+
+cb_prng cb_test_prng(const char *case_name)
+{
+    /* FNV-1a of the name, mixed with the run seed. */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = case_name; *c != '\0'; ++c) {
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    }
+    cb_prng r = cb_prng_seed(cb_test_seed() ^ h);
+    cb_prng_next(&r);
+    return r;
+}
+
+void cb_test_note(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    printf("# ");
+    vprintf(fmt, args);
+    printf("\n");
+    va_end(args);
+    fflush(stdout);
+}
+
+int cb_test_run(const char *name, const struct CMUnitTest *tests, size_t count)
+{
+    cb_test_note("%s: seed %llu (set CB_TEST_SEED to replay)", name,
+                 (unsigned long long)cb_test_seed());
+    return _cmocka_run_group_tests(name, tests, count, NULL, NULL);
+}
+
+void cb_test_fail_at(const char *file, int line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(msg, sizeof msg, fmt, args);
+    va_end(args);
+    print_error("%s (seed %llu; CB_TEST_SEED=%llu replays)\n", msg,
+                (unsigned long long)cb_test_seed(), (unsigned long long)cb_test_seed());
+    _fail(file, line);
+}
+
+void cb_err_track_add(cb_err_track *t, double got, double want, size_t index)
+{
+    double e = fabs(got - want);
+    if (isnan(e)) {
+        e = INFINITY;
+    }
+    if (e > t->max) {
+        t->max = e;
+        t->worst = index;
+    }
+    t->count++;
+}
+
+void cb_err_track_check(const cb_err_track *t, double bound)
+{
+    cb_test_note("%-34s max abs error %.3e (bound %.1e, %zu values)", t->what, t->max, bound,
+                 t->count);
+    CB_CHECK(t->max <= bound, "%s: max error %.3e at case %zu exceeds the bound %.1e", t->what,
+             t->max, t->worst, bound);
+}

@@ -1,0 +1,62 @@
+/* Shared by every test program: the seed, checks that report the seed, error trackers.
+ *
+ * Every randomized test draws from cb_test_prng(). The seed is fixed by default (CI is
+ * reproducible), printed at start as a TAP comment, and CB_TEST_SEED=<n> in the environment
+ * replaces it, so a failure seen with one seed can be replayed. */
+#ifndef CROWDBLEND_TEST_UTIL_H
+#define CROWDBLEND_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "base/prng.h"
+
+/* The seed of this run (CB_TEST_SEED or the default), read once. */
+uint64_t cb_test_seed(void);
+
+/* A fresh stream for one test case: seeded from the run seed and the case's name, so cases do
+ * not shift each other's numbers when one is added. */
+cb_prng cb_test_prng(const char *case_name);
+
+/* Prints "# <text>" (a TAP comment): figures that belong in the test log. */
+void cb_test_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs a cmocka group after printing the seed; use instead of cmocka_run_group_tests. */
+#define CB_RUN_TESTS(tests) cb_test_run(#tests, tests, sizeof(tests) / sizeof((tests)[0]))
+int cb_test_run(const char *name, const struct CMUnitTest *tests, size_t count);
+
+/* Fails the test with a message that carries the seed when !(cond). */
+#define CB_CHECK(cond, ...)                                                                    \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            cb_test_fail_at(__FILE__, __LINE__, __VA_ARGS__);                                  \
+        }                                                                                      \
+    } while (0)
+void cb_test_fail_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Largest error seen and where: accuracy tests feed every comparison through one. */
+typedef struct cb_err_track {
+    const char *what;
+    double max;
+    size_t worst;   /* index of the worst case */
+    size_t count;
+} cb_err_track;
+
+static inline cb_err_track cb_err_track_make(const char *what)
+{
+    return (cb_err_track){what, 0.0, 0, 0};
+}
+
+/* Records |got - want| (NaN counts as infinite error). */
+void cb_err_track_add(cb_err_track *t, double got, double want, size_t index);
+
+/* Prints the maximum as a TAP comment and fails if it exceeds bound. */
+void cb_err_track_check(const cb_err_track *t, double bound);
+
+#endif

@@ -1,0 +1,156 @@
+/* base: result codes, error messages, the allocator, build identity. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base_impl.h"
+#include "crowdblend/crowdblend.h"
+#include "test_util.h"
+
+static void base_result_str_names_every_code(void **state)
+{
+    (void)state;
+    const char *names[] = {
+#define NAME(name, text) #name,
+        CB_RESULT_LIST(NAME)
+#undef NAME
+    };
+    assert_int_equal(sizeof names / sizeof names[0], CB_RESULT_COUNT);
+    assert_int_equal(CB_OK, 0);
+    for (int r = 0; r < CB_RESULT_COUNT; ++r) {
+        const char *s = cb_result_str((cb_result)r);
+        assert_non_null(s);
+        /* "NAME: meaning", and the meaning is not empty. */
+        size_t len = strlen(names[r]);
+        assert_memory_equal(s, names[r], len);
+        assert_string_not_equal(s + len, ": ");
+        for (int o = 0; o < r; ++o) {
+            assert_string_not_equal(s, cb_result_str((cb_result)o));
+        }
+    }
+    assert_string_equal(cb_result_str(CB_RESULT_COUNT), "unknown cb_result");
+    assert_string_equal(cb_result_str((cb_result)-1), "unknown cb_result");
+}
+
+static void base_error_set_formats_and_truncates(void **state)
+{
+    (void)state;
+    cb_error err;
+    memset(&err, 0x7f, sizeof err);
+    assert_int_equal(cb_error_set(&err, CB_ERR_NOT_FOUND, "joint '%s' at %d", "spine", 3),
+                     CB_ERR_NOT_FOUND);
+    assert_int_equal(err.code, CB_ERR_NOT_FOUND);
+    assert_string_equal(err.message, "joint 'spine' at 3");
+
+    char longname[1000];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    cb_error_set(&err, CB_ERR_PARSE, "%s", longname);
+    assert_int_equal(strlen(err.message), CB_ERROR_MESSAGE_SIZE - 1);
+
+    /* NULL err: only the code comes back. */
+    assert_int_equal(cb_error_set(NULL, CB_ERR_IO, "x"), CB_ERR_IO);
+}
+
+typedef struct counting {
+    size_t allocs, frees, live_bytes;
+} counting;
+
+static void *count_alloc(size_t size, size_t align, void *user)
+{
+    counting *c = user;
+    c->allocs++;
+    c->live_bytes += size;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void count_free(void *ptr, size_t size, void *user)
+{
+    counting *c = user;
+    c->frees++;
+    c->live_bytes -= size;
+    free(ptr);
+}
+
+static void base_allocator_hooks_and_alignment(void **state)
+{
+    (void)state;
+    cb_error err = {0};
+    cb_allocator only_alloc = {.alloc_fn = count_alloc};
+    assert_int_equal(cb_allocator_check(&only_alloc, &err), CB_ERR_ALLOCATOR);
+    assert_non_null(strstr(err.message, "alloc_fn"));
+    cb_allocator only_free = {.free_fn = count_free};
+    assert_int_equal(cb_allocator_check(&only_free, NULL), CB_ERR_ALLOCATOR);
+    assert_int_equal(cb_allocator_check(NULL, NULL), CB_OK);
+    cb_allocator zero = {0};
+    assert_int_equal(cb_allocator_check(&zero, NULL), CB_OK);
+
+    /* Default allocator: aligned as asked, size 0 gives NULL. */
+    for (size_t align = 1; align <= 4096; align *= 2) {
+        void *p = cb_alloc(NULL, 100, align);
+        assert_non_null(p);
+        assert_true(cb_is_aligned(p, align));
+        cb_free(NULL, p, 100);
+    }
+    assert_null(cb_alloc(NULL, 0, 64));
+    assert_null(cb_alloc(NULL, SIZE_MAX - 8, 64));
+    cb_free(NULL, NULL, 0);
+
+    /* Hooks see every call with matching sizes. */
+    counting c = {0};
+    cb_allocator hooks = {count_alloc, count_free, &c};
+    assert_int_equal(cb_allocator_check(&hooks, NULL), CB_OK);
+    unsigned char *p = cb_alloc_zeroed(&hooks, 333, 64);
+    assert_non_null(p);
+    assert_true(cb_is_aligned(p, 64));
+    for (int i = 0; i < 333; ++i) {
+        assert_int_equal(p[i], 0);
+    }
+    assert_int_equal(c.allocs, 1);
+    assert_int_equal(c.live_bytes, 333);
+    cb_free(&hooks, p, 333);
+    assert_int_equal(c.frees, 1);
+    assert_int_equal(c.live_bytes, 0);
+}
+
+static void base_build_info_matches_config(void **state)
+{
+    (void)state;
+    cb_build_info b = cb_query_build_info();
+    char version[32];
+    snprintf(version, sizeof version, "%d.%d.%d", CB_VERSION_MAJOR, CB_VERSION_MINOR,
+             CB_VERSION_PATCH);
+    assert_string_equal(b.version, version);
+    assert_string_equal(b.version, CB_VERSION_STRING);
+    assert_int_equal(b.simd_width, CB_SIMD_WIDTH);
+    assert_int_equal(b.simd_width, cb_simd_width());
+    assert_true(b.simd_width == 4 || b.simd_width == 8 || b.simd_width == 16);
+    assert_string_equal(b.isa, CB_ISA_NAME);
+    assert_non_null(b.compiler);
+    assert_true(strlen(b.compiler) > 0);
+}
+
+static void base_xform_identity_and_layout(void **state)
+{
+    (void)state;
+    cb_xform x = cb_xform_identity();
+    const float want[10] = {0, 0, 0, 1, 0, 0, 0, 1, 1, 1};
+    assert_memory_equal(x.rotation, want, 4 * sizeof(float));
+    assert_memory_equal(x.translation, want + 4, 3 * sizeof(float));
+    assert_memory_equal(x.scale, want + 7, 3 * sizeof(float));
+    /* cglm-friendly: rotation first and 16-byte aligned. */
+    assert_int_equal(offsetof(cb_xform, rotation), 0);
+    assert_int_equal(_Alignof(cb_xform), 16);
+    assert_int_equal(sizeof(cb_xform), 48);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(base_result_str_names_every_code),
+        cmocka_unit_test(base_error_set_formats_and_truncates),
+        cmocka_unit_test(base_allocator_hooks_and_alignment),
+        cmocka_unit_test(base_build_info_matches_config),
+        cmocka_unit_test(base_xform_identity_and_layout),
+    };
+    return CB_RUN_TESTS(tests);
+}
