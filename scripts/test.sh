@@ -1,7 +1,8 @@
 #!/bin/sh
 # The README's test command: installs what is missing, then builds and runs every test in three
-# configurations (native release, native debug with ASan+UBSan, isa=portable), plus the checks
-# that need a whole build (the demo, install + pkg-config, use as a meson subproject).
+# configurations (native release, native debug with ASan+UBSan, isa=portable), the threading
+# tests once more under ThreadSanitizer, and the checks that need a whole build (the demo,
+# install + pkg-config, use as a meson subproject).
 # Ends with one line "N passed, N failed" counting test cases over all configurations, and
 # exits non-zero if anything failed.
 set -u
@@ -74,7 +75,7 @@ print(passed, failed, "|".join(n.replace(" ", "~") for n in names) or "-")
 PY
 }
 
-run_config() { # name meson-options...
+run_config() { # name meson-options...   (TEST_SUITES, when set, limits meson test to them)
     name=$1
     shift
     dir="build/test-$name"
@@ -91,7 +92,10 @@ run_config() { # name meson-options...
         return
     fi
     rm -f "$dir/meson-logs/testlog.json"
-    meson test -C "$dir" --print-errorlogs --no-rebuild --num-processes 2 |
+    suites=""
+    for s in ${TEST_SUITES:-}; do suites="$suites --suite $s"; done
+    # shellcheck disable=SC2086
+    meson test -C "$dir" --print-errorlogs --no-rebuild --num-processes 2 $suites |
         grep -E "^ *[0-9]+/[0-9]+ |^Ok:|^Fail:|^Timeout:" | sed 's/^/  /'
     set -- $(count_log "$dir" "$name")
     echo "  $name: $1 passed, $2 failed"
@@ -104,6 +108,8 @@ run_config release $COMMON -Dbuildtype=release -Disa=native -Dbench=enabled -Dpr
 run_config sanitize $COMMON -Dbuildtype=debug -Disa=native -Db_sanitize=address,undefined \
     -Dc_args=-fno-sanitize-recover=all -Dbench=disabled
 run_config portable $COMMON -Dbuildtype=release -Disa=portable -Dbench=disabled
+TEST_SUITES="jobs" run_config tsan $COMMON -Dbuildtype=debugoptimized -Disa=native \
+    -Db_sanitize=thread -Dbench=disabled -Dcli=disabled
 
 echo "== whole-build checks"
 check "demo runs (scripts/demo.sh)" env CB_SKIP_SETUP=1 CB_DEMO_QUICK=1 scripts/demo.sh

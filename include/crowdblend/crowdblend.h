@@ -22,6 +22,7 @@
  * =========================
  *   crowdblend/base.h   results, errors, allocator, the transform type, spans, build info
  *   crowdblend/simd.h   batch quaternion/transform kernels, SoA joint groups, width queries
+ *   crowdblend/jobs.h   thread pool: parallel-for, jobs with counters and dependencies
  *
  * SIMD WIDTH
  * ==========
@@ -59,6 +60,7 @@
 #define CROWDBLEND_CROWDBLEND_H
 
 #include "crowdblend/base.h"
+#include "crowdblend/jobs.h"
 #include "crowdblend/simd.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
