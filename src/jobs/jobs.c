@@ -386,9 +386,11 @@ bool cb_jobs_counter_done(const cb_jobs_counter *c)
            atomic_load_explicit(&((cb_jobs_counter *)c)->value, memory_order_acquire) == 0;
 }
 
-static cb_result check_jobs(const cb_job *jobs, size_t n)
+/* The checks shared by both submits; on success counts the n jobs on signal (before any is
+ * queued: a job may finish before the next one is queued) and sets each job's signal. */
+static cb_result prepare_submit(cb_jobs *p, cb_job *jobs, size_t n, cb_jobs_counter *signal)
 {
-    if (n > 0 && jobs == NULL) {
+    if (p == NULL || (n > 0 && jobs == NULL)) {
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
@@ -396,25 +398,23 @@ static cb_result check_jobs(const cb_job *jobs, size_t n)
             return CB_ERR_NULL_ARGUMENT;
         }
     }
-    return CB_OK;
-}
-
-cb_result cb_jobs_submit(cb_jobs *p, cb_job *jobs, size_t n, cb_jobs_counter *signal)
-{
-    if (p == NULL) {
-        return CB_ERR_NULL_ARGUMENT;
-    }
-    cb_result r = check_jobs(jobs, n);
-    if (r != CB_OK || n == 0) {
-        return r;
-    }
-    /* Count before queueing: a job may finish before the next one is queued. */
-    if (signal != NULL) {
+    if (signal != NULL && n > 0) {
         counter_add(signal, (int64_t)n);
     }
     for (size_t i = 0; i < n; ++i) {
         jobs[i]._pool[0] = NULL;
         jobs[i]._pool[1] = signal;
+    }
+    return CB_OK;
+}
+
+cb_result cb_jobs_submit(cb_jobs *p, cb_job *jobs, size_t n, cb_jobs_counter *signal)
+{
+    cb_result r = prepare_submit(p, jobs, n, signal);
+    if (r != CB_OK || n == 0) {
+        return r;
+    }
+    for (size_t i = 0; i < n; ++i) {
         push_or_run(p, &jobs[i]);
     }
     wake_workers(p, n);
@@ -424,18 +424,14 @@ cb_result cb_jobs_submit(cb_jobs *p, cb_job *jobs, size_t n, cb_jobs_counter *si
 cb_result cb_jobs_submit_after(cb_jobs *p, cb_jobs_counter *after, cb_job *jobs, size_t n,
                                cb_jobs_counter *signal)
 {
-    if (p == NULL || after == NULL) {
+    if (after == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    cb_result r = check_jobs(jobs, n);
-    if (r != CB_OK || n == 0) {
+    cb_result r = prepare_submit(p, jobs, n, signal);
+    if (r != CB_OK) {
         return r;
     }
-    if (signal != NULL) {
-        counter_add(signal, (int64_t)n);
-    }
     for (size_t i = 0; i < n; ++i) {
-        jobs[i]._pool[1] = signal;
         attach_dependent(p, after, &jobs[i]);
     }
     return CB_OK;
