@@ -26,6 +26,7 @@
  *   crowdblend/clip.h   clips: keyframe tracks resampled to SoA frames, root motion, additive
  *   crowdblend/pose.h   pose jobs: sample, fused sample + blend with layers, crossfade
  *   crowdblend/ltm.h    local-to-model: model matrices (4x4, 3x4), skinning, model TRS
+ *   crowdblend/embedded.h  the embedded humanoid and locomotion set (no files needed)
  *
  * SIMD WIDTH
  * ==========
@@ -68,5 +69,6 @@
 #include "crowdblend/clip.h"
 #include "crowdblend/pose.h"
 #include "crowdblend/ltm.h"
+#include "crowdblend/embedded.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
