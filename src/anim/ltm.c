@@ -150,8 +150,9 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
     /* The last joint's model matrix stays in registers: in a skeleton laid out depth first the
      * parent is usually the joint just before, and reading it back from memory would put a
      * store-to-load forwarding delay on the critical path of every chain. */
-    cb_mat4c prev = {{cb_col4_set1(0.0f), cb_col4_set1(0.0f), cb_col4_set1(0.0f),
-                      cb_col4_set1(0.0f)}};
+    const cb_mat4c identity = {{cb_col4_setr(1, 0, 0, 0), cb_col4_setr(0, 1, 0, 0),
+                                cb_col4_setr(0, 0, 1, 0), cb_col4_setr(0, 0, 0, 1)}};
+    cb_mat4c prev = identity;
     for (size_t g = from / CB_W; g * CB_W < to; ++g) {
         cb_soa_mat34 m = cb_soa_xform_to_mat34(cb_soa_xform_load(&job->local.ptr[g]));
         cb_soa_mat34_store(local, &m);
@@ -160,15 +161,19 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
         for (size_t l = l0; l < l1; ++l) {
             size_t j = g * CB_W + l;
             int32_t p = s->parents[j];
-            cb_mat4c x;
+            /* Only the parent is chosen per case; the product is written once, so that the
+             * compiler folds the 12 broadcasts of the local matrix into the multiply-adds
+             * (it hoisted them into registers when each case had its own product). A root's
+             * parent is the identity, which gives the local matrix exactly. */
+            cb_mat4c pm;
             if (p < 0) {
-                x = cb_mat4c_from_soa(local, l);
+                pm = identity;
             } else if ((size_t)p + 1 == j && j > from) {
-                x = cb_mat4c_mul_affine(&prev, local, l);
+                pm = prev;
             } else {
-                cb_mat4c pm = load_matrix(model + (size_t)p * mf, ml);
-                x = cb_mat4c_mul_affine(&pm, local, l);
+                pm = load_matrix(model + (size_t)p * mf, ml);
             }
+            cb_mat4c x = cb_mat4c_mul_affine(&pm, local, l);
             store_matrix(model + j * mf, x, ml);
             prev = x;
             if (skin) {

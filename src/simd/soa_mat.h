@@ -136,17 +136,6 @@ CB_INLINE cb_mat4c cb_mat4c_mul_affine(const cb_mat4c *p, const float *soa, size
     return r;
 }
 
-/* The affine matrix in lane `lane` of a stored cb_soa_mat34 as four columns. */
-CB_INLINE cb_mat4c cb_mat4c_from_soa(const float *soa, size_t lane)
-{
-    cb_mat4c r;
-    for (int c = 0; c < 4; ++c) {
-        r.c[c] = cb_col4_setr(cb_soa_mat34_elem(soa, c, 0, lane), cb_soa_mat34_elem(soa, c, 1, lane),
-                              cb_soa_mat34_elem(soa, c, 2, lane), c == 3 ? 1.0f : 0.0f);
-    }
-    return r;
-}
-
 /* Stores a cb_soa_mat34 as 12 arrays of W floats (the layout the two functions above read). */
 CB_INLINE void cb_soa_mat34_store(float *soa, const cb_soa_mat34 *m)
 {
