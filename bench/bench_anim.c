@@ -29,12 +29,12 @@ typedef struct workload {
     cb_embedded *set;
     const cb_skeleton *skel;
     size_t chars, groups, joints, k;
-    cb_blend_entry *entries;      /* chars * k */
-    cb_xform_group *pose;         /* one scratch pose */
-    cb_xform_group *samples;      /* k scratch poses for the separate path */
-    cb_xform_group *locals;       /* chars poses (LTM input) */
-    float *models;                /* chars * joints * 16 */
-    void *scratch;                /* over-characters scratch */
+    cb_blend_entry *entries; /* chars * k */
+    cb_xform_group *pose;    /* one scratch pose */
+    cb_xform_group *samples; /* k scratch poses for the separate path */
+    cb_xform_group *locals;  /* chars poses (LTM input) */
+    float *models;           /* chars * joints * 16 */
+    void *scratch;           /* over-characters scratch */
 } workload;
 
 static void *aligned(size_t bytes)
@@ -53,7 +53,6 @@ static void workload_free(workload *w)
     free(w->entries), free(w->pose), free(w->samples), free(w->locals), free(w->models);
     free(w->scratch);
 }
-
 
 static bool workload_make(workload *w, size_t chars, size_t k)
 {
@@ -96,18 +95,19 @@ static bool workload_make(workload *w, size_t chars, size_t k)
             used[e] = clip;
             float wgt = cb_prng_range(&r, 0.2f, 1.0f);
             sum += wgt;
-            w->entries[c * k + e] =
-                (cb_blend_entry){cb_embedded_clip(w->set, clip), t, wgt, CB_BLEND_MODE_NORMAL,
-                                 {NULL, 0}};
+            w->entries[c * k + e] = (cb_blend_entry){
+                cb_embedded_clip(w->set, clip), t, wgt, CB_BLEND_MODE_NORMAL, {NULL, 0}};
         }
         for (size_t e = 0; e < k; ++e) {
             w->entries[c * k + e].weight /= sum;
         }
         /* A local pose per character for the LTM-only benchmarks. */
         if (k > 0) {
-            cb_pose_blend_job job = {w->skel, {&w->entries[c * k], k}, 0.0f,
-                                     {(cb_xform_group *)((char *)w->locals + c * pose_bytes),
-                                      w->groups}};
+            cb_pose_blend_job job = {
+                w->skel,
+                {&w->entries[c * k], k},
+                0.0f,
+                {(cb_xform_group *)((char *)w->locals + c * pose_bytes), w->groups}};
             cb_pose_blend_job_run(&job, NULL);
         }
     }
@@ -148,7 +148,8 @@ static void blend_separate(const workload *w, size_t c, cb_xform_group *out)
 
 static void ltm(const workload *w, const cb_xform_group *local, size_t c, bool ref)
 {
-    cb_ltm_job job = {.skeleton = w->skel, .local = {local, w->groups},
+    cb_ltm_job job = {.skeleton = w->skel,
+                      .local = {local, w->groups},
                       .model = {w->models + c * w->joints * 16, w->joints * 16}};
     if (ref) {
         cb_ltm_job_run_ref(&job, NULL);

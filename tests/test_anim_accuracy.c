@@ -171,8 +171,10 @@ static void accuracy_embedded_frame(void **state)
     cb_err_track er = cb_err_track_make(PATH " embedded frame rotation (rad)");
     for (int rep = 0; rep < 200; ++rep) {
         float t = cb_prng_range(&r, 0.0f, 1.0f);
-        size_t a = 1 + cb_prng_below(&r, 16), b = 1 + cb_prng_below(&r, 16), c = cb_prng_below(&r, 17);
-        float wa = cb_prng_range(&r, 0, 1), wb = cb_prng_range(&r, 0, 1), wc = cb_prng_range(&r, 0, 1);
+        size_t a = 1 + cb_prng_below(&r, 16), b = 1 + cb_prng_below(&r, 16);
+        size_t c = cb_prng_below(&r, 17);
+        float wa = cb_prng_range(&r, 0, 1), wb = cb_prng_range(&r, 0, 1);
+        float wc = cb_prng_range(&r, 0, 1);
         cb_blend_entry e[5] = {
             {cb_embedded_clip(set, a), t, wa},
             {cb_embedded_clip(set, b), t, wb},

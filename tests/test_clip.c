@@ -215,7 +215,8 @@ static void clip_resampling_matches_double_reference(void **state)
         cb_skeleton *s = cb_test_random_skeleton(&r, n, it % 2 == 0, false);
         float duration = cb_prng_range(&r, 0.05f, 2.5f);
         cb_test_tracks tt =
-            cb_test_random_tracks(&r, s, duration, n / 2 + 1, it % 3 == 0, it % 4 == 0 ? 6.0f : 1.5f);
+            cb_test_random_tracks(&r, s, duration, n / 2 + 1, it % 3 == 0,
+                                  it % 4 == 0 ? 6.0f : 1.5f);
         cb_clip_desc d = {.skeleton = s, .duration_s = duration, .tracks = tt.tracks,
                           .track_count = tt.count,
                           .wrap = it % 2 ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
@@ -589,7 +590,8 @@ static void clip_root_motion_extraction_and_deltas(void **state)
         }
         cb_root_delta one;
         assert_int_equal(cb_clip_root_delta(c, (float)from, (float)to, &one), CB_OK);
-        CB_CHECK(fabs(acc.x - one.translation[0]) < 2e-5 && fabs(acc.z - one.translation[2]) < 2e-5 &&
+        CB_CHECK(fabs(acc.x - one.translation[0]) < 2e-5 &&
+                     fabs(acc.z - one.translation[2]) < 2e-5 &&
                      fabs(acc.y - one.translation[1]) < 2e-5 && fabs(acc.yaw - one.yaw) < 2e-5,
                  "trial %d: %d steps sum to (%g %g %g, %g), one call (%g %g %g, %g)", trial, steps,
                  acc.x, acc.y, acc.z, acc.yaw, (double)one.translation[0],
@@ -694,14 +696,16 @@ static void clip_root_motion_modes_and_clamping(void **state)
     assert_memory_equal(&a, &b, sizeof a);
 
     /* Blending root motion: the weighted mean of the deltas. */
-    cb_clip *c2 = arc_clip(s, CB_ROOT_MOTION_XZ_YAW, CB_CLIP_WRAP_LOOP, times, pos, rot, KEYS, 2.0f);
+    cb_clip *c2 =
+        arc_clip(s, CB_ROOT_MOTION_XZ_YAW, CB_CLIP_WRAP_LOOP, times, pos, rot, KEYS, 2.0f);
     cb_root_motion_entry es[3] = {{c, 0.2f, 0.4f, 1.0f}, {c2, 0.2f, 1.4f, 3.0f}, {c, 0, 1, 0.0f}};
     cb_root_delta m, d1, d2;
     assert_int_equal(cb_clip_blend_root_motion(es, 3, &m), CB_OK);
     cb_clip_root_delta(c, 0.2f, 0.4f, &d1);
     cb_clip_root_delta(c2, 0.2f, 1.4f, &d2);
     for (int e = 0; e < 3; ++e) {
-        CB_CHECK(fabs(m.translation[e] - (d1.translation[e] + 3.0 * d2.translation[e]) / 4.0) < 1e-6,
+        double want = (d1.translation[e] + 3.0 * d2.translation[e]) / 4.0;
+        CB_CHECK(fabs(m.translation[e] - want) < 1e-6,
                  "blended root translation %d", e);
     }
     CB_CHECK(fabs(m.yaw - (d1.yaw + 3.0 * d2.yaw) / 4.0) < 1e-6, "blended yaw");

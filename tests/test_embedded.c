@@ -55,7 +55,8 @@ static void rig_pose(rig *r, const cb_blend_entry *e, size_t count)
 {
     cb_pose_blend_job bj = {r->s, {e, count}, 0.0f, {r->pose, r->groups}};
     assert_int_equal(cb_pose_blend_job_run(&bj, NULL), CB_OK);
-    cb_ltm_job lj = {.skeleton = r->s, .local = {r->pose, r->groups}, .model = {r->model, r->n * 16}};
+    cb_ltm_job lj = {
+        .skeleton = r->s, .local = {r->pose, r->groups}, .model = {r->model, r->n * 16}};
     assert_int_equal(cb_ltm_job_run(&lj, NULL), CB_OK);
 }
 

@@ -189,8 +189,8 @@ CB_API uint64_t cb_clip_skeleton_signature(const cb_clip *clip);
 
 /** What a clip's root does over one cycle (one play from normalized time 0 to 1). */
 typedef struct cb_clip_root_motion {
-    cb_root_motion mode;     /**< resolved extraction mode (NONE: all fields below are 0) */
-    uint32_t joint;          /**< the joint whose motion was extracted */
+    cb_root_motion mode; /**< resolved extraction mode (NONE: all fields below are 0) */
+    uint32_t joint;      /**< the joint whose motion was extracted */
     /**
      * Root displacement over one cycle in the character's frame at the cycle's start:
      * x left, y up, z forward (metres); and the heading change (radians, positive = left).
@@ -198,10 +198,10 @@ typedef struct cb_clip_root_motion {
     float displacement[3];
     float displacement_yaw;
     /** Average ground-plane velocity over a cycle, displacement / duration, in m/s. */
-    float forward_mps;       /**< along +Z (negative: backwards) */
-    float right_mps;         /**< along -X (negative: to the left) */
-    float speed_mps;         /**< length of the ground-plane displacement / duration */
-    float yaw_rate_rps;      /**< heading change / duration, radians per second */
+    float forward_mps;  /**< along +Z (negative: backwards) */
+    float right_mps;    /**< along -X (negative: to the left) */
+    float speed_mps;    /**< length of the ground-plane displacement / duration */
+    float yaw_rate_rps; /**< heading change / duration, radians per second */
 } cb_clip_root_motion;
 
 /** Root motion summary of a clip (all zero but `joint` for clips without root motion). */
@@ -224,8 +224,7 @@ typedef struct cb_root_delta {
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE (a time is NaN or infinite),
  *         CB_ERR_INVALID_ARGUMENT (|to - from| beyond 2^24 cycles).
  */
-CB_API cb_result cb_clip_root_delta(const cb_clip *clip, float from, float to,
-                                    cb_root_delta *out);
+CB_API cb_result cb_clip_root_delta(const cb_clip *clip, float from, float to, cb_root_delta *out);
 
 /** One clip's share of a blended root delta. */
 typedef struct cb_root_motion_entry {

@@ -50,7 +50,7 @@ typedef struct cb_embedded_desc {
     float sample_rate_hz;
     /** Allocator for everything the set holds. Default (all zero): the C library. */
     cb_allocator allocator;
-    uint32_t _end_canary;   /**< must be 0 */
+    uint32_t _end_canary; /**< must be 0 */
 } cb_embedded_desc;
 
 /** Returns desc with every zero (default) field resolved. A NULL desc counts as all zero. */
@@ -63,8 +63,7 @@ CB_API cb_embedded_desc cb_embedded_query_desc(const cb_embedded_desc *desc);
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (out), CB_ERR_CANARY, CB_ERR_ALLOCATOR,
  *         CB_ERR_INVALID_ARGUMENT (rate not finite or not in (0, 1000]), CB_ERR_OUT_OF_MEMORY.
  */
-CB_API cb_result cb_embedded_create(const cb_embedded_desc *desc, cb_embedded **out,
-                                    cb_error *err);
+CB_API cb_result cb_embedded_create(const cb_embedded_desc *desc, cb_embedded **out, cb_error *err);
 
 /** Frees the set with its skeleton and clips. NULL does nothing. */
 CB_API void cb_embedded_destroy(cb_embedded *set);

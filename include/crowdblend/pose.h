@@ -68,8 +68,8 @@ extern "C" {
  * two frames, rotation nlerped. For an additive clip the pose holds the deltas.
  */
 typedef struct cb_pose_sample_job {
-    const cb_clip *clip; /**< required */
-    float time;          /**< normalized time; wrapped (looping) or clamped; finite */
+    const cb_clip *clip;     /**< required */
+    float time;              /**< normalized time; wrapped (looping) or clamped; finite */
     cb_xform_group_span out; /**< >= the clip's group count, aligned to cb_simd_group_align() */
 } cb_pose_sample_job;
 
@@ -117,7 +117,7 @@ typedef struct cb_blend_entry_cspan {
 
 /** Fused sample + blend of any number of clips into one local pose. */
 typedef struct cb_pose_blend_job {
-    const cb_skeleton *skeleton; /**< required */
+    const cb_skeleton *skeleton;  /**< required */
     cb_blend_entry_cspan entries; /**< may be empty: the result is then the rest pose */
     /**
      * Rest-pose fallback threshold: where a joint's NORMAL weight sum is below it, the rest pose
@@ -157,11 +157,11 @@ CB_API cb_result cb_pose_blend_job_run_ref(const cb_pose_blend_job *job, cb_erro
  * show (on a 90-degree turn nlerp starts about 10 % slow and is about 5 % fast mid-way).
  */
 typedef struct cb_pose_crossfade_job {
-    const cb_skeleton *skeleton;  /**< required: sets the group count */
-    cb_xform_group_cspan from;    /**< >= group count groups, aligned */
-    cb_xform_group_cspan to;      /**< >= group count groups, aligned */
-    float weight;                 /**< in [0, 1]: 0 gives from, 1 gives to */
-    cb_float_cspan mask;          /**< optional, as cb_blend_entry.mask */
+    const cb_skeleton *skeleton; /**< required: sets the group count */
+    cb_xform_group_cspan from;   /**< >= group count groups, aligned */
+    cb_xform_group_cspan to;     /**< >= group count groups, aligned */
+    float weight;                /**< in [0, 1]: 0 gives from, 1 gives to */
+    cb_float_cspan mask;         /**< optional, as cb_blend_entry.mask */
     /** >= group count groups, aligned; may be the same array as from or to. */
     cb_xform_group_span out;
 } cb_pose_crossfade_job;

@@ -50,7 +50,7 @@ typedef struct cb_skeleton cb_skeleton;
  * Zero-initialize, then set the fields (`cb_skeleton_desc d = {0}; d.joint_count = ...`).
  */
 typedef struct cb_skeleton_desc {
-    uint32_t _start_canary;       /**< must be 0 */
+    uint32_t _start_canary; /**< must be 0 */
     /** Number of joints, 1..CB_SKELETON_MAX_JOINTS. Required. */
     size_t joint_count;
     /**
@@ -72,7 +72,7 @@ typedef struct cb_skeleton_desc {
     const cb_xform *rest_pose;
     /** Allocator for the skeleton's memory. Default (all zero): the C library. */
     cb_allocator allocator;
-    uint32_t _end_canary;         /**< must be 0 */
+    uint32_t _end_canary; /**< must be 0 */
 } cb_skeleton_desc;
 
 /**
@@ -94,8 +94,7 @@ CB_API cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc);
  *         or cycle), CB_ERR_NOT_FINITE (a rest transform with NaN or Inf), CB_ERR_DEGENERATE
  *         (a zero rest rotation), CB_ERR_OUT_OF_MEMORY.
  */
-CB_API cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out,
-                                    cb_error *err);
+CB_API cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out, cb_error *err);
 
 /** Frees a skeleton. NULL does nothing. Clips built for it must not be used with it after. */
 CB_API void cb_skeleton_destroy(cb_skeleton *skeleton);
@@ -153,9 +152,9 @@ CB_API uint64_t cb_skeleton_signature(const cb_skeleton *skeleton);
  * Upper body: base 0, rule {"spine_01", 1}. Lower body: base 1, rule {"spine_01", 0}.
  */
 typedef struct cb_mask_rule {
-    const char *joint;   /**< joint name; required */
-    float weight;        /**< weight in [0, 1] */
-    bool joint_only;     /**< false (default): the joint and its subtree; true: the joint only */
+    const char *joint; /**< joint name; required */
+    float weight;      /**< weight in [0, 1] */
+    bool joint_only;   /**< false (default): the joint and its subtree; true: the joint only */
 } cb_mask_rule;
 
 /**

@@ -13,13 +13,13 @@
 
 struct cb_skeleton {
     cb_allocator allocator;
-    size_t alloc_bytes;    /* the single block this struct heads */
+    size_t alloc_bytes; /* the single block this struct heads */
     size_t joint_count;
     size_t group_count;
     uint64_t signature;
-    cb_xform_group *rest;  /* group_count groups, padding lanes identity */
-    int32_t *parents;      /* joint_count */
-    const char **names;    /* joint_count pointers into the same block */
+    cb_xform_group *rest; /* group_count groups, padding lanes identity */
+    int32_t *parents;     /* joint_count */
+    const char **names;   /* joint_count pointers into the same block */
 };
 
 /* Components stored per joint group of a clip frame, each W floats: translation x y z, rotation
@@ -40,17 +40,17 @@ struct cb_clip {
     uint64_t skeleton_signature;
     uint32_t joint_count;
     uint32_t group_count;
-    uint32_t intervals;      /* N: frames are 0..N */
-    uint32_t stride;         /* components per group: 7 or 10 */
+    uint32_t intervals; /* N: frames are 0..N */
+    uint32_t stride;    /* components per group: 7 or 10 */
     float duration_s;
-    float intervals_f;       /* (float)N */
+    float intervals_f; /* (float)N */
     bool looping;
     bool additive;
     bool has_scale;
     cb_root_motion root_mode; /* resolved; NONE when nothing was extracted */
     uint32_t root_joint;
-    const float *frames;     /* (N + 1) * group_count * stride * W floats, vector-aligned */
-    const float *root;       /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
+    const float *frames; /* (N + 1) * group_count * stride * W floats, vector-aligned */
+    const float *root;   /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
 };
 
 /* Floats of one frame of a clip. */

@@ -53,8 +53,8 @@ static jsample sample_joint(const struct cb_clip *c, float time, size_t j, float
     jsample s;
     for (int k = 0; k < 3; ++k) {
         s.t[k] = wa * get(a, CB_CLIP_T + k, l) + wb * get(b, CB_CLIP_T + k, l);
-        s.ds[k] = c->has_scale ? wa * get(a, CB_CLIP_S + k, l) + wb * get(b, CB_CLIP_S + k, l)
-                               : 0.0f;
+        s.ds[k] =
+            c->has_scale ? wa * get(a, CB_CLIP_S + k, l) + wb * get(b, CB_CLIP_S + k, l) : 0.0f;
     }
     for (int k = 0; k < 4; ++k) {
         s.qa[k] = get(a, CB_CLIP_Q + k, l);
@@ -277,9 +277,8 @@ cb_result cb_ltm_job_run_ref(const cb_ltm_job *job, cb_error *err)
     const struct cb_skeleton *s = job->skeleton;
     cb_matrix_layout ml = job->model_layout == CB_MATRIX_LAYOUT_MAT3X4 ? CB_MATRIX_LAYOUT_MAT3X4
                                                                        : CB_MATRIX_LAYOUT_MAT4;
-    cb_matrix_layout sl = job->skinning_layout == CB_MATRIX_LAYOUT_MAT3X4
-                              ? CB_MATRIX_LAYOUT_MAT3X4
-                              : CB_MATRIX_LAYOUT_MAT4;
+    cb_matrix_layout sl = job->skinning_layout == CB_MATRIX_LAYOUT_MAT3X4 ? CB_MATRIX_LAYOUT_MAT3X4
+                                                                          : CB_MATRIX_LAYOUT_MAT4;
     size_t mf = cb_ltm_matrix_floats(ml), sf = cb_ltm_matrix_floats(sl);
     if (job->model.ptr != NULL) {
         for (size_t j = job->from; j < to; ++j) {

@@ -32,7 +32,8 @@ cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc)
         d.additive = CB_ADDITIVE_NONE;
     }
     if (d.root_motion == _CB_ROOT_MOTION_DEFAULT) {
-        d.root_motion = d.additive == CB_ADDITIVE_NONE ? CB_ROOT_MOTION_XZ_YAW : CB_ROOT_MOTION_NONE;
+        d.root_motion =
+            d.additive == CB_ADDITIVE_NONE ? CB_ROOT_MOTION_XZ_YAW : CB_ROOT_MOTION_NONE;
     }
     return d;
 }
@@ -63,10 +64,11 @@ static cb_result track_joint(const cb_clip_desc *d, size_t k, size_t *joint, cb_
         return CB_OK;
     }
     if (tr->joint >= cb_skeleton_joint_count(d->skeleton)) {
-        return cb_error_set(err, CB_ERR_MISMATCH,
-                            "clip \"%s\": tracks[%zu].joint %u does not exist: the skeleton has %zu "
-                            "joints",
-                            d->name, k, tr->joint, cb_skeleton_joint_count(d->skeleton));
+        return cb_error_set(
+            err, CB_ERR_MISMATCH,
+            "clip \"%s\": tracks[%zu].joint %u does not exist: the skeleton has %zu "
+            "joints",
+            d->name, k, tr->joint, cb_skeleton_joint_count(d->skeleton));
     }
     *joint = tr->joint;
     return CB_OK;
@@ -151,16 +153,15 @@ static cb_result validate_reference(const cb_clip_desc *d, size_t n, cb_error *e
         const cb_xform *x = &d->additive_reference.ptr[j];
         double len2 = 0.0;
         for (int c = 0; c < 4; ++c) {
-            if (!isfinite(x->rotation[c]) || (c < 3 && (!isfinite(x->translation[c]) ||
-                                                        !isfinite(x->scale[c])))) {
+            if (!isfinite(x->rotation[c]) ||
+                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
                 return cb_error_set(err, CB_ERR_NOT_FINITE,
                                     "clip \"%s\": additive_reference[%zu] is not finite", d->name,
                                     j);
             }
             len2 += (double)x->rotation[c] * x->rotation[c];
         }
-        if (!(len2 >= 1e-12) || x->scale[0] == 0.0f || x->scale[1] == 0.0f ||
-            x->scale[2] == 0.0f) {
+        if (!(len2 >= 1e-12) || x->scale[0] == 0.0f || x->scale[1] == 0.0f || x->scale[2] == 0.0f) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "clip \"%s\": additive_reference[%zu] has a zero rotation or scale",
                                 d->name, j);
@@ -427,9 +428,9 @@ static void pack_frames(const dframe *frames, size_t n, struct cb_clip *c, float
                 float v[10] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
                 if (j < n) {
                     const dframe *x = &frames[(size_t)f * n + j];
-                    const double all[10] = {x->t.x, x->t.y, x->t.z, x->q.x, x->q.y,
-                                            x->q.z, x->q.w, x->s.x - 1.0, x->s.y - 1.0,
-                                            x->s.z - 1.0};
+                    const double all[10] = {x->t.x,       x->t.y,      x->t.z, x->q.x,
+                                            x->q.y,       x->q.z,      x->q.w, x->s.x - 1.0,
+                                            x->s.y - 1.0, x->s.z - 1.0};
                     for (int k = 0; k < 10; ++k) {
                         v[k] = (float)all[k];
                     }

@@ -135,8 +135,8 @@ static inline cb_dquat cb_dq_slerp(cb_dquat a, cb_dquat b, double t)
         wa = sin((1.0 - t) * theta) / s;
         wb = sin(t * theta) / s;
     }
-    return cb_dq_normalize((cb_dquat){wa * a.x + wb * b.x, wa * a.y + wb * b.y,
-                                      wa * a.z + wb * b.z, wa * a.w + wb * b.w});
+    return cb_dq_normalize((cb_dquat){wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
+                                      wa * a.w + wb * b.w});
 }
 
 /* Rotation taking unit vector a to unit vector b along the shorter arc. For opposite vectors
@@ -145,7 +145,8 @@ static inline cb_dquat cb_dq_from_to(cb_dvec3 a, cb_dvec3 b)
 {
     double d = cb_dv_dot(a, b);
     if (d < -1.0 + 1e-12) {
-        cb_dvec3 axis = fabs(a.x) < 0.9 ? cb_dv_cross(a, cb_dv(1, 0, 0)) : cb_dv_cross(a, cb_dv(0, 1, 0));
+        cb_dvec3 axis =
+            fabs(a.x) < 0.9 ? cb_dv_cross(a, cb_dv(1, 0, 0)) : cb_dv_cross(a, cb_dv(0, 1, 0));
         return cb_dq_axis_angle(cb_dv_normalize(axis), CB_DPI);
     }
     cb_dvec3 c = cb_dv_cross(a, b);

@@ -62,6 +62,7 @@ typedef struct joint_def {
 } joint_def;
 
 /* Core joints: parents are absolute indices. */
+/* clang-format off */
 static const joint_def core_joints[] = {
     {"root", -1, 0.0, 0.0, 0.0},
     {"pelvis", J_ROOT, 0.0, 0.98, 0.0},
@@ -74,9 +75,11 @@ static const joint_def core_joints[] = {
     {"eye_l", J_HEAD, 0.032, 0.075, 0.085},
     {"eye_r", J_HEAD, -0.032, 0.075, 0.085},
 };
+/* clang-format on */
 
 /* A left arm hanging down, palm towards the body (-X); parents relative to the arm's first
  * joint, -1 meaning spine_03. The right arm mirrors x. */
+/* clang-format off */
 static const joint_def arm_joints[21] = {
     {"clavicle", -1, 0.03, 0.10, 0.02},
     {"upperarm", A_CLAVICLE, 0.15, 0.0, -0.02},
@@ -100,9 +103,11 @@ static const joint_def arm_joints[21] = {
     {"pinky_02", A_FINGERS + 12, 0.0, -0.03, 0.0},
     {"pinky_03", A_FINGERS + 13, 0.0, -0.02, 0.0},
 };
+/* clang-format on */
 
 /* A left leg, straight, foot flat: hip 0.93 m, knee 0.50 m, ankle 0.07 m above the ground, the
  * ball 0.02 m up and 0.13 m ahead of the ankle. Parents relative, -1 meaning the pelvis. */
+/* clang-format off */
 static const joint_def leg_joints[6] = {
     {"thigh", -1, 0.09, -0.05, 0.0},
     {"thigh_twist", L_THIGH, 0.0, -0.21, 0.0},
@@ -111,6 +116,7 @@ static const joint_def leg_joints[6] = {
     {"foot", L_CALF, 0.0, -0.43, 0.0},
     {"ball", L_FOOT, 0.0, -0.05, 0.13},
 };
+/* clang-format on */
 
 #define THIGH_LEN 0.43
 #define CALF_LEN 0.43
@@ -256,10 +262,11 @@ static void leg_ik(cb_dvec3 hip, cb_dvec3 ankle, cb_dvec3 pole, cb_dquat *thigh,
     dist = dist > max_d ? max_d : dist < min_d ? min_d : dist;
     cb_dvec3 dn = cb_dv_normalize(d);
     cb_dvec3 pn = cb_dv_normalize(cb_dv_sub(pole, cb_dv_scale(dn, cb_dv_dot(pole, dn))));
-    double ca = (THIGH_LEN * THIGH_LEN + dist * dist - CALF_LEN * CALF_LEN) / (2 * THIGH_LEN * dist);
+    double ca =
+        (THIGH_LEN * THIGH_LEN + dist * dist - CALF_LEN * CALF_LEN) / (2 * THIGH_LEN * dist);
     double sa = sqrt(1.0 - ca * ca);
-    cb_dvec3 knee = cb_dv_add(hip, cb_dv_scale(cb_dv_add(cb_dv_scale(dn, ca), cb_dv_scale(pn, sa)),
-                                               THIGH_LEN));
+    cb_dvec3 knee =
+        cb_dv_add(hip, cb_dv_scale(cb_dv_add(cb_dv_scale(dn, ca), cb_dv_scale(pn, sa)), THIGH_LEN));
     cb_dvec3 reached = cb_dv_add(hip, cb_dv_scale(dn, dist));
     *thigh = bone_rotation(hip, knee, pole);
     *calf = bone_rotation(knee, reached, pole);
@@ -353,37 +360,68 @@ static void curl_fingers(gen_pose *p, int arm, double side, double curl)
 
 typedef struct gait {
     const char *prefix;
-    double speed;       /* m/s */
-    double period;      /* s, forward; sideways steps are quicker, see period_for */
-    double stance;      /* fraction of the cycle a foot is down */
-    double heel_off;    /* fraction of the stance when the heel starts to rise */
-    double toe_pitch;   /* rad, foot pitch at toe-off (forward gait) */
-    double lift;        /* m, swing height of the ball */
-    double pelvis;      /* m, nominal pelvis height */
-    double dip;         /* m, extra pelvis dip at mid-stance (running) */
-    double lean;        /* rad, forward lean of the pelvis */
-    double spine_lean;  /* rad, per spine joint */
+    double speed;      /* m/s */
+    double period;     /* s, forward; sideways steps are quicker, see period_for */
+    double stance;     /* fraction of the cycle a foot is down */
+    double heel_off;   /* fraction of the stance when the heel starts to rise */
+    double toe_pitch;  /* rad, foot pitch at toe-off (forward gait) */
+    double lift;       /* m, swing height of the ball */
+    double pelvis;     /* m, nominal pelvis height */
+    double dip;        /* m, extra pelvis dip at mid-stance (running) */
+    double lean;       /* rad, forward lean of the pelvis */
+    double spine_lean; /* rad, per spine joint */
     double pelvis_yaw, pelvis_roll, sway;
     double arm_swing, arm_abduct, elbow, elbow_swing, finger_curl, head_nod;
 } gait;
 
 static const gait walk_gait = {
-    .prefix = "walk", .speed = 1.4, .period = 1.0, .stance = 0.6, .heel_off = 0.55,
-    .toe_pitch = 0.8, .lift = 0.07, .pelvis = 0.965, .dip = 0.0, .lean = 0.04,
-    .spine_lean = 0.01, .pelvis_yaw = 0.09, .pelvis_roll = 0.05, .sway = 0.025,
-    .arm_swing = 0.35, .arm_abduct = 0.12, .elbow = 0.25, .elbow_swing = 0.25,
-    .finger_curl = 0.25, .head_nod = 0.05,
+    .prefix = "walk",
+    .speed = 1.4,
+    .period = 1.0,
+    .stance = 0.6,
+    .heel_off = 0.55,
+    .toe_pitch = 0.8,
+    .lift = 0.07,
+    .pelvis = 0.965,
+    .dip = 0.0,
+    .lean = 0.04,
+    .spine_lean = 0.01,
+    .pelvis_yaw = 0.09,
+    .pelvis_roll = 0.05,
+    .sway = 0.025,
+    .arm_swing = 0.35,
+    .arm_abduct = 0.12,
+    .elbow = 0.25,
+    .elbow_swing = 0.25,
+    .finger_curl = 0.25,
+    .head_nod = 0.05,
 };
 
 static const gait run_gait = {
-    .prefix = "run", .speed = 3.5, .period = 0.7, .stance = 0.33, .heel_off = 0.45,
-    .toe_pitch = 0.7, .lift = 0.16, .pelvis = 0.95, .dip = 0.035, .lean = 0.12,
-    .spine_lean = 0.03, .pelvis_yaw = 0.12, .pelvis_roll = 0.06, .sway = 0.01,
-    .arm_swing = 0.6, .arm_abduct = 0.18, .elbow = 1.45, .elbow_swing = 0.2,
-    .finger_curl = 0.8, .head_nod = 0.08,
+    .prefix = "run",
+    .speed = 3.5,
+    .period = 0.7,
+    .stance = 0.33,
+    .heel_off = 0.45,
+    .toe_pitch = 0.7,
+    .lift = 0.16,
+    .pelvis = 0.95,
+    .dip = 0.035,
+    .lean = 0.12,
+    .spine_lean = 0.03,
+    .pelvis_yaw = 0.12,
+    .pelvis_roll = 0.06,
+    .sway = 0.01,
+    .arm_swing = 0.6,
+    .arm_abduct = 0.18,
+    .elbow = 1.45,
+    .elbow_swing = 0.2,
+    .finger_curl = 0.8,
+    .head_nod = 0.08,
 };
 
 /* The eight directions, counter-clockwise from forward seen from above: +X is left. */
+/* clang-format off */
 static const struct {
     const char *suffix;
     double angle; /* radians from +Z towards +X */
@@ -391,6 +429,7 @@ static const struct {
     {"f", 0.0},         {"fl", 0.25 * CB_DPI}, {"l", 0.5 * CB_DPI},  {"bl", 0.75 * CB_DPI},
     {"b", CB_DPI},      {"br", -0.75 * CB_DPI}, {"r", -0.5 * CB_DPI}, {"fr", -0.25 * CB_DPI},
 };
+/* clang-format on */
 
 /* Sideways steps at the same speed are shorter and quicker. */
 static double period_for(const gait *g, cb_dvec3 dir)
@@ -403,8 +442,8 @@ static foot_state foot_at(const gait *g, cb_dvec3 dir, double period, int side, 
 {
     double out = side == 0 ? 1.0 : -1.0;
     double beta = g->stance;
-    double stride = g->speed * beta * period;          /* ground covered during one stance */
-    double land = 0.5 - 0.12 * fmax(dir.z, 0.0);       /* share of it ahead of the neutral point */
+    double stride = g->speed * beta * period;    /* ground covered during one stance */
+    double land = 0.5 - 0.12 * fmax(dir.z, 0.0); /* share of it ahead of the neutral point */
     double pitch_scale = fmin(fmax(0.5 + 0.5 * dir.z, 0.0), 1.0); /* heel roll going forward */
     double theta = pitch_scale * g->toe_pitch;
     /* The neutral ball: under the hip, feet apart; when stepping sideways the trailing foot sets
@@ -424,8 +463,7 @@ static foot_state foot_at(const gait *g, cb_dvec3 dir, double period, int side, 
     cb_dvec3 p1 = cb_dv_add(neutral, cb_dv_scale(dir, stride * land));
     cb_dvec3 m = cb_dv_scale(dir, -g->speed * (1.0 - beta) * period); /* stance velocity */
     double s2 = s * s, s3 = s2 * s;
-    double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2,
-           h11 = s3 - s2;
+    double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
     f.ball = cb_dv_add(cb_dv_add(cb_dv_scale(p0, h00), cb_dv_scale(m, h10)),
                        cb_dv_add(cb_dv_scale(p1, h01), cb_dv_scale(m, h11)));
     /* The foot rises early in the swing (the knee folds) and comes down slowly: the arc peaks
@@ -453,11 +491,12 @@ static void locomotion_pose(const humanoid *h, const gait *g, cb_dvec3 dir, doub
      * walking forward, hence the left hip forward: negative yaw), roll and sway over the stance
      * leg. */
     cb_dvec3 lean_axis = cb_dv_normalize(cb_dv(dir.z, 0.0, -dir.x));
-    cb_dquat pelvis_q = cb_dq_mul(cb_dq_axis_angle(lean_axis, g->lean),
-                                  cb_dq_mul(rot_y(-g->pelvis_yaw * dir.z * c),
-                                            rot_z(g->pelvis_roll * s)));
+    cb_dquat pelvis_q =
+        cb_dq_mul(cb_dq_axis_angle(lean_axis, g->lean),
+                  cb_dq_mul(rot_y(-g->pelvis_yaw * dir.z * c), rot_z(g->pelvis_roll * s)));
     cb_dvec3 pelvis_xz = cb_dv(g->sway * s, 0.0, 0.0);
-    double nominal = g->pelvis - g->dip * 0.5 * (1.0 + cos(2.0 * two_pi * (phase - 0.5 * g->stance)));
+    double nominal =
+        g->pelvis - g->dip * 0.5 * (1.0 + cos(2.0 * two_pi * (phase - 0.5 * g->stance)));
     double reach_l = pelvis_reach(h, pelvis_q, pelvis_xz, 0, ankle_of(feet[0]));
     double reach_r = pelvis_reach(h, pelvis_q, pelvis_xz, 1, ankle_of(feet[1]));
     p->pelvis = cb_dv(pelvis_xz.x, smooth_min3(nominal, reach_l, reach_r, 0.008), pelvis_xz.z);
@@ -514,8 +553,8 @@ static void idle_pose(const humanoid *h, double phase, gen_pose *p)
     for (int side = 0; side < 2; ++side) {
         int arm = side == 0 ? J_ARM_L : J_ARM_R;
         double out = side == 0 ? 1.0 : -1.0;
-        p->q[arm + A_UPPER] = cb_dq_mul(rot_z(out * deg(6.0)),
-                                        rot_x(deg(2.0) * sin(two_pi * phase + out)));
+        p->q[arm + A_UPPER] =
+            cb_dq_mul(rot_z(out * deg(6.0)), rot_x(deg(2.0) * sin(two_pi * phase + out)));
         p->q[arm + A_LOWER] = rot_x(-deg(12.0));
         curl_fingers(p, arm, out, deg(20.0));
     }
@@ -618,8 +657,8 @@ static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const cl
     }
     track_count += spec->pelvis_moves + spec->root_moves;
     size_t floats = keys + track_count * keys * 4;
-    size_t bytes = floats * sizeof(float) + track_count * sizeof(cb_clip_track) +
-                   keys * sizeof(gen_pose);
+    size_t bytes =
+        floats * sizeof(float) + track_count * sizeof(cb_clip_track) + keys * sizeof(gen_pose);
     unsigned char *mem = cb_alloc(alloc, bytes, _Alignof(gen_pose));
     if (mem == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "embedded: clip \"%s\"", spec->name);
@@ -643,7 +682,9 @@ static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const cl
         }
         float *v = values + t * keys * 4;
         cb_clip_track *tr = &tracks[t++];
-        *tr = (cb_clip_track){.joint = (uint32_t)(rot ? j : pel ? J_PELVIS : J_ROOT),
+        *tr = (cb_clip_track){.joint = (uint32_t)(rot   ? j
+                                                  : pel ? J_PELVIS
+                                                        : J_ROOT),
                               .channel = rot ? CB_CHANNEL_ROTATION : CB_CHANNEL_TRANSLATION,
                               .key_count = keys,
                               .times = times,
@@ -739,8 +780,7 @@ static void make_specs(clip_spec specs[CLIP_COUNT])
     c->kind = 3;
     c->rotates[J_SPINE3] = c->rotates[J_NECK] = true;
     for (int k = 0; k < 21; ++k) {
-        c->rotates[J_ARM_R + k] = k != A_UPPER_TWIST && k != A_LOWER_TWIST &&
-                                  (k < A_FINGERS);
+        c->rotates[J_ARM_R + k] = k != A_UPPER_TWIST && k != A_LOWER_TWIST && (k < A_FINGERS);
         c->rotates[J_ARM_L + k] = k == A_UPPER || k == A_LOWER || k >= A_FINGERS;
     }
 }
@@ -771,8 +811,7 @@ cb_result cb_embedded_create(const cb_embedded_desc *desc, cb_embedded **out, cb
     if (r != CB_OK) {
         return r;
     }
-    if (!isfinite(d.sample_rate_hz) || !(d.sample_rate_hz > 0.0f) ||
-        d.sample_rate_hz > 1000.0f) {
+    if (!isfinite(d.sample_rate_hz) || !(d.sample_rate_hz > 0.0f) || d.sample_rate_hz > 1000.0f) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "embedded desc: sample_rate_hz %g is not in (0, 1000]",
                             (double)d.sample_rate_hz);

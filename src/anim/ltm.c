@@ -52,7 +52,9 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
 {
     if (job == NULL || job->skeleton == NULL || job->local.ptr == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "ltm job: %s is NULL",
-                            job == NULL ? "job" : job->skeleton == NULL ? "skeleton" : "local");
+                            job == NULL             ? "job"
+                            : job->skeleton == NULL ? "skeleton"
+                                                    : "local");
     }
     const struct cb_skeleton *s = job->skeleton;
     const size_t n = s->joint_count;
@@ -83,8 +85,8 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
                         err)) != CB_OK ||
         (r = span_check(job->inverse_bind.ptr, job->inverse_bind.count, n * 16,
                         "inverse_bind (floats)", err)) != CB_OK ||
-        (r = span_check(job->model_xforms.ptr, job->model_xforms.count, n, "model_xforms",
-                        err)) != CB_OK) {
+        (r = span_check(job->model_xforms.ptr, job->model_xforms.count, n, "model_xforms", err)) !=
+            CB_OK) {
         return r;
     }
     if (job->model.ptr == NULL && job->model_xforms.ptr == NULL) {
@@ -119,8 +121,8 @@ CB_INLINE cb_mat4c load_matrix(const float *m, cb_matrix_layout layout)
                           cb_col4_setr(0.0f, 0.0f, 0.0f, 1.0f)}};
         return cb_mat4c_transpose(rows);
     }
-    return (cb_mat4c){{cb_col4_loadu(m), cb_col4_loadu(m + 4), cb_col4_loadu(m + 8),
-                       cb_col4_loadu(m + 12)}};
+    return (cb_mat4c){
+        {cb_col4_loadu(m), cb_col4_loadu(m + 4), cb_col4_loadu(m + 8), cb_col4_loadu(m + 12)}};
 }
 
 CB_INLINE void store_matrix(float *m, cb_mat4c x, cb_matrix_layout layout)

@@ -28,8 +28,8 @@ void cb_ltm_chars_run(const struct cb_skeleton *s, const cb_xform_group *const *
                       float *const *models, void *scratch)
 {
     const size_t n = s->joint_count, joints = s->group_count * CB_W;
-    cb_vf *local = scratch;                 /* local[j * 10 + component], lanes = characters */
-    cb_vf *model = local + joints * 10;     /* model[j * 12 + 3 * col + row] */
+    cb_vf *local = scratch;             /* local[j * 10 + component], lanes = characters */
+    cb_vf *model = local + joints * 10; /* model[j * 12 + 3 * col + row] */
 
     /* Transpose in: component k of group g, one vector per character, becomes one vector per
      * joint of the group. */
@@ -61,7 +61,7 @@ void cb_ltm_chars_run(const struct cb_skeleton *s, const cb_xform_group *const *
 
         /* Transpose out: the 16 elements of the column-major 4x4, W at a time. */
         cb_vf zero = cb_vf_zero(), one = cb_vf_set1(1.0f);
-        const cb_vf elems[16] = {m.c[0][0], m.c[0][1], m.c[0][2], zero, m.c[1][0], m.c[1][1],
+        const cb_vf elems[16] = {m.c[0][0], m.c[0][1], m.c[0][2], zero,      m.c[1][0], m.c[1][1],
                                  m.c[1][2], zero,      m.c[2][0], m.c[2][1], m.c[2][2], zero,
                                  m.c[3][0], m.c[3][1], m.c[3][2], one};
         for (int b = 0; b < 16; b += CB_W) {

@@ -197,7 +197,9 @@ cb_result cb_pose_sample_job_validate(const cb_pose_sample_job *job, cb_error *e
 {
     if (job == NULL || job->clip == NULL || job->out.ptr == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "sample job: %s is NULL",
-                            job == NULL ? "job" : job->clip == NULL ? "clip" : "out");
+                            job == NULL         ? "job"
+                            : job->clip == NULL ? "clip"
+                                                : "out");
     }
     if (!isfinite(job->time)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "sample job: time is %g", (double)job->time);
@@ -223,9 +225,9 @@ cb_result cb_pose_sample_job_run(const cb_pose_sample_job *job, cb_error *err)
     cb_vf one = cb_vf_set1(1.0f);
     for (size_t g = 0; g < c->group_count; ++g) {
         sample s = sample_group(c, job->time, g);
-        cb_soa_xform x = {
-            s.t, cb_soa_quat_normalize(s.q),
-            {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
+        cb_soa_xform x = {s.t,
+                          cb_soa_quat_normalize(s.q),
+                          {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
         store_group(&job->out.ptr[g], x, g, c->joint_count);
     }
     return CB_OK;
@@ -299,10 +301,9 @@ CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, s
     x.t = (cb_soa_vec3){cb_vf_fmadd(a, s.t.x, cb_vf_mul(ia, x.t.x)),
                         cb_vf_fmadd(a, s.t.y, cb_vf_mul(ia, x.t.y)),
                         cb_vf_fmadd(a, s.t.z, cb_vf_mul(ia, x.t.z))};
-    x.q = (cb_soa_quat){cb_vf_fmadd(a, sq.x, cb_vf_mul(ia, q.x)),
-                        cb_vf_fmadd(a, sq.y, cb_vf_mul(ia, q.y)),
-                        cb_vf_fmadd(a, sq.z, cb_vf_mul(ia, q.z)),
-                        cb_vf_fmadd(a, sq.w, cb_vf_mul(ia, q.w))};
+    x.q = (cb_soa_quat){
+        cb_vf_fmadd(a, sq.x, cb_vf_mul(ia, q.x)), cb_vf_fmadd(a, sq.y, cb_vf_mul(ia, q.y)),
+        cb_vf_fmadd(a, sq.z, cb_vf_mul(ia, q.z)), cb_vf_fmadd(a, sq.w, cb_vf_mul(ia, q.w))};
     x.s = (cb_soa_vec3){cb_vf_fmadd(a, cb_vf_add(one, s.ds.x), cb_vf_mul(ia, x.s.x)),
                         cb_vf_fmadd(a, cb_vf_add(one, s.ds.y), cb_vf_mul(ia, x.s.y)),
                         cb_vf_fmadd(a, cb_vf_add(one, s.ds.z), cb_vf_mul(ia, x.s.z))};
@@ -321,8 +322,7 @@ CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, s
     cb_vf a = entry_weight(e, g);
     cb_vf one = cb_vf_set1(1.0f);
     cb_soa_quat dq = s.q;
-    cb_vf flip =
-        cb_vf_select(cb_vf_lt(dq.w, cb_vf_zero()), cb_vf_sign_mask(), cb_vf_zero());
+    cb_vf flip = cb_vf_select(cb_vf_lt(dq.w, cb_vf_zero()), cb_vf_sign_mask(), cb_vf_zero());
     dq = (cb_soa_quat){cb_vf_mul(a, cb_vf_xor_sign(dq.x, flip)),
                        cb_vf_mul(a, cb_vf_xor_sign(dq.y, flip)),
                        cb_vf_mul(a, cb_vf_xor_sign(dq.z, flip)),

@@ -296,7 +296,9 @@ cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const 
 {
     if (s == NULL || out.ptr == NULL || (rules == NULL && rule_count > 0)) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_skeleton_build_mask: %s is NULL",
-                            s == NULL ? "skeleton" : out.ptr == NULL ? "out" : "rules");
+                            s == NULL         ? "skeleton"
+                            : out.ptr == NULL ? "out"
+                                              : "rules");
     }
     size_t soa = cb_skeleton_soa_joint_count(s);
     if (out.count < soa) {

@@ -84,17 +84,16 @@ static void print_text(const cb_embedded *set)
         const cb_clip *c = cb_embedded_clip(set, i);
         cb_clip_root_motion rm = cb_clip_query_root_motion(c);
         /* Heading of the root velocity, degrees from forward towards the left. */
-        double heading = rm.speed_mps > 1e-6f ? 57.29577951308232 *
-                                                    atan2(-(double)rm.right_mps, rm.forward_mps)
-                                              : 0.0;
+        double heading = rm.speed_mps > 1e-6f
+                             ? 57.29577951308232 * atan2(-(double)rm.right_mps, rm.forward_mps)
+                             : 0.0;
         char head[16] = "-";
         if (rm.speed_mps > 1e-6f) {
             snprintf(head, sizeof head, "%+.0f", heading);
         }
         printf("  %-12s %8.3fs %7zu %7.1fHz %9zu %10zu %10.3f %8s  %s%s\n", cb_clip_name(c),
-               (double)cb_clip_duration(c), cb_clip_frame_count(c),
-               (double)cb_clip_sample_rate(c), cb_clip_bytes(c),
-               cb_clip_bytes_per_joint_frame(c), (double)rm.speed_mps, head,
+               (double)cb_clip_duration(c), cb_clip_frame_count(c), (double)cb_clip_sample_rate(c),
+               cb_clip_bytes(c), cb_clip_bytes_per_joint_frame(c), (double)rm.speed_mps, head,
                cb_clip_is_looping(c) ? "loop" : "clamp",
                cb_clip_is_additive(c) ? ", additive" : "");
     }
@@ -114,8 +113,7 @@ int cb_cmd_inspect(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend inspect [--json]   (the embedded humanoid and clips)",
-                           opts);
+        cb_opts_print_help("crowdblend inspect [--json]   (the embedded humanoid and clips)", opts);
         return CB_EXIT_OK;
     }
     cb_embedded *set = NULL;

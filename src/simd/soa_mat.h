@@ -87,7 +87,6 @@ CB_INLINE cb_col4 cb_col4_setr(float a, float b, float c, float d)
 {
     return simde_mm_setr_ps(a, b, c, d);
 }
-CB_INLINE cb_col4 cb_col4_add(cb_col4 a, cb_col4 b) { return simde_mm_add_ps(a, b); }
 CB_INLINE cb_col4 cb_col4_mul(cb_col4 a, cb_col4 b) { return simde_mm_mul_ps(a, b); }
 /* a * b + c; fused where the hardware has FMA (two roundings otherwise, as cb_vf_fmadd). */
 CB_INLINE cb_col4 cb_col4_fmadd(cb_col4 a, cb_col4 b, cb_col4 c)

@@ -76,7 +76,7 @@ cb_skeleton *cb_test_random_skeleton(cb_prng *r, size_t n, bool scaled, bool uni
     for (size_t j = 0; j < n; ++j) {
         snprintf(names[j], sizeof names[j], "j%zu", j);
         ptrs[j] = names[j];
-        parents[j] = j == 0 ? -1
+        parents[j] = j == 0                    ? -1
                      : cb_prng_below(r, 3) > 0 ? (int32_t)j - 1
                                                : (int32_t)cb_prng_below(r, (uint32_t)j);
         rest[j] = cb_test_random_xform(r, 0.3f);
@@ -154,7 +154,7 @@ cb_test_tracks cb_test_random_tracks(cb_prng *r, const cb_skeleton *s, float dur
                     times[keys - 1] = duration;
                 }
             }
-            cb_channel ch = c == 0 ? CB_CHANNEL_TRANSLATION
+            cb_channel ch = c == 0   ? CB_CHANNEL_TRANSLATION
                             : c == 1 ? CB_CHANNEL_ROTATION
                                      : CB_CHANNEL_SCALE;
             for (size_t k = 0; k < keys; ++k) {
@@ -441,8 +441,8 @@ static cb_blend_mode mode_of(const dref_entry *e)
     return e->mode == _CB_BLEND_MODE_DEFAULT ? CB_BLEND_MODE_NORMAL : e->mode;
 }
 
-dref_xform dref_blend_joint(const dref_entry *entries, size_t count, const cb_xform *rest,
-                            size_t j, double threshold)
+dref_xform dref_blend_joint(const dref_entry *entries, size_t count, const cb_xform *rest, size_t j,
+                            double threshold)
 {
     double t[3] = {0}, q[4] = {0}, s[3] = {0}, wsum = 0.0;
     for (size_t k = 0; k < count; ++k) {
@@ -556,8 +556,7 @@ dref_mat dref_mat_mul(const dref_mat *a, const dref_mat *b)
     return r;
 }
 
-void dref_local_to_model(const int32_t *parents, size_t n, const dref_xform *local,
-                         dref_mat *model)
+void dref_local_to_model(const int32_t *parents, size_t n, const dref_xform *local, dref_mat *model)
 {
     for (size_t j = 0; j < n; ++j) {
         dref_mat l = dref_mat_from_xform(&local[j]);
