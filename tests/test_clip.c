@@ -645,6 +645,42 @@ static void clip_root_motion_extraction_and_deltas(void **state)
     cb_skeleton_destroy(s);
 }
 
+/* A skeleton with two roots: the motion of the second (a prop, say) is extracted, the first
+ * keeps its own. */
+static void clip_root_motion_from_another_root(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"body", "spine", "prop"};
+    static const int32_t parents[] = {-1, 0, -1};
+    cb_skeleton_desc sd = {.joint_count = 3, .names = names, .parents = parents};
+    cb_skeleton *s = NULL;
+    assert_int_equal(cb_skeleton_create(&sd, &s, NULL), CB_OK);
+    float times[2] = {0.0f, 1.0f}, pos[6] = {0, 0, 0, -0.5f, 0, 2.0f};
+    cb_clip_track tr[2] = {
+        {.joint = 2, .channel = CB_CHANNEL_TRANSLATION, .key_count = 2, .times = times,
+         .values = pos},
+        {.joint = 0, .channel = CB_CHANNEL_TRANSLATION, .key_count = 2, .times = times,
+         .values = pos},
+    };
+    cb_clip_desc d = {.skeleton = s, .duration_s = 1.0f, .tracks = tr, .track_count = 2,
+                      .root_joint = 2, .wrap = CB_CLIP_WRAP_CLAMP};
+    cb_clip *c = make_clip(&d);
+    cb_clip_root_motion rm = cb_clip_query_root_motion(c);
+    assert_int_equal(rm.joint, 2);
+    CB_CHECK(fabs(rm.displacement[0] + 0.5) < 1e-6 && fabs(rm.displacement[2] - 2.0) < 1e-6,
+             "displacement (%g, %g)", (double)rm.displacement[0], (double)rm.displacement[2]);
+    CB_CHECK(fabs(rm.forward_mps - 2.0) < 1e-6 && fabs(rm.right_mps - 0.5) < 1e-6,
+             "forward %g, right %g", (double)rm.forward_mps, (double)rm.right_mps);
+    cb_xform_group *pose = alloc_pose_groups(1);
+    sample_into(c, 0.5f, pose, 1);
+    dref_xform prop = dref_from_pose(pose, 2), body = dref_from_pose(pose, 0);
+    CB_CHECK(fabs(prop.t[0]) < 1e-6 && fabs(prop.t[2]) < 1e-6, "the prop still moves");
+    CB_CHECK(fabs(body.t[2] - 1.0) < 1e-6, "the other root lost its motion (z %g)", body.t[2]);
+    free(pose);
+    cb_clip_destroy(c);
+    cb_skeleton_destroy(s);
+}
+
 static void clip_root_motion_modes_and_clamping(void **state)
 {
     (void)state;
@@ -846,6 +882,7 @@ int main(void)
         cmocka_unit_test(clip_loop_wrap_is_seamless_and_clamp_holds),
         cmocka_unit_test(clip_reports_its_figures),
         cmocka_unit_test(clip_root_motion_extraction_and_deltas),
+        cmocka_unit_test(clip_root_motion_from_another_root),
         cmocka_unit_test(clip_root_motion_modes_and_clamping),
         cmocka_unit_test(clip_additive_stores_differences),
         cmocka_unit_test(clip_tracks_may_name_their_joints),
