@@ -7,5 +7,6 @@ int main(int argc, char **argv)
 {
     cb_bench_register_simd();
     cb_bench_register_jobs();
+    cb_bench_register_anim();
     return cb_bench_main(argc, argv);
 }

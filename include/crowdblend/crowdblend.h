@@ -23,6 +23,11 @@
  *   crowdblend/base.h   results, errors, allocator, the transform type, spans, build info
  *   crowdblend/simd.h   batch quaternion/transform kernels, SoA joint groups, width queries
  *   crowdblend/jobs.h   thread pool: parallel-for, jobs with counters and dependencies
+ *   crowdblend/skeleton.h  skeletons (names, hierarchy, rest pose), pose buffers, joint masks
+ *   crowdblend/clip.h   clips: keyframe tracks resampled to SoA frames, root motion, additive
+ *   crowdblend/pose.h   pose jobs: sample, fused sample + blend with layers, crossfade
+ *   crowdblend/ltm.h    local-to-model: model matrices (4x4, 3x4), skinning, model TRS
+ *   crowdblend/embedded.h  the embedded humanoid and locomotion set (no files needed)
  *
  * SIMD WIDTH
  * ==========
@@ -62,5 +67,10 @@
 #include "crowdblend/base.h"
 #include "crowdblend/jobs.h"
 #include "crowdblend/simd.h"
+#include "crowdblend/skeleton.h"
+#include "crowdblend/clip.h"
+#include "crowdblend/pose.h"
+#include "crowdblend/ltm.h"
+#include "crowdblend/embedded.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

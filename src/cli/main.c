@@ -14,6 +14,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", cb_cmd_info, "version and build configuration (ISA, SIMD width, compiler)"},
     {"bench", cb_cmd_bench, "benchmarks: SIMD kernels against the scalar reference"},
+    {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
 };
 
 static void usage(FILE *to)

@@ -1,0 +1,249 @@
+/**
+ * @file crowdblend/clip.h
+ * @brief Animation clips: built from keyframe tracks, resampled to a uniform rate, stored as
+ *        frame-major SoA joint groups; root motion; memory figures.
+ *
+ * BUILDING
+ * A clip is built once from keyframe tracks (any key times per joint and channel) for one
+ * skeleton. Each track is resampled to a uniform rate (30 Hz by default): translation and scale
+ * linearly, rotation by slerp, all in double precision. The rate is adjusted so that a whole
+ * number of intervals N = round(duration * rate) spans the duration exactly; the clip stores
+ * N + 1 frames, frame f at time f * duration / N. Joints or channels without a track take the
+ * skeleton's rest pose. Rotations are kept in one hemisphere along time (frame f + 1 is flipped
+ * to the side of frame f), so sampling never needs to flip between two adjacent frames.
+ *
+ * STORAGE
+ * Frame-major: all joint groups of frame 0, then of frame 1, ... Sampling at a time reads the
+ * two adjacent frames, which sit next to each other. Per joint and frame a clip stores
+ * translation and rotation (28 bytes), plus scale (12 bytes more) only when some joint of the
+ * clip is scaled; padding lanes count too (cb_clip_bytes_per_joint_frame()).
+ *
+ * PLAYBACK
+ * Sampling uses a normalized time: 0 is the start, 1 the end. Looping clips wrap any time into
+ * [0, 1) and their last stored frame is a copy of the first, so the last interval blends back
+ * into frame 0 without a seam. Clamped clips clamp the time to [0, 1].
+ *
+ * ROOT MOTION
+ * For non-additive clips, the motion of one root joint (joint 0 by default) is taken out of the
+ * animation: its translation in the ground plane (X, Z; optionally Y) and its yaw (heading about
+ * +Y). The stored frames then play in place, and the clip reports the motion separately: the
+ * average velocity, the displacement over one cycle, and the root delta between any two
+ * normalized times, including across loop wraps. Root-motion axes are model axes: +X left, +Y
+ * up, +Z forward; a positive yaw turns forward (+Z) towards +X (left).
+ *
+ * ADDITIVE CLIPS
+ * An additive clip stores, per frame, the difference to a reference pose (its first frame, the
+ * rest pose, or a given pose): translation t - t_ref, rotation conj(q_ref) * q, scale s / s_ref.
+ * Applied with weight w on a pose (crowdblend/pose.h): t + w dt, q * nlerp(identity, dq, w),
+ * s * (1 + w (ds - 1)). A delta of identity changes nothing, bit for bit.
+ *
+ * Clips are immutable after create and may be shared by any number of threads.
+ */
+#ifndef CROWDBLEND_CLIP_H
+#define CROWDBLEND_CLIP_H
+
+#include "crowdblend/base.h"
+#include "crowdblend/skeleton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An immutable clip (opaque). */
+typedef struct cb_clip cb_clip;
+
+/** Default sample rate of clips, in Hz. */
+#define CB_CLIP_DEFAULT_RATE_HZ 30.0f
+
+/** Most stored frames a clip may have (about 9 minutes at 30 Hz). */
+#define CB_CLIP_MAX_FRAMES 16384
+
+/** Which part of a joint transform a track animates. 0 is invalid, so a zeroed track fails. */
+typedef enum cb_channel {
+    _CB_CHANNEL_INVALID = 0,
+    CB_CHANNEL_TRANSLATION, /**< 3 floats per key: x, y, z (metres) */
+    CB_CHANNEL_ROTATION,    /**< 4 floats per key: x, y, z, w (any non-zero length) */
+    CB_CHANNEL_SCALE,       /**< 3 floats per key: x, y, z */
+    _CB_CHANNEL_COUNT
+} cb_channel;
+
+/** Keyframes of one channel of one joint. */
+typedef struct cb_clip_track {
+    /** Joint index; used when joint_name is NULL. */
+    uint32_t joint;
+    /** Optional joint name, looked up in the skeleton (then `joint` is ignored). */
+    const char *joint_name;
+    /** The channel animated; required. */
+    cb_channel channel;
+    /** Number of keys, >= 1. */
+    size_t key_count;
+    /** key_count key times in seconds, strictly increasing, each in [0, duration_s]. */
+    const float *times;
+    /** key_count * 3 (translation, scale) or key_count * 4 (rotation) finite values. */
+    const float *values;
+} cb_clip_track;
+
+/** Playback at the ends of a clip. */
+typedef enum cb_clip_wrap {
+    _CB_CLIP_WRAP_DEFAULT = 0, /**< CB_CLIP_WRAP_LOOP */
+    CB_CLIP_WRAP_LOOP,         /**< times wrap into [0, 1); the end blends into the start */
+    CB_CLIP_WRAP_CLAMP,        /**< times clamp to [0, 1] */
+    _CB_CLIP_WRAP_COUNT
+} cb_clip_wrap;
+
+/** Which components of the root joint's motion are extracted as root motion. */
+typedef enum cb_root_motion {
+    _CB_ROOT_MOTION_DEFAULT = 0, /**< CB_ROOT_MOTION_XZ_YAW (additive clips: NONE) */
+    CB_ROOT_MOTION_NONE,         /**< nothing extracted; the root moves in the pose */
+    CB_ROOT_MOTION_XZ,           /**< ground-plane translation */
+    CB_ROOT_MOTION_XZ_YAW,       /**< ground-plane translation and heading */
+    CB_ROOT_MOTION_XYZ,          /**< all translation */
+    CB_ROOT_MOTION_XYZ_YAW,      /**< all translation and heading */
+    _CB_ROOT_MOTION_COUNT
+} cb_root_motion;
+
+/** Whether a clip is additive, and against which reference pose. */
+typedef enum cb_additive {
+    _CB_ADDITIVE_DEFAULT = 0, /**< CB_ADDITIVE_NONE */
+    CB_ADDITIVE_NONE,         /**< an ordinary clip */
+    CB_ADDITIVE_FIRST_FRAME,  /**< differences to the clip's own first frame */
+    CB_ADDITIVE_REST_POSE,    /**< differences to the skeleton's rest pose */
+    CB_ADDITIVE_CUSTOM,       /**< differences to cb_clip_desc.additive_reference */
+    _CB_ADDITIVE_COUNT
+} cb_additive;
+
+/** How to build a clip. Read during cb_clip_create only; nothing is kept. */
+typedef struct cb_clip_desc {
+    uint32_t _start_canary; /**< must be 0 */
+    /** Name, at most CB_JOINT_NAME_MAX bytes, copied. Default (NULL): "clip". */
+    const char *name;
+    /** The skeleton the clip animates; required. The clip keeps its signature, not a pointer. */
+    const cb_skeleton *skeleton;
+    /** Duration in seconds, > 0 and finite; required. */
+    float duration_s;
+    /** Resampling rate in Hz, > 0. Default (0): CB_CLIP_DEFAULT_RATE_HZ. */
+    float sample_rate_hz;
+    /** track_count tracks; at most one per (joint, channel). May be NULL when track_count is 0. */
+    const cb_clip_track *tracks;
+    size_t track_count;
+    /** Playback at the ends. Default: loop. */
+    cb_clip_wrap wrap;
+    /** Root-motion extraction. Default: ground plane and yaw (none for additive clips). */
+    cb_root_motion root_motion;
+    /** Joint whose motion is extracted; must be a root (parent -1). Default: 0. */
+    uint32_t root_joint;
+    /** Additive clip and its reference. Default: not additive. */
+    cb_additive additive;
+    /** With CB_ADDITIVE_CUSTOM: joint_count local transforms, the reference pose. */
+    cb_xform_cspan additive_reference;
+    /** Allocator for the clip's memory and the build's temporary buffers. Default: C library. */
+    cb_allocator allocator;
+    uint32_t _end_canary; /**< must be 0 */
+} cb_clip_desc;
+
+/** Returns desc with every zero (default) field resolved. A NULL desc counts as all zero. */
+CB_API cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc);
+
+/**
+ * Validates desc, resamples its tracks and creates the clip.
+ * @param out  receives the clip; untouched on failure
+ * @param err  optional detail on failure (names the track, key and field)
+ * @return CB_OK; CB_ERR_NULL_ARGUMENT, CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_INVALID_ARGUMENT
+ *         (duration, rate, an enum value, a channel, key times not increasing or outside
+ *         [0, duration], an empty track, a root joint that is not a root, a name too long),
+ *         CB_ERR_NOT_FINITE (a key time or value, a reference transform), CB_ERR_DEGENERATE
+ *         (a zero rotation key, a zero reference scale), CB_ERR_MISMATCH (a track joint index
+ *         outside the skeleton, a reference pose shorter than the skeleton),
+ *         CB_ERR_NOT_FOUND (a track joint name not in the skeleton), CB_ERR_DUPLICATE (two tracks
+ *         for one joint and channel), CB_ERR_TOO_MANY (more than CB_CLIP_MAX_FRAMES frames),
+ *         CB_ERR_OUT_OF_MEMORY.
+ */
+CB_API cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err);
+
+/** Frees a clip. NULL does nothing. */
+CB_API void cb_clip_destroy(cb_clip *clip);
+
+/** The clip's name. */
+CB_API const char *cb_clip_name(const cb_clip *clip);
+/** Duration in seconds. */
+CB_API float cb_clip_duration(const cb_clip *clip);
+/** Stored frames, N + 1 (the last is the end of the last interval). */
+CB_API size_t cb_clip_frame_count(const cb_clip *clip);
+/** Actual rate after resampling, N / duration, in Hz. */
+CB_API float cb_clip_sample_rate(const cb_clip *clip);
+/** Joints of the skeleton the clip was built for. */
+CB_API size_t cb_clip_joint_count(const cb_clip *clip);
+/** Whether times wrap (CB_CLIP_WRAP_LOOP) rather than clamp. */
+CB_API bool cb_clip_is_looping(const cb_clip *clip);
+/** Whether the clip stores differences to a reference pose. */
+CB_API bool cb_clip_is_additive(const cb_clip *clip);
+/** Bytes stored per joint and frame: 28 (translation + rotation) or 40 (with scale). */
+CB_API size_t cb_clip_bytes_per_joint_frame(const cb_clip *clip);
+/** All memory the clip holds, in bytes: frames (padding lanes included), root track, header. */
+CB_API size_t cb_clip_bytes(const cb_clip *clip);
+/** Signature of the skeleton the clip was built for (cb_skeleton_signature()). */
+CB_API uint64_t cb_clip_skeleton_signature(const cb_clip *clip);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Root motion                                                                               */
+
+/** What a clip's root does over one cycle (one play from normalized time 0 to 1). */
+typedef struct cb_clip_root_motion {
+    cb_root_motion mode; /**< resolved extraction mode (NONE: all fields below are 0) */
+    uint32_t joint;      /**< the joint whose motion was extracted */
+    /**
+     * Root displacement over one cycle in the character's frame at the cycle's start:
+     * x left, y up, z forward (metres); and the heading change (radians, positive = left).
+     */
+    float displacement[3];
+    float displacement_yaw;
+    /** Average ground-plane velocity over a cycle, displacement / duration, in m/s. */
+    float forward_mps;  /**< along +Z (negative: backwards) */
+    float right_mps;    /**< along -X (negative: to the left) */
+    float speed_mps;    /**< length of the ground-plane displacement / duration */
+    float yaw_rate_rps; /**< heading change / duration, radians per second */
+} cb_clip_root_motion;
+
+/** Root motion summary of a clip (all zero but `joint` for clips without root motion). */
+CB_API cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *clip);
+
+/** A root-motion delta: how the character's root moved, in its frame at the start. */
+typedef struct cb_root_delta {
+    float translation[3]; /**< metres: x left, y up, z forward, in the frame at the start */
+    float yaw;            /**< radians about +Y, positive turns left */
+} cb_root_delta;
+
+/**
+ * The root motion between two normalized times of a clip: the displacement and heading change
+ * from `from` to `to`, in the character's frame at `from`. For looping clips the times are
+ * unwrapped: `to` = from + 2.5 means two and a half cycles later, and every full cycle adds
+ * the clip's cycle displacement, turned by the heading reached so far (so clips that turn
+ * describe arcs). Negative spans play backwards. Clamped clips clamp both times to [0, 1].
+ * Clips without root motion give a zero delta.
+ * Thread-safe; allocates nothing.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE (a time is NaN or infinite),
+ *         CB_ERR_INVALID_ARGUMENT (|to - from| beyond 2^24 cycles).
+ */
+CB_API cb_result cb_clip_root_delta(const cb_clip *clip, float from, float to, cb_root_delta *out);
+
+/** One clip's share of a blended root delta. */
+typedef struct cb_root_motion_entry {
+    const cb_clip *clip; /**< required */
+    float from, to;      /**< normalized times as in cb_clip_root_delta */
+    float weight;        /**< >= 0, finite */
+} cb_root_motion_entry;
+
+/**
+ * The weighted mean of the entries' root deltas: what a character playing a blend of the
+ * clips moved. Entries with weight 0 are skipped; a zero weight sum gives a zero delta.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE, CB_ERR_INVALID_ARGUMENT (a negative
+ *         weight); out is untouched on failure.
+ */
+CB_API cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t count,
+                                           cb_root_delta *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWDBLEND_CLIP_H */

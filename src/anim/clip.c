@@ -1,0 +1,784 @@
+/* Clips: validation, resampling of keyframe tracks to a uniform rate, root-motion extraction,
+ * additive deltas, packing into frame-major SoA joint groups; root-motion queries.
+ *
+ * The build works on a double-precision copy of every frame (joints x frames x 10 values) and
+ * only packs to float at the end, so the stored frames are the exactly rounded resampled values
+ * and the precision of the pipeline is decided by the per-frame code alone. */
+#include <math.h>
+#include <string.h>
+
+#include "anim/anim_impl.h"
+#include "anim/dmath.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Desc defaults and validation                                                               */
+
+cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc)
+{
+    cb_clip_desc d = {0};
+    if (desc != NULL) {
+        d = *desc;
+    }
+    if (d.name == NULL) {
+        d.name = "clip";
+    }
+    if (d.sample_rate_hz == 0.0f) {
+        d.sample_rate_hz = CB_CLIP_DEFAULT_RATE_HZ;
+    }
+    if (d.wrap == _CB_CLIP_WRAP_DEFAULT) {
+        d.wrap = CB_CLIP_WRAP_LOOP;
+    }
+    if (d.additive == _CB_ADDITIVE_DEFAULT) {
+        d.additive = CB_ADDITIVE_NONE;
+    }
+    if (d.root_motion == _CB_ROOT_MOTION_DEFAULT) {
+        d.root_motion =
+            d.additive == CB_ADDITIVE_NONE ? CB_ROOT_MOTION_XZ_YAW : CB_ROOT_MOTION_NONE;
+    }
+    return d;
+}
+
+static size_t channel_width(cb_channel c)
+{
+    return c == CB_CHANNEL_ROTATION ? 4 : 3;
+}
+
+static const char *channel_name(cb_channel c)
+{
+    return c == CB_CHANNEL_TRANSLATION ? "translation"
+           : c == CB_CHANNEL_ROTATION  ? "rotation"
+                                       : "scale";
+}
+
+/* The joint a track animates, or an error. */
+static cb_result track_joint(const cb_clip_desc *d, size_t k, size_t *joint, cb_error *err)
+{
+    const cb_clip_track *tr = &d->tracks[k];
+    if (tr->joint_name != NULL) {
+        if (cb_skeleton_find_joint(d->skeleton, tr->joint_name, joint) != CB_OK) {
+            return cb_error_set(err, CB_ERR_NOT_FOUND,
+                                "clip \"%s\": tracks[%zu].joint_name \"%s\" is not a joint of the "
+                                "skeleton",
+                                d->name, k, tr->joint_name);
+        }
+        return CB_OK;
+    }
+    if (tr->joint >= cb_skeleton_joint_count(d->skeleton)) {
+        return cb_error_set(
+            err, CB_ERR_MISMATCH,
+            "clip \"%s\": tracks[%zu].joint %u does not exist: the skeleton has %zu "
+            "joints",
+            d->name, k, tr->joint, cb_skeleton_joint_count(d->skeleton));
+    }
+    *joint = tr->joint;
+    return CB_OK;
+}
+
+static cb_result validate_track(const cb_clip_desc *d, size_t k, cb_error *err)
+{
+    const cb_clip_track *tr = &d->tracks[k];
+    size_t joint;
+    cb_result r = track_joint(d, k, &joint, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (tr->channel <= _CB_CHANNEL_INVALID || tr->channel >= _CB_CHANNEL_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": tracks[%zu].channel %d is not a cb_channel", d->name, k,
+                            (int)tr->channel);
+    }
+    if (tr->key_count == 0) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "clip \"%s\": tracks[%zu] has no keys",
+                            d->name, k);
+    }
+    if (tr->times == NULL || tr->values == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": tracks[%zu].%s is NULL",
+                            d->name, k, tr->times == NULL ? "times" : "values");
+    }
+    size_t width = channel_width(tr->channel);
+    for (size_t i = 0; i < tr->key_count; ++i) {
+        float t = tr->times[i];
+        if (!isfinite(t)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": tracks[%zu].times[%zu] is %g",
+                                d->name, k, i, (double)t);
+        }
+        if (t < 0.0f || t > d->duration_s || (i > 0 && !(t > tr->times[i - 1]))) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "clip \"%s\": tracks[%zu].times[%zu] = %g: key times must increase "
+                                "strictly and lie in [0, %g]",
+                                d->name, k, i, (double)t, (double)d->duration_s);
+        }
+        double len2 = 0.0;
+        for (size_t c = 0; c < width; ++c) {
+            float v = tr->values[i * width + c];
+            if (!isfinite(v)) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "clip \"%s\": tracks[%zu] (%s) value %zu of key %zu is %g",
+                                    d->name, k, channel_name(tr->channel), c, i, (double)v);
+            }
+            len2 += (double)v * v;
+        }
+        if (tr->channel == CB_CHANNEL_ROTATION && !(len2 >= 1e-12)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "clip \"%s\": tracks[%zu] rotation key %zu is zero", d->name, k, i);
+        }
+    }
+    /* At most one track per joint and channel (quadratic, build time only, no allocation). */
+    for (size_t o = 0; o < k; ++o) {
+        size_t other;
+        track_joint(d, o, &other, NULL);
+        if (other == joint && d->tracks[o].channel == tr->channel) {
+            return cb_error_set(err, CB_ERR_DUPLICATE,
+                                "clip \"%s\": tracks[%zu] and tracks[%zu] both animate the %s of "
+                                "joint %zu",
+                                d->name, o, k, channel_name(tr->channel), joint);
+        }
+    }
+    return CB_OK;
+}
+
+static cb_result validate_reference(const cb_clip_desc *d, size_t n, cb_error *err)
+{
+    if (d->additive_reference.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "clip \"%s\": additive CUSTOM needs additive_reference", d->name);
+    }
+    if (d->additive_reference.count < n) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "clip \"%s\": additive_reference has %zu transforms, the skeleton %zu "
+                            "joints",
+                            d->name, d->additive_reference.count, n);
+    }
+    for (size_t j = 0; j < n; ++j) {
+        const cb_xform *x = &d->additive_reference.ptr[j];
+        double len2 = 0.0;
+        for (int c = 0; c < 4; ++c) {
+            if (!isfinite(x->rotation[c]) ||
+                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "clip \"%s\": additive_reference[%zu] is not finite", d->name,
+                                    j);
+            }
+            len2 += (double)x->rotation[c] * x->rotation[c];
+        }
+        if (!(len2 >= 1e-12) || x->scale[0] == 0.0f || x->scale[1] == 0.0f || x->scale[2] == 0.0f) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "clip \"%s\": additive_reference[%zu] has a zero rotation or scale",
+                                d->name, j);
+        }
+    }
+    return CB_OK;
+}
+
+static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
+{
+    if (d->_start_canary != 0 || d->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "clip desc: a canary is not 0");
+    }
+    cb_result r = cb_allocator_check(&d->allocator, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (d->skeleton == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": skeleton is NULL", d->name);
+    }
+    size_t name_len = strlen(d->name);
+    if (name_len == 0 || name_len > CB_JOINT_NAME_MAX) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "clip desc: name has %zu bytes (1..%d)",
+                            name_len, CB_JOINT_NAME_MAX);
+    }
+    if (!isfinite(d->duration_s) || !isfinite(d->sample_rate_hz)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": %s is not finite", d->name,
+                            !isfinite(d->duration_s) ? "duration_s" : "sample_rate_hz");
+    }
+    if (!(d->duration_s > 0.0f) || !(d->sample_rate_hz > 0.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "clip \"%s\": %s must be > 0", d->name,
+                            !(d->duration_s > 0.0f) ? "duration_s" : "sample_rate_hz");
+    }
+    double n = floor((double)d->duration_s * d->sample_rate_hz + 0.5);
+    if (n + 1.0 > CB_CLIP_MAX_FRAMES) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "clip \"%s\": %.0f frames exceed %d", d->name,
+                            n + 1.0, CB_CLIP_MAX_FRAMES);
+    }
+    *intervals = n < 1.0 ? 1u : (uint32_t)n;
+    if (d->wrap <= _CB_CLIP_WRAP_DEFAULT || d->wrap >= _CB_CLIP_WRAP_COUNT ||
+        d->root_motion <= _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT ||
+        d->additive <= _CB_ADDITIVE_DEFAULT || d->additive >= _CB_ADDITIVE_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": wrap, root_motion or additive is not a valid enum value",
+                            d->name);
+    }
+    size_t joints = cb_skeleton_joint_count(d->skeleton);
+    if (d->additive != CB_ADDITIVE_NONE && d->root_motion != CB_ROOT_MOTION_NONE) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": additive clips carry no root motion (root_motion must be "
+                            "NONE or default)",
+                            d->name);
+    }
+    if (d->root_motion != CB_ROOT_MOTION_NONE &&
+        (d->root_joint >= joints || cb_skeleton_parents(d->skeleton)[d->root_joint] != -1)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": root_joint %u is not a root joint of the skeleton",
+                            d->name, d->root_joint);
+    }
+    if (d->additive == CB_ADDITIVE_CUSTOM) {
+        r = validate_reference(d, joints, err);
+        if (r != CB_OK) {
+            return r;
+        }
+    }
+    if (d->tracks == NULL && d->track_count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": tracks is NULL", d->name);
+    }
+    for (size_t k = 0; k < d->track_count; ++k) {
+        r = validate_track(d, k, err);
+        if (r != CB_OK) {
+            return r;
+        }
+    }
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Resampling                                                                                 */
+
+/* Work frames in double: per frame and joint, t[3] q[4] s[3]. */
+typedef struct dframe {
+    cb_dvec3 t;
+    cb_dquat q;
+    cb_dvec3 s;
+} dframe;
+
+static void key_value(const cb_clip_track *tr, size_t i, double out[4])
+{
+    size_t w = channel_width(tr->channel);
+    for (size_t c = 0; c < w; ++c) {
+        out[c] = tr->values[i * w + c];
+    }
+    if (tr->channel == CB_CHANNEL_ROTATION) {
+        cb_dquat q = cb_dq_normalize((cb_dquat){out[0], out[1], out[2], out[3]});
+        out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
+    }
+}
+
+static void interp_keys(const cb_clip_track *tr, size_t a, size_t b, double u, double out[4])
+{
+    double va[4], vb[4];
+    key_value(tr, a, va);
+    key_value(tr, b, vb);
+    if (tr->channel == CB_CHANNEL_ROTATION) {
+        cb_dquat q = cb_dq_slerp((cb_dquat){va[0], va[1], va[2], va[3]},
+                                 (cb_dquat){vb[0], vb[1], vb[2], vb[3]}, u);
+        out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
+        return;
+    }
+    for (int c = 0; c < 3; ++c) {
+        out[c] = va[c] + (vb[c] - va[c]) * u;
+    }
+}
+
+/* The track's value at time tau (seconds, in [0, duration]). Between keys: linear (slerp for
+ * rotations). Before the first and after the last key: the nearest key's value, except that a
+ * looping clip interpolates from its last key to its first key one duration later, so the
+ * animation wraps without a jump. */
+static void eval_track(const cb_clip_track *tr, double duration, bool looping, double tau,
+                       double out[4])
+{
+    size_t n = tr->key_count;
+    double t0 = tr->times[0], tn = tr->times[n - 1];
+    if (n == 1) {
+        key_value(tr, 0, out);
+        return;
+    }
+    if (tau <= t0 || tau >= tn) {
+        double gap = t0 + duration - tn; /* time from the last key to the first, wrapped */
+        if (!looping || gap <= 0.0 || (tau == t0) || (tau == tn)) {
+            key_value(tr, tau <= t0 ? 0 : n - 1, out);
+            return;
+        }
+        double since_last = tau >= tn ? tau - tn : tau + duration - tn;
+        interp_keys(tr, n - 1, 0, since_last / gap, out);
+        return;
+    }
+    /* Binary search for the last key at or before tau. */
+    size_t lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->times[mid] <= tau) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    double ta = tr->times[lo], tb = tr->times[hi];
+    interp_keys(tr, lo, hi, (tau - ta) / (tb - ta), out);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Root motion                                                                                */
+
+static bool mode_has_yaw(cb_root_motion m)
+{
+    return m == CB_ROOT_MOTION_XZ_YAW || m == CB_ROOT_MOTION_XYZ_YAW;
+}
+
+static bool mode_has_y(cb_root_motion m)
+{
+    return m == CB_ROOT_MOTION_XYZ || m == CB_ROOT_MOTION_XYZ_YAW;
+}
+
+/* Takes the root joint's motion out of the frames and writes the root track: per frame the
+ * position and heading relative to frame 0, in frame 0's heading frame.
+ * With m(f) the extracted part of the root translation and psi(f) its unwrapped heading, the
+ * in-place root is M(0) M(f)^-1 root(f), where M(f) = (m(f), yaw psi(f)): it keeps frame 0's
+ * extracted position and heading, and everything else (height bob, sway relative to the path,
+ * tilt) stays in the pose. */
+static void extract_root_motion(dframe *frames, size_t n, uint32_t intervals, uint32_t root,
+                                cb_root_motion mode, float *track)
+{
+    double psi_prev = 0.0, raw_prev = 0.0;
+    double psi0 = 0.0;
+    cb_dvec3 m0 = {0, 0, 0};
+    bool yaw = mode_has_yaw(mode), y = mode_has_y(mode);
+    for (uint32_t f = 0; f <= intervals; ++f) {
+        dframe *x = &frames[(size_t)f * n + root];
+        double raw = cb_dq_heading(x->q, raw_prev);
+        double psi = f == 0 ? raw : psi_prev + cb_wrap_pi(raw - raw_prev);
+        raw_prev = raw;
+        psi_prev = psi;
+        if (!yaw) {
+            psi = 0.0;
+        }
+        cb_dvec3 m = {x->t.x, y ? x->t.y : 0.0, x->t.z};
+        if (f == 0) {
+            psi0 = psi;
+            m0 = m;
+        }
+        double a = psi0 - psi;
+        x->t = cb_dv_add(m0, cb_dv_rotate_y(cb_dv_sub(x->t, m), a));
+        x->q = cb_dq_mul(cb_dq_axis_angle(cb_dv(0, 1, 0), a), x->q);
+        cb_dvec3 rel = cb_dv_rotate_y(cb_dv_sub(m, m0), -psi0);
+        track[f * 4 + 0] = (float)rel.x;
+        track[f * 4 + 1] = (float)rel.y;
+        track[f * 4 + 2] = (float)rel.z;
+        track[f * 4 + 3] = (float)(psi - psi0);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Building                                                                                   */
+
+static void align_along_time(dframe *frames, size_t n, uint32_t intervals)
+{
+    for (size_t j = 0; j < n; ++j) {
+        for (uint32_t f = 1; f <= intervals; ++f) {
+            dframe *prev = &frames[(size_t)(f - 1) * n + j], *cur = &frames[(size_t)f * n + j];
+            if (cb_dq_dot(prev->q, cur->q) < 0.0) {
+                cur->q = cb_dq_neg(cur->q);
+            }
+        }
+    }
+}
+
+static void make_additive(dframe *frames, size_t n, uint32_t intervals, const dframe *ref)
+{
+    for (uint32_t f = 0; f <= intervals; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            dframe *x = &frames[(size_t)f * n + j];
+            if (memcmp(&x->q, &ref[j].q, sizeof x->q) == 0) {
+                /* A frame equal to its reference is exactly the identity (conj(q) q in double
+                 * leaves residues near 1e-17 that would survive as float denormals). */
+                x->q = cb_dq_identity();
+            } else {
+                x->q = cb_dq_mul(cb_dq_conj(ref[j].q), x->q);
+            }
+            x->t = cb_dv_sub(x->t, ref[j].t);
+            x->s = (cb_dvec3){x->s.x / ref[j].s.x, x->s.y / ref[j].s.y, x->s.z / ref[j].s.z};
+        }
+    }
+    /* Deltas start in the hemisphere of the identity (w >= 0), where nlerp(identity, dq, a)
+     * takes the short way, then stay continuous along time. */
+    for (size_t j = 0; j < n; ++j) {
+        if (frames[j].q.w < 0.0) {
+            for (uint32_t f = 0; f <= intervals; ++f) {
+                frames[(size_t)f * n + j].q = cb_dq_neg(frames[(size_t)f * n + j].q);
+            }
+        }
+    }
+}
+
+static dframe xform_to_dframe(cb_xform x)
+{
+    return (dframe){
+        {x.translation[0], x.translation[1], x.translation[2]},
+        cb_dq_normalize((cb_dquat){x.rotation[0], x.rotation[1], x.rotation[2], x.rotation[3]}),
+        {x.scale[0], x.scale[1], x.scale[2]},
+    };
+}
+
+/* Packs the double frames into float SoA groups; padding lanes hold identity (zero deltas). */
+static void pack_frames(const dframe *frames, size_t n, struct cb_clip *c, float *dst)
+{
+    const size_t w = CB_SIMD_WIDTH;
+    for (uint32_t f = 0; f <= c->intervals; ++f) {
+        for (size_t g = 0; g < c->group_count; ++g) {
+            float *grp = dst + (size_t)f * cb_clip_frame_floats(c) + g * c->stride * w;
+            for (size_t l = 0; l < w; ++l) {
+                size_t j = g * w + l;
+                float v[10] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+                if (j < n) {
+                    const dframe *x = &frames[(size_t)f * n + j];
+                    const double all[10] = {x->t.x,       x->t.y,      x->t.z, x->q.x,
+                                            x->q.y,       x->q.z,      x->q.w, x->s.x - 1.0,
+                                            x->s.y - 1.0, x->s.z - 1.0};
+                    for (int k = 0; k < 10; ++k) {
+                        v[k] = (float)all[k];
+                    }
+                }
+                for (uint32_t k = 0; k < c->stride; ++k) {
+                    grp[k * w + l] = v[k];
+                }
+            }
+        }
+    }
+}
+
+cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create: %s is NULL",
+                            desc == NULL ? "desc" : "out");
+    }
+    cb_clip_desc d = cb_clip_query_desc(desc);
+    uint32_t intervals = 0;
+    cb_result r = validate(&d, &intervals, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const cb_skeleton *skel = d.skeleton;
+    const size_t n = cb_skeleton_joint_count(skel);
+    const size_t frames_count = (size_t)intervals + 1;
+    const bool looping = d.wrap == CB_CLIP_WRAP_LOOP;
+    const bool additive = d.additive != CB_ADDITIVE_NONE;
+    const bool root = d.root_motion != CB_ROOT_MOTION_NONE;
+
+    size_t work_bytes = frames_count * n * sizeof(dframe);
+    dframe *work = cb_alloc(&d.allocator, work_bytes, _Alignof(dframe));
+    if (work == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes of work memory",
+                            d.name, work_bytes);
+    }
+    for (size_t j = 0; j < n; ++j) {
+        dframe rest = xform_to_dframe(cb_skeleton_rest_xform(skel, j));
+        for (size_t f = 0; f < frames_count; ++f) {
+            work[f * n + j] = rest;
+        }
+    }
+    const double duration = d.duration_s;
+    for (size_t k = 0; k < d.track_count; ++k) {
+        const cb_clip_track *tr = &d.tracks[k];
+        size_t j = 0;
+        track_joint(&d, k, &j, NULL);
+        for (size_t f = 0; f < frames_count; ++f) {
+            /* Frame times as f * duration / N, with the last exactly at the duration. */
+            double tau = f == intervals ? duration : duration * (double)f / intervals;
+            double v[4];
+            eval_track(tr, duration, looping, tau, v);
+            dframe *x = &work[f * n + j];
+            if (tr->channel == CB_CHANNEL_TRANSLATION) {
+                x->t = (cb_dvec3){v[0], v[1], v[2]};
+            } else if (tr->channel == CB_CHANNEL_ROTATION) {
+                x->q = (cb_dquat){v[0], v[1], v[2], v[3]};
+            } else {
+                x->s = (cb_dvec3){v[0], v[1], v[2]};
+            }
+        }
+    }
+    align_along_time(work, n, intervals);
+
+    /* The one block: header, frames (vector-aligned), root track. */
+    const size_t align = cb_simd_group_align();
+    struct cb_clip probe = {.group_count = (uint32_t)cb_skeleton_group_count(skel)};
+    float *root_track = NULL;
+    size_t root_bytes = root ? frames_count * 4 * sizeof(float) : 0;
+    if (root) {
+        root_track = cb_alloc(&d.allocator, root_bytes, _Alignof(float));
+        if (root_track == NULL) {
+            cb_free(&d.allocator, work, work_bytes);
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": root track", d.name);
+        }
+        extract_root_motion(work, n, intervals, d.root_joint, d.root_motion, root_track);
+    }
+    if (looping) {
+        /* The seam: the last frame is the first again, on the side of the frame before it. */
+        for (size_t j = 0; j < n; ++j) {
+            dframe *last = &work[(size_t)intervals * n + j];
+            *last = work[j];
+            if (cb_dq_dot(last->q, work[(size_t)(intervals - 1) * n + j].q) < 0.0) {
+                last->q = cb_dq_neg(last->q);
+            }
+        }
+    }
+    if (additive) {
+        /* The reference, one transform per joint; the first frame's copy is taken before the
+         * frames turn into deltas. */
+        dframe *ref = cb_alloc(&d.allocator, n * sizeof(dframe), _Alignof(dframe));
+        if (ref == NULL) {
+            cb_free(&d.allocator, root_track, root_bytes);
+            cb_free(&d.allocator, work, work_bytes);
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": reference", d.name);
+        }
+        for (size_t j = 0; j < n; ++j) {
+            ref[j] = d.additive == CB_ADDITIVE_FIRST_FRAME ? work[j]
+                     : d.additive == CB_ADDITIVE_REST_POSE
+                         ? xform_to_dframe(cb_skeleton_rest_xform(skel, j))
+                         : xform_to_dframe(d.additive_reference.ptr[j]);
+        }
+        make_additive(work, n, intervals, ref);
+        cb_free(&d.allocator, ref, n * sizeof(dframe));
+    }
+    bool has_scale = false;
+    for (size_t i = 0; i < frames_count * n && !has_scale; ++i) {
+        has_scale = (float)(work[i].s.x - 1.0) != 0.0f || (float)(work[i].s.y - 1.0) != 0.0f ||
+                    (float)(work[i].s.z - 1.0) != 0.0f;
+    }
+    probe.stride = has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
+    size_t frame_floats = cb_clip_frame_floats(&probe) * frames_count;
+    size_t off_frames = cb_round_up(sizeof(struct cb_clip), align);
+    size_t off_root = off_frames + frame_floats * sizeof(float);
+    size_t total = off_root + root_bytes;
+    unsigned char *block = cb_alloc(&d.allocator, total, align);
+    if (block == NULL) {
+        cb_free(&d.allocator, root_track, root_bytes);
+        cb_free(&d.allocator, work, work_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, total);
+    }
+    struct cb_clip *c = (struct cb_clip *)block;
+    *c = (struct cb_clip){
+        .allocator = d.allocator,
+        .alloc_bytes = total,
+        .skeleton_signature = cb_skeleton_signature(skel),
+        .joint_count = (uint32_t)n,
+        .group_count = probe.group_count,
+        .intervals = intervals,
+        .stride = probe.stride,
+        .duration_s = d.duration_s,
+        .intervals_f = (float)intervals,
+        .looping = looping,
+        .additive = additive,
+        .has_scale = has_scale,
+        .root_mode = d.root_motion,
+        .root_joint = d.root_joint,
+        .frames = (const float *)(block + off_frames),
+        .root = root ? (const float *)(block + off_root) : NULL,
+    };
+    memcpy(c->name, d.name, strlen(d.name) + 1);
+    pack_frames(work, n, c, (float *)(block + off_frames));
+    if (root) {
+        memcpy(block + off_root, root_track, root_bytes);
+        cb_free(&d.allocator, root_track, root_bytes);
+    }
+    cb_free(&d.allocator, work, work_bytes);
+    *out = c;
+    return CB_OK;
+}
+
+void cb_clip_destroy(cb_clip *c)
+{
+    if (c != NULL) {
+        cb_allocator a = c->allocator;
+        cb_free(&a, c, c->alloc_bytes);
+    }
+}
+
+const char *cb_clip_name(const cb_clip *c)
+{
+    return c->name;
+}
+
+float cb_clip_duration(const cb_clip *c)
+{
+    return c->duration_s;
+}
+
+size_t cb_clip_frame_count(const cb_clip *c)
+{
+    return (size_t)c->intervals + 1;
+}
+
+float cb_clip_sample_rate(const cb_clip *c)
+{
+    return (float)((double)c->intervals / c->duration_s);
+}
+
+size_t cb_clip_joint_count(const cb_clip *c)
+{
+    return c->joint_count;
+}
+
+bool cb_clip_is_looping(const cb_clip *c)
+{
+    return c->looping;
+}
+
+bool cb_clip_is_additive(const cb_clip *c)
+{
+    return c->additive;
+}
+
+size_t cb_clip_bytes_per_joint_frame(const cb_clip *c)
+{
+    return c->stride * sizeof(float);
+}
+
+size_t cb_clip_bytes(const cb_clip *c)
+{
+    return c->alloc_bytes;
+}
+
+uint64_t cb_clip_skeleton_signature(const cb_clip *c)
+{
+    return c->skeleton_signature;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Root-motion queries                                                                        */
+
+/* A rigid motion of the character on the ground: position (y carried along, never rotated) and
+ * heading. compose(a, b) is "a, then b in a's frame". */
+typedef struct rigid {
+    double x, y, z, yaw;
+} rigid;
+
+static rigid rigid_compose(rigid a, rigid b)
+{
+    cb_dvec3 p = cb_dv_rotate_y(cb_dv(b.x, b.y, b.z), a.yaw);
+    return (rigid){a.x + p.x, a.y + p.y, a.z + p.z, a.yaw + b.yaw};
+}
+
+static rigid rigid_inverse(rigid a)
+{
+    cb_dvec3 p = cb_dv_rotate_y(cb_dv(-a.x, -a.y, -a.z), -a.yaw);
+    return (rigid){p.x, p.y, p.z, -a.yaw};
+}
+
+/* a composed with itself k times (k >= 0) by squaring: log2(k) steps, so a delta spanning
+ * millions of cycles stays cheap and accurate. */
+static rigid rigid_power(rigid a, uint64_t k)
+{
+    rigid r = {0, 0, 0, 0};
+    while (k > 0) {
+        if (k & 1u) {
+            r = rigid_compose(r, a);
+        }
+        a = rigid_compose(a, a);
+        k >>= 1;
+    }
+    return r;
+}
+
+/* The root at a position within one cycle, u in [0, 1], relative to frame 0. */
+static rigid root_at(const struct cb_clip *c, double u)
+{
+    double x = u * c->intervals;
+    double fl = floor(x);
+    uint32_t i = fl >= c->intervals ? c->intervals - 1 : fl < 0.0 ? 0u : (uint32_t)fl;
+    double f = x - i;
+    const float *a = c->root + (size_t)i * 4, *b = a + 4;
+    return (rigid){a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f,
+                   a[3] + (b[3] - a[3]) * f};
+}
+
+cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *c)
+{
+    cb_clip_root_motion m = {.mode = CB_ROOT_MOTION_NONE, .joint = c->root_joint};
+    if (c->root == NULL) {
+        return m;
+    }
+    const float *end = c->root + (size_t)c->intervals * 4;
+    double d = c->duration_s;
+    m.mode = c->root_mode;
+    m.displacement[0] = end[0];
+    m.displacement[1] = end[1];
+    m.displacement[2] = end[2];
+    m.displacement_yaw = end[3];
+    m.forward_mps = (float)(end[2] / d);
+    m.right_mps = (float)(-end[0] / d);
+    m.speed_mps = (float)(sqrt((double)end[0] * end[0] + (double)end[2] * end[2]) / d);
+    m.yaw_rate_rps = (float)(end[3] / d);
+    return m;
+}
+
+cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_delta *out)
+{
+    if (c == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (!isfinite(from) || !isfinite(to)) {
+        return CB_ERR_NOT_FINITE;
+    }
+    double span = (double)to - (double)from;
+    if (fabs(span) > 16777216.0) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    if (c->root == NULL) {
+        *out = (cb_root_delta){{0, 0, 0}, 0};
+        return CB_OK;
+    }
+    rigid delta;
+    if (c->looping) {
+        /* T(u) = C^floor(u) F(frac(u)); the delta T(u0)^-1 T(u1) needs only the difference of the
+         * cycle counts: F(f0)^-1 C^(k1 - k0) F(f1). */
+        double k0 = floor((double)from), k1 = floor((double)to);
+        rigid f0 = root_at(c, (double)from - k0), f1 = root_at(c, (double)to - k1);
+        rigid cycle = root_at(c, 1.0);
+        double dk = k1 - k0;
+        rigid ck = dk >= 0.0 ? rigid_power(cycle, (uint64_t)dk)
+                             : rigid_power(rigid_inverse(cycle), (uint64_t)-dk);
+        delta = rigid_compose(rigid_inverse(f0), rigid_compose(ck, f1));
+    } else {
+        double u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
+        double u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
+        delta = rigid_compose(rigid_inverse(root_at(c, u0)), root_at(c, u1));
+    }
+    *out = (cb_root_delta){{(float)delta.x, (float)delta.y, (float)delta.z}, (float)delta.yaw};
+    return CB_OK;
+}
+
+cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t count,
+                                    cb_root_delta *out)
+{
+    if (out == NULL || (entries == NULL && count > 0)) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    for (size_t k = 0; k < count; ++k) {
+        const cb_root_motion_entry *e = &entries[k];
+        if (e->clip == NULL) {
+            return CB_ERR_NULL_ARGUMENT;
+        }
+        if (!isfinite(e->weight) || !isfinite(e->from) || !isfinite(e->to)) {
+            return CB_ERR_NOT_FINITE;
+        }
+        if (e->weight < 0.0f || fabs((double)e->to - (double)e->from) > 16777216.0) {
+            return CB_ERR_INVALID_ARGUMENT;
+        }
+    }
+    double acc[4] = {0, 0, 0, 0}, wsum = 0.0;
+    for (size_t k = 0; k < count; ++k) {
+        const cb_root_motion_entry *e = &entries[k];
+        if (e->weight == 0.0f) {
+            continue;
+        }
+        cb_root_delta d;
+        cb_clip_root_delta(e->clip, e->from, e->to, &d);
+        for (int i = 0; i < 3; ++i) {
+            acc[i] += (double)e->weight * d.translation[i];
+        }
+        acc[3] += (double)e->weight * d.yaw;
+        wsum += e->weight;
+    }
+    double inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
+    *out = (cb_root_delta){{(float)(acc[0] * inv), (float)(acc[1] * inv), (float)(acc[2] * inv)},
+                           (float)(acc[3] * inv)};
+    return CB_OK;
+}

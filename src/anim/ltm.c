@@ -1,0 +1,252 @@
+/* Local-to-model: SoA local transforms to model-space matrices, skinning matrices and
+ * model-space TRS (crowdblend/ltm.h).
+ *
+ * Two kinds of parallelism meet here. Turning local TRS into matrices is independent per joint,
+ * so it runs W joints at a time on a whole group (cb_soa_xform_to_mat34). The products along
+ * the hierarchy are not: a joint needs its parent's model matrix, and in a humanoid the parent
+ * is usually the joint just before. So the product is done per joint, 4-wide over the columns of
+ * the parent matrix with the local matrix's 12 elements broadcast from the group's SoA staging
+ * (ozz-animation's LocalToModelJob makes the same split at W = 4). The alternative, SIMD over W
+ * characters sharing a skeleton, is measured in bench/bench_anim.c (ltm_chars) and
+ * docs/performance.md. */
+#include <math.h>
+#include <string.h>
+
+#include "anim/anim_impl.h"
+#include "simd/soa_mat.h"
+
+size_t cb_ltm_matrix_floats(cb_matrix_layout layout)
+{
+    switch (layout) {
+    case _CB_MATRIX_LAYOUT_DEFAULT:
+    case CB_MATRIX_LAYOUT_MAT4:
+        return 16;
+    case CB_MATRIX_LAYOUT_MAT3X4:
+        return 12;
+    case _CB_MATRIX_LAYOUT_COUNT:
+        break;
+    }
+    return 0;
+}
+
+static bool layout_ok(cb_matrix_layout l)
+{
+    return l >= _CB_MATRIX_LAYOUT_DEFAULT && l < _CB_MATRIX_LAYOUT_COUNT;
+}
+
+static cb_result span_check(const void *ptr, size_t count, size_t need, const char *what,
+                            cb_error *err)
+{
+    if (ptr == NULL && count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "ltm job: %s has a count but no pointer",
+                            what);
+    }
+    if (ptr != NULL && count < need) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "ltm job: %s has %zu elements, needs %zu",
+                            what, count, need);
+    }
+    return CB_OK;
+}
+
+cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
+{
+    if (job == NULL || job->skeleton == NULL || job->local.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "ltm job: %s is NULL",
+                            job == NULL             ? "job"
+                            : job->skeleton == NULL ? "skeleton"
+                                                    : "local");
+    }
+    const struct cb_skeleton *s = job->skeleton;
+    const size_t n = s->joint_count;
+    if (job->local.count < s->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "ltm job: local has %zu groups, needs %zu",
+                            job->local.count, s->group_count);
+    }
+    if (!cb_is_aligned(job->local.ptr, cb_simd_group_align())) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "ltm job: local is not aligned to %zu bytes",
+                            cb_simd_group_align());
+    }
+    if (!layout_ok(job->model_layout) || !layout_ok(job->skinning_layout)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: model_layout or skinning_layout is not a cb_matrix_layout");
+    }
+    size_t to = job->to == 0 ? n : job->to;
+    if (job->from > to || to > n) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: joint range [%u, %zu) is not within [0, %zu]", job->from, to,
+                            n);
+    }
+    cb_result r;
+    if ((r = span_check(job->model.ptr, job->model.count,
+                        n * cb_ltm_matrix_floats(job->model_layout), "model (floats)", err)) !=
+            CB_OK ||
+        (r = span_check(job->skinning.ptr, job->skinning.count,
+                        n * cb_ltm_matrix_floats(job->skinning_layout), "skinning (floats)",
+                        err)) != CB_OK ||
+        (r = span_check(job->inverse_bind.ptr, job->inverse_bind.count, n * 16,
+                        "inverse_bind (floats)", err)) != CB_OK ||
+        (r = span_check(job->model_xforms.ptr, job->model_xforms.count, n, "model_xforms", err)) !=
+            CB_OK) {
+        return r;
+    }
+    if (job->model.ptr == NULL && job->model_xforms.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: no output (model and model_xforms are both empty)");
+    }
+    if ((job->skinning.ptr == NULL) != (job->inverse_bind.ptr == NULL)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: skinning and inverse_bind go together");
+    }
+    if (job->skinning.ptr != NULL && job->model.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: skinning needs model (it holds the parents' matrices)");
+    }
+    *to_out = to;
+    return CB_OK;
+}
+
+cb_result cb_ltm_job_validate(const cb_ltm_job *job, cb_error *err)
+{
+    size_t to;
+    return cb_ltm_check(job, err, &to);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrices                                                                                   */
+
+CB_INLINE cb_mat4c load_matrix(const float *m, cb_matrix_layout layout)
+{
+    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
+        cb_mat4c rows = {{cb_col4_loadu(m), cb_col4_loadu(m + 4), cb_col4_loadu(m + 8),
+                          cb_col4_setr(0.0f, 0.0f, 0.0f, 1.0f)}};
+        return cb_mat4c_transpose(rows);
+    }
+    return (cb_mat4c){
+        {cb_col4_loadu(m), cb_col4_loadu(m + 4), cb_col4_loadu(m + 8), cb_col4_loadu(m + 12)}};
+}
+
+CB_INLINE void store_matrix(float *m, cb_mat4c x, cb_matrix_layout layout)
+{
+    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
+        cb_mat4c rows = cb_mat4c_transpose(x);
+        cb_col4_storeu(m, rows.c[0]);
+        cb_col4_storeu(m + 4, rows.c[1]);
+        cb_col4_storeu(m + 8, rows.c[2]);
+        return;
+    }
+    for (int c = 0; c < 4; ++c) {
+        cb_col4_storeu(m + 4 * c, x.c[c]);
+    }
+}
+
+/* The layout is a template parameter in effect: each call site passes a constant, so the
+ * compiler builds one loop per layout with no per-joint branch on it. */
+CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix_layout ml)
+{
+    const struct cb_skeleton *s = job->skeleton;
+    const size_t mf = cb_ltm_matrix_floats(ml);
+    const size_t sf = cb_ltm_matrix_floats(job->skinning_layout);
+    const bool skin = job->skinning.ptr != NULL;
+    float *model = job->model.ptr;
+    CB_VF_ALIGNED float local[12 * CB_W];
+    /* The last joint's model matrix stays in registers: in a skeleton laid out depth first the
+     * parent is usually the joint just before, and reading it back from memory would put a
+     * store-to-load forwarding delay on the critical path of every chain. */
+    const cb_mat4c identity = {{cb_col4_setr(1, 0, 0, 0), cb_col4_setr(0, 1, 0, 0),
+                                cb_col4_setr(0, 0, 1, 0), cb_col4_setr(0, 0, 0, 1)}};
+    cb_mat4c prev = identity;
+    for (size_t g = from / CB_W; g * CB_W < to; ++g) {
+        cb_soa_mat34 m = cb_soa_xform_to_mat34(cb_soa_xform_load(&job->local.ptr[g]));
+        cb_soa_mat34_store(local, &m);
+        size_t l0 = g * CB_W < from ? from - g * CB_W : 0;
+        size_t l1 = to - g * CB_W < CB_W ? to - g * CB_W : CB_W;
+        for (size_t l = l0; l < l1; ++l) {
+            size_t j = g * CB_W + l;
+            int32_t p = s->parents[j];
+            /* Only the parent is chosen per case; the product is written once, so that the
+             * compiler folds the 12 broadcasts of the local matrix into the multiply-adds
+             * (it hoisted them into registers when each case had its own product). A root's
+             * parent is the identity, which gives the local matrix exactly. */
+            cb_mat4c pm;
+            if (p < 0) {
+                pm = identity;
+            } else if ((size_t)p + 1 == j && j > from) {
+                pm = prev;
+            } else {
+                pm = load_matrix(model + (size_t)p * mf, ml);
+            }
+            cb_mat4c x = cb_mat4c_mul_affine(&pm, local, l);
+            store_matrix(model + j * mf, x, ml);
+            prev = x;
+            if (skin) {
+                store_matrix(job->skinning.ptr + j * sf,
+                             cb_mat4c_mul(&x, job->inverse_bind.ptr + j * 16),
+                             job->skinning_layout);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Model-space TRS: scalar, per joint (the chain allows nothing wider; see the file comment)  */
+
+void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to)
+{
+    const struct cb_skeleton *s = job->skeleton;
+    cb_xform *out = job->model_xforms.ptr;
+    const size_t w = cb_simd_width();
+    for (size_t j = from; j < to; ++j) {
+        const float *g = (const float *)&job->local.ptr[j / w];
+        size_t l = j % w;
+        cb_xform x = {
+            .rotation = {g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]},
+            .translation = {g[0 * w + l], g[1 * w + l], g[2 * w + l]},
+            .scale = {g[7 * w + l], g[8 * w + l], g[9 * w + l]},
+        };
+        int32_t p = s->parents[j];
+        if (p >= 0) {
+            const cb_xform *pp = &out[p];
+            const float *a = pp->rotation, *b = x.rotation;
+            float q[4] = {
+                a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+                a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+                a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+                a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
+            };
+            float v[3] = {pp->scale[0] * x.translation[0], pp->scale[1] * x.translation[1],
+                          pp->scale[2] * x.translation[2]};
+            /* v + 2 w (u x v) + 2 u x (u x v), u = the parent rotation's vector part. */
+            float c1[3] = {a[1] * v[2] - a[2] * v[1], a[2] * v[0] - a[0] * v[2],
+                           a[0] * v[1] - a[1] * v[0]};
+            float c2[3] = {a[1] * c1[2] - a[2] * c1[1], a[2] * c1[0] - a[0] * c1[2],
+                           a[0] * c1[1] - a[1] * c1[0]};
+            for (int k = 0; k < 3; ++k) {
+                x.translation[k] = pp->translation[k] + v[k] + 2.0f * (a[3] * c1[k] + c2[k]);
+                x.scale[k] *= pp->scale[k];
+            }
+            memcpy(x.rotation, q, sizeof q);
+        }
+        out[j] = x;
+    }
+}
+
+cb_result cb_ltm_job_run(const cb_ltm_job *job, cb_error *err)
+{
+    size_t to;
+    cb_result r = cb_ltm_check(job, err, &to);
+    if (r != CB_OK) {
+        return r;
+    }
+    size_t from = job->from;
+    if (job->model.ptr != NULL) {
+        if (job->model_layout == CB_MATRIX_LAYOUT_MAT3X4) {
+            matrices(job, from, to, CB_MATRIX_LAYOUT_MAT3X4);
+        } else {
+            matrices(job, from, to, CB_MATRIX_LAYOUT_MAT4);
+        }
+    }
+    if (job->model_xforms.ptr != NULL) {
+        cb_ltm_model_xforms(job, from, to);
+    }
+    return CB_OK;
+}

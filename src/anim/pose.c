@@ -1,0 +1,460 @@
+/* Pose jobs: sample one clip, the fused sample + blend of many (with override and additive
+ * layers, masks and rest-pose fallback), and the slerp crossfade. SIMD over the W joints of a
+ * group; see crowdblend/pose.h for the contract and docs/performance.md for the figures.
+ *
+ * The fused blend keeps one accumulator group in registers (translation, rotation, scale
+ * deviation: 10 vectors plus the weight sum) and streams every active clip's two frames through
+ * it, so no pose per clip is ever stored. Per clip and group that is 14 or 20 vector loads and
+ * about 30 arithmetic operations. */
+#include <math.h>
+#include <string.h>
+
+#include "anim/anim_impl.h"
+#include "simd/soa.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Validation (shared with the scalar references in anim_ref.c)                               */
+
+static cb_result check_clip_entry(const cb_pose_blend_job *job, size_t k, size_t soa_joints,
+                                  cb_error *err)
+{
+    const cb_blend_entry *e = &job->entries.ptr[k];
+    if (e->clip == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "blend job: entries[%zu].clip is NULL", k);
+    }
+    if (e->clip->skeleton_signature != job->skeleton->signature) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "blend job: entries[%zu].clip \"%s\" was built for another skeleton "
+                            "(%u joints; this skeleton has %zu, or differs in names or parents)",
+                            k, e->clip->name, e->clip->joint_count, job->skeleton->joint_count);
+    }
+    if (!isfinite(e->weight) || !isfinite(e->time)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "blend job: entries[%zu].%s is %g", k,
+                            !isfinite(e->weight) ? "weight" : "time",
+                            (double)(!isfinite(e->weight) ? e->weight : e->time));
+    }
+    if (e->weight < 0.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "blend job: entries[%zu].weight %g < 0",
+                            k, (double)e->weight);
+    }
+    if (e->mode < _CB_BLEND_MODE_DEFAULT || e->mode >= _CB_BLEND_MODE_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "blend job: entries[%zu].mode %d is not a cb_blend_mode", k,
+                            (int)e->mode);
+    }
+    if ((e->mode == CB_BLEND_MODE_ADDITIVE) != e->clip->additive) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "blend job: entries[%zu]: clip \"%s\" is %sadditive but the mode is %s",
+                            k, e->clip->name, e->clip->additive ? "" : "not ",
+                            e->mode == CB_BLEND_MODE_ADDITIVE ? "ADDITIVE" : "not ADDITIVE");
+    }
+    if (e->mask.ptr != NULL && e->mask.count < soa_joints) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "blend job: entries[%zu].mask has %zu floats, needs %zu "
+                            "(cb_skeleton_soa_joint_count)",
+                            k, e->mask.count, soa_joints);
+    }
+    return CB_OK;
+}
+
+cb_result cb_pose_blend_check(const cb_pose_blend_job *job, cb_error *err, float *threshold)
+{
+    if (job == NULL || job->skeleton == NULL || job->out.ptr == NULL ||
+        (job->entries.ptr == NULL && job->entries.count > 0)) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "blend job: %s is NULL",
+                            job == NULL             ? "job"
+                            : job->skeleton == NULL ? "skeleton"
+                            : job->out.ptr == NULL  ? "out"
+                                                    : "entries");
+    }
+    const struct cb_skeleton *s = job->skeleton;
+    if (job->out.count < s->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "blend job: out has %zu groups, needs %zu",
+                            job->out.count, s->group_count);
+    }
+    if (!cb_is_aligned(job->out.ptr, cb_simd_group_align())) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "blend job: out is not aligned to %zu bytes",
+                            cb_simd_group_align());
+    }
+    if (!isfinite(job->threshold)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "blend job: threshold is not finite");
+    }
+    if (job->threshold < 0.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "blend job: threshold %g < 0",
+                            (double)job->threshold);
+    }
+    size_t soa_joints = s->group_count * CB_W;
+    for (size_t k = 0; k < job->entries.count; ++k) {
+        cb_result r = check_clip_entry(job, k, soa_joints, err);
+        if (r != CB_OK) {
+            return r;
+        }
+    }
+    *threshold = job->threshold == 0.0f ? CB_BLEND_DEFAULT_THRESHOLD : job->threshold;
+    return CB_OK;
+}
+
+cb_result cb_pose_blend_job_validate(const cb_pose_blend_job *job, cb_error *err)
+{
+    float threshold;
+    return cb_pose_blend_check(job, err, &threshold);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Group helpers                                                                              */
+
+/* Lanes at or past `valid` (the real joints of the last group) are padding. */
+CB_INLINE cb_vm padding_lanes(size_t valid)
+{
+    CB_VF_ALIGNED static const float ids[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                8, 9, 10, 11, 12, 13, 14, 15};
+    _Static_assert(CB_W <= 16, "lane ids cover W <= 16");
+    return cb_vf_ge(cb_vf_load(ids), cb_vf_set1((float)valid));
+}
+
+/* Writes a group, with identity in the padding lanes of the skeleton's last group. */
+CB_INLINE void store_group(cb_xform_group *dst, cb_soa_xform x, size_t g, size_t joint_count)
+{
+    size_t valid = joint_count - g * CB_W;
+    if (valid < CB_W) {
+        cb_vm pad = padding_lanes(valid);
+        cb_vf zero = cb_vf_zero(), one = cb_vf_set1(1.0f);
+        x.t = (cb_soa_vec3){cb_vf_select(pad, zero, x.t.x), cb_vf_select(pad, zero, x.t.y),
+                            cb_vf_select(pad, zero, x.t.z)};
+        x.q = (cb_soa_quat){cb_vf_select(pad, zero, x.q.x), cb_vf_select(pad, zero, x.q.y),
+                            cb_vf_select(pad, zero, x.q.z), cb_vf_select(pad, one, x.q.w)};
+        x.s = (cb_soa_vec3){cb_vf_select(pad, one, x.s.x), cb_vf_select(pad, one, x.s.y),
+                            cb_vf_select(pad, one, x.s.z)};
+    }
+    cb_soa_xform_store(dst, x);
+}
+
+CB_INLINE cb_soa_vec3 load_vec3_at(const float *p, int component)
+{
+    return (cb_soa_vec3){cb_vf_load(p + component * CB_W), cb_vf_load(p + (component + 1) * CB_W),
+                         cb_vf_load(p + (component + 2) * CB_W)};
+}
+
+CB_INLINE cb_soa_quat load_quat_at(const float *p)
+{
+    return (cb_soa_quat){cb_vf_load(p + CB_CLIP_Q * CB_W), cb_vf_load(p + (CB_CLIP_Q + 1) * CB_W),
+                         cb_vf_load(p + (CB_CLIP_Q + 2) * CB_W),
+                         cb_vf_load(p + (CB_CLIP_Q + 3) * CB_W)};
+}
+
+/* acc += wa a + wb b, per component. */
+CB_INLINE cb_soa_vec3 vec3_acc2(cb_soa_vec3 acc, cb_vf wa, cb_soa_vec3 a, cb_vf wb, cb_soa_vec3 b)
+{
+    return (cb_soa_vec3){cb_vf_fmadd(wb, b.x, cb_vf_fmadd(wa, a.x, acc.x)),
+                         cb_vf_fmadd(wb, b.y, cb_vf_fmadd(wa, a.y, acc.y)),
+                         cb_vf_fmadd(wb, b.z, cb_vf_fmadd(wa, a.z, acc.z))};
+}
+
+CB_INLINE cb_soa_quat quat_acc2(cb_soa_quat acc, cb_vf wa, cb_soa_quat a, cb_vf wb, cb_soa_quat b)
+{
+    return (cb_soa_quat){cb_vf_fmadd(wb, b.x, cb_vf_fmadd(wa, a.x, acc.x)),
+                         cb_vf_fmadd(wb, b.y, cb_vf_fmadd(wa, a.y, acc.y)),
+                         cb_vf_fmadd(wb, b.z, cb_vf_fmadd(wa, a.z, acc.z)),
+                         cb_vf_fmadd(wb, b.w, cb_vf_fmadd(wa, a.w, acc.w))};
+}
+
+/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
+ * (1 - f) q_i + f q_(i+1), scale deviation. */
+typedef struct sample {
+    cb_soa_vec3 t;
+    cb_soa_quat q;
+    cb_soa_vec3 ds;
+} sample;
+
+CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g)
+{
+    uint32_t i;
+    float f;
+    cb_clip_locate(c, time, &i, &f);
+    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
+    cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
+    cb_soa_quat zero4 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
+    sample s;
+    s.t = vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
+    s.q = quat_acc2(zero4, wa, load_quat_at(a), wb, load_quat_at(b));
+    s.ds = c->has_scale
+               ? vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S))
+               : zero3;
+    return s;
+}
+
+CB_INLINE cb_vf entry_weight(const cb_blend_entry *e, size_t g)
+{
+    cb_vf w = cb_vf_set1(e->weight);
+    return e->mask.ptr != NULL ? cb_vf_mul(w, cb_vf_loadu(e->mask.ptr + g * CB_W)) : w;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Sampling one clip                                                                          */
+
+cb_result cb_pose_sample_job_validate(const cb_pose_sample_job *job, cb_error *err)
+{
+    if (job == NULL || job->clip == NULL || job->out.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "sample job: %s is NULL",
+                            job == NULL         ? "job"
+                            : job->clip == NULL ? "clip"
+                                                : "out");
+    }
+    if (!isfinite(job->time)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "sample job: time is %g", (double)job->time);
+    }
+    if (job->out.count < job->clip->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "sample job: out has %zu groups, needs %u",
+                            job->out.count, job->clip->group_count);
+    }
+    if (!cb_is_aligned(job->out.ptr, cb_simd_group_align())) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "sample job: out is not aligned to %zu bytes",
+                            cb_simd_group_align());
+    }
+    return CB_OK;
+}
+
+cb_result cb_pose_sample_job_run(const cb_pose_sample_job *job, cb_error *err)
+{
+    cb_result r = cb_pose_sample_job_validate(job, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const struct cb_clip *c = job->clip;
+    cb_vf one = cb_vf_set1(1.0f);
+    for (size_t g = 0; g < c->group_count; ++g) {
+        sample s = sample_group(c, job->time, g);
+        cb_soa_xform x = {s.t,
+                          cb_soa_quat_normalize(s.q),
+                          {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
+        store_group(&job->out.ptr[g], x, g, c->joint_count);
+    }
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fused sample + blend                                                                       */
+
+typedef struct accum {
+    cb_soa_vec3 t;
+    cb_soa_quat q;
+    cb_soa_vec3 ds;
+    cb_vf wsum;
+} accum;
+
+/* Adds one NORMAL entry to the accumulator: w (1 - f) frame_i + w f frame_(i+1), with both
+ * rotation weights negated where frame_i's rotation is in the other hemisphere of the sum. */
+CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g)
+{
+    const struct cb_clip *c = e->clip;
+    uint32_t i;
+    float f;
+    cb_clip_locate(c, e->time, &i, &f);
+    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    cb_vf w = entry_weight(e, g);
+    cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
+    cb_vf wa = cb_vf_sub(w, wb);
+    acc->t = vec3_acc2(acc->t, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
+    cb_soa_quat qa = load_quat_at(a), qb = load_quat_at(b);
+    cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(qa, acc->q), cb_vf_zero()),
+                              cb_vf_sign_mask(), cb_vf_zero());
+    acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), qa, cb_vf_xor_sign(wb, flip), qb);
+    if (c->has_scale) {
+        acc->ds =
+            vec3_acc2(acc->ds, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S));
+    }
+    acc->wsum = cb_vf_add(acc->wsum, w);
+}
+
+/* Where the weight sum is below the threshold the rest pose fills the gap. Only real lanes
+ * (real_bits) decide whether the group takes this path, so a padding lane (a NaN mask entry,
+ * say) cannot change the bits of a real one, not even the sign of a zero. */
+CB_INLINE void rest_fallback(accum *acc, const cb_xform_group *rest, cb_vf threshold,
+                             unsigned real_bits)
+{
+    cb_vf wr = cb_vf_max(cb_vf_sub(threshold, acc->wsum), cb_vf_zero());
+    if ((cb_vm_bits(cb_vf_gt(wr, cb_vf_zero())) & real_bits) == 0) {
+        return;
+    }
+    /* The accumulator holds scale as its deviation from 1: so does the rest transform here. */
+    cb_soa_xform r = cb_soa_xform_load(rest);
+    cb_vf one = cb_vf_set1(1.0f);
+    r.s = (cb_soa_vec3){cb_vf_sub(r.s.x, one), cb_vf_sub(r.s.y, one), cb_vf_sub(r.s.z, one)};
+    cb_soa_xform a = {acc->t, acc->q, acc->ds};
+    cb_soa_xform_accumulate(&a, r, wr);
+    acc->t = a.t, acc->q = a.q, acc->ds = a.s;
+    acc->wsum = cb_vf_add(acc->wsum, wr);
+}
+
+/* pose = nlerp(pose, normalized sample, a) with a = clamp(weight * mask, 0, 1). The pose's
+ * rotation arrives unnormalized (one normalization at the very end serves every layer), so it
+ * is normalized here to weigh it right, and leaves unnormalized again. */
+CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, size_t g)
+{
+    sample s = sample_group(e->clip, e->time, g);
+    cb_vf a = cb_vf_clamp01(entry_weight(e, g));
+    cb_vf ia = cb_vf_sub(cb_vf_set1(1.0f), a);
+    cb_vf one = cb_vf_set1(1.0f);
+    cb_soa_quat q = cb_soa_quat_normalize(x.q);
+    cb_soa_quat sq = cb_soa_quat_align(cb_soa_quat_normalize(s.q), q);
+    x.t = (cb_soa_vec3){cb_vf_fmadd(a, s.t.x, cb_vf_mul(ia, x.t.x)),
+                        cb_vf_fmadd(a, s.t.y, cb_vf_mul(ia, x.t.y)),
+                        cb_vf_fmadd(a, s.t.z, cb_vf_mul(ia, x.t.z))};
+    x.q = (cb_soa_quat){
+        cb_vf_fmadd(a, sq.x, cb_vf_mul(ia, q.x)), cb_vf_fmadd(a, sq.y, cb_vf_mul(ia, q.y)),
+        cb_vf_fmadd(a, sq.z, cb_vf_mul(ia, q.z)), cb_vf_fmadd(a, sq.w, cb_vf_mul(ia, q.w))};
+    x.s = (cb_soa_vec3){cb_vf_fmadd(a, cb_vf_add(one, s.ds.x), cb_vf_mul(ia, x.s.x)),
+                        cb_vf_fmadd(a, cb_vf_add(one, s.ds.y), cb_vf_mul(ia, x.s.y)),
+                        cb_vf_fmadd(a, cb_vf_add(one, s.ds.z), cb_vf_mul(ia, x.s.z))};
+    return x;
+}
+
+/* t += a dt, q = q * (identity + a (dq - identity)), s *= 1 + a ds, with dq the sampled delta
+ * on the identity's side (w >= 0). identity + a (dq - identity) is nlerp(identity, dq, a) up to
+ * its length, which the final normalization removes. Written this way a zero delta changes
+ * nothing, bit for bit: the lerp of two identity frames is exactly the identity ((1 - f) + f
+ * rounds to 1 for every f in [0, 1]), every product below is by exactly 0 or 1, and the pose's
+ * rotation is still the unnormalized one that the final normalization would have seen. */
+CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, size_t g)
+{
+    sample s = sample_group(e->clip, e->time, g);
+    cb_vf a = entry_weight(e, g);
+    cb_vf one = cb_vf_set1(1.0f);
+    cb_soa_quat dq = s.q;
+    cb_vf flip = cb_vf_select(cb_vf_lt(dq.w, cb_vf_zero()), cb_vf_sign_mask(), cb_vf_zero());
+    dq = (cb_soa_quat){cb_vf_mul(a, cb_vf_xor_sign(dq.x, flip)),
+                       cb_vf_mul(a, cb_vf_xor_sign(dq.y, flip)),
+                       cb_vf_mul(a, cb_vf_xor_sign(dq.z, flip)),
+                       cb_vf_fmadd(a, cb_vf_sub(cb_vf_xor_sign(dq.w, flip), one), one)};
+    x.t = (cb_soa_vec3){cb_vf_fmadd(a, s.t.x, x.t.x), cb_vf_fmadd(a, s.t.y, x.t.y),
+                        cb_vf_fmadd(a, s.t.z, x.t.z)};
+    x.q = cb_soa_quat_mul(x.q, dq);
+    x.s = (cb_soa_vec3){cb_vf_mul(x.s.x, cb_vf_fmadd(a, s.ds.x, one)),
+                        cb_vf_mul(x.s.y, cb_vf_fmadd(a, s.ds.y, one)),
+                        cb_vf_mul(x.s.z, cb_vf_fmadd(a, s.ds.z, one))};
+    return x;
+}
+
+CB_INLINE bool entry_active(const cb_blend_entry *e, cb_blend_mode mode)
+{
+    cb_blend_mode m = e->mode == _CB_BLEND_MODE_DEFAULT ? CB_BLEND_MODE_NORMAL : e->mode;
+    return m == mode && e->weight >= CB_BLEND_WEIGHT_EPSILON;
+}
+
+cb_result cb_pose_blend_job_run(const cb_pose_blend_job *job, cb_error *err)
+{
+    float threshold;
+    cb_result r = cb_pose_blend_check(job, err, &threshold);
+    if (r != CB_OK) {
+        return r;
+    }
+    const struct cb_skeleton *s = job->skeleton;
+    const cb_blend_entry *entries = job->entries.ptr;
+    const size_t count = job->entries.count;
+    bool layers = false;
+    for (size_t k = 0; k < count; ++k) {
+        layers = layers || entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE) ||
+                 entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE);
+    }
+    const cb_vf thr = cb_vf_set1(threshold);
+    const cb_vf one = cb_vf_set1(1.0f);
+    for (size_t g = 0; g < s->group_count; ++g) {
+        cb_vf z = cb_vf_zero();
+        accum acc = {{z, z, z}, {z, z, z, z}, {z, z, z}, z};
+        for (size_t k = 0; k < count; ++k) {
+            if (entry_active(&entries[k], CB_BLEND_MODE_NORMAL)) {
+                accumulate_entry(&acc, &entries[k], g);
+            }
+        }
+        size_t valid = s->joint_count - g * CB_W;
+        unsigned real_bits = valid >= CB_W ? CB_VM_ALL_BITS : (1u << valid) - 1u;
+        rest_fallback(&acc, &s->rest[g], thr, real_bits);
+        /* The sum is >= threshold > 0 in every lane here. */
+        cb_vf inv = cb_vf_div(one, acc.wsum);
+        cb_soa_xform x = {
+            {cb_vf_mul(acc.t.x, inv), cb_vf_mul(acc.t.y, inv), cb_vf_mul(acc.t.z, inv)},
+            acc.q,
+            {cb_vf_fmadd(acc.ds.x, inv, one), cb_vf_fmadd(acc.ds.y, inv, one),
+             cb_vf_fmadd(acc.ds.z, inv, one)},
+        };
+        if (layers) {
+            for (size_t k = 0; k < count; ++k) {
+                if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
+                    x = apply_override(x, &entries[k], g);
+                }
+            }
+            for (size_t k = 0; k < count; ++k) {
+                if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
+                    x = apply_additive(x, &entries[k], g);
+                }
+            }
+        }
+        x.q = cb_soa_quat_normalize(x.q);
+        store_group(&job->out.ptr[g], x, g, s->joint_count);
+    }
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Crossfade                                                                                  */
+
+cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_error *err)
+{
+    if (job == NULL || job->skeleton == NULL || job->from.ptr == NULL || job->to.ptr == NULL ||
+        job->out.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "crossfade job: %s is NULL",
+                            job == NULL             ? "job"
+                            : job->skeleton == NULL ? "skeleton"
+                            : job->from.ptr == NULL ? "from"
+                            : job->to.ptr == NULL   ? "to"
+                                                    : "out");
+    }
+    size_t groups = job->skeleton->group_count;
+    if (job->from.count < groups || job->to.count < groups || job->out.count < groups) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "crossfade job: from, to and out need %zu groups (have %zu, %zu, %zu)",
+                            groups, job->from.count, job->to.count, job->out.count);
+    }
+    if (job->mask.ptr != NULL && job->mask.count < groups * CB_W) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "crossfade job: mask has %zu floats, needs %zu", job->mask.count,
+                            groups * CB_W);
+    }
+    size_t align = cb_simd_group_align();
+    if (!cb_is_aligned(job->from.ptr, align) || !cb_is_aligned(job->to.ptr, align) ||
+        !cb_is_aligned(job->out.ptr, align)) {
+        return cb_error_set(err, CB_ERR_MISALIGNED,
+                            "crossfade job: from, to and out must be aligned to %zu bytes", align);
+    }
+    if (!isfinite(job->weight)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "crossfade job: weight is not finite");
+    }
+    if (job->weight < 0.0f || job->weight > 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "crossfade job: weight %g is not in [0, 1]", (double)job->weight);
+    }
+    return CB_OK;
+}
+
+cb_result cb_pose_crossfade_job_run(const cb_pose_crossfade_job *job, cb_error *err)
+{
+    cb_result r = cb_pose_crossfade_job_validate(job, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const struct cb_skeleton *s = job->skeleton;
+    for (size_t g = 0; g < s->group_count; ++g) {
+        cb_vf w = cb_vf_set1(job->weight);
+        if (job->mask.ptr != NULL) {
+            w = cb_vf_mul(w, cb_vf_loadu(job->mask.ptr + g * CB_W));
+        }
+        cb_soa_xform a = cb_soa_xform_load(&job->from.ptr[g]);
+        cb_soa_xform b = cb_soa_xform_load(&job->to.ptr[g]);
+        cb_soa_xform x = {cb_soa_vec3_lerp(a.t, b.t, w), cb_soa_quat_slerp(a.q, b.q, w),
+                          cb_soa_vec3_lerp(a.s, b.s, w)};
+        /* All of group g is read before it is written: out may be from or to. */
+        store_group(&job->out.ptr[g], x, g, s->joint_count);
+    }
+    return CB_OK;
+}

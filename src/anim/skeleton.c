@@ -1,0 +1,349 @@
+/* Skeletons: validation, one-block storage, queries and joint masks. */
+#include <math.h>
+#include <string.h>
+
+#include "anim/anim_impl.h"
+#include "simd/soa.h" /* struct cb_xform_group */
+
+cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc)
+{
+    cb_skeleton_desc d = {0};
+    if (desc != NULL) {
+        d = *desc;
+    }
+    /* Every field's default is its zero value (rest_pose NULL = identity, allocator zero = C
+     * library); nothing to replace. The function exists so that hosts and tests see the resolved
+     * desc the same way for every asset type. */
+    return d;
+}
+
+/* FNV-1a over the joint count, then each name with its terminator and each parent. */
+static uint64_t signature_of(size_t n, const char *const *names, const int32_t *parents)
+{
+    uint64_t h = 1469598103934665603ull;
+    const uint64_t prime = 1099511628211ull;
+    for (size_t b = 0; b < sizeof(uint64_t); ++b) {
+        h = (h ^ ((uint64_t)n >> (8 * b) & 0xffu)) * prime;
+    }
+    for (size_t j = 0; j < n; ++j) {
+        for (const char *c = names[j];; ++c) {
+            h = (h ^ (unsigned char)*c) * prime;
+            if (*c == '\0') {
+                break;
+            }
+        }
+        uint32_t p = (uint32_t)parents[j];
+        for (size_t b = 0; b < 4; ++b) {
+            h = (h ^ (p >> (8 * b) & 0xffu)) * prime;
+        }
+    }
+    return h;
+}
+
+static bool xform_finite(const cb_xform *x)
+{
+    for (int k = 0; k < 4; ++k) {
+        if (!isfinite(x->rotation[k])) {
+            return false;
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(x->translation[k]) || !isfinite(x->scale[k])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
+{
+    if (d->_start_canary != 0 || d->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "skeleton desc: a canary is not 0");
+    }
+    cb_result r = cb_allocator_check(&d->allocator, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (d->joint_count == 0) {
+        return cb_error_set(err, CB_ERR_TOO_FEW, "skeleton desc: joint_count is 0");
+    }
+    if (d->joint_count > CB_SKELETON_MAX_JOINTS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "skeleton desc: joint_count %zu exceeds %d",
+                            d->joint_count, CB_SKELETON_MAX_JOINTS);
+    }
+    if (d->names == NULL || d->parents == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "skeleton desc: %s is NULL",
+                            d->names == NULL ? "names" : "parents");
+    }
+    for (size_t j = 0; j < d->joint_count; ++j) {
+        const char *name = d->names[j];
+        if (name == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "skeleton desc: names[%zu] is NULL", j);
+        }
+        size_t len = strlen(name);
+        if (len == 0 || len > CB_JOINT_NAME_MAX) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "skeleton desc: names[%zu] has %zu bytes (1..%d allowed)", j, len,
+                                CB_JOINT_NAME_MAX);
+        }
+        int32_t p = d->parents[j];
+        if (p != -1 && (p < 0 || (size_t)p >= j)) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "skeleton desc: parents[%zu] = %d; a parent must be -1 or a joint "
+                                "before %zu (parents before children, no cycles)",
+                                j, (int)p, j);
+        }
+        if (d->rest_pose != NULL) {
+            const cb_xform *x = &d->rest_pose[j];
+            if (!xform_finite(x)) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "skeleton desc: rest_pose[%zu] has a NaN or infinite value", j);
+            }
+            double len2 = 0.0;
+            for (int k = 0; k < 4; ++k) {
+                len2 += (double)x->rotation[k] * x->rotation[k];
+            }
+            if (!(len2 >= 1e-12)) {
+                return cb_error_set(err, CB_ERR_DEGENERATE,
+                                    "skeleton desc: rest_pose[%zu].rotation is zero", j);
+            }
+        }
+    }
+    /* Duplicate names: quadratic, but this runs once per skeleton of at most a few hundred
+     * joints in practice, and needs no allocation. */
+    for (size_t j = 1; j < d->joint_count; ++j) {
+        for (size_t i = 0; i < j; ++i) {
+            if (strcmp(d->names[i], d->names[j]) == 0) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "skeleton desc: names[%zu] and names[%zu] are both \"%s\"", i,
+                                    j, d->names[j]);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_skeleton_create: %s is NULL",
+                            desc == NULL ? "desc" : "out");
+    }
+    cb_skeleton_desc d = cb_skeleton_query_desc(desc);
+    cb_result r = validate(&d, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const size_t n = d.joint_count;
+    const size_t groups = cb_simd_group_count(n);
+    const size_t align = cb_simd_group_align();
+
+    /* One block: header, rest groups, parents, name pointers, name bytes. */
+    size_t name_bytes = 0;
+    for (size_t j = 0; j < n; ++j) {
+        name_bytes += strlen(d.names[j]) + 1;
+    }
+    size_t off_rest = cb_round_up(sizeof(struct cb_skeleton), align);
+    size_t off_parents = off_rest + groups * cb_simd_group_bytes();
+    size_t off_names = cb_round_up(off_parents + n * sizeof(int32_t), sizeof(void *));
+    size_t off_chars = off_names + n * sizeof(char *);
+    size_t total = off_chars + name_bytes;
+
+    unsigned char *block = cb_alloc(&d.allocator, total, align);
+    if (block == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_skeleton_create: %zu bytes", total);
+    }
+    struct cb_skeleton *s = (struct cb_skeleton *)block;
+    *s = (struct cb_skeleton){
+        .allocator = d.allocator,
+        .alloc_bytes = total,
+        .joint_count = n,
+        .group_count = groups,
+        .rest = (cb_xform_group *)(block + off_rest),
+        .parents = (int32_t *)(block + off_parents),
+        .names = (const char **)(block + off_names),
+    };
+    char *chars = (char *)(block + off_chars);
+    for (size_t j = 0; j < n; ++j) {
+        size_t len = strlen(d.names[j]) + 1;
+        memcpy(chars, d.names[j], len);
+        s->names[j] = chars;
+        chars += len;
+        s->parents[j] = d.parents[j];
+    }
+
+    /* The rest pose, rotations normalized in double so that a unit input stays bit-exact. */
+    cb_xform *rest = cb_alloc(&d.allocator, n * sizeof(cb_xform), _Alignof(cb_xform));
+    if (rest == NULL) {
+        cb_free(&d.allocator, block, total);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_skeleton_create: rest pose");
+    }
+    for (size_t j = 0; j < n; ++j) {
+        rest[j] = d.rest_pose != NULL ? d.rest_pose[j] : cb_xform_identity();
+        double len2 = 0.0;
+        for (int k = 0; k < 4; ++k) {
+            len2 += (double)rest[j].rotation[k] * rest[j].rotation[k];
+        }
+        if (len2 != 1.0) {
+            double inv = 1.0 / sqrt(len2);
+            for (int k = 0; k < 4; ++k) {
+                rest[j].rotation[k] = (float)(rest[j].rotation[k] * inv);
+            }
+        }
+    }
+    r = cb_xform_pack((cb_xform_cspan){rest, n}, s->rest, groups);
+    cb_free(&d.allocator, rest, n * sizeof(cb_xform));
+    CB_ASSERT(r == CB_OK);
+    s->signature = signature_of(n, d.names, d.parents);
+    *out = s;
+    return CB_OK;
+}
+
+void cb_skeleton_destroy(cb_skeleton *s)
+{
+    if (s != NULL) {
+        cb_allocator a = s->allocator;
+        cb_free(&a, s, s->alloc_bytes);
+    }
+}
+
+size_t cb_skeleton_joint_count(const cb_skeleton *s)
+{
+    return s->joint_count;
+}
+
+size_t cb_skeleton_group_count(const cb_skeleton *s)
+{
+    return s->group_count;
+}
+
+size_t cb_skeleton_soa_joint_count(const cb_skeleton *s)
+{
+    return s->group_count * cb_simd_width();
+}
+
+size_t cb_skeleton_pose_bytes(const cb_skeleton *s)
+{
+    return s->group_count * cb_simd_group_bytes();
+}
+
+const char *cb_skeleton_joint_name(const cb_skeleton *s, size_t joint)
+{
+    return joint < s->joint_count ? s->names[joint] : NULL;
+}
+
+const int32_t *cb_skeleton_parents(const cb_skeleton *s)
+{
+    return s->parents;
+}
+
+cb_result cb_skeleton_find_joint(const cb_skeleton *s, const char *name, size_t *index)
+{
+    if (s == NULL || name == NULL || index == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    for (size_t j = 0; j < s->joint_count; ++j) {
+        if (strcmp(s->names[j], name) == 0) {
+            *index = j;
+            return CB_OK;
+        }
+    }
+    return CB_ERR_NOT_FOUND;
+}
+
+cb_xform_group_cspan cb_skeleton_rest_pose(const cb_skeleton *s)
+{
+    return (cb_xform_group_cspan){s->rest, s->group_count};
+}
+
+cb_xform cb_skeleton_rest_xform(const cb_skeleton *s, size_t joint)
+{
+    cb_xform x = cb_xform_identity();
+    if (joint < s->joint_count) {
+        /* A group is component-major: component k of lane l is float k * W + l. */
+        size_t w = cb_simd_width(), l = joint % w;
+        const float *g = (const float *)(s->rest + joint / w);
+        x.translation[0] = g[0 * w + l];
+        x.translation[1] = g[1 * w + l];
+        x.translation[2] = g[2 * w + l];
+        x.rotation[0] = g[3 * w + l];
+        x.rotation[1] = g[4 * w + l];
+        x.rotation[2] = g[5 * w + l];
+        x.rotation[3] = g[6 * w + l];
+        x.scale[0] = g[7 * w + l];
+        x.scale[1] = g[8 * w + l];
+        x.scale[2] = g[9 * w + l];
+    }
+    return x;
+}
+
+uint64_t cb_skeleton_signature(const cb_skeleton *s)
+{
+    return s->signature;
+}
+
+bool cb_skeleton_in_subtree(const struct cb_skeleton *s, size_t j, size_t root)
+{
+    int64_t k = (int64_t)j;
+    while (k > (int64_t)root) {
+        k = s->parents[k];
+    }
+    return k == (int64_t)root;
+}
+
+cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const cb_mask_rule *rules,
+                                 size_t rule_count, cb_float_span out, cb_error *err)
+{
+    if (s == NULL || out.ptr == NULL || (rules == NULL && rule_count > 0)) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_skeleton_build_mask: %s is NULL",
+                            s == NULL         ? "skeleton"
+                            : out.ptr == NULL ? "out"
+                                              : "rules");
+    }
+    size_t soa = cb_skeleton_soa_joint_count(s);
+    if (out.count < soa) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cb_skeleton_build_mask: out has %zu floats, needs %zu", out.count,
+                            soa);
+    }
+    if (!(base_weight >= 0.0f && base_weight <= 1.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_skeleton_build_mask: base_weight %g is not in [0, 1]",
+                            (double)base_weight);
+    }
+    /* Check every rule before writing anything. */
+    for (size_t r = 0; r < rule_count; ++r) {
+        size_t j;
+        if (rules[r].joint == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                                "cb_skeleton_build_mask: rules[%zu].joint is NULL", r);
+        }
+        if (!(rules[r].weight >= 0.0f && rules[r].weight <= 1.0f)) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "cb_skeleton_build_mask: rules[%zu].weight %g is not in [0, 1]", r,
+                                (double)rules[r].weight);
+        }
+        if (cb_skeleton_find_joint(s, rules[r].joint, &j) != CB_OK) {
+            return cb_error_set(err, CB_ERR_NOT_FOUND,
+                                "cb_skeleton_build_mask: rules[%zu].joint \"%s\" is not a joint", r,
+                                rules[r].joint);
+        }
+    }
+    for (size_t j = 0; j < soa; ++j) {
+        out.ptr[j] = j < s->joint_count ? base_weight : 0.0f;
+    }
+    for (size_t r = 0; r < rule_count; ++r) {
+        size_t root = 0;
+        cb_skeleton_find_joint(s, rules[r].joint, &root);
+        if (rules[r].joint_only) {
+            out.ptr[root] = rules[r].weight;
+            continue;
+        }
+        for (size_t j = root; j < s->joint_count; ++j) {
+            if (cb_skeleton_in_subtree(s, j, root)) {
+                out.ptr[j] = rules[r].weight;
+            }
+        }
+    }
+    return CB_OK;
+}
