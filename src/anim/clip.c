@@ -662,6 +662,15 @@ static rigid rigid_inverse(rigid a)
     return (rigid){p.x, p.y, p.z, -a.yaw};
 }
 
+/* inverse(a) then b, i.e. b seen from a: R(-a.yaw) (b.p - a.p) and b.yaw - a.yaw. One rotation
+ * where rigid_compose(rigid_inverse(a), b) takes two; root deltas run per clip per character
+ * per frame, so this is the crowd's time & sync stage. */
+static rigid rigid_between(rigid a, rigid b)
+{
+    cb_dvec3 p = cb_dv_rotate_y(cb_dv(b.x - a.x, b.y - a.y, b.z - a.z), -a.yaw);
+    return (rigid){p.x, p.y, p.z, b.yaw - a.yaw};
+}
+
 /* a composed with itself k times (k >= 0) by squaring: log2(k) steps, so a delta spanning
  * millions of cycles stays cheap and accurate. */
 static rigid rigid_power(rigid a, uint64_t k)
@@ -731,15 +740,25 @@ cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_del
          * cycle counts: F(f0)^-1 C^(k1 - k0) F(f1). */
         double k0 = floor((double)from), k1 = floor((double)to);
         rigid f0 = root_at(c, (double)from - k0), f1 = root_at(c, (double)to - k1);
-        rigid cycle = root_at(c, 1.0);
         double dk = k1 - k0;
-        rigid ck = dk >= 0.0 ? rigid_power(cycle, (uint64_t)dk)
-                             : rigid_power(rigid_inverse(cycle), (uint64_t)-dk);
-        delta = rigid_compose(rigid_inverse(f0), rigid_compose(ck, f1));
+        /* A frame moves by less than one cycle: dk is 0 or 1 in practice, where the end point
+         * is f1 itself or one cycle on. Other counts take the general power. */
+        rigid target;
+        if (dk == 0.0) {
+            target = f1;
+        } else if (dk == 1.0) {
+            target = rigid_compose(root_at(c, 1.0), f1);
+        } else {
+            rigid cycle = root_at(c, 1.0);
+            rigid ck = dk > 0.0 ? rigid_power(cycle, (uint64_t)dk)
+                                : rigid_power(rigid_inverse(cycle), (uint64_t)-dk);
+            target = rigid_compose(ck, f1);
+        }
+        delta = rigid_between(f0, target);
     } else {
         double u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
         double u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
-        delta = rigid_compose(rigid_inverse(root_at(c, u0)), root_at(c, u1));
+        delta = rigid_between(root_at(c, u0), root_at(c, u1));
     }
     *out = (cb_root_delta){{(float)delta.x, (float)delta.y, (float)delta.z}, (float)delta.yaw};
     return CB_OK;
