@@ -224,6 +224,20 @@ static void vmath_exp_log_accuracy(void **state)
     cb_err_track_check(&tl, 1.5e-6);
 }
 
+/* Masks kept as small integers come back as the same lanes. */
+static void vmath_mask_bits_round_trip(void **state)
+{
+    (void)state;
+    for (unsigned bits = 0; bits <= CB_VM_ALL_BITS; bits += bits < 64 ? 1 : 97) {
+        cb_vm m = cb_vm_from_bits(bits);
+        CB_CHECK(cb_vm_bits(m) == bits, "bits %#x came back as %#x", bits, cb_vm_bits(m));
+        cb_vf v = cb_vf_select(m, cb_vf_set1(1.0f), cb_vf_zero());
+        for (int l = 0; l < CB_W; ++l) {
+            CB_CHECK(cb_vf_lane(v, l) == (float)((bits >> l) & 1u), "lane %d of %#x", l, bits);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +245,7 @@ int main(void)
         cmocka_unit_test(vmath_log2_accuracy),
         cmocka_unit_test(vmath_exp2_accuracy),
         cmocka_unit_test(vmath_exp_log_accuracy),
+        cmocka_unit_test(vmath_mask_bits_round_trip),
     };
     return CB_RUN_TESTS(tests);
 }

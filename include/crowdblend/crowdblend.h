@@ -22,6 +22,8 @@
  * =========================
  *   crowdblend/base.h   results, errors, allocator, the transform type, spans, build info
  *   crowdblend/simd.h   batch quaternion/transform kernels, SoA joint groups, width queries
+ *   crowdblend/solver.h blend-space weight solvers (1D, 2D directional/freeform, Delaunay,
+ *                       bilinear, direct, IDW, KNN, RBF, natural neighbour), SIMD batches
  *
  * SIMD WIDTH
  * ==========
@@ -60,5 +62,6 @@
 
 #include "crowdblend/base.h"
 #include "crowdblend/simd.h"
+#include "crowdblend/solver.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
