@@ -129,7 +129,9 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf l2 = cb_vf_max(cb_vf_div(bu2, bdet), cb_vf_zero());
     cb_vf l0 = cb_vf_max(cb_vf_sub(cb_vf_sub(one, l1), l2), cb_vf_zero());
     cb_vf inv = cb_vf_div(one, cb_vf_add(cb_vf_add(l0, l1), l2));
-    l0 = cb_vf_mul(l0, inv), l1 = cb_vf_mul(l1, inv), l2 = cb_vf_mul(l2, inv);
+    /* min(., 1): a lone weight times the rounded-up 1 / sum can exceed 1 by an ulp. */
+    l0 = cb_vf_min(cb_vf_mul(l0, inv), one), l1 = cb_vf_min(cb_vf_mul(l1, inv), one);
+    l2 = cb_vf_min(cb_vf_mul(l2, inv), one);
     for (uint32_t i = 0; i < m; ++i) {
         cb_vf fi = cb_vf_set1((float)i);
         cb_vf w = cb_vf_add(cb_vf_add(cb_vf_select(cb_vf_eq(n0, fi), l0, cb_vf_zero()),
@@ -180,9 +182,9 @@ static void one(const cb_solver *s, const float *q, float *out)
     float l1 = fmaxf(bu1 / bdet, 0.0f), l2 = fmaxf(bu2 / bdet, 0.0f);
     float l0 = fmaxf(1.0f - l1 - l2, 0.0f);
     float inv = 1.0f / (l0 + l1 + l2);
-    out[d->v0[bt]] = l0 * inv;
-    out[d->v1[bt]] = l1 * inv;
-    out[d->v2[bt]] = l2 * inv;
+    out[d->v0[bt]] = fminf(l0 * inv, 1.0f);
+    out[d->v1[bt]] = fminf(l1 * inv, 1.0f);
+    out[d->v2[bt]] = fminf(l2 * inv, 1.0f);
 }
 
 const cb_solver_ops cb_solver_ops_delaunay = {create, block, one};

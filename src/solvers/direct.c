@@ -35,7 +35,7 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf inv = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(ok, sum, cb_vf_set1(1.0f)));
     /* Column j is read before row j is written: the tail stage passes the same memory. */
     for (uint32_t j = 0; j < m; ++j) {
-        cb_vf w = cb_vf_mul(clamped(in->cols[j]), inv);
+        cb_vf w = cb_vf_min(cb_vf_mul(clamped(in->cols[j]), inv), cb_vf_set1(1.0f));
         cb_vf_storeu(out + j * ostride, cb_vf_select(ok, w, cb_vf_zero()));
     }
 }
@@ -55,7 +55,7 @@ static void one(const cb_solver *s, const float *q, float *out)
     }
     float inv = 1.0f / sum;
     for (uint32_t j = 0; j < m; ++j) {
-        out[j] *= inv;
+        out[j] = fminf(out[j] * inv, 1.0f);
     }
 }
 

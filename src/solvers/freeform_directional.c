@@ -18,7 +18,7 @@
  * where theta_i is the angle between p_i and q, so h_c = 1 - max_j B_j. At q = 0 the reference
  * takes o_ij = phi_ij; those influences are constants, precomputed. h_i = clamp(min, 0, 1); the
  * weights are h_i / sum_k h_k, and where every h is 0 (only at q = 0 without a node there) the
- * nodes of smallest magnitude share the weight evenly.
+ * nodes of smallest magnitude (within 1e-6) share the weight evenly.
  *
  * Per pair the band value is 1 - K o - L (|q| - |p_i|) with K = 4 phi / D, L = v / (m_ij D),
  * D = |v_ij|^2, so the vector loop costs two fused operations and a min per pair, one atan2 per
@@ -146,20 +146,22 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
             h0[i] = 0.0;
         }
     }
-    /* Weights at q = 0, and the fallback: the origin node, or the innermost nodes evenly. */
+    /* Weights at q = 0, and the fallback: the origin node, or the innermost nodes evenly. The
+     * influences at q = 0 cancel to 0 for nodes on a common ring (1 - phi / phi), which double
+     * rounding leaves at 1e-16; below 1e-9 they count as 0. "Innermost" allows the 1e-6
+     * relative spread that float coordinates of one ring have. */
     double sum0 = 0.0;
     uint32_t inner = 0;
+    bool is_inner[CB_SOLVER_MAX_NODES];
     for (uint32_t i = 0; i < m; ++i) {
-        h0[i] = fmax(h0[i], 0.0);
+        h0[i] = h0[i] > 1e-9 ? h0[i] : 0.0;
         sum0 += h0[i];
-        bool is_inner = (int32_t)i != origin && hypot(p[2 * i], p[2 * i + 1]) == min_mag;
-        inner += is_inner;
+        is_inner[i] = (int32_t)i != origin && hypot(p[2 * i], p[2 * i + 1]) <= min_mag * (1 + 1e-6);
+        inner += is_inner[i];
     }
     for (uint32_t i = 0; i < m; ++i) {
-        bool is_inner = (int32_t)i != origin && hypot(p[2 * i], p[2 * i + 1]) == min_mag;
-        d->fallback[i] = origin >= 0 ? (float)((int32_t)i == origin) : is_inner ? 1.0f / (float)inner : 0.0f;
-    }
-    for (uint32_t i = 0; i < m; ++i) {
+        d->fallback[i] = origin >= 0 ? ((int32_t)i == origin ? 1.0f : 0.0f)
+                                     : (is_inner[i] ? 1.0f / (float)inner : 0.0f);
         d->at_zero[i] = sum0 > 0.0 ? (float)(h0[i] / sum0) : d->fallback[i];
     }
     return CB_OK;

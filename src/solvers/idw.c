@@ -111,7 +111,7 @@ void cb_idw_block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf inv = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(ok, sum, cb_vf_set1(1.0f)));
     cb_vf share = cb_vf_div(cb_vf_set1(1.0f), cb_vf_max(ties, cb_vf_set1(1.0f)));
     for (uint32_t i = 0; i < m; ++i) {
-        cb_vf w = cb_vf_mul(cb_vf_loadu(out + i * ostride), inv);
+        cb_vf w = cb_vf_min(cb_vf_mul(cb_vf_loadu(out + i * ostride), inv), cb_vf_set1(1.0f));
         cb_vf tie = cb_vf_select(cb_vf_eq(dist2(d, i, in), mind2), share, cb_vf_zero());
         cb_vf_storeu(out + i * ostride, cb_vf_select(ok, w, tie));
     }
@@ -177,7 +177,7 @@ void cb_idw_one(const cb_solver *s, const float *q, float *out)
     }
     float inv = 1.0f / sum;
     for (uint32_t i = 0; i < m; ++i) {
-        out[i] *= inv;
+        out[i] = fminf(out[i] * inv, 1.0f);
     }
 }
 

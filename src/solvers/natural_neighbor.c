@@ -37,7 +37,7 @@ typedef struct natural {
     uint32_t tri_count;
     uint32_t (*v)[3];          /* vertices, counter-clockwise */
     int32_t (*adj)[3];         /* neighbour across the edge opposite vertex k, or -1 */
-    float *cx, *cy, *r2;       /* circumcircles */
+    float *ux, *uy;            /* circumcentre relative to the triangle's vertex 0 */
     float (*mx)[3], (*my)[3];  /* midpoint of the edge opposite vertex k */
     float *x, *y;              /* nodes */
     float inside_tol;          /* hull distance below which the hull projection is used */
@@ -52,9 +52,8 @@ static void plan(cb_layout *l, void *tables, const cb_plan_sizes *n)
     cb_line1d_take(l, &d->line, m);
     d->v = cb_layout_take(l, tris * sizeof *d->v);
     d->adj = cb_layout_take(l, tris * sizeof *d->adj);
-    d->cx = cb_layout_take(l, tris * sizeof(float));
-    d->cy = cb_layout_take(l, tris * sizeof(float));
-    d->r2 = cb_layout_take(l, tris * sizeof(float));
+    d->ux = cb_layout_take(l, tris * sizeof(float));
+    d->uy = cb_layout_take(l, tris * sizeof(float));
     d->mx = cb_layout_take(l, tris * sizeof *d->mx);
     d->my = cb_layout_take(l, tris * sizeof *d->my);
     d->x = cb_layout_take(l, m * sizeof(float));
@@ -107,8 +106,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
         double den = 2.0 * (ax * by - ay * bx);
         double a2 = ax * ax + ay * ay, b2 = bx * bx + by * by;
         double ux = (by * a2 - ay * b2) / den, uy = (ax * b2 - bx * a2) / den;
-        d->cx[t] = (float)(q[0][0] + ux), d->cy[t] = (float)(q[0][1] + uy);
-        d->r2[t] = (float)(ux * ux + uy * uy);
+        d->ux[t] = (float)ux, d->uy[t] = (float)uy;
         for (int k = 0; k < 3; ++k) {
             const double *e0 = q[(k + 1) % 3], *e1 = q[(k + 2) % 3];
             d->mx[t][k] = (float)(0.5 * (e0[0] + e1[0]));
@@ -125,11 +123,18 @@ CB_INLINE cb_vf cross(cb_vf ax, cb_vf ay, cb_vf bx, cb_vf by)
     return cb_vf_fmadd(ax, by, cb_vf_neg(cb_vf_mul(ay, bx)));
 }
 
-/* Lanes where q is strictly inside triangle t's circumcircle. */
+/* Lanes where q is strictly inside triangle t's circumcircle. With a the triangle's vertex 0,
+ * u = C - a and d = q - a, |q - C|^2 - R^2 = |d|^2 - 2 d . u: all O(1) but d . u. Written as
+ * |q - C|^2 < R^2 in absolute coordinates, a sliver at the hull (nearly collinear nodes, a
+ * circle of radius 1e5) compares two numbers of 1e10 whose float rounding exceeds their
+ * difference, and queries well inside the hull were taken into its cavity. */
 CB_INLINE cb_vm in_circle(const natural *d, uint32_t t, cb_vf x, cb_vf y)
 {
-    cb_vf dx = cb_vf_sub(x, cb_vf_set1(d->cx[t])), dy = cb_vf_sub(y, cb_vf_set1(d->cy[t]));
-    return cb_vf_lt(cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy)), cb_vf_set1(d->r2[t]));
+    uint32_t a = d->v[t][0];
+    cb_vf dx = cb_vf_sub(x, cb_vf_set1(d->x[a])), dy = cb_vf_sub(y, cb_vf_set1(d->y[a]));
+    cb_vf du = cb_vf_fmadd(dx, cb_vf_set1(d->ux[t]), cb_vf_mul(dy, cb_vf_set1(d->uy[t])));
+    cb_vf dd = cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy));
+    return cb_vf_lt(cb_vf_fnmadd(cb_vf_set1(2.0f), du, dd), cb_vf_zero());
 }
 
 static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *out,
@@ -155,7 +160,8 @@ static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *
             px[k] = cb_vf_sub(cb_vf_set1(d->x[v[k]]), x);
             py[k] = cb_vf_sub(cb_vf_set1(d->y[v[k]]), y);
         }
-        cb_vf ccx = cb_vf_sub(cb_vf_set1(d->cx[t]), x), ccy = cb_vf_sub(cb_vf_set1(d->cy[t]), y);
+        /* C - q = u + (a - q), with a - q = (px[0], py[0]). */
+        cb_vf ccx = cb_vf_add(cb_vf_set1(d->ux[t]), px[0]), ccy = cb_vf_add(cb_vf_set1(d->uy[t]), py[0]);
         /* X_e for the edge opposite vertex e, and whether it ends the cavity. */
         cb_vf ex[3], ey[3];
         cb_vm env[3];
@@ -242,8 +248,9 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
 /* Scalar: the same decomposition over the triangles whose circumcircle holds q. */
 static bool in_circle_one(const natural *d, int32_t t, float x, float y)
 {
-    float dx = x - d->cx[t], dy = y - d->cy[t];
-    return dx * dx + dy * dy < d->r2[t];
+    uint32_t a = d->v[t][0];
+    float dx = x - d->x[a], dy = y - d->y[a];
+    return dx * dx + dy * dy - 2.0f * (dx * d->ux[t] + dy * d->uy[t]) < 0.0f;
 }
 
 static float cross1(float ax, float ay, float bx, float by)
@@ -292,7 +299,7 @@ static void one(const cb_solver *s, const float *q, float *out)
         for (int k = 0; k < 3; ++k) {
             px[k] = d->x[v[k]] - x, py[k] = d->y[v[k]] - y;
         }
-        float ccx = d->cx[tr] - x, ccy = d->cy[tr] - y;
+        float ccx = d->ux[tr] + px[0], ccy = d->uy[tr] + py[0];
         for (int k = 0; k < 3; ++k) {
             int32_t nb = d->adj[tr][k];
             env[k] = nb < 0 || !in_circle_one(d, nb, x, y);

@@ -74,10 +74,11 @@ void cb_normalize_block(float *out, size_t ostride, uint32_t n, const float *fal
         sum = cb_vf_add(sum, cb_vf_loadu(out + i * ostride));
     }
     cb_vm ok = cb_vf_gt(sum, cb_vf_zero());
-    /* 1 / sum by division (not an estimate): a single node of weight 1 stays exactly 1. */
+    /* 1 / sum by division (not an estimate): a single node of weight 1 stays exactly 1. A lone
+     * weight h times the rounded-up 1 / h can exceed 1 by an ulp, hence the min. */
     cb_vf inv = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(ok, sum, cb_vf_set1(1.0f)));
     for (uint32_t i = 0; i < n; ++i) {
-        cb_vf w = cb_vf_mul(cb_vf_loadu(out + i * ostride), inv);
+        cb_vf w = cb_vf_min(cb_vf_mul(cb_vf_loadu(out + i * ostride), inv), cb_vf_set1(1.0f));
         cb_vf_storeu(out + i * ostride, cb_vf_select(ok, w, cb_vf_set1(fallback[i])));
     }
 }
@@ -96,7 +97,7 @@ void cb_normalize_one(float *out, uint32_t n, const float *fallback)
     }
     float inv = 1.0f / sum;
     for (uint32_t i = 0; i < n; ++i) {
-        out[i] *= inv;
+        out[i] = fminf(out[i] * inv, 1.0f);
     }
 }
 

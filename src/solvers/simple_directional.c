@@ -172,10 +172,13 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vm share_ok = cb_vf_gt(sum, cb_vf_zero());
     cb_vf scale = cb_vf_div(influence, cb_vf_select(share_ok, sum, one));
     cb_vf half = cb_vf_mul(influence, cb_vf_set1(0.5f));
-    cb_vf w0 = cb_vf_select(is_reflex, half, cb_vf_select(share_ok, cb_vf_mul(t0, scale),
-                                                          cb_vf_zero()));
-    cb_vf w1 = cb_vf_select(is_reflex, half, cb_vf_select(share_ok, cb_vf_mul(t1, scale),
-                                                          cb_vf_zero()));
+    /* min(., 1): t times the rounded influence / sum can exceed 1 by an ulp. */
+    cb_vf w0 = cb_vf_select(is_reflex, half,
+                            cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t0, scale), one),
+                                         cb_vf_zero()));
+    cb_vf w1 = cb_vf_select(is_reflex, half,
+                            cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t1, scale), one),
+                                         cb_vf_zero()));
     cb_vf centre = cb_vf_sub(one, influence);
     cb_vf spread = d->origin >= 0 ? cb_vf_zero() : cb_vf_mul(centre, cb_vf_set1(d->centre_share));
     for (uint32_t i = 0; i < s->node_count; ++i) {
@@ -207,8 +210,8 @@ static void one(const cb_solver *s, const float *q, float *out)
         t1 = t1 > 0.0f ? t1 : 0.0f;
         float sum = t0 + t1;
         influence = sum < 1.0f ? sum : 1.0f;
-        w0 = sum > 0.0f ? t0 * (influence / sum) : 0.0f;
-        w1 = sum > 0.0f ? t1 * (influence / sum) : 0.0f;
+        w0 = sum > 0.0f ? fminf(t0 * (influence / sum), 1.0f) : 0.0f;
+        w1 = sum > 0.0f ? fminf(t1 * (influence / sum), 1.0f) : 0.0f;
     }
     float centre = 1.0f - influence;
     float spread = d->origin >= 0 ? 0.0f : centre * d->centre_share;

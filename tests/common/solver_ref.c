@@ -299,7 +299,7 @@ static void freeform_directional(const ref_space *s, double qx, double qy, doubl
     double fallback[CB_SOLVER_MAX_NODES];
     int inner = 0;
     for (int i = 0; i < s->m; ++i) {
-        inner += i != origin && hypot(s->x[i], s->y[i]) == min_mag;
+        inner += i != origin && hypot(s->x[i], s->y[i]) <= min_mag * (1 + 1e-6);
     }
     for (int i = 0; i < s->m; ++i) {
         double h = 1.0;
@@ -308,9 +308,11 @@ static void freeform_directional(const ref_space *s, double qx, double qy, doubl
                 h = fmin(h, polar_band(s, i, j, qx, qy));
             }
         }
-        w[i] = fmax(h, 0.0);
+        /* Influences that cancel to 0 in exact arithmetic round to 1e-16 in double. */
+        w[i] = h > 1e-9 ? h : 0.0;
         fallback[i] = origin >= 0 ? (i == origin)
-                                  : (hypot(s->x[i], s->y[i]) == min_mag ? 1.0 / inner : 0.0);
+                                  : (hypot(s->x[i], s->y[i]) <= min_mag * (1 + 1e-6) ? 1.0 / inner
+                                                                                       : 0.0);
     }
     normalize(w, s->m, fallback);
 }
