@@ -24,6 +24,7 @@
  *   crowdblend/simd.h   batch quaternion/transform kernels, SoA joint groups, width queries
  *   crowdblend/solver.h blend-space weight solvers (1D, 2D directional/freeform, Delaunay,
  *                       bilinear, direct, IDW, KNN, RBF, natural neighbour), SIMD batches
+ *   crowdblend/params.h parameter processors: velocity blend, interp-to smoothing, quadrants
  *
  * SIMD WIDTH
  * ==========
@@ -63,5 +64,6 @@
 #include "crowdblend/base.h"
 #include "crowdblend/simd.h"
 #include "crowdblend/solver.h"
+#include "crowdblend/params.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
