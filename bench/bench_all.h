@@ -3,5 +3,6 @@
 #define CROWDBLEND_BENCH_ALL_H
 
 void cb_bench_register_simd(void);
+void cb_bench_register_solver(void);
 
 #endif

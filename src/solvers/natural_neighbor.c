@@ -120,7 +120,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
 
 CB_INLINE cb_vf cross(cb_vf ax, cb_vf ay, cb_vf bx, cb_vf by)
 {
-    return cb_vf_fmadd(ax, by, cb_vf_neg(cb_vf_mul(ay, bx)));
+    return cb_vf_fnmadd(ay, bx, cb_vf_mul(ax, by));
 }
 
 /* Lanes where q is strictly inside triangle t's circumcircle. With a the triangle's vertex 0,
@@ -184,17 +184,29 @@ static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *
             ex[e] = cb_vf_select(env[e], gx, ex[e]);
             ey[e] = cb_vf_select(env[e], gy, ey[e]);
         }
+        /* Per corner k, with n = edge k -> k+1 (index k+2) and p = edge k+2 -> k (index k+1):
+         *   2 area_k = C x X_p - C x X_n + [n ends the cavity] m_qk x X_n
+         *                                - [p ends the cavity] m_qk x X_p,    m_qk = p_k / 2.
+         * Each edge's C x X_e serves both its corners, so it is computed once. */
+        cb_vf cc[3], tn[3], tp[3];
+        for (int e = 0; e < 3; ++e) {
+            cc[e] = cross(ccx, ccy, ex[e], ey[e]);
+            tn[e] = tp[e] = cb_vf_zero();
+            if (cb_vm_any(env[e])) {
+                /* Edge e is the n edge of corner e+1 and the p edge of corner e+2. */
+                int kn = (e + 1) % 3, kp = (e + 2) % 3;
+                tn[e] = cb_vf_select(env[e], cross(px[kn], py[kn], ex[e], ey[e]), cb_vf_zero());
+                tp[e] = cb_vf_select(env[e], cross(px[kp], py[kp], ex[e], ey[e]), cb_vf_zero());
+            }
+        }
+        cb_vf quarter = cb_vf_set1(0.25f);
         for (int k = 0; k < 3; ++k) {
-            int en = (k + 2) % 3, ep = (k + 1) % 3; /* edges k->k+1 and k+2->k */
-            cb_vf mqx = cb_vf_mul(half, px[k]), mqy = cb_vf_mul(half, py[k]);
-            cb_vf area = cb_vf_add(cross(ex[en], ey[en], ccx, ccy), cross(ccx, ccy, ex[ep], ey[ep]));
-            area = cb_vf_add(area, cb_vf_select(env[en], cross(mqx, mqy, ex[en], ey[en]),
-                                                cb_vf_zero()));
-            area = cb_vf_add(area, cb_vf_select(env[ep], cross(ex[ep], ey[ep], mqx, mqy),
-                                                cb_vf_zero()));
+            int en = (k + 2) % 3, ep = (k + 1) % 3;
+            /* (C x X_p - C x X_n) / 2 + (p_k x X_n - p_k x X_p) / 4. */
+            cb_vf area = cb_vf_fmadd(cb_vf_sub(tn[en], tp[ep]), quarter,
+                                     cb_vf_mul(half, cb_vf_sub(cc[ep], cc[en])));
             float *row = out + v[k] * ostride;
-            cb_vf_storeu(row, cb_vf_add(cb_vf_loadu(row),
-                                        cb_vf_select(own, cb_vf_mul(half, area), cb_vf_zero())));
+            cb_vf_storeu(row, cb_vf_add(cb_vf_loadu(row), cb_vf_select(own, area, cb_vf_zero())));
         }
     }
 }
@@ -313,17 +325,16 @@ static void one(const cb_solver *s, const float *q, float *out)
             ex[k] = cross1(py[ib], py[ia], b2, a2) * inv;
             ey[k] = cross1(px[ia], px[ib], a2, b2) * inv;
         }
+        float cc[3], tn[3], tp[3];
+        for (int k = 0; k < 3; ++k) {
+            cc[k] = cross1(ccx, ccy, ex[k], ey[k]);
+            int kn = (k + 1) % 3, kp = (k + 2) % 3;
+            tn[k] = env[k] ? cross1(px[kn], py[kn], ex[k], ey[k]) : 0.0f;
+            tp[k] = env[k] ? cross1(px[kp], py[kp], ex[k], ey[k]) : 0.0f;
+        }
         for (int k = 0; k < 3; ++k) {
             int en = (k + 2) % 3, ep = (k + 1) % 3;
-            float mqx = 0.5f * px[k], mqy = 0.5f * py[k];
-            float area = cross1(ex[en], ey[en], ccx, ccy) + cross1(ccx, ccy, ex[ep], ey[ep]);
-            if (env[en]) {
-                area += cross1(mqx, mqy, ex[en], ey[en]);
-            }
-            if (env[ep]) {
-                area += cross1(ex[ep], ey[ep], mqx, mqy);
-            }
-            out[v[k]] += 0.5f * area;
+            out[v[k]] += 0.5f * (cc[ep] - cc[en]) + 0.25f * (tn[en] - tp[ep]);
         }
     }
     float sum = 0.0f;

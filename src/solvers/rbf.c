@@ -246,6 +246,13 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
         b2 = cb_vf_fmadd(cb_vf_set1(d->px[2]), in->x,
                          cb_vf_fmadd(cb_vf_set1(d->py[2]), in->y, cb_vf_set1(d->p0[2])));
     }
+    /* Kernel values first (one exp or log per node), then each weight as one register
+     * accumulation over them: M^2 fused operations on L1-resident data. */
+    CB_VF_ALIGNED float phi[CB_SOLVER_MAX_NODES * CB_W];
+    for (uint32_t j = 0; j < m; ++j) {
+        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[j])), dy = cb_vf_sub(in->y, cb_vf_set1(d->y[j]));
+        cb_vf_store(phi + j * CB_W, kernel_v(d, cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy))));
+    }
     const float *c0 = d->coef + (size_t)m * m;
     for (uint32_t i = 0; i < m; ++i) {
         cb_vf acc = cb_vf_set1(c0[i]);
@@ -255,16 +262,10 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
         if (d->poly > 2) {
             acc = cb_vf_fmadd(cb_vf_set1(c0[2 * m + i]), b2, acc);
         }
-        cb_vf_storeu(out + i * ostride, acc);
-    }
-    for (uint32_t j = 0; j < m; ++j) {
-        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[j])), dy = cb_vf_sub(in->y, cb_vf_set1(d->y[j]));
-        cb_vf phi = kernel_v(d, cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy)));
-        const float *cj = d->coef + (size_t)j * m;
-        for (uint32_t i = 0; i < m; ++i) {
-            float *row = out + i * ostride;
-            cb_vf_storeu(row, cb_vf_fmadd(cb_vf_set1(cj[i]), phi, cb_vf_loadu(row)));
+        for (uint32_t j = 0; j < m; ++j) {
+            acc = cb_vf_fmadd(cb_vf_set1(d->coef[(size_t)j * m + i]), cb_vf_load(phi + j * CB_W), acc);
         }
+        cb_vf_storeu(out + i * ostride, acc);
     }
     for (uint32_t i = 0; i < m; ++i) {
         float *row = out + i * ostride;
