@@ -25,8 +25,8 @@ static const double PI = 3.14159265358979323846;
 typedef struct setup {
     cb_solver *s;
     size_t m, np;
-    float *cols;  /* np columns of CHARS */
-    float *w;     /* m rows of CHARS */
+    float *cols; /* np columns of CHARS */
+    float *w;    /* m rows of CHARS */
 } setup;
 
 static int layout(cb_solver_kind kind, int m, float *xy)
@@ -56,8 +56,8 @@ static int layout(cb_solver_kind kind, int m, float *xy)
     for (int k = 0; n < m; ++k, ++n) {
         double a = 2 * PI * (k % dirs) / dirs;
         double rad = kind == CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D ? (k % 2 ? 2.0 : 1.0)
-                     : m == 17                                   ? (k < 8 ? 1.4 : 3.5)
-                                                                 : (k < 8 ? 1.0 : 2.0);
+                     : m == 17                                    ? (k < 8 ? 1.4 : 3.5)
+                                                                  : (k < 8 ? 1.0 : 2.0);
         xy[2 * n] = (float)(rad * cos(a));
         xy[2 * n + 1] = (float)(rad * sin(a));
     }
@@ -68,7 +68,8 @@ static bool make(setup *su, cb_solver_kind kind, int m)
 {
     float xy[2 * 32];
     layout(kind, m, xy);
-    cb_solver_desc d = {.kind = kind, .nodes = kind == CB_SOLVER_KIND_DIRECT ? NULL : xy,
+    cb_solver_desc d = {.kind = kind,
+                        .nodes = kind == CB_SOLVER_KIND_DIRECT ? NULL : xy,
                         .node_count = (uint32_t)m};
     if (cb_solver_create(&d, &su->s, NULL) != CB_OK) {
         return false;
@@ -129,16 +130,16 @@ static void run(cb_bench_state *st, cb_solver_kind kind, bool simd)
     free(su.w);
 }
 
-#define SOLVER_BENCH(fn, kind)                                                                 \
-    static void fn##_simd(cb_bench_state *st, void *user)                                      \
-    {                                                                                          \
-        (void)user;                                                                            \
-        run(st, kind, true);                                                                   \
-    }                                                                                          \
-    static void fn##_ref(cb_bench_state *st, void *user)                                       \
-    {                                                                                          \
-        (void)user;                                                                            \
-        run(st, kind, false);                                                                  \
+#define SOLVER_BENCH(fn, kind)                                                                     \
+    static void fn##_simd(cb_bench_state *st, void *user)                                          \
+    {                                                                                              \
+        (void)user;                                                                                \
+        run(st, kind, true);                                                                       \
+    }                                                                                              \
+    static void fn##_ref(cb_bench_state *st, void *user)                                           \
+    {                                                                                              \
+        (void)user;                                                                                \
+        run(st, kind, false);                                                                      \
     }
 
 SOLVER_BENCH(linear_1d, CB_SOLVER_KIND_LINEAR_1D)

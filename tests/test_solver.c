@@ -42,7 +42,8 @@ static void make_case(kind_case *kc, cb_solver_kind kind)
     } else {
         m = layout_locomotion17(k.nodes);
     }
-    k.desc = (cb_solver_desc){.kind = kind, .nodes = kind == CB_SOLVER_KIND_DIRECT ? NULL : k.nodes,
+    k.desc = (cb_solver_desc){.kind = kind,
+                              .nodes = kind == CB_SOLVER_KIND_DIRECT ? NULL : k.nodes,
                               .node_count = (uint32_t)m};
     if (kind == CB_SOLVER_KIND_DIRECT) {
         k.desc.node_count = 6;
@@ -105,8 +106,12 @@ static void solver_query_desc_defaults(void **state)
 
     cb_solver_desc one = {.kind = CB_SOLVER_KIND_LINEAR_1D};
     assert_int_equal(cb_solver_query_desc(&one).dimension, 1);
-    cb_solver_desc set = {.kind = CB_SOLVER_KIND_RBF, .dimension = 1, .idw_power = 3.0f,
-                          .knn_k = 7, .rbf_kernel = CB_RBF_KERNEL_GAUSSIAN, .rbf_epsilon = 2.0f};
+    cb_solver_desc set = {.kind = CB_SOLVER_KIND_RBF,
+                          .dimension = 1,
+                          .idw_power = 3.0f,
+                          .knn_k = 7,
+                          .rbf_kernel = CB_RBF_KERNEL_GAUSSIAN,
+                          .rbf_epsilon = 2.0f};
     cb_solver_desc q = cb_solver_query_desc(&set);
     assert_int_equal(q.dimension, 1);
     assert_true(q.idw_power == 3.0f);
@@ -118,9 +123,17 @@ static void solver_query_desc_defaults(void **state)
 static void solver_kind_names_round_trip(void **state)
 {
     (void)state;
-    static const char *const names[] = {
-        "linear_1d", "simple_directional_2d", "freeform_directional_2d", "freeform_cartesian_2d",
-        "delaunay_2d", "bilinear_2d", "direct", "idw", "knn_idw", "rbf", "natural_neighbor_2d"};
+    static const char *const names[] = {"linear_1d",
+                                        "simple_directional_2d",
+                                        "freeform_directional_2d",
+                                        "freeform_cartesian_2d",
+                                        "delaunay_2d",
+                                        "bilinear_2d",
+                                        "direct",
+                                        "idw",
+                                        "knn_idw",
+                                        "rbf",
+                                        "natural_neighbor_2d"};
     assert_int_equal(sizeof names / sizeof names[0], CB_SOLVER_KIND_COUNT - 1);
     for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
         assert_string_equal(cb_solver_kind_name((cb_solver_kind)k), names[k - 1]);
@@ -200,81 +213,102 @@ static void solver_create_rejects_bad_descs(void **state)
     const cb_solver_kind ff = CB_SOLVER_KIND_FREEFORM_CARTESIAN_2D;
     cb_allocator half = {.alloc_fn = count_alloc};
     const bad_case cases[] = {
-        {"start canary", {._start_canary = 1, .kind = ff, .nodes = ring, .node_count = 5},
+        {"start canary",
+         {._start_canary = 1, .kind = ff, .nodes = ring, .node_count = 5},
          CB_ERR_CANARY},
-        {"end canary", {._end_canary = 1, .kind = ff, .nodes = ring, .node_count = 5},
+        {"end canary",
+         {._end_canary = 1, .kind = ff, .nodes = ring, .node_count = 5},
          CB_ERR_CANARY},
-        {"half an allocator", {.kind = ff, .nodes = ring, .node_count = 5, .allocator = half},
+        {"half an allocator",
+         {.kind = ff, .nodes = ring, .node_count = 5, .allocator = half},
          CB_ERR_ALLOCATOR},
-        {"kind out of range", {.kind = CB_SOLVER_KIND_COUNT, .nodes = ring, .node_count = 5},
+        {"kind out of range",
+         {.kind = CB_SOLVER_KIND_COUNT, .nodes = ring, .node_count = 5},
          CB_ERR_INVALID_ARGUMENT},
-        {"dimension 3", {.kind = ff, .nodes = ring, .node_count = 5, .dimension = 3},
+        {"dimension 3",
+         {.kind = ff, .nodes = ring, .node_count = 5, .dimension = 3},
          CB_ERR_INVALID_ARGUMENT},
-        {"1D with 2D nodes", {.kind = CB_SOLVER_KIND_LINEAR_1D, .nodes = ring, .node_count = 5,
-                              .dimension = 2},
+        {"1D with 2D nodes",
+         {.kind = CB_SOLVER_KIND_LINEAR_1D, .nodes = ring, .node_count = 5, .dimension = 2},
          CB_ERR_INVALID_ARGUMENT},
         {"no nodes", {.kind = ff, .nodes = ring, .node_count = 0}, CB_ERR_TOO_FEW},
-        {"too many nodes", {.kind = ff, .nodes = many, .node_count = CB_SOLVER_MAX_NODES + 1},
+        {"too many nodes",
+         {.kind = ff, .nodes = many, .node_count = CB_SOLVER_MAX_NODES + 1},
          CB_ERR_TOO_MANY},
         {"NULL nodes", {.kind = ff, .node_count = 3}, CB_ERR_NULL_ARGUMENT},
         {"NaN node", {.kind = ff, .nodes = nan_node, .node_count = 3}, CB_ERR_NOT_FINITE},
         {"Inf node", {.kind = ff, .nodes = inf_node, .node_count = 3}, CB_ERR_NOT_FINITE},
-        {"node beyond the limit", {.kind = ff, .nodes = big_node, .node_count = 3},
+        {"node beyond the limit",
+         {.kind = ff, .nodes = big_node, .node_count = 3},
          CB_ERR_INVALID_ARGUMENT},
-        {"idw_power NaN", {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5,
-                           .idw_power = NAN},
+        {"idw_power NaN",
+         {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5, .idw_power = NAN},
          CB_ERR_NOT_FINITE},
-        {"idw_power negative", {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5,
-                                .idw_power = -1.0f},
+        {"idw_power negative",
+         {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5, .idw_power = -1.0f},
          CB_ERR_INVALID_ARGUMENT},
-        {"idw_power huge", {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5,
-                            .idw_power = 100.0f},
+        {"idw_power huge",
+         {.kind = CB_SOLVER_KIND_IDW, .nodes = ring, .node_count = 5, .idw_power = 100.0f},
          CB_ERR_INVALID_ARGUMENT},
-        {"knn_k too big", {.kind = CB_SOLVER_KIND_KNN_IDW, .nodes = ring, .node_count = 5,
-                           .knn_k = CB_SOLVER_MAX_KNN_K + 1},
+        {"knn_k too big",
+         {.kind = CB_SOLVER_KIND_KNN_IDW,
+          .nodes = ring,
+          .node_count = 5,
+          .knn_k = CB_SOLVER_MAX_KNN_K + 1},
          CB_ERR_INVALID_ARGUMENT},
-        {"kernel out of range", {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5,
-                                 .rbf_kernel = CB_RBF_KERNEL_COUNT},
+        {"kernel out of range",
+         {.kind = CB_SOLVER_KIND_RBF,
+          .nodes = ring,
+          .node_count = 5,
+          .rbf_kernel = CB_RBF_KERNEL_COUNT},
          CB_ERR_INVALID_ARGUMENT},
-        {"epsilon Inf", {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5,
-                         .rbf_epsilon = INFINITY},
+        {"epsilon Inf",
+         {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5, .rbf_epsilon = INFINITY},
          CB_ERR_NOT_FINITE},
-        {"epsilon negative", {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5,
-                              .rbf_epsilon = -1.0f},
+        {"epsilon negative",
+         {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5, .rbf_epsilon = -1.0f},
          CB_ERR_INVALID_ARGUMENT},
         {"duplicate nodes", {.kind = ff, .nodes = dup, .node_count = 3}, CB_ERR_DUPLICATE},
-        {"nearly duplicate nodes", {.kind = CB_SOLVER_KIND_IDW, .nodes = near_dup,
-                                    .node_count = 3},
+        {"nearly duplicate nodes",
+         {.kind = CB_SOLVER_KIND_IDW, .nodes = near_dup, .node_count = 3},
          CB_ERR_DUPLICATE},
-        {"duplicate on a grid", {.kind = CB_SOLVER_KIND_DELAUNAY_2D, .nodes = dup,
-                                 .node_count = 3},
+        {"duplicate on a grid",
+         {.kind = CB_SOLVER_KIND_DELAUNAY_2D, .nodes = dup, .node_count = 3},
          CB_ERR_DUPLICATE},
-        {"same direction", {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = same_dir,
-                            .node_count = 4},
+        {"same direction",
+         {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = same_dir, .node_count = 4},
          CB_ERR_DUPLICATE},
-        {"two origins (simple)", {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D,
-                                  .nodes = two_origins, .node_count = 3},
+        {"two origins (simple)",
+         {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = two_origins, .node_count = 3},
          CB_ERR_DUPLICATE},
-        {"two origins (freeform)", {.kind = CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D,
-                                    .nodes = two_origins, .node_count = 3},
+        {"two origins (freeform)",
+         {.kind = CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, .nodes = two_origins, .node_count = 3},
          CB_ERR_DUPLICATE},
-        {"only an origin node", {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D,
-                                 .nodes = only_origin, .node_count = 1},
+        {"only an origin node",
+         {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = only_origin, .node_count = 1},
          CB_ERR_TOO_FEW},
-        {"grid mismatch", {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid23, .node_count = 6,
-                           .grid_nx = 4},
+        {"grid mismatch",
+         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid23, .node_count = 6, .grid_nx = 4},
          CB_ERR_MISMATCH},
-        {"grid product", {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid23, .node_count = 6,
-                          .grid_nx = 2, .grid_ny = 2},
+        {"grid product",
+         {.kind = CB_SOLVER_KIND_BILINEAR_2D,
+          .nodes = grid23,
+          .node_count = 6,
+          .grid_nx = 2,
+          .grid_ny = 2},
          CB_ERR_MISMATCH},
-        {"off the grid", {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = off_grid, .node_count = 4,
-                          .grid_nx = 2},
+        {"off the grid",
+         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = off_grid, .node_count = 4, .grid_nx = 2},
          CB_ERR_INVALID_ARGUMENT},
-        {"grid x decreasing", {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = decreasing,
-                               .node_count = 4, .grid_nx = 2},
+        {"grid x decreasing",
+         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = decreasing, .node_count = 4, .grid_nx = 2},
          CB_ERR_INVALID_ARGUMENT},
-        {"singular RBF", {.kind = CB_SOLVER_KIND_RBF, .nodes = ring, .node_count = 5,
-                          .rbf_kernel = CB_RBF_KERNEL_GAUSSIAN, .rbf_epsilon = 1e-9f},
+        {"singular RBF",
+         {.kind = CB_SOLVER_KIND_RBF,
+          .nodes = ring,
+          .node_count = 5,
+          .rbf_kernel = CB_RBF_KERNEL_GAUSSIAN,
+          .rbf_epsilon = 1e-9f},
          CB_ERR_DEGENERATE},
     };
     cb_solver *sentinel = (cb_solver *)&many;
@@ -359,7 +393,7 @@ static void solver_evaluate_rejects_bad_arguments(void **state)
 {
     (void)state;
     kind_case kc;
-        make_case(&kc, CB_SOLVER_KIND_DELAUNAY_2D);
+    make_case(&kc, CB_SOLVER_KIND_DELAUNAY_2D);
     cb_solver *s = create_ok(&kc.desc);
     size_t m = cb_solver_node_count(s);
     float x[8] = {0}, y[8] = {0};
@@ -399,7 +433,7 @@ static void solver_job_validity_table(void **state)
 {
     (void)state;
     kind_case kc;
-        make_case(&kc, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
+    make_case(&kc, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
     cb_solver *s = create_ok(&kc.desc);
     size_t m = cb_solver_node_count(s);
     enum { N = 21 };
@@ -521,8 +555,8 @@ static void solver_bit_identical_for_any_batch(void **state)
                             CB_CHECK(same_bits(got, want),
                                      "%s path %d n %zu off %zu stride %zu: node %zu char %zu: %g "
                                      "vs %g",
-                                     cb_solver_kind_name(kc.desc.kind), path, n, off, stride, i,
-                                     c, (double)got, (double)want);
+                                     cb_solver_kind_name(kc.desc.kind), path, n, off, stride, i, c,
+                                     (double)got, (double)want);
                         }
                     }
                     for (size_t i = m * stride; i < m * stride + 8; ++i) {
@@ -592,9 +626,8 @@ static void solver_nonfinite_queries_use_the_origin(void **state)
             }
             float w[20 * 8];
             size_t nf = 0;
-            assert_int_equal((path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, all, 8, w, 8,
-                                                                                  &nf),
-                             CB_OK);
+            assert_int_equal(
+                (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, all, 8, w, 8, &nf), CB_OK);
             assert_int_equal(nf, 7);
             for (size_t i = 0; i < m; ++i) {
                 for (int c = 1; c < 8; ++c) {
@@ -622,9 +655,8 @@ static void solver_far_queries_are_pulled_in(void **state)
         cb_solver *s = create_ok(&kc.desc);
         size_t m = cb_solver_node_count(s);
         float cx, cy, far;
-        cb_solver_far_limits(kc.desc.nodes, kc.desc.node_count,
-                             cb_solver_param_count(s), k == CB_SOLVER_KIND_RBF ? 4.0f : 1000.0f,
-                             &cx, &cy, &far);
+        cb_solver_far_limits(kc.desc.nodes, kc.desc.node_count, cb_solver_param_count(s),
+                             k == CB_SOLVER_KIND_RBF ? 4.0f : 1000.0f, &cx, &cy, &far);
         for (int t = 0; t < 50; ++t) {
             double a = cb_prng_double(&r) * 6.283185307179586;
             float ux = (float)cos(a), uy = (float)sin(a);
@@ -667,8 +699,9 @@ static void solver_weights_valid_for_awkward_queries(void **state)
             } else if (k == CB_SOLVER_KIND_BILINEAR_2D) {
                 m = layout_grid(&r, 2 + l % 3, 1 + l % 4, xy);
             } else {
-                m = layout_rings(&r, l % 2 ? 8 : 4, k == CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D ? 1 : 2,
-                                 l % 3 != 0, l > 1, xy);
+                m = layout_rings(&r, l % 2 ? 8 : 4,
+                                 k == CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D ? 1 : 2, l % 3 != 0,
+                                 l > 1, xy);
             }
             cb_solver_desc d = {.kind = (cb_solver_kind)k, .nodes = xy, .node_count = (uint32_t)m};
             cb_solver *s = create_ok(&d);
@@ -676,24 +709,37 @@ static void solver_weights_valid_for_awkward_queries(void **state)
             enum { Q = 400 };
             static float qx[Q], qy[Q], w[40 * Q];
             for (int c = 0; c < Q; ++c) {
-                int i = (int)cb_prng_below(&r, (uint32_t)m), j = (int)cb_prng_below(&r, (uint32_t)m);
+                int i = (int)cb_prng_below(&r, (uint32_t)m),
+                    j = (int)cb_prng_below(&r, (uint32_t)m);
                 float px = xy[i * dim], py = dim == 2 ? xy[i * dim + 1] : 0.0f;
                 float jx = xy[j * dim], jy = dim == 2 ? xy[j * dim + 1] : 0.0f;
                 float f = cb_prng_range(&r, 0, 1);
                 switch (c % 6) {
-                case 0: qx[c] = px, qy[c] = py; break;
-                case 1: qx[c] = nextafterf(px, INFINITY), qy[c] = py; break;
-                case 2: qx[c] = px + 1e-7f * f, qy[c] = py - 3e-8f; break;
-                case 3: qx[c] = px + f * (jx - px), qy[c] = py + f * (jy - py); break;
-                case 4: qx[c] = 1e-41f * f, qy[c] = -1e-42f; break;
-                default: qx[c] = f * px, qy[c] = f * py; break;
+                case 0:
+                    qx[c] = px, qy[c] = py;
+                    break;
+                case 1:
+                    qx[c] = nextafterf(px, INFINITY), qy[c] = py;
+                    break;
+                case 2:
+                    qx[c] = px + 1e-7f * f, qy[c] = py - 3e-8f;
+                    break;
+                case 3:
+                    qx[c] = px + f * (jx - px), qy[c] = py + f * (jy - py);
+                    break;
+                case 4:
+                    qx[c] = 1e-41f * f, qy[c] = -1e-42f;
+                    break;
+                default:
+                    qx[c] = f * px, qy[c] = f * py;
+                    break;
                 }
             }
             const float *cols[2] = {qx, qy};
             for (int path = 0; path < 2; ++path) {
-                assert_int_equal((path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, cols, Q, w, Q,
-                                                                                      NULL),
-                                 CB_OK);
+                assert_int_equal(
+                    (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, cols, Q, w, Q, NULL),
+                    CB_OK);
                 for (int c = 0; c < Q; ++c) {
                     double sum = 0;
                     for (int i = 0; i < m; ++i) {
@@ -806,8 +852,8 @@ static void weights_of(cb_solver *s, float x, float y, float *w)
     assert_int_equal(cb_solver_evaluate(s, cols, 1, w, 1, NULL), CB_OK);
     assert_int_equal(cb_solver_evaluate_one(s, q, ws, NULL), CB_OK);
     for (size_t i = 0; i < m; ++i) {
-        CB_CHECK(fabsf(w[i] - ws[i]) < 2e-6f, "paths differ at node %zu: %g vs %g", i,
-                 (double)w[i], (double)ws[i]);
+        CB_CHECK(fabsf(w[i] - ws[i]) < 2e-6f, "paths differ at node %zu: %g vs %g", i, (double)w[i],
+                 (double)ws[i]);
     }
 }
 
@@ -854,8 +900,8 @@ static void solver_simple_directional_rules(void **state)
     (void)state;
     /* 4 directions + centre: half way to a node, the centre keeps half. */
     static const float four[] = {0, 0, 1, 0, 0, 1, -1, 0, 0, -1};
-    cb_solver_desc d = {.kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = four,
-                        .node_count = 5};
+    cb_solver_desc d = {
+        .kind = CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, .nodes = four, .node_count = 5};
     cb_solver *s = create_ok(&d);
     float w[5];
     weights_of(s, 0.5f, 0, w);
@@ -907,8 +953,8 @@ static void solver_freeform_directional_rules(void **state)
     (void)state;
     float xy[34];
     int m = layout_locomotion17(xy);
-    cb_solver_desc d = {.kind = CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, .nodes = xy,
-                        .node_count = (uint32_t)m};
+    cb_solver_desc d = {
+        .kind = CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, .nodes = xy, .node_count = (uint32_t)m};
     cb_solver *s = create_ok(&d);
     float w[17];
     weights_of(s, 0, 0, w);
@@ -966,9 +1012,10 @@ static void solver_delaunay_collinear_and_cocircular_layouts(void **state)
      * every query inside gets weights that reproduce it linearly, and nodes are exact. */
     static const float grid[] = {0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1, 0, 2, 1, 2, 2, 2};
     for (int k = 0; k < 2; ++k) {
-        cb_solver_desc g = {.kind = k ? CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D
-                                      : CB_SOLVER_KIND_DELAUNAY_2D,
-                            .nodes = grid, .node_count = 9};
+        cb_solver_desc g = {.kind =
+                                k ? CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D : CB_SOLVER_KIND_DELAUNAY_2D,
+                            .nodes = grid,
+                            .node_count = 9};
         cb_solver *s = create_ok(&g);
         cb_prng r = cb_test_prng(__func__);
         for (int c = 0; c < 500; ++c) {
@@ -978,8 +1025,9 @@ static void solver_delaunay_collinear_and_cocircular_layouts(void **state)
             for (int i = 0; i < 9; ++i) {
                 sx += w[i] * grid[2 * i], sy += w[i] * grid[2 * i + 1];
             }
-            CB_CHECK(fabs(sx - x) < 2e-6 && fabs(sy - y) < 2e-6, "%s: (%g, %g) reproduced as (%g, %g)",
-                     cb_solver_kind_name(g.kind), (double)x, (double)y, sx, sy);
+            CB_CHECK(fabs(sx - x) < 2e-6 && fabs(sy - y) < 2e-6,
+                     "%s: (%g, %g) reproduced as (%g, %g)", cb_solver_kind_name(g.kind), (double)x,
+                     (double)y, sx, sy);
         }
         for (int i = 0; i < 9; ++i) {
             float w[9], want[9] = {0};
@@ -999,7 +1047,10 @@ static void solver_bilinear_grid_inference(void **state)
         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid, .node_count = 6},
         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid, .node_count = 6, .grid_nx = 3},
         {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid, .node_count = 6, .grid_ny = 2},
-        {.kind = CB_SOLVER_KIND_BILINEAR_2D, .nodes = grid, .node_count = 6, .grid_nx = 3,
+        {.kind = CB_SOLVER_KIND_BILINEAR_2D,
+         .nodes = grid,
+         .node_count = 6,
+         .grid_nx = 3,
          .grid_ny = 2},
     };
     for (size_t v = 0; v < 4; ++v) {
@@ -1031,8 +1082,8 @@ static void solver_direct_normalizes_and_zero_is_rest_pose(void **state)
     expect(w, (float[]){0.25f, 0.75f, 0, 0}, 4, 1e-7, "normalized, negative clamped");
     assert_int_equal(cb_solver_evaluate_one(s, (float[]){0, -1, 0, 0}, w, NULL), CB_OK);
     expect(w, (float[]){0, 0, 0, 0}, 4, 0, "all zero: rest pose");
-    static float cols[4][5] = {{0, 1, 2, 0, 1e38f}, {0, 1, 2, 0, 1e38f}, {0, 1, 0, -1, 1e38f},
-                               {0, 1, 0, -1, 1e38f}};
+    static float cols[4][5] = {
+        {0, 1, 2, 0, 1e38f}, {0, 1, 2, 0, 1e38f}, {0, 1, 0, -1, 1e38f}, {0, 1, 0, -1, 1e38f}};
     const float *c[4] = {cols[0], cols[1], cols[2], cols[3]};
     float ws[4 * 5];
     assert_int_equal(cb_solver_evaluate(s, c, 5, ws, 5, NULL), CB_OK);
@@ -1049,8 +1100,11 @@ static void solver_inverse_distance_exact_and_ties(void **state)
     (void)state;
     static const float sq[] = {-1, -1, 1, -1, 1, 1, -1, 1};
     for (int k = 0; k < 2; ++k) {
-        cb_solver_desc d = {.kind = k ? CB_SOLVER_KIND_KNN_IDW : CB_SOLVER_KIND_IDW, .nodes = sq,
-                            .node_count = 4, .knn_k = 1, .idw_power = 3.0f};
+        cb_solver_desc d = {.kind = k ? CB_SOLVER_KIND_KNN_IDW : CB_SOLVER_KIND_IDW,
+                            .nodes = sq,
+                            .node_count = 4,
+                            .knn_k = 1,
+                            .idw_power = 3.0f};
         cb_solver *s = create_ok(&d);
         float w[4];
         weights_of(s, 1, -1, w);
@@ -1096,7 +1150,8 @@ static void solver_exact_predicates(void **state)
      * the exact sign, swapping two points must flip it (a rounded evaluation need not). */
     float xy[18];
     layout_standard8(xy);
-    double s0[2] = {xy[2], xy[3]}, s1[2] = {xy[4], xy[5]}, s2[2] = {xy[6], xy[7]}, s3[2] = {xy[8], xy[9]};
+    double s0[2] = {xy[2], xy[3]}, s1[2] = {xy[4], xy[5]}, s2[2] = {xy[6], xy[7]},
+           s3[2] = {xy[8], xy[9]};
     int sign = cb_incircle_exact(s0, s1, s2, s3);
     assert_int_equal(cb_incircle_exact(s1, s0, s2, s3), -sign);
 }
@@ -1109,9 +1164,15 @@ static void solver_triangulation_is_delaunay(void **state)
         float xy[2 * CB_SOLVER_MAX_NODES];
         int n;
         switch (l % 5) {
-        case 0: n = layout_rings(&r, l % 2 ? 8 : 4, 1 + l % 2, l % 3 == 0, l % 4 == 0, xy); break;
-        case 1: n = layout_grid(&r, 2 + l % 4, 2 + (l / 2) % 4, xy); break;
-        case 2: n = layout_standard8(xy); break;
+        case 0:
+            n = layout_rings(&r, l % 2 ? 8 : 4, 1 + l % 2, l % 3 == 0, l % 4 == 0, xy);
+            break;
+        case 1:
+            n = layout_grid(&r, 2 + l % 4, 2 + (l / 2) % 4, xy);
+            break;
+        case 2:
+            n = layout_standard8(xy);
+            break;
         default:
             n = 3 + (int)cb_prng_below(&r, 60);
             for (int i = 0; i < n; ++i) {
@@ -1147,7 +1208,8 @@ static void solver_triangulation_is_delaunay(void **state)
                  mesh.hull_count);
         for (uint32_t t = 0; t < mesh.tri_count; ++t) {
             const uint32_t *v = mesh.tri[t];
-            CB_CHECK(cb_orient2d_exact(p[v[0]], p[v[1]], p[v[2]]) > 0, "layout %d: triangle %u", l, t);
+            CB_CHECK(cb_orient2d_exact(p[v[0]], p[v[1]], p[v[2]]) > 0, "layout %d: triangle %u", l,
+                     t);
             for (int i = 0; i < n; ++i) {
                 if ((uint32_t)i != v[0] && (uint32_t)i != v[1] && (uint32_t)i != v[2]) {
                     CB_CHECK(cb_incircle_exact(p[v[0]], p[v[1]], p[v[2]], p[i]) <= 0,

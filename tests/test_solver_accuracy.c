@@ -53,8 +53,8 @@ typedef struct bound {
  * pulled-in coordinates is 6e-5 of a layout size out there, which moves a projection onto the
  * hull (delaunay, natural neighbours) by as much: 1.5e-4 covers edges half a layout size long
  * (measured 0 on these layouts). KNN weights far out are differences of nearly equal distance
- * terms, resolved to the same 6e-5 of a size (measured 9.7e-5, scalar path). The others have settled
- * far out (measured <= 4.2e-7; RBF, whose kernel sums grow with the distance, 2.7e-5). */
+ * terms, resolved to the same 6e-5 of a size (measured 9.7e-5, scalar path). The others have
+ * settled far out (measured <= 4.2e-7; RBF, whose kernel sums grow with the distance, 2.7e-5). */
 static const bound BOUNDS[] = {
     {CB_SOLVER_KIND_LINEAR_1D, 4e-7, 0, 1e-6},
     {CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, 1.1e-6, 0, 1e-6},
@@ -127,9 +127,9 @@ static size_t make_queries(cb_prng *r, const float *xy, int m, int dim, float *q
         ++n;
         qx[n] = f * xy[i * dim], qy[n] = dim == 2 ? f * xy[i * dim + 1] : 0.0f, ++n;
     }
-    static const float hard[][2] = {{0.0f, 0.0f}, {NAN, 1.0f}, {INFINITY, 0.0f},
+    static const float hard[][2] = {{0.0f, 0.0f},      {NAN, 1.0f},       {INFINITY, 0.0f},
                                     {0.5f, -INFINITY}, {1e-30f, -1e-30f}, {1e6f, -3e6f},
-                                    {-1e20f, 1e19f}, {3e30f, 2e30f}};
+                                    {-1e20f, 1e19f},   {3e30f, 2e30f}};
     enum { HARD = sizeof hard / sizeof hard[0], FAR = 3 };
     for (size_t k = 0; k < HARD && n < max; ++k, ++n) {
         if (k == HARD - FAR) {
@@ -357,8 +357,8 @@ static void solver_accuracy_simple_directional(void **state)
     cb_err_track t = TRACK(simple_directional_2d, "scattered nodes");
     ring_layouts(&t, CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, &r, false, NULL);
     /* Sectors wider than 180 degrees, exactly 180, and a lone direction. */
-    static const float odd[][8] = {{1, 0, 0, 1, 0, 0, -1, 0.2f}, {1, 0, -1, 0, 0, 0, 0, 0},
-                                   {0, 0, 2, 1, 0, 0, 0, 0}};
+    static const float odd[][8] = {
+        {1, 0, 0, 1, 0, 0, -1, 0.2f}, {1, 0, -1, 0, 0, 0, 0, 0}, {0, 0, 2, 1, 0, 0, 0, 0}};
     static const int odd_m[] = {4, 3, 2};
     for (int k = 0; k < 3; ++k) {
         cb_solver_desc d = desc_of(CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, odd[k], odd_m[k]);
@@ -465,8 +465,11 @@ static void solver_accuracy_rbf(void **state)
     float th[CB_SOLVER_MAX_NODES];
     layout_thresholds(&r, 6, false, th);
     for (int k = 1; k < CB_RBF_KERNEL_COUNT; ++k) {
-        cb_solver_desc d = {.kind = CB_SOLVER_KIND_RBF, .nodes = th, .node_count = 6,
-                            .dimension = 1, .rbf_kernel = (cb_rbf_kernel)k};
+        cb_solver_desc d = {.kind = CB_SOLVER_KIND_RBF,
+                            .nodes = th,
+                            .node_count = 6,
+                            .dimension = 1,
+                            .rbf_kernel = (cb_rbf_kernel)k};
         check_layout(second_track, far_track, &d, &r);
     }
     finish(&t, CB_SOLVER_KIND_RBF);

@@ -87,12 +87,16 @@ static bool make_space(space *sp, cb_solver_kind kind, const float *xy, int m, i
     sp->spacing = INFINITY;
     for (int i = 0; i < m; ++i) {
         for (int j = i + 1; j < m; ++j) {
-            double dx = xy[i * dim] - xy[j * dim], dy = dim == 2 ? xy[i * 2 + 1] - xy[j * 2 + 1] : 0;
+            double dx = xy[i * dim] - xy[j * dim],
+                   dy = dim == 2 ? xy[i * 2 + 1] - xy[j * 2 + 1] : 0;
             sp->spacing = fmin(sp->spacing, hypot(dx, dy));
         }
     }
-    cb_solver_desc d = {.kind = kind, .nodes = sp->xy, .node_count = (uint32_t)m,
-                        .dimension = (uint32_t)dim, .knn_k = knn_k};
+    cb_solver_desc d = {.kind = kind,
+                        .nodes = sp->xy,
+                        .node_count = (uint32_t)m,
+                        .dimension = (uint32_t)dim,
+                        .knn_k = knn_k};
     cb_error err = {0};
     cb_result r = cb_solver_create(&d, &sp->s, &err);
     CB_CHECK(r == CB_OK, "create %s: %s", cb_solver_kind_name(kind), err.message);
@@ -113,15 +117,16 @@ static void layout_for(cb_prng *r, cb_solver_kind kind, int variant, int l, floa
     if (kind == CB_SOLVER_KIND_LINEAR_1D) {
         *dim = 1;
         *m = layout_thresholds(r, 2 + l % 10, false, xy);
-    } else if (kind == CB_SOLVER_KIND_BILINEAR_2D || (kind == CB_SOLVER_KIND_DELAUNAY_2D && l % 4 == 3) ||
+    } else if (kind == CB_SOLVER_KIND_BILINEAR_2D ||
+               (kind == CB_SOLVER_KIND_DELAUNAY_2D && l % 4 == 3) ||
                (kind == CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D && l % 4 == 3)) {
         *m = layout_grid(r, 2 + l % 3, 2 + (l / 3) % 3, xy);
     } else {
         bool simple = kind == CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D;
         /* Directional methods are measured with an idle node (without one they are discontinuous
          * at the origin, by design); the others both ways. */
-        bool idle = simple || kind == CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D ? variant != 1
-                                                                             : l % 2 == 0;
+        bool idle =
+            simple || kind == CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D ? variant != 1 : l % 2 == 0;
         /* KNN is measured on jittered rings: in a symmetric ring more than k nodes can tie as
          * nearest (the centre of 8 directions for k = 4), its documented discontinuity. */
         bool jitter = kind == CB_SOLVER_KIND_KNN_IDW && variant == 0 ? true : l % 3 != 0;
@@ -263,7 +268,8 @@ static void measure_layout(criteria *c, cb_prng *r, const space *sp, cb_solver_k
             }
             c->coarse = fmax(c->coarse, jump);
             if (jump > 1e-3) {
-                c->continuity = fmax(c->continuity, refine_jump(sp, qx[k], qy[k], qx[k + 1], qy[k + 1]));
+                c->continuity =
+                    fmax(c->continuity, refine_jump(sp, qx[k], qy[k], qx[k + 1], qy[k + 1]));
             }
         }
     }
@@ -271,7 +277,8 @@ static void measure_layout(criteria *c, cb_prng *r, const space *sp, cb_solver_k
     for (int ray = 0; ray < 3; ++ray) {
         int i = (int)cb_prng_below(r, (uint32_t)m);
         double a = cb_prng_double(r) * 6.283185307179586;
-        double dx = sp->dim == 2 ? cos(a) : (ray % 2 ? 1.0 : -1.0), dy = sp->dim == 2 ? sin(a) : 0.0;
+        double dx = sp->dim == 2 ? cos(a) : (ray % 2 ? 1.0 : -1.0),
+               dy = sp->dim == 2 ? sin(a) : 0.0;
         for (int k = 0; k <= RAY_STEPS; ++k) {
             double t = 2.0 * sp->radius * k / RAY_STEPS;
             qx[k] = (float)(sp->xy[i * sp->dim] + t * dx);
@@ -349,9 +356,8 @@ static void check_method(cb_solver_kind kind, int variant)
     double mean_local = c.local_count ? c.local_sum / (double)c.local_count : 0;
     /* The docs table row. */
     char density[48];
-    snprintf(density, sizeof density,
-             kind == CB_SOLVER_KIND_BILINEAR_2D ? "n/a" : "%.1e (%.2g)", c.density,
-             c.density_ratio);
+    snprintf(density, sizeof density, kind == CB_SOLVER_KIND_BILINEAR_2D ? "n/a" : "%.1e (%.2g)",
+             c.density, c.density_ratio);
     cb_test_note("| %s | %s | %.1e | %.1e | %.1e | %.1e / %.1e | %.1f / %d | %.1e | %s | %.1e |",
                  cb_solver_kind_name(kind), p->layouts, c.exact, c.unity, c.bounds + 0.0,
                  c.continuity, c.coarse, mean_local, c.local_max, c.monotone, density, c.linear);
@@ -381,19 +387,18 @@ static void check_method(cb_solver_kind kind, int variant)
     }
 }
 
-#define METHOD_TEST(fn, kind, variant)                                                         \
-    static void fn(void **state)                                                               \
-    {                                                                                          \
-        (void)state;                                                                           \
-        check_method(kind, variant);                                                           \
+#define METHOD_TEST(fn, kind, variant)                                                             \
+    static void fn(void **state)                                                                   \
+    {                                                                                              \
+        (void)state;                                                                               \
+        check_method(kind, variant);                                                               \
     }
 
 METHOD_TEST(solver_criteria_linear_1d, CB_SOLVER_KIND_LINEAR_1D, 0)
 METHOD_TEST(solver_criteria_simple_directional, CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, 0)
 METHOD_TEST(solver_criteria_simple_directional_no_idle, CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, 1)
 METHOD_TEST(solver_criteria_freeform_directional, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, 0)
-METHOD_TEST(solver_criteria_freeform_directional_no_idle, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D,
-            1)
+METHOD_TEST(solver_criteria_freeform_directional_no_idle, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, 1)
 METHOD_TEST(solver_criteria_freeform_cartesian, CB_SOLVER_KIND_FREEFORM_CARTESIAN_2D, 0)
 METHOD_TEST(solver_criteria_delaunay, CB_SOLVER_KIND_DELAUNAY_2D, 0)
 METHOD_TEST(solver_criteria_bilinear, CB_SOLVER_KIND_BILINEAR_2D, 0)
@@ -420,8 +425,8 @@ static void solver_criteria_direct(void **state)
         const float *c[16];
         for (uint32_t k = 0; k < m; ++k) {
             for (int q = 0; q < N; ++q) {
-                cols[k][q] = q < (int)m ? (q == (int)k ? 1.0f : 0.0f)
-                                        : cb_prng_range(&r, -1.0f, 3.0f);
+                cols[k][q] =
+                    q < (int)m ? (q == (int)k ? 1.0f : 0.0f) : cb_prng_range(&r, -1.0f, 3.0f);
             }
             c[k] = cols[k];
         }
@@ -444,8 +449,9 @@ static void solver_criteria_direct(void **state)
         }
         cb_solver_destroy(s);
     }
-    cb_test_note("| direct | parameters | exact | 1 (0 when all <= 0) | in [0, 1] | continuous in the "
-                 "parameters | only nodes with a positive parameter | - | - | - |");
+    cb_test_note(
+        "| direct | parameters | exact | 1 (0 when all <= 0) | in [0, 1] | continuous in the "
+        "parameters | only nodes with a positive parameter | - | - | - |");
 }
 
 int main(void)

@@ -64,10 +64,10 @@ static void vmath_atan2_accuracy(void **state)
     cb_err_track_check(&t, ATAN2_BOUND);
 
     /* Hard cases: signed zeros, infinities, NaN. */
-    static const float hx[] = {0.0f, -0.0f, 0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
-                               INFINITY, -INFINITY, 1.0f, 5.0f, 1e-45f, -3.0f, NAN, 1.0f};
-    static const float hy[] = {0.0f, 0.0f, -0.0f, -0.0f, 0.0f, -0.0f, INFINITY, INFINITY,
-                               1.0f, -1.0f, INFINITY, -INFINITY, 1e-45f, 1e-45f, 1.0f, NAN};
+    static const float hx[] = {0.0f,     -0.0f,     0.0f, -0.0f, 1.0f,   -1.0f, INFINITY, -INFINITY,
+                               INFINITY, -INFINITY, 1.0f, 5.0f,  1e-45f, -3.0f, NAN,      1.0f};
+    static const float hy[] = {0.0f, 0.0f,  -0.0f,    -0.0f,     0.0f,   -0.0f,  INFINITY, INFINITY,
+                               1.0f, -1.0f, INFINITY, -INFINITY, 1e-45f, 1e-45f, 1.0f,     NAN};
     enum { H = sizeof hx / sizeof hx[0] };
     CB_VF_ALIGNED float bx[H + CB_W], by[H + CB_W], bo[H + CB_W];
     memset(bx, 0, sizeof bx), memset(by, 0, sizeof by);
@@ -82,8 +82,8 @@ static void vmath_atan2_accuracy(void **state)
         }
         if (want == 0.0) {
             /* The sign of a zero result follows y, as in IEEE atan2. */
-            CB_CHECK(same_bits(bo[i], (float)want), "atan2 case %zu: %g, want %g", i,
-                     (double)bo[i], want);
+            CB_CHECK(same_bits(bo[i], (float)want), "atan2 case %zu: %g, want %g", i, (double)bo[i],
+                     want);
         }
         cb_err_track_add(&h, bo[i], want, i);
     }
@@ -185,8 +185,8 @@ static void vmath_exp2_accuracy(void **state)
                      (double)po[l]);
         }
     }
-    static const float special[] = {-127.0f, -1000.0f, -INFINITY, 200.0f, INFINITY, NAN, 0.0f,
-                                    -0.0f};
+    static const float special[] = {-127.0f,  -1000.0f, -INFINITY, 200.0f,
+                                    INFINITY, NAN,      0.0f,      -0.0f};
     enum { S = sizeof special / sizeof special[0] };
     CB_VF_ALIGNED float s[S + CB_W] = {0}, so[S + CB_W];
     memcpy(s, special, sizeof special);
@@ -242,10 +242,8 @@ static void vmath_mask_bits_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vmath_atan2_accuracy),
-        cmocka_unit_test(vmath_log2_accuracy),
-        cmocka_unit_test(vmath_exp2_accuracy),
-        cmocka_unit_test(vmath_exp_log_accuracy),
+        cmocka_unit_test(vmath_atan2_accuracy),       cmocka_unit_test(vmath_log2_accuracy),
+        cmocka_unit_test(vmath_exp2_accuracy),        cmocka_unit_test(vmath_exp_log_accuracy),
         cmocka_unit_test(vmath_mask_bits_round_trip),
     };
     return CB_RUN_TESTS(tests);

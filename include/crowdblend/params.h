@@ -71,8 +71,7 @@ CB_API cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, c
  *         CB_ERR_INVALID_ARGUMENT (dt_s < 0).
  */
 CB_API cb_result cb_params_interp_to(const float *current, const float *target, size_t n,
-                                     float dt_s, float speed, float *out,
-                                     size_t *nonfinite_count);
+                                     float dt_s, float speed, float *out, size_t *nonfinite_count);
 
 /** Movement direction classes of cb_params_quadrant. NONE (0) is "no previous state": a zeroed
  *  state column is a valid start. */

@@ -41,12 +41,12 @@
  * DETERMINISM AND THREADS
  *   A solver is immutable after create: any number of threads may evaluate one solver at the
  *   same time. evaluate never allocates, locks or calls the system; it uses up to about 20 KB
- *   of stack (padded tail rows and kernel values for CB_SOLVER_MAX_NODES nodes). A character's weights are
- *   bit-identical whatever the batch it is evaluated in, its position in that batch and the
- *   batch size: the last count % W characters go through the same vector code on a padded
- *   copy. The scalar paths (cb_solver_evaluate_ref, cb_solver_evaluate_one) are separate
- *   implementations of the same contract and agree with the SIMD path within the bounds
- *   documented in docs/solvers.md, not bit for bit.
+ *   of stack (padded tail rows and kernel values for CB_SOLVER_MAX_NODES nodes). A character's
+ * weights are bit-identical whatever the batch it is evaluated in, its position in that batch and
+ * the batch size: the last count % W characters go through the same vector code on a padded copy.
+ * The scalar paths (cb_solver_evaluate_ref, cb_solver_evaluate_one) are separate implementations of
+ * the same contract and agree with the SIMD path within the bounds documented in docs/solvers.md,
+ * not bit for bit.
  */
 #ifndef CROWDBLEND_SOLVER_H
 #define CROWDBLEND_SOLVER_H

@@ -29,8 +29,10 @@ static const struct {
     const char *method;
     const char *keys[3];
 } option_keys[] = {
-    {"bilinear_2d", {"nx", "ny"}},    {"idw", {"power"}},
-    {"knn_idw", {"power", "k"}},      {"rbf", {"kernel", "epsilon"}},
+    {"bilinear_2d", {"nx", "ny"}},
+    {"idw", {"power"}},
+    {"knn_idw", {"power", "k"}},
+    {"rbf", {"kernel", "epsilon"}},
     {"velocity_blend_4dir", {"min_sq_len"}},
 };
 
@@ -154,14 +156,16 @@ static int read_input(json_t *root, input *in)
     const char *key;
     const json_t *value;
     if (in->options != NULL) {
-        json_object_foreach((json_t *)in->options, key, value) {
+        json_object_foreach((json_t *)in->options, key, value)
+        {
             if (!option_allowed(in->solver, key)) {
                 fprintf(stderr, "%s: warning: option \"%s\" is not used by %s (ignored)\n", CMD,
                         key, in->solver);
             }
         }
     }
-    json_object_foreach(root, key, value) {
+    json_object_foreach(root, key, value)
+    {
         if (strcmp(key, "solver") && strcmp(key, "nodes") && strcmp(key, "options") &&
             strcmp(key, "queries")) {
             fprintf(stderr, "%s: warning: key \"%s\" is not part of the input format (ignored)\n",
@@ -255,7 +259,8 @@ static int build_solver(const input *in, solver_run *run)
         dim = 0;
     } else if (in->kind == CB_SOLVER_KIND_IDW || in->kind == CB_SOLVER_KIND_KNN_IDW ||
                in->kind == CB_SOLVER_KIND_RBF) {
-        dim = json_is_number(first) || (json_is_array(first) && json_array_size(first) == 1) ? 1 : 2;
+        dim =
+            json_is_number(first) || (json_is_array(first) && json_array_size(first) == 1) ? 1 : 2;
     }
     run->nodes = calloc(m * 2 + 2, sizeof(float));
     if (run->nodes == NULL) {
@@ -273,9 +278,9 @@ static int build_solver(const input *in, solver_run *run)
     d.dimension = dim > 0 ? (uint32_t)dim : 0;
     double power = 0, epsilon = 0;
     int rc;
-    if ((rc = option_number(in, "power", &power)) || (rc = option_number(in, "epsilon", &epsilon)) ||
-        (rc = option_count(in, "k", &d.knn_k)) || (rc = option_count(in, "nx", &d.grid_nx)) ||
-        (rc = option_count(in, "ny", &d.grid_ny))) {
+    if ((rc = option_number(in, "power", &power)) ||
+        (rc = option_number(in, "epsilon", &epsilon)) || (rc = option_count(in, "k", &d.knn_k)) ||
+        (rc = option_count(in, "nx", &d.grid_nx)) || (rc = option_count(in, "ny", &d.grid_ny))) {
         return rc;
     }
     if (in->kind == CB_SOLVER_KIND_IDW || in->kind == CB_SOLVER_KIND_KNN_IDW) {
@@ -311,7 +316,8 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
 {
     solver_run run = {0};
     int rc = build_solver(in, &run);
-    size_t n = json_array_size(in->queries), np = rc == CB_EXIT_OK ? cb_solver_param_count(run.s) : 0;
+    size_t n = json_array_size(in->queries),
+           np = rc == CB_EXIT_OK ? cb_solver_param_count(run.s) : 0;
     float *cols = NULL, *w = NULL;
     if (rc == CB_EXIT_OK) {
         cols = malloc((n * np + 1) * sizeof(float));
@@ -340,8 +346,9 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
         size_t nonfinite = 0;
         cb_solver_evaluate(run.s, params, n, w, n, &nonfinite);
         if (nonfinite > 0) {
-            fprintf(stderr, "%s: warning: %zu queries had non-finite parameters (evaluated at the "
-                            "origin)\n",
+            fprintf(stderr,
+                    "%s: warning: %zu queries had non-finite parameters (evaluated at the "
+                    "origin)\n",
                     CMD, nonfinite);
         }
     }
@@ -350,8 +357,8 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
         if (run.dim == 0) {
             rc = fail("--plot: direct has one parameter per node, there is no plane to draw");
         } else {
-            cb_plot p = {(int)run.dim, run.m, run.nodes, NULL, plot_solver, run.s, {0}, {0},
-                         (int)plot_size};
+            cb_plot p = {(int)run.dim, run.m, run.nodes, NULL,          plot_solver,
+                         run.s,        {0},   {0},       (int)plot_size};
             cb_plot_window(run.nodes, run.m, (int)run.dim, p.lo, p.hi);
             char err[256];
             if (!cb_plot_write_png(&p, plot, err, sizeof err)) {
@@ -413,7 +420,8 @@ static int run_velocity(const input *in, const char *output, const char *plot, l
     }
     if (rc == CB_EXIT_OK) {
         cb_velocity_blend out = {w, w + n, w + 2 * n, w + 3 * n};
-        cb_result r = cb_params_velocity_blend_4dir(v, v + n, v + 2 * n, n, (float)min_sq, out, NULL);
+        cb_result r =
+            cb_params_velocity_blend_4dir(v, v + n, v + 2 * n, n, (float)min_sq, out, NULL);
         rc = r != CB_OK ? fail("options.min_sq_len: %s", cb_result_str(r)) : CB_EXIT_OK;
     }
     if (rc == CB_EXIT_OK && plot != NULL) {
@@ -422,8 +430,8 @@ static int run_velocity(const input *in, const char *output, const char *plot, l
         static const float dirs[8] = {1, 0, -1, 0, 0, -1, 0, 1};
         static const char *const labels[4] = {"F", "B", "L", "R"};
         velocity_ctx ctx = {(float)min_sq};
-        cb_plot p = {2, 4, dirs, labels, velocity_eval, &ctx, {-1.5f, -1.5f}, {1.5f, 1.5f},
-                     (int)plot_size};
+        cb_plot p = {
+            2, 4, dirs, labels, velocity_eval, &ctx, {-1.5f, -1.5f}, {1.5f, 1.5f}, (int)plot_size};
         char err[256];
         if (!cb_plot_write_png(&p, plot, err, sizeof err)) {
             rc = fail("--plot: %s", err);
@@ -490,7 +498,8 @@ int cb_cmd_weights(int argc, char **argv)
     if (help) {
         cb_opts_print_help("crowdblend weights [INPUT.json | -] [--output FILE] [--plot FILE.png]",
                            opts);
-        printf("\ninput:  {\"solver\": NAME, \"nodes\": [...], \"options\": {...}, \"queries\": [...]}\n"
+        printf("\ninput:  {\"solver\": NAME, \"nodes\": [...], \"options\": {...}, \"queries\": "
+               "[...]}\n"
                "output: {\"solver\": NAME, \"weights\": [[w_0, ..., w_M-1], ...]}\nnames:  ");
         list_names(stdout);
         printf("\n");
@@ -502,8 +511,8 @@ int cb_cmd_weights(int argc, char **argv)
     }
     const char *path = npos > 0 ? positional[0] : "-";
     json_error_t jerr;
-    json_t *root = strcmp(path, "-") == 0 ? json_loadf(stdin, 0, &jerr)
-                                          : json_load_file(path, 0, &jerr);
+    json_t *root =
+        strcmp(path, "-") == 0 ? json_loadf(stdin, 0, &jerr) : json_load_file(path, 0, &jerr);
     if (root == NULL) {
         const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
         if (jerr.line < 0) {

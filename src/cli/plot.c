@@ -53,11 +53,16 @@ static const uint8_t *glyph(char ch)
         return digits[ch - '0'];
     }
     switch (ch) {
-    case 'F': return f;
-    case 'B': return b;
-    case 'L': return l;
-    case 'R': return r;
-    default: return NULL;
+    case 'F':
+        return f;
+    case 'B':
+        return b;
+    case 'L':
+        return l;
+    case 'R':
+        return r;
+    default:
+        return NULL;
     }
 }
 
@@ -184,7 +189,8 @@ static void draw_panel(const cb_plot *p, canvas *c, size_t node, const float *w,
             }
         }
         for (size_t i = 0; i < p->node_count; ++i) {
-            int nx = to_pixel(p, 0, p->nodes[2 * i]), ny = s - 1 - to_pixel(p, 1, p->nodes[2 * i + 1]);
+            int nx = to_pixel(p, 0, p->nodes[2 * i]),
+                ny = s - 1 - to_pixel(p, 1, p->nodes[2 * i + 1]);
             disc(c, ox + nx, oy + ny, i == node ? 4 : 3, i == node);
         }
     } else {

@@ -12,14 +12,14 @@
 typedef bool (*cb_plot_eval_fn)(void *ctx, const float *x, const float *y, size_t n, float *w);
 
 typedef struct cb_plot {
-    int dimension;           /* 1: weight curves, 2: weight maps */
-    size_t node_count;       /* panels */
-    const float *nodes;      /* node_count * dimension coordinates, marked on every panel */
+    int dimension;             /* 1: weight curves, 2: weight maps */
+    size_t node_count;         /* panels */
+    const float *nodes;        /* node_count * dimension coordinates, marked on every panel */
     const char *const *labels; /* a name per panel, or NULL for the node index */
     cb_plot_eval_fn eval;
     void *ctx;
-    float lo[2], hi[2];      /* the window of parameter space shown (hi > lo) */
-    int panel;               /* panel size in pixels, 32 to 512 */
+    float lo[2], hi[2]; /* the window of parameter space shown (hi > lo) */
+    int panel;          /* panel size in pixels, 32 to 512 */
 } cb_plot;
 
 /* The window around the nodes: their bounding box grown by a quarter of its larger side on

@@ -36,8 +36,7 @@ static void stage_in(float *stage, const float *src, size_t i, size_t count, flo
  * within 2 ulp of the exact share. Returns the non-finite lanes' bits. */
 CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_vf out[4])
 {
-    cb_vm finite = cb_vm_and(cb_vm_and(cb_vf_is_finite(x), cb_vf_is_finite(y)),
-                             cb_vf_is_finite(z));
+    cb_vm finite = cb_vm_and(cb_vm_and(cb_vf_is_finite(x), cb_vf_is_finite(y)), cb_vf_is_finite(z));
     /* Components beyond 1e30 would overflow the L1 sum: scale such lanes by 1 / max first
      * (shares are scale-invariant); other lanes keep their exact values. */
     cb_vf big = cb_vf_max(cb_vf_max(cb_vf_abs(x), cb_vf_abs(y)), cb_vf_abs(z));
@@ -64,8 +63,8 @@ CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_v
     return ~cb_vm_bits(finite) & CB_VM_ALL_BITS;
 }
 
-cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const float *z,
-                                        size_t n, float min_sq_len, cb_velocity_blend out,
+cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const float *z, size_t n,
+                                        float min_sq_len, cb_velocity_blend out,
                                         size_t *nonfinite_count)
 {
     if (!isfinite(min_sq_len)) {
@@ -155,8 +154,8 @@ cb_result cb_params_interp_to(const float *current, const float *target, size_t 
     size_t bad = 0, i = 0;
     cb_vf r;
     for (; i + CB_W <= n; i += CB_W) {
-        bad += popcount(interp_kernel(cb_vf_loadu(current + i), cb_vf_loadu(target + i), alpha,
-                                      snap_all, &r));
+        bad += popcount(
+            interp_kernel(cb_vf_loadu(current + i), cb_vf_loadu(target + i), alpha, snap_all, &r));
         cb_vf_storeu(out + i, r);
     }
     if (i < n) {
@@ -187,7 +186,8 @@ CB_INLINE unsigned quadrant_kernel(cb_vf angle, cb_vf state, cb_vf dead, cb_vf *
     a = cb_vf_select(cb_vf_gt(cb_vf_abs(a), cb_vf_set1(pi)),
                      cb_vf_fnmadd(k, cb_vf_set1(6.28318530717958648f), a), a);
     cb_vf abs_a = cb_vf_abs(a);
-    cb_vf fwd = cb_vf_set1((float)CB_QUADRANT_FORWARD), bwd = cb_vf_set1((float)CB_QUADRANT_BACKWARD);
+    cb_vf fwd = cb_vf_set1((float)CB_QUADRANT_FORWARD),
+          bwd = cb_vf_set1((float)CB_QUADRANT_BACKWARD);
     cb_vf fwd_dz = cb_vf_select(cb_vf_eq(state, fwd), cb_vf_add(dead, dead), dead);
     cb_vf bwd_dz = cb_vf_select(cb_vf_eq(state, bwd), cb_vf_add(dead, dead), dead);
     cb_vm is_fwd = cb_vf_le(abs_a, cb_vf_add(cb_vf_set1(0.25f * pi), fwd_dz));
@@ -217,8 +217,8 @@ static unsigned quadrant_block(const float *angle, uint8_t *state, size_t count,
     return bad & ((1u << count) - 1u);
 }
 
-cb_result cb_params_quadrant(const float *angle_rad, size_t n, float dead_zone_rad,
-                             uint8_t *state, size_t *nonfinite_count)
+cb_result cb_params_quadrant(const float *angle_rad, size_t n, float dead_zone_rad, uint8_t *state,
+                             size_t *nonfinite_count)
 {
     if (!isfinite(dead_zone_rad)) {
         return CB_ERR_NOT_FINITE;

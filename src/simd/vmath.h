@@ -202,7 +202,8 @@ static const float cb_vmath_exp2_coeffs[7] = {1.54614447e-4f,  1.340042818e-3f, 
 
 /* 2^x. x = n + f with n = round(x) and f in [-1/2, 1/2]; 2^n is built in the exponent bits.
  * Integer x gives the exact power of two. x < -126 gives 0 (results would be denormal),
- * x > 127 gives 2^127 (finite: no caller needs overflow), NaN gives NaN. Error: <= 2.5e-7 relative. */
+ * x > 127 gives 2^127 (finite: no caller needs overflow), NaN gives NaN.
+ * Error: <= 2.5e-7 relative. */
 CB_INLINE cb_vf cb_vf_exp2(cb_vf x)
 {
     cb_vf xc = cb_vf_min(cb_vf_max(x, cb_vf_set1(-126.0f)), cb_vf_set1(127.0f));

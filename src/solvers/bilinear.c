@@ -78,8 +78,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
     for (uint32_t iy = 1; iy < ny; ++iy) {
         if (!(p[2 * iy * nx + 1] > p[2 * (iy - 1) * nx + 1])) {
             return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "bilinear_2d: y must increase along a column (nodes[%u])",
-                                iy * nx);
+                                "bilinear_2d: y must increase along a column (nodes[%u])", iy * nx);
         }
     }
     bilinear tmp;
@@ -111,8 +110,8 @@ CB_INLINE cb_vf hat_weight(const cb_hat *h, uint32_t k, cb_vf u)
         w = cb_vf_mul(cb_vf_sub(u, cb_vf_set1(h->t[k - 1])), cb_vf_set1(h->inv[k - 1]));
     }
     if (k + 1 < h->n) {
-        w = cb_vf_min(w, cb_vf_fnmadd(cb_vf_sub(u, cb_vf_set1(h->t[k])), cb_vf_set1(h->inv[k]),
-                                      one));
+        w = cb_vf_min(w,
+                      cb_vf_fnmadd(cb_vf_sub(u, cb_vf_set1(h->t[k])), cb_vf_set1(h->inv[k]), one));
     }
     return cb_vf_clamp01(w);
 }

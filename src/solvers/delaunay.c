@@ -27,8 +27,8 @@ typedef struct delaunay {
     bool collinear;
     cb_line1d line;
     uint32_t tri_count;
-    uint32_t *v0, *v1, *v2;                 /* vertices, counter-clockwise */
-    float *x0, *y0, *ax, *ay, *bx, *by;     /* p0, p1 - p0, p2 - p0 */
+    uint32_t *v0, *v1, *v2;             /* vertices, counter-clockwise */
+    float *x0, *y0, *ax, *ay, *bx, *by; /* p0, p1 - p0, p2 - p0 */
     float *det, *inv_det;
     cb_hull hull;
 } delaunay;
@@ -107,10 +107,13 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf bdet = cb_vf_set1(1.0f);
     cb_vf n0 = cb_vf_zero(), n1 = cb_vf_zero(), n2 = cb_vf_zero();
     for (uint32_t t = 0; t < d->tri_count; ++t) {
-        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x0[t])), dy = cb_vf_sub(in->y, cb_vf_set1(d->y0[t]));
+        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x0[t])),
+              dy = cb_vf_sub(in->y, cb_vf_set1(d->y0[t]));
         cb_vf det = cb_vf_set1(d->det[t]);
-        cb_vf u1 = cb_vf_sub(cb_vf_mul(dx, cb_vf_set1(d->by[t])), cb_vf_mul(dy, cb_vf_set1(d->bx[t])));
-        cb_vf u2 = cb_vf_sub(cb_vf_mul(cb_vf_set1(d->ax[t]), dy), cb_vf_mul(cb_vf_set1(d->ay[t]), dx));
+        cb_vf u1 =
+            cb_vf_sub(cb_vf_mul(dx, cb_vf_set1(d->by[t])), cb_vf_mul(dy, cb_vf_set1(d->bx[t])));
+        cb_vf u2 =
+            cb_vf_sub(cb_vf_mul(cb_vf_set1(d->ax[t]), dy), cb_vf_mul(cb_vf_set1(d->ay[t]), dx));
         cb_vf u0 = cb_vf_sub(cb_vf_sub(det, u1), u2);
         cb_vf score = cb_vf_mul(cb_vf_min(u0, cb_vf_min(u1, u2)), cb_vf_set1(d->inv_det[t]));
         cb_vm better = cb_vf_gt(score, best);

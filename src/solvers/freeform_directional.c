@@ -38,14 +38,14 @@ typedef struct pair {
 } pair;
 
 typedef struct polar {
-    int32_t origin;                 /* node at (0, 0), or -1 */
-    float *mag_v, *ang_v;           /* per node, computed by the vector path's functions */
-    float *mag_s, *ang_s;           /* per node, computed by the scalar path's functions */
-    float *inv4mag;                 /* 4 / |p_i| (0 for the origin node) */
+    int32_t origin;                     /* node at (0, 0), or -1 */
+    float *mag_v, *ang_v;               /* per node, computed by the vector path's functions */
+    float *mag_s, *ang_s;               /* per node, computed by the scalar path's functions */
+    float *inv4mag;                     /* 4 / |p_i| (0 for the origin node) */
     uint32_t *first, *n_signed, *n_abs; /* per node: its pairs, the signed-angle ones first */
     pair *pairs;
-    float *at_zero;                 /* the weights of q = (0, 0) */
-    float *fallback;                /* weights where every influence is 0 */
+    float *at_zero;  /* the weights of q = (0, 0) */
+    float *fallback; /* weights where every influence is 0 */
 } polar;
 
 static void plan(cb_layout *l, void *tables, const cb_plan_sizes *n)
@@ -193,8 +193,8 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
         cb_vf h = one;
         const pair *pp = d->pairs + d->first[i];
         for (uint32_t n = 0; n < d->n_signed[i]; ++n, ++pp) {
-            cb_vf v = cb_vf_fnmadd(cb_vf_set1(pp->k), theta,
-                                   cb_vf_fnmadd(cb_vf_set1(pp->l), dm, one));
+            cb_vf v =
+                cb_vf_fnmadd(cb_vf_set1(pp->k), theta, cb_vf_fnmadd(cb_vf_set1(pp->l), dm, one));
             h = cb_vf_min(h, v);
         }
         for (uint32_t n = 0; n < d->n_abs[i]; ++n, ++pp) {

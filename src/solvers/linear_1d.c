@@ -16,12 +16,12 @@
 #include "solvers/solver_impl.h"
 
 typedef struct lin1d {
-    cb_hat hat;          /* one knot per distinct threshold */
-    uint32_t *member;    /* node indices sorted by (threshold, index) */
-    uint32_t *first;     /* per knot: its first member's position in member[] */
-    uint32_t *size;      /* per knot: how many nodes share the threshold */
-    uint32_t *row;       /* per knot: the node row that receives the knot weight (first member) */
-    bool grouped;        /* some knot has more than one node */
+    cb_hat hat;       /* one knot per distinct threshold */
+    uint32_t *member; /* node indices sorted by (threshold, index) */
+    uint32_t *first;  /* per knot: its first member's position in member[] */
+    uint32_t *size;   /* per knot: how many nodes share the threshold */
+    uint32_t *row;    /* per knot: the node row that receives the knot weight (first member) */
+    bool grouped;     /* some knot has more than one node */
 } lin1d;
 
 static void plan(cb_layout *l, void *tables, const cb_plan_sizes *n)

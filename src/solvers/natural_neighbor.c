@@ -35,13 +35,13 @@ typedef struct natural {
     bool collinear;
     cb_line1d line;
     uint32_t tri_count;
-    uint32_t (*v)[3];          /* vertices, counter-clockwise */
-    int32_t (*adj)[3];         /* neighbour across the edge opposite vertex k, or -1 */
-    float *ux, *uy;            /* circumcentre relative to the triangle's vertex 0 */
-    float (*mx)[3], (*my)[3];  /* midpoint of the edge opposite vertex k */
-    float *x, *y;              /* nodes */
-    float inside_tol;          /* hull distance below which the hull projection is used */
-    float snap2;               /* squared distance below which a query is on a node */
+    uint32_t (*v)[3];         /* vertices, counter-clockwise */
+    int32_t (*adj)[3];        /* neighbour across the edge opposite vertex k, or -1 */
+    float *ux, *uy;           /* circumcentre relative to the triangle's vertex 0 */
+    float (*mx)[3], (*my)[3]; /* midpoint of the edge opposite vertex k */
+    float *x, *y;             /* nodes */
+    float inside_tol;         /* hull distance below which the hull projection is used */
+    float snap2;              /* squared distance below which a query is on a node */
     cb_hull hull;
 } natural;
 
@@ -137,8 +137,7 @@ CB_INLINE cb_vm in_circle(const natural *d, uint32_t t, cb_vf x, cb_vf y)
     return cb_vf_lt(cb_vf_fnmadd(cb_vf_set1(2.0f), du, dd), cb_vf_zero());
 }
 
-static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *out,
-                         size_t ostride)
+static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *out, size_t ostride)
 {
     unsigned bits[2 * CB_SOLVER_MAX_NODES];
     for (uint32_t t = 0; t < d->tri_count; ++t) {
@@ -161,7 +160,8 @@ static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *
             py[k] = cb_vf_sub(cb_vf_set1(d->y[v[k]]), y);
         }
         /* C - q = u + (a - q), with a - q = (px[0], py[0]). */
-        cb_vf ccx = cb_vf_add(cb_vf_set1(d->ux[t]), px[0]), ccy = cb_vf_add(cb_vf_set1(d->uy[t]), py[0]);
+        cb_vf ccx = cb_vf_add(cb_vf_set1(d->ux[t]), px[0]),
+              ccy = cb_vf_add(cb_vf_set1(d->uy[t]), py[0]);
         /* X_e for the edge opposite vertex e, and whether it ends the cavity. */
         cb_vf ex[3], ey[3];
         cb_vm env[3];
@@ -225,7 +225,8 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     /* On a node: the nearest node within the snap radius takes all weight. */
     cb_vf near2 = cb_vf_set1(INFINITY), near_i = cb_vf_set1(-1.0f);
     for (uint32_t i = 0; i < m; ++i) {
-        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[i])), dy = cb_vf_sub(in->y, cb_vf_set1(d->y[i]));
+        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[i])),
+              dy = cb_vf_sub(in->y, cb_vf_set1(d->y[i]));
         cb_vf d2 = cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy));
         cb_vm closer = cb_vf_lt(d2, near2);
         near2 = cb_vf_select(closer, d2, near2);
@@ -244,11 +245,12 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf inv = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(sibson, sum, cb_vf_set1(1.0f)));
     for (uint32_t i = 0; i < m; ++i) {
         float *row = out + i * ostride;
-        cb_vf w = cb_vf_select(sibson, cb_vf_clamp01(cb_vf_mul(cb_vf_loadu(row), inv)),
-                               cb_vf_zero());
-        w = cb_vf_select(on_node, cb_vf_select(cb_vf_eq(near_i, cb_vf_set1((float)i)),
-                                               cb_vf_set1(1.0f), cb_vf_zero()),
-                         w);
+        cb_vf w =
+            cb_vf_select(sibson, cb_vf_clamp01(cb_vf_mul(cb_vf_loadu(row), inv)), cb_vf_zero());
+        w = cb_vf_select(
+            on_node,
+            cb_vf_select(cb_vf_eq(near_i, cb_vf_set1((float)i)), cb_vf_set1(1.0f), cb_vf_zero()),
+            w);
         cb_vf_storeu(row, w);
     }
     cb_vm project = cb_vm_and(cb_vm_not(inside), cb_vm_not(on_node));

@@ -27,11 +27,11 @@
 
 typedef struct rbf {
     cb_rbf_kernel kernel;
-    float neg_eps2;       /* Gaussian: -epsilon^2 */
-    uint32_t poly;        /* polynomial terms: 1, 2 or 3 */
+    float neg_eps2;            /* Gaussian: -epsilon^2 */
+    uint32_t poly;             /* polynomial terms: 1, 2 or 3 */
     float px[3], py[3], p0[3]; /* term k (k >= 1) = px x + py y + p0 */
-    float *x, *y;         /* nodes */
-    float *coef;          /* (M + poly) rows of M: coef[k * M + i] = (A^-1)_ik */
+    float *x, *y;              /* nodes */
+    float *coef;               /* (M + poly) rows of M: coef[k * M + i] = (A^-1)_ik */
     float *uniform;
 } rbf;
 
@@ -148,7 +148,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
         cb_solver_node(desc, desc->dimension, i, &p[i][0], &p[i][1]);
     }
     rbf tmpl = {.kernel = desc->rbf_kernel};
-    choose_polynomial(&tmpl, (const double (*)[2])p, m);
+    choose_polynomial(&tmpl, (const double(*)[2])p, m);
     uint32_t n = m + tmpl.poly;
 
     double eps = desc->rbf_epsilon;
@@ -250,7 +250,8 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
      * accumulation over them: M^2 fused operations on L1-resident data. */
     CB_VF_ALIGNED float phi[CB_SOLVER_MAX_NODES * CB_W];
     for (uint32_t j = 0; j < m; ++j) {
-        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[j])), dy = cb_vf_sub(in->y, cb_vf_set1(d->y[j]));
+        cb_vf dx = cb_vf_sub(in->x, cb_vf_set1(d->x[j])),
+              dy = cb_vf_sub(in->y, cb_vf_set1(d->y[j]));
         cb_vf_store(phi + j * CB_W, kernel_v(d, cb_vf_fmadd(dx, dx, cb_vf_mul(dy, dy))));
     }
     const float *c0 = d->coef + (size_t)m * m;
@@ -263,7 +264,8 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
             acc = cb_vf_fmadd(cb_vf_set1(c0[2 * m + i]), b2, acc);
         }
         for (uint32_t j = 0; j < m; ++j) {
-            acc = cb_vf_fmadd(cb_vf_set1(d->coef[(size_t)j * m + i]), cb_vf_load(phi + j * CB_W), acc);
+            acc = cb_vf_fmadd(cb_vf_set1(d->coef[(size_t)j * m + i]), cb_vf_load(phi + j * CB_W),
+                              acc);
         }
         cb_vf_storeu(out + i * ostride, acc);
     }

@@ -214,8 +214,8 @@ void cb_hull_block(const cb_hull *h, cb_vf x, cb_vf y, cb_vf *inside, cb_vf *edg
         cb_vf ex = cb_vf_set1(h->ex[e]), ey = cb_vf_set1(h->ey[e]);
         /* Signed distance to the edge's line, positive on the left (inside: the hull runs
          * counter-clockwise), and the unclamped parameter of the foot point. */
-        cb_vf sd = cb_vf_mul(cb_vf_fmadd(ex, dy, cb_vf_neg(cb_vf_mul(ey, dx))),
-                             cb_vf_set1(h->inv_len[e]));
+        cb_vf sd =
+            cb_vf_mul(cb_vf_fmadd(ex, dy, cb_vf_neg(cb_vf_mul(ey, dx))), cb_vf_set1(h->inv_len[e]));
         cb_vf te = cb_vf_mul(cb_vf_fmadd(dx, ex, cb_vf_mul(dy, ey)), cb_vf_set1(h->inv_len2[e]));
         cb_vm on_edge = cb_vm_and(cb_vf_ge(te, zero), cb_vf_le(te, one));
         /* Strict comparisons: ties keep the earlier edge, as the scalar path does. */

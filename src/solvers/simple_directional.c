@@ -31,11 +31,11 @@ typedef struct sector {
 } sector;
 
 typedef struct simple_dir {
-    int32_t origin;    /* node at (0, 0), or -1 */
-    uint32_t dirs;     /* nodes away from the origin = sectors */
-    float *ang_v;      /* their angles in ascending order: vector atan2 */
-    float *ang_s;      /* the same, libm atan2f */
-    sector *sec;       /* sector k runs from direction k to direction k + 1 (mod dirs) */
+    int32_t origin;     /* node at (0, 0), or -1 */
+    uint32_t dirs;      /* nodes away from the origin = sectors */
+    float *ang_v;       /* their angles in ascending order: vector atan2 */
+    float *ang_s;       /* the same, libm atan2f */
+    sector *sec;        /* sector k runs from direction k to direction k + 1 (mod dirs) */
     float centre_share; /* without an origin node, each node's share of the centre: 1 / M */
 } simple_dir;
 
@@ -144,12 +144,11 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     /* Directions at or below the query's angle; none means the wrap-around sector. */
     cb_vf below = cb_vf_zero();
     for (uint32_t k = 0; k < dirs; ++k) {
-        below = cb_vf_add(below, cb_vf_select(cb_vf_le(cb_vf_set1(d->ang_v[k]), theta), one,
-                                              cb_vf_zero()));
+        below = cb_vf_add(
+            below, cb_vf_select(cb_vf_le(cb_vf_set1(d->ang_v[k]), theta), one, cb_vf_zero()));
     }
-    cb_vf sec = cb_vf_sub(cb_vf_select(cb_vf_eq(below, cb_vf_zero()), cb_vf_set1((float)dirs),
-                                       below),
-                          one);
+    cb_vf sec =
+        cb_vf_sub(cb_vf_select(cb_vf_eq(below, cb_vf_zero()), cb_vf_set1((float)dirs), below), one);
     cb_vf t0 = cb_vf_zero(), t1 = cb_vf_zero(), reflex = cb_vf_zero();
     cb_vf n0 = cb_vf_zero(), n1 = cb_vf_zero();
     for (uint32_t k = 0; k < dirs; ++k) {
@@ -173,12 +172,12 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
     cb_vf scale = cb_vf_div(influence, cb_vf_select(share_ok, sum, one));
     cb_vf half = cb_vf_mul(influence, cb_vf_set1(0.5f));
     /* min(., 1): t times the rounded influence / sum can exceed 1 by an ulp. */
-    cb_vf w0 = cb_vf_select(is_reflex, half,
-                            cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t0, scale), one),
-                                         cb_vf_zero()));
-    cb_vf w1 = cb_vf_select(is_reflex, half,
-                            cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t1, scale), one),
-                                         cb_vf_zero()));
+    cb_vf w0 =
+        cb_vf_select(is_reflex, half,
+                     cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t0, scale), one), cb_vf_zero()));
+    cb_vf w1 =
+        cb_vf_select(is_reflex, half,
+                     cb_vf_select(share_ok, cb_vf_min(cb_vf_mul(t1, scale), one), cb_vf_zero()));
     cb_vf centre = cb_vf_sub(one, influence);
     cb_vf spread = d->origin >= 0 ? cb_vf_zero() : cb_vf_mul(centre, cb_vf_set1(d->centre_share));
     for (uint32_t i = 0; i < s->node_count; ++i) {

@@ -28,8 +28,7 @@ static const struct {
     [CB_SOLVER_KIND_IDW] = {"idw", &cb_solver_ops_idw},
     [CB_SOLVER_KIND_KNN_IDW] = {"knn_idw", &cb_solver_ops_knn_idw},
     [CB_SOLVER_KIND_RBF] = {"rbf", &cb_solver_ops_rbf},
-    [CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D] = {"natural_neighbor_2d",
-                                            &cb_solver_ops_natural_neighbor},
+    [CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D] = {"natural_neighbor_2d", &cb_solver_ops_natural_neighbor},
 };
 
 static const char *const kernel_names[CB_RBF_KERNEL_COUNT] = {
@@ -41,8 +40,7 @@ static const char *const kernel_names[CB_RBF_KERNEL_COUNT] = {
 
 const char *cb_solver_kind_name(cb_solver_kind kind)
 {
-    return kind > _CB_SOLVER_KIND_DEFAULT && kind < CB_SOLVER_KIND_COUNT ? kinds[kind].name
-                                                                          : NULL;
+    return kind > _CB_SOLVER_KIND_DEFAULT && kind < CB_SOLVER_KIND_COUNT ? kinds[kind].name : NULL;
 }
 
 cb_result cb_solver_kind_from_name(const char *name, cb_solver_kind *out)
@@ -62,7 +60,7 @@ cb_result cb_solver_kind_from_name(const char *name, cb_solver_kind *out)
 const char *cb_rbf_kernel_name(cb_rbf_kernel kernel)
 {
     return kernel > _CB_RBF_KERNEL_DEFAULT && kernel < CB_RBF_KERNEL_COUNT ? kernel_names[kernel]
-                                                                            : NULL;
+                                                                           : NULL;
 }
 
 cb_result cb_rbf_kernel_from_name(const char *name, cb_rbf_kernel *out)
@@ -150,8 +148,8 @@ static cb_result check_options(const cb_solver_desc *d, cb_error *err)
                             (double)d->idw_power);
     }
     if (d->knn_k > CB_SOLVER_MAX_KNN_K) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "knn_k: %u is outside [1, %d]",
-                            d->knn_k, CB_SOLVER_MAX_KNN_K);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "knn_k: %u is outside [1, %d]", d->knn_k,
+                            CB_SOLVER_MAX_KNN_K);
     }
     if (d->rbf_kernel <= _CB_RBF_KERNEL_DEFAULT || d->rbf_kernel >= CB_RBF_KERNEL_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "rbf_kernel: %d is not a kernel",
@@ -184,10 +182,9 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
                                     d->dimension == 1 ? 't' : axis[k], (double)v);
             }
             if (fabsf(v) > CB_SOLVER_NODE_LIMIT) {
-                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                    "nodes[%u].%c = %g is beyond the limit %g", i,
-                                    d->dimension == 1 ? 't' : axis[k], (double)v,
-                                    (double)CB_SOLVER_NODE_LIMIT);
+                return cb_error_set(
+                    err, CB_ERR_INVALID_ARGUMENT, "nodes[%u].%c = %g is beyond the limit %g", i,
+                    d->dimension == 1 ? 't' : axis[k], (double)v, (double)CB_SOLVER_NODE_LIMIT);
             }
         }
     }
@@ -551,7 +548,8 @@ cb_result cb_solver_job_validate(const cb_solver_job *job)
         }
     }
     size_t stride = job->stride != 0 ? job->stride : job->count;
-    if (stride < job->count || (stride > 0 && s->node_count - 1 > (SIZE_MAX - job->count) / stride)) {
+    if (stride < job->count ||
+        (stride > 0 && s->node_count - 1 > (SIZE_MAX - job->count) / stride)) {
         return CB_ERR_INVALID_ARGUMENT;
     }
     if (job->weights.count < (size_t)(s->node_count - 1) * stride + job->count) {

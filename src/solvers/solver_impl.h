@@ -63,11 +63,11 @@ extern const cb_solver_ops cb_solver_ops_natural_neighbor;
 
 /* Inverse distance weighting, shared by idw and knn_idw (idw.c). */
 typedef struct cb_idw {
-    float *x, *y;      /* node positions (y = 0 for 1D) */
-    float *uniform;    /* 1 / node_count each: a fallback that is never needed (sum >= 1) */
-    float half_power;  /* p / 2 */
-    bool square;       /* p == 2: the ratio itself, no power function */
-    uint32_t k;        /* nearest nodes that get weight; node_count for plain IDW */
+    float *x, *y;     /* node positions (y = 0 for 1D) */
+    float *uniform;   /* 1 / node_count each: a fallback that is never needed (sum >= 1) */
+    float half_power; /* p / 2 */
+    bool square;      /* p == 2: the ratio itself, no power function */
+    uint32_t k;       /* nearest nodes that get weight; node_count for plain IDW */
 } cb_idw;
 
 cb_result cb_idw_create(cb_solver *s, const cb_solver_desc *desc, uint32_t k, cb_error *err);
@@ -110,8 +110,8 @@ cb_result cb_solver_tables(cb_solver *s, size_t size, cb_plan_fn plan, const cb_
 
 /* The centre and pull-in distance of a layout (solver.h CONVENTIONS), computed in float the
  * same way everywhere (the test references repeat it). */
-static inline void cb_solver_far_limits(const float *nodes, uint32_t n, uint32_t dim,
-                                        float factor, float *cx, float *cy, float *far)
+static inline void cb_solver_far_limits(const float *nodes, uint32_t n, uint32_t dim, float factor,
+                                        float *cx, float *cy, float *far)
 {
     float lo[2] = {0.0f, 0.0f}, hi[2] = {0.0f, 0.0f};
     for (uint32_t i = 0; i < n; ++i) {
@@ -178,14 +178,14 @@ void cb_normalize_one(float *out, uint32_t n, const float *fallback);
 
 typedef struct cb_tri_mesh {
     uint32_t tri_count;
-    uint32_t (*tri)[3];       /* vertices, counter-clockwise */
-    int32_t (*adj)[3];        /* adj[t][k]: triangle across the edge opposite vertex k, or -1 */
-    uint32_t hull_count;      /* hull vertices, counter-clockwise (collinear points dropped) */
+    uint32_t (*tri)[3];  /* vertices, counter-clockwise */
+    int32_t (*adj)[3];   /* adj[t][k]: triangle across the edge opposite vertex k, or -1 */
+    uint32_t hull_count; /* hull vertices, counter-clockwise (collinear points dropped) */
     uint32_t *hull;
-    bool collinear;           /* all nodes on one line (or fewer than 3): no triangles */
-    double line_origin[2];    /* collinear: the line through the nodes (unit direction) */
+    bool collinear;        /* all nodes on one line (or fewer than 3): no triangles */
+    double line_origin[2]; /* collinear: the line through the nodes (unit direction) */
     double line_dir[2];
-    uint32_t alloc_n;         /* node count the arrays were sized for */
+    uint32_t alloc_n; /* node count the arrays were sized for */
 } cb_tri_mesh;
 
 /* Triangulates n nodes (2D, distinct) into mesh; the arrays are allocated with cb_alloc from
@@ -206,10 +206,10 @@ int cb_incircle_exact(const double a[2], const double b[2], const double c[2], c
 /* Collinear layouts of delaunay_2d and natural_neighbor_2d: 1D linear along the nodes' line   */
 
 typedef struct cb_line1d {
-    cb_hat hat;       /* the nodes' positions along the line, sorted */
-    uint32_t *row;    /* knot k is node row[k] */
-    float ox, oy;     /* a point of the line */
-    float dx, dy;     /* its unit direction */
+    cb_hat hat;    /* the nodes' positions along the line, sorted */
+    uint32_t *row; /* knot k is node row[k] */
+    float ox, oy;  /* a point of the line */
+    float dx, dy;  /* its unit direction */
 } cb_line1d;
 
 void cb_line1d_take(cb_layout *l, cb_line1d *d, uint32_t n);
@@ -224,10 +224,10 @@ void cb_line1d_one(const cb_line1d *d, float x, float y, float *out, uint32_t n)
 /* Hull edges as float constants: edge e from vertex a[e] to b[e], counter-clockwise. */
 typedef struct cb_hull {
     uint32_t n;
-    uint32_t *a, *b;           /* node indices */
-    float *ax, *ay, *ex, *ey;  /* start point and edge vector */
-    float *inv_len2;           /* 1 / |e|^2 */
-    float *inv_len;            /* 1 / |e| */
+    uint32_t *a, *b;          /* node indices */
+    float *ax, *ay, *ex, *ey; /* start point and edge vector */
+    float *inv_len2;          /* 1 / |e|^2 */
+    float *inv_len;           /* 1 / |e| */
 } cb_hull;
 
 /* Sets up hull from the mesh's hull vertices (arrays carved by the caller's layout). */

@@ -366,7 +366,7 @@ cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *all
         p[i][1] = xy[2 * i + 1];
         order[i] = i;
     }
-    sort_xy(order, n, (const double (*)[2])p);
+    sort_xy(order, n, (const double(*)[2])p);
 
     /* Nearly collinear layouts (every node within 1e-6 of the bounding-box diagonal from the
      * line through the two nodes farthest apart) interpolate along that line: triangles that
@@ -417,7 +417,7 @@ cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *all
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "triangulation: out of memory");
     }
     uint32_t hull_next[CB_SOLVER_MAX_NODES];
-    builder b = {(const double (*)[2])p, mesh->tri, mesh->adj, 0, hull_next, stack};
+    builder b = {(const double(*)[2])p, mesh->tri, mesh->adj, 0, hull_next, stack};
 
     /* The collinear prefix order[0..k) and node order[k] form a fan, oriented
      * counter-clockwise; the hull is the chain plus the apex. */

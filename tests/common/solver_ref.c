@@ -310,9 +310,9 @@ static void freeform_directional(const ref_space *s, double qx, double qy, doubl
         }
         /* Influences that cancel to 0 in exact arithmetic round to 1e-16 in double. */
         w[i] = h > 1e-9 ? h : 0.0;
-        fallback[i] = origin >= 0 ? (i == origin)
-                                  : (hypot(s->x[i], s->y[i]) <= min_mag * (1 + 1e-6) ? 1.0 / inner
-                                                                                       : 0.0);
+        fallback[i] = origin >= 0
+                          ? (i == origin)
+                          : (hypot(s->x[i], s->y[i]) <= min_mag * (1 + 1e-6) ? 1.0 / inner : 0.0);
     }
     normalize(w, s->m, fallback);
 }

@@ -17,11 +17,11 @@ typedef struct ref_space {
     int m;
     int dim;
     double x[CB_SOLVER_MAX_NODES], y[CB_SOLVER_MAX_NODES];
-    double power;           /* idw, knn */
-    int k;                  /* knn */
-    cb_rbf_kernel kernel;   /* rbf */
-    double epsilon;         /* rbf gaussian (0: the documented default) */
-    int nx, ny;             /* bilinear */
+    double power;               /* idw, knn */
+    int k;                      /* knn */
+    cb_rbf_kernel kernel;       /* rbf */
+    double epsilon;             /* rbf gaussian (0: the documented default) */
+    int nx, ny;                 /* bilinear */
     double far_cx, far_cy, far; /* the documented pull-in of far queries */
 } ref_space;
 
