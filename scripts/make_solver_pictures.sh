@@ -23,5 +23,6 @@ for m in simple_directional_2d freeform_directional_2d freeform_cartesian_2d del
     plot "$m" "$m" "$STD8"
 done
 plot bilinear_2d bilinear_2d "$GRID" '{"nx": 3, "ny": 3}'
+plot direct direct '[[0], [1]]'
 plot rbf_gaussian rbf "$STD8" '{"kernel": "gaussian"}'
 plot velocity_blend_4dir velocity_blend_4dir '[[1, 0], [-1, 0], [0, -1], [0, 1]]'

@@ -240,8 +240,15 @@ def _():
         rc, _, err = run(["--plot", png], json.dumps({"solver": "velocity_blend_4dir",
                                                       "queries": []}))
         assert rc == 0 and png_size(png) == (2 * 160 + 18, 2 * 160 + 18), err
-        expect_error(json.dumps({"solver": "direct", "nodes": [[0], [1]], "queries": [[1, 1]]}),
-                     r"--plot: direct", args=["--plot", os.path.join(d, "x.png")])
+        png = os.path.join(d, "d.png")
+        rc, _, err = run(["--plot", png], json.dumps({"solver": "direct", "nodes": [[0], [1]],
+                                                      "queries": [[1, 1]]}))
+        assert rc == 0 and png_size(png) == (2 * 160 + 18, 160 + 12), err
+        expect_error(json.dumps({"solver": "direct", "nodes": [[0], [1], [2]],
+                                 "queries": [[1, 1, 1]]}),
+                     r"--plot: direct draws .* two nodes only", args=["--plot", png])
+        expect_error(json.dumps({"solver": "finterp_to", "queries": [[1, 2, 0.1, 3]]}),
+                     r"--plot: finterp_to", args=["--plot", png])
         expect_error(json.dumps({"solver": "idw", "nodes": SQUARE, "queries": []}),
                      r"--plot: cannot write", args=["--plot", os.path.join(d, "no/such/x.png")])
 

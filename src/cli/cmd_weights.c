@@ -354,12 +354,27 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
     }
     /* The picture first: a failing --plot leaves no output behind. */
     if (rc == CB_EXIT_OK && plot != NULL) {
-        if (run.dim == 0) {
-            rc = fail("--plot: direct has one parameter per node, there is no plane to draw");
+        /* direct has one parameter per node: with two nodes they span a plane, drawn with the
+         * unit parameter vectors (1, 0) and (0, 1) marked; with more there is none. */
+        static const float direct_units[4] = {1, 0, 0, 1};
+        if (run.dim == 0 && run.m != 2) {
+            rc = fail("--plot: direct draws the plane of its parameters with two nodes only, "
+                      "this blend space has %zu",
+                      run.m);
         } else {
-            cb_plot p = {(int)run.dim, run.m, run.nodes, NULL,          plot_solver,
-                         run.s,        {0},   {0},       (int)plot_size};
-            cb_plot_window(run.nodes, run.m, (int)run.dim, p.lo, p.hi);
+            bool direct = run.dim == 0;
+            cb_plot p = {direct ? 2 : (int)run.dim,
+                         run.m,
+                         direct ? direct_units : run.nodes,
+                         NULL,
+                         plot_solver,
+                         run.s,
+                         {-0.5f, -0.5f},
+                         {1.5f, 1.5f},
+                         (int)plot_size};
+            if (!direct) {
+                cb_plot_window(run.nodes, run.m, (int)run.dim, p.lo, p.hi);
+            }
             char err[256];
             if (!cb_plot_write_png(&p, plot, err, sizeof err)) {
                 rc = fail("--plot: %s", err);

@@ -165,12 +165,14 @@ static void draw_panel(const cb_plot *p, canvas *c, size_t node, const float *w,
                 float v = row[(size_t)(s - 1 - py) * s + px];
                 uint8_t col[3];
                 ramp(v, col);
-                /* Iso-lines at 0.25, 0.5, 0.75: darken where the band changes. */
-                int band = (int)(v * 4.0f);
+                /* Iso-lines at 0.25, 0.5, 0.75: darken where the band changes. The small bias
+                 * keeps weights an ulp below 1 (or a band edge) in the upper band, so a flat
+                 * region does not flicker into stripes. */
+                int band = (int)(v * 4.0f + 1e-3f);
                 if (px + 1 < s && py + 1 < s) {
                     float vr = row[(size_t)(s - 1 - py) * s + px + 1];
                     float vd = row[(size_t)(s - 2 - py) * s + px];
-                    if ((int)(vr * 4.0f) != band || (int)(vd * 4.0f) != band) {
+                    if ((int)(vr * 4.0f + 1e-3f) != band || (int)(vd * 4.0f + 1e-3f) != band) {
                         for (int k = 0; k < 3; ++k) {
                             col[k] = (uint8_t)(col[k] * 3 / 5);
                         }
