@@ -184,7 +184,8 @@ static void block(const cb_solver *s, const cb_block_in *in, float *out, size_t 
         cb_vf fi = cb_vf_set1((float)i);
         cb_vf w = cb_vf_add(cb_vf_select(cb_vf_eq(n0, fi), w0, cb_vf_zero()),
                             cb_vf_select(cb_vf_eq(n1, fi), w1, cb_vf_zero()));
-        w = (int32_t)i == d->origin ? centre : cb_vf_add(w, spread);
+        /* The shares and the spread centre sum to at most 1, up to an ulp of rounding. */
+        w = (int32_t)i == d->origin ? centre : cb_vf_min(cb_vf_add(w, spread), one);
         cb_vf_storeu(out + i * ostride, w);
     }
 }
@@ -217,8 +218,8 @@ static void one(const cb_solver *s, const float *q, float *out)
     for (uint32_t i = 0; i < s->node_count; ++i) {
         out[i] = spread;
     }
-    out[c->n0] += w0;
-    out[c->n1] += w1;
+    out[c->n0] = fminf(out[c->n0] + w0, 1.0f);
+    out[c->n1] = fminf(out[c->n1] + w1, 1.0f);
     if (d->origin >= 0) {
         out[d->origin] = centre;
     }
