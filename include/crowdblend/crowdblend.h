@@ -28,6 +28,9 @@
  *   crowdblend/pose.h   pose jobs: sample, fused sample + blend with layers, crossfade
  *   crowdblend/ltm.h    local-to-model: model matrices (4x4, 3x4), skinning, model TRS
  *   crowdblend/embedded.h  the embedded humanoid and locomotion set (no files needed)
+ *   crowdblend/solver.h blend-space weight solvers (1D, 2D directional/freeform, Delaunay,
+ *                       bilinear, direct, IDW, KNN, RBF, natural neighbour), SIMD batches
+ *   crowdblend/params.h parameter processors: velocity blend, interp-to smoothing, quadrants
  *
  * SIMD WIDTH
  * ==========
@@ -72,5 +75,7 @@
 #include "crowdblend/pose.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/embedded.h"
+#include "crowdblend/solver.h"
+#include "crowdblend/params.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

@@ -15,6 +15,7 @@ static const command commands[] = {
     {"info", cb_cmd_info, "version and build configuration (ISA, SIMD width, compiler)"},
     {"bench", cb_cmd_bench, "benchmarks: SIMD kernels against the scalar reference"},
     {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
+    {"weights", cb_cmd_weights, "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
 };
 
 static void usage(FILE *to)

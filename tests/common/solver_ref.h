@@ -1,0 +1,48 @@
+/* Double-precision, one-query-at-a-time reference implementations of every solver, written
+ * from the method descriptions (docs/solvers.md), not from the library's code: they share no
+ * precomputed tables, and the geometric ones use independent algorithms (brute-force Delaunay
+ * candidates, Voronoi cells by half-plane clipping, a fresh linear solve per RBF query).
+ * The accuracy tests compare both library paths with these. */
+#ifndef CROWDBLEND_TEST_SOLVER_REF_H
+#define CROWDBLEND_TEST_SOLVER_REF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "crowdblend/solver.h"
+
+/* A blend space as the references see it: the desc's kind and options, nodes in double. */
+typedef struct ref_space {
+    cb_solver_kind kind;
+    int m;
+    int dim;
+    double x[CB_SOLVER_MAX_NODES], y[CB_SOLVER_MAX_NODES];
+    double power;               /* idw, knn */
+    int k;                      /* knn */
+    cb_rbf_kernel kernel;       /* rbf */
+    double epsilon;             /* rbf gaussian (0: the documented default) */
+    int nx, ny;                 /* bilinear */
+    double far_cx, far_cy, far; /* the documented pull-in of far queries */
+} ref_space;
+
+/* Copies a desc (defaults resolved as documented in solver.h). */
+ref_space ref_space_from_desc(const cb_solver_desc *desc);
+
+/* The query as the solvers see it (solver.h): non-finite -> origin (returns false), far ->
+ * pulled in towards the layout. q has 2 coordinates (y ignored for 1D). */
+bool ref_sanitize(const ref_space *s, const double *q, double out[2]);
+
+/* Weights of one query into w[0..m). For DIRECT, q holds m parameters. Non-finite queries are
+ * evaluated at the origin, as documented; returns false for them. */
+bool ref_weights(const ref_space *s, const double *q, double *w);
+
+/* For DELAUNAY_2D: the references' candidate answers for a sanitized query. Co-circular
+ * layouts have several valid Delaunay triangulations, hence several correct answers inside
+ * their cells; this fills up to max candidates (each m weights) and returns how many. Outside
+ * the hull and for collinear layouts there is exactly one. */
+int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max);
+
+/* Sum of |a - b| over m weights, and the largest |a - b|. */
+double ref_max_diff(const double *a, const float *b, int m);
+
+#endif

@@ -1,0 +1,504 @@
+/* Accuracy of every solver against its double-precision reference (tests/common/solver_ref.c).
+ *
+ * One body, built twice (tests/meson.build): CB_TEST_REF=0 checks the SIMD batch path
+ * (cb_solver_evaluate), =1 the scalar per-query path (cb_solver_evaluate_ref). Each method runs
+ * over many random locomotion-like layouts (and grids, thresholds, collinear and scattered sets
+ * where the method takes them) with random queries inside and outside the layout plus the hard
+ * ones: every node, the origin, points on the segments between nodes, far away, NaN and Inf.
+ * The largest absolute weight error is asserted against a bound per method; the bounds and the
+ * reason for each are in the table below, the measured maxima in docs/solvers.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crowdblend/solver.h"
+#include "layouts.h"
+#include "solver_ref.h"
+#include "test_util.h"
+
+#if CB_TEST_REF
+#define EVALUATE cb_solver_evaluate_ref
+#define PATH "scalar"
+#else
+#define EVALUATE cb_solver_evaluate
+#define PATH "simd"
+#endif
+
+enum { QUERIES = 1500, LAYOUTS = 24 };
+
+/* Bounds on the largest absolute weight error over all layouts and queries: about twice the
+ * largest value measured over the three build configurations and both paths (float weights
+ * in [0, 1]: 1 ulp at 1 is 1.2e-7; the measured maxima are in docs/solvers.md):
+ *   1D, bilinear, direct, cartesian bands: a few roundings per weight (measured <= 2.9e-7).
+ *   IDW: ratio of squared distances, then a normalization (3.8e-7).
+ *   simple directional: the sector solve and the shares (5.5e-7).
+ *   Delaunay: barycentric coordinates by cross products of float differences (4.9e-7).
+ *   freeform directional: angles (vector atan2, 2.7e-7 rad) times band slopes ~ 1 / (angle
+ *     between nodes), then a normalization (9.7e-7).
+ *   KNN: powers r^(p/2) through exp2/log2 for p up to 6, and the subtraction of the
+ *     (k+1)-th term (1.9e-6).
+ *   natural neighbours: signed-area sums of circumcentre cross products (3.9e-6).
+ *   RBF: M-term sums of kernel values times float inverse-matrix entries up to ~50, with
+ *     cancellation (2.0e-5). */
+typedef struct bound {
+    cb_solver_kind kind;
+    double main, second, far;
+} bound;
+
+/* second: random scattered nodes make thin triangles, whose float barycentric coordinates
+ * lose digits as 1 / sin(smallest angle) (Delaunay 4.4e-6, natural neighbours 2.0e-6); RBF on
+ * clustered 1D thresholds with the cubic kernel has an ill-conditioned system, and its float
+ * coefficients carry that (1.5e-3).
+ * far: queries pulled in to 1000 layout sizes (4 for RBF) in float. One rounding of the
+ * pulled-in coordinates is 6e-5 of a layout size out there, which moves a projection onto the
+ * hull (delaunay, natural neighbours) by as much: 1.5e-4 covers edges half a layout size long
+ * (measured 0 on these layouts). KNN weights far out are differences of nearly equal distance
+ * terms, resolved to the same 6e-5 of a size (measured 9.7e-5, scalar path). The others have
+ * settled far out (measured <= 4.2e-7; RBF, whose kernel sums grow with the distance, 2.7e-5). */
+static const bound BOUNDS[] = {
+    {CB_SOLVER_KIND_LINEAR_1D, 4e-7, 0, 1e-6},
+    {CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, 1.1e-6, 0, 1e-6},
+    {CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, 2e-6, 0, 1e-6},
+    {CB_SOLVER_KIND_FREEFORM_CARTESIAN_2D, 6e-7, 0, 1e-6},
+    {CB_SOLVER_KIND_DELAUNAY_2D, 1e-6, 9e-6, 1.5e-4},
+    {CB_SOLVER_KIND_BILINEAR_2D, 4.5e-7, 0, 1e-6},
+    {CB_SOLVER_KIND_DIRECT, 2.5e-7, 0, 1e-6},
+    {CB_SOLVER_KIND_IDW, 8e-7, 0, 1e-6},
+    {CB_SOLVER_KIND_KNN_IDW, 4e-6, 0, 2e-4},
+    {CB_SOLVER_KIND_RBF, 4e-5, 3e-3, 6e-5},
+    {CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D, 8e-6, 4e-6, 1.5e-4},
+};
+
+static const bound *bound_for(cb_solver_kind k)
+{
+    for (size_t i = 0; i < sizeof BOUNDS / sizeof BOUNDS[0]; ++i) {
+        if (BOUNDS[i].kind == k) {
+            return &BOUNDS[i];
+        }
+    }
+    return &BOUNDS[0];
+}
+
+static double far_bound_of(cb_solver_kind k)
+{
+    return bound_for(k)->far;
+}
+
+static double second_bound_of(cb_solver_kind k)
+{
+    return bound_for(k)->second;
+}
+
+static double bound_of(cb_solver_kind k)
+{
+    return bound_for(k)->main;
+}
+
+/* Far-query errors of the current test case, a second family of layouts (random scattered
+ * nodes; for RBF, 1D thresholds) tracked apart because its conditioning is worse, and how
+ * many offenders the case has printed. */
+static cb_err_track far_errors, second_errors;
+static cb_err_track *const far_track = &far_errors;
+static cb_err_track *const second_track = &second_errors;
+static int shown;
+
+/* Queries for a layout: random in a disc of twice the layout's radius (about a quarter
+ * outside it), then the hard ones; the far ones (pulled in, solver.h) come last, from index
+ * *n_near on. Returns the count. */
+static size_t make_queries(cb_prng *r, const float *xy, int m, int dim, float *qx, float *qy,
+                           size_t max, size_t *n_near)
+{
+    float rad = layout_radius(xy, m, dim);
+    rad = rad > 0 ? rad : 1.0f;
+    size_t n = 0;
+    *n_near = max;
+    for (; n < QUERIES; ++n) {
+        double a = cb_prng_double(r) * 6.283185307179586, d = 2.0 * rad * sqrt(cb_prng_double(r));
+        qx[n] = (float)(d * cos(a));
+        qy[n] = dim == 2 ? (float)(d * sin(a)) : 0.0f;
+    }
+    for (int i = 0; i < m && n + 3 < max; ++i) {
+        /* The node itself, and points on the segments to the next node and to the origin. */
+        qx[n] = xy[i * dim], qy[n] = dim == 2 ? xy[i * dim + 1] : 0.0f, ++n;
+        int j = (i + 1) % m;
+        float f = cb_prng_range(r, 0.0f, 1.0f);
+        qx[n] = xy[i * dim] + f * (xy[j * dim] - xy[i * dim]);
+        qy[n] = dim == 2 ? xy[i * dim + 1] + f * (xy[j * dim + 1] - xy[i * dim + 1]) : 0.0f;
+        ++n;
+        qx[n] = f * xy[i * dim], qy[n] = dim == 2 ? f * xy[i * dim + 1] : 0.0f, ++n;
+    }
+    static const float hard[][2] = {{0.0f, 0.0f},      {NAN, 1.0f},       {INFINITY, 0.0f},
+                                    {0.5f, -INFINITY}, {1e-30f, -1e-30f}, {1e6f, -3e6f},
+                                    {-1e20f, 1e19f},   {3e30f, 2e30f}};
+    enum { HARD = sizeof hard / sizeof hard[0], FAR = 3 };
+    for (size_t k = 0; k < HARD && n < max; ++k, ++n) {
+        if (k == HARD - FAR) {
+            *n_near = n;
+        }
+        qx[n] = hard[k][0], qy[n] = dim == 2 ? hard[k][1] : 0.0f;
+    }
+    return n;
+}
+
+/* The error of one query against the reference (several candidates where the method is
+ * legitimately ambiguous). */
+static double query_error(const ref_space *rs, const double *q, const float *got)
+{
+    enum { MAXC = 64 };
+    static double want[CB_SOLVER_MAX_NODES * MAXC];
+    int m = rs->m;
+    if (rs->kind == CB_SOLVER_KIND_DELAUNAY_2D) {
+        /* Co-circular layouts have several correct triangulations: the nearest candidate. */
+        double qq[2];
+        ref_sanitize(rs, q, qq);
+        int nc = ref_delaunay_candidates(rs, qq, want, MAXC);
+        CB_CHECK(nc > 0, "delaunay: no reference candidate for (%g, %g)", qq[0], qq[1]);
+        double e = INFINITY;
+        for (int k = 0; k < nc; ++k) {
+            e = fmin(e, ref_max_diff(want + (size_t)k * m, got, m));
+        }
+        return e;
+    }
+    ref_weights(rs, q, want);
+    double e = ref_max_diff(want, got, m);
+    if (rs->kind == CB_SOLVER_KIND_KNN_IDW && rs->k < m) {
+        /* More than k nodes tied at the smallest distance (within float resolution) is the
+         * documented discontinuity: there the tied nodes share the weight evenly. */
+        double qs[2], d[CB_SOLVER_MAX_NODES], dmin = INFINITY;
+        ref_sanitize(rs, q, qs);
+        for (int i = 0; i < m; ++i) {
+            d[i] = hypot(qs[0] - rs->x[i], qs[1] - rs->y[i]);
+            dmin = fmin(dmin, d[i]);
+        }
+        int tied = 0;
+        for (int i = 0; i < m; ++i) {
+            tied += d[i] <= dmin * (1 + 1e-6);
+        }
+        if (tied > rs->k) {
+            for (int i = 0; i < m; ++i) {
+                want[i] = d[i] <= dmin * (1 + 1e-6) ? 1.0 / tied : 0.0;
+            }
+            e = fmin(e, ref_max_diff(want, got, m));
+        }
+    }
+    if (rs->kind == CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D && isfinite(q[0]) && isfinite(q[1])) {
+        /* A query exactly in a node's direction is on a sector boundary, where the method is
+         * discontinuous next to a sector wider than 180 degrees: either side is correct. */
+        for (int side = -1; side <= 1; side += 2) {
+            double a = side * 1e-7, c = cos(a), sn = sin(a);
+            double qr[2] = {q[0] * c - q[1] * sn, q[0] * sn + q[1] * c};
+            ref_weights(rs, qr, want);
+            e = fmin(e, ref_max_diff(want, got, m));
+        }
+    }
+    return e;
+}
+
+/* Evaluates the layout's queries with the path under test and tracks the error against the
+ * reference: near is every query but the far ones, which go to far. */
+static void check_layout(cb_err_track *t, cb_err_track *t_far, const cb_solver_desc *desc,
+                         cb_prng *r)
+{
+    cb_solver *s = NULL;
+    cb_error err = {0};
+    cb_result res = cb_solver_create(desc, &s, &err);
+    CB_CHECK(res == CB_OK, "create %s: %s", cb_solver_kind_name(desc->kind), err.message);
+    ref_space rs = ref_space_from_desc(desc);
+    int m = (int)desc->node_count;
+    enum { MAXQ = QUERIES + 3 * CB_SOLVER_MAX_NODES + 16 };
+    static float qx[MAXQ], qy[MAXQ], w[CB_SOLVER_MAX_NODES * (MAXQ + 3)];
+    static float cols[CB_SOLVER_MAX_NODES][MAXQ];
+    size_t n, n_near = 0;
+    const float *params[CB_SOLVER_MAX_NODES];
+    if (desc->kind == CB_SOLVER_KIND_DIRECT) {
+        /* Parameters: mixed signs, zeros, one huge, occasional NaN. */
+        n = n_near = QUERIES;
+        for (int k = 0; k < m; ++k) {
+            for (size_t c = 0; c < n; ++c) {
+                float v = cb_prng_range(r, -0.5f, 1.0f);
+                cols[k][c] = c % 11 == 0 ? 0.0f : c % 97 == 5 ? 1e20f : c % 89 == 3 ? NAN : v;
+            }
+            params[k] = cols[k];
+        }
+    } else {
+        n = make_queries(r, desc->nodes, m, (int)rs.dim, qx, qy, MAXQ, &n_near);
+        params[0] = qx, params[1] = qy;
+    }
+    size_t stride = n + 3, nonfinite = 0;
+    CB_CHECK(EVALUATE(s, params, n, w, stride, &nonfinite) == CB_OK, "evaluate");
+    for (size_t c = 0; c < n; ++c) {
+        double q[CB_SOLVER_MAX_NODES];
+        for (size_t k = 0; k < cb_solver_param_count(s); ++k) {
+            q[k] = params[k][c];
+        }
+        float got[CB_SOLVER_MAX_NODES];
+        for (int i = 0; i < m; ++i) {
+            got[i] = w[(size_t)i * stride + c];
+        }
+        double e = query_error(&rs, q, got);
+        cb_err_track_add(c < n_near ? t : t_far, e, 0.0, c);
+        if (e > (c < n_near ? bound_of(desc->kind) : far_bound_of(desc->kind))) {
+            /* Name the first few offenders: layout, query, both weight vectors. */
+            if (shown++ < 3) {
+                double want[CB_SOLVER_MAX_NODES];
+                ref_weights(&rs, q, want);
+                cb_test_note("%s: error %.3g at query (%g, %g) of a %d-node layout:",
+                             cb_solver_kind_name(desc->kind), e, q[0],
+                             desc->kind == CB_SOLVER_KIND_DIRECT || rs.dim == 1 ? 0.0 : q[1], m);
+                for (int i = 0; i < m && rs.kind != CB_SOLVER_KIND_DIRECT; ++i) {
+                    cb_test_note("  node %d (%g, %g): got %.7f want %.7f", i, rs.x[i], rs.y[i],
+                                 (double)got[i], want[i]);
+                }
+            }
+        }
+    }
+    cb_solver_destroy(s);
+}
+
+static cb_solver_desc desc_of(cb_solver_kind kind, const float *nodes, int m)
+{
+    return (cb_solver_desc){.kind = kind, .nodes = nodes, .node_count = (uint32_t)m};
+}
+
+/* Ring layouts of every shape the property suite uses, plus the 17-node locomotion space. */
+static void ring_layouts(cb_err_track *t, cb_solver_kind kind, cb_prng *r, bool two_rings_ok,
+                         void (*tweak)(cb_solver_desc *, int))
+{
+    float xy[2 * CB_SOLVER_MAX_NODES];
+    for (int l = 0; l < LAYOUTS; ++l) {
+        int dirs = l % 2 ? 8 : 4, rings = two_rings_ok && l % 4 >= 2 ? 2 : 1;
+        bool centre = l % 3 != 0, jitter = l % 5 != 0;
+        int m = layout_rings(r, dirs, rings, centre, jitter, xy);
+        cb_solver_desc d = desc_of(kind, xy, m);
+        if (tweak != NULL) {
+            tweak(&d, l);
+        }
+        check_layout(t, far_track, &d, r);
+    }
+    int m = layout_locomotion17(xy);
+    if (two_rings_ok) {
+        cb_solver_desc d = desc_of(kind, xy, m);
+        check_layout(t, far_track, &d, r);
+    }
+}
+
+/* Scattered and collinear layouts for the triangulation-based methods. */
+static void scattered_layouts(cb_err_track *t, cb_solver_kind kind, cb_prng *r)
+{
+    float xy[2 * CB_SOLVER_MAX_NODES];
+    for (int l = 0; l < 8; ++l) {
+        int m = 3 + (int)cb_prng_below(r, 20);
+        for (int i = 0; i < m; ++i) {
+            xy[2 * i] = cb_prng_range(r, -3.0f, 3.0f);
+            xy[2 * i + 1] = cb_prng_range(r, -3.0f, 3.0f);
+        }
+        cb_solver_desc d = desc_of(kind, xy, m);
+        check_layout(second_track, far_track, &d, r);
+    }
+    for (int l = 0; l < 3; ++l) {
+        int m = l + 1 + (l == 2 ? 3 : 0);
+        for (int i = 0; i < m; ++i) {
+            float s = cb_prng_range(r, -2.0f, 2.0f);
+            xy[2 * i] = s * 0.6f + 0.25f, xy[2 * i + 1] = s * 0.8f;
+        }
+        cb_solver_desc d = desc_of(kind, xy, m);
+        check_layout(t, far_track, &d, r);
+    }
+    for (int l = 0; l < 4; ++l) {
+        int m = layout_grid(r, 2 + l % 3, 2 + l / 2, xy);
+        cb_solver_desc d = desc_of(kind, xy, m);
+        check_layout(t, far_track, &d, r);
+    }
+}
+
+static void finish(cb_err_track *t, cb_solver_kind kind)
+{
+    cb_err_track_check(t, bound_of(kind));
+    if (second_errors.count > 0) {
+        cb_err_track_check(&second_errors, second_bound_of(kind));
+    }
+    cb_err_track_check(&far_errors, far_bound_of(kind));
+}
+
+/* Starts a test case: resets the side trackers and returns the main one. */
+static cb_err_track track(const char *name, const char *second)
+{
+    static char far_name[96], second_name[96];
+    snprintf(far_name, sizeof far_name, "%s %s, far queries", PATH, name);
+    snprintf(second_name, sizeof second_name, "%s %s, %s", PATH, name, second);
+    shown = 0;
+    far_errors = cb_err_track_make(far_name);
+    second_errors = cb_err_track_make(second_name);
+    static char main_name[96];
+    snprintf(main_name, sizeof main_name, "%s %s", PATH, name);
+    return cb_err_track_make(main_name);
+}
+
+#define TRACK(kind, second) track(#kind, second)
+
+static void solver_accuracy_linear_1d(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(linear_1d, "scattered nodes");
+    float th[CB_SOLVER_MAX_NODES];
+    for (int l = 0; l < LAYOUTS; ++l) {
+        int m = layout_thresholds(&r, 1 + l % 16, l % 3 == 0, th);
+        cb_solver_desc d = desc_of(CB_SOLVER_KIND_LINEAR_1D, th, m);
+        check_layout(&t, far_track, &d, &r);
+    }
+    finish(&t, CB_SOLVER_KIND_LINEAR_1D);
+}
+
+static void solver_accuracy_simple_directional(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(simple_directional_2d, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, &r, false, NULL);
+    /* Sectors wider than 180 degrees, exactly 180, and a lone direction. */
+    static const float odd[][8] = {
+        {1, 0, 0, 1, 0, 0, -1, 0.2f}, {1, 0, -1, 0, 0, 0, 0, 0}, {0, 0, 2, 1, 0, 0, 0, 0}};
+    static const int odd_m[] = {4, 3, 2};
+    for (int k = 0; k < 3; ++k) {
+        cb_solver_desc d = desc_of(CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D, odd[k], odd_m[k]);
+        check_layout(&t, far_track, &d, &r);
+    }
+    finish(&t, CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D);
+}
+
+static void solver_accuracy_freeform_directional(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(freeform_directional_2d, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D, &r, true, NULL);
+    finish(&t, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
+}
+
+static void solver_accuracy_freeform_cartesian(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(freeform_cartesian_2d, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_FREEFORM_CARTESIAN_2D, &r, true, NULL);
+    finish(&t, CB_SOLVER_KIND_FREEFORM_CARTESIAN_2D);
+}
+
+static void solver_accuracy_delaunay(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(delaunay_2d, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_DELAUNAY_2D, &r, true, NULL);
+    scattered_layouts(&t, CB_SOLVER_KIND_DELAUNAY_2D, &r);
+    finish(&t, CB_SOLVER_KIND_DELAUNAY_2D);
+}
+
+static void solver_accuracy_bilinear(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(bilinear_2d, "scattered nodes");
+    float xy[2 * CB_SOLVER_MAX_NODES];
+    for (int l = 0; l < LAYOUTS; ++l) {
+        int m = layout_grid(&r, 1 + l % 5, 1 + (l / 5) % 5, xy);
+        cb_solver_desc d = desc_of(CB_SOLVER_KIND_BILINEAR_2D, xy, m);
+        check_layout(&t, far_track, &d, &r);
+    }
+    finish(&t, CB_SOLVER_KIND_BILINEAR_2D);
+}
+
+static void solver_accuracy_direct(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(direct, "scattered nodes");
+    for (int m = 1; m <= 16; ++m) {
+        cb_solver_desc d = desc_of(CB_SOLVER_KIND_DIRECT, NULL, m);
+        check_layout(&t, far_track, &d, &r);
+    }
+    finish(&t, CB_SOLVER_KIND_DIRECT);
+}
+
+static void idw_powers(cb_solver_desc *d, int l)
+{
+    static const float powers[] = {2.0f, 1.0f, 3.5f, 6.0f};
+    d->idw_power = powers[l % 4];
+    d->knn_k = (uint32_t)(1 + l % 9);
+}
+
+static void solver_accuracy_idw(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(idw, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_IDW, &r, true, idw_powers);
+    float th[CB_SOLVER_MAX_NODES];
+    int m = layout_thresholds(&r, 7, false, th);
+    cb_solver_desc d = {.kind = CB_SOLVER_KIND_IDW, .nodes = th, .node_count = 7, .dimension = 1};
+    (void)m;
+    check_layout(&t, far_track, &d, &r);
+    finish(&t, CB_SOLVER_KIND_IDW);
+}
+
+static void solver_accuracy_knn_idw(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(knn_idw, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_KNN_IDW, &r, true, idw_powers);
+    finish(&t, CB_SOLVER_KIND_KNN_IDW);
+}
+
+static void rbf_kernels(cb_solver_desc *d, int l)
+{
+    d->rbf_kernel = (cb_rbf_kernel)(1 + l % 4);
+}
+
+static void solver_accuracy_rbf(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(rbf, "1D thresholds");
+    ring_layouts(&t, CB_SOLVER_KIND_RBF, &r, true, rbf_kernels);
+    float th[CB_SOLVER_MAX_NODES];
+    layout_thresholds(&r, 6, false, th);
+    for (int k = 1; k < CB_RBF_KERNEL_COUNT; ++k) {
+        cb_solver_desc d = {.kind = CB_SOLVER_KIND_RBF,
+                            .nodes = th,
+                            .node_count = 6,
+                            .dimension = 1,
+                            .rbf_kernel = (cb_rbf_kernel)k};
+        check_layout(second_track, far_track, &d, &r);
+    }
+    finish(&t, CB_SOLVER_KIND_RBF);
+}
+
+static void solver_accuracy_natural_neighbor(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track t = TRACK(natural_neighbor_2d, "scattered nodes");
+    ring_layouts(&t, CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D, &r, true, NULL);
+    scattered_layouts(&t, CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D, &r);
+    finish(&t, CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(solver_accuracy_linear_1d),
+        cmocka_unit_test(solver_accuracy_simple_directional),
+        cmocka_unit_test(solver_accuracy_freeform_directional),
+        cmocka_unit_test(solver_accuracy_freeform_cartesian),
+        cmocka_unit_test(solver_accuracy_delaunay),
+        cmocka_unit_test(solver_accuracy_bilinear),
+        cmocka_unit_test(solver_accuracy_direct),
+        cmocka_unit_test(solver_accuracy_idw),
+        cmocka_unit_test(solver_accuracy_knn_idw),
+        cmocka_unit_test(solver_accuracy_rbf),
+        cmocka_unit_test(solver_accuracy_natural_neighbor),
+    };
+    return CB_RUN_TESTS(tests);
+}
