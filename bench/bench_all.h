@@ -6,5 +6,6 @@ void cb_bench_register_simd(void);
 void cb_bench_register_jobs(void);
 void cb_bench_register_anim(void);
 void cb_bench_register_solver(void);
+void cb_bench_register_crowd(void);
 
 #endif

@@ -9,5 +9,6 @@ int main(int argc, char **argv)
     cb_bench_register_jobs();
     cb_bench_register_anim();
     cb_bench_register_solver();
+    cb_bench_register_crowd();
     return cb_bench_main(argc, argv);
 }

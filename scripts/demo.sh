@@ -17,8 +17,9 @@ meson compile -C "$dir" >/dev/null
 cb="$dir/src/cli/crowdblend"
 "$cb" info
 echo
+# The crowd demo: 10,000 characters wandering for 10 simulated seconds at 60 Hz on every core.
 if [ "${CB_DEMO_QUICK:-0}" = 1 ]; then
-    "$cb" bench --kernels --samples 3 --elements 256
+    "$cb" demo --characters 500 --seconds 1
 else
-    "$cb" bench --kernels
+    "$cb" demo
 fi

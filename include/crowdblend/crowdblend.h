@@ -31,6 +31,7 @@
  *   crowdblend/solver.h blend-space weight solvers (1D, 2D directional/freeform, Delaunay,
  *                       bilinear, direct, IDW, KNN, RBF, natural neighbour), SIMD batches
  *   crowdblend/params.h parameter processors: velocity blend, interp-to smoothing, quadrants
+ *   crowdblend/crowd.h  a crowd: characters, parameter columns and views, the whole frame
  *
  * SIMD WIDTH
  * ==========
@@ -77,5 +78,6 @@
 #include "crowdblend/embedded.h"
 #include "crowdblend/solver.h"
 #include "crowdblend/params.h"
+#include "crowdblend/crowd.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

@@ -11,6 +11,7 @@ enum { CB_EXIT_OK = 0, CB_EXIT_FAILURE = 1, CB_EXIT_USAGE = 2 };
 
 int cb_cmd_info(int argc, char **argv);
 int cb_cmd_bench(int argc, char **argv);
+int cb_cmd_demo(int argc, char **argv);
 int cb_cmd_inspect(int argc, char **argv);
 int cb_cmd_weights(int argc, char **argv);
 

@@ -5,9 +5,11 @@
  * ratio stays meaningful even when the absolute times move. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/kernels.h"
+#include "cli/workloads.h"
 #include "crowdblend/crowdblend.h"
 
 typedef struct kernel_result {
@@ -90,14 +92,107 @@ static int run_kernels(long elements, long samples, bool json)
     return CB_EXIT_OK;
 }
 
+typedef struct print_ctx {
+    bool json;
+    size_t printed;
+} print_ctx;
+
+static void print_result(const cb_workload_result *r, void *user)
+{
+    print_ctx *p = user;
+    if (p->json) {
+        printf("%s{\"name\": \"%s\", \"threads\": %u, \"characters\": %u, "
+               "\"characters_per_second\": %.0f, \"characters_per_second_per_core\": %.0f, "
+               "\"ns_per_character\": %.2f, \"stages\": {",
+               p->printed ? ", " : "", r->name, r->threads, r->characters,
+               r->characters_per_second, r->characters_per_second / r->threads,
+               r->ns_per_character);
+        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+            printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
+                   cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
+                   r->stage_share[k]);
+        }
+        printf("}, \"checksum\": \"%016llx\"}", (unsigned long long)r->checksum);
+    } else {
+        printf("  %-30s %3u %8u %14.0f %14.0f %10.1f", r->name, r->threads, r->characters,
+               r->characters_per_second, r->characters_per_second / r->threads,
+               r->ns_per_character * r->threads);
+        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+            printf(" %7.1f", r->stage_ns_per_character[k]);
+        }
+        printf("  %016llx\n", (unsigned long long)r->checksum);
+    }
+    p->printed++;
+    fflush(stdout);
+}
+
+/* Scaling: each workload's all-threads rate over its one-thread rate. */
+static void print_scaling(const cb_workload_result *res, size_t n, bool json)
+{
+    bool first = true;
+    for (size_t i = 0; i + 1 < n; ++i) {
+        if (strcmp(res[i].name, res[i + 1].name) != 0 || res[i].threads != 1 ||
+            res[i + 1].threads <= 1) {
+            continue;
+        }
+        double ratio = res[i + 1].characters_per_second / res[i].characters_per_second;
+        if (json) {
+            printf("%s\"%s\": {\"threads\": %u, \"speedup\": %.3f, \"efficiency\": %.3f}",
+                   first ? "" : ", ", res[i].name, res[i + 1].threads, ratio,
+                   ratio / res[i + 1].threads);
+        } else {
+            printf("  %-30s %u threads: %.2fx the 1-thread rate (%.0f%% efficiency)\n",
+                   res[i].name, res[i + 1].threads, ratio, 100.0 * ratio / res[i + 1].threads);
+        }
+        first = false;
+    }
+}
+
+static int run_workloads(const char *which, long threads, double scale, bool json)
+{
+    cb_build_info b = cb_query_build_info();
+    uint32_t all = threads > 0 ? (uint32_t)threads : cb_jobs_query_desc(NULL).thread_count;
+    enum { MAX_RESULTS = 64 };
+    static cb_workload_result results[MAX_RESULTS];
+    print_ctx p = {json, 0};
+    if (json) {
+        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"workloads\": [", b.isa,
+               b.simd_width);
+    } else {
+        printf("crowdblend bench: isa %s, W = %u, %u threads available; median frame times\n\n",
+               b.isa, b.simd_width, all);
+        printf("  %-30s %3s %8s %14s %14s %10s", "workload", "thr", "chars", "chars/s",
+               "chars/s/core", "ns/char/c");
+        printf(" %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "ltm",
+               "checksum");
+    }
+    size_t n = cb_workloads_run(which, all, scale, results, MAX_RESULTS, print_result, &p);
+    if (json) {
+        printf("], \"scaling\": {");
+        print_scaling(results, n, true);
+        printf("}}\n");
+    } else {
+        printf("\n  (stage columns: thread ns per character; ns/char/c: wall ns per character "
+               "times threads)\n\n");
+        print_scaling(results, n, false);
+    }
+    return n > 0 ? CB_EXIT_OK : CB_EXIT_FAILURE;
+}
+
 int cb_cmd_bench(int argc, char **argv)
 {
     bool help = false, json = false, kernels = false;
-    long elements = 4096, samples = 11;
+    long elements = 4096, samples = 11, threads = 0;
+    double scale = 1.0;
+    const char *which = "W1,W2,W3,W4";
     const cb_opt opts[] = {
-        {"kernels", CB_OPT_FLAG, &kernels, "time the SIMD kernels against the scalar reference"},
-        {"elements", CB_OPT_INT, &elements, "elements per kernel call (default 4096)"},
-        {"samples", CB_OPT_INT, &samples, "samples per median, 1..64 (default 11)"},
+        {"kernels", CB_OPT_FLAG, &kernels,
+         "time the SIMD kernels against the scalar reference instead of the workloads"},
+        {"workloads", CB_OPT_STRING, &which, "which workloads (default W1,W2,W3,W4)"},
+        {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
+        {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
+        {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
+        {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -106,17 +201,29 @@ int cb_cmd_bench(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend bench [--kernels] [--json]", opts);
+        cb_opts_print_help("crowdblend bench [--workloads W1,W2,W3,W4] [--threads T] [--json] | "
+                           "--kernels",
+                           opts);
         return CB_EXIT_OK;
     }
-    if (elements < 1 || elements > (1L << 26)) {
-        fprintf(stderr, "crowdblend bench: --elements must be in 1..%ld\n", 1L << 26);
+    if (kernels) {
+        if (elements < 1 || elements > (1L << 26)) {
+            fprintf(stderr, "crowdblend bench: --elements must be in 1..%ld\n", 1L << 26);
+            return CB_EXIT_USAGE;
+        }
+        if (samples < 1 || samples > 64) {
+            fprintf(stderr, "crowdblend bench: --samples must be in 1..64\n");
+            return CB_EXIT_USAGE;
+        }
+        return run_kernels(elements, samples, json);
+    }
+    if (!(scale > 0.0 && scale <= 10.0)) {
+        fprintf(stderr, "crowdblend bench: --scale must be in (0, 10]\n");
         return CB_EXIT_USAGE;
     }
-    if (samples < 1 || samples > 64) {
-        fprintf(stderr, "crowdblend bench: --samples must be in 1..64\n");
+    if (threads < 0 || threads > 1024) {
+        fprintf(stderr, "crowdblend bench: --threads must be in 0..1024\n");
         return CB_EXIT_USAGE;
     }
-    (void)kernels; /* the kernels are the only section so far */
-    return run_kernels(elements, samples, json);
+    return run_workloads(which, threads, scale, json);
 }

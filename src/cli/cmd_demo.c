@@ -1,0 +1,152 @@
+/* `crowdblend demo`: a crowd on the embedded locomotion set wandering for a few simulated
+ * seconds, then where the time went, stage by stage. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/scene.h"
+
+static void progress(bool tty, uint32_t frame, uint32_t frames, double ms_per_frame)
+{
+    if (tty) {
+        enum { BAR = 40 };
+        int filled = (int)((uint64_t)frame * BAR / frames);
+        char bar[BAR + 1];
+        memset(bar, '#', (size_t)filled);
+        memset(bar + filled, '.', (size_t)(BAR - filled));
+        bar[BAR] = '\0';
+        printf("\r  [%s] %3u%%  frame %u/%u  %.2f ms/frame", bar,
+               (unsigned)((uint64_t)frame * 100 / frames), frame, frames, ms_per_frame);
+        if (frame == frames) {
+            printf("\n");
+        }
+        fflush(stdout);
+    } else if (frame == frames || frame % (frames / 10 ? frames / 10 : 1) == 0) {
+        printf("  frame %u/%u (%u%%), %.2f ms/frame\n", frame, frames,
+               (unsigned)((uint64_t)frame * 100 / frames), ms_per_frame);
+        fflush(stdout);
+    }
+}
+
+int cb_cmd_demo(int argc, char **argv)
+{
+    bool help = false, json = false;
+    long characters = 10000, threads = 0, hz = 60, seed = 1;
+    double seconds = 10.0;
+    const char *solver_name = "freeform_directional_2d";
+    const cb_opt opts[] = {
+        {"characters", CB_OPT_INT, &characters, "crowd size (default 10000)"},
+        {"seconds", CB_OPT_DOUBLE, &seconds, "simulated seconds (default 10)"},
+        {"hz", CB_OPT_INT, &hz, "frames per simulated second (default 60)"},
+        {"threads", CB_OPT_INT, &threads, "threads, caller included (default: all CPUs)"},
+        {"solver", CB_OPT_STRING, &solver_name,
+         "blend-space solver (default freeform_directional_2d)"},
+        {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
+        {"json", CB_OPT_FLAG, &json, "print one JSON object instead of the table"},
+        {"help", CB_OPT_FLAG, &help, "show this help"},
+        {0},
+    };
+    if (!cb_opts_parse("crowdblend demo", argc, argv, 2, opts, NULL, 0, NULL)) {
+        return CB_EXIT_USAGE;
+    }
+    if (help) {
+        cb_opts_print_help("crowdblend demo [--characters N] [--seconds S] [--threads T] "
+                           "[--solver NAME] [--json]",
+                           opts);
+        return CB_EXIT_OK;
+    }
+    cb_solver_kind kind;
+    if (cb_solver_kind_from_name(solver_name, &kind) != CB_OK) {
+        fprintf(stderr, "crowdblend demo: unknown solver '%s'\n", solver_name);
+        return CB_EXIT_USAGE;
+    }
+    if (characters < 1 || characters > (long)CB_CROWD_MAX_CAPACITY) {
+        fprintf(stderr, "crowdblend demo: --characters must be in 1..%u\n", CB_CROWD_MAX_CAPACITY);
+        return CB_EXIT_USAGE;
+    }
+    if (!(seconds > 0.0 && seconds <= 3600.0) || hz < 1 || hz > 1000) {
+        fprintf(stderr, "crowdblend demo: --seconds must be in (0, 3600], --hz in 1..1000\n");
+        return CB_EXIT_USAGE;
+    }
+    if (threads < 0 || threads > 1024) {
+        fprintf(stderr, "crowdblend demo: --threads must be in 0..1024\n");
+        return CB_EXIT_USAGE;
+    }
+    cb_scene_desc sd = {
+        .characters = (uint32_t)characters,
+        .threads = (uint32_t)threads,
+        .solver = kind,
+        .layers = true,
+        .profile = true,
+        .seed = (uint64_t)seed,
+    };
+    cb_scene *scene = cb_scene_create(&sd);
+    if (scene == NULL) {
+        return CB_EXIT_FAILURE;
+    }
+    cb_crowd *crowd = cb_scene_crowd(scene);
+    uint32_t frames = (uint32_t)(seconds * (double)hz + 0.5);
+    frames = frames ? frames : 1;
+    float dt = 1.0f / (float)hz;
+    bool tty = !json && isatty(STDOUT_FILENO);
+    if (!json) {
+        printf("crowdblend demo: %ld characters, %u frames (%.1f s at %ld Hz), %u threads, %s\n",
+               characters, frames, seconds, hz, cb_scene_threads(scene), solver_name);
+    }
+    uint64_t crowd_ns = 0;
+    for (uint32_t f = 1; f <= frames; ++f) {
+        cb_scene_host_step(scene, dt);
+        uint64_t t0 = cb_now_ns();
+        cb_result r = cb_crowd_update(crowd, dt);
+        crowd_ns += cb_now_ns() - t0;
+        if (r != CB_OK) {
+            fprintf(stderr, "crowdblend demo: update failed: %s\n", cb_result_str(r));
+            cb_scene_destroy(scene);
+            return CB_EXIT_FAILURE;
+        }
+        if (!json) {
+            progress(tty, f, frames, (double)crowd_ns / 1e6 / f);
+        }
+    }
+    cb_crowd_stats st = cb_crowd_query_stats(crowd);
+    double wall_s = (double)crowd_ns / 1e9;
+    double chars = (double)characters * frames;
+    double cps = chars / wall_s;
+    uint32_t nthreads = cb_scene_threads(scene);
+    uint64_t stage_total = 0;
+    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        stage_total += st.stage_ns[k];
+    }
+    uint64_t hash = cb_crowd_output_hash(crowd);
+    if (json) {
+        printf("{\"characters\": %ld, \"frames\": %u, \"threads\": %u, "
+               "\"characters_per_second\": %.0f, \"stages\": {",
+               characters, frames, nthreads, cps);
+        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+            /* Thread time spread over the threads: the stage's share of a frame's wall time. */
+            double ms = (double)st.stage_ns[k] / 1e6 / frames / nthreads;
+            printf("%s\"%s\": {\"ms_per_frame\": %.4f, \"share\": %.4f}", k ? ", " : "",
+                   cb_crowd_stage_name((cb_crowd_stage)k), ms,
+                   stage_total ? (double)st.stage_ns[k] / (double)stage_total : 0.0);
+        }
+        printf("}, \"checksum\": \"%016llx\", \"nonfinite_params\": %llu}\n",
+               (unsigned long long)hash, (unsigned long long)st.nonfinite_params);
+    } else {
+        printf("\n  %-16s %10s %18s %8s\n", "stage", "ms/frame", "characters/s/core", "share");
+        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+            double ms = (double)st.stage_ns[k] / 1e6 / frames / nthreads;
+            double per_core = st.stage_ns[k] ? chars / ((double)st.stage_ns[k] / 1e9) : 0.0;
+            printf("  %-16s %10.3f %18.0f %7.1f%%\n", cb_crowd_stage_name((cb_crowd_stage)k), ms,
+                   per_core, stage_total ? 100.0 * (double)st.stage_ns[k] / (double)stage_total : 0.0);
+        }
+        printf("  %-16s %10.3f %18.0f\n", "whole frame", (double)crowd_ns / 1e6 / frames,
+               cps / nthreads);
+        printf("\n  %.0f characters per second on %u threads (%.0f per thread), %.3f us per "
+               "character-frame per thread\n",
+               cps, nthreads, cps / nthreads, 1e6 * nthreads / cps);
+        printf("  checksum of the last frame's outputs: %016llx\n", (unsigned long long)hash);
+    }
+    cb_scene_destroy(scene);
+    return CB_EXIT_OK;
+}

@@ -1,0 +1,205 @@
+#include "cli/scene.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/prng.h"
+
+/* A wandering character as a host game would keep it. Velocities are in the character's
+ * frame (right, forward), which is what the locomotion blend space takes. */
+typedef struct agent {
+    float x, z, yaw;          /* world position (m) and heading (rad) */
+    float right, forward;     /* current local velocity, m/s */
+    float goal_right, goal_forward;
+    float turn_rate;          /* rad/s */
+    float timer;              /* seconds until the next decision */
+    float wave_timer;         /* > 0 while waving */
+    float additive;           /* lean/breathe layer weight */
+    float upper;              /* upper-body wave layer weight */
+    cb_prng rng;
+} agent;
+
+struct cb_scene {
+    cb_embedded *set;
+    cb_crowd *crowd;
+    agent *agents;
+    uint32_t count;
+    uint32_t threads;
+    bool fixed;
+    uint32_t p_right, p_forward, p_additive, p_upper;
+};
+
+static const char *const locomotion_names[CB_SCENE_LOCOMOTION_CLIPS] = {
+    "idle",   "walk_f",  "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
+    "run_f",  "run_fl",  "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
+};
+
+/* Picks the next goal: mostly forward, sometimes strafing or backing up, at idle, walk or run
+ * speed, held for 2-6 s. Varied on purpose: every part of the blend space gets visited. */
+static void decide(agent *a)
+{
+    double u = cb_prng_double(&a->rng);
+    float speed = u < 0.12 ? 0.0f : u < 0.65 ? cb_prng_range(&a->rng, 0.7f, 1.6f)
+                                              : cb_prng_range(&a->rng, 2.6f, 4.0f);
+    double d = cb_prng_double(&a->rng);
+    float dir = d < 0.6 ? cb_prng_range(&a->rng, -0.5f, 0.5f)
+                : d < 0.85 ? (cb_prng_double(&a->rng) < 0.5 ? 1.0f : -1.0f) *
+                                 cb_prng_range(&a->rng, 0.7f, 1.9f)
+                           : 3.14159265f + cb_prng_range(&a->rng, -0.7f, 0.7f);
+    a->goal_right = speed * sinf(dir);
+    a->goal_forward = speed * cosf(dir);
+    a->turn_rate = cb_prng_range(&a->rng, -0.6f, 0.6f);
+    a->timer = cb_prng_range(&a->rng, 2.0f, 6.0f);
+    if (cb_prng_double(&a->rng) < 0.15) {
+        a->wave_timer = cb_prng_range(&a->rng, 1.5f, 3.0f);
+    }
+}
+
+/* Moves x toward goal by at most step. */
+static float approach(float x, float goal, float step)
+{
+    return fabsf(goal - x) <= step ? goal : x + (goal > x ? step : -step);
+}
+
+cb_scene *cb_scene_create(const cb_scene_desc *d)
+{
+    cb_scene *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        fprintf(stderr, "crowdblend: out of memory\n");
+        return NULL;
+    }
+    cb_error err = {0};
+    cb_result r = cb_embedded_create(NULL, &s->set, &err);
+    if (r != CB_OK) {
+        fprintf(stderr, "crowdblend: embedded set: %s\n", err.message);
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    const cb_clip *clips[CB_SCENE_LOCOMOTION_CLIPS];
+    static const char *const three[3] = {"walk_f", "run_f", "walk_fr"};
+    uint32_t clip_count = d->fixed_three_clips ? 3 : CB_SCENE_LOCOMOTION_CLIPS;
+    for (uint32_t k = 0; k < clip_count; ++k) {
+        const char *name = d->fixed_three_clips ? three[k] : locomotion_names[k];
+        clips[k] = cb_embedded_find_clip(s->set, name);
+        if (clips[k] == NULL) {
+            fprintf(stderr, "crowdblend: the embedded set has no clip '%s'\n", name);
+            cb_scene_destroy(s);
+            return NULL;
+        }
+    }
+    cb_crowd_desc cd = {
+        .skeleton = cb_embedded_skeleton(s->set),
+        .capacity = d->characters,
+        .blend = {.clips = clips, .clip_count = clip_count},
+        .thread_count = d->threads,
+        .batch_size = d->batch_size,
+        .profile = d->profile,
+    };
+    cd.blend.solver.kind = d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
+    if (d->layers && !d->fixed_three_clips) {
+        cd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
+        cd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
+        cd.upper_body.mask_joint = "spine_01";
+    }
+    r = cb_crowd_create(&cd, &s->crowd, &err);
+    if (r != CB_OK) {
+        fprintf(stderr, "crowdblend: crowd: %s\n", err.message);
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    s->fixed = d->fixed_three_clips;
+    s->threads = d->threads != 0 ? d->threads : cb_jobs_query_desc(NULL).thread_count;
+    s->count = d->characters;
+    s->agents = calloc(d->characters ? d->characters : 1, sizeof *s->agents);
+    if (s->agents == NULL) {
+        fprintf(stderr, "crowdblend: out of memory for %u characters\n", d->characters);
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    s->p_right = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 0);
+    s->p_forward = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 1);
+    s->p_additive = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0);
+    s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
+    cb_prng layout = cb_prng_seed(d->seed);
+    for (uint32_t i = 0; i < d->characters; ++i) {
+        agent *a = &s->agents[i];
+        a->rng = cb_prng_seed(d->seed * 0x9E3779B97F4A7C15ull + i + 1);
+        a->x = cb_prng_range(&layout, -200.0f, 200.0f);
+        a->z = cb_prng_range(&layout, -200.0f, 200.0f);
+        a->yaw = cb_prng_range(&layout, -3.14159265f, 3.14159265f);
+        a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
+        decide(a);
+        a->right = a->goal_right;
+        a->forward = a->goal_forward;
+        cb_character ch;
+        /* Staggered phases, as in any real crowd. */
+        cb_crowd_add(s->crowd, (float)cb_prng_double(&layout), &ch);
+    }
+    cb_scene_host_step(s, 0.0f);
+    return s;
+}
+
+void cb_scene_destroy(cb_scene *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    cb_crowd_destroy(s->crowd);
+    cb_embedded_destroy(s->set);
+    free(s->agents);
+    free(s);
+}
+
+cb_crowd *cb_scene_crowd(cb_scene *s)
+{
+    return s->crowd;
+}
+
+uint32_t cb_scene_threads(const cb_scene *s)
+{
+    return s->threads;
+}
+
+void cb_scene_host_step(cb_scene *s, float dt)
+{
+    cb_crowd *c = s->crowd;
+    if (s->fixed) {
+        /* W1: three clips at fixed weights, the same for everyone. */
+        static const float w[3] = {0.5f, 0.3f, 0.2f};
+        for (uint32_t k = 0; k < 3; ++k) {
+            float *col = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
+            for (uint32_t i = 0; i < s->count; ++i) {
+                col[i] = w[k];
+            }
+        }
+        return;
+    }
+    const cb_root_delta *rm = cb_crowd_root_motion(c);
+    float *right = cb_crowd_param_column(c, s->p_right);
+    float *forward = cb_crowd_param_column(c, s->p_forward);
+    float *additive = cb_crowd_param_column(c, s->p_additive);
+    float *upper = cb_crowd_param_column(c, s->p_upper);
+    uint32_t n = cb_crowd_count(c);
+    for (uint32_t i = 0; i < n; ++i) {
+        agent *a = &s->agents[i];
+        /* Apply the animation's own motion (x is the character's left, z its forward). */
+        float cy = cosf(a->yaw), sy = sinf(a->yaw);
+        a->x += cy * rm[i].translation[0] + sy * rm[i].translation[2];
+        a->z += -sy * rm[i].translation[0] + cy * rm[i].translation[2];
+        a->yaw += rm[i].yaw + a->turn_rate * dt;
+        a->timer -= dt;
+        if (a->timer <= 0.0f) {
+            decide(a);
+        }
+        /* Velocity changes at most 3 m/s^2, as a body would. */
+        a->right = approach(a->right, a->goal_right, 3.0f * dt);
+        a->forward = approach(a->forward, a->goal_forward, 3.0f * dt);
+        a->wave_timer -= dt;
+        a->upper = approach(a->upper, a->wave_timer > 0.0f ? 1.0f : 0.0f, 2.0f * dt);
+        right[i] = a->right;
+        forward[i] = a->forward;
+        additive[i] = a->additive;
+        upper[i] = a->upper;
+    }
+}

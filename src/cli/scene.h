@@ -1,0 +1,38 @@
+/* What the demo and the benchmarks run: the embedded locomotion set in a crowd, and a host
+ * simulation that makes the characters wander with varied, changing velocities. */
+#ifndef CROWDBLEND_CLI_SCENE_H
+#define CROWDBLEND_CLI_SCENE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "crowdblend/crowdblend.h"
+
+/* The 17 locomotion clips of the embedded set, in blend-space node order. */
+enum { CB_SCENE_LOCOMOTION_CLIPS = 17 };
+
+typedef struct cb_scene_desc {
+    uint32_t characters;
+    uint32_t threads;          /* 0: all online CPUs */
+    uint32_t batch_size;       /* 0: the crowd's default */
+    cb_solver_kind solver;     /* 0: freeform directional */
+    bool layers;               /* additive lean + masked upper-body wave */
+    bool fixed_three_clips;    /* W1: a DIRECT blend of walk_f, run_f, walk_fr at fixed weights */
+    bool profile;
+    uint64_t seed;
+} cb_scene_desc;
+
+typedef struct cb_scene cb_scene;
+
+/* Builds everything; on failure prints the reason to stderr and returns NULL. */
+cb_scene *cb_scene_create(const cb_scene_desc *desc);
+void cb_scene_destroy(cb_scene *scene);
+
+cb_crowd *cb_scene_crowd(cb_scene *scene);
+uint32_t cb_scene_threads(const cb_scene *scene);
+
+/* The host's part of a frame: moves the characters by last frame's root motion, steers them,
+ * and writes their parameters into the crowd's columns. Not timed by the benchmarks. */
+void cb_scene_host_step(cb_scene *scene, float dt_s);
+
+#endif

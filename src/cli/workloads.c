@@ -1,0 +1,246 @@
+/* The standard workloads of `crowdblend bench` (docs/performance.md):
+ *   W1  1,000 characters, 64 joints, 3 clips blended with fixed weights + local-to-model
+ *       (what ozz-animation's sample + blend + local-to-model does; the yardstick);
+ *   W2  10,000 characters, the full locomotion frame: 2D Freeform Directional over the 17
+ *       idle/walk/run clips, layers, sync, root motion;
+ *   W3  W2 at 100,000 characters (outputs far beyond the caches);
+ *   W4  weights only, each solver, 10,000 characters.
+ * Each at one thread and at all threads. A frame's wall time is measured around
+ * cb_crowd_update only (the host's steering is outside); figures are medians over frames. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/prng.h"
+#include "cli/cli.h"
+#include "cli/scene.h"
+#include "cli/workloads.h"
+
+typedef struct workload_def {
+    const char *name;
+    uint32_t characters;
+    uint32_t frames;
+    bool fixed_three_clips;
+    bool layers;
+} workload_def;
+
+static const workload_def defs[] = {
+    {"W1", 1000, 300, true, false},
+    {"W2", 10000, 60, false, true},
+    {"W3", 100000, 12, false, true},
+};
+
+/* The fields every workload reports the same way, from its per-frame wall times (sorted in
+ * place). */
+static void set_timing(cb_workload_result *out, const char *name, uint32_t threads,
+                       uint32_t characters, double *frame_ns, uint32_t frames)
+{
+    double median = cb_median(frame_ns, frames);
+    out->name = name;
+    out->threads = threads;
+    out->characters = characters;
+    out->frames = frames;
+    out->frame_ns = median;
+    out->characters_per_second = characters / (median / 1e9);
+    out->ns_per_character = median / characters;
+}
+
+static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, double scale,
+                                    cb_workload_result *out)
+{
+    uint32_t characters = (uint32_t)fmax(1.0, w->characters * scale);
+    uint32_t frames = w->frames;
+    cb_scene_desc sd = {
+        .characters = characters,
+        .threads = threads,
+        .fixed_three_clips = w->fixed_three_clips,
+        .layers = w->layers,
+        .profile = true,
+        .seed = 7,
+    };
+    cb_scene *scene = cb_scene_create(&sd);
+    if (scene == NULL) {
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    cb_crowd *crowd = cb_scene_crowd(scene);
+    const float dt = 1.0f / 60.0f;
+    double *frame_ns = malloc(frames * sizeof *frame_ns);
+    if (frame_ns == NULL) {
+        cb_scene_destroy(scene);
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    /* Warm-up: first touch of the outputs, workers spun up. */
+    for (int f = 0; f < 3; ++f) {
+        cb_scene_host_step(scene, dt);
+        cb_crowd_update(crowd, dt);
+    }
+    cb_crowd_reset_stats(crowd);
+    for (uint32_t f = 0; f < frames; ++f) {
+        cb_scene_host_step(scene, dt);
+        uint64_t t0 = cb_now_ns();
+        cb_crowd_update(crowd, dt);
+        frame_ns[f] = (double)(cb_now_ns() - t0);
+    }
+    cb_crowd_stats st = cb_crowd_query_stats(crowd);
+    set_timing(out, w->name, cb_scene_threads(scene), characters, frame_ns, frames);
+    uint64_t stage_total = 0;
+    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        stage_total += st.stage_ns[k];
+    }
+    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        /* Per character, in thread time: what a stage costs one core. */
+        out->stage_ns_per_character[k] = (double)st.stage_ns[k] / ((double)characters * frames);
+        out->stage_share[k] = stage_total ? (double)st.stage_ns[k] / (double)stage_total : 0.0;
+    }
+    out->checksum = cb_crowd_output_hash(crowd);
+    free(frame_ns);
+    cb_scene_destroy(scene);
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* W4: each solver alone                                                                       */
+
+typedef struct solver_job {
+    const cb_solver *solver;
+    const float *cols[CB_SOLVER_MAX_NODES];
+    float *weights;
+    size_t stride;
+} solver_job;
+
+static void solver_chunk(void *user, size_t begin, size_t end, uint32_t thread_index)
+{
+    (void)thread_index;
+    solver_job *j = user;
+    const float *cols[CB_SOLVER_MAX_NODES];
+    size_t pc = cb_solver_param_count(j->solver);
+    for (size_t p = 0; p < pc; ++p) {
+        cols[p] = j->cols[p] + begin;
+    }
+    cb_solver_evaluate(j->solver, cols, end - begin, j->weights + begin, j->stride, NULL);
+}
+
+/* A layout per solver: the embedded set's 17 root velocities for the 2D kinds, a 4 x 4 grid for
+ * bilinear, 8 speeds for 1D, 17 inputs for direct. */
+static cb_result make_solver(cb_solver_kind kind, cb_solver **out)
+{
+    float nodes[2 * 17];
+    cb_solver_desc d = {.kind = kind, .nodes = nodes};
+    if (kind == CB_SOLVER_KIND_LINEAR_1D) {
+        for (int i = 0; i < 8; ++i) {
+            nodes[i] = 0.6f * (float)i;
+        }
+        d.node_count = 8;
+    } else if (kind == CB_SOLVER_KIND_BILINEAR_2D) {
+        for (int y = 0; y < 4; ++y) {
+            for (int x = 0; x < 4; ++x) {
+                nodes[2 * (y * 4 + x)] = -4.0f + 8.0f * (float)x / 3.0f;
+                nodes[2 * (y * 4 + x) + 1] = -4.0f + 8.0f * (float)y / 3.0f;
+            }
+        }
+        d.node_count = 16;
+        d.grid_nx = 4;
+        d.grid_ny = 4;
+    } else {
+        /* Idle at the origin, 8 directions at 1.4 and at 3.5 m/s. */
+        nodes[0] = nodes[1] = 0.0f;
+        for (int i = 0; i < 8; ++i) {
+            float a = 6.2831853f * (float)i / 8.0f;
+            nodes[2 + 2 * i] = 1.4f * cosf(a);
+            nodes[2 + 2 * i + 1] = 1.4f * sinf(a);
+            nodes[18 + 2 * i] = 3.5f * cosf(a);
+            nodes[18 + 2 * i + 1] = 3.5f * sinf(a);
+        }
+        d.node_count = 17;
+    }
+    return cb_solver_create(&d, out, NULL);
+}
+
+static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, double scale,
+                                     cb_workload_result *out)
+{
+    uint32_t characters = (uint32_t)fmax(16.0, 10000 * scale);
+    cb_solver *solver = NULL;
+    cb_result r = make_solver(kind, &solver);
+    if (r != CB_OK) {
+        return r;
+    }
+    size_t pc = cb_solver_param_count(solver), nodes = cb_solver_node_count(solver);
+    float *params = malloc(pc * characters * sizeof(float));
+    float *weights = malloc(nodes * characters * sizeof(float));
+    cb_jobs *jobs = NULL;
+    cb_jobs_desc jd = {.thread_count = threads};
+    if (params == NULL || weights == NULL || cb_jobs_create(&jd, &jobs, NULL) != CB_OK) {
+        free(params), free(weights), cb_solver_destroy(solver);
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    cb_prng rng = cb_prng_seed(11);
+    for (size_t i = 0; i < pc * characters; ++i) {
+        params[i] = cb_prng_range(&rng, kind == CB_SOLVER_KIND_DIRECT ? 0.0f : -4.5f, 4.5f);
+    }
+    solver_job job = {.solver = solver, .weights = weights, .stride = characters};
+    for (size_t p = 0; p < pc; ++p) {
+        job.cols[p] = params + p * characters;
+    }
+    enum { RUNS = 41 };
+    double ns[RUNS];
+    for (int run = -3; run < RUNS; ++run) {
+        uint64_t t0 = cb_now_ns();
+        cb_jobs_parallel_for(jobs, characters, 256, solver_chunk, &job);
+        if (run >= 0) {
+            ns[run] = (double)(cb_now_ns() - t0);
+        }
+    }
+    static char names[CB_SOLVER_KIND_COUNT][48];
+    snprintf(names[kind], sizeof names[kind], "W4/%s", cb_solver_kind_name(kind));
+    memset(out, 0, sizeof *out);
+    set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, ns, RUNS);
+    out->stage_ns_per_character[CB_CROWD_STAGE_WEIGHTS] =
+        out->frame_ns * out->threads / characters;
+    out->stage_share[CB_CROWD_STAGE_WEIGHTS] = 1.0;
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *b = (const unsigned char *)weights;
+    for (size_t i = 0; i < nodes * characters * sizeof(float); ++i) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    out->checksum = h;
+    cb_jobs_destroy(jobs);
+    free(params), free(weights);
+    cb_solver_destroy(solver);
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,
+                        cb_workload_result *results, size_t max_results,
+                        void (*on_result)(const cb_workload_result *, void *), void *user)
+{
+    size_t n = 0;
+    uint32_t variants[2] = {1, all_threads};
+    int variant_count = all_threads > 1 ? 2 : 1;
+    for (size_t d = 0; d < sizeof defs / sizeof defs[0]; ++d) {
+        if (strstr(which, defs[d].name) == NULL) {
+            continue;
+        }
+        for (int v = 0; v < variant_count && n < max_results; ++v) {
+            if (run_crowd_workload(&defs[d], variants[v], scale, &results[n]) == CB_OK) {
+                on_result(&results[n], user);
+                n++;
+            }
+        }
+    }
+    if (strstr(which, "W4") != NULL) {
+        for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+            for (int v = 0; v < variant_count && n < max_results; ++v) {
+                if (run_solver_workload((cb_solver_kind)k, variants[v], scale, &results[n]) ==
+                    CB_OK) {
+                    on_result(&results[n], user);
+                    n++;
+                }
+            }
+        }
+    }
+    return n;
+}

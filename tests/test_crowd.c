@@ -1,0 +1,519 @@
+/* crowd: the whole frame. Determinism across thread counts, batch sizes and update ranges;
+ * views against own columns; the desc's validity table; bad input; no allocation per frame;
+ * time sync and root motion against the clips' own figures. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crowdblend/crowdblend.h"
+#include "test_util.h"
+
+static const char *const loco[17] = {
+    "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
+    "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
+};
+
+static cb_embedded *set;
+static const cb_clip *clips[17];
+
+static int setup_set(void **state)
+{
+    (void)state;
+    if (cb_embedded_create(NULL, &set, NULL) != CB_OK) {
+        return -1;
+    }
+    for (int k = 0; k < 17; ++k) {
+        clips[k] = cb_embedded_find_clip(set, loco[k]);
+        if (clips[k] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int teardown_set(void **state)
+{
+    (void)state;
+    cb_embedded_destroy(set);
+    return 0;
+}
+
+static cb_crowd_desc base_desc(uint32_t capacity)
+{
+    cb_crowd_desc d = {
+        .skeleton = cb_embedded_skeleton(set),
+        .capacity = capacity,
+        .blend = {.clips = clips, .clip_count = 17},
+        .additive = {.clip = cb_embedded_find_clip(set, "lean_add")},
+        .upper_body = {.clip = cb_embedded_find_clip(set, "wave_upper"), .mask_joint = "spine_01"},
+        .keep_weights = true,
+    };
+    return d;
+}
+
+/* Parameters that sweep the whole blend space and change every frame; a few NaN and
+ * out-of-range layer weights on purpose. */
+static void write_params(cb_crowd *c, uint32_t frame, uint32_t n)
+{
+    float *px = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 0));
+    float *py = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 1));
+    float *add = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0));
+    float *up = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    for (uint32_t i = 0; i < n; ++i) {
+        float a = 0.37f * (float)i + 0.05f * (float)frame;
+        float s = 4.2f * (0.5f + 0.5f * sinf(0.11f * (float)i + 0.02f * (float)frame));
+        px[i] = s * cosf(a);
+        py[i] = s * sinf(a);
+        add[i] = 0.5f + 0.5f * sinf((float)i);
+        up[i] = (i % 5 == 0) ? 0.8f : 0.0f;
+        if (i % 97 == 13) {
+            px[i] = NAN;
+        }
+        if (i % 89 == 7) {
+            up[i] = 1.7f;
+        }
+    }
+}
+
+/* A crowd of n characters at staggered phases. */
+static cb_crowd *make_crowd(uint32_t n, uint32_t threads, uint32_t batch)
+{
+    cb_crowd_desc d = base_desc(n);
+    d.thread_count = threads;
+    d.batch_size = batch;
+    cb_crowd *c = NULL;
+    cb_error err = {0};
+    cb_result r = cb_crowd_create(&d, &c, &err);
+    CB_CHECK(r == CB_OK, "create: %s", err.message);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(c, (float)i * 0.0173f, &ch), CB_OK);
+    }
+    return c;
+}
+
+/* Runs `frames` frames of a crowd of n characters with the given threads and batch size, and
+ * returns the hash of the last frame's outputs. */
+static uint64_t run_hash(uint32_t n, uint32_t threads, uint32_t batch, uint32_t frames)
+{
+    cb_crowd *c = make_crowd(n, threads, batch);
+    for (uint32_t f = 0; f < frames; ++f) {
+        write_params(c, f, n);
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
+    }
+    uint64_t h = cb_crowd_output_hash(c);
+    cb_crowd_destroy(c);
+    return h;
+}
+
+static void crowd_output_is_bit_identical_across_threads_and_batches(void **state)
+{
+    (void)state;
+    const uint32_t n = 333; /* not a multiple of any batch size or W */
+    uint64_t reference = run_hash(n, 1, 64, 12);
+    const uint32_t threads[] = {1, 2, 4};
+    const uint32_t batches[] = {1, 16, 64, 100, 512};
+    for (size_t t = 0; t < 3; ++t) {
+        for (size_t b = 0; b < 5; ++b) {
+            uint64_t h = run_hash(n, threads[t], batches[b], 12);
+            CB_CHECK(h == reference, "threads %u batch %u: hash %016llx != %016llx", threads[t],
+                     batches[b], (unsigned long long)h, (unsigned long long)reference);
+        }
+    }
+    cb_test_note("crowd determinism: hash %016llx for threads 1/2/4 x batch 1/16/64/100/512",
+                 (unsigned long long)reference);
+}
+
+/* update_range over uneven host-chosen ranges gives the same bits as update. */
+static void crowd_update_range_matches_update(void **state)
+{
+    (void)state;
+    const uint32_t n = 200;
+    uint64_t reference = run_hash(n, 2, 64, 5);
+    cb_crowd *c = make_crowd(n, 1, 0);
+    cb_crowd_scratch *s1 = NULL, *s2 = NULL;
+    assert_int_equal(cb_crowd_scratch_create(c, &s1), CB_OK);
+    assert_int_equal(cb_crowd_scratch_create(c, &s2), CB_OK);
+    const uint32_t cuts[] = {0, 7, 70, 71, 150, 200};
+    for (uint32_t f = 0; f < 5; ++f) {
+        write_params(c, f, n);
+        float dt = 1.0f / 60.0f + 0.001f * (float)(f % 3);
+        for (int k = 0; k + 1 < 6; ++k) {
+            assert_int_equal(cb_crowd_update_range(c, k % 2 ? s1 : s2, dt, cuts[k],
+                                                   cuts[k + 1] - cuts[k]),
+                             CB_OK);
+        }
+    }
+    CB_CHECK(cb_crowd_output_hash(c) == reference, "update_range differs from update");
+    cb_crowd_stats st = cb_crowd_query_stats(c);
+    assert_int_equal(st.characters_updated, 5 * n);
+    /* Ranges are checked. */
+    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 150, 51), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 201, 0), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_update_range(c, NULL, 0.01f, 0, 1), CB_ERR_NULL_ARGUMENT);
+    cb_crowd_scratch_destroy(c, s1);
+    cb_crowd_scratch_destroy(c, s2);
+    assert_int_equal(cb_crowd_query_stats(c).characters_updated, 5 * n);
+    cb_crowd_destroy(c);
+}
+
+/* Host views (strided, interleaved) read the same values as the crowd's own columns. */
+static void crowd_views_match_own_columns(void **state)
+{
+    (void)state;
+    const uint32_t n = 150;
+    uint64_t reference = run_hash(n, 1, 64, 4);
+    cb_crowd *c = make_crowd(n, 2, 0);
+    /* An array-of-structs component table, as an ECS might keep it. */
+    typedef struct component {
+        float pos[3];
+        float vel[2];
+        float weights[2];
+    } component;
+    component *table = calloc(n, sizeof *table);
+    uint32_t pc = cb_crowd_param_count(c);
+    assert_int_equal(pc, 4);
+    for (uint32_t p = 0; p < pc; ++p) {
+        const float *base = p < 2 ? &table[0].vel[p] : &table[0].weights[p - 2];
+        assert_int_equal(cb_crowd_set_param_view(c, p, base, sizeof(component)), CB_OK);
+    }
+    for (uint32_t f = 0; f < 4; ++f) {
+        /* Fill the own columns, then copy them into the table the views read. */
+        write_params(c, f, n);
+        for (uint32_t i = 0; i < n; ++i) {
+            table[i].vel[0] = cb_crowd_param_column(c, 0)[i];
+            table[i].vel[1] = cb_crowd_param_column(c, 1)[i];
+            table[i].weights[0] = cb_crowd_param_column(c, 2)[i];
+            table[i].weights[1] = cb_crowd_param_column(c, 3)[i];
+            cb_crowd_param_column(c, 0)[i] = 99.0f; /* the own column must not be read */
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
+    }
+    CB_CHECK(cb_crowd_output_hash(c) == reference, "views differ from own columns");
+    /* View errors. */
+    assert_int_equal(cb_crowd_set_param_view(c, pc, &table[0].vel[0], 8), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, &table[0].vel[0], 2), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, &table[0].vel[0], 6), CB_ERR_MISALIGNED);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, (const float *)((const char *)table + 1), 8),
+                     CB_ERR_MISALIGNED);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, NULL, 0), CB_OK);
+    free(table);
+    cb_crowd_destroy(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void crowd_desc_defaults(void **state)
+{
+    (void)state;
+    cb_crowd_desc d = cb_crowd_query_desc(NULL);
+    assert_int_equal(d.batch_size, 64);
+    assert_int_equal(d.blend.solver.kind, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
+    assert_int_equal(d.matrix_layout, CB_MATRIX_LAYOUT_MAT4);
+    assert_int_equal(d.thread_count, cb_jobs_query_desc(NULL).thread_count);
+    assert_false(d.keep_weights);
+    assert_false(d.profile);
+    cb_crowd_desc given = base_desc(10);
+    given.batch_size = 70;
+    d = cb_crowd_query_desc(&given);
+    assert_int_equal(d.batch_size % cb_simd_width(), 0);
+    assert_true(d.batch_size >= 70);
+    assert_int_equal(d.matrix_stride_bytes,
+                     cb_skeleton_joint_count(given.skeleton) * 16 * sizeof(float));
+}
+
+static void only_free(void *ptr, size_t size, void *user)
+{
+    (void)size, (void)user;
+    free(ptr);
+}
+
+static void crowd_create_validity_table(void **state)
+{
+    (void)state;
+    cb_crowd *c = (cb_crowd *)&c;
+    cb_crowd *const untouched = c;
+    cb_error err = {0};
+    const cb_clip *with_null[2] = {clips[1], NULL};
+    const cb_clip *with_additive[2] = {clips[1], cb_embedded_find_clip(set, "lean_add")};
+    const cb_clip *twins[2] = {clips[1], clips[1]};
+    typedef struct row {
+        const char *what;
+        cb_crowd_desc d;
+        cb_result want;
+    } row;
+    row rows[16];
+    int n = 0;
+    cb_crowd_desc d;
+#define ROW(label, code, ...)                                                                  \
+    do {                                                                                       \
+        d = base_desc(8);                                                                      \
+        __VA_ARGS__;                                                                           \
+        rows[n++] = (row){label, d, code};                                                     \
+    } while (0)
+    ROW("start canary", CB_ERR_CANARY, d._start_canary = 1);
+    ROW("end canary", CB_ERR_CANARY, d._end_canary = 2);
+    ROW("half allocator", CB_ERR_ALLOCATOR, d.allocator.free_fn = only_free);
+    ROW("no skeleton", CB_ERR_NULL_ARGUMENT, d.skeleton = NULL);
+    ROW("capacity 0", CB_ERR_INVALID_ARGUMENT, d.capacity = 0);
+    ROW("capacity too large", CB_ERR_INVALID_ARGUMENT, d.capacity = CB_CROWD_MAX_CAPACITY + 1);
+    ROW("no clips", CB_ERR_NULL_ARGUMENT, d.blend.clips = NULL);
+    ROW("clip count 0", CB_ERR_INVALID_ARGUMENT, d.blend.clip_count = 0);
+    ROW("a NULL clip", CB_ERR_NULL_ARGUMENT, d.blend.clips = with_null; d.blend.clip_count = 2);
+    ROW("additive clip as node", CB_ERR_MISMATCH, d.blend.clips = with_additive;
+        d.blend.clip_count = 2);
+    ROW("normal clip as additive layer", CB_ERR_MISMATCH, d.additive.clip = clips[3]);
+    ROW("two nodes at one position", CB_ERR_DUPLICATE, d.blend.clips = twins;
+        d.blend.clip_count = 2);
+    ROW("unknown mask joint", CB_ERR_NOT_FOUND, d.upper_body.mask_joint = "tail");
+    ROW("bad layout", CB_ERR_INVALID_ARGUMENT, d.matrix_layout = (cb_matrix_layout)9);
+    ROW("stride too small", CB_ERR_INVALID_ARGUMENT, d.matrix_stride_bytes = 4);
+    ROW("batch too large", CB_ERR_INVALID_ARGUMENT, d.batch_size = 100000);
+#undef ROW
+    for (int i = 0; i < n; ++i) {
+        err = (cb_error){0};
+        cb_result r = cb_crowd_create(&rows[i].d, &c, &err);
+        CB_CHECK(r == rows[i].want, "%s: got %s, want %s (%s)", rows[i].what, cb_result_str(r),
+                 cb_result_str(rows[i].want), err.message);
+        CB_CHECK(strlen(err.message) > 0, "%s: no message", rows[i].what);
+        CB_CHECK(c == untouched, "%s: out written on failure", rows[i].what);
+    }
+    assert_int_equal(cb_crowd_create(NULL, &c, &err), CB_ERR_NULL_ARGUMENT);
+    /* A clip built for another skeleton. */
+    cb_embedded *other = NULL;
+    cb_embedded_desc od = {.sample_rate_hz = 24.0f};
+    assert_int_equal(cb_embedded_create(&od, &other, NULL), CB_OK);
+    /* Same skeleton shape but a different skeleton object and signature? Only if the signature
+     * differs; otherwise clips of a twin skeleton are legitimately interchangeable. */
+    const cb_clip *foreign[1] = {cb_embedded_find_clip(other, "walk_f")};
+    d = base_desc(8);
+    d.blend.clips = foreign;
+    d.blend.clip_count = 1;
+    cb_result r = cb_crowd_create(&d, &c, &err);
+    if (cb_clip_skeleton_signature(foreign[0]) != cb_skeleton_signature(d.skeleton)) {
+        CB_CHECK(r == CB_ERR_MISMATCH, "foreign clip accepted: %s", cb_result_str(r));
+    } else if (r == CB_OK) {
+        cb_crowd_destroy(c);
+    }
+    cb_embedded_destroy(other);
+    /* The minimal valid desc. */
+    cb_crowd_desc ok = {.skeleton = cb_embedded_skeleton(set), .capacity = 1,
+                        .blend = {.clips = clips, .clip_count = 17}};
+    assert_int_equal(cb_crowd_create(&ok, &c, &err), CB_OK);
+    assert_int_equal(cb_crowd_param_count(c), 4);
+    cb_crowd_destroy(c);
+    cb_crowd_destroy(NULL);
+}
+
+static void crowd_bad_input_is_refused_and_counted(void **state)
+{
+    (void)state;
+    cb_crowd_desc d = base_desc(3);
+    d.thread_count = 1;
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    cb_character a, b, x;
+    assert_int_equal(cb_crowd_add(c, 0.0f, &a), CB_OK);
+    assert_int_equal(cb_crowd_add(c, NAN, &x), CB_ERR_NOT_FINITE);
+    assert_int_equal(cb_crowd_add(c, 0.5f, &b), CB_OK);
+    assert_int_equal(cb_crowd_add(c, 0.2f, &x), CB_OK);
+    cb_character full;
+    assert_int_equal(cb_crowd_add(c, 0.0f, &full), CB_ERR_CAPACITY);
+    assert_int_equal(cb_crowd_count(c), 3);
+    /* Removing swap-moves the last character (x) into b's index. */
+    uint32_t ix, ib;
+    assert_int_equal(cb_crowd_index_of(c, b, &ib), CB_OK);
+    assert_int_equal(cb_crowd_remove(c, b), CB_OK);
+    assert_int_equal(cb_crowd_remove(c, b), CB_ERR_STALE_HANDLE);
+    assert_int_equal(cb_crowd_index_of(c, b, &ix), CB_ERR_STALE_HANDLE);
+    assert_int_equal(cb_crowd_index_of(c, x, &ix), CB_OK);
+    assert_int_equal(ix, ib);
+    assert_int_equal(cb_crowd_character_at(c, ix).id, x.id);
+    assert_int_equal(cb_crowd_remove(c, (cb_character){0}), CB_ERR_STALE_HANDLE);
+    /* dt */
+    uint64_t before = cb_crowd_output_hash(c);
+    assert_int_equal(cb_crowd_update(c, NAN), CB_ERR_NOT_FINITE);
+    assert_int_equal(cb_crowd_update(c, INFINITY), CB_ERR_NOT_FINITE);
+    assert_int_equal(cb_crowd_update(c, -0.01f), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_update(c, 7200.0f), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_output_hash(c), before);
+    assert_int_equal(cb_crowd_update(NULL, 0.01f), CB_ERR_NULL_ARGUMENT);
+    /* NaN parameters and out-of-range layer weights give finite outputs and are counted. */
+    float *px = cb_crowd_param_column(c, 0);
+    float *up = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    px[0] = NAN;
+    px[1] = INFINITY;
+    up[0] = -3.0f;
+    up[1] = NAN;
+    assert_int_equal(cb_crowd_update(c, 0.016f), CB_OK);
+    cb_crowd_stats st = cb_crowd_query_stats(c);
+    assert_int_equal(st.nonfinite_params, 2);
+    assert_int_equal(st.clamped_weights, 2);
+    for (uint32_t i = 0; i < cb_crowd_count(c); ++i) {
+        const float *m = cb_crowd_matrices(c, i);
+        for (size_t k = 0; k < cb_crowd_joint_count(c) * 16; ++k) {
+            CB_CHECK(isfinite(m[k]), "character %u matrix float %zu is not finite", i, k);
+        }
+        CB_CHECK(isfinite(cb_crowd_root_motion(c)[i].translation[0]), "root motion NaN");
+    }
+    assert_null(cb_crowd_matrices(c, cb_crowd_count(c)));
+    assert_null(cb_crowd_param_column(c, cb_crowd_param_count(c)));
+    assert_int_equal(cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 5), cb_crowd_param_count(c));
+    cb_crowd_destroy(c);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct counting {
+    atomic_long calls, allocs, frees;
+} counting;
+
+static void *count_alloc(size_t size, size_t align, void *user)
+{
+    atomic_fetch_add(&((counting *)user)->calls, 1);
+    atomic_fetch_add(&((counting *)user)->allocs, 1);
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void count_free(void *ptr, size_t size, void *user)
+{
+    (void)size;
+    atomic_fetch_add(&((counting *)user)->calls, 1);
+    atomic_fetch_add(&((counting *)user)->frees, 1);
+    free(ptr);
+}
+
+static void crowd_update_does_not_allocate(void **state)
+{
+    (void)state;
+    counting k;
+    atomic_init(&k.calls, 0);
+    atomic_init(&k.allocs, 0);
+    atomic_init(&k.frees, 0);
+    cb_crowd_desc d = base_desc(300);
+    d.thread_count = 3;
+    d.profile = true;
+    d.allocator = (cb_allocator){count_alloc, count_free, &k};
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    for (uint32_t i = 0; i < 300; ++i) {
+        cb_character ch;
+        cb_crowd_add(c, 0.01f * (float)i, &ch);
+    }
+    long setup = atomic_load(&k.calls);
+    for (uint32_t f = 0; f < 30; ++f) {
+        write_params(c, f, 300);
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f), CB_OK);
+    }
+    assert_int_equal(atomic_load(&k.calls), setup);
+    cb_crowd_stats st = cb_crowd_query_stats(c);
+    assert_int_equal(st.updates, 30);
+    assert_int_equal(st.characters_updated, 30 * 300);
+    for (int s = 0; s < CB_CROWD_STAGE_COUNT; ++s) {
+        CB_CHECK(st.stage_ns[s] > 0, "stage %s was not timed", cb_crowd_stage_name((cb_crowd_stage)s));
+    }
+    cb_crowd_destroy(c);
+    /* Everything the crowd allocated, it freed. */
+    assert_int_equal(atomic_load(&k.allocs), atomic_load(&k.frees));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Time sync and root motion against the clips' own figures.                                  */
+
+/* A character exactly on one node plays that clip alone: its phase advances by dt / duration
+ * and a full cycle of root motion adds up to the clip's displacement. */
+static void crowd_single_clip_root_motion_matches_the_clip(void **state)
+{
+    (void)state;
+    const cb_clip *walk = cb_embedded_find_clip(set, "walk_fr");
+    cb_clip_root_motion rm = cb_clip_query_root_motion(walk);
+    cb_crowd_desc d = base_desc(1);
+    d.thread_count = 1;
+    d.additive.clip = NULL;
+    d.upper_body.clip = NULL;
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    cb_character ch;
+    assert_int_equal(cb_crowd_add(c, 0.0f, &ch), CB_OK);
+    cb_crowd_param_column(c, 0)[0] = rm.right_mps;
+    cb_crowd_param_column(c, 1)[0] = rm.forward_mps;
+    const float dur = cb_clip_duration(walk);
+    const int steps = 100;
+    double total[3] = {0, 0, 0};
+    for (int s = 0; s < steps; ++s) {
+        assert_int_equal(cb_crowd_update(c, dur / steps), CB_OK);
+        size_t stride;
+        const float *w = cb_crowd_weights(c, &stride);
+        CB_CHECK(fabsf(w[8 * stride] - 1.0f) < 1e-5f, "on the walk_fr node its weight is %g",
+                 (double)w[8 * stride]);
+        /* Deltas are in the frame at the start of the step; the clip's heading does not turn,
+         * so they add up directly. */
+        for (int e = 0; e < 3; ++e) {
+            total[e] += cb_crowd_root_motion(c)[0].translation[e];
+        }
+    }
+    float phase = cb_crowd_phases(c)[0];
+    CB_CHECK(fminf(phase, 1.0f - phase) < 1e-4f, "a full cycle ended at phase %g", (double)phase);
+    for (int e = 0; e < 3; ++e) {
+        CB_CHECK(fabs(total[e] - rm.displacement[e]) < 1e-3 * (1.0 + fabs(rm.displacement[e])),
+                 "axis %d: crowd moved %.5f m over one cycle, the clip says %.5f", e, total[e],
+                 (double)rm.displacement[e]);
+    }
+    cb_crowd_destroy(c);
+}
+
+/* Between a walk and a run node the phase advances at the weight-averaged duration. */
+static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
+{
+    (void)state;
+    cb_crowd_desc d = base_desc(1);
+    d.thread_count = 1;
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    cb_character ch;
+    assert_int_equal(cb_crowd_add(c, 0.25f, &ch), CB_OK);
+    cb_clip_root_motion walk = cb_clip_query_root_motion(clips[1]);
+    cb_clip_root_motion run = cb_clip_query_root_motion(clips[9]);
+    cb_crowd_param_column(c, 0)[0] = 0.5f * (walk.right_mps + run.right_mps);
+    cb_crowd_param_column(c, 1)[0] = 0.5f * (walk.forward_mps + run.forward_mps);
+    const float dt = 0.01f;
+    assert_int_equal(cb_crowd_update(c, dt), CB_OK);
+    size_t stride;
+    const float *w = cb_crowd_weights(c, &stride);
+    double wsum = 0, dsum = 0;
+    for (int k = 0; k < 17; ++k) {
+        if (w[k * stride] > CB_BLEND_WEIGHT_EPSILON) {
+            wsum += w[k * stride];
+            dsum += w[k * stride] * cb_clip_duration(clips[k]);
+        }
+    }
+    double want = 0.25 + dt * wsum / dsum;
+    CB_CHECK(fabs(cb_crowd_phases(c)[0] - want) < 1e-6, "phase %.7f, want %.7f",
+             (double)cb_crowd_phases(c)[0], want);
+    CB_CHECK(w[1 * stride] > 0.2f && w[9 * stride] > 0.2f, "midway: walk %g run %g",
+             (double)w[stride], (double)w[9 * stride]);
+    cb_crowd_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(crowd_desc_defaults),
+        cmocka_unit_test(crowd_create_validity_table),
+        cmocka_unit_test(crowd_bad_input_is_refused_and_counted),
+        cmocka_unit_test(crowd_output_is_bit_identical_across_threads_and_batches),
+        cmocka_unit_test(crowd_update_range_matches_update),
+        cmocka_unit_test(crowd_views_match_own_columns),
+        cmocka_unit_test(crowd_update_does_not_allocate),
+        cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),
+        cmocka_unit_test(crowd_phase_advances_at_the_weight_averaged_duration),
+    };
+    if (setup_set(NULL) != 0) {
+        fprintf(stderr, "the embedded set could not be built\n");
+        return 1;
+    }
+    int failed = CB_RUN_TESTS(tests);
+    teardown_set(NULL);
+    return failed;
+}
