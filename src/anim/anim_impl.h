@@ -89,6 +89,13 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
  * skeleton's group count and *threshold the resolved threshold. */
 cb_result cb_pose_blend_check(const cb_pose_blend_job *job, cb_error *err, float *threshold);
 
+/* The layer stage of cb_pose_blend_job_run on its own: applies the OVERRIDE and ADDITIVE
+ * entries, in order, onto a pose the caller computed (the graph runtime, above a crossfade or a
+ * blend of whole subtrees), in place. NORMAL entries are ignored. The entries must be valid for
+ * the skeleton (the caller built them from a checked graph). */
+void cb_pose_apply_layers(const cb_skeleton *skeleton, cb_xform_group *pose,
+                          const cb_blend_entry *entries, size_t count);
+
 /* Checks shared by cb_ltm_job_run and its reference; on success *to holds the resolved end. */
 cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to);
 

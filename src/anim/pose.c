@@ -399,6 +399,24 @@ cb_result cb_pose_blend_job_run(const cb_pose_blend_job *job, cb_error *err)
 /* ------------------------------------------------------------------------------------------ */
 /* Crossfade                                                                                  */
 
+void cb_pose_apply_layers(const cb_skeleton *skeleton, cb_xform_group *pose,
+                          const cb_blend_entry *entries, size_t count)
+{
+    const struct cb_skeleton *s = skeleton;
+    for (size_t g = 0; g < s->group_count; ++g) {
+        cb_soa_xform x = cb_soa_xform_load(&pose[g]);
+        for (size_t k = 0; k < count; ++k) {
+            if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
+                x = apply_override(x, &entries[k], g);
+            } else if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
+                x = apply_additive(x, &entries[k], g);
+            }
+        }
+        x.q = cb_soa_quat_normalize(x.q);
+        store_group(&pose[g], x, g, s->joint_count);
+    }
+}
+
 cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_error *err)
 {
     if (job == NULL || job->skeleton == NULL || job->from.ptr == NULL || job->to.ptr == NULL ||
