@@ -31,7 +31,10 @@
  *   crowdblend/solver.h blend-space weight solvers (1D, 2D directional/freeform, Delaunay,
  *                       bilinear, direct, IDW, KNN, RBF, natural neighbour), SIMD batches
  *   crowdblend/params.h parameter processors: velocity blend, interp-to smoothing, quadrants
- *   crowdblend/crowd.h  a crowd: characters, parameter columns and views, the whole frame
+ *   crowdblend/graph.h  animation graphs: parameters, blend trees, layers, state machines,
+ *                       sync groups, events, IK; built from C or JSON
+ *   crowdblend/crowd.h  a crowd: characters of one or more graphs, parameter columns and
+ *                       views, the whole frame on the pool, outputs
  *
  * SIMD WIDTH
  * ==========
@@ -78,6 +81,7 @@
 #include "crowdblend/embedded.h"
 #include "crowdblend/solver.h"
 #include "crowdblend/params.h"
+#include "crowdblend/graph.h"
 #include "crowdblend/crowd.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

@@ -1,0 +1,474 @@
+/**
+ * @file crowdblend/graph.h
+ * @brief Animation graphs: the Playable pipeline in data. A graph asset is built once (from C
+ *        with the builder below, or from JSON), validated and compiled into a flat program that
+ *        every character using it shares; a crowd runs many characters of many graphs.
+ *
+ * THE MODEL (docs/graph.md has the diagram)
+ *   Parameters    float, int, bool and trigger values per character, named; looked up once by
+ *                 name (cb_graph_find_param, or by 32-bit hash as Unity's StringToHash) and
+ *                 then addressed by index. Triggers are consumed when a transition uses them.
+ *   Processors    steps that derive parameters from parameters before anything else runs:
+ *                 4-direction velocity blend, interp-to smoothing, movement quadrant with
+ *                 hysteresis (crowdblend/params.h), in the order they were added.
+ *   Pose nodes    a tree (a DAG: a node may have several parents) under one root:
+ *     clip          one clip: speed (constant times an optional parameter), loop or clamp,
+ *                   start offset, optional sync group;
+ *     blend space   1D or 2D, any solver (crowdblend/solver.h), children are any nodes; the
+ *                   children share a sync group (their own, unless one is named);
+ *     direct        children weighted by parameters (clamped >= 0, normalized);
+ *     layers        a base and layers on top: override or additive, each with a weight
+ *                   parameter and an optional joint mask (a joint and its descendants);
+ *     state machine states are nodes (state machines too); transitions with conditions on
+ *                   parameters, exit time, duration, interruption rules, "any state"; blended
+ *                   by crossfade (both states evaluated, mixed with slerp) or inertialization
+ *                   (only the destination evaluated, the source's offset decays to zero).
+ *   Sync groups   clips of one group keep in step: the heaviest clip leads, the others follow
+ *                 it by their markers (foot plants), or by normalized time without markers;
+ *                 the group advances at its clips' weight-averaged duration.
+ *   Events        markers crossed by active clips are reported per character per frame.
+ *   Post-process  after blending, in order: two-bone IK and aim IK, targets from parameters.
+ *
+ * Build descs and the builder copy what they are given; nothing passed in is kept except the
+ * skeleton and the clips, which must outlive the graph. A built graph is immutable and may be
+ * shared by any number of crowds and threads.
+ */
+#ifndef CROWDBLEND_GRAPH_H
+#define CROWDBLEND_GRAPH_H
+
+#include "crowdblend/base.h"
+#include "crowdblend/clip.h"
+#include "crowdblend/skeleton.h"
+#include "crowdblend/solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A compiled graph asset (opaque, immutable). */
+typedef struct cb_graph cb_graph;
+
+/** A graph under construction (opaque). */
+typedef struct cb_graph_builder cb_graph_builder;
+
+/** A node of a builder, returned by the cb_graph_add_* functions. */
+typedef uint32_t cb_graph_node;
+
+/** No node (e.g. an unset root). */
+#define CB_GRAPH_NO_NODE UINT32_MAX
+
+/** Longest name of a parameter, node, state, sync group or layer: 63 bytes. */
+#define CB_GRAPH_NAME_MAX 63
+
+/** Most parameters, nodes, children of one node, states of one machine, transitions of one
+ *  machine, conditions of one transition, layers, processors and IK steps of a graph. */
+#define CB_GRAPH_MAX_PARAMS 256
+#define CB_GRAPH_MAX_NODES 1024
+#define CB_GRAPH_MAX_CHILDREN 128
+#define CB_GRAPH_MAX_STATES 64
+#define CB_GRAPH_MAX_TRANSITIONS 256
+#define CB_GRAPH_MAX_CONDITIONS 8
+#define CB_GRAPH_MAX_LAYERS 8
+#define CB_GRAPH_MAX_IK 8
+
+/* ----------------------------------------------------------------------------------------- */
+/* Parameters                                                                                */
+
+/** Types of parameters. All are stored as floats per character (ints exactly up to 2^24,
+ *  bools and triggers as 0 or 1). */
+typedef enum cb_param_type {
+    _CB_PARAM_TYPE_DEFAULT = 0, /**< CB_PARAM_FLOAT */
+    CB_PARAM_FLOAT,
+    CB_PARAM_INT,
+    CB_PARAM_BOOL,
+    CB_PARAM_TRIGGER, /**< a bool that a transition resets to 0 when it fires on it */
+    _CB_PARAM_TYPE_COUNT
+} cb_param_type;
+
+/** The 32-bit hash of a name (FNV-1a over its bytes), as graphs store and look names up. */
+CB_API uint32_t cb_graph_hash(const char *name);
+
+/* ----------------------------------------------------------------------------------------- */
+/* The builder                                                                               */
+
+/** What a builder resolves names against. */
+typedef struct cb_graph_builder_desc {
+    uint32_t _start_canary;
+    /** The skeleton every clip and mask uses. Required; must outlive the graph. */
+    const cb_skeleton *skeleton;
+    /** The clips that clip nodes may name (by cb_clip_name()); they must outlive the graph. */
+    const cb_clip *const *clips;
+    uint32_t clip_count;
+    /** Name of the graph, for messages. Default "graph". */
+    const char *name;
+    cb_allocator allocator;
+    uint32_t _end_canary;
+} cb_graph_builder_desc;
+
+/**
+ * Starts a graph.
+ * @return CB_ERR_NULL_ARGUMENT, CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_MISMATCH (a clip built
+ *         for another skeleton), CB_ERR_DUPLICATE (two clips with one name),
+ *         CB_ERR_OUT_OF_MEMORY.
+ */
+CB_API cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc,
+                                         cb_graph_builder **out, cb_error *err);
+
+/** Frees a builder (not the graphs it built). NULL does nothing. */
+CB_API void cb_graph_builder_destroy(cb_graph_builder *builder);
+
+/**
+ * Declares a parameter. Names are unique; two names with one hash are refused (their hashes
+ * would make lookups ambiguous).
+ * @return CB_ERR_INVALID_ARGUMENT (bad name or type), CB_ERR_NOT_FINITE (default),
+ *         CB_ERR_DUPLICATE (name, or hash collision), CB_ERR_TOO_MANY.
+ */
+CB_API cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_type type,
+                                    float default_value, cb_error *err);
+
+/** Processor: splits the velocity (x forward, y right, z up; z may be NULL) into four share
+ *  parameters (see cb_params_velocity_blend_4dir). Every name must be a declared float. */
+typedef struct cb_graph_velocity_blend_desc {
+    const char *x, *y, *z;
+    const char *forward, *backward, *left, *right;
+    /** Squared speed below which all four are 0. Default 1e-4 (1 cm/s). */
+    float min_sq_len;
+} cb_graph_velocity_blend_desc;
+
+/** Processor: output moves towards input at `speed` per second (cb_params_interp_to); the
+ *  output keeps its value from frame to frame. Both must be declared floats, and differ. */
+typedef struct cb_graph_interp_to_desc {
+    const char *input, *output;
+    /** Approach rate in 1/s; <= 0 snaps. */
+    float speed;
+} cb_graph_interp_to_desc;
+
+/** Processor: the movement quadrant of the velocity (x forward, y right) into an int
+ *  parameter: 0 none (standing), 1 forward, 2 right, 3 backward, 4 left (cb_quadrant), with a
+ *  hysteresis band (cb_params_quadrant). Below min_speed the quadrant keeps its value. */
+typedef struct cb_graph_quadrant_desc {
+    const char *x, *y;
+    const char *output; /**< an int parameter */
+    /** Hysteresis half-band in radians, [0, pi/8]. Default 0.1745 (10 degrees). */
+    float dead_zone_rad;
+    /** Speed below which the quadrant is held. Default 0.1. */
+    float min_speed;
+} cb_graph_quadrant_desc;
+
+/** @return CB_ERR_NOT_FOUND (a parameter), CB_ERR_MISMATCH (a parameter of the wrong type),
+ *          CB_ERR_INVALID_ARGUMENT, CB_ERR_TOO_MANY. */
+CB_API cb_result cb_graph_add_velocity_blend(cb_graph_builder *b,
+                                             const cb_graph_velocity_blend_desc *desc,
+                                             cb_error *err);
+CB_API cb_result cb_graph_add_interp_to(cb_graph_builder *b, const cb_graph_interp_to_desc *desc,
+                                        cb_error *err);
+CB_API cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_desc *desc,
+                                       cb_error *err);
+
+/** A clip node. */
+typedef struct cb_graph_clip_desc {
+    /** Node name, unique among nodes, for messages and lookups. Optional. */
+    const char *name;
+    /** The clip's name (cb_clip_name) among the builder's clips. Required. */
+    const char *clip;
+    /** Playback rate multiplier. Default 1 (0 means 1; use a speed parameter to stop it). */
+    float speed;
+    /** Optional float parameter that multiplies speed every frame (e.g. a stride scale). */
+    const char *speed_param;
+    /** Play once and hold the last frame, even if the clip loops. Default false: loop if the
+     *  clip loops. */
+    bool clamp;
+    /** Normalized time at which the clip starts when its node becomes active, [0, 1). */
+    float start_offset;
+    /** Sync group (created on first use). NULL: the group of the nearest blend space above
+     *  it, or none (the clip keeps its own time). */
+    const char *sync_group;
+} cb_graph_clip_desc;
+
+/** A blend space: children placed in a 1D or 2D parameter space, weighted by a solver. */
+typedef struct cb_graph_blend_space_desc {
+    const char *name;
+    /** Solver kind and options; nodes/node_count are ignored (they come from positions). */
+    cb_solver_desc solver;
+    /** Parameter names: x (and y for 2D kinds; DIRECT takes one per child instead). */
+    const char *params[2];
+    /** The children, any nodes, and their positions (param count floats per child). */
+    const cb_graph_node *children;
+    const float *positions;
+    uint32_t child_count;
+    /** Sync group of the clips below, by name. NULL: a group of its own. */
+    const char *sync_group;
+} cb_graph_blend_space_desc;
+
+/** A direct blend: children weighted by their own parameters (clamped >= 0, normalized to
+ *  sum 1; all zero gives all zero, and the rest pose shows through). */
+typedef struct cb_graph_direct_desc {
+    const char *name;
+    const cb_graph_node *children;
+    const char *const *weights; /**< one float parameter per child */
+    uint32_t child_count;
+} cb_graph_direct_desc;
+
+/** How a layer combines with what is below it. */
+typedef enum cb_layer_mode {
+    _CB_LAYER_MODE_DEFAULT = 0, /**< CB_LAYER_OVERRIDE */
+    CB_LAYER_OVERRIDE,          /**< pose = slerp(pose, layer, weight * mask) */
+    CB_LAYER_ADDITIVE,          /**< pose = pose + weight * mask * layer (additive clips) */
+    _CB_LAYER_MODE_COUNT
+} cb_layer_mode;
+
+/** One layer of a layers node. */
+typedef struct cb_graph_layer {
+    /** The layer's input: any node; for an additive layer, a clip node with an additive
+     *  clip. */
+    cb_graph_node node;
+    cb_layer_mode mode;
+    /** Float parameter for the weight, [0, 1] (clamped). NULL: weight 1. */
+    const char *weight;
+    /** Joint whose subtree the layer affects (weight 1, the rest 0). NULL: every joint, unless
+     *  mask is given. */
+    const char *mask_joint;
+    /** Explicit per-joint weights in [0, 1] (at least the skeleton's joint count), used when
+     *  mask_joint is NULL. Empty: every joint. */
+    cb_float_cspan mask;
+} cb_graph_layer;
+
+/** A base node with layers applied in order. */
+typedef struct cb_graph_layers_desc {
+    const char *name;
+    cb_graph_node base;
+    const cb_graph_layer *layers;
+    uint32_t layer_count;
+} cb_graph_layers_desc;
+
+/** Comparison of a condition. */
+typedef enum cb_compare {
+    _CB_COMPARE_DEFAULT = 0, /**< CB_COMPARE_TRUE */
+    CB_COMPARE_TRUE,         /**< bool or trigger is set (value ignored) */
+    CB_COMPARE_FALSE,        /**< bool is not set */
+    CB_COMPARE_GREATER,
+    CB_COMPARE_LESS,
+    CB_COMPARE_EQUAL,        /**< ints: equal; floats: exactly equal */
+    CB_COMPARE_NOT_EQUAL,
+    _CB_COMPARE_COUNT
+} cb_compare;
+
+/** A condition on a parameter. Floats take GREATER/LESS; ints any comparison; bools TRUE and
+ *  FALSE; triggers TRUE only. */
+typedef struct cb_graph_condition {
+    const char *param;
+    cb_compare op;
+    float value;
+} cb_graph_condition;
+
+/** How a transition blends source into destination. */
+typedef enum cb_transition_blend {
+    _CB_TRANSITION_BLEND_DEFAULT = 0, /**< CB_TRANSITION_CROSSFADE */
+    CB_TRANSITION_CROSSFADE,          /**< both evaluated; slerp by progress (smoothstep) */
+    CB_TRANSITION_INERTIALIZE,        /**< destination only; the source's offset decays */
+    _CB_TRANSITION_BLEND_COUNT
+} cb_transition_blend;
+
+/** Which transitions may interrupt a running one (Unity's interruption source). */
+typedef enum cb_interruption {
+    _CB_INTERRUPTION_DEFAULT = 0, /**< CB_INTERRUPTION_NONE */
+    CB_INTERRUPTION_NONE,         /**< the transition runs to its end */
+    CB_INTERRUPTION_SOURCE,       /**< transitions out of the source state may interrupt */
+    CB_INTERRUPTION_DESTINATION,  /**< transitions out of the destination state may */
+    _CB_INTERRUPTION_COUNT
+} cb_interruption;
+
+/** A transition of a state machine. Transitions are tested in order each frame: any-state
+ *  transitions first, then those of the current state; the first that passes fires. */
+typedef struct cb_graph_transition {
+    /** Source state name; NULL: any state (any-state transition). */
+    const char *from;
+    /** Destination state name. Required. */
+    const char *to;
+    /** All must hold (none: only exit_time decides, and one of the two is required). */
+    const cb_graph_condition *conditions;
+    uint32_t condition_count;
+    /** Fires only once the source's normalized time reached this (>= 0); < 0 (set
+     *  has_exit_time false): no exit time. */
+    bool has_exit_time;
+    float exit_time;
+    /** Blend time in seconds, >= 0. */
+    float duration_s;
+    cb_transition_blend blend;
+    cb_interruption interruption;
+    /** Any-state transitions: may fire while already in the destination. Default false. */
+    bool to_self;
+} cb_graph_transition;
+
+/** A state: a node played while the machine is in it. */
+typedef struct cb_graph_state {
+    const char *name;
+    cb_graph_node node;
+    /** Playback rate of the state's clips. Default 1 (0 means 1). */
+    float speed;
+} cb_graph_state;
+
+/** A state machine node. */
+typedef struct cb_graph_state_machine_desc {
+    const char *name;
+    const cb_graph_state *states;
+    uint32_t state_count;
+    /** Initial state name. NULL: the first state. */
+    const char *initial;
+    const cb_graph_transition *transitions;
+    uint32_t transition_count;
+} cb_graph_state_machine_desc;
+
+/**
+ * Adds a node; children must be nodes added before (so a builder cannot make a cycle).
+ * @param out  receives the node's id
+ * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (a bad value, a child id that does not
+ *         exist, an empty blend space), CB_ERR_NOT_FOUND (a clip, parameter, state or joint
+ *         name), CB_ERR_MISMATCH (a parameter of the wrong type, an additive clip where a normal
+ *         one belongs or the reverse, positions that do not fit the solver), CB_ERR_DUPLICATE (a
+ *         node or state name), CB_ERR_TOO_MANY, and the solver's create errors for a blend
+ *         space. err names the node and the field.
+ */
+CB_API cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *desc,
+                                   cb_graph_node *out, cb_error *err);
+CB_API cb_result cb_graph_add_blend_space(cb_graph_builder *b,
+                                          const cb_graph_blend_space_desc *desc,
+                                          cb_graph_node *out, cb_error *err);
+CB_API cb_result cb_graph_add_direct(cb_graph_builder *b, const cb_graph_direct_desc *desc,
+                                     cb_graph_node *out, cb_error *err);
+CB_API cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *desc,
+                                     cb_graph_node *out, cb_error *err);
+CB_API cb_result cb_graph_add_state_machine(cb_graph_builder *b,
+                                            const cb_graph_state_machine_desc *desc,
+                                            cb_graph_node *out, cb_error *err);
+
+/** Post-process: two-bone IK (start, mid, end joints: e.g. shoulder, elbow, wrist). */
+typedef struct cb_graph_two_bone_ik_desc {
+    const char *start_joint, *mid_joint, *end_joint;
+    /** Float parameters of the target position, in model space (metres). Required. */
+    const char *target[3];
+    /** Float parameters of the pole position (where the mid joint should point), in model
+     *  space. NULL: keep the current bending plane. */
+    const char *pole[3];
+    /** Float parameter of the weight [0, 1]. NULL: 1. */
+    const char *weight;
+    /** Fraction of the chain's length beyond which the reach softens, (0, 1]. Default 0.97;
+     *  1 disables softening. */
+    float soften;
+} cb_graph_two_bone_ik_desc;
+
+/** Post-process: aim / look-at IK over a chain ending in a joint that should face a target. */
+typedef struct cb_graph_aim_ik_desc {
+    /** The chain, from the joint closest to the root to the aiming joint (e.g. spine_03, neck,
+     *  head). Each must be an ancestor of the next. */
+    const char *const *joints;
+    /** Share of the turn each joint takes, one per joint, >= 0. NULL: the last joint turns
+     *  alone. */
+    const float *joint_weights;
+    uint32_t joint_count;
+    /** Float parameters of the target position in model space. Required. */
+    const char *target[3];
+    /** Float parameter of the weight [0, 1]. NULL: 1. */
+    const char *weight;
+    /** The aiming joint's forward and up axes in its own space. Default +Z forward, +Y up. */
+    float forward[3], up[3];
+    /** Largest turn in radians, (0, pi]. Default pi (no limit). */
+    float limit_rad;
+} cb_graph_aim_ik_desc;
+
+/** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
+ *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT,
+ *          CB_ERR_TOO_MANY. */
+CB_API cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b,
+                                          const cb_graph_two_bone_ik_desc *desc, cb_error *err);
+CB_API cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *desc,
+                                     cb_error *err);
+
+/** Sets the root node (the last node added is the root if this is never called). */
+CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *err);
+
+/**
+ * Compiles what was added into a graph: the nodes reachable from the root, in a flat order.
+ * A builder builds once (the graph takes over its solvers); afterwards it can only be
+ * destroyed, and further calls return CB_ERR_INVALID_ARGUMENT.
+ * @return CB_ERR_TOO_FEW (no node), CB_ERR_MISMATCH (an additive clip node used outside an
+ *         additive layer), CB_ERR_INVALID_ARGUMENT (already built), CB_ERR_OUT_OF_MEMORY.
+ */
+CB_API cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err);
+
+/** Frees a graph. NULL does nothing. Crowds using it must be destroyed first. */
+CB_API void cb_graph_destroy(cb_graph *graph);
+
+/** An event: a marker that an active clip crossed during the last update. */
+typedef struct cb_graph_event {
+    /** cb_graph_hash() of the marker's name. */
+    uint32_t marker_hash;
+    /** The clip node that crossed it (cb_graph_node_name()). */
+    uint32_t node;
+    /** The clip's influence on the pose when it crossed, (0, 1]. */
+    float weight;
+} cb_graph_event;
+
+/* ----------------------------------------------------------------------------------------- */
+/* JSON                                                                                      */
+
+/** What a JSON graph is resolved against (as cb_graph_builder_desc). */
+typedef struct cb_graph_json_desc {
+    uint32_t _start_canary;
+    const cb_skeleton *skeleton;
+    const cb_clip *const *clips;
+    uint32_t clip_count;
+    /** Name of the source (file name) in messages. Default "graph". */
+    const char *source_name;
+    cb_allocator allocator;
+    uint32_t _end_canary;
+} cb_graph_json_desc;
+
+/**
+ * Builds a graph from its JSON description (docs/graph.md). Every error names the line and
+ * column of the value at fault in err->message ("file:12:7: unknown parameter 'speed'").
+ * @return CB_ERR_PARSE (malformed JSON, an unknown key or node type, a missing field, a cycle
+ *         between nodes), or the builder's codes (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, ...).
+ */
+CB_API cb_result cb_graph_load_json(const char *text, size_t length,
+                                    const cb_graph_json_desc *desc, cb_graph **out,
+                                    cb_error *err);
+
+/** Reads a file and calls cb_graph_load_json (source_name defaults to the path).
+ *  @return also CB_ERR_IO. */
+CB_API cb_result cb_graph_load_json_file(const char *path, const cb_graph_json_desc *desc,
+                                         cb_graph **out, cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Queries on a built graph                                                                  */
+
+CB_API const char *cb_graph_name(const cb_graph *graph);
+CB_API const cb_skeleton *cb_graph_skeleton(const cb_graph *graph);
+
+/** Parameters: count, lookup by name or hash (CB_ERR_NOT_FOUND), name, type, default. */
+CB_API uint32_t cb_graph_param_count(const cb_graph *graph);
+CB_API cb_result cb_graph_find_param(const cb_graph *graph, const char *name, uint32_t *index);
+CB_API cb_result cb_graph_find_param_hash(const cb_graph *graph, uint32_t hash, uint32_t *index);
+CB_API const char *cb_graph_param_name(const cb_graph *graph, uint32_t index);
+CB_API cb_param_type cb_graph_param_type(const cb_graph *graph, uint32_t index);
+CB_API float cb_graph_param_default(const cb_graph *graph, uint32_t index);
+
+/** State machines, in the order they were added: count, lookup by node name, state count and
+ *  names. */
+CB_API uint32_t cb_graph_state_machine_count(const cb_graph *graph);
+CB_API cb_result cb_graph_find_state_machine(const cb_graph *graph, const char *name,
+                                             uint32_t *index);
+CB_API uint32_t cb_graph_state_count(const cb_graph *graph, uint32_t machine);
+CB_API const char *cb_graph_state_name(const cb_graph *graph, uint32_t machine, uint32_t state);
+CB_API cb_result cb_graph_find_state(const cb_graph *graph, uint32_t machine, const char *name,
+                                     uint32_t *state);
+
+/** Nodes: count and name (may be empty). */
+CB_API uint32_t cb_graph_node_count(const cb_graph *graph);
+CB_API const char *cb_graph_node_name(const cb_graph *graph, uint32_t node);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWDBLEND_GRAPH_H */

@@ -1,0 +1,211 @@
+/* A compiled graph: flat arrays the runtime walks, shared by every character of the graph.
+ *
+ * Nodes are stored in a parents-before-children order (a topological order of the DAG from
+ * the root), so one forward pass propagates weights from the root to the leaves and one
+ * backward pass can gather from the leaves. Each node lists its children as edges (a child id
+ * and, per kind, what the edge carries). Everything is resolved to indices at build: the
+ * runtime never touches a name. */
+#ifndef CROWDBLEND_GRAPH_IMPL_H
+#define CROWDBLEND_GRAPH_IMPL_H
+
+#include "base/base_impl.h"
+#include "crowdblend/graph.h"
+#include "crowdblend/ltm.h"
+#include "crowdblend/params.h"
+#include "crowdblend/pose.h"
+
+typedef enum gnode_type {
+    GNODE_CLIP,
+    GNODE_BLEND,
+    GNODE_DIRECT,
+    GNODE_LAYERS,
+    GNODE_SM,
+} gnode_type;
+
+/* "no parameter" / "no group" */
+#define GNONE UINT32_MAX
+
+typedef struct gclip {
+    const cb_clip *clip;
+    float speed;
+    uint32_t speed_param;
+    bool clamp;
+    float start_offset;
+    uint32_t group;     /* sync group, or GNONE */
+    uint32_t slot;      /* index among clip nodes: per-character clip state */
+    uint32_t node;      /* the clip's node (in graph->clips, the per-slot copy) */
+    bool base_path;     /* reached from the root other than through a layer: moves the root */
+    float duration_s;
+    bool additive;
+} gclip;
+
+typedef struct gblend {
+    cb_solver *solver;
+    uint32_t params[2];     /* DIRECT-kind solvers use direct_params instead */
+    uint32_t param_count;
+    uint32_t first_param;   /* DIRECT-kind solver: into graph->edge_params */
+} gblend;
+
+typedef struct glayers {
+    uint32_t first_layer;   /* into graph->layers; the node's edge 0 is the base */
+    uint32_t layer_count;
+} glayers;
+
+typedef struct gsm_ref {
+    uint32_t sm;            /* index into graph->sms */
+} gsm_ref;
+
+typedef struct gnode {
+    gnode_type type;
+    char name[CB_GRAPH_NAME_MAX + 1];
+    uint32_t first_edge, edge_count; /* into graph->edges */
+    union {
+        gclip clip;
+        gblend blend;
+        uint32_t direct_first_param; /* into graph->edge_params, one per edge */
+        glayers layers;
+        gsm_ref sm;
+    } u;
+} gnode;
+
+typedef struct glayer {
+    uint32_t node;
+    cb_layer_mode mode;
+    uint32_t weight_param;  /* GNONE: 1 */
+    float *mask;            /* soa_joint_count floats, or NULL: all joints */
+} glayer;
+
+typedef struct gcondition {
+    uint32_t param;
+    cb_compare op;
+    float value;
+    bool trigger;
+} gcondition;
+
+typedef struct gtransition {
+    uint32_t from;          /* state index, or GNONE for any state */
+    uint32_t to;
+    uint32_t first_condition, condition_count;
+    bool has_exit_time;
+    float exit_time;
+    float duration_s;
+    cb_transition_blend blend;
+    cb_interruption interruption;
+    bool to_self;
+} gtransition;
+
+typedef struct gstate {
+    char name[CB_GRAPH_NAME_MAX + 1];
+    uint32_t node;
+    float speed;
+} gstate;
+
+typedef struct gsm {
+    uint32_t node;
+    uint32_t first_state, state_count;
+    uint32_t initial;
+    uint32_t first_transition, transition_count;
+    uint32_t inert_slot;    /* index among inertializing machines, or GNONE */
+} gsm;
+
+typedef enum gproc_type { GPROC_VELOCITY_BLEND, GPROC_INTERP_TO, GPROC_QUADRANT } gproc_type;
+
+typedef struct gproc {
+    gproc_type type;
+    uint32_t in[3];   /* GNONE when unused (velocity z) */
+    uint32_t out[4];
+    float a, b;       /* min_sq_len | speed | dead zone, min speed */
+} gproc;
+
+typedef enum gik_type { GIK_TWO_BONE, GIK_AIM } gik_type;
+
+enum { GIK_MAX_CHAIN = 8 };
+
+typedef struct gik {
+    gik_type type;
+    uint32_t joints[GIK_MAX_CHAIN]; /* two-bone: start, mid, end; aim: the chain */
+    float joint_weights[GIK_MAX_CHAIN];
+    uint32_t joint_count;
+    uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none */
+    float soften;
+    float forward[3], up[3];
+    float limit_rad;
+} gik;
+
+typedef struct gparam {
+    char name[CB_GRAPH_NAME_MAX + 1];
+    uint32_t hash;
+    cb_param_type type;
+    float default_value;
+    bool written_by_graph; /* a processor output or a trigger: the crowd keeps its column */
+    bool is_weight;        /* a layer weight: values outside [0, 1] are clamped and counted */
+} gparam;
+
+/* A clip's place inside state machines: for each machine above it, the state containing it, so
+ * the runtime can sum a state's clip durations (its normalized time drives exit times). */
+enum { GCLIP_MAX_SM_DEPTH = 4 };
+
+typedef struct gclip_states {
+    uint32_t count;
+    uint32_t sm[GCLIP_MAX_SM_DEPTH], state[GCLIP_MAX_SM_DEPTH];
+} gclip_states;
+
+/* An edge from a node to a child. */
+typedef struct gedge {
+    uint32_t child;
+    bool root_motion; /* false on layer edges: layers do not move the character */
+} gedge;
+
+struct cb_graph {
+    cb_allocator allocator;
+    char name[CB_GRAPH_NAME_MAX + 1];
+    const cb_skeleton *skeleton;
+    size_t joint_count, soa_joint_count, group_count;
+
+    gparam *params;
+    uint32_t param_count;
+    gproc *procs;
+    uint32_t proc_count;
+    gnode *nodes;            /* in topological order, root first */
+    uint32_t node_count;
+    gedge *edges;
+    uint32_t edge_count;
+    uint32_t *edge_params;   /* direct weights, direct-kind blend params */
+    uint32_t edge_param_count;
+    glayer *layers;
+    uint32_t layer_count;
+    gsm *sms;
+    uint32_t sm_count;
+    gstate *states;
+    uint32_t state_count;
+    gtransition *transitions;
+    uint32_t transition_count;
+    gcondition *conditions;
+    uint32_t condition_count;
+    gik *iks;
+    uint32_t ik_count;
+    uint32_t group_count_sync;   /* sync groups */
+    uint32_t clip_count;         /* clip nodes */
+    uint32_t *clip_nodes;        /* clip slot -> node */
+    gclip *clips;                /* clip slot -> a copy of its node's data, for the time stage */
+    gclip_states *clip_states;   /* per clip slot */
+    uint32_t inert_count;        /* machines with inertializing transitions */
+    bool uniform_rate;           /* no clip, speed parameter or state changes speed */
+    /* A flat graph: [layers of clips over] one blend space or direct node whose children are
+     * all clips of one sync group, no state machine, every rate 1. runtime.c runs it without
+     * per-node bookkeeping (same results, bit for bit; tests compare both paths). */
+    bool flat;
+    uint32_t flat_blend;         /* the blend or direct node */
+    uint32_t flat_layers;        /* the layers node, or GNONE */
+    uint32_t flat_group;         /* the blend's sync group */
+    uint32_t *flat_order;        /* the blend's edge indices sorted by their clip's slot */
+    uint32_t *flat_slot;         /* the blend's edge index -> its clip's slot */
+    bool flat_in_order;          /* flat_order is 0, 1, 2, ...: slot order is edge order */
+    uint32_t *layer_slot;        /* per layer: its node's clip slot, or GNONE if not a clip */
+    uint32_t max_pose_depth;     /* pose buffers the evaluator may need at once */
+    uint32_t max_entries;        /* blend entries one fused job may get */
+    void *memory;                /* one allocation for every array above */
+    size_t memory_bytes;
+};
+
+#endif

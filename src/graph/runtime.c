@@ -1,0 +1,1441 @@
+/* Running a graph over a batch of characters of one asset.
+ *
+ *   parameters   read every parameter for the batch (own columns or host views), then run the
+ *                processors in order; their outputs persist in the block
+ *   weights      one pass over the nodes, parents first: each node's influence per character
+ *                (w) and, unless every rate is 1, its playback rate;
+ *                state machines step here (transitions, triggers); blend spaces evaluate their
+ *                solver over the characters that reach them, compacted, SIMD over characters
+ *   time         clips with influence advance: alone, or in their sync group led by the
+ *                heaviest clip at the group's weight-averaged duration; root motion from the
+ *                clips' deltas weighted by w (clips reached only through layers do not
+ *                move the character); state times for exit times
+ *   pose         per character: the tree flattened into one fused blend job when it can be
+ *                (the common case), else evaluated node by node on a small pose stack:
+ *                slerp crossfades, inertialization offsets, layers of whole subtrees
+ *   ltm          local-to-model into the output
+ *
+ * Every character is computed alone (the solvers give the same bits for a character wherever it
+ * sits in a batch), so results do not depend on the batch or the thread. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "graph/runtime.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "anim/anim_impl.h"
+#include "crowdblend/ltm.h"
+#include "crowdblend/simd.h"
+
+#define NO_STATE UINT16_MAX
+/* A group that had no clip with weight last frame: it restarts at its leader's start offset. */
+#define NO_LEADER UINT16_MAX
+/* A character just added: its groups and clips continue from the phase it was added with. */
+#define FRESH_LEADER (UINT16_MAX - 1)
+enum { CLIP_INACTIVE = 0, CLIP_ACTIVE = 1, CLIP_FRESH = 2 };
+/* What an inertializing transition captures its offsets from at its first frame: the pose shown
+ * the frame before, which is the source state, or the transition it interrupted (a crossfade,
+ * or an inertialization in progress). */
+enum { CAPTURE_NONE = 0, CAPTURE_STATE = 1, CAPTURE_CROSSFADE = 2, CAPTURE_INERTIAL = 3 };
+
+/* Influence below this is nothing (as the pose job's own epsilon). */
+#define EPS CB_BLEND_WEIGHT_EPSILON
+
+/* Characters whose poses are blended before their local-to-model runs: their poses stay in L1,
+ * and a profiling run reads the clock per chunk, not per character. */
+enum { POSE_CHUNK = 8 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* The block                                                                                  */
+
+typedef struct block_layout {
+    size_t params, clip_time, clip_active, group_time, group_leader, sm_current, sm_next,
+        sm_transition, sm_time, sm_next_time, sm_elapsed, sm_inert, sm_capture, sm_from_cur,
+        sm_from_next, sm_from_x, inert, events, event_count, total;
+} block_layout;
+
+static size_t take(size_t *cursor, size_t bytes)
+{
+    size_t at = *cursor;
+    *cursor += cb_round_up(bytes, 64);
+    return at;
+}
+
+static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
+{
+    block_layout L;
+    size_t c = 0, n = cap;
+    L.params = take(&c, g->param_count * n * sizeof(float));
+    L.clip_time = take(&c, g->clip_count * n * sizeof(float));
+    L.clip_active = take(&c, g->clip_count * n);
+    L.group_time = take(&c, g->group_count_sync * n * sizeof(float));
+    L.group_leader = take(&c, g->group_count_sync * n * sizeof(uint16_t));
+    L.sm_current = take(&c, g->sm_count * n * sizeof(uint16_t));
+    L.sm_next = take(&c, g->sm_count * n * sizeof(uint16_t));
+    L.sm_transition = take(&c, g->sm_count * n * sizeof(uint16_t));
+    L.sm_time = take(&c, g->sm_count * n * sizeof(float));
+    L.sm_next_time = take(&c, g->sm_count * n * sizeof(float));
+    L.sm_elapsed = take(&c, g->sm_count * n * sizeof(float));
+    L.sm_inert = take(&c, g->sm_count * n);
+    L.sm_capture = take(&c, g->sm_count * n);
+    L.sm_from_cur = take(&c, g->sm_count * n * sizeof(uint16_t));
+    L.sm_from_next = take(&c, g->sm_count * n * sizeof(uint16_t));
+    L.sm_from_x = take(&c, g->sm_count * n * sizeof(float));
+    L.inert = take(&c, (size_t)g->inert_count * n * g->joint_count * CB_INERT_FLOATS * sizeof(float));
+    L.events = take(&c, n * CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event_rec));
+    L.event_count = take(&c, n);
+    L.total = c;
+    return L;
+}
+
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity)
+{
+    return block_layout_of(g, capacity).total;
+}
+
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory)
+{
+    block_layout L = block_layout_of(g, capacity);
+    char *m = memory;
+    b->graph = g;
+    b->capacity = capacity;
+    b->params = (float *)(m + L.params);
+    b->clip_time = (float *)(m + L.clip_time);
+    b->clip_active = (uint8_t *)(m + L.clip_active);
+    b->group_time = (float *)(m + L.group_time);
+    b->group_leader = (uint16_t *)(m + L.group_leader);
+    b->sm_current = (uint16_t *)(m + L.sm_current);
+    b->sm_next = (uint16_t *)(m + L.sm_next);
+    b->sm_transition = (uint16_t *)(m + L.sm_transition);
+    b->sm_time = (float *)(m + L.sm_time);
+    b->sm_next_time = (float *)(m + L.sm_next_time);
+    b->sm_elapsed = (float *)(m + L.sm_elapsed);
+    b->sm_inert = (uint8_t *)(m + L.sm_inert);
+    b->sm_capture = (uint8_t *)(m + L.sm_capture);
+    b->sm_from_cur = (uint16_t *)(m + L.sm_from_cur);
+    b->sm_from_next = (uint16_t *)(m + L.sm_from_next);
+    b->sm_from_x = (float *)(m + L.sm_from_x);
+    b->inert = (float *)(m + L.inert);
+    b->events = (cb_graph_event_rec *)(m + L.events);
+    b->event_count = (uint8_t *)(m + L.event_count);
+    b->bytes = L.total;
+}
+
+/* Element i of row r of a field of the block. */
+#define AT(b, field, r, i) ((b)->field[(size_t)(r) * (b)->capacity + (i)])
+
+static float *inert_of(const cb_graph_block *b, uint32_t slot, uint32_t i)
+{
+    const cb_graph *g = b->graph;
+    return b->inert + ((size_t)slot * b->capacity + i) * g->joint_count * CB_INERT_FLOATS;
+}
+
+void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
+{
+    const cb_graph *g = b->graph;
+    for (uint32_t p = 0; p < g->param_count; ++p) {
+        AT(b, params, p, i) = g->params[p].default_value;
+    }
+    for (uint32_t c = 0; c < g->clip_count; ++c) {
+        AT(b, clip_time, c, i) = phase;
+        AT(b, clip_active, c, i) = CLIP_FRESH;
+    }
+    for (uint32_t s = 0; s < g->group_count_sync; ++s) {
+        AT(b, group_time, s, i) = phase;
+        AT(b, group_leader, s, i) = FRESH_LEADER;
+    }
+    for (uint32_t m = 0; m < g->sm_count; ++m) {
+        AT(b, sm_current, m, i) = (uint16_t)g->sms[m].initial;
+        AT(b, sm_next, m, i) = NO_STATE;
+        AT(b, sm_transition, m, i) = 0;
+        AT(b, sm_time, m, i) = phase;
+        AT(b, sm_next_time, m, i) = 0.0f;
+        AT(b, sm_elapsed, m, i) = 0.0f;
+        AT(b, sm_inert, m, i) = 0;
+        AT(b, sm_capture, m, i) = CAPTURE_NONE;
+        AT(b, sm_from_cur, m, i) = 0;
+        AT(b, sm_from_next, m, i) = NO_STATE;
+        AT(b, sm_from_x, m, i) = 0.0f;
+    }
+    b->event_count[i] = 0;
+}
+
+void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
+{
+    const cb_graph *g = b->graph;
+#define MOVE_ROWS(field, rows)                                                                 \
+    for (uint32_t r_ = 0; r_ < (rows); ++r_) {                                                 \
+        AT(b, field, r_, to) = AT(b, field, r_, from);                                         \
+    }
+    MOVE_ROWS(params, g->param_count)
+    MOVE_ROWS(clip_time, g->clip_count)
+    MOVE_ROWS(clip_active, g->clip_count)
+    MOVE_ROWS(group_time, g->group_count_sync)
+    MOVE_ROWS(group_leader, g->group_count_sync)
+    MOVE_ROWS(sm_current, g->sm_count)
+    MOVE_ROWS(sm_next, g->sm_count)
+    MOVE_ROWS(sm_transition, g->sm_count)
+    MOVE_ROWS(sm_time, g->sm_count)
+    MOVE_ROWS(sm_next_time, g->sm_count)
+    MOVE_ROWS(sm_elapsed, g->sm_count)
+    MOVE_ROWS(sm_inert, g->sm_count)
+    MOVE_ROWS(sm_capture, g->sm_count)
+    MOVE_ROWS(sm_from_cur, g->sm_count)
+    MOVE_ROWS(sm_from_next, g->sm_count)
+    MOVE_ROWS(sm_from_x, g->sm_count)
+#undef MOVE_ROWS
+    for (uint32_t s = 0; s < g->inert_count; ++s) {
+        memcpy(inert_of(b, s, to), inert_of(b, s, from),
+               g->joint_count * CB_INERT_FLOATS * sizeof(float));
+    }
+    memcpy(&b->events[(size_t)to * CB_GRAPH_EVENTS_PER_FRAME],
+           &b->events[(size_t)from * CB_GRAPH_EVENTS_PER_FRAME],
+           CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event_rec));
+    b->event_count[to] = b->event_count[from];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scratch                                                                                    */
+
+struct cb_graph_scratch {
+    uint32_t batch;
+    float *params;  /* param rows of batch */
+    float *w;       /* node rows: influence */
+    float *rate;    /* node rows: playback rate (weighted sum until the node is visited) */
+    float *ew;      /* edge rows: the child's share of its parent */
+    float *alpha;   /* state-machine rows: crossfade progress of this frame */
+    float *cparams; /* 2 rows of batch: compacted solver input */
+    float *cweights; /* CB_GRAPH_MAX_CHILDREN rows of batch: compacted solver output */
+    uint32_t *cidx;  /* batch: compacted character indices */
+    float *qa, *qb; /* batch floats: quadrant scratch */
+    uint8_t *qstate;
+    float *sm_acc;  /* sm rows x 4: sum w and sum w d of the current and next states */
+    struct group_acc *groups; /* per sync group, one character at a time */
+    uint32_t *active;         /* clip slots with weight, one character at a time */
+    uint8_t *flat_active;     /* flat graphs: per character of the batch, its active edges */
+    uint8_t *flat_count;
+    float *active_w, *active_d;
+    cb_xform_group *poses; /* max_pose_depth poses */
+    cb_blend_entry *entries;
+    cb_root_motion_entry *root_entries;
+};
+
+typedef struct scratch_layout {
+    size_t params, w, rate, ew, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc, poses,
+        entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count, total;
+} scratch_layout;
+
+static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
+{
+    scratch_layout L;
+    size_t c = cb_round_up(sizeof(struct cb_graph_scratch), 64), n = batch;
+    L.params = take(&c, g->param_count * n * sizeof(float));
+    L.w = take(&c, g->node_count * n * sizeof(float));
+    L.rate = take(&c, g->node_count * n * sizeof(float));
+    L.ew = take(&c, (g->edge_count ? g->edge_count : 1) * n * sizeof(float));
+    L.alpha = take(&c, (g->sm_count ? g->sm_count : 1) * n * sizeof(float));
+    L.cparams = take(&c, 2 * n * sizeof(float));
+    L.cweights = take(&c, CB_GRAPH_MAX_CHILDREN * n * sizeof(float));
+    L.cidx = take(&c, n * sizeof(uint32_t));
+    L.qa = take(&c, n * sizeof(float));
+    L.qb = take(&c, n * sizeof(float));
+    L.qstate = take(&c, n);
+    L.sm_acc = take(&c, (g->sm_count ? g->sm_count : 1) * 4 * sizeof(float));
+    /* POSE_CHUNK finished poses, then the evaluation stack above them. */
+    L.poses = take(&c, (POSE_CHUNK + g->max_pose_depth) * g->group_count * cb_simd_group_bytes());
+    L.entries = take(&c, (g->max_entries + 4) * sizeof(cb_blend_entry));
+    L.root_entries = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(cb_root_motion_entry));
+    L.groups = take(&c, (g->group_count_sync ? g->group_count_sync : 1) * 6 * sizeof(float));
+    L.active = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(uint32_t));
+    L.active_w = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
+    L.active_d = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
+    L.flat_active = take(&c, n * (g->clip_count ? g->clip_count : 1));
+    L.flat_count = take(&c, n);
+    L.total = c;
+    return L;
+}
+
+size_t cb_graph_scratch_bytes(const cb_graph *g, uint32_t batch)
+{
+    return scratch_layout_of(g, batch).total;
+}
+
+cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void *memory)
+{
+    scratch_layout L = scratch_layout_of(g, batch);
+    char *m = memory;
+    cb_graph_scratch *s = memory;
+    s->batch = batch;
+    s->params = (float *)(m + L.params);
+    s->w = (float *)(m + L.w);
+    s->rate = (float *)(m + L.rate);
+    s->ew = (float *)(m + L.ew);
+    s->alpha = (float *)(m + L.alpha);
+    s->cparams = (float *)(m + L.cparams);
+    s->cweights = (float *)(m + L.cweights);
+    s->cidx = (uint32_t *)(m + L.cidx);
+    s->qa = (float *)(m + L.qa);
+    s->qb = (float *)(m + L.qb);
+    s->qstate = (uint8_t *)(m + L.qstate);
+    s->sm_acc = (float *)(m + L.sm_acc);
+    s->poses = (cb_xform_group *)(m + L.poses);
+    s->entries = (cb_blend_entry *)(m + L.entries);
+    s->root_entries = (cb_root_motion_entry *)(m + L.root_entries);
+    s->groups = (struct group_acc *)(m + L.groups);
+    s->active = (uint32_t *)(m + L.active);
+    s->active_w = (float *)(m + L.active_w);
+    s->active_d = (float *)(m + L.active_d);
+    s->flat_active = (uint8_t *)(m + L.flat_active);
+    s->flat_count = (uint8_t *)(m + L.flat_count);
+    return s;
+}
+
+/* Row r of a scratch field, element i. */
+#define SR(s, field, r, i) ((s)->field[(size_t)(r) * (s)->batch + (i)])
+
+static cb_xform_group *pose_at(const cb_graph *g, cb_graph_scratch *s, uint32_t depth)
+{
+    return (cb_xform_group *)((char *)s->poses + (size_t)depth * g->group_count * cb_simd_group_bytes());
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stage 1: parameters                                                                        */
+
+static void read_params(const cb_graph *g, const cb_graph_block *b,
+                        const cb_graph_param_source *src, uint32_t first, uint32_t n,
+                        cb_graph_scratch *s)
+{
+    for (uint32_t p = 0; p < g->param_count; ++p) {
+        float *dst = &SR(s, params, p, 0);
+        if (src != NULL && src[p].base != NULL && !g->params[p].written_by_graph) {
+            for (uint32_t i = 0; i < n; ++i) {
+                memcpy(&dst[i], src[p].base + (size_t)(first + i) * src[p].stride, sizeof(float));
+            }
+        } else {
+            memcpy(dst, &AT(b, params, p, first), n * sizeof(float));
+        }
+    }
+}
+
+static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                           float dt, cb_graph_scratch *s, cb_graph_scratch_stats *st)
+{
+    for (uint32_t k = 0; k < g->proc_count; ++k) {
+        const gproc *p = &g->procs[k];
+        size_t bad = 0;
+        switch (p->type) {
+        case GPROC_VELOCITY_BLEND: {
+            cb_velocity_blend out = {&SR(s, params, p->out[0], 0), &SR(s, params, p->out[1], 0),
+                                     &SR(s, params, p->out[2], 0), &SR(s, params, p->out[3], 0)};
+            cb_params_velocity_blend_4dir(&SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
+                                          p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n,
+                                          p->a, out, &bad);
+            break;
+        }
+        case GPROC_INTERP_TO: {
+            float *cur = &SR(s, params, p->out[0], 0);
+            cb_params_interp_to(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur, &bad);
+            break;
+        }
+        case GPROC_QUADRANT: {
+            /* Only moving characters are classified; standing ones keep their quadrant. */
+            float *out = &SR(s, params, p->out[0], 0);
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
+                if (x * x + y * y >= p->b * p->b) {
+                    s->cidx[m] = i;
+                    s->qa[m] = atan2f(y, x);
+                    float q = out[i];
+                    s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
+                    m++;
+                }
+            }
+            cb_params_quadrant(s->qa, m, p->a, s->qstate, &bad);
+            for (uint32_t j = 0; j < m; ++j) {
+                out[s->cidx[j]] = (float)s->qstate[j];
+            }
+            break;
+        }
+        }
+        st->nonfinite_params += bad;
+        /* Processor outputs are state: they persist in the block. */
+        for (int o = 0; o < 4; ++o) {
+            if (p->out[o] != GNONE) {
+                memcpy(&AT(b, params, p->out[o], first), &SR(s, params, p->out[o], 0),
+                       n * sizeof(float));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stage 2: weights and state machines                                                        */
+
+/* Adds a parent's contribution to a child. Rates are tracked only when some node changes
+ * speed (most graphs play everything at rate 1). */
+static inline void contribute(const cb_graph *g, cb_graph_scratch *s, uint32_t child, uint32_t i,
+                              float w, float rate)
+{
+    SR(s, w, child, i) += w;
+    if (!g->uniform_rate) {
+        SR(s, rate, child, i) += w * rate;
+    }
+}
+
+static bool condition_holds(const gcondition *c, float v)
+{
+    switch (c->op) {
+    case CB_COMPARE_TRUE:
+        return v != 0.0f;
+    case CB_COMPARE_FALSE:
+        return v == 0.0f;
+    case CB_COMPARE_GREATER:
+        return v > c->value;
+    case CB_COMPARE_LESS:
+        return v < c->value;
+    case CB_COMPARE_EQUAL:
+        return v == c->value;
+    case CB_COMPARE_NOT_EQUAL:
+        return v != c->value;
+    default:
+        return false;
+    }
+}
+
+/* Can transition t fire for character i, whose machine is in `from` with normalized time
+ * `time`? Triggers are not consumed here. */
+static bool transition_passes(const cb_graph *g, const gtransition *t, const cb_graph_scratch *s,
+                              uint32_t i, float time)
+{
+    if (t->has_exit_time && time < t->exit_time) {
+        return false;
+    }
+    for (uint32_t c = 0; c < t->condition_count; ++c) {
+        const gcondition *cond = &g->conditions[t->first_condition + c];
+        if (!condition_holds(cond, SR(s, params, cond->param, i))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Starts transition t of machine m for character i. `shown` is the previous frame's crossfade
+ * progress (or inertialization time) of the transition it interrupts. */
+static void fire(const cb_graph *g, cb_graph_block *b, cb_graph_scratch *s, uint32_t m,
+                 uint32_t t_index, uint32_t i, uint32_t ch, bool interrupting, float shown)
+{
+    const gsm *sm = &g->sms[m];
+    const gtransition *t = &g->transitions[sm->first_transition + t_index];
+    /* What the pose showed until now, for an inertialization to start from. */
+    uint16_t from_cur = AT(b, sm_current, m, ch), from_next = AT(b, sm_next, m, ch);
+    uint8_t from_kind = !interrupting           ? CAPTURE_STATE
+                        : AT(b, sm_inert, m, ch) ? CAPTURE_INERTIAL
+                                                 : CAPTURE_CROSSFADE;
+    for (uint32_t c = 0; c < t->condition_count; ++c) {
+        const gcondition *cond = &g->conditions[t->first_condition + c];
+        if (cond->trigger) {
+            /* Consumed: once used, a trigger does not fire a second transition. */
+            SR(s, params, cond->param, i) = 0.0f;
+            AT(b, params, cond->param, ch) = 0.0f;
+        }
+    }
+    if (interrupting) {
+        /* The state the pose is closest to becomes the source. */
+        if (s->alpha[(size_t)m * s->batch + i] >= 0.5f) {
+            AT(b, sm_current, m, ch) = AT(b, sm_next, m, ch);
+            AT(b, sm_time, m, ch) = AT(b, sm_next_time, m, ch);
+        }
+    }
+    if (t->duration_s <= 0.0f) {
+        AT(b, sm_current, m, ch) = (uint16_t)t->to;
+        AT(b, sm_time, m, ch) = 0.0f;
+        AT(b, sm_next, m, ch) = NO_STATE;
+        AT(b, sm_inert, m, ch) = 0;
+        return;
+    }
+    AT(b, sm_next, m, ch) = (uint16_t)t->to;
+    AT(b, sm_next_time, m, ch) = 0.0f;
+    AT(b, sm_elapsed, m, ch) = 0.0f;
+    AT(b, sm_transition, m, ch) = (uint16_t)t_index;
+    /* An interrupted transition, or an inertializing one, continues from the pose shown:
+     * captured as decaying offsets (when the machine has room for them). */
+    bool inert = sm->inert_slot != GNONE && (t->blend == CB_TRANSITION_INERTIALIZE || interrupting);
+    AT(b, sm_inert, m, ch) = inert;
+    AT(b, sm_capture, m, ch) = inert ? from_kind : CAPTURE_NONE;
+    AT(b, sm_from_cur, m, ch) = from_cur;
+    AT(b, sm_from_next, m, ch) = from_next;
+    AT(b, sm_from_x, m, ch) = shown;
+}
+
+/* One frame of machine m for character i: finish or continue the running transition, then
+ * test transitions (any-state first, then the current state's; during a transition only those
+ * its interruption rule allows). Sets alpha (crossfade progress). */
+static void step_machine(const cb_graph *g, cb_graph_block *b, cb_graph_scratch *s, uint32_t m,
+                         uint32_t i, uint32_t ch, float dt)
+{
+    const gsm *sm = &g->sms[m];
+    uint16_t next = AT(b, sm_next, m, ch);
+    float shown = 0.0f; /* what the running transition showed last frame */
+    if (next != NO_STATE) {
+        const gtransition *t = &g->transitions[sm->first_transition + AT(b, sm_transition, m, ch)];
+        float before = AT(b, sm_elapsed, m, ch), x0 = before / t->duration_s;
+        shown = AT(b, sm_inert, m, ch) ? before : x0 * x0 * (3.0f - 2.0f * x0);
+        float elapsed = before + dt;
+        AT(b, sm_elapsed, m, ch) = elapsed;
+        if (elapsed >= t->duration_s) {
+            AT(b, sm_current, m, ch) = next;
+            AT(b, sm_time, m, ch) = AT(b, sm_next_time, m, ch);
+            AT(b, sm_next, m, ch) = NO_STATE;
+            AT(b, sm_inert, m, ch) = 0;
+            next = NO_STATE;
+        } else {
+            float x = elapsed / t->duration_s;
+            s->alpha[(size_t)m * s->batch + i] = x * x * (3.0f - 2.0f * x);
+        }
+    }
+    if (next == NO_STATE) {
+        s->alpha[(size_t)m * s->batch + i] = 0.0f;
+    }
+    uint16_t cur = AT(b, sm_current, m, ch);
+    cb_interruption rule = CB_INTERRUPTION_NONE;
+    if (next != NO_STATE) {
+        rule = g->transitions[sm->first_transition + AT(b, sm_transition, m, ch)].interruption;
+        if (rule == CB_INTERRUPTION_NONE) {
+            return;
+        }
+    }
+    /* Any-state transitions first, in order, then the source's: the first that passes fires. */
+    uint16_t source = next == NO_STATE ? cur : rule == CB_INTERRUPTION_SOURCE ? cur : next;
+    float source_time = source == cur ? AT(b, sm_time, m, ch) : AT(b, sm_next_time, m, ch);
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t k = 0; k < sm->transition_count; ++k) {
+            const gtransition *t = &g->transitions[sm->first_transition + k];
+            bool any = t->from == GNONE;
+            if (any != (pass == 0) || (!any && t->from != source)) {
+                continue;
+            }
+            /* An any-state transition does not restart the state it leads to, unless allowed. */
+            uint16_t target_now = next != NO_STATE ? next : cur;
+            if (any && t->to == target_now && !t->to_self) {
+                continue;
+            }
+            if (next != NO_STATE && t->to == next) {
+                continue;
+            }
+            if (transition_passes(g, t, s, i, source_time)) {
+                fire(g, b, s, m, k, i, ch, next != NO_STATE, shown);
+                s->alpha[(size_t)m * s->batch + i] = 0.0f;
+                return;
+            }
+        }
+    }
+}
+
+static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                              float dt, cb_graph_scratch *s, bool use_ref,
+                              cb_graph_scratch_stats *st)
+{
+    size_t rows = (size_t)g->node_count * s->batch;
+    memset(s->w, 0, rows * sizeof(float));
+    if (!g->uniform_rate) {
+        memset(s->rate, 0, rows * sizeof(float));
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        SR(s, w, 0, i) = 1.0f;
+        SR(s, rate, 0, i) = 1.0f;
+    }
+    for (uint32_t id = 0; id < g->node_count; ++id) {
+        const gnode *node = &g->nodes[id];
+        if (node->type == GNODE_CLIP) {
+            continue; /* leaves: their rate sum is divided in the time stage */
+        }
+        float *w = &SR(s, w, id, 0), *rate = &SR(s, rate, id, 0);
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            if (w[i] > EPS) {
+                rate[i] = g->uniform_rate ? 1.0f : rate[i] / w[i];
+                s->cidx[m++] = i;
+            } else {
+                w[i] = 0.0f;
+            }
+        }
+        if (m == 0) {
+            continue;
+        }
+        const gedge *edges = &g->edges[node->first_edge];
+        switch (node->type) {
+        case GNODE_BLEND: {
+            const gblend *bl = &node->u.blend;
+            const float *cols[2];
+            for (uint32_t k = 0; k < bl->param_count; ++k) {
+                float *col = &s->cparams[(size_t)k * s->batch];
+                for (uint32_t j = 0; j < m; ++j) {
+                    col[j] = SR(s, params, bl->params[k], s->cidx[j]);
+                }
+                cols[k] = col;
+            }
+            size_t bad = 0;
+            if (use_ref) {
+                cb_solver_evaluate_ref(bl->solver, cols, m, s->cweights, s->batch, &bad);
+            } else {
+                cb_solver_evaluate(bl->solver, cols, m, s->cweights, s->batch, &bad);
+            }
+            st->nonfinite_params += bad;
+            for (uint32_t e = 0; e < node->edge_count; ++e) {
+                const float *cw = &s->cweights[(size_t)e * s->batch];
+                float *share = &SR(s, ew, node->first_edge + e, 0);
+                for (uint32_t j = 0; j < m; ++j) {
+                    uint32_t i = s->cidx[j];
+                    share[i] = cw[j];
+                    if (cw[j] > 0.0f) {
+                        contribute(g, s, edges[e].child, i, w[i] * cw[j], rate[i]);
+                    }
+                }
+            }
+            break;
+        }
+        case GNODE_DIRECT: {
+            for (uint32_t j = 0; j < m; ++j) {
+                uint32_t i = s->cidx[j];
+                float sum = 0.0f;
+                for (uint32_t e = 0; e < node->edge_count; ++e) {
+                    float v = SR(s, params, g->edge_params[node->u.direct_first_param + e], i);
+                    v = v > 0.0f && isfinite(v) ? v : 0.0f;
+                    SR(s, ew, node->first_edge + e, i) = v;
+                    sum += v;
+                }
+                float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+                for (uint32_t e = 0; e < node->edge_count; ++e) {
+                    float share = SR(s, ew, node->first_edge + e, i) * inv;
+                    SR(s, ew, node->first_edge + e, i) = share;
+                    if (share > 0.0f) {
+                        contribute(g, s, edges[e].child, i, w[i] * share, rate[i]);
+                    }
+                }
+            }
+            break;
+        }
+        case GNODE_LAYERS:
+            for (uint32_t j = 0; j < m; ++j) {
+                uint32_t i = s->cidx[j];
+                for (uint32_t e = 0; e < node->edge_count; ++e) {
+                    SR(s, ew, node->first_edge + e, i) = 1.0f;
+                    contribute(g, s, edges[e].child, i, w[i], rate[i]);
+                }
+            }
+            break;
+        case GNODE_SM: {
+            uint32_t mi = node->u.sm.sm;
+            const gsm *sm = &g->sms[mi];
+            for (uint32_t j = 0; j < m; ++j) {
+                uint32_t i = s->cidx[j], ch = first + i;
+                step_machine(g, b, s, mi, i, ch, dt);
+                for (uint32_t e = 0; e < node->edge_count; ++e) {
+                    SR(s, ew, node->first_edge + e, i) = 0.0f;
+                }
+                uint16_t cur = AT(b, sm_current, mi, ch), nxt = AT(b, sm_next, mi, ch);
+                float a = s->alpha[(size_t)mi * s->batch + i];
+                float share_cur = 1.0f, share_next = 0.0f;
+                if (nxt != NO_STATE) {
+                    if (AT(b, sm_inert, mi, ch)) {
+                        share_cur = 0.0f, share_next = 1.0f;
+                    } else {
+                        share_cur = 1.0f - a, share_next = a;
+                    }
+                }
+                const gstate *sc = &g->states[sm->first_state + cur];
+                SR(s, ew, node->first_edge + cur, i) = share_cur;
+                if (share_cur > 0.0f) {
+                    contribute(g, s, sc->node, i, w[i] * share_cur, rate[i] * sc->speed);
+                }
+                if (nxt != NO_STATE && share_next > 0.0f) {
+                    const gstate *sn = &g->states[sm->first_state + nxt];
+                    SR(s, ew, node->first_edge + nxt, i) += share_next;
+                    contribute(g, s, sn->node, i, w[i] * share_next, rate[i] * sn->speed);
+                }
+            }
+            break;
+        }
+        case GNODE_CLIP:
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stage 3: time                                                                              */
+
+/* Advances a normalized time by dx (any sign, any size): wrapped for looping clips, clamped
+ * for the others. */
+static inline float advance_time(float t, float dx, bool clamp)
+{
+    float u = t + dx;
+    if (clamp) {
+        return u < 0.0f ? 0.0f : u > 1.0f ? 1.0f : u;
+    }
+    u -= floorf(u);
+    return u < 1.0f ? u : 0.0f;
+}
+
+/* The clip's playback rate for character i: the path's rate (a weighted sum until divided by
+ * the clip's weight w) times its own speed and speed parameter. */
+static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_scratch *s,
+                              float w, uint32_t i)
+{
+    float r = (g->uniform_rate ? 1.0f : SR(s, rate, c->node, i) / w) * c->speed;
+    if (c->speed_param != GNONE) {
+        float p = SR(s, params, c->speed_param, i);
+        r *= isfinite(p) ? p : 0.0f;
+    }
+    return r;
+}
+
+/* Per-group sums of one character, in scratch. */
+typedef struct group_acc {
+    float wsum, dsum, best, step, time;
+    uint32_t leader;
+} group_acc;
+
+static void advance_clips(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                          float dt, cb_graph_scratch *s, const cb_graph_outputs *out)
+{
+    group_acc *groups = s->groups;
+    uint32_t *act = s->active;
+    float *aw = s->active_w, *ad = s->active_d;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t ch = first + i;
+        /* The clips with weight, their weight and cycle length at their rate. */
+        uint32_t na = 0;
+        for (uint32_t c = 0; c < g->clip_count; ++c) {
+            const gclip *clip = &g->clips[c];
+            float w = SR(s, w, clip->node, i);
+            if (w <= EPS) {
+                AT(b, clip_active, c, ch) = CLIP_INACTIVE;
+                continue;
+            }
+            float rate = clip_rate(g, clip, s, w, i);
+            act[na] = c;
+            aw[na] = w;
+            ad[na] = clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f);
+            na++;
+        }
+        for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
+            groups[grp] = (group_acc){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, GNONE};
+        }
+        /* Sync groups: the heaviest clip leads; the group advances at the weight-averaged
+         * duration of its clips. */
+        for (uint32_t a = 0; a < na; ++a) {
+            uint32_t grp = g->clips[act[a]].group;
+            if (grp != GNONE) {
+                group_acc *ga = &groups[grp];
+                ga->wsum += aw[a];
+                ga->dsum += aw[a] * ad[a];
+                if (aw[a] > ga->best) {
+                    ga->best = aw[a], ga->leader = act[a];
+                }
+            }
+        }
+        for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
+            group_acc *ga = &groups[grp];
+            if (ga->leader == GNONE) {
+                AT(b, group_leader, grp, ch) = NO_LEADER;
+                continue;
+            }
+            /* A group that starts again takes its leader's start offset. */
+            if (AT(b, group_leader, grp, ch) == NO_LEADER) {
+                AT(b, group_time, grp, ch) = g->clips[ga->leader].start_offset;
+            }
+            AT(b, group_leader, grp, ch) = (uint16_t)ga->leader;
+            ga->step = dt * ga->wsum / ga->dsum; /* normalized cycles this frame */
+            ga->time = advance_time(AT(b, group_time, grp, ch), ga->step, g->clips[ga->leader].clamp);
+            AT(b, group_time, grp, ch) = ga->time;
+        }
+        uint32_t root_count = 0;
+        for (uint32_t a = 0; a < na; ++a) {
+            uint32_t c = act[a];
+            const gclip *clip = &g->clips[c];
+            float from, step;
+            if (clip->group != GNONE) {
+                const group_acc *ga = &groups[clip->group];
+                step = ga->step;
+                from = AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
+                                                                  : ga->time - step;
+                AT(b, clip_time, c, ch) = clip->clamp ? fminf(ga->time, 1.0f) : ga->time;
+            } else {
+                if (AT(b, clip_active, c, ch) == CLIP_INACTIVE) {
+                    AT(b, clip_time, c, ch) = clip->start_offset;
+                }
+                step = dt / ad[a];
+                from = AT(b, clip_time, c, ch);
+                AT(b, clip_time, c, ch) = advance_time(from, step, clip->clamp);
+            }
+            AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+            if (clip->base_path && !clip->clamp) {
+                s->root_entries[root_count++] =
+                    (cb_root_motion_entry){clip->clip, from, from + step, aw[a]};
+            }
+        }
+        cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
+        if (root_count > 0) {
+            cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
+        }
+        out->root_motion[ch] = delta;
+
+        /* State times: each machine's current (and next) state advances by its clips'
+         * weight-averaged cycle rate; exit times compare against it. */
+        if (g->sm_count > 0) {
+            memset(s->sm_acc, 0, g->sm_count * 4 * sizeof(float));
+            for (uint32_t a = 0; a < na; ++a) {
+                const gclip_states *cs = &g->clip_states[act[a]];
+                for (uint32_t k = 0; k < cs->count; ++k) {
+                    uint32_t m = cs->sm[k];
+                    float *acc = &s->sm_acc[m * 4];
+                    if (cs->state[k] == AT(b, sm_current, m, ch)) {
+                        acc[0] += aw[a], acc[1] += aw[a] * fabsf(ad[a]);
+                    } else if (cs->state[k] == AT(b, sm_next, m, ch)) {
+                        acc[2] += aw[a], acc[3] += aw[a] * fabsf(ad[a]);
+                    }
+                }
+            }
+            for (uint32_t m = 0; m < g->sm_count; ++m) {
+                const float *acc = &s->sm_acc[m * 4];
+                if (acc[0] > 0.0f) {
+                    AT(b, sm_time, m, ch) += dt * acc[0] / acc[1];
+                }
+                if (acc[2] > 0.0f) {
+                    AT(b, sm_next_time, m, ch) += dt * acc[2] / acc[3];
+                }
+            }
+        }
+        if (out->kept_weights != NULL) {
+            for (uint32_t c = 0; c < g->clip_count; ++c) {
+                float w = SR(s, w, g->clips[c].node, i);
+                out->kept_weights[(size_t)c * out->kept_stride + ch] = w > EPS ? w : 0.0f;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stage 4: pose                                                                              */
+
+typedef struct pose_ctx {
+    const cb_graph *g;
+    cb_graph_block *b;
+    cb_graph_scratch *s;
+    uint32_t i, ch;
+    uint32_t entries;  /* used */
+    uint32_t capacity; /* of s->entries */
+    bool use_ref;
+    cb_xform_group *root_out; /* depth 0: the character's pose in the chunk */
+} pose_ctx;
+
+/* The pose buffer of an evaluation depth: 0 is the character's result, deeper ones the stack
+ * above the chunk's poses. */
+static cb_xform_group *slot(const pose_ctx *x, uint32_t depth)
+{
+    return depth == 0 ? x->root_out : pose_at(x->g, x->s, POSE_CHUNK + depth - 1);
+}
+
+/* Appends the NORMAL entries of a subtree scaled by `weight`; false if the subtree cannot be
+ * one weighted mean of clip samples (a crossfade, inertialization or layers below). */
+static bool flatten(pose_ctx *x, uint32_t id, float weight)
+{
+    const cb_graph *g = x->g;
+    const gnode *n = &g->nodes[id];
+    switch (n->type) {
+    case GNODE_CLIP:
+        if (x->entries == x->capacity) {
+            return false;
+        }
+        x->s->entries[x->entries++] = (cb_blend_entry){
+            .clip = n->u.clip.clip,
+            .time = AT(x->b, clip_time, n->u.clip.slot, x->ch),
+            .weight = weight,
+        };
+        return true;
+    case GNODE_BLEND:
+    case GNODE_DIRECT:
+        for (uint32_t e = 0; e < n->edge_count; ++e) {
+            float share = SR(x->s, ew, n->first_edge + e, x->i);
+            if (share * weight > EPS && !flatten(x, g->edges[n->first_edge + e].child, weight * share)) {
+                return false;
+            }
+        }
+        return true;
+    case GNODE_SM: {
+        uint32_t m = n->u.sm.sm;
+        if (AT(x->b, sm_next, m, x->ch) != NO_STATE) {
+            return false;
+        }
+        const gstate *st = &g->states[g->sms[m].first_state + AT(x->b, sm_current, m, x->ch)];
+        return flatten(x, st->node, weight);
+    }
+    case GNODE_LAYERS:
+        return false;
+    }
+    return false;
+}
+
+static void run_blend(pose_ctx *x, cb_xform_group *out, uint32_t first_entry)
+{
+    cb_pose_blend_job job = {
+        .skeleton = x->g->skeleton,
+        .entries = {x->s->entries + first_entry, x->entries - first_entry},
+        .out = {out, x->g->group_count},
+    };
+    if (x->use_ref) {
+        cb_pose_blend_job_run_ref(&job, NULL);
+    } else {
+        cb_pose_blend_job_run(&job, NULL);
+    }
+}
+
+/* The weight of layer l for character i, clamped to [0, 1]. */
+static float layer_weight(const pose_ctx *x, const glayer *l)
+{
+    if (l->weight_param == GNONE) {
+        return 1.0f;
+    }
+    float w = SR(x->s, params, l->weight_param, x->i);
+    return w > 0.0f ? (w < 1.0f ? w : 1.0f) : 0.0f;
+}
+
+static cb_blend_entry layer_entry(const pose_ctx *x, const glayer *l, float w)
+{
+    const gclip *c = &x->g->clips[x->g->layer_slot[l - x->g->layers]];
+    return (cb_blend_entry){
+        .clip = c->clip,
+        .time = AT(x->b, clip_time, c->slot, x->ch),
+        .weight = w,
+        .mode = l->mode == CB_LAYER_ADDITIVE ? CB_BLEND_MODE_ADDITIVE : CB_BLEND_MODE_OVERRIDE,
+        .mask = {l->mask, l->mask != NULL ? x->g->soa_joint_count : 0},
+    };
+}
+
+static void crossfade(pose_ctx *x, cb_xform_group *a, const cb_xform_group *b, float weight,
+                      const float *mask)
+{
+    cb_pose_crossfade_job job = {
+        .skeleton = x->g->skeleton,
+        .from = {a, x->g->group_count},
+        .to = {b, x->g->group_count},
+        .weight = weight,
+        .mask = {mask, mask != NULL ? x->g->soa_joint_count : 0},
+        .out = {a, x->g->group_count},
+    };
+    cb_pose_crossfade_job_run(&job, NULL);
+}
+
+/* ---- inertialization (Bollo, "Inertialization: High-Performance Animation Transitions in
+ * Gears of War", GDC 2018): at the switch, the offset from the destination to the pose shown is
+ * stored per joint as an angle about an axis and a length along a direction; each frame it
+ * decays to zero along a quintic x(t) with x(t1) = x'(t1) = x''(t1) = 0, which removes the
+ * source's pose smoothly while only the destination is sampled. The offset starts with zero
+ * velocity (the source's velocity is not sampled), so the pose eases out of the switch. ---- */
+
+typedef struct xf {
+    float q[4], t[3];
+} xf;
+
+static xf group_lane(const cb_xform_group *pose, size_t j)
+{
+    const float *g = (const float *)((const char *)pose + (j / cb_simd_width()) * cb_simd_group_bytes());
+    size_t w = cb_simd_width(), l = j % w;
+    return (xf){{g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]},
+                {g[0 * w + l], g[1 * w + l], g[2 * w + l]}};
+}
+
+static void set_group_lane(cb_xform_group *pose, size_t j, const xf *x)
+{
+    float *g = (float *)((char *)pose + (j / cb_simd_width()) * cb_simd_group_bytes());
+    size_t w = cb_simd_width(), l = j % w;
+    g[0 * w + l] = x->t[0], g[1 * w + l] = x->t[1], g[2 * w + l] = x->t[2];
+    g[3 * w + l] = x->q[0], g[4 * w + l] = x->q[1], g[5 * w + l] = x->q[2], g[6 * w + l] = x->q[3];
+}
+
+/* x(t) of the quintic decay with x(0) = x0, x'(0) = v0, x''(0) = a0, ending at rest at t1. */
+static float quintic(float x0, float v0, float t1, float t)
+{
+    if (t >= t1 || t1 <= 0.0f) {
+        return 0.0f;
+    }
+    float t12 = t1 * t1;
+    float a0 = (-8.0f * v0 * t1 - 20.0f * x0) / t12;
+    float A = -(a0 * t12 + 6.0f * v0 * t1 + 12.0f * x0) / (2.0f * t12 * t12 * t1);
+    float B = (3.0f * a0 * t12 + 16.0f * v0 * t1 + 30.0f * x0) / (2.0f * t12 * t12);
+    float C = -(3.0f * a0 * t12 + 12.0f * v0 * t1 + 20.0f * x0) / (2.0f * t12 * t1);
+    return (((((A * t + B) * t + C) * t + 0.5f * a0) * t + v0) * t + x0);
+}
+
+static void inert_capture(const pose_ctx *x, float *st, const cb_xform_group *src,
+                          const cb_xform_group *dst, float t1)
+{
+    for (size_t j = 0; j < x->g->joint_count; ++j) {
+        xf a = group_lane(src, j), b = group_lane(dst, j);
+        float *o = st + j * CB_INERT_FLOATS;
+        /* q_off = q_src * conj(q_dst), on the short arc. */
+        float qx = a.q[3] * -b.q[0] + a.q[0] * b.q[3] + a.q[1] * -b.q[2] - a.q[2] * -b.q[1];
+        float qy = a.q[3] * -b.q[1] - a.q[0] * -b.q[2] + a.q[1] * b.q[3] + a.q[2] * -b.q[0];
+        float qz = a.q[3] * -b.q[2] + a.q[0] * -b.q[1] - a.q[1] * -b.q[0] + a.q[2] * b.q[3];
+        float qw = a.q[3] * b.q[3] + a.q[0] * b.q[0] + a.q[1] * b.q[1] + a.q[2] * b.q[2];
+        if (qw < 0.0f) {
+            qx = -qx, qy = -qy, qz = -qz, qw = -qw;
+        }
+        float s = sqrtf(qx * qx + qy * qy + qz * qz);
+        float angle = 2.0f * atan2f(s, qw);
+        bool tiny = s < 1e-9f;
+        o[0] = tiny ? 1.0f : qx / s, o[1] = tiny ? 0.0f : qy / s, o[2] = tiny ? 0.0f : qz / s;
+        o[3] = tiny ? 0.0f : angle, o[4] = 0.0f, o[5] = t1;
+        float d[3] = {a.t[0] - b.t[0], a.t[1] - b.t[1], a.t[2] - b.t[2]};
+        float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        bool zero = len < 1e-9f;
+        o[6] = zero ? 0.0f : d[0] / len, o[7] = zero ? 0.0f : d[1] / len;
+        o[8] = zero ? 0.0f : d[2] / len;
+        o[9] = zero ? 0.0f : len, o[10] = 0.0f, o[11] = t1;
+    }
+}
+
+static void inert_apply(const pose_ctx *x, const float *st, cb_xform_group *pose, float t)
+{
+    for (size_t j = 0; j < x->g->joint_count; ++j) {
+        const float *o = st + j * CB_INERT_FLOATS;
+        xf p = group_lane(pose, j);
+        float angle = quintic(o[3], o[4], o[5], t);
+        if (angle != 0.0f) {
+            float h = 0.5f * angle, sh = sinf(h), chh = cosf(h);
+            float ax = o[0] * sh, ay = o[1] * sh, az = o[2] * sh, aw = chh;
+            /* q = q_off(t) * q_dst */
+            float q0 = aw * p.q[0] + ax * p.q[3] + ay * p.q[2] - az * p.q[1];
+            float q1 = aw * p.q[1] - ax * p.q[2] + ay * p.q[3] + az * p.q[0];
+            float q2 = aw * p.q[2] + ax * p.q[1] - ay * p.q[0] + az * p.q[3];
+            float q3 = aw * p.q[3] - ax * p.q[0] - ay * p.q[1] - az * p.q[2];
+            p.q[0] = q0, p.q[1] = q1, p.q[2] = q2, p.q[3] = q3;
+        }
+        float len = quintic(o[9], o[10], o[11], t);
+        p.t[0] += o[6] * len, p.t[1] += o[7] * len, p.t[2] += o[8] * len;
+        set_group_lane(pose, j, &p);
+    }
+}
+
+static void eval(pose_ctx *x, uint32_t id, uint32_t depth);
+
+/* A blend of children that cannot all be flattened: each child's pose, mixed in as a running
+ * weighted mean (cb_xform_blend_groups of the mix so far and the next child). */
+static void eval_children_blend(pose_ctx *x, const gnode *n, uint32_t depth)
+{
+    cb_xform_group *out = slot(x, depth);
+    float total = 0.0f;
+    for (uint32_t e = 0; e < n->edge_count; ++e) {
+        float share = SR(x->s, ew, n->first_edge + e, x->i);
+        if (share <= EPS) {
+            continue;
+        }
+        uint32_t child = x->g->edges[n->first_edge + e].child;
+        if (total == 0.0f) {
+            eval(x, child, depth);
+        } else {
+            eval(x, child, depth + 1);
+            const cb_xform_group *both[2] = {out, slot(x, depth + 1)};
+            const float w[2] = {total, share};
+            cb_xform_blend_groups(both, w, 2, x->g->group_count, out);
+        }
+        total += share;
+    }
+    if (total == 0.0f) {
+        /* Nothing weighs anything: the rest pose (a blend of no entries). */
+        x->entries = 0;
+        run_blend(x, out, 0);
+    }
+}
+
+static void eval_layers(pose_ctx *x, const gnode *n, uint32_t depth)
+{
+    const cb_graph *g = x->g;
+    cb_xform_group *out = slot(x, depth);
+    const glayer *layers = &g->layers[n->u.layers.first_layer];
+    uint32_t base = g->edges[n->first_edge].child;
+    /* The common case: base flattenable, every layer a clip: one fused job does it all. */
+    bool simple = true;
+    for (uint32_t l = 0; l < n->u.layers.layer_count; ++l) {
+        simple = simple && g->nodes[layers[l].node].type == GNODE_CLIP;
+    }
+    x->entries = 0;
+    if (simple && flatten(x, base, 1.0f) && x->entries + n->u.layers.layer_count <= x->capacity) {
+        for (uint32_t l = 0; l < n->u.layers.layer_count; ++l) {
+            float w = layer_weight(x, &layers[l]);
+            if (w > 0.0f) {
+                x->s->entries[x->entries++] = layer_entry(x, &layers[l], w);
+            }
+        }
+        run_blend(x, out, 0);
+        return;
+    }
+    eval(x, base, depth);
+    for (uint32_t l = 0; l < n->u.layers.layer_count; ++l) {
+        const glayer *ly = &layers[l];
+        float w = layer_weight(x, ly);
+        if (w <= 0.0f) {
+            continue;
+        }
+        if (g->nodes[ly->node].type == GNODE_CLIP) {
+            cb_blend_entry e = layer_entry(x, ly, w);
+            cb_pose_apply_layers(g->skeleton, out, &e, 1);
+        } else {
+            eval(x, ly->node, depth + 1);
+            crossfade(x, out, slot(x, depth + 1), w, ly->mask);
+        }
+    }
+}
+
+static void eval_machine(pose_ctx *x, const gnode *n, uint32_t depth)
+{
+    const cb_graph *g = x->g;
+    uint32_t m = n->u.sm.sm;
+    const gsm *sm = &g->sms[m];
+    cb_graph_block *b = x->b;
+    uint16_t cur = AT(b, sm_current, m, x->ch), nxt = AT(b, sm_next, m, x->ch);
+    uint32_t cur_node = g->states[sm->first_state + cur].node;
+    if (nxt == NO_STATE) {
+        eval(x, cur_node, depth);
+        return;
+    }
+    uint32_t next_node = g->states[sm->first_state + nxt].node;
+    cb_xform_group *out = slot(x, depth);
+    if (!AT(b, sm_inert, m, x->ch)) {
+        eval(x, cur_node, depth);
+        eval(x, next_node, depth + 1);
+        crossfade(x, out, slot(x, depth + 1), x->s->alpha[(size_t)m * x->s->batch + x->i],
+                  NULL);
+        return;
+    }
+    float *st = inert_of(b, sm->inert_slot, x->ch);
+    const gtransition *t = &g->transitions[sm->first_transition + AT(b, sm_transition, m, x->ch)];
+    eval(x, next_node, depth);
+    uint8_t capture = AT(b, sm_capture, m, x->ch);
+    if (capture != CAPTURE_NONE) {
+        /* The pose shown last frame: the states' clips have no weight now, so they kept last
+         * frame's times. The offsets of an interrupted inertialization are read before they
+         * are replaced. */
+        uint32_t from = g->states[sm->first_state + AT(b, sm_from_cur, m, x->ch)].node;
+        uint16_t from_next = AT(b, sm_from_next, m, x->ch);
+        uint32_t from_next_node =
+            from_next != NO_STATE ? g->states[sm->first_state + from_next].node : from;
+        float shown = AT(b, sm_from_x, m, x->ch);
+        cb_xform_group *src = slot(x, depth + 1);
+        if (capture == CAPTURE_STATE) {
+            eval(x, from, depth + 1);
+        } else if (capture == CAPTURE_CROSSFADE) {
+            eval(x, from, depth + 1);
+            eval(x, from_next_node, depth + 2);
+            crossfade(x, src, slot(x, depth + 2), shown, NULL);
+        } else {
+            eval(x, from_next_node, depth + 1);
+            inert_apply(x, st, src, shown);
+        }
+        inert_capture(x, st, src, out, t->duration_s);
+        AT(b, sm_capture, m, x->ch) = CAPTURE_NONE;
+    }
+    inert_apply(x, st, out, AT(b, sm_elapsed, m, x->ch));
+}
+
+static void eval(pose_ctx *x, uint32_t id, uint32_t depth)
+{
+    const gnode *n = &x->g->nodes[id];
+    cb_xform_group *out = slot(x, depth);
+    if (n->type != GNODE_LAYERS) {
+        x->entries = 0;
+        if (flatten(x, id, 1.0f)) {
+            run_blend(x, out, 0);
+            return;
+        }
+    }
+    switch (n->type) {
+    case GNODE_LAYERS:
+        eval_layers(x, n, depth);
+        break;
+    case GNODE_SM:
+        eval_machine(x, n, depth);
+        break;
+    case GNODE_BLEND:
+    case GNODE_DIRECT:
+        eval_children_blend(x, n, depth);
+        break;
+    case GNODE_CLIP:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Flat graphs                                                                                */
+
+/* The weights of a flat graph (graph_impl.h): its blend's solver (or direct weights) straight
+ * on the parameter rows into the scratch's solver output, no compaction (every character
+ * reaches the blend with weight 1): the values propagate_weights gives, bit for bit. The flat
+ * time and pose stages read them there; layer clips have influence 1. */
+static void flat_weights(const cb_graph *g, uint32_t n, cb_graph_scratch *s, bool use_ref,
+                         cb_graph_scratch_stats *st)
+{
+    const gnode *bn = &g->nodes[g->flat_blend];
+    if (bn->type == GNODE_BLEND) {
+        const gblend *bl = &bn->u.blend;
+        const float *cols[2] = {&SR(s, params, bl->params[0], 0),
+                                bl->param_count > 1 ? &SR(s, params, bl->params[1], 0) : NULL};
+        size_t bad = 0;
+        if (use_ref) {
+            cb_solver_evaluate_ref(bl->solver, cols, n, s->cweights, s->batch, &bad);
+        } else {
+            cb_solver_evaluate(bl->solver, cols, n, s->cweights, s->batch, &bad);
+        }
+        st->nonfinite_params += bad;
+    } else {
+        for (uint32_t i = 0; i < n; ++i) {
+            float sum = 0.0f;
+            for (uint32_t e = 0; e < bn->edge_count; ++e) {
+                float v = SR(s, params, g->edge_params[bn->u.direct_first_param + e], i);
+                v = v > 0.0f && isfinite(v) ? v : 0.0f;
+                s->cweights[(size_t)e * s->batch + i] = v;
+                sum += v;
+            }
+            float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+            for (uint32_t e = 0; e < bn->edge_count; ++e) {
+                s->cweights[(size_t)e * s->batch + i] *= inv;
+            }
+        }
+    }
+}
+
+/* The time stage of a flat graph: advance_clips() for its known shape (one sync group of the
+ * blend's clips, ungrouped layer clips, rate 1), reading the blend's weight rows directly. The
+ * clips are visited in slot order, as advance_clips() visits them, so every sum is the same. */
+static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                         float dt, cb_graph_scratch *s, const cb_graph_outputs *out)
+{
+    const gnode *bn = &g->nodes[g->flat_blend];
+    const uint32_t count = bn->edge_count, grp = g->flat_group;
+    const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
+    uint32_t *act = s->active;
+    float *aw = s->active_w;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t ch = first + i;
+        uint32_t na = 0, leader = GNONE;
+        float wsum = 0.0f, dsum = 0.0f, best = 0.0f;
+        /* In slot order; when that is edge order, walk the weight rows directly. */
+        const float *wcol = &s->cweights[i];
+        for (uint32_t k = 0; k < count; ++k, wcol += s->batch) {
+            uint32_t e = g->flat_in_order ? k : g->flat_order[k];
+            float w = g->flat_in_order ? *wcol : s->cweights[(size_t)e * s->batch + i];
+            if (w <= EPS) {
+                continue; /* marked inactive below, row by row */
+            }
+            const gclip *clip = &g->clips[g->flat_slot[e]];
+            s->flat_active[(size_t)i * g->clip_count + na] = (uint8_t)e;
+            act[na] = clip->slot;
+            aw[na] = w;
+            na++;
+            wsum += w;
+            dsum += w * (clip->duration_s / 1.0f);
+            if (w > best) {
+                best = w, leader = clip->slot;
+            }
+        }
+        s->flat_count[i] = (uint8_t)na;
+        uint32_t root_count = 0;
+        if (leader == GNONE) {
+            AT(b, group_leader, grp, ch) = NO_LEADER;
+        } else {
+            if (AT(b, group_leader, grp, ch) == NO_LEADER) {
+                AT(b, group_time, grp, ch) = g->clips[leader].start_offset;
+            }
+            AT(b, group_leader, grp, ch) = (uint16_t)leader;
+            float step = dt * wsum / dsum;
+            float gt = advance_time(AT(b, group_time, grp, ch), step, g->clips[leader].clamp);
+            AT(b, group_time, grp, ch) = gt;
+            for (uint32_t a = 0; a < na; ++a) {
+                uint32_t c = act[a];
+                const gclip *clip = &g->clips[c];
+                float from = AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
+                                                                       : gt - step;
+                AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
+                AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+                if (!clip->clamp) {
+                    s->root_entries[root_count++] =
+                        (cb_root_motion_entry){clip->clip, from, from + step, aw[a]};
+                }
+            }
+        }
+        /* Layer clips: influence 1, their own time, no root motion. */
+        for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
+            uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
+            const gclip *clip = &g->clips[c];
+            if (AT(b, clip_active, c, ch) == CLIP_INACTIVE) {
+                AT(b, clip_time, c, ch) = clip->start_offset;
+            }
+            AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+            AT(b, clip_time, c, ch) =
+                advance_time(AT(b, clip_time, c, ch), dt / (clip->duration_s / 1.0f), clip->clamp);
+        }
+        cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
+        if (root_count > 0) {
+            cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
+        }
+        out->root_motion[ch] = delta;
+    }
+    /* Clips without weight this frame, row by row: a branch-free pass per clip. */
+    for (uint32_t e = 0; e < count; ++e) {
+        const float *cw = &s->cweights[(size_t)e * s->batch];
+        uint8_t *active = &AT(b, clip_active, g->flat_slot[e], first);
+        for (uint32_t i = 0; i < n; ++i) {
+            active[i] = cw[i] > EPS ? active[i] : (uint8_t)CLIP_INACTIVE;
+        }
+        if (out->kept_weights != NULL) {
+            float *kept = &out->kept_weights[(size_t)g->flat_slot[e] * out->kept_stride + first];
+            for (uint32_t i = 0; i < n; ++i) {
+                kept[i] = cw[i] > EPS ? cw[i] : 0.0f;
+            }
+        }
+    }
+    for (uint32_t l = 0; out->kept_weights != NULL && ln != NULL && l < ln->u.layers.layer_count; ++l) {
+        uint32_t c = g->nodes[g->layers[ln->u.layers.first_layer + l].node].u.clip.slot;
+        for (uint32_t i = 0; i < n; ++i) {
+            out->kept_weights[(size_t)c * out->kept_stride + first + i] = 1.0f;
+        }
+    }
+}
+
+/* A flat graph's pose: the blend's clips at their weights, then the layers, in one fused job
+ * (the entries flatten() and eval_layers() would build, in the same order). */
+static void flat_pose(pose_ctx *x)
+{
+    const cb_graph *g = x->g;
+    const gnode *bn = &g->nodes[g->flat_blend];
+    x->entries = 0;
+    /* The time stage listed the active edges in slot order; when that is edge order (as for
+     * every graph the crowd builds) it is the flatten order too. */
+    const uint8_t *listed = &x->s->flat_active[(size_t)x->i * g->clip_count];
+    uint32_t count = g->flat_in_order ? x->s->flat_count[x->i] : bn->edge_count;
+    for (uint32_t k = 0; k < count; ++k) {
+        uint32_t e = g->flat_in_order ? listed[k] : k;
+        float share = x->s->cweights[(size_t)e * x->s->batch + x->i];
+        if (share > EPS) {
+            const gclip *c = &g->clips[g->flat_slot[e]];
+            x->s->entries[x->entries++] = (cb_blend_entry){
+                .clip = c->clip,
+                .time = AT(x->b, clip_time, c->slot, x->ch),
+                .weight = share,
+            };
+        }
+    }
+    if (g->flat_layers != GNONE) {
+        const gnode *ln = &g->nodes[g->flat_layers];
+        for (uint32_t l = 0; l < ln->u.layers.layer_count; ++l) {
+            const glayer *ly = &g->layers[ln->u.layers.first_layer + l];
+            float w = layer_weight(x, ly);
+            if (w > 0.0f) {
+                x->s->entries[x->entries++] = layer_entry(x, ly, w);
+            }
+        }
+    }
+    run_blend(x, x->root_out, 0);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The batch                                                                                  */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void lap(bool profile, uint64_t *mark, cb_graph_scratch_stats *st, int stage)
+{
+    if (profile) {
+        uint64_t t = now_ns();
+        st->stage_ns[stage] += t - *mark;
+        *mark = t;
+    }
+}
+
+enum { STAGE_PARAMS, STAGE_WEIGHTS, STAGE_TIME, STAGE_POSE, STAGE_LTM };
+
+void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
+                        uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
+                        const cb_graph_outputs *out, bool profile, cb_graph_scratch_stats *st)
+{
+    CB_ASSERT(n <= s->batch);
+    uint64_t mark = profile ? now_ns() : 0;
+    read_params(g, b, src, first, n, s);
+    run_processors(g, b, first, n, dt, s, st);
+    for (uint32_t p = 0; p < g->param_count; ++p) {
+        if (g->params[p].is_weight) {
+            for (uint32_t i = 0; i < n; ++i) {
+                float v = SR(s, params, p, i);
+                st->clamped_weights += !(v >= 0.0f && v <= 1.0f);
+            }
+        }
+        if (g->params[p].type == CB_PARAM_FLOAT) {
+            continue;
+        }
+        /* Ints, bools and triggers compare exactly: a NaN would never compare equal. */
+        for (uint32_t i = 0; i < n; ++i) {
+            float v = SR(s, params, p, i);
+            if (!isfinite(v)) {
+                SR(s, params, p, i) = 0.0f;
+                st->nonfinite_params++;
+            }
+        }
+    }
+    lap(profile, &mark, st, STAGE_PARAMS);
+
+    if (g->flat && !out->general) {
+        flat_weights(g, n, s, out->use_ref, st);
+    } else {
+        propagate_weights(g, b, first, n, dt, s, out->use_ref, st);
+    }
+    lap(profile, &mark, st, STAGE_WEIGHTS);
+
+    if (g->flat && !out->general) {
+        flat_advance(g, b, first, n, dt, s, out);
+    } else {
+        advance_clips(g, b, first, n, dt, s, out);
+    }
+    lap(profile, &mark, st, STAGE_TIME);
+
+    pose_ctx x = {.g = g, .b = b, .s = s, .capacity = g->max_entries + 4, .use_ref = out->use_ref};
+    size_t floats = g->joint_count * cb_ltm_matrix_floats(out->layout);
+    for (uint32_t base = 0; base < n; base += POSE_CHUNK) {
+        uint32_t m = n - base < POSE_CHUNK ? n - base : POSE_CHUNK;
+        for (uint32_t j = 0; j < m; ++j) {
+            x.i = base + j;
+            x.ch = first + base + j;
+            x.root_out = pose_at(g, s, j);
+            if (g->flat && !out->general) {
+                flat_pose(&x);
+            } else {
+                eval(&x, 0, 0);
+            }
+        }
+        lap(profile, &mark, st, STAGE_POSE);
+        for (uint32_t j = 0; j < m; ++j) {
+            uint32_t ch = first + base + j;
+            cb_ltm_job job = {
+                .skeleton = g->skeleton,
+                .local = {pose_at(g, s, j), g->group_count},
+                .to = (uint32_t)g->joint_count,
+                .model_layout = out->layout,
+                .model = {(float *)(out->matrices + (size_t)ch * out->matrix_stride), floats},
+            };
+            if (out->use_ref) {
+                cb_ltm_job_run_ref(&job, NULL);
+            } else {
+                cb_ltm_job_run(&job, NULL);
+            }
+        }
+        lap(profile, &mark, st, STAGE_LTM);
+    }
+}

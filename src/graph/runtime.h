@@ -1,0 +1,100 @@
+/* Running a graph for a batch of characters: the per-character state (an instance block, SoA
+ * over the characters of one graph in a crowd), per-thread scratch, and the batch evaluation.
+ * The crowd owns one block per graph it runs; it is the only caller. */
+#ifndef CROWDBLEND_GRAPH_RUNTIME_H
+#define CROWDBLEND_GRAPH_RUNTIME_H
+
+#include "graph/graph_impl.h"
+
+/* Events a character can report per frame; more are dropped and counted. */
+#define CB_GRAPH_EVENTS_PER_FRAME 8
+
+/* Floats of inertialization state per joint: rotation axis (3), offset angle, its velocity and
+ * decay time; translation direction (3), offset length, its velocity and decay time. */
+enum { CB_INERT_FLOATS = 12 };
+
+/* An event: a marker crossed by an active clip during the last frame. */
+typedef struct cb_graph_event_rec {
+    uint32_t marker_hash;
+    uint16_t clip_node;
+    uint16_t flags;
+    float weight;
+} cb_graph_event_rec;
+
+/* Per-character state, each array SoA over `capacity` characters (row r of a field holds that
+ * field's item r for every character). */
+typedef struct cb_graph_block {
+    const cb_graph *graph;
+    uint32_t capacity;
+    float *params;          /* param_count rows */
+    float *clip_time;       /* clip rows: normalized time, [0, 1] */
+    uint8_t *clip_active;   /* clip rows: the clip had weight last frame */
+    float *group_time;      /* sync-group rows: the leader's normalized time */
+    uint16_t *group_leader; /* sync-group rows: the leader's clip slot, UINT16_MAX none */
+    uint16_t *sm_current;   /* state-machine rows */
+    uint16_t *sm_next;      /* UINT16_MAX: no transition */
+    uint16_t *sm_transition;
+    float *sm_time;         /* normalized time (cycles) in the current state */
+    float *sm_next_time;    /* ... in the next state during a transition */
+    float *sm_elapsed;      /* seconds into the transition */
+    uint8_t *sm_inert;      /* the running transition inertializes (offsets captured) */
+    uint8_t *sm_capture;    /* the offsets are to be captured this frame: CAPTURE_* */
+    uint16_t *sm_from_cur;  /* what was shown when the transition fired: a state, or ... */
+    uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
+    float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
+    float *inert;           /* inert_count x capacity x joint_count x CB_INERT_FLOATS */
+    cb_graph_event_rec *events; /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
+    uint8_t *event_count;   /* capacity */
+    size_t bytes;
+} cb_graph_block;
+
+/* Bytes of the block's arrays for a capacity. */
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity);
+
+/* Points the block's arrays into `memory` (cb_graph_block_bytes, 64-byte aligned). */
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory);
+
+/* Character i starts: defaults, initial states, clips at `phase`. */
+void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase);
+
+/* Copies character `from`'s state to `to` (swap-remove). */
+void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to);
+
+/* Where one parameter is read from: the block's own column, or a host view. */
+typedef struct cb_graph_param_source {
+    const char *base; /* NULL: the block's own column */
+    size_t stride;
+} cb_graph_param_source;
+
+/* Outputs of a batch. */
+typedef struct cb_graph_outputs {
+    char *matrices;            /* character i at matrices + i * matrix_stride */
+    size_t matrix_stride;
+    cb_matrix_layout layout;
+    cb_root_delta *root_motion; /* per character */
+    float *kept_weights;       /* per clip slot rows of kept_stride, or NULL */
+    size_t kept_stride;
+    bool use_ref;              /* benchmarks: scalar reference kernels */
+    bool general;              /* tests: flat graphs through the general path too */
+} cb_graph_outputs;
+
+/* Stage timers (cb_crowd_stage order). */
+enum { CB_GRAPH_STAGES = 5 };
+
+typedef struct cb_graph_scratch_stats {
+    uint64_t nonfinite_params, clamped_weights, dropped_events;
+    uint64_t stage_ns[CB_GRAPH_STAGES];
+} cb_graph_scratch_stats;
+
+/* Per-thread working memory for batches of at most batch_size characters. */
+typedef struct cb_graph_scratch cb_graph_scratch;
+
+size_t cb_graph_scratch_bytes(const cb_graph *g, uint32_t batch_size);
+cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch_size, void *memory);
+
+/* Runs characters [first, first + n) (n <= batch_size) for dt seconds. */
+void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
+                        uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
+                        const cb_graph_outputs *out, bool profile, cb_graph_scratch_stats *stats);
+
+#endif
