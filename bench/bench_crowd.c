@@ -49,7 +49,7 @@ static void run_frames(cb_bench_state *st, cb_scene *s, bool cold)
         cb_crowd_update(crowd, dt);
     }
     free(flush);
-    double chars = (double)cb_crowd_count(crowd) * (double)cb_bench_iterations(st);
+    double chars = (double)cb_crowd_count(crowd, 0) * (double)cb_bench_iterations(st);
     cb_bench_set_items_processed(st, (int64_t)chars);
     cb_bench_set_counter(st, "per_character", chars,
                          CB_BENCH_COUNTER_RATE | CB_BENCH_COUNTER_INVERT);

@@ -68,7 +68,7 @@ static void movement_system(walkers *w, uint32_t frame)
 /* The transform system: moves entities by the animation's root motion. */
 static void transform_system(walkers *w, const cb_crowd *crowd)
 {
-    const cb_root_delta *rm = cb_crowd_root_motion(crowd);
+    const cb_root_delta *rm = cb_crowd_root_motion(crowd, 0);
     for (uint32_t i = 0; i < w->count; ++i) {
         float c = cosf(w->heading[i]), s = sinf(w->heading[i]);
         w->pos_x[i] += c * rm[i].translation[0] + s * rm[i].translation[2];
@@ -85,8 +85,8 @@ static int spawn(walkers *w, cb_crowd *crowd, cb_crowd *twin, uint32_t seed)
     uint32_t i = w->count;
     float phase = (float)(hash32(seed) % 1000) / 1000.0f;
     cb_character tw;
-    if (cb_crowd_add(crowd, phase, &w->character[i]) != CB_OK ||
-        cb_crowd_add(twin, phase, &tw) != CB_OK) {
+    if (cb_crowd_add(crowd, 0, phase, &w->character[i]) != CB_OK ||
+        cb_crowd_add(twin, 0, phase, &tw) != CB_OK) {
         return 0;
     }
     w->pos_x[i] = w->pos_z[i] = w->heading[i] = 0.0f;
@@ -100,7 +100,7 @@ static int spawn(walkers *w, cb_crowd *crowd, cb_crowd *twin, uint32_t seed)
 static void despawn(walkers *w, cb_crowd *crowd, cb_crowd *twin, uint32_t i)
 {
     cb_crowd_remove(crowd, w->character[i]);
-    cb_crowd_remove(twin, cb_crowd_character_at(twin, i));
+    cb_crowd_remove(twin, cb_crowd_character_at(twin, 0, i));
     uint32_t last = --w->count;
     w->pos_x[i] = w->pos_x[last];
     w->pos_z[i] = w->pos_z[last];
@@ -135,7 +135,7 @@ static void *animation_thread(void *arg)
         uint32_t n = *t->count;
         uint32_t first = (uint32_t)((uint64_t)n * t->index / HOST_THREADS);
         uint32_t last = (uint32_t)((uint64_t)n * (t->index + 1) / HOST_THREADS);
-        if (cb_crowd_update_range(t->crowd, t->scratch, 1.0f / 60.0f, first, last - first) !=
+        if (cb_crowd_update_range(t->crowd, t->scratch, 1.0f / 60.0f, 0, first, last - first) !=
             CB_OK) {
             t->failed = 1;
         }
@@ -188,13 +188,13 @@ int main(void)
 
     /* The crowd reads the component table in place: four strided views. */
     const size_t stride = sizeof(anim_component);
-    cb_crowd_set_param_view(crowd, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 0),
+    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 0),
                             &w.anim[0].speed_right, stride);
-    cb_crowd_set_param_view(crowd, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 1),
+    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 1),
                             &w.anim[0].speed_forward, stride);
-    cb_crowd_set_param_view(crowd, cb_crowd_param_index(crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0),
+    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0),
                             &w.anim[0].lean, stride);
-    cb_crowd_set_param_view(crowd, cb_crowd_param_index(crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0),
+    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0),
                             &w.anim[0].wave, stride);
 
     pthread_barrier_t start, done;
@@ -225,7 +225,7 @@ int main(void)
         movement_system(&w, frame);
         /* The reference crowd gets the same parameters copied into its own columns. */
         for (uint32_t p = 0; p < 4; ++p) {
-            float *col = cb_crowd_param_column(twin, p);
+            float *col = cb_crowd_param_column(twin, 0, p);
             for (uint32_t i = 0; i < w.count; ++i) {
                 col[i] = ((const float *)&w.anim[i])[p];
             }

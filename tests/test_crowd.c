@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crowd/crowd_impl.h"
 #include "crowdblend/crowdblend.h"
 #include "test_util.h"
 
@@ -56,10 +57,10 @@ static cb_crowd_desc base_desc(uint32_t capacity)
  * out-of-range layer weights on purpose. */
 static void write_params(cb_crowd *c, uint32_t frame, uint32_t n)
 {
-    float *px = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 0));
-    float *py = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 1));
-    float *add = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0));
-    float *up = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    float *px = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 0));
+    float *py = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 1));
+    float *add = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0));
+    float *up = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
     for (uint32_t i = 0; i < n; ++i) {
         float a = 0.37f * (float)i + 0.05f * (float)frame;
         float s = 4.2f * (0.5f + 0.5f * sinf(0.11f * (float)i + 0.02f * (float)frame));
@@ -88,7 +89,7 @@ static cb_crowd *make_crowd(uint32_t n, uint32_t threads, uint32_t batch)
     CB_CHECK(r == CB_OK, "create: %s", err.message);
     for (uint32_t i = 0; i < n; ++i) {
         cb_character ch;
-        assert_int_equal(cb_crowd_add(c, (float)i * 0.0173f, &ch), CB_OK);
+        assert_int_equal(cb_crowd_add(c, 0, (float)i * 0.0173f, &ch), CB_OK);
     }
     return c;
 }
@@ -125,6 +126,26 @@ static void crowd_output_is_bit_identical_across_threads_and_batches(void **stat
                  (unsigned long long)reference);
 }
 
+/* The blend-space crowd's graph is flat (graph_impl.h): its fast path and the general graph
+ * path give the same bits. */
+static void crowd_flat_path_matches_general_path(void **state)
+{
+    (void)state;
+    uint64_t hash[2];
+    for (int general = 0; general < 2; ++general) {
+        cb_crowd *c = make_crowd(200, 2, 64);
+        cb_crowd_force_general_path(c, general);
+        for (uint32_t f = 0; f < 10; ++f) {
+            write_params(c, f, 200);
+            assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
+        }
+        hash[general] = cb_crowd_output_hash(c);
+        cb_crowd_destroy(c);
+    }
+    CB_CHECK(hash[0] == hash[1], "flat path %016llx, general path %016llx",
+             (unsigned long long)hash[0], (unsigned long long)hash[1]);
+}
+
 /* update_range over uneven host-chosen ranges gives the same bits as update. */
 static void crowd_update_range_matches_update(void **state)
 {
@@ -140,7 +161,7 @@ static void crowd_update_range_matches_update(void **state)
         write_params(c, f, n);
         float dt = 1.0f / 60.0f + 0.001f * (float)(f % 3);
         for (int k = 0; k + 1 < 6; ++k) {
-            assert_int_equal(cb_crowd_update_range(c, k % 2 ? s1 : s2, dt, cuts[k],
+            assert_int_equal(cb_crowd_update_range(c, k % 2 ? s1 : s2, dt, 0, cuts[k],
                                                    cuts[k + 1] - cuts[k]),
                              CB_OK);
         }
@@ -149,9 +170,9 @@ static void crowd_update_range_matches_update(void **state)
     cb_crowd_stats st = cb_crowd_query_stats(c);
     assert_int_equal(st.characters_updated, 5 * n);
     /* Ranges are checked. */
-    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 150, 51), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 201, 0), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_update_range(c, NULL, 0.01f, 0, 1), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 0, 150, 51), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_update_range(c, s1, 0.01f, 0, 201, 0), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_update_range(c, NULL, 0.01f, 0, 0, 1), CB_ERR_NULL_ARGUMENT);
     cb_crowd_scratch_destroy(c, s1);
     cb_crowd_scratch_destroy(c, s2);
     assert_int_equal(cb_crowd_query_stats(c).characters_updated, 5 * n);
@@ -172,32 +193,32 @@ static void crowd_views_match_own_columns(void **state)
         float weights[2];
     } component;
     component *table = calloc(n, sizeof *table);
-    uint32_t pc = cb_crowd_param_count(c);
+    uint32_t pc = cb_crowd_param_count(c, 0);
     assert_int_equal(pc, 4);
     for (uint32_t p = 0; p < pc; ++p) {
         const float *base = p < 2 ? &table[0].vel[p] : &table[0].weights[p - 2];
-        assert_int_equal(cb_crowd_set_param_view(c, p, base, sizeof(component)), CB_OK);
+        assert_int_equal(cb_crowd_set_param_view(c, 0, p, base, sizeof(component)), CB_OK);
     }
     for (uint32_t f = 0; f < 4; ++f) {
         /* Fill the own columns, then copy them into the table the views read. */
         write_params(c, f, n);
         for (uint32_t i = 0; i < n; ++i) {
-            table[i].vel[0] = cb_crowd_param_column(c, 0)[i];
-            table[i].vel[1] = cb_crowd_param_column(c, 1)[i];
-            table[i].weights[0] = cb_crowd_param_column(c, 2)[i];
-            table[i].weights[1] = cb_crowd_param_column(c, 3)[i];
-            cb_crowd_param_column(c, 0)[i] = 99.0f; /* the own column must not be read */
+            table[i].vel[0] = cb_crowd_param_column(c, 0, 0)[i];
+            table[i].vel[1] = cb_crowd_param_column(c, 0, 1)[i];
+            table[i].weights[0] = cb_crowd_param_column(c, 0, 2)[i];
+            table[i].weights[1] = cb_crowd_param_column(c, 0, 3)[i];
+            cb_crowd_param_column(c, 0, 0)[i] = 99.0f; /* the own column must not be read */
         }
         assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
     }
     CB_CHECK(cb_crowd_output_hash(c) == reference, "views differ from own columns");
     /* View errors. */
-    assert_int_equal(cb_crowd_set_param_view(c, pc, &table[0].vel[0], 8), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_set_param_view(c, 0, &table[0].vel[0], 2), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_set_param_view(c, 0, &table[0].vel[0], 6), CB_ERR_MISALIGNED);
-    assert_int_equal(cb_crowd_set_param_view(c, 0, (const float *)((const char *)table + 1), 8),
+    assert_int_equal(cb_crowd_set_param_view(c, 0, pc, &table[0].vel[0], 8), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, &table[0].vel[0], 2), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, &table[0].vel[0], 6), CB_ERR_MISALIGNED);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, (const float *)((const char *)table + 1), 8),
                      CB_ERR_MISALIGNED);
-    assert_int_equal(cb_crowd_set_param_view(c, 0, NULL, 0), CB_OK);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, NULL, 0), CB_OK);
     free(table);
     cb_crowd_destroy(c);
 }
@@ -301,7 +322,7 @@ static void crowd_create_validity_table(void **state)
     cb_crowd_desc ok = {.skeleton = cb_embedded_skeleton(set), .capacity = 1,
                         .blend = {.clips = clips, .clip_count = 17}};
     assert_int_equal(cb_crowd_create(&ok, &c, &err), CB_OK);
-    assert_int_equal(cb_crowd_param_count(c), 4);
+    assert_int_equal(cb_crowd_param_count(c, 0), 4);
     cb_crowd_destroy(c);
     cb_crowd_destroy(NULL);
 }
@@ -314,22 +335,23 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     cb_crowd *c = NULL;
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     cb_character a, b, x;
-    assert_int_equal(cb_crowd_add(c, 0.0f, &a), CB_OK);
-    assert_int_equal(cb_crowd_add(c, NAN, &x), CB_ERR_NOT_FINITE);
-    assert_int_equal(cb_crowd_add(c, 0.5f, &b), CB_OK);
-    assert_int_equal(cb_crowd_add(c, 0.2f, &x), CB_OK);
+    assert_int_equal(cb_crowd_add(c, 0, 0.0f, &a), CB_OK);
+    assert_int_equal(cb_crowd_add(c, 0, NAN, &x), CB_ERR_NOT_FINITE);
+    assert_int_equal(cb_crowd_add(c, 0, 0.5f, &b), CB_OK);
+    assert_int_equal(cb_crowd_add(c, 0, 0.2f, &x), CB_OK);
     cb_character full;
-    assert_int_equal(cb_crowd_add(c, 0.0f, &full), CB_ERR_CAPACITY);
-    assert_int_equal(cb_crowd_count(c), 3);
+    assert_int_equal(cb_crowd_add(c, 0, 0.0f, &full), CB_ERR_CAPACITY);
+    assert_int_equal(cb_crowd_count(c, 0), 3);
     /* Removing swap-moves the last character (x) into b's index. */
-    uint32_t ix, ib;
-    assert_int_equal(cb_crowd_index_of(c, b, &ib), CB_OK);
+    uint32_t ix, ib, kind;
+    assert_int_equal(cb_crowd_locate(c, b, &kind, &ib), CB_OK);
+    assert_int_equal(kind, 0);
     assert_int_equal(cb_crowd_remove(c, b), CB_OK);
     assert_int_equal(cb_crowd_remove(c, b), CB_ERR_STALE_HANDLE);
-    assert_int_equal(cb_crowd_index_of(c, b, &ix), CB_ERR_STALE_HANDLE);
-    assert_int_equal(cb_crowd_index_of(c, x, &ix), CB_OK);
+    assert_int_equal(cb_crowd_locate(c, b, &kind, &ix), CB_ERR_STALE_HANDLE);
+    assert_int_equal(cb_crowd_locate(c, x, &kind, &ix), CB_OK);
     assert_int_equal(ix, ib);
-    assert_int_equal(cb_crowd_character_at(c, ix).id, x.id);
+    assert_int_equal(cb_crowd_character_at(c, 0, ix).id, x.id);
     assert_int_equal(cb_crowd_remove(c, (cb_character){0}), CB_ERR_STALE_HANDLE);
     /* dt */
     uint64_t before = cb_crowd_output_hash(c);
@@ -340,8 +362,8 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     assert_int_equal(cb_crowd_output_hash(c), before);
     assert_int_equal(cb_crowd_update(NULL, 0.01f), CB_ERR_NULL_ARGUMENT);
     /* NaN parameters and out-of-range layer weights give finite outputs and are counted. */
-    float *px = cb_crowd_param_column(c, 0);
-    float *up = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    float *px = cb_crowd_param_column(c, 0, 0);
+    float *up = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
     px[0] = NAN;
     px[1] = INFINITY;
     up[0] = -3.0f;
@@ -350,16 +372,16 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     cb_crowd_stats st = cb_crowd_query_stats(c);
     assert_int_equal(st.nonfinite_params, 2);
     assert_int_equal(st.clamped_weights, 2);
-    for (uint32_t i = 0; i < cb_crowd_count(c); ++i) {
-        const float *m = cb_crowd_matrices(c, i);
+    for (uint32_t i = 0; i < cb_crowd_count(c, 0); ++i) {
+        const float *m = cb_crowd_matrices(c, 0, i);
         for (size_t k = 0; k < cb_crowd_joint_count(c) * 16; ++k) {
             CB_CHECK(isfinite(m[k]), "character %u matrix float %zu is not finite", i, k);
         }
-        CB_CHECK(isfinite(cb_crowd_root_motion(c)[i].translation[0]), "root motion NaN");
+        CB_CHECK(isfinite(cb_crowd_root_motion(c, 0)[i].translation[0]), "root motion NaN");
     }
-    assert_null(cb_crowd_matrices(c, cb_crowd_count(c)));
-    assert_null(cb_crowd_param_column(c, cb_crowd_param_count(c)));
-    assert_int_equal(cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 5), cb_crowd_param_count(c));
+    assert_null(cb_crowd_matrices(c, 0, cb_crowd_count(c, 0)));
+    assert_null(cb_crowd_param_column(c, 0, cb_crowd_param_count(c, 0)));
+    assert_int_equal(cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 5), cb_crowd_param_count(c, 0));
     cb_crowd_destroy(c);
 }
 
@@ -399,7 +421,7 @@ static void crowd_update_does_not_allocate(void **state)
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     for (uint32_t i = 0; i < 300; ++i) {
         cb_character ch;
-        cb_crowd_add(c, 0.01f * (float)i, &ch);
+        cb_crowd_add(c, 0, 0.01f * (float)i, &ch);
     }
     long setup = atomic_load(&k.calls);
     for (uint32_t f = 0; f < 30; ++f) {
@@ -435,25 +457,26 @@ static void crowd_single_clip_root_motion_matches_the_clip(void **state)
     cb_crowd *c = NULL;
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     cb_character ch;
-    assert_int_equal(cb_crowd_add(c, 0.0f, &ch), CB_OK);
-    cb_crowd_param_column(c, 0)[0] = rm.right_mps;
-    cb_crowd_param_column(c, 1)[0] = rm.forward_mps;
+    assert_int_equal(cb_crowd_add(c, 0, 0.0f, &ch), CB_OK);
+    cb_crowd_param_column(c, 0, 0)[0] = rm.right_mps;
+    cb_crowd_param_column(c, 0, 1)[0] = rm.forward_mps;
     const float dur = cb_clip_duration(walk);
     const int steps = 100;
     double total[3] = {0, 0, 0};
     for (int s = 0; s < steps; ++s) {
         assert_int_equal(cb_crowd_update(c, dur / steps), CB_OK);
         size_t stride;
-        const float *w = cb_crowd_weights(c, &stride);
+        const float *w = cb_crowd_weights(c, 0, &stride);
         CB_CHECK(fabsf(w[8 * stride] - 1.0f) < 1e-5f, "on the walk_fr node its weight is %g",
                  (double)w[8 * stride]);
         /* Deltas are in the frame at the start of the step; the clip's heading does not turn,
          * so they add up directly. */
         for (int e = 0; e < 3; ++e) {
-            total[e] += cb_crowd_root_motion(c)[0].translation[e];
+            total[e] += cb_crowd_root_motion(c, 0)[0].translation[e];
         }
     }
-    float phase = cb_crowd_phases(c)[0];
+    /* The clips of the blend space share one sync group: any of them holds its time. */
+    float phase = cb_crowd_clip_times(c, 0, 8)[0];
     CB_CHECK(fminf(phase, 1.0f - phase) < 1e-4f, "a full cycle ended at phase %g", (double)phase);
     for (int e = 0; e < 3; ++e) {
         CB_CHECK(fabs(total[e] - rm.displacement[e]) < 1e-3 * (1.0 + fabs(rm.displacement[e])),
@@ -472,15 +495,15 @@ static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
     cb_crowd *c = NULL;
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     cb_character ch;
-    assert_int_equal(cb_crowd_add(c, 0.25f, &ch), CB_OK);
+    assert_int_equal(cb_crowd_add(c, 0, 0.25f, &ch), CB_OK);
     cb_clip_root_motion walk = cb_clip_query_root_motion(clips[1]);
     cb_clip_root_motion run = cb_clip_query_root_motion(clips[9]);
-    cb_crowd_param_column(c, 0)[0] = 0.5f * (walk.right_mps + run.right_mps);
-    cb_crowd_param_column(c, 1)[0] = 0.5f * (walk.forward_mps + run.forward_mps);
+    cb_crowd_param_column(c, 0, 0)[0] = 0.5f * (walk.right_mps + run.right_mps);
+    cb_crowd_param_column(c, 0, 1)[0] = 0.5f * (walk.forward_mps + run.forward_mps);
     const float dt = 0.01f;
     assert_int_equal(cb_crowd_update(c, dt), CB_OK);
     size_t stride;
-    const float *w = cb_crowd_weights(c, &stride);
+    const float *w = cb_crowd_weights(c, 0, &stride);
     double wsum = 0, dsum = 0;
     for (int k = 0; k < 17; ++k) {
         if (w[k * stride] > CB_BLEND_WEIGHT_EPSILON) {
@@ -489,8 +512,8 @@ static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
         }
     }
     double want = 0.25 + dt * wsum / dsum;
-    CB_CHECK(fabs(cb_crowd_phases(c)[0] - want) < 1e-6, "phase %.7f, want %.7f",
-             (double)cb_crowd_phases(c)[0], want);
+    CB_CHECK(fabs(cb_crowd_clip_times(c, 0, 1)[0] - want) < 1e-6, "phase %.7f, want %.7f",
+             (double)cb_crowd_clip_times(c, 0, 1)[0], want);
     CB_CHECK(w[1 * stride] > 0.2f && w[9 * stride] > 0.2f, "midway: walk %g run %g",
              (double)w[stride], (double)w[9 * stride]);
     cb_crowd_destroy(c);
@@ -504,6 +527,7 @@ int main(void)
         cmocka_unit_test(crowd_bad_input_is_refused_and_counted),
         cmocka_unit_test(crowd_output_is_bit_identical_across_threads_and_batches),
         cmocka_unit_test(crowd_update_range_matches_update),
+        cmocka_unit_test(crowd_flat_path_matches_general_path),
         cmocka_unit_test(crowd_views_match_own_columns),
         cmocka_unit_test(crowd_update_does_not_allocate),
         cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),

@@ -1,42 +1,47 @@
 /**
  * @file crowdblend/crowd.h
- * @brief A crowd: thousands of characters sharing one skeleton and one animation setup, updated
- *        every frame on all cores. The whole frame of crowdblend in one call.
+ * @brief A crowd: thousands of characters sharing one skeleton, playing one or several animation
+ *        graphs, updated every frame on all cores. The whole frame of crowdblend in one call.
  *
  * STEP BY STEP
- *   1. Create the assets once: a skeleton and its clips (or cb_embedded_create()).
- *   2. cb_crowd_create() with a desc: the skeleton, a capacity, the blend space (a solver kind
- *      over clips; for 2D blend spaces the node positions default to the clips' root
- *      velocities, so a locomotion blend space needs no numbers), optional additive and masked
- *      upper-body layers.
- *   3. cb_crowd_add() characters; write their parameters into the crowd's columns
- *      (cb_crowd_param_column()) or point the crowd at your own columns
- *      (cb_crowd_set_param_view()), both indexed by dense index.
+ *   1. Create the assets once: a skeleton and its clips (or cb_embedded_create()), and graphs
+ *      (crowdblend/graph.h), or just describe a locomotion blend space in the desc.
+ *   2. cb_crowd_create() with a desc: the skeleton, a capacity, and either the graphs to run or
+ *      a blend space over clips (plus optional additive and masked upper-body layers), which the
+ *      crowd turns into a graph of its own.
+ *   3. cb_crowd_add() characters to a kind (a graph); write their parameters into the crowd's
+ *      columns (cb_crowd_param_column()) or point the crowd at your own columns
+ *      (cb_crowd_set_param_view()), both indexed by the character's dense index in its kind.
  *   4. Every frame: cb_crowd_update(crowd, dt) runs every character on the crowd's thread pool;
- *      or, from your own scheduler, cb_crowd_update_range() over sub-ranges, one
+ *      or, from your own scheduler, cb_crowd_update_range() over sub-ranges of a kind, one
  *      cb_crowd_scratch per thread.
- *   5. Read the outputs: model-space matrices (cb_crowd_matrices(), or your own buffer given in
- *      the desc), the frame's root motion per character, optionally the blend weights.
+ *   5. Read the outputs: model-space matrices, the frame's root motion, events (markers
+ *      crossed), current states, optionally the clip weights.
  *
- * THE FRAME, per batch of characters (docs/architecture.md):
- *   parameters -> weights (the solver, SIMD over the batch's characters) -> time & sync (one
- *   normalized phase per character advancing at the weight-averaged clip duration, so blended
- *   walk and run cycles stay in step; root motion) -> sample + blend (fused, SIMD over joints)
- *   -> local-to-model into the output.
+ * KINDS
+ *   Each graph the crowd runs is a kind, 0 .. cb_crowd_kind_count() - 1, with its own dense
+ *   table of characters, like an ECS archetype: batches never mix kinds, so weights are still
+ *   solved SIMD over characters of one graph. A crowd described by a blend space has one kind.
+ *
+ * THE FRAME, per batch of characters of one kind (docs/architecture.md, docs/graph.md):
+ *   parameters (and processors) -> weights (state machines step; solvers SIMD over the batch)
+ *   -> time & sync (sync groups at weight-averaged durations, root motion, events) -> pose
+ *   (fused sample + blend, crossfades, inertialization, layers) -> local-to-model.
  *
  * PARAMETERS
- *   Column p of cb_crowd_param_count() columns: first the blend space's parameters
- *   (cb_solver_param_count() of them: for a 2D locomotion space 0 = velocity to the right and
- *   1 = velocity forward, in m/s in the character's frame), then the additive layer's weight,
- *   then the upper-body layer's weight (cb_crowd_param_index() gives these). A NaN or infinite
- *   blend parameter is evaluated as 0 (see crowdblend/solver.h); a layer weight that is NaN,
- *   infinite or outside [0, 1] is clamped (NaN counts as 0). Both are counted in the stats.
+ *   The graph's parameters, by index (cb_crowd_find_param()). For a blend-space crowd they are
+ *   "blend_0", "blend_1", ... (the blend space's parameters: for a 2D locomotion space blend_0
+ *   is the velocity to the right and blend_1 the velocity forward, in m/s in the character's
+ *   frame), then "additive_weight" and "upper_weight"; cb_crowd_param_index() names them by
+ *   role. NaN or infinite numbers are evaluated as 0; layer weights are clamped to [0, 1]; both
+ *   are counted in the stats.
  *
  * DENSE ORDER
- *   Characters live densely at indices [0, cb_crowd_count()). cb_crowd_remove() moves the last
- *   character into the hole (swap-remove), as ECS archetype tables do, so a host whose own
- *   columns mirror that move can hand them to the crowd as views and nothing is copied.
- *   Handles stay valid across moves; removed handles are refused with CB_ERR_STALE_HANDLE.
+ *   A kind's characters live densely at [0, cb_crowd_count(kind)). cb_crowd_remove() moves the
+ *   kind's last character into the hole (swap-remove), as ECS archetype tables do, so a host
+ *   whose own columns mirror that move can hand them to the crowd as views and nothing is
+ *   copied. Handles stay valid across moves; removed handles are refused
+ *   (CB_ERR_STALE_HANDLE).
  *
  * DETERMINISM
  *   A character's outputs depend only on its own state, its parameters and dt: they are
@@ -53,6 +58,7 @@
 
 #include "crowdblend/base.h"
 #include "crowdblend/clip.h"
+#include "crowdblend/graph.h"
 #include "crowdblend/jobs.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/skeleton.h"
@@ -73,15 +79,19 @@ typedef struct cb_character {
     uint32_t id;
 } cb_character;
 
-/** Most characters a crowd can hold. */
+/** Most characters a crowd can hold, over all kinds. */
 #define CB_CROWD_MAX_CAPACITY 4194303u
 
-/** The blend space that drives each character's base pose. */
+/** Most graphs (kinds) one crowd runs. */
+#define CB_CROWD_MAX_KINDS 16
+
+/** A blend space that drives each character's base pose (the crowd builds a graph of it). */
 typedef struct cb_crowd_blend_space {
     /** Solver kind and options; nodes and node_count are ignored (they come from clips and
-     *  positions below). Zero: CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D with its defaults. */
+     *  positions below). Zero: CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D with its defaults. DIRECT
+     *  weighs the clips by one parameter each. */
     cb_solver_desc solver;
-    /** One clip per node, all looping and built for the crowd's skeleton. Required. */
+    /** One clip per node, all looping and built for the crowd's skeleton. */
     const cb_clip *const *clips;
     /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
     uint32_t clip_count;
@@ -95,7 +105,7 @@ typedef struct cb_crowd_blend_space {
 typedef struct cb_crowd_layer {
     /** The layer's clip, NULL for no layer. Looping; additive for the additive layer. */
     const cb_clip *clip;
-    /** Per-joint weights (cb_skeleton_soa_joint_count() floats), or empty. */
+    /** Per-joint weights (at least the joint count), or empty. */
     cb_float_cspan mask;
     /** When mask is empty: a joint whose subtree gets weight 1 (everything else 0), e.g. the
      *  first spine joint for an upper-body layer. NULL: every joint. */
@@ -107,14 +117,17 @@ typedef struct cb_crowd_desc {
     uint32_t _start_canary;
     /** The skeleton every character uses. Required; must outlive the crowd. */
     const cb_skeleton *skeleton;
-    /** Most characters at once, 1 to CB_CROWD_MAX_CAPACITY. Required. */
+    /** Most characters at once, per kind, 1 to CB_CROWD_MAX_CAPACITY. Required. */
     uint32_t capacity;
-    /** The base-pose blend space. Required (its clips). */
+    /** Graphs to run, one kind each (they must outlive the crowd and use its skeleton). When
+     *  graph_count is 0, blend (and the layers) describe the single kind instead. */
+    const cb_graph *const *graphs;
+    uint32_t graph_count;
+    /** The base-pose blend space of a crowd without graphs. */
     cb_crowd_blend_space blend;
-    /** Optional additive layer (weight: parameter "additive weight"). */
+    /** Optional additive layer (weight: parameter "additive_weight"). */
     cb_crowd_layer additive;
-    /** Optional override layer, usually masked to the upper body (weight: parameter
-     *  "upper-body weight"). */
+    /** Optional override layer, usually masked to the upper body (weight: "upper_weight"). */
     cb_crowd_layer upper_body;
     /** Thread pool to run cb_crowd_update on. NULL: the crowd creates its own. */
     cb_jobs *jobs;
@@ -124,12 +137,13 @@ typedef struct cb_crowd_desc {
     uint32_t batch_size;
     /** Layout of the model-space matrices. Default CB_MATRIX_LAYOUT_MAT4. */
     cb_matrix_layout matrix_layout;
-    /** Host buffer for the matrices: character at dense index i writes joint_count matrices at
-     *  (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates its own. */
+    /** Host buffer for kind 0's matrices: the character at dense index i writes joint_count
+     *  matrices at (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates. Other
+     *  kinds always use crowd buffers. */
     float *matrices;
     /** Bytes between characters in `matrices`. Default: joint_count matrices, packed. */
     size_t matrix_stride_bytes;
-    /** Keep each character's blend weights of the last frame (cb_crowd_weights()). */
+    /** Keep each character's clip weights of the last frame (cb_crowd_weights()). */
     bool keep_weights;
     /** Time each stage (cb_crowd_query_stats()); costs a clock read per stage per batch. */
     bool profile;
@@ -143,78 +157,95 @@ CB_API cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc);
 
 /**
  * Creates a crowd with no characters.
- * @return CB_OK or: CB_ERR_NULL_ARGUMENT (desc, out, skeleton, clips or a clip NULL),
+ * @return CB_OK or: CB_ERR_NULL_ARGUMENT (desc, out, skeleton, clips, a clip or a graph NULL),
  *   CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_INVALID_ARGUMENT (capacity 0 or too large, a
- *   layout, a batch size, a non-looping clip, a matrix stride too small), CB_ERR_MISMATCH (a
- *   clip built for another skeleton, an additive clip where a normal one belongs or the
- *   reverse, a mask of the wrong length), CB_ERR_NOT_FOUND (mask_joint), the solver's errors
- *   (CB_ERR_DUPLICATE for two clips with one root velocity, ...), CB_ERR_OUT_OF_MEMORY,
- *   CB_ERR_THREAD. err names the field.
+ *   layout, a batch size, a non-looping clip, a matrix stride too small, both graphs and a
+ *   blend space, or neither), CB_ERR_TOO_MANY (graphs), CB_ERR_MISMATCH (a clip or graph built
+ *   for another skeleton, an additive clip where a normal one belongs or the reverse, a mask of
+ *   the wrong length), CB_ERR_NOT_FOUND (mask_joint), the solver's errors (CB_ERR_DUPLICATE
+ *   for two clips with one root velocity, ...), CB_ERR_OUT_OF_MEMORY, CB_ERR_THREAD. err names
+ *   the field.
  */
 CB_API cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err);
 
-/** Destroys the crowd (and its own pool). NULL does nothing. */
+/** Destroys the crowd (and its own pool and graphs, not the desc's). NULL does nothing. */
 CB_API void cb_crowd_destroy(cb_crowd *crowd);
+
+/** Number of kinds (graphs). */
+CB_API uint32_t cb_crowd_kind_count(const cb_crowd *crowd);
+
+/** The graph a kind runs (for a blend-space crowd, the one the crowd built). */
+CB_API const cb_graph *cb_crowd_graph(const cb_crowd *crowd, uint32_t kind);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Characters                                                                                */
 
 /**
- * Adds a character at dense index cb_crowd_count() - 1, with every parameter 0 and every clip
- * phase at `phase` (normalized, wrapped into [0, 1); e.g. random phases stagger a crowd).
- * @return CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE (phase), CB_ERR_CAPACITY (full).
+ * Adds a character to a kind at dense index cb_crowd_count(kind) - 1: parameters at their
+ * defaults, state machines in their initial states, every clip and sync group at normalized
+ * time `phase` (wrapped into [0, 1); random phases stagger a crowd).
+ * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind), CB_ERR_NOT_FINITE (phase),
+ *         CB_ERR_CAPACITY (the kind is full).
  */
-CB_API cb_result cb_crowd_add(cb_crowd *crowd, float phase, cb_character *out);
+CB_API cb_result cb_crowd_add(cb_crowd *crowd, uint32_t kind, float phase, cb_character *out);
 
 /**
- * Removes a character: the last character moves into its dense index (and its parameters with
- * it in the crowd's own columns; views are the host's to move).
+ * Removes a character: its kind's last character moves into its dense index (its state and its
+ * parameters in the crowd's own columns with it; views are the host's to move).
  * @return CB_ERR_NULL_ARGUMENT, CB_ERR_STALE_HANDLE.
  */
 CB_API cb_result cb_crowd_remove(cb_crowd *crowd, cb_character character);
 
-/** Characters in the crowd. */
-CB_API uint32_t cb_crowd_count(const cb_crowd *crowd);
+/** Characters of a kind. */
+CB_API uint32_t cb_crowd_count(const cb_crowd *crowd, uint32_t kind);
 
-/** The dense index of a live character. @return CB_ERR_NULL_ARGUMENT, CB_ERR_STALE_HANDLE. */
-CB_API cb_result cb_crowd_index_of(const cb_crowd *crowd, cb_character character,
-                                   uint32_t *dense);
+/** The kind and dense index of a live character.
+ *  @return CB_ERR_NULL_ARGUMENT, CB_ERR_STALE_HANDLE. */
+CB_API cb_result cb_crowd_locate(const cb_crowd *crowd, cb_character character, uint32_t *kind,
+                                 uint32_t *dense);
 
-/** The character at a dense index (< cb_crowd_count()). */
-CB_API cb_character cb_crowd_character_at(const cb_crowd *crowd, uint32_t dense);
+/** The character at a dense index of a kind (id 0 if out of range). */
+CB_API cb_character cb_crowd_character_at(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Parameters                                                                                */
 
-/** Roles of parameter columns, for cb_crowd_param_index(). */
+/** Roles of the parameters of a blend-space crowd, for cb_crowd_param_index(). */
 typedef enum cb_crowd_param {
-    CB_CROWD_PARAM_BLEND,           /**< blend-space parameter `which` */
+    CB_CROWD_PARAM_BLEND,           /**< blend-space parameter `which` ("blend_<which>") */
     CB_CROWD_PARAM_ADDITIVE_WEIGHT, /**< the additive layer's weight, [0, 1] */
     CB_CROWD_PARAM_UPPER_WEIGHT,    /**< the upper-body layer's weight, [0, 1] */
 } cb_crowd_param;
 
-/** Number of parameter columns: the blend space's parameters plus the two layer weights. */
-CB_API uint32_t cb_crowd_param_count(const cb_crowd *crowd);
+/** Parameters of a kind (its graph's). */
+CB_API uint32_t cb_crowd_param_count(const cb_crowd *crowd, uint32_t kind);
 
-/** Column index of a parameter role (which: the blend parameter's index, else ignored).
- *  Returns cb_crowd_param_count() for an invalid request. */
+/** The index of a kind's parameter by name (CB_ERR_NOT_FOUND, CB_ERR_NULL_ARGUMENT,
+ *  CB_ERR_INVALID_ARGUMENT for a bad kind). */
+CB_API cb_result cb_crowd_find_param(const cb_crowd *crowd, uint32_t kind, const char *name,
+                                     uint32_t *param);
+
+/** For a blend-space crowd (kind 0): the index of a parameter by role; which: the blend
+ *  parameter's index, else ignored. Returns cb_crowd_param_count() for an invalid request. */
 CB_API uint32_t cb_crowd_param_index(const cb_crowd *crowd, cb_crowd_param role, uint32_t which);
 
 /**
  * The crowd's own column of a parameter: capacity floats, character at dense index i at [i].
- * Write it between updates. Returns NULL for an invalid index.
+ * Write it between updates. NULL for an invalid kind or parameter.
  */
-CB_API float *cb_crowd_param_column(cb_crowd *crowd, uint32_t param);
+CB_API float *cb_crowd_param_column(cb_crowd *crowd, uint32_t kind, uint32_t param);
 
 /**
  * Reads a parameter from host memory instead: character i's value is the float at
- * (const char *)base + i * stride_bytes. The memory must cover cb_crowd_count() characters at
- * every update. base NULL goes back to the crowd's own column.
- * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (index, stride below sizeof(float)),
- *         CB_ERR_MISALIGNED (base or stride not a multiple of 4).
+ * (const char *)base + i * stride_bytes. The memory must cover cb_crowd_count(kind) characters
+ * at every update. base NULL goes back to the crowd's own column. Triggers and processor
+ * outputs are written by the graph and cannot be views.
+ * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind, index, stride below
+ *         sizeof(float), a parameter the graph writes), CB_ERR_MISALIGNED (base or stride not a
+ *         multiple of 4).
  */
-CB_API cb_result cb_crowd_set_param_view(cb_crowd *crowd, uint32_t param, const float *base,
-                                         size_t stride_bytes);
+CB_API cb_result cb_crowd_set_param_view(cb_crowd *crowd, uint32_t kind, uint32_t param,
+                                         const float *base, size_t stride_bytes);
 
 /* ----------------------------------------------------------------------------------------- */
 /* The frame                                                                                 */
@@ -232,18 +263,20 @@ CB_API cb_result cb_crowd_update(cb_crowd *crowd, float dt_s);
  */
 CB_API cb_result cb_crowd_scratch_create(cb_crowd *crowd, cb_crowd_scratch **out);
 
-/** Frees scratch created for this crowd. NULL does nothing. */
+/** Frees scratch created for this crowd (its counters stay in the stats). NULL does nothing. */
 CB_API void cb_crowd_scratch_destroy(cb_crowd *crowd, cb_crowd_scratch *scratch);
 
 /**
- * The work of cb_crowd_update for the characters [first, first + count) only, on the calling
- * thread: for engines with their own scheduler. Ranges of one frame must not overlap, and each
- * character must be updated once per frame with the same dt to match cb_crowd_update.
- * @return as cb_crowd_update, plus CB_ERR_NULL_ARGUMENT (scratch) and CB_ERR_INVALID_ARGUMENT
- *         (the range goes past cb_crowd_count()).
+ * The work of cb_crowd_update for the characters [first, first + count) of one kind only, on
+ * the calling thread: for engines with their own scheduler. Ranges of one frame must not
+ * overlap, and each character must be updated once per frame with the same dt to match
+ * cb_crowd_update.
+ * @return as cb_crowd_update, plus CB_ERR_NULL_ARGUMENT (scratch), CB_ERR_MISMATCH (scratch of
+ *         another crowd) and CB_ERR_INVALID_ARGUMENT (kind, or the range goes past
+ *         cb_crowd_count(kind)).
  */
 CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratch, float dt_s,
-                                       uint32_t first, uint32_t count);
+                                       uint32_t kind, uint32_t first, uint32_t count);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Outputs                                                                                   */
@@ -251,35 +284,51 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /** Joints per character (matrices per character). */
 CB_API size_t cb_crowd_joint_count(const cb_crowd *crowd);
 
-/** The model-space matrices of the character at a dense index (layout per the desc), or NULL
- *  for an index past the count. */
-CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t dense);
+/** The model-space matrices of a character (layout per the desc), or NULL out of range. */
+CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
 
-/** Root motion of the last update per dense index (cb_crowd_count() entries): the blended
- *  displacement and heading change in the character's frame at the start of that update. */
-CB_API const cb_root_delta *cb_crowd_root_motion(const cb_crowd *crowd);
+/** Root motion of the last update per dense index of a kind: the blended displacement and
+ *  heading change, in the character's frame at the start of that update. */
+CB_API const cb_root_delta *cb_crowd_root_motion(const cb_crowd *crowd, uint32_t kind);
 
-/** Normalized phase of the base blend per dense index (cb_crowd_count() entries). */
-CB_API const float *cb_crowd_phases(const cb_crowd *crowd);
+/** Normalized time of a clip node per dense index of a kind (clip: the clip nodes in the order
+ *  they were added to the graph; for a blend-space crowd, the clips in desc order, then the
+ *  upper-body and additive clips). NULL for an invalid kind or clip. */
+CB_API const float *cb_crowd_clip_times(const cb_crowd *crowd, uint32_t kind, uint32_t clip);
 
 /**
- * Blend weights of the last update (desc.keep_weights): weight of node n for dense index i at
- * [n * *stride + i]. NULL without keep_weights.
+ * Clip weights of the last update (desc.keep_weights): the influence of clip node c (as in
+ * cb_crowd_clip_times) for dense index i at [c * *stride + i]. NULL without keep_weights.
  */
-CB_API const float *cb_crowd_weights(const cb_crowd *crowd, size_t *stride);
+CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_t *stride);
+
+/** The events of the last update for a character: markers its active clips crossed, in the
+ *  order the clips were visited (at most 8 per update; more are dropped and counted). */
+CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind,
+                                             uint32_t dense, uint32_t *count);
+
+/** A state machine's current state for a character (cb_graph_state_name()), or UINT32_MAX for
+ *  an invalid request. */
+CB_API uint32_t cb_crowd_state(const cb_crowd *crowd, uint32_t kind, uint32_t machine,
+                               uint32_t dense);
+
+/** The state a running transition leads to, or UINT32_MAX when there is none. */
+CB_API uint32_t cb_crowd_next_state(const cb_crowd *crowd, uint32_t kind, uint32_t machine,
+                                    uint32_t dense);
 
 /**
  * 64-bit FNV-1a hash of every output of the last update: all matrices of all characters, then
- * their root motion, in dense order. Two runs that hash equal produced the same bits.
+ * their root motion, kind by kind in dense order. Two runs that hash equal produced the same
+ * bits.
  */
 CB_API uint64_t cb_crowd_output_hash(const cb_crowd *crowd);
 
 /** The stages of a frame, for timing. */
 typedef enum cb_crowd_stage {
-    CB_CROWD_STAGE_PARAMS,       /**< reading and checking parameters */
-    CB_CROWD_STAGE_WEIGHTS,      /**< the blend-space solver */
-    CB_CROWD_STAGE_TIME,         /**< phases, sync, root motion */
-    CB_CROWD_STAGE_SAMPLE_BLEND, /**< fused sample + blend and layers */
+    CB_CROWD_STAGE_PARAMS,       /**< reading parameters, processors */
+    CB_CROWD_STAGE_WEIGHTS,      /**< state machines and blend-space solvers */
+    CB_CROWD_STAGE_TIME,         /**< clip times, sync, root motion, events */
+    CB_CROWD_STAGE_SAMPLE_BLEND, /**< fused sample + blend, crossfades, layers */
     CB_CROWD_STAGE_LTM,          /**< local-to-model into the output */
     CB_CROWD_STAGE_COUNT
 } cb_crowd_stage;
@@ -291,8 +340,9 @@ CB_API const char *cb_crowd_stage_name(cb_crowd_stage stage);
 typedef struct cb_crowd_stats {
     uint64_t updates;             /**< cb_crowd_update calls */
     uint64_t characters_updated;  /**< characters processed, by update or update_range */
-    uint64_t nonfinite_params;    /**< blend parameters that were NaN or infinite */
+    uint64_t nonfinite_params;    /**< parameters that were NaN or infinite */
     uint64_t clamped_weights;     /**< layer weights outside [0, 1] or NaN */
+    uint64_t dropped_events;      /**< events beyond 8 per character per update */
     /** Thread-seconds per stage, in ns, summed over the threads (desc.profile; else 0). */
     uint64_t stage_ns[CB_CROWD_STAGE_COUNT];
 } cb_crowd_stats;

@@ -134,7 +134,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         a->forward = a->goal_forward;
         cb_character ch;
         /* Staggered phases, as in any real crowd. */
-        cb_crowd_add(s->crowd, (float)cb_prng_double(&layout), &ch);
+        cb_crowd_add(s->crowd, 0, (float)cb_prng_double(&layout), &ch);
     }
     cb_scene_host_step(s, 0.0f);
     return s;
@@ -168,19 +168,19 @@ void cb_scene_host_step(cb_scene *s, float dt)
         /* W1: three clips at fixed weights, the same for everyone. */
         static const float w[3] = {0.5f, 0.3f, 0.2f};
         for (uint32_t k = 0; k < 3; ++k) {
-            float *col = cb_crowd_param_column(c, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
+            float *col = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
             for (uint32_t i = 0; i < s->count; ++i) {
                 col[i] = w[k];
             }
         }
         return;
     }
-    const cb_root_delta *rm = cb_crowd_root_motion(c);
-    float *right = cb_crowd_param_column(c, s->p_right);
-    float *forward = cb_crowd_param_column(c, s->p_forward);
-    float *additive = cb_crowd_param_column(c, s->p_additive);
-    float *upper = cb_crowd_param_column(c, s->p_upper);
-    uint32_t n = cb_crowd_count(c);
+    const cb_root_delta *rm = cb_crowd_root_motion(c, 0);
+    float *right = cb_crowd_param_column(c, 0, s->p_right);
+    float *forward = cb_crowd_param_column(c, 0, s->p_forward);
+    float *additive = cb_crowd_param_column(c, 0, s->p_additive);
+    float *upper = cb_crowd_param_column(c, 0, s->p_upper);
+    uint32_t n = cb_crowd_count(c, 0);
     for (uint32_t i = 0; i < n; ++i) {
         agent *a = &s->agents[i];
         /* Apply the animation's own motion (x is the character's left, z its forward). */
