@@ -40,16 +40,6 @@ typedef struct ik_workload {
     uint32_t leg[2][3], arm[3], spine[5];
 } ik_workload;
 
-static void *aligned(size_t bytes)
-{
-    size_t a = 64;
-    void *p = aligned_alloc(a, (bytes + a - 1) / a * a);
-    if (p != NULL) {
-        memset(p, 0, bytes);
-    }
-    return p;
-}
-
 static void workload_free(ik_workload *w)
 {
     cb_embedded_destroy(w->set);
@@ -93,8 +83,10 @@ static bool workload_make(ik_workload *w, size_t chars)
     w->groups = cb_skeleton_group_count(w->skel);
     w->joints = cb_skeleton_joint_count(w->skel);
     w->bytes = cb_skeleton_pose_bytes(w->skel);
-    w->poses = aligned(chars * w->bytes);
-    w->models = aligned(chars * w->joints * 16 * sizeof(float));
+    /* Every pose is blended and every model computed below: no need to clear them. Pose
+     * bytes are a multiple of the group alignment, so aligned_alloc's size rule holds. */
+    w->poses = aligned_alloc(cb_simd_group_align(), chars * w->bytes);
+    w->models = malloc(chars * w->joints * 16 * sizeof(float));
     w->targets = calloc(chars, sizeof *w->targets);
     if (!w->poses || !w->models || !w->targets) {
         workload_free(w);
