@@ -1577,6 +1577,93 @@ static void ik_aim_job_validity(void **state)
     world_free(&w);
 }
 
+/* ---- refreshing model space ----------------------------------------------------------------- */
+
+/* cb_ik_refresh_range: on the humanoid the exact subtrees (a leg, the neck and head); on random
+ * skeletons (subtrees not always contiguous) a range holding every descendant and ending at
+ * one; and after IK jobs, local-to-model over that range turns the stale matrices into exactly
+ * (bit for bit) what a full run on the corrected pose gives. */
+static void ik_refresh_range_updates_the_model(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    uint32_t from = 7, to = 7;
+    cb_error err = {0};
+    assert_int_equal(cb_ik_refresh_range(NULL, 0, &from, &to, &err), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_ik_refresh_range(w.s, 0, NULL, &to, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_ik_refresh_range(w.s, 0, &from, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_ik_refresh_range(w.s, (uint32_t)w.n, &from, &to, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    CB_CHECK(strstr(err.message, "out of range") != NULL, "%s", err.message);
+    CB_CHECK(from == 7 && to == 7, "written on failure");
+    struct {
+        const char *joint, *last;
+    } subtrees[] = {{"thigh_l", "ball_l"}, {"neck", "eye_r"}, {"root", "ball_r"},
+                    {"head", "eye_r"}, {"ball_r", "ball_r"}};
+    for (size_t k = 0; k < sizeof subtrees / sizeof subtrees[0]; ++k) {
+        assert_int_equal(cb_ik_refresh_range(w.s, joint(&w, subtrees[k].joint), &from, &to, NULL),
+                         CB_OK);
+        CB_CHECK(from == joint(&w, subtrees[k].joint) && to == joint(&w, subtrees[k].last) + 1,
+                 "%s: [%u, %u)", subtrees[k].joint, from, to);
+    }
+    /* After the jobs, on the humanoid. */
+    float *full = malloc(w.n * 16 * sizeof(float));
+    for (int it = 0; it < 40; ++it) {
+        new_pose(&w, &r);
+        model_float(&w, w.pose, 0);
+        cb_ik_two_bone_result res;
+        cb_ik_aim_result ares;
+        uint32_t first;
+        if (it % 2 == 0) {
+            const limb *L = &w.limb[it % 4];
+            cb_ik_two_bone_job j = two_bone(&w, L, dv_add(pos_d(&w, L->start), random_unit(&r)),
+                                            (dv){0, 0, 1}, &res);
+            j.out.ptr = w.pose;
+            assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
+            first = res.first_joint;
+        } else {
+            aim_case c;
+            aim_make(&w, &aim_setups[it % 4], &c);
+            c.job.out.ptr = w.pose;
+            c.job.result = &ares;
+            dv_store(random_unit(&r), c.job.target);
+            assert_int_equal(cb_ik_aim_job_run(&c.job, NULL), CB_OK);
+            first = ares.first_joint;
+        }
+        assert_int_equal(cb_ik_refresh_range(w.s, first, &from, &to, NULL), CB_OK);
+        cb_ltm_job all = {.skeleton = w.s, .local = {w.pose, w.groups}, .model = {full, w.n * 16}};
+        assert_int_equal(cb_ltm_job_run(&all, NULL), CB_OK);
+        cb_ltm_job part = all;
+        part.model.ptr = w.model, part.from = from, part.to = to;
+        assert_int_equal(cb_ltm_job_run(&part, NULL), CB_OK);
+        CB_CHECK(memcmp(full, w.model, w.n * 16 * sizeof(float)) == 0,
+                 "iteration %d: refreshing [%u, %u) differs from a full run", it, from, to);
+    }
+    free(full);
+    /* Random skeletons: every descendant inside, the last one a descendant. */
+    for (int it = 0; it < 50; ++it) {
+        size_t n = 2 + cb_prng_below(&r, 60);
+        cb_skeleton *s = cb_test_random_skeleton(&r, n, false, false);
+        uint32_t j = cb_prng_below(&r, (uint32_t)n);
+        assert_int_equal(cb_ik_refresh_range(s, j, &from, &to, NULL), CB_OK);
+        const int32_t *parents = cb_skeleton_parents(s);
+        CB_CHECK(from == j && to > j && to <= n, "[%u, %u) for joint %u of %zu", from, to, j, n);
+        for (size_t d = 0; d < n; ++d) {
+            int32_t k = (int32_t)d;
+            while (k > (int32_t)j) {
+                k = parents[k];
+            }
+            bool below = k == (int32_t)j;
+            CB_CHECK(!below || (d >= from && d < to), "descendant %zu outside [%u, %u)", d, from,
+                     to);
+            CB_CHECK(d != to - 1 || below, "the range ends at %zu, not a descendant", d);
+        }
+        cb_skeleton_destroy(s);
+    }
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1595,6 +1682,7 @@ int main(void)
         cmocka_unit_test(ik_aim_weights_distribute_the_turn),
         cmocka_unit_test(ik_aim_weight),
         cmocka_unit_test(ik_aim_degenerate_cases),
+        cmocka_unit_test(ik_refresh_range_updates_the_model),
     };
     return CB_RUN_TESTS(tests);
 }

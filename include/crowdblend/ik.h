@@ -21,8 +21,8 @@
  * the cheaper way inside a frame (docs/performance.md measures both), and it lets jobs stack:
  * each sees the corrections of the jobs run before it on the same pose.
  * After a job, model matrices are stale for the subtree of `first_joint` (see the result
- * structs): refresh them with a cb_ltm_job with `from = first_joint` (or one full run after all
- * post-process jobs).
+ * structs): refresh them with a cb_ltm_job over the range cb_ik_refresh_range() gives (or one
+ * full run after all post-process jobs).
  *
  * SCALE
  * Exact for chains whose model matrices are rotations times a uniform scale (any uniform scale
@@ -68,6 +68,20 @@ extern "C" {
  * the target is (1 + e) * limit away and holds beyond.
  */
 #define CB_IK_AIM_LIMIT_EASE 0.1f
+
+/**
+ * The joint range a local-to-model job must recompute after the local transforms of `joint` and
+ * its descendants changed (after an IK job whose result names `joint` as its first_joint):
+ * [*from, *to) with *from = joint and *to one past its last descendant. In a skeleton whose
+ * subtrees are contiguous (depth-first order, as exporters write them, and the embedded
+ * humanoid) the range is exactly the subtree, e.g. 5 joints for the neck instead of 59 from it
+ * to the end; otherwise it also holds joints outside the subtree, which a refresh recomputes to
+ * the values they had. O(joint count x depth): call it once per chain, at setup.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (skeleton, from, to), CB_ERR_INVALID_ARGUMENT (joint out
+ *         of range). Nothing is written on failure.
+ */
+CB_API cb_result cb_ik_refresh_range(const cb_skeleton *skeleton, uint32_t joint, uint32_t *from,
+                                     uint32_t *to, cb_error *err);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Two-bone IK                                                                               */

@@ -482,6 +482,31 @@ IK_INLINE void store_quat(float out[4], qt q)
     out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
 }
 
+cb_result cb_ik_refresh_range(const cb_skeleton *skeleton, uint32_t joint, uint32_t *from,
+                              uint32_t *to, cb_error *err)
+{
+    if (skeleton == NULL || from == NULL || to == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "IK refresh range: %s is NULL",
+                            skeleton == NULL ? "skeleton"
+                            : from == NULL   ? "from"
+                                             : "to");
+    }
+    if (joint >= skeleton->joint_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "IK refresh range: joint %u is out of range (%zu joints)", joint,
+                            skeleton->joint_count);
+    }
+    size_t end = (size_t)joint + 1;
+    for (size_t j = end; j < skeleton->joint_count; ++j) {
+        if (cb_skeleton_in_subtree(skeleton, j, joint)) {
+            end = j + 1;
+        }
+    }
+    *from = joint;
+    *to = (uint32_t)end;
+    return CB_OK;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Two-bone IK                                                                                */
 
