@@ -15,8 +15,10 @@
  *                                  look-at, each job computing its model space, then one
  *                                  local-to-model for the host
  *   ik_frame_model/C/64            the same from matrices: local-to-model, the three jobs
- *                                  reading it, local-to-model again from the first corrected
- *                                  joint
+ *                                  reading it, local-to-model again over the corrected
+ *                                  subtrees (cb_ik_refresh_range: the legs, the neck's 5 joints)
+ *   ik_legs_pose/C/64, ik_legs_model/C/64   the same with the feet only: the legs come last in
+ *                                  the joint order, so the refresh after is short
  * No variant is SIMD: a job solves one chain, a few dozen dependent scalar operations (see
  * src/anim/ik.c); the comparisons that matter are pose against model. Job costs do not depend
  * on the values (no iteration, no data-dependent loops), so repeating a job in place on a pose
@@ -38,6 +40,7 @@ typedef struct ik_workload {
     float *models;          /* chars * joints * 16 */
     float (*targets)[4][3]; /* left foot, right foot, look-at, left hand */
     uint32_t leg[2][3], arm[3], spine[5];
+    uint32_t neck_from, neck_to; /* cb_ik_refresh_range of the neck: its subtree */
 } ik_workload;
 
 static void workload_free(ik_workload *w)
@@ -63,11 +66,12 @@ static float *model_of(const ik_workload *w, size_t c)
     return w->models + c * w->joints * 16;
 }
 
-static void ltm(const ik_workload *w, size_t c, uint32_t from)
+static void ltm(const ik_workload *w, size_t c, uint32_t from, uint32_t to)
 {
     cb_ltm_job job = {.skeleton = w->skel,
                       .local = {pose_of(w, c), w->groups},
                       .from = from,
+                      .to = to,
                       .model = {model_of(w, c), w->joints * 16}};
     cb_ltm_job_run(&job, NULL);
 }
@@ -104,6 +108,7 @@ static bool workload_make(ik_workload *w, size_t chars)
     for (int k = 0; k < 5; ++k) {
         w->spine[k] = find(w, spine[k]);
     }
+    cb_ik_refresh_range(w->skel, w->spine[3], &w->neck_from, &w->neck_to, NULL);
     cb_prng r = cb_prng_seed(0x1C0FFEE + chars);
     for (size_t c = 0; c < chars; ++c) {
         float t = cb_prng_range(&r, 0.0f, 1.0f);
@@ -117,7 +122,7 @@ static bool workload_make(ik_workload *w, size_t chars)
         }
         cb_pose_blend_job b = {w->skel, {e, 2}, 0.0f, {pose_of(w, c), w->groups}};
         cb_pose_blend_job_run(&b, NULL);
-        ltm(w, c, 0);
+        ltm(w, c, 0, 0);
         float(*tg)[3] = w->targets[c];
         for (int s = 0; s < 2; ++s) { /* feet on uneven ground */
             tg[s][0] = s == 0 ? 0.1f : -0.1f;
@@ -188,6 +193,8 @@ typedef enum kind {
     LTM_FROM_THIGH,
     FRAME_POSE,
     FRAME_MODEL,
+    LEGS_POSE,
+    LEGS_MODEL,
 } kind;
 
 /* Returns the number of jobs that failed (0). */
@@ -215,24 +222,37 @@ static int run_kind(const ik_workload *w, kind kd)
             r += CB_OK != aim(w, c, 3, true);
             break;
         case LTM_FULL:
-            ltm(w, c, 0);
+            ltm(w, c, 0, 0);
             break;
         case LTM_FROM_THIGH:
-            ltm(w, c, w->leg[0][0]);
+            ltm(w, c, w->leg[0][0], 0);
             break;
         case FRAME_POSE:
             r += CB_OK != two_bone(w, c, w->leg[0], w->targets[c][0], false);
             r += CB_OK != two_bone(w, c, w->leg[1], w->targets[c][1], false);
             r += CB_OK != aim(w, c, 3, false);
-            ltm(w, c, 0);
+            ltm(w, c, 0, 0);
             break;
         case FRAME_MODEL:
             /* The three chains are disjoint subtrees, so one set of matrices serves all. */
-            ltm(w, c, 0);
+            ltm(w, c, 0, 0);
             r += CB_OK != two_bone(w, c, w->leg[0], w->targets[c][0], true);
             r += CB_OK != two_bone(w, c, w->leg[1], w->targets[c][1], true);
             r += CB_OK != aim(w, c, 3, true);
-            ltm(w, c, w->spine[3]); /* the neck is the first corrected joint */
+            /* Refresh what changed: the legs, the last 12 joints, and the neck's subtree. */
+            ltm(w, c, w->leg[0][0], 0);
+            ltm(w, c, w->neck_from, w->neck_to);
+            break;
+        case LEGS_POSE:
+            r += CB_OK != two_bone(w, c, w->leg[0], w->targets[c][0], false);
+            r += CB_OK != two_bone(w, c, w->leg[1], w->targets[c][1], false);
+            ltm(w, c, 0, 0);
+            break;
+        case LEGS_MODEL:
+            ltm(w, c, 0, 0);
+            r += CB_OK != two_bone(w, c, w->leg[0], w->targets[c][0], true);
+            r += CB_OK != two_bone(w, c, w->leg[1], w->targets[c][1], true);
+            ltm(w, c, w->leg[0][0], 0); /* the legs come last: a short refresh */
             break;
         }
     }
@@ -283,4 +303,6 @@ void cb_bench_register_ik(void)
     reg("ltm_from_thigh", LTM_FROM_THIGH);
     reg("ik_frame_pose", FRAME_POSE);
     reg("ik_frame_model", FRAME_MODEL);
+    reg("ik_legs_pose", LEGS_POSE);
+    reg("ik_legs_model", LEGS_MODEL);
 }
