@@ -954,17 +954,18 @@ static void ik_two_bone_bad_pose_geometry(void **state)
         uint32_t joint;
         int comp;
         float value;
-        bool in_model;
+        int model; /* 0: none; 1: given, the value goes into it; 2: given, value in pose */
         cb_result want;
         const char *needle;
     } cases[] = {
-        {0, 0, 0.0f, false, CB_ERR_DEGENERATE, "bone"},             /* calf at the thigh */
-        {1, 1, 0.0f, false, CB_ERR_DEGENERATE, "bone"},             /* foot at the calf */
-        {0, 4, NAN, false, CB_ERR_NOT_FINITE, "not finite"},        /* NaN rotation, thigh */
-        {2, 0, INFINITY, false, CB_ERR_NOT_FINITE, "not finite"},   /* pelvis translation */
-        {2, 0, 3e9f, false, CB_ERR_INVALID_ARGUMENT, "CB_IK_MAX_COORDINATE"},
-        {1, 12, NAN, true, CB_ERR_NOT_FINITE, "not finite"},        /* model matrix of calf */
-        {3, 0, NAN, false, CB_OK, ""},                               /* head: off the path */
+        {0, 0, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},                   /* calf at the thigh */
+        {1, 1, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},                   /* foot at the calf */
+        {0, 4, NAN, 0, CB_ERR_NOT_FINITE, "not finite"},              /* calf rotation */
+        {2, 0, INFINITY, 0, CB_ERR_NOT_FINITE, "not finite"},         /* pelvis translation */
+        {2, 0, 3e9f, 0, CB_ERR_INVALID_ARGUMENT, "CB_IK_MAX_COORDINATE"},
+        {1, 12, NAN, 1, CB_ERR_NOT_FINITE, "not finite"},             /* foot's matrix */
+        {0, 6, NAN, 2, CB_ERR_NOT_FINITE, "local rotation"},          /* calf, matrices fine */
+        {3, 0, NAN, 0, CB_OK, ""},                                    /* head: off the path */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         memcpy(w.pose, clean, w.bytes);
@@ -974,7 +975,7 @@ static void ik_two_bone_bad_pose_geometry(void **state)
                      : cases[k].joint == 1 ? L->end
                      : cases[k].joint == 2 ? pelvis
                                            : head;
-        if (cases[k].in_model) {
+        if (cases[k].model == 1) {
             w.model[16 * (size_t)j + (size_t)cases[k].comp] = cases[k].value;
         } else if (cases[k].value == 0.0f) {
             /* A zero-length bone: the joint's translation zeroed. */
@@ -994,7 +995,7 @@ static void ik_two_bone_bad_pose_geometry(void **state)
         cb_ik_two_bone_result res;
         memset(&res, 0x11, sizeof res);
         cb_ik_two_bone_job job = two_bone(&w, L, (dv){0.1, 0.4, 0.2}, (dv){0, 0, 1}, &res);
-        if (cases[k].in_model) {
+        if (cases[k].model != 0) {
             job.model = (cb_float_cspan){w.model, w.n * 16};
         }
         cb_error err = {0};

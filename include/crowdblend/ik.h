@@ -197,9 +197,9 @@ CB_API cb_result cb_ik_two_bone_job_validate(const cb_ik_two_bone_job *job, cb_e
 /**
  * Validates, then solves and writes the corrected pose and the result. Writes nothing on
  * failure.
- * @return the codes of cb_ik_two_bone_job_validate, and: CB_ERR_NOT_FINITE (a chain joint's
- *         model transform has NaN or Inf), CB_ERR_INVALID_ARGUMENT (a chain position beyond
- *         CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (a bone shorter than
+ * @return the codes of cb_ik_two_bone_job_validate, and: CB_ERR_NOT_FINITE (NaN or Inf in a
+ *         chain joint's model transform or local rotation), CB_ERR_INVALID_ARGUMENT (a chain
+ *         position beyond CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (a bone shorter than
  *         CB_IK_MIN_BONE_LENGTH).
  */
 CB_API cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err);
@@ -331,10 +331,10 @@ CB_API cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
 /**
  * Validates, then aims and writes the corrected pose, the corrections and the result. Writes
  * nothing on failure.
- * @return the codes of cb_ik_aim_job_validate, and: CB_ERR_NOT_FINITE (a chain joint's model
- *         transform has NaN or Inf), CB_ERR_INVALID_ARGUMENT (a chain coordinate beyond
- *         CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (the end joint's forward or up axis
- *         vanishes in model space: a zero scale).
+ * @return the codes of cb_ik_aim_job_validate, and: CB_ERR_NOT_FINITE (NaN or Inf in a chain
+ *         joint's model transform or local rotation), CB_ERR_INVALID_ARGUMENT (a chain
+ *         coordinate beyond CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (the end joint's forward
+ *         or up axis vanishes in model space: a zero scale).
  */
 CB_API cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err);
 

@@ -15,11 +15,15 @@
  *    differences of lengths, and the current bend from the chord construction of half_angle.
  *    acos(x) near x = 1 (a nearly straight limb) loses half the digits: about 5e-4 rad in
  *    float, 0.2 mm at the end of a 0.43 m bone.
- *  - Rotations between vectors use the half-way construction (a x b, 1 + a.b), normalized,
- *    with a fixed perpendicular axis when the vectors are opposite.
+ *  - Rotations between vectors use the half-way construction (a x b, 1 + a.b), normalized, with
+ *    1 + a.b taken from |a + b|^2 (see from_to) and a fixed perpendicular axis when the vectors
+ *    are opposite.
  *  - Coordinates are bounded (CB_IK_MAX_COORDINATE = 1e9), so no square or cross product of two
  *    of them overflows, and every division is by a length checked against a threshold first:
- *    with finite, bounded input no NaN can reach a pose. */
+ *    with finite, bounded input no NaN can reach a pose.
+ * Accuracy (tests/test_ik.c, maxima over the three test configurations): the end of a leg or
+ * arm lands within 5e-7 m of a reachable target; on random chains with scale, within 4.3e-7 of
+ * the coordinates' magnitude; an aimed axis points within 1e-6 rad of its target. */
 #include <math.h>
 #include <string.h>
 
@@ -27,7 +31,7 @@
 #include "crowdblend/ik.h"
 
 /* The helpers below are small and called on one long dependency chain; inlining them all
- * (even at -O0 in the sanitizer build) took two-bone IK from 290 to 220 ns. */
+ * (also at -O0, in the sanitizer build) made two-bone IK about a quarter faster. */
 #if defined(__GNUC__) || defined(__clang__)
 #define IK_INLINE static inline __attribute__((always_inline))
 #else
@@ -315,24 +319,37 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
     }
 }
 
-/* The run-time checks of a chain's frames: finite and within range. */
-static cb_result check_frames(const frame *f, const uint32_t *joints, size_t n, const char *job,
-                              cb_error *err)
+/* The run-time checks of a chain: its frames finite and within range, and the local rotations
+ * the job will multiply finite (with model matrices given they are not otherwise read). */
+static cb_result check_chain(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
+                             size_t n, const char *job, cb_error *err)
 {
     for (size_t k = 0; k < n; ++k) {
-        const float *x = &f[k].c[0].x;
+        const v3 *c = f[k].c, *p = &f[k].p;
+        const float elems[12] = {c[0].x, c[0].y, c[0].z, c[1].x, c[1].y, c[1].z,
+                                 c[2].x, c[2].y, c[2].z, p->x,   p->y,   p->z};
         for (int e = 0; e < 12; ++e) {
-            if (!isfinite(x[e])) {
+            float x = elems[e];
+            if (!isfinite(x)) {
                 return cb_error_set(err, CB_ERR_NOT_FINITE,
                                     "%s: the model transform of joint %u is not finite "
                                     "(NaN or Inf in the pose or model matrices)",
                                     job, joints[k]);
             }
-            if (fabsf(x[e]) > CB_IK_MAX_COORDINATE) {
+            if (fabsf(x) > CB_IK_MAX_COORDINATE) {
                 return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                                     "%s: the model transform of joint %u has %g, beyond "
                                     "CB_IK_MAX_COORDINATE",
-                                    job, joints[k], (double)x[e]);
+                                    job, joints[k], (double)x);
+            }
+        }
+        const size_t w = CB_SIMD_WIDTH, l = joints[k] % w;
+        const float *g = (const float *)pose + (joints[k] / w) * 10 * w;
+        for (size_t comp = 3; comp < 7; ++comp) {
+            if (!isfinite(g[comp * w + l])) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "%s: the local rotation of joint %u is not finite", job,
+                                    joints[k]);
             }
         }
     }
@@ -708,7 +725,7 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
         const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
         frame f[3];
         chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
-        if ((r = check_frames(f, joints, 3, io.job, err)) != CB_OK) {
+        if ((r = check_chain(f, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
             return r;
         }
         float a = length(sub(f[1].p, f[0].p)), b = length(sub(f[2].p, f[1].p));
@@ -949,7 +966,7 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
             joints[k] = job->chain.ptr[k].joint;
         }
         chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, n, f);
-        if ((r = check_frames(f, joints, n, io.job, err)) != CB_OK) {
+        if ((r = check_chain(f, job->pose.ptr, joints, n, io.job, err)) != CB_OK) {
             return r;
         }
         const frame *fe = &f[n - 1];
