@@ -445,10 +445,10 @@ static dv mid_ref(dv s, dv t, dv pole, double a, double b, double dd)
  * two bones, so its rounding grows as (a + b) / d (measured 1.5e-5 m unweighted at d = 1 cm,
  * 15 micrometres, where the end itself is still within 5e-7 m). Near full reach without
  * softening the knee is ill-conditioned by nature (its position moves as sqrt(D - d)): the
- * largest weighted mid error, 2.3e-6 m, is a leg 0.13 mm short of straight. Measured maxima
- * over the three configurations: end 4.8e-7 m (double ltm) and 5.0e-7 m (float ltm), weighted
- * mid 2.3e-6 m. The issue asks for 1 mm; the bounds asserted are 2.2-2.5x the measured
- * maxima. */
+ * knee of a leg within 1e-4 of its length of straight is not compared. Measured maxima over
+ * the three configurations and 40 seeds (CB_TEST_SEED): end 9.3e-7 m (double ltm) and 9.7e-7 m
+ * (float ltm), weighted mid 3.5e-6 m. The issue asks for 1 mm; the bounds asserted are about
+ * 2x the measured maxima. */
 static void ik_two_bone_reaches_reachable_targets(void **state)
 {
     (void)state;
@@ -499,16 +499,20 @@ static void ik_two_bone_reaches_reachable_targets(void **state)
         cb_err_track_add(&end_d, dv_len(dv_sub(e, target)), 0.0, (size_t)it);
         cb_err_track_add(&end_f, dv_len(dv_sub(pos_f(&w, L->end), target)), 0.0, (size_t)it);
         dv want_mid = mid_ref(s, dir, pole, a, b, d);
-        cb_err_track_add(&mid, dv_len(dv_sub(pos_d(&w, L->mid), want_mid)) * d / (a + b), 0.0,
-                         (size_t)it);
+        /* The knee of a leg less than 1e-4 of its length short of straight is beyond any
+         * float solver (see above); its end is checked, not its knee. */
+        if (dmax - d > 1e-4 * dmax) {
+            cb_err_track_add(&mid, dv_len(dv_sub(pos_d(&w, L->mid), want_mid)) * d / (a + b),
+                             0.0, (size_t)it);
+        }
         CB_CHECK(dv_len(dv_sub(pos_d(&w, L->start), s)) == 0.0, "the start joint moved");
     }
     /* The humanoid's hinges are perpendicular to its bones (so mid_ref applies): the bones'
      * components along the hinge are float noise. */
     cb_err_track_check(&hinge, 1e-9);
-    cb_err_track_check(&end_d, 1.2e-6);
-    cb_err_track_check(&end_f, 1.2e-6);
-    cb_err_track_check(&mid, 5e-6);
+    cb_err_track_check(&end_d, 2e-6);
+    cb_err_track_check(&end_f, 2e-6);
+    cb_err_track_check(&mid, 7e-6);
     CB_CHECK(end_d.max < 1e-3 && end_f.max < 1e-3, "the issue's 1 mm");
     world_free(&w);
 }
@@ -576,9 +580,10 @@ static void ik_two_bone_degrades_smoothly_out_of_reach(void **state)
         }
     }
     /* |end - start| is a float length built from model positions up to 1.5 m (measured
-     * 2.1e-7 m against the formula); the direction a swing onto the target ray (8.3e-7 rad). */
-    cb_err_track_check(&formula, 5e-7);
-    cb_err_track_check(&ray, 2e-6);
+     * 3.2e-7 m against the formula over configurations and 40 seeds); the direction, a swing
+     * onto the target ray, is a position error of ~1e-6 m over 0.5-1.7 m (3.8e-6 rad). */
+    cb_err_track_check(&formula, 6e-7);
+    cb_err_track_check(&ray, 7e-6);
     cb_test_note("largest end step per 1 mm target step: %.4f mm", end_step_ratio);
     cb_test_note("largest mid-joint step per 1 mm target step: soft %.2f mm, hard %.2f mm",
                  mid_step_soft * 1e3, mid_step_hard * 1e3);
@@ -593,7 +598,8 @@ static void ik_two_bone_degrades_smoothly_out_of_reach(void **state)
 /* ---- two-bone IK: weights, plane, degenerate cases ----------------------------------------- */
 
 /* Weight 0 changes nothing, bit for bit (in place and copying), and reports identity; weights
- * in between move the end continuously from the animated position to the target. */
+ * in between move the end continuously from the animated position to the target, and weight 1
+ * reaches it. */
 static void ik_two_bone_weight(void **state)
 {
     (void)state;
@@ -622,19 +628,28 @@ static void ik_two_bone_weight(void **state)
         assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
         assert_memory_equal(w.pose, before, w.bytes);
         j.out.ptr = w.out;
+        /* Continuity in the weight: the largest step of the end over the weight's range
+         * shrinks with the step of the weight (about 4x for 4x finer steps when the path is
+         * continuous; a jump would stay the same size). */
+        double largest[2] = {0.0, 0.0};
         dv prev = e0;
-        for (int k = 1; k <= 100; ++k) {
-            j.weight = (float)k / 100.0f;
-            assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
-            model_double(&w, w.out);
-            dv e = pos_d(&w, L->end);
-            /* The end travels at most |e0 - target| + a few cm along a curved path in 100
-             * steps; 3 cm per 1 % of weight allows for the curve and catches jumps. */
-            CB_CHECK(dv_len(dv_sub(e, prev)) < 0.03, "weight %.2f: the end jumped %.4f m",
-                     (double)j.weight, dv_len(dv_sub(e, prev)));
-            prev = e;
+        for (int fine = 0; fine < 2; ++fine) {
+            int steps = fine ? 400 : 100;
+            prev = e0;
+            for (int k = 1; k <= steps; ++k) {
+                j.weight = (float)k / (float)steps;
+                assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
+                model_double(&w, w.out);
+                dv e = pos_d(&w, L->end);
+                largest[fine] = fmax(largest[fine], dv_len(dv_sub(e, prev)));
+                prev = e;
+            }
         }
-        CB_CHECK(dv_len(dv_sub(prev, target)) < 3e-6, "weight 1 does not reach (%.3g m)",
+        CB_CHECK(largest[1] < 0.35 * largest[0] + 1e-6,
+                 "iteration %d: the end's largest step went from %.4g m to %.4g m with 4x finer "
+                 "weights",
+                 it, largest[0], largest[1]);
+        CB_CHECK(dv_len(dv_sub(prev, target)) < 1.2e-6, "weight 1 does not reach (%.3g m)",
                  dv_len(dv_sub(prev, target)));
     }
     free(before);
@@ -643,7 +658,9 @@ static void ik_two_bone_weight(void **state)
 
 /* The pole decides the bending plane: for poles all around the target axis, with the hinge
  * given or taken from the pose, the mid joint lies in the plane of the target direction and
- * the pole, on the pole's side. */
+ * the pole, on the pole's side. Targets at least 5 cm beyond the folded reach: closer in, the
+ * chain's direction is the difference of two nearly opposite bones and the plane is as
+ * ill-conditioned as test ik_two_bone_reaches_reachable_targets describes. */
 static void ik_two_bone_pole_decides_the_plane(void **state)
 {
     (void)state;
@@ -656,8 +673,8 @@ static void ik_two_bone_pole_decides_the_plane(void **state)
         const limb *L = ln.L;
         dv s = ln.s;
         dv dir = random_unit(&r);
-        dv target =
-            dv_add(s, dv_scale(dir, ln.dmin + (0.9 * ln.dmax - ln.dmin) * cb_prng_double(&r)));
+        double lo = ln.dmin + 0.05, hi = 0.9 * ln.dmax;
+        dv target = dv_add(s, dv_scale(dir, lo + (hi - lo) * cb_prng_double(&r)));
         dv pole = random_pole(&r, dir);
         cb_ik_two_bone_result res;
         cb_ik_two_bone_job j = two_bone(&w, L, target, pole, &res);
@@ -673,8 +690,9 @@ static void ik_two_bone_pole_decides_the_plane(void **state)
         CB_CHECK(dv_dot(m, pp) > 0.0, "iteration %d (%s%s): the mid joint bends away from the "
                  "pole (%.4f)", it, L->name, it % 2 ? ", hinge from pose" : "", dv_dot(m, pp));
     }
-    /* Positions up to 0.5 m from the start, a handful of float operations: measured 1.3e-6. */
-    cb_err_track_check(&plane, 3e-6);
+    /* Positions up to 0.5 m from the start, a handful of float operations: measured 1.6e-6 m
+     * over configurations and 40 seeds. */
+    cb_err_track_check(&plane, 3.5e-6);
     world_free(&w);
 }
 
@@ -777,8 +795,8 @@ static void ik_two_bone_degenerate_cases(void **state)
  * from the pose): targets inside the generalized reach of the header are reached. The error is
  * relative to the scale of the coordinates involved, the chain's length plus the start joint's
  * distance from the origin (float positions round at their own magnitude, which compounding
- * scales make up to several metres). Measured maximum over the configurations 4.3e-7; bound
- * 1e-6. (Before from_to computed 1 + a.b as |a + b|^2 / 2 this was 2.8e-6: chains swung by
+ * scales make up to several metres). Measured maximum over the configurations and 40 seeds
+ * 6.4e-7; bound 1.3e-6. (Before from_to computed 1 + a.b as |a + b|^2 / 2 this was 2.8e-6: chains swung by
  * nearly 180 degrees lost digits in the cancellation.) */
 static void ik_two_bone_random_skeletons(void **state)
 {
@@ -866,7 +884,7 @@ static void ik_two_bone_random_skeletons(void **state)
     }
     cb_test_note("%zu random chains solved", tried);
     CB_CHECK(tried > 150, "too few usable chains (%zu)", tried);
-    cb_err_track_check(&rel, 1e-6);
+    cb_err_track_check(&rel, 1.3e-6);
 }
 
 /* Model space read from local-to-model matrices (both layouts) gives the corrections computed
@@ -928,8 +946,9 @@ static void ik_two_bone_model_sources_and_corrections_agree(void **state)
     }
     /* Model matrices from local-to-model (top-down products) and from the job's own bottom-up
      * products differ by a few roundings per level, and the corrections by as much (measured
-     * 1.2e-6). By hand: one product and one normalization (measured 1.4e-7). */
-    cb_err_track_check(&src, 3e-6);
+     * 3.1e-6 over configurations and 40 seeds). By hand: one product and one normalization
+     * (measured 1.6e-7). */
+    cb_err_track_check(&src, 6e-6);
     cb_err_track_check(&hand, 3.5e-7);
     free(m3);
     world_free(&w);
@@ -1115,10 +1134,11 @@ static double quat_angle(const float q[4])
 /* The forward axis points at the target: random poses, the four setups, targets all around at
  * 0.5-4 m beyond the offset, with and without a pole, model space from the pose or from
  * matrices. With a pole the up axis ends in the plane of the pole and the direction from the
- * end joint to the target, leaning towards the pole. Bounds: a chain of up to 5 sequential
+ * end joint to the target, leaning towards the pole (checked where that plane is well defined:
+ * the target at least 20 degrees from the pole's line). Bounds: a chain of up to 5 sequential
  * aims, each a few dozen float operations on positions up to 2 m and a normalized rotation,
- * then local-to-model: measured maxima over the configurations 9.8e-7 rad (aim) and 2.5e-6
- * (up, a sine); bounds 2.5e-6 and 6e-6. */
+ * then local-to-model: measured maxima over the configurations and 40 seeds 1.5e-6 rad (aim)
+ * and 2.7e-6 (up, a sine); bounds 3e-6 and 6e-6. */
 static void ik_aim_points_at_the_target(void **state)
 {
     (void)state;
@@ -1157,8 +1177,8 @@ static void ik_aim_points_at_the_target(void **state)
         dv o, f, u;
         aim_ray(&w, &c, &o, &f, &u);
         cb_err_track_add(&aim, dv_angle(f, dv_sub(target, o)), 0.0, (size_t)it);
-        if (pole) {
-            dv t = dv_unit(dv_sub(target, pos_d(&w, c.end)));
+        dv t = dv_unit(dv_sub(target, pos_d(&w, c.end)));
+        if (pole && dv_len(dv_cross(t, (dv){0, 1, 0})) > 0.35) {
             dv side = dv_unit(dv_cross(t, (dv){0, 1, 0}));
             cb_err_track_add(&upe, dv_dot(u, side), 0.0, (size_t)it);
             dv up_perp = dv_sub(u, dv_scale(t, dv_dot(u, t)));
@@ -1167,13 +1187,13 @@ static void ik_aim_points_at_the_target(void **state)
                      it);
         }
     }
-    cb_err_track_check(&aim, 2.5e-6);
+    cb_err_track_check(&aim, 3e-6);
     cb_err_track_check(&upe, 6e-6);
     world_free(&w);
 }
 
 /* The angle limit: targets swept around the end joint, 1 degree per step from straight ahead
- * to 15 degrees short of straight behind (where no side is preferred and the aim must swing
+ * to 20 degrees short of straight behind (where no side is preferred and the aim must swing
  * over to one side or the other), for limits of 20-120 degrees. The forward axis never turns
  * more than the limit; targets well inside it are hit; targets well past it leave the axis
  * exactly at the limit; and the axis moves continuously (at most 1.5 degrees per degree of the
@@ -1196,14 +1216,17 @@ static void ik_aim_stops_at_the_limit(void **state)
         aim_start(&w, &r, &c);
         double limit = cb_prng_range(&r, 20.0f, 120.0f) * deg;
         c.job.angle_limit = (float)limit;
-        if (trial % 2 == 0) {
+        /* Sweep about the up axis (sideways; with a pole keeping the head upright every other
+         * time), or about a random axis perpendicular to f0 (without a pole: such sweeps pass
+         * near straight up, where an upright twist is undefined and the offset eyes swing
+         * round with the roll). */
+        if (trial % 4 == 0) {
             c.job.pole[1] = 1.0f;
         }
-        /* Sweep about the up axis (sideways), or about a random axis perpendicular to c.f0. */
         dv axis = trial % 4 < 2 ? dv_unit(dv_sub(c.u0, dv_scale(c.f0, dv_dot(c.u0, c.f0))))
                                 : dv_unit(dv_cross(c.f0, random_unit(&r)));
         dv prev = c.f0;
-        for (int k = 0; k <= 165; ++k) {
+        for (int k = 0; k <= 160; ++k) {
             double psi = k * deg;
             dv dir = dv_add(dv_scale(c.f0, cos(psi)), dv_scale(dv_cross(axis, c.f0), sin(psi)));
             dv target = dv_add(c.o0, dv_scale(dir, 3.0));
@@ -1232,11 +1255,11 @@ static void ik_aim_stops_at_the_limit(void **state)
     cb_test_note("largest turn past the limit %.3g rad; largest step %.3f degree per degree",
                  over, worst_step);
     /* At the limit the last joint's clamp is exact up to a rotation and local-to-model:
-     * measured 7.3e-7 rad (6.6e-7 past it); inside it the aim is as exact as unconstrained
-     * (measured 4.4e-7). */
+     * measured 8.7e-7 rad (7.2e-7 past it) over configurations and 40 seeds; inside it the aim
+     * is as exact as unconstrained (measured 6.5e-7). */
     CB_CHECK(over <= 2e-6, "the forward axis turned %.3g rad past the limit", over);
     cb_err_track_check(&at, 2e-6);
-    cb_err_track_check(&in, 1.2e-6);
+    cb_err_track_check(&in, 1.5e-6);
     CB_CHECK(worst_step <= 1.5, "the aim jumped %.3f degrees in one 1-degree step", worst_step);
     world_free(&w);
 }
@@ -1300,12 +1323,12 @@ static void ik_aim_weights_distribute_the_turn(void **state)
     }
     cb_test_note("head correction left with the neck at weight 1: %.3g rad", head_left);
     /* At w = 1 the neck puts the target on the ray; what the head adds is rounding (measured
-     * 4.1e-7 rad). */
+     * 5.4e-7 rad). */
     CB_CHECK(head_left < 1e-6, "the head still turned %.3g rad", head_left);
     /* The share is computed in model space and carried into the joint's frame, which commutes
      * with the nlerp up to rounding (measured 1.3e-7). */
     cb_err_track_check(&share, 3.5e-7);
-    cb_err_track_check(&aim, 2.5e-6);
+    cb_err_track_check(&aim, 3e-6);
     world_free(&w);
 }
 
@@ -1355,7 +1378,7 @@ static void ik_aim_weight(void **state)
             }
         }
     }
-    /* One nlerp: 2 roundings and a normalization (measured 1.0e-7). */
+    /* One nlerp: 2 roundings and a normalization (measured 1.3e-7). */
     cb_err_track_check(&share, 3e-7);
     free(before);
     world_free(&w);
@@ -1665,6 +1688,132 @@ static void ik_refresh_range_updates_the_model(void **state)
     world_free(&w);
 }
 
+/* ---- no NaN, ever --------------------------------------------------------------------------- */
+
+/* A value of any magnitude: 0, or sign * 10^u with u uniform in [lo, hi]. */
+static float wild(cb_prng *r, float lo, float hi)
+{
+    if (cb_prng_below(r, 8) == 0) {
+        return 0.0f;
+    }
+    float m = powf(10.0f, cb_prng_range(r, lo, hi));
+    return cb_prng_below(r, 2) ? m : -m;
+}
+
+static void wild_vec(cb_prng *r, float out[3], float lo, float hi)
+{
+    for (int k = 0; k < 3; ++k) {
+        out[k] = wild(r, lo, hi);
+    }
+}
+
+/* Every float of a pose is finite. */
+static bool pose_finite(const world *w, const cb_xform_group *p)
+{
+    const float *f = (const float *)p;
+    for (size_t i = 0; i < w->bytes / sizeof(float); ++i) {
+        if (!isfinite(f[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Random valid-but-wild input for both jobs: targets and poles from 1e-30 to 1e9 in magnitude
+ * (or exactly zero, or on a joint), hinge and aim axes of any length and direction, any soften,
+ * weights and limits, and poses with zero, tiny, huge or non-unit rotations and zero or tiny
+ * scales on the chain. Whatever the job answers, a job that succeeds writes only finite
+ * numbers and unit corrections, and a job that fails writes nothing. */
+static void ik_never_writes_nan(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    cb_xform_group *before = cb_test_pose_alloc(w.s, false);
+    const size_t wd = cb_simd_width();
+    size_t ok = 0, failed = 0;
+    for (int it = 0; it < 6000; ++it) {
+        new_pose(&w, &r);
+        /* Spoil a few joints of the pose. */
+        for (int k = cb_prng_below(&r, 4); k > 0; --k) {
+            uint32_t j = cb_prng_below(&r, (uint32_t)w.n);
+            float *g = (float *)w.pose + (j / wd) * 10 * wd;
+            int what = (int)cb_prng_below(&r, 4);
+            for (size_t c = 3; c < 7 && what < 2; ++c) {
+                g[c * wd + j % wd] = what == 0 ? 0.0f : wild(&r, -20.0f, 6.0f);
+            }
+            for (size_t c = 7; c < 10 && what >= 2; ++c) {
+                g[c * wd + j % wd] = what == 2 ? 0.0f : wild(&r, -8.0f, 0.5f);
+            }
+        }
+        memcpy(before, w.pose, w.bytes);
+        memset(w.out, 0, w.bytes);
+        const limb *L = &w.limb[it % 4];
+        cb_result got;
+        float corr[20];
+        bool two = it % 2 == 0;
+        if (two) {
+            cb_ik_two_bone_result res;
+            cb_ik_two_bone_job j = two_bone(&w, L, (dv){0, 0, 0}, (dv){0, 0, 0}, &res);
+            wild_vec(&r, j.target, -30.0f, 9.0f);
+            if (cb_prng_below(&r, 6) == 0) {
+                dv_store(pos_d(&w, cb_prng_below(&r, 2) ? L->start : L->mid), j.target);
+            }
+            wild_vec(&r, j.pole, -30.0f, 9.0f);
+            wild_vec(&r, j.mid_axis, -30.0f, 30.0f);
+            j.weight = cb_prng_range(&r, 0.0f, 1.0f);
+            j.soften = cb_prng_range(&r, 0.0f, 1.0f);
+            got = cb_ik_two_bone_job_run(&j, NULL);
+            memcpy(corr, res.start_correction, sizeof res.start_correction);
+            memcpy(corr + 4, res.mid_correction, sizeof res.mid_correction);
+        } else {
+            aim_case c;
+            aim_make(&w, &aim_setups[it % 4], &c);
+            wild_vec(&r, c.job.target, -30.0f, 9.0f);
+            if (cb_prng_below(&r, 6) == 0) {
+                dv_store(pos_d(&w, c.end), c.job.target);
+            }
+            wild_vec(&r, c.job.pole, -30.0f, 9.0f);
+            wild_vec(&r, c.job.forward, -30.0f, 30.0f);
+            wild_vec(&r, c.job.up, -30.0f, 30.0f);
+            wild_vec(&r, c.job.offset, -6.0f, 1.0f);
+            c.job.angle_limit = cb_prng_range(&r, 0.0f, 3.14159f);
+            c.job.weight = cb_prng_range(&r, 0.0f, 1.0f);
+            for (size_t k = 0; k < c.job.chain.count; ++k) {
+                c.chain[k].weight = cb_prng_range(&r, 0.0f, 1.0f);
+            }
+            got = cb_ik_aim_job_run(&c.job, NULL);
+            memcpy(corr, c.corr, sizeof corr);
+        }
+        assert_memory_equal(w.pose, before, w.bytes);
+        if (got != CB_OK) {
+            failed++;
+            for (size_t i = 0; i < w.bytes / sizeof(float); ++i) {
+                CB_CHECK(((const float *)w.out)[i] == 0.0f, "iteration %d: %s wrote out", it,
+                         cb_result_str(got));
+            }
+            continue;
+        }
+        ok++;
+        /* NaN may only come out where the host put it: check the pose only when it was
+         * finite (spoiled rotations and scales are finite, so it always is here). */
+        CB_CHECK(!pose_finite(&w, w.pose) || pose_finite(&w, w.out),
+                 "iteration %d (%s): NaN or Inf in the output", it, two ? "two-bone" : "aim");
+        size_t nq = two ? 2 : aim_setups[it % 4].count;
+        for (size_t k = 0; k < nq; ++k) {
+            const float *q = corr + 4 * k;
+            double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
+                              (double)q[3] * q[3]);
+            CB_CHECK(fabs(len - 1.0) < 1e-5, "iteration %d: correction %zu has length %g", it,
+                     k, len);
+        }
+    }
+    cb_test_note("%zu wild jobs succeeded, %zu were refused", ok, failed);
+    CB_CHECK(ok > 1000, "too few jobs ran (%zu)", ok);
+    free(before);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1684,6 +1833,7 @@ int main(void)
         cmocka_unit_test(ik_aim_weight),
         cmocka_unit_test(ik_aim_degenerate_cases),
         cmocka_unit_test(ik_refresh_range_updates_the_model),
+        cmocka_unit_test(ik_never_writes_nan),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -63,12 +63,14 @@ typedef struct frame {
  *    just above it is still good to about 1e-4 rad.
  *  - NEAR_EPS: a target (or end) this close to the start joint, relative to the chain's
  *    length, has no direction.
- *  - HINGE_EPS: bone parts perpendicular to the hinge whose product is this small relative to
- *    the bones' (a hinge along a bone) cannot change the reach. */
+ *  - HINGE_EPS: bone parts perpendicular to the hinge whose product p q is this small relative
+ *    to the squared chain length cannot change the reach in float: the reach interval,
+ *    dmax^2 - dmin^2 = 4 p q, would be below the rounding of dmax^2 (a hinge along a bone, or
+ *    a bone scaled to almost nothing). */
 #define DIR_EPS 1e-4f
 #define STRAIGHT_EPS 1e-3f
 #define NEAR_EPS 1e-5f
-#define HINGE_EPS 1e-6f
+#define HINGE_EPS 1e-5f
 
 /* ------------------------------------------------------------------------------------------ */
 /* Vectors and quaternions                                                                    */
@@ -489,8 +491,11 @@ IK_INLINE void apply_correction(cb_xform_group *out, size_t j, qt c)
     }
     const size_t w = CB_SIMD_WIDTH, l = j % w;
     float *g = (float *)out + (j / w) * 10 * w;
-    qt q = {g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]};
-    q = qnormalize(qmul(q, c));
+    qt q = qmul((qt){g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]}, c);
+    /* A host's pose may hold a zero (or underflowed) rotation: like every normalizing kernel of
+     * the library (CB_QUAT_MIN_LENGTH_SQ in simd/soa.h), take it as the identity. */
+    float len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+    q = len2 >= 1e-30f ? qnormalize(q) : c;
     g[3 * w + l] = q.x, g[4 * w + l] = q.y, g[5 * w + l] = q.z, g[6 * w + l] = q.w;
 }
 
@@ -666,7 +671,7 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
     v3 up = reject(u, n), lp = reject(l, n);
     float p = length(up), q = length(lp);
     v3 l_new = l;
-    if (p * q > HINGE_EPS * a * b) {
+    if (p * q > HINGE_EPS * (a + b) * (a + b)) {
         float sum = un + ln;
         float dmax = sqrtf(sum * sum + (p + q) * (p + q));
         float dmin = sqrtf(sum * sum + (p - q) * (p - q));
@@ -687,7 +692,8 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
         out.mid = axis_half_angle(n, out.mid_c, out.mid_s);
         l_new = rotate(out.mid, l);
     } else {
-        /* The hinge runs along a bone: turning it cannot change the reach. */
+        /* The hinge runs along a bone (or a bone is almost nothing): turning it cannot change
+         * the reach. */
         out.reached = false;
     }
 
