@@ -17,9 +17,12 @@
  * The target, pole and the chain's positions are in model space (the space of cb_ltm_job's
  * output). A job either reads the model matrices of an up-to-date cb_ltm_job run (field `model`)
  * or, when `model` is empty, computes the model transforms of the chain and its ancestors from
- * the local pose itself (a few joints: about 5 for a humanoid leg, 9 for an arm). The second is
- * the cheaper way inside a frame (docs/performance.md measures both), and it lets jobs stack:
- * each sees the corrections of the jobs run before it on the same pose.
+ * the local pose itself (a few joints: about 5 for a humanoid leg, 9 for an arm). Per frame the
+ * two cost within 10 % of each other (docs/performance.md): matrices save the products but need
+ * a local-to-model before the jobs and a refresh after them. Computing from the pose needs no
+ * model space before the post-process and lets jobs stack on overlapping chains (a look-at over
+ * the spine, then a hand on the arm below it): each sees the corrections of the jobs before
+ * it. Matrices are only right while no job before has moved the chain or its ancestors.
  * After a job, model matrices are stale for the subtree of `first_joint` (see the result
  * structs): refresh them with a cb_ltm_job over the range cb_ik_refresh_range() gives (or one
  * full run after all post-process jobs).
