@@ -796,8 +796,8 @@ static void ik_two_bone_degenerate_cases(void **state)
  * relative to the scale of the coordinates involved, the chain's length plus the start joint's
  * distance from the origin (float positions round at their own magnitude, which compounding
  * scales make up to several metres). Measured maximum over the configurations and 40 seeds
- * 6.4e-7; bound 1.3e-6. (Before from_to computed 1 + a.b as |a + b|^2 / 2 this was 2.8e-6: chains swung by
- * nearly 180 degrees lost digits in the cancellation.) */
+ * 6.4e-7; bound 1.3e-6. (Before from_to computed 1 + a.b as |a + b|^2 / 2 this was 2.8e-6:
+ * chains swung by nearly 180 degrees lost digits in the cancellation.) */
 static void ik_two_bone_random_skeletons(void **state)
 {
     (void)state;

@@ -58,7 +58,7 @@ extern "C" {
 
 /**
  * Default soften ratio of cb_ik_two_bone_job: softening starts at 97 % of the chain's reach
- * (the value ozz-animation's two-bone IK sample uses).
+ * (the value ozz-animation's two-bone IK sample starts with, samples/two_bone_ik).
  */
 #define CB_IK_DEFAULT_SOFTEN 0.97f
 
