@@ -10,5 +10,6 @@ int main(int argc, char **argv)
     cb_bench_register_anim();
     cb_bench_register_solver();
     cb_bench_register_crowd();
+    cb_bench_register_ik();
     return cb_bench_main(argc, argv);
 }

@@ -35,6 +35,7 @@
  *                       sync groups, events, IK; built from C or JSON
  *   crowdblend/crowd.h  a crowd: characters of one or more graphs, parameter columns and
  *                       views, the whole frame on the pool, outputs
+ *   crowdblend/ik.h     IK post-process jobs: two-bone IK, aim / look-at IK over a chain
  *
  * SIMD WIDTH
  * ==========
@@ -83,5 +84,6 @@
 #include "crowdblend/params.h"
 #include "crowdblend/graph.h"
 #include "crowdblend/crowd.h"
+#include "crowdblend/ik.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

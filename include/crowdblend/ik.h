@@ -1,0 +1,348 @@
+/**
+ * @file crowdblend/ik.h
+ * @brief Inverse kinematics, the post-process of step (4) of the frame: two-bone IK (a leg or an
+ *        arm reaching for a point) and aim IK over a joint chain (look-at, pointing a weapon).
+ *
+ * Both run on one character's LOCAL pose after blending and before local-to-model, as the graph
+ * runtime's post-process stack does. They rotate chain joints only: every other joint, and every
+ * translation and scale, is left exactly as it was. Like ozz-animation's IKTwoBoneJob and
+ * IKAimJob, each also reports its raw corrections, so an engine can apply them itself.
+ *
+ * CORRECTIONS
+ * A correction c of joint j is a unit quaternion (x, y, z, w) in the joint's own space: the new
+ * local rotation is local[j].rotation * c (Hamilton product; c acts before the old rotation, as
+ * a rotation of the joint's frame). Corrections have w >= 0.
+ *
+ * MODEL SPACE
+ * The target, pole and the chain's positions are in model space (the space of cb_ltm_job's
+ * output). A job either reads the model matrices of an up-to-date cb_ltm_job run (field `model`)
+ * or, when `model` is empty, computes the model transforms of the chain and its ancestors from
+ * the local pose itself (a few joints: about 5 for a humanoid leg, 9 for an arm). Per frame the
+ * two cost within 10 % of each other (docs/performance.md): matrices save the products but need
+ * a local-to-model before the jobs and a refresh after them. Computing from the pose needs no
+ * model space before the post-process and lets jobs stack on overlapping chains (a look-at over
+ * the spine, then a hand on the arm below it): each sees the corrections of the jobs before
+ * it. Matrices are only right while no job before has moved the chain or its ancestors.
+ * After a job, model matrices are stale for the subtree of `first_joint` (see the result
+ * structs): refresh them with a cb_ltm_job over the range cb_ik_refresh_range() gives (or one
+ * full run after all post-process jobs).
+ *
+ * SCALE
+ * Exact for chains whose model matrices are rotations times a uniform scale (any uniform scale
+ * per joint). Under non-uniform or sheared scale no rotation of the local joints can move the
+ * chain rigidly, and the jobs compute the corrections as if the scale were uniform.
+ *
+ * UNITS AND RANGES
+ * Metres and radians. Every target, pole and model-space coordinate of the chain must be finite
+ * and within +-CB_IK_MAX_COORDINATE; bones must be at least CB_IK_MIN_BONE_LENGTH long.
+ *
+ * Threading: jobs with distinct outputs may run concurrently on one shared skeleton. Nothing
+ * allocates. Results are bit-identical for identical inputs.
+ */
+#ifndef CROWDBLEND_IK_H
+#define CROWDBLEND_IK_H
+
+#include "crowdblend/base.h"
+#include "crowdblend/ltm.h"
+#include "crowdblend/skeleton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest magnitude of a model-space coordinate (target, pole, chain positions), metres. */
+#define CB_IK_MAX_COORDINATE 1.0e9f
+
+/** Shortest bone (distance between two chain joints) the jobs accept, metres. */
+#define CB_IK_MIN_BONE_LENGTH 1.0e-6f
+
+/**
+ * Default soften ratio of cb_ik_two_bone_job: softening starts at 97 % of the chain's reach
+ * (the value ozz-animation's two-bone IK sample starts with, samples/two_bone_ik).
+ */
+#define CB_IK_DEFAULT_SOFTEN 0.97f
+
+/** Most joints in an aim chain. */
+#define CB_IK_AIM_MAX_JOINTS 16
+
+/**
+ * Width of the ease of cb_ik_aim_job's angle limit, as a fraction of the limit: the turn
+ * follows the target up to (1 - e) * limit, then eases into the limit, which it reaches when
+ * the target is (1 + e) * limit away and holds beyond.
+ */
+#define CB_IK_AIM_LIMIT_EASE 0.1f
+
+/**
+ * The joint range a local-to-model job must recompute after the local transforms of `joint` and
+ * its descendants changed (after an IK job whose result names `joint` as its first_joint):
+ * [*from, *to) with *from = joint and *to one past its last descendant. In a skeleton whose
+ * subtrees are contiguous (depth-first order, as exporters write them, and the embedded
+ * humanoid) the range is exactly the subtree, e.g. 5 joints for the neck instead of 59 from it
+ * to the end; otherwise it also holds joints outside the subtree, which a refresh recomputes to
+ * the values they had. O(joint count x depth): call it once per chain, at setup.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (skeleton, from, to), CB_ERR_INVALID_ARGUMENT (joint out
+ *         of range). Nothing is written on failure.
+ */
+CB_API cb_result cb_ik_refresh_range(const cb_skeleton *skeleton, uint32_t joint, uint32_t *from,
+                                     uint32_t *to, cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Two-bone IK                                                                               */
+
+/** What a two-bone job reports besides the pose. */
+typedef struct cb_ik_two_bone_result {
+    /** Correction of start_joint (see the file comment); identity when weight is 0. */
+    float start_correction[4];
+    /** Correction of mid_joint: a rotation about the hinge axis. */
+    float mid_correction[4];
+    /**
+     * True when the target lies where the chain reaches it exactly: between the folded reach
+     * and the start of the soft zone. Weight does not enter (a weight below 1 reaches less), but
+     * a weight of 0 reports false, as the job then skips all work.
+     */
+    bool reached;
+    /** The first joint whose model transform changed: start_joint. */
+    uint32_t first_joint;
+} cb_ik_two_bone_result;
+
+/**
+ * Two-bone IK: turns start_joint and mid_joint so that end_joint reaches `target`, bending at
+ * mid_joint about a hinge axis, in the plane that `pole` chooses.
+ *
+ * The three joints form a chain: mid_joint is a descendant of start_joint and end_joint of
+ * mid_joint; joints between them (twist joints) move rigidly with their parents.
+ *
+ * Solution. The mid joint turns about its hinge axis n until the start-to-end distance is the
+ * target distance d, then the start joint swings the end onto the target direction and twists
+ * about it so that n is perpendicular to the plane of the target direction and the pole, with
+ * the mid joint on the pole's side. The reach is exact (law of cosines on the bone parts
+ * perpendicular to n), so it also holds for hinges that are not perpendicular to the bones.
+ *
+ * Soft limit (Andy Nicholas, "Soft IK", softimageblog.com/archives/108, 2009; ozz-animation's
+ * soften parameter). With full reach D and soft start s = soften * D, a target at distance
+ * d > s is pulled in to d' = D - (D - s) exp(-(d - s) / (D - s)): equal to d with slope 1 at
+ * d = s, always below both d and D, and tending to D as d grows. The chain therefore never
+ * snaps straight, and a target that keeps moving away drags the end along smoothly without
+ * passing it. Targets closer than the folded reach are reached as far as the chain folds
+ * (a hard, continuous clamp).
+ *
+ * Degenerate cases. A target at the start joint keeps the chain's current direction. A pole
+ * that is zero or parallel to the target direction leaves the bending plane where the swing put
+ * it. A straight (or fully folded) chain with no mid_axis bends towards the pole, or about an
+ * arbitrary but fixed perpendicular when there is no usable pole either.
+ */
+typedef struct cb_ik_two_bone_job {
+    const cb_skeleton *skeleton; /**< required */
+    /** The local pose: >= group count groups, aligned to cb_simd_group_align(). Required. */
+    cb_xform_group_cspan pose;
+    /**
+     * Where the corrected pose goes: the same array as `pose` (corrected in place: only the
+     * rotations of start_joint and mid_joint are written), another array of >= group count
+     * aligned groups (the whole pose is copied, then corrected; no partial overlap with
+     * `pose`), or empty (the job only reports its result).
+     */
+    cb_xform_group_span out;
+    /**
+     * Optional model matrices of `pose`, as cb_ltm_job writes them in `model_layout`: joint
+     * count * cb_ltm_matrix_floats(model_layout) floats, of which the job reads the three chain
+     * joints' matrices. They must be up to date with `pose` (not checked). Empty: the job
+     * computes what it needs from `pose`.
+     */
+    cb_float_cspan model;
+    /** Layout of `model` (default MAT4). */
+    cb_matrix_layout model_layout;
+    uint32_t start_joint; /**< e.g. "thigh_l" or "upperarm_l" */
+    uint32_t mid_joint;   /**< e.g. "calf_l" or "lowerarm_l": a descendant of start_joint */
+    uint32_t end_joint;   /**< e.g. "foot_l" or "hand_l": a descendant of mid_joint */
+    /** Where end_joint should go, model space. Finite, within +-CB_IK_MAX_COORDINATE. */
+    float target[3];
+    /**
+     * Model-space direction towards which the mid joint bends (a knee or elbow points at it);
+     * any length. Default (zero): no preference, the bending plane stays where the swing of the
+     * chain onto the target puts it.
+     */
+    float pole[3];
+    /**
+     * The hinge axis of mid_joint in its own local space, any length: the lower bone bends by a
+     * positive (right-handed) rotation about it, and it never bends the other way. For the
+     * embedded humanoid: (1, 0, 0) for the knees, (-1, 0, 0) for the elbows. Default (zero): the
+     * normal of the plane the chain bends in now (for a straight chain, see the degenerate
+     * cases); the hinge then follows the animation, which is fine for bent limbs but picks an
+     * arbitrary roll for straight ones, so rigs should give it.
+     */
+    float mid_axis[3];
+    /**
+     * How much of the correction applies, in [0, 1]: each correction is nlerped from the
+     * identity by it. 0 (the zero value) changes nothing, bit for bit, and skips all work.
+     */
+    float weight;
+    /**
+     * Where softening starts, as a fraction of the full reach, in [0, 1]. Default (0):
+     * CB_IK_DEFAULT_SOFTEN. 1: no softening (the chain snaps straight at full reach).
+     */
+    float soften;
+    /** Optional result (corrections, reached, first_joint); written on success. */
+    cb_ik_two_bone_result *result;
+} cb_ik_two_bone_job;
+
+/**
+ * Checks a two-bone job without running it (the geometry of the pose is checked by run).
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (job, skeleton, pose; model with a count but no pointer),
+ *         CB_ERR_SPAN_TOO_SHORT (pose, out, model), CB_ERR_MISALIGNED (pose, out),
+ *         CB_ERR_INVALID_ARGUMENT (a joint index out of range, a bad model_layout, weight or
+ *         soften outside [0, 1], a target or pole coordinate beyond CB_IK_MAX_COORDINATE, out
+ *         overlapping pose partially, no output at all), CB_ERR_HIERARCHY (the joints do not form
+ *         a chain), CB_ERR_NOT_FINITE (target, pole, mid_axis, weight or soften). err names the
+ *         field.
+ */
+CB_API cb_result cb_ik_two_bone_job_validate(const cb_ik_two_bone_job *job, cb_error *err);
+
+/**
+ * Validates, then solves and writes the corrected pose and the result. Writes nothing on
+ * failure.
+ * @return the codes of cb_ik_two_bone_job_validate, and: CB_ERR_NOT_FINITE (NaN or Inf in a
+ *         chain joint's model transform or local rotation), CB_ERR_INVALID_ARGUMENT (a chain
+ *         position beyond CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (a bone shorter than
+ *         CB_IK_MIN_BONE_LENGTH).
+ */
+CB_API cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Aim IK over a chain                                                                       */
+
+/** One joint of an aim chain. */
+typedef struct cb_ik_aim_joint {
+    uint32_t joint; /**< joint index */
+    /**
+     * The share of the remaining turn this joint takes, in [0, 1] (the full turn that would
+     * aim the chain from this joint is nlerped from the identity by it). Give the end joint 1
+     * for the chain to aim exactly, and the joints before it less, e.g. spine 0.2, neck 0.4,
+     * head 1.
+     */
+    float weight;
+} cb_ik_aim_joint;
+
+/** Read-only span of aim chain joints. */
+typedef struct cb_ik_aim_joint_cspan {
+    const cb_ik_aim_joint *ptr;
+    size_t count;
+} cb_ik_aim_joint_cspan;
+
+/** What an aim job reports besides the pose. */
+typedef struct cb_ik_aim_result {
+    /**
+     * True when the forward ray passes through the target: not limited, the end joint's weight
+     * and the job's weight 1, and the target not too close to aim at (see cb_ik_aim_job).
+     */
+    bool reached;
+    /** True when the angle limit changed the aim. */
+    bool limited;
+    /** The first chain joint with a non-zero weight (0 when the job's weight is 0). */
+    uint32_t first_joint;
+} cb_ik_aim_result;
+
+/**
+ * Aim IK over a chain: turns the chain's joints, first to last, so that the end joint's forward
+ * axis points at `target`, each joint taking its weight's share of the turn still to do (the
+ * ozz-animation look-at sample's scheme, in one job).
+ *
+ * The aimed ray starts at `offset` (end joint space, e.g. between the eyes) and runs along
+ * `forward`. Each joint turns about its own position the shortest way that puts the target on
+ * the ray; then, when a pole is given, twists about the direction to the target so that the
+ * end's `up` axis leans towards the pole (a head stays upright). A target closer to a joint
+ * than the ray's closest approach to it cannot be aimed at; the ray then turns as close as it
+ * gets.
+ *
+ * Angle limit: the forward axis ends at most angle_limit away from where the animation pointed
+ * it. The last joint takes the angle a between the animated forward axis and the one that would
+ * hit the target, and turns the axis by ease(a) instead: a itself up to (1 - e) * limit, then
+ * easing in (continuous slope) to the limit, which it reaches at (1 + e) * limit and holds
+ * beyond, e = CB_IK_AIM_LIMIT_EASE. The joints before it aim at the target turned back by the
+ * same ease as seen from the end joint, so that they do not turn past the limit themselves.
+ * A target straight behind the forward axis prefers no side: near it the limited aim swings
+ * from one side to the other, as a head following someone around its back does.
+ */
+typedef struct cb_ik_aim_job {
+    const cb_skeleton *skeleton; /**< required */
+    /** The local pose: >= group count groups, aligned. Required. */
+    cb_xform_group_cspan pose;
+    /**
+     * Where the corrected pose goes: `pose` itself (in place: only the chain joints' rotations
+     * are written), another aligned array of >= group count groups (copy, then correct; no
+     * partial overlap), or empty.
+     */
+    cb_xform_group_span out;
+    /** Optional model matrices of `pose`, as in cb_ik_two_bone_job (chain joints are read). */
+    cb_float_cspan model;
+    /** Layout of `model` (default MAT4). */
+    cb_matrix_layout model_layout;
+    /**
+     * The chain, from the joint nearest the root to the end joint (e.g. spine_03, neck,
+     * head): 1..CB_IK_AIM_MAX_JOINTS joints, each a descendant of the one before. Required.
+     */
+    cb_ik_aim_joint_cspan chain;
+    /** The point to aim at, model space; finite, within +-CB_IK_MAX_COORDINATE. */
+    float target[3];
+    /** The aimed axis in the end joint's space, any length. Default (zero): (0, 0, 1). */
+    float forward[3];
+    /**
+     * The end joint's up axis in its space, any length, not parallel to forward; used only
+     * with a pole. Default (zero): (0, 1, 0).
+     */
+    float up[3];
+    /**
+     * Model-space direction the up axis should lean towards (e.g. (0, 1, 0) to keep a head
+     * upright). Default (zero): no twist, each joint turns the shortest way.
+     */
+    float pole[3];
+    /**
+     * Start of the aimed ray in the end joint's space (as a child joint's translation would be,
+     * so the joint's scale applies). Default (zero): the joint itself.
+     */
+    float offset[3];
+    /**
+     * Largest turn of the forward axis, radians, in (0, pi]. Default (0): pi, no limit.
+     */
+    float angle_limit;
+    /**
+     * How much of the aim applies, in [0, 1]: every correction is nlerped from the identity by
+     * it. 0 changes nothing, bit for bit, and skips all work.
+     */
+    float weight;
+    /**
+     * Optional: 4 floats per chain joint, the corrections in chain order (x, y, z, w each).
+     * Entries past chain.count * 4 are untouched.
+     */
+    cb_float_span corrections;
+    /** Optional result; written on success. */
+    cb_ik_aim_result *result;
+} cb_ik_aim_job;
+
+/**
+ * Checks an aim job without running it.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (job, skeleton, pose, chain; model or corrections with a
+ *         count but no pointer), CB_ERR_TOO_FEW (an empty chain), CB_ERR_TOO_MANY (more than
+ *         CB_IK_AIM_MAX_JOINTS), CB_ERR_SPAN_TOO_SHORT (pose, out, model, corrections),
+ *         CB_ERR_MISALIGNED (pose, out), CB_ERR_INVALID_ARGUMENT (a joint index out of range,
+ *         a weight outside [0, 1], angle_limit outside [0, pi], a coordinate beyond
+ *         CB_IK_MAX_COORDINATE, a bad layout, partial overlap, no output), CB_ERR_HIERARCHY
+ *         (a chain joint that is not a descendant of the one before), CB_ERR_NOT_FINITE (any
+ *         vector or number), CB_ERR_DEGENERATE (up parallel to forward while a pole is given).
+ */
+CB_API cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err);
+
+/**
+ * Validates, then aims and writes the corrected pose, the corrections and the result. Writes
+ * nothing on failure.
+ * @return the codes of cb_ik_aim_job_validate, and: CB_ERR_NOT_FINITE (NaN or Inf in a chain
+ *         joint's model transform or local rotation), CB_ERR_INVALID_ARGUMENT (a chain
+ *         coordinate beyond CB_IK_MAX_COORDINATE), CB_ERR_DEGENERATE (the end joint's forward
+ *         or up axis vanishes in model space: a zero scale).
+ */
+CB_API cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWDBLEND_IK_H */

@@ -1,0 +1,1084 @@
+/* Inverse kinematics post-process jobs: two-bone IK and aim IK over a chain (crowdblend/ik.h).
+ *
+ * Both are scalar: a job solves one chain of one character, a few dozen dependent operations
+ * with nothing W-wide in them (the SoA joint groups are read and written a lane at a time).
+ *
+ * Model space comes either from the caller's local-to-model matrices or from the local pose:
+ * the model matrix of a chain joint is the product of the local matrices on its path from the
+ * root, accumulated bottom-up (acc = local[parent] * acc), which needs no scratch and only the
+ * joints on the path. docs/performance.md compares the two.
+ *
+ * Numerical choices, each to keep float precision where textbook IK loses it:
+ *  - No acos or atan anywhere in two-bone IK. The mid joint's turn is built from half-angle
+ *    cosines and sines: the target bend comes from cos^2(b/2) = (d^2 - dmin^2) / (4 p q) and
+ *    sin^2(b/2) = (dmax^2 - d^2) / (4 p q), whose factors (d - dmin, dmax - d) are computed as
+ *    differences of lengths, and the current bend from the chord construction of half_angle.
+ *    acos(x) near x = 1 (a nearly straight limb) loses half the digits: about 5e-4 rad in
+ *    float, 0.2 mm at the end of a 0.43 m bone.
+ *  - Rotations between vectors use the half-way construction (a x b, 1 + a.b), normalized, with
+ *    1 + a.b taken from |a + b|^2 (see from_to) and a fixed perpendicular axis when the vectors
+ *    are opposite.
+ *  - Coordinates are bounded (CB_IK_MAX_COORDINATE = 1e9), so no square or cross product of two
+ *    of them overflows, and every division is by a length checked against a threshold first:
+ *    with finite, bounded input no NaN can reach a pose.
+ * Accuracy (tests/test_ik.c, maxima over the three test configurations): the end of a leg or
+ * arm lands within 5e-7 m of a reachable target; on random chains with scale, within 4.3e-7 of
+ * the coordinates' magnitude; an aimed axis points within 1e-6 rad of its target. */
+#include <math.h>
+#include <string.h>
+
+#include "anim/anim_impl.h"
+#include "crowdblend/ik.h"
+
+/* The helpers below are small and called on one long dependency chain; inlining them all
+ * (also at -O0, in the sanitizer build) made two-bone IK about a quarter faster. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IK_INLINE static inline __attribute__((always_inline))
+#else
+#define IK_INLINE static inline
+#endif
+
+typedef struct v3 {
+    float x, y, z;
+} v3;
+
+typedef struct qt {
+    float x, y, z, w;
+} qt;
+
+/* An affine model-space matrix: linear part as three columns, and the position. */
+typedef struct frame {
+    v3 c[3];
+    v3 p;
+} frame;
+
+#define PI_F 3.14159265f
+
+/* Thresholds, all relative (scale-free):
+ *  - DIR_EPS: a projection of a unit vector shorter than this has no usable direction (the
+ *    pole along the target axis, an up axis along the aim); 1e-4 keeps the direction of what
+ *    is left accurate to about 1e-3 rad in float.
+ *  - STRAIGHT_EPS: a chain whose bend has a sine below this counts as straight (or folded), so
+ *    its plane is not taken from the pose; at 1e-3 (0.06 degree) the plane normal of a chain
+ *    just above it is still good to about 1e-4 rad.
+ *  - NEAR_EPS: a target (or end) this close to the start joint, relative to the chain's
+ *    length, has no direction.
+ *  - HINGE_EPS: bone parts perpendicular to the hinge whose product p q is this small relative
+ *    to the squared chain length cannot change the reach in float: the reach interval,
+ *    dmax^2 - dmin^2 = 4 p q, would be below the rounding of dmax^2 (a hinge along a bone, or
+ *    a bone scaled to almost nothing). */
+#define DIR_EPS 1e-4f
+#define STRAIGHT_EPS 1e-3f
+#define NEAR_EPS 1e-5f
+#define HINGE_EPS 1e-5f
+
+/* ------------------------------------------------------------------------------------------ */
+/* Vectors and quaternions                                                                    */
+
+IK_INLINE v3 v3_make(const float a[3])
+{
+    return (v3){a[0], a[1], a[2]};
+}
+
+IK_INLINE v3 add(v3 a, v3 b)
+{
+    return (v3){a.x + b.x, a.y + b.y, a.z + b.z};
+}
+
+IK_INLINE v3 sub(v3 a, v3 b)
+{
+    return (v3){a.x - b.x, a.y - b.y, a.z - b.z};
+}
+
+IK_INLINE v3 scale(v3 a, float s)
+{
+    return (v3){a.x * s, a.y * s, a.z * s};
+}
+
+IK_INLINE float dot(v3 a, v3 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+IK_INLINE v3 cross(v3 a, v3 b)
+{
+    return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+
+IK_INLINE float length(v3 a)
+{
+    return sqrtf(dot(a, a));
+}
+
+/* a / |a| and |a| through *len; the zero vector for a zero input. Inputs here are bounded by
+ * a few CB_IK_MAX_COORDINATE, so the squared length cannot overflow. */
+IK_INLINE v3 normalize(v3 a, float *len)
+{
+    float l = length(a);
+    if (len != NULL) {
+        *len = l;
+    }
+    return l > 0.0f ? scale(a, 1.0f / l) : (v3){0.0f, 0.0f, 0.0f};
+}
+
+/* a minus its component along the unit vector n. */
+IK_INLINE v3 reject(v3 a, v3 n)
+{
+    return sub(a, scale(n, dot(a, n)));
+}
+
+/* A unit vector perpendicular to the unit vector a: a x (the basis axis least aligned with a).
+ * A fixed choice, so degenerate cases give the same answer every frame. */
+IK_INLINE v3 any_perpendicular(v3 a)
+{
+    float ax = fabsf(a.x), ay = fabsf(a.y), az = fabsf(a.z);
+    v3 e = ax <= ay && ax <= az ? (v3){1, 0, 0} : ay <= az ? (v3){0, 1, 0} : (v3){0, 0, 1};
+    return normalize(cross(a, e), NULL);
+}
+
+static const qt QT_IDENTITY = {0.0f, 0.0f, 0.0f, 1.0f};
+
+/* Hamilton product: a * b rotates by b, then by a. */
+IK_INLINE qt qmul(qt a, qt b)
+{
+    return (qt){
+        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+    };
+}
+
+IK_INLINE qt conjugate(qt q)
+{
+    return (qt){-q.x, -q.y, -q.z, q.w};
+}
+
+/* q v q* for unit q: v + w t + u x t with u = q.xyz, t = 2 u x v. */
+IK_INLINE v3 rotate(qt q, v3 v)
+{
+    v3 u = {q.x, q.y, q.z};
+    v3 t = scale(cross(u, v), 2.0f);
+    return add(add(v, scale(t, q.w)), cross(u, t));
+}
+
+/* Unit length; the quaternions normalized here are products of unit ones (length ~1). */
+IK_INLINE qt qnormalize(qt q)
+{
+    float inv = 1.0f / sqrtf(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
+    return (qt){q.x * inv, q.y * inv, q.z * inv, q.w * inv};
+}
+
+/* q or -q, whichever has w >= 0 (the same rotation, by the shorter way from the identity). */
+IK_INLINE qt positive_w(qt q)
+{
+    return q.w < 0.0f ? (qt){-q.x, -q.y, -q.z, -q.w} : q;
+}
+
+/* The rotation about a unit axis whose half-angle has cosine c and sine s. */
+IK_INLINE qt axis_half_angle(v3 axis, float c, float s)
+{
+    return (qt){axis.x * s, axis.y * s, axis.z * s, c};
+}
+
+/* (cos(t/2), sin(t/2)) for the angle t in (-pi, pi] with cos t : sin t = c : s (any common
+ * positive scale r = |(c, s)|; both 0 gives t = 0). The two chord forms (r + c, s) and
+ * (s, r - c) are both proportional to the answer; each is used where it does not cancel, so the
+ * result is accurate to a few ulp at every angle, pi included. cos(t/2) >= 0. */
+IK_INLINE void half_angle(float c, float s, float *ch, float *sh)
+{
+    float r = sqrtf(c * c + s * s);
+    float x, y;
+    if (c >= 0.0f) {
+        x = r + c, y = s;
+    } else {
+        float sign = s < 0.0f ? -1.0f : 1.0f;
+        x = sign * s, y = sign * (r - c);
+    }
+    float n2 = x * x + y * y;
+    if (!(n2 > 0.0f)) {
+        *ch = 1.0f, *sh = 0.0f;
+        return;
+    }
+    float inv = 1.0f / sqrtf(n2);
+    *ch = x * inv, *sh = y * inv;
+}
+
+/* The shortest rotation taking unit a to unit b: (a x b, 1 + a.b), normalized. 1 + a.b is
+ * taken as |a + b|^2 / 2: near opposite vectors 1 + a.b cancels to a tiny number whose
+ * rounding (6e-8 absolute) would tilt the result by about 1e-7 / angle-from-opposite rad, while
+ * a + b is computed without cancellation error and its squared length is accurate to a few
+ * ulp however small. Exactly opposite vectors turn by pi about a fixed perpendicular. */
+IK_INLINE qt from_to(v3 a, v3 b)
+{
+    v3 h = add(a, b);
+    float w = 0.5f * dot(h, h);
+    if (w < 1e-12f) {
+        v3 n = any_perpendicular(a);
+        return (qt){n.x, n.y, n.z, 0.0f};
+    }
+    v3 c = cross(a, b);
+    return qnormalize((qt){c.x, c.y, c.z, w});
+}
+
+/* nlerp(identity, q, w) on the shorter arc, w in [0, 1]: exactly q at w = 1. */
+IK_INLINE qt weighted(qt q, float w)
+{
+    q = positive_w(q);
+    if (w >= 1.0f) {
+        return q;
+    }
+    return qnormalize((qt){w * q.x, w * q.y, w * q.z, 1.0f - w + w * q.w});
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Frames                                                                                     */
+
+IK_INLINE v3 lin(const frame *f, v3 v)
+{
+    return add(add(scale(f->c[0], v.x), scale(f->c[1], v.y)), scale(f->c[2], v.z));
+}
+
+/* a * b. */
+IK_INLINE frame compose(const frame *a, const frame *b)
+{
+    frame r;
+    for (int k = 0; k < 3; ++k) {
+        r.c[k] = lin(a, b->c[k]);
+    }
+    r.p = add(lin(a, b->p), a->p);
+    return r;
+}
+
+/* The local matrix T R S of joint j (Shoemake's quaternion-to-matrix formula, as ltm.c). */
+IK_INLINE frame local_frame(const cb_xform_group *pose, size_t j)
+{
+    const size_t w = CB_SIMD_WIDTH, l = j % w;
+    const float *g = (const float *)pose + (j / w) * 10 * w; /* 10 components of W */
+    float qx = g[3 * w + l], qy = g[4 * w + l], qz = g[5 * w + l], qw = g[6 * w + l];
+    float sx = g[7 * w + l], sy = g[8 * w + l], sz = g[9 * w + l];
+    float x2 = qx + qx, y2 = qy + qy, z2 = qz + qz;
+    float xx = qx * x2, yy = qy * y2, zz = qz * z2, xy = qx * y2, xz = qx * z2, yz = qy * z2;
+    float wx = qw * x2, wy = qw * y2, wz = qw * z2;
+    return (frame){
+        {
+            {(1.0f - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx},
+            {(xy - wz) * sy, (1.0f - (xx + zz)) * sy, (yz + wx) * sy},
+            {(xz + wy) * sz, (yz - wx) * sz, (1.0f - (xx + yy)) * sz},
+        },
+        {g[0 * w + l], g[1 * w + l], g[2 * w + l]},
+    };
+}
+
+/* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
+ * model space) down to j. j must be a descendant of stop. */
+static frame path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                        int32_t stop)
+{
+    frame acc = local_frame(pose, j);
+    for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
+        frame parent = local_frame(pose, (size_t)p);
+        acc = compose(&parent, &acc);
+    }
+    return acc;
+}
+
+/* Joint j's matrix in a local-to-model output. */
+IK_INLINE frame model_frame(const float *m, cb_matrix_layout layout, size_t j)
+{
+    frame f;
+    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
+        const float *r = m + 12 * j; /* row-major rows 0..2 */
+        for (int k = 0; k < 3; ++k) {
+            f.c[k] = (v3){r[k], r[4 + k], r[8 + k]};
+        }
+        f.p = (v3){r[3], r[7], r[11]};
+    } else {
+        const float *c = m + 16 * j; /* column-major */
+        for (int k = 0; k < 3; ++k) {
+            f.c[k] = (v3){c[4 * k], c[4 * k + 1], c[4 * k + 2]};
+        }
+        f.p = (v3){c[12], c[13], c[14]};
+    }
+    return f;
+}
+
+/* Model frames of the chain joints[0..n), each a descendant of the one before, from the model
+ * matrices when the job has them, else from the pose. */
+static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose,
+                         cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
+                         size_t n, frame *out)
+{
+    for (size_t k = 0; k < n; ++k) {
+        if (model.ptr != NULL) {
+            out[k] = model_frame(model.ptr, layout, joints[k]);
+        } else if (k == 0) {
+            out[k] = path_frame(s, pose, joints[k], -1);
+        } else {
+            frame rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
+            out[k] = compose(&out[k - 1], &rel);
+        }
+    }
+}
+
+/* The run-time checks of a chain: its frames finite and within range, and the local rotations
+ * the job will multiply finite (with model matrices given they are not otherwise read). */
+static cb_result check_chain(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
+                             size_t n, const char *job, cb_error *err)
+{
+    for (size_t k = 0; k < n; ++k) {
+        const v3 *c = f[k].c, *p = &f[k].p;
+        const float elems[12] = {c[0].x, c[0].y, c[0].z, c[1].x, c[1].y, c[1].z,
+                                 c[2].x, c[2].y, c[2].z, p->x,   p->y,   p->z};
+        for (int e = 0; e < 12; ++e) {
+            float x = elems[e];
+            if (!isfinite(x)) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "%s: the model transform of joint %u is not finite "
+                                    "(NaN or Inf in the pose or model matrices)",
+                                    job, joints[k]);
+            }
+            if (fabsf(x) > CB_IK_MAX_COORDINATE) {
+                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                    "%s: the model transform of joint %u has %g, beyond "
+                                    "CB_IK_MAX_COORDINATE",
+                                    job, joints[k], (double)x);
+            }
+        }
+        const size_t w = CB_SIMD_WIDTH, l = joints[k] % w;
+        const float *g = (const float *)pose + (joints[k] / w) * 10 * w;
+        for (size_t comp = 3; comp < 7; ++comp) {
+            if (!isfinite(g[comp * w + l])) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "%s: the local rotation of joint %u is not finite", job,
+                                    joints[k]);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+/* A model-space rotation q (about any point) as a correction of the joint whose model frame is
+ * f: the same rotation seen in the joint's frame, R^T q R, whose axis is R^T (q.xyz) for the
+ * frame's rotation R. With f = s R (uniform scale) R^T v is f^T v / s; normalizing f^T v to
+ * |v| gives it without knowing s. */
+IK_INLINE qt to_local(const frame *f, qt q)
+{
+    v3 v = {q.x, q.y, q.z};
+    float vl = length(v);
+    v3 y = {dot(f->c[0], v), dot(f->c[1], v), dot(f->c[2], v)};
+    float yl = length(y);
+    if (!(vl > 0.0f) || !(yl > 0.0f)) {
+        return QT_IDENTITY;
+    }
+    y = scale(y, vl / yl);
+    return (qt){y.x, y.y, y.z, q.w};
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Validation shared by both jobs                                                             */
+
+typedef struct io_fields {
+    const char *job;
+    const struct cb_skeleton *skeleton;
+    cb_xform_group_cspan pose;
+    cb_xform_group_span out;
+    cb_float_cspan model;
+    cb_matrix_layout model_layout;
+    float weight;
+} io_fields;
+
+static cb_result check_io(const io_fields *f, cb_error *err)
+{
+    if (f->skeleton == NULL || f->pose.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", f->job,
+                            f->skeleton == NULL ? "skeleton" : "pose");
+    }
+    const struct cb_skeleton *s = f->skeleton;
+    const size_t align = cb_simd_group_align();
+    if (f->pose.count < s->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: pose has %zu groups, needs %zu",
+                            f->job, f->pose.count, s->group_count);
+    }
+    if (!cb_is_aligned(f->pose.ptr, align)) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "%s: pose is not aligned to %zu bytes", f->job,
+                            align);
+    }
+    if (f->out.ptr != NULL) {
+        if (f->out.count < s->group_count) {
+            return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: out has %zu groups, needs %zu",
+                                f->job, f->out.count, s->group_count);
+        }
+        if (!cb_is_aligned(f->out.ptr, align)) {
+            return cb_error_set(err, CB_ERR_MISALIGNED, "%s: out is not aligned to %zu bytes",
+                                f->job, align);
+        }
+        const char *a = (const char *)f->pose.ptr, *b = (const char *)f->out.ptr;
+        size_t bytes = s->group_count * cb_simd_group_bytes();
+        if (a != b && a < b + bytes && b < a + bytes) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "%s: out overlaps pose partially (give the same array to "
+                                "correct in place)",
+                                f->job);
+        }
+    }
+    if (f->model_layout < _CB_MATRIX_LAYOUT_DEFAULT || f->model_layout >= _CB_MATRIX_LAYOUT_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: model_layout %d is not a cb_matrix_layout", f->job,
+                            (int)f->model_layout);
+    }
+    if (f->model.ptr == NULL && f->model.count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: model has a count but no pointer",
+                            f->job);
+    }
+    size_t need = s->joint_count * cb_ltm_matrix_floats(f->model_layout);
+    if (f->model.ptr != NULL && f->model.count < need) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: model has %zu floats, needs %zu",
+                            f->job, f->model.count, need);
+    }
+    if (!isfinite(f->weight)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: weight is not finite", f->job);
+    }
+    if (f->weight < 0.0f || f->weight > 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: weight %g is outside [0, 1]", f->job,
+                            (double)f->weight);
+    }
+    return CB_OK;
+}
+
+static cb_result check_joint(const io_fields *f, uint32_t joint, const char *name, cb_error *err)
+{
+    if (joint >= f->skeleton->joint_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: %s %u is out of range (%zu joints)",
+                            f->job, name, joint, f->skeleton->joint_count);
+    }
+    return CB_OK;
+}
+
+/* A vector field: finite, and (for points and poles) within CB_IK_MAX_COORDINATE. */
+static cb_result check_vec(const io_fields *f, const float v[3], const char *name, bool bounded,
+                           cb_error *err)
+{
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(v[k])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: %s[%d] is not finite", f->job, name,
+                                k);
+        }
+        if (bounded && fabsf(v[k]) > CB_IK_MAX_COORDINATE) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "%s: %s[%d] = %g is beyond CB_IK_MAX_COORDINATE", f->job, name, k,
+                                (double)v[k]);
+        }
+    }
+    return CB_OK;
+}
+
+/* Copies pose into out when they are different arrays, so that only the chain is left to
+ * write. */
+static void prepare_out(const io_fields *f)
+{
+    if (f->out.ptr != NULL && (const void *)f->out.ptr != (const void *)f->pose.ptr) {
+        memcpy(f->out.ptr, f->pose.ptr, f->skeleton->group_count * cb_simd_group_bytes());
+    }
+}
+
+/* local[j].rotation = normalize(local[j].rotation * c) in out (already holding the pose). An
+ * identity correction writes nothing, so a joint that does not turn keeps its bits. */
+IK_INLINE void apply_correction(cb_xform_group *out, size_t j, qt c)
+{
+    if (c.x == 0.0f && c.y == 0.0f && c.z == 0.0f) {
+        return;
+    }
+    const size_t w = CB_SIMD_WIDTH, l = j % w;
+    float *g = (float *)out + (j / w) * 10 * w;
+    qt q = qmul((qt){g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]}, c);
+    /* A host's pose may hold a zero (or underflowed) rotation: like every normalizing kernel of
+     * the library (CB_QUAT_MIN_LENGTH_SQ in simd/soa.h), take it as the identity. */
+    float len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+    q = len2 >= 1e-30f ? qnormalize(q) : c;
+    g[3 * w + l] = q.x, g[4 * w + l] = q.y, g[5 * w + l] = q.z, g[6 * w + l] = q.w;
+}
+
+IK_INLINE void store_quat(float out[4], qt q)
+{
+    out[0] = q.x, out[1] = q.y, out[2] = q.z, out[3] = q.w;
+}
+
+cb_result cb_ik_refresh_range(const cb_skeleton *skeleton, uint32_t joint, uint32_t *from,
+                              uint32_t *to, cb_error *err)
+{
+    if (skeleton == NULL || from == NULL || to == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "IK refresh range: %s is NULL",
+                            skeleton == NULL ? "skeleton"
+                            : from == NULL   ? "from"
+                                             : "to");
+    }
+    if (joint >= skeleton->joint_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "IK refresh range: joint %u is out of range (%zu joints)", joint,
+                            skeleton->joint_count);
+    }
+    size_t end = (size_t)joint + 1;
+    for (size_t j = end; j < skeleton->joint_count; ++j) {
+        if (cb_skeleton_in_subtree(skeleton, j, joint)) {
+            end = j + 1;
+        }
+    }
+    *from = joint;
+    *to = (uint32_t)end;
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Two-bone IK                                                                                */
+
+/* The fields both jobs share, under one name for the checks. */
+#define IO_FIELDS(name, job)                                                                       \
+    ((io_fields){(name), (job)->skeleton, (job)->pose, (job)->out, (job)->model,                   \
+                 (job)->model_layout, (job)->weight})
+
+static io_fields two_bone_io(const cb_ik_two_bone_job *job)
+{
+    return IO_FIELDS("two-bone IK job", job);
+}
+
+cb_result cb_ik_two_bone_job_validate(const cb_ik_two_bone_job *job, cb_error *err)
+{
+    if (job == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "two-bone IK job: job is NULL");
+    }
+    const io_fields io = two_bone_io(job);
+    cb_result r;
+    if ((r = check_io(&io, err)) != CB_OK ||
+        (r = check_joint(&io, job->start_joint, "start_joint", err)) != CB_OK ||
+        (r = check_joint(&io, job->mid_joint, "mid_joint", err)) != CB_OK ||
+        (r = check_joint(&io, job->end_joint, "end_joint", err)) != CB_OK) {
+        return r;
+    }
+    const struct cb_skeleton *s = job->skeleton;
+    if (job->mid_joint <= job->start_joint ||
+        !cb_skeleton_in_subtree(s, job->mid_joint, job->start_joint) ||
+        job->end_joint <= job->mid_joint ||
+        !cb_skeleton_in_subtree(s, job->end_joint, job->mid_joint)) {
+        return cb_error_set(err, CB_ERR_HIERARCHY,
+                            "two-bone IK job: joints %u, %u, %u do not form a chain (mid_joint "
+                            "must descend from start_joint, end_joint from mid_joint)",
+                            job->start_joint, job->mid_joint, job->end_joint);
+    }
+    if ((r = check_vec(&io, job->target, "target", true, err)) != CB_OK ||
+        (r = check_vec(&io, job->pole, "pole", true, err)) != CB_OK ||
+        (r = check_vec(&io, job->mid_axis, "mid_axis", false, err)) != CB_OK) {
+        return r;
+    }
+    if (!isfinite(job->soften)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "two-bone IK job: soften is not finite");
+    }
+    if (job->soften < 0.0f || job->soften > 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "two-bone IK job: soften %g is outside [0, 1]", (double)job->soften);
+    }
+    if (job->out.ptr == NULL && job->result == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "two-bone IK job: no output (out is empty and result is NULL)");
+    }
+    return CB_OK;
+}
+
+/* The soft limit of the header: the distance the chain is given, d', and D - d' computed
+ * without cancellation. */
+static float soften_distance(float d, float dmin, float dmax, float soften, float *gap,
+                             bool *reached)
+{
+    float start = fmaxf(soften * dmax, dmin);
+    float zone = dmax - start;
+    if (d < dmin) {
+        *gap = dmax - dmin, *reached = false;
+        return dmin;
+    }
+    if (d <= start) {
+        *gap = dmax - d, *reached = true;
+        return d;
+    }
+    *reached = false;
+    if (zone > 0.0f) {
+        float e = expf(-(d - start) / zone);
+        *gap = zone * e;
+        return dmax - *gap;
+    }
+    *gap = 0.0f;
+    return dmax;
+}
+
+/* The solution, as model-space rotations: `mid` about the mid joint (applied first), `start`
+ * about the start joint. hinge_local tells the caller whether mid.xyz is along the given
+ * mid_axis (then the local correction is written from the axis itself). */
+typedef struct two_bone_solution {
+    qt start, mid;
+    float mid_c, mid_s; /* half-angle of the mid turn */
+    bool reached;
+} two_bone_solution;
+
+static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const frame *fs,
+                                        const frame *fm, const frame *fe, float soften)
+{
+    two_bone_solution out = {QT_IDENTITY, QT_IDENTITY, 1.0f, 0.0f, false};
+    v3 u = sub(fm->p, fs->p), l = sub(fe->p, fm->p);
+    float a, b;
+    v3 uhat = normalize(u, &a);
+    normalize(l, &b);
+    float pole_len;
+    v3 pole = normalize(v3_make(job->pole), &pole_len);
+
+    /* Target direction; at the start joint, keep the chain's current direction. */
+    float d;
+    v3 t = normalize(sub(v3_make(job->target), fs->p), &d);
+    if (!(d > NEAR_EPS * (a + b))) {
+        float de;
+        t = normalize(sub(fe->p, fs->p), &de);
+        if (!(de > NEAR_EPS * (a + b))) {
+            t = uhat;
+        }
+        d = 0.0f;
+    }
+
+    /* Hinge axis n in model space. */
+    v3 axis_local = v3_make(job->mid_axis);
+    bool given = dot(axis_local, axis_local) > 0.0f;
+    v3 n;
+    if (given) {
+        float nl;
+        n = normalize(lin(fm, axis_local), &nl);
+        if (!(nl > 0.0f)) {
+            n = any_perpendicular(uhat);
+        }
+    } else {
+        float cl;
+        n = normalize(cross(u, l), &cl);
+        if (!(cl > STRAIGHT_EPS * a * b)) {
+            /* Straight or folded: bend towards the pole (n = pole x u makes the mid joint
+             * move to the pole's side, see the twist below), else about a fixed axis. */
+            float pl;
+            n = normalize(cross(pole, uhat), &pl);
+            if (!(pl > DIR_EPS)) {
+                n = any_perpendicular(uhat);
+            }
+        }
+    }
+
+    /* Mid joint: turn about n until |end - start| = d'. Rotating l about n keeps its part
+     * along n, so |u + l|^2 = (un + ln)^2 + |u_perp|^2 + |l_perp|^2 + 2 u_perp . l_perp. */
+    float un = dot(u, n), ln = dot(l, n);
+    v3 up = reject(u, n), lp = reject(l, n);
+    float p = length(up), q = length(lp);
+    v3 l_new = l;
+    if (p * q > HINGE_EPS * (a + b) * (a + b)) {
+        float sum = un + ln;
+        float dmax = sqrtf(sum * sum + (p + q) * (p + q));
+        float dmin = sqrtf(sum * sum + (p - q) * (p - q));
+        float gap;
+        float dd = soften_distance(d, dmin, dmax, soften, &gap, &out.reached);
+        /* Target bend b_t in [0, pi] (0 = straight), by its half-angle. */
+        float inv4pq = 1.0f / (4.0f * p * q);
+        float ct = sqrtf(fmaxf((dd - dmin) * (dd + dmin) * inv4pq, 0.0f));
+        float st = sqrtf(fmaxf(gap * (dmax + dd) * inv4pq, 0.0f));
+        float r = 1.0f / sqrtf(ct * ct + st * st);
+        ct *= r, st *= r;
+        /* Current bend b_c: the angle from u_perp to l_perp about n. */
+        float cc, sc;
+        half_angle(dot(up, lp), dot(cross(up, lp), n), &cc, &sc);
+        /* Turn by b_t - b_c: half-angle difference formulas. */
+        out.mid_c = ct * cc + st * sc;
+        out.mid_s = st * cc - ct * sc;
+        out.mid = axis_half_angle(n, out.mid_c, out.mid_s);
+        l_new = rotate(out.mid, l);
+    } else {
+        /* The hinge runs along a bone (or a bone is almost nothing): turning it cannot change
+         * the reach. */
+        out.reached = false;
+    }
+
+    /* Start joint: swing the end onto the target direction, then twist about that direction
+     * so that the hinge is normal to the plane (t, pole) with the mid joint on the pole's
+     * side: for a bend about n, the mid joint lies towards t x n, so n must be pole x t. */
+    float fl;
+    v3 f = normalize(add(u, l_new), &fl);
+    qt swing = fl > NEAR_EPS * (a + b) ? from_to(f, t) : QT_IDENTITY;
+    qt start = swing;
+    if (pole_len > 0.0f) {
+        float rl, nl;
+        v3 nref = normalize(cross(pole, t), &rl);
+        v3 n1 = normalize(reject(rotate(swing, n), t), &nl);
+        if (rl > DIR_EPS && nl > DIR_EPS) {
+            float c, s;
+            half_angle(dot(n1, nref), dot(cross(n1, nref), t), &c, &s);
+            start = qmul(axis_half_angle(t, c, s), swing);
+        }
+    }
+    out.start = start;
+    return out;
+}
+
+cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_two_bone_job_validate(job, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const io_fields io = two_bone_io(job);
+    qt cs = QT_IDENTITY, cm = QT_IDENTITY;
+    bool reached = false;
+    if (job->weight > 0.0f) {
+        const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
+        frame f[3];
+        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
+        if ((r = check_chain(f, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
+            return r;
+        }
+        float a = length(sub(f[1].p, f[0].p)), b = length(sub(f[2].p, f[1].p));
+        if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "two-bone IK job: the bone from joint %u to joint %u is %g m "
+                                "long (shorter than CB_IK_MIN_BONE_LENGTH)",
+                                a < b ? joints[0] : joints[1], a < b ? joints[1] : joints[2],
+                                (double)(a < b ? a : b));
+        }
+        float soften = job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
+        two_bone_solution sol = solve_two_bone(job, &f[0], &f[1], &f[2], soften);
+        reached = sol.reached;
+        cs = to_local(&f[0], sol.start);
+        v3 axis = v3_make(job->mid_axis);
+        if (dot(axis, axis) > 0.0f) {
+            /* The turn is about the given axis: write it from the axis itself. */
+            cm = axis_half_angle(normalize(axis, NULL), sol.mid_c, sol.mid_s);
+        } else {
+            cm = to_local(&f[1], sol.mid);
+        }
+        cs = weighted(cs, job->weight);
+        cm = weighted(cm, job->weight);
+    }
+    if (job->out.ptr != NULL) {
+        prepare_out(&io);
+        if (job->weight > 0.0f) {
+            apply_correction(job->out.ptr, job->start_joint, cs);
+            apply_correction(job->out.ptr, job->mid_joint, cm);
+        }
+    }
+    if (job->result != NULL) {
+        store_quat(job->result->start_correction, cs);
+        store_quat(job->result->mid_correction, cm);
+        job->result->reached = reached;
+        job->result->first_joint = job->start_joint;
+    }
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Aim IK                                                                                     */
+
+static io_fields aim_io(const cb_ik_aim_job *job)
+{
+    return IO_FIELDS("aim IK job", job);
+}
+
+IK_INLINE v3 or_default(const float v[3], v3 fallback)
+{
+    v3 x = v3_make(v);
+    return dot(x, x) > 0.0f ? x : fallback;
+}
+
+cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
+{
+    if (job == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "aim IK job: job is NULL");
+    }
+    const io_fields io = aim_io(job);
+    cb_result r = check_io(&io, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (job->chain.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "aim IK job: chain is NULL");
+    }
+    if (job->chain.count == 0) {
+        return cb_error_set(err, CB_ERR_TOO_FEW, "aim IK job: the chain is empty");
+    }
+    if (job->chain.count > CB_IK_AIM_MAX_JOINTS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY,
+                            "aim IK job: the chain has %zu joints, at most %d are supported",
+                            job->chain.count, CB_IK_AIM_MAX_JOINTS);
+    }
+    for (size_t k = 0; k < job->chain.count; ++k) {
+        const cb_ik_aim_joint *c = &job->chain.ptr[k];
+        if (c->joint >= job->skeleton->joint_count) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "aim IK job: chain[%zu].joint %u is out of range (%zu joints)", k,
+                                c->joint, job->skeleton->joint_count);
+        }
+        if (k > 0 &&
+            (c->joint <= job->chain.ptr[k - 1].joint ||
+             !cb_skeleton_in_subtree(job->skeleton, c->joint, job->chain.ptr[k - 1].joint))) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "aim IK job: chain[%zu].joint %u is not a descendant of "
+                                "chain[%zu].joint %u",
+                                k, c->joint, k - 1, job->chain.ptr[k - 1].joint);
+        }
+        if (!isfinite(c->weight)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "aim IK job: chain[%zu].weight is not "
+                                "finite",
+                                k);
+        }
+        if (c->weight < 0.0f || c->weight > 1.0f) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "aim IK job: chain[%zu].weight %g is outside [0, 1]", k,
+                                (double)c->weight);
+        }
+    }
+    if ((r = check_vec(&io, job->target, "target", true, err)) != CB_OK ||
+        (r = check_vec(&io, job->pole, "pole", true, err)) != CB_OK ||
+        (r = check_vec(&io, job->forward, "forward", false, err)) != CB_OK ||
+        (r = check_vec(&io, job->up, "up", false, err)) != CB_OK ||
+        (r = check_vec(&io, job->offset, "offset", true, err)) != CB_OK) {
+        return r;
+    }
+    if (!isfinite(job->angle_limit)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "aim IK job: angle_limit is not finite");
+    }
+    if (job->angle_limit < 0.0f || job->angle_limit > PI_F) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "aim IK job: angle_limit %g is outside [0, pi]",
+                            (double)job->angle_limit);
+    }
+    v3 pole = v3_make(job->pole);
+    if (dot(pole, pole) > 0.0f) {
+        v3 f = normalize(or_default(job->forward, (v3){0, 0, 1}), NULL);
+        v3 u = normalize(or_default(job->up, (v3){0, 1, 0}), NULL);
+        if (!(length(cross(f, u)) > DIR_EPS)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "aim IK job: up is parallel to forward (needed with a pole)");
+        }
+    }
+    if (job->corrections.ptr == NULL && job->corrections.count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "aim IK job: corrections has a count but no pointer");
+    }
+    if (job->corrections.ptr != NULL && job->corrections.count < 4 * job->chain.count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "aim IK job: corrections has %zu floats, needs %zu",
+                            job->corrections.count, 4 * job->chain.count);
+    }
+    if (job->out.ptr == NULL && job->corrections.ptr == NULL && job->result == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "aim IK job: no output (out and corrections are empty and result is "
+                            "NULL)");
+    }
+    return CB_OK;
+}
+
+/* The shortest turn about `pivot` that puts `target` on the ray from `origin` along the unit
+ * `dir`. After any turn about the pivot the ray keeps its distance h from it, so the point of
+ * the ray that can land on the target is the one at the target's distance from the pivot (the
+ * far root of |o + s dir| = |t|, relative to the pivot). Targets nearer than h, or behind the
+ * origin, cannot be hit: the ray then turns as close as it can (s clamped, *hit false), which is
+ * continuous across the boundary. */
+IK_INLINE qt point_aim(v3 pivot, v3 origin, v3 dir, v3 target, bool *hit)
+{
+    v3 o = sub(origin, pivot);
+    float tl;
+    v3 t = normalize(sub(target, pivot), &tl);
+    *hit = true;
+    if (!(tl > 0.0f)) {
+        *hit = false;
+        return QT_IDENTITY;
+    }
+    float b = dot(o, dir);
+    float disc = b * b - (dot(o, o) - tl * tl);
+    if (disc < 0.0f) {
+        disc = 0.0f, *hit = false;
+    }
+    float s = -b + sqrtf(disc);
+    if (s < 0.0f) {
+        s = 0.0f, *hit = false;
+    }
+    float vl;
+    v3 v = normalize(add(o, scale(dir, s)), &vl);
+    if (!(vl > 0.0f)) {
+        *hit = false;
+        return QT_IDENTITY;
+    }
+    return from_to(v, t);
+}
+
+/* The angle between unit vectors, accurate at every angle (atan2 of the cross and dot). */
+IK_INLINE float angle_between(v3 a, v3 b)
+{
+    return atan2f(length(cross(a, b)), dot(a, b));
+}
+
+/* The ease of the angle limit (see CB_IK_AIM_LIMIT_EASE): a C1 quadratic blend between the
+ * identity and the constant limit, over [limit - z, limit + z]. */
+IK_INLINE float ease_limit(float angle, float limit)
+{
+    float z = CB_IK_AIM_LIMIT_EASE * limit;
+    if (angle <= limit - z) {
+        return angle;
+    }
+    if (angle >= limit + z) {
+        return limit;
+    }
+    float x = angle - (limit - z);
+    return angle - x * x / (4.0f * z);
+}
+
+/* A unit axis about which `from` turns towards `to` (unit vectors): their normalized cross
+ * product, or, when they are (anti)parallel, the part of `hint` perpendicular to `from` (for a
+ * target straight behind a head, its up axis: the head turns sideways, not over the top). */
+IK_INLINE v3 turn_axis(v3 from, v3 to, v3 hint)
+{
+    float cl;
+    v3 k = normalize(cross(from, to), &cl);
+    if (cl > DIR_EPS) {
+        return k;
+    }
+    float hl;
+    k = normalize(reject(hint, from), &hl);
+    return hl > DIR_EPS ? k : any_perpendicular(from);
+}
+
+/* Unit vector `from` turned by `angle` about the unit axis k perpendicular to it. */
+IK_INLINE v3 turn_towards(v3 from, v3 k, float angle)
+{
+    return add(scale(from, cosf(angle)), scale(cross(k, from), sinf(angle)));
+}
+
+cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_aim_job_validate(job, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const io_fields io = aim_io(job);
+    const size_t n = job->chain.count;
+    qt local[CB_IK_AIM_MAX_JOINTS];
+    bool reached = false, limited = false;
+    uint32_t first = 0;
+    for (size_t k = 0; k < n; ++k) {
+        local[k] = QT_IDENTITY;
+    }
+    if (job->weight > 0.0f) {
+        uint32_t joints[CB_IK_AIM_MAX_JOINTS] = {0};
+        frame f[CB_IK_AIM_MAX_JOINTS];
+        for (size_t k = 0; k < n; ++k) {
+            joints[k] = job->chain.ptr[k].joint;
+        }
+        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, n, f);
+        if ((r = check_chain(f, job->pose.ptr, joints, n, io.job, err)) != CB_OK) {
+            return r;
+        }
+        const frame *fe = &f[n - 1];
+        float fl, ul;
+        v3 f0 = normalize(lin(fe, or_default(job->forward, (v3){0, 0, 1})), &fl);
+        v3 u0 = normalize(lin(fe, or_default(job->up, (v3){0, 1, 0})), &ul);
+        if (!(fl > 0.0f) || !(ul > 0.0f)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "aim IK job: the end joint's %s axis vanishes in model space "
+                                "(zero scale)",
+                                fl > 0.0f ? "up" : "forward");
+        }
+        v3 o0 = add(fe->p, lin(fe, v3_make(job->offset)));
+        float pole_len;
+        v3 pole = normalize(v3_make(job->pole), &pole_len);
+        v3 target = v3_make(job->target);
+        const float limit = job->angle_limit == 0.0f ? PI_F : job->angle_limit;
+        /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
+         * tenth of a look-at's time). */
+        const float ease_cos = limit < PI_F ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
+
+        /* With a limit, the joints before the last aim at an eased target: the target turned
+         * about the end joint back towards the animated forward axis by what the ease takes
+         * off the turn the end joint alone would make. Without it a neck at weight 0.5 would
+         * turn half-way to a target behind the character, far past the limit, and the head
+         * would have to turn back. */
+        v3 eased_target = target;
+        if (limit < PI_F && n > 1) {
+            bool h;
+            v3 want = rotate(point_aim(fe->p, o0, f0, target, &h), f0);
+            float angle = dot(f0, want) < ease_cos ? angle_between(f0, want) : 0.0f;
+            float eased = ease_limit(angle, limit);
+            if (eased < angle) {
+                v3 k = turn_axis(f0, want, u0);
+                float half = 0.5f * (eased - angle);
+                eased_target = add(
+                    fe->p, rotate(axis_half_angle(k, cosf(half), sinf(half)), sub(target, fe->p)));
+            }
+        }
+
+        /* Each joint in turn; the rigid motion x -> g x + tr of everything below the joints
+         * done so far carries the aimed ray and the remaining pivots along. */
+        qt g = QT_IDENTITY;
+        v3 tr = {0, 0, 0};
+        bool hit = false, first_set = false;
+        for (size_t k = 0; k < n; ++k) {
+            const bool last = k == n - 1;
+            const v3 aim = last ? target : eased_target;
+            float w = job->chain.ptr[k].weight;
+            v3 pivot = add(rotate(g, f[k].p), tr);
+            v3 origin = add(rotate(g, o0), tr), dir = rotate(g, f0);
+            qt c = point_aim(pivot, origin, dir, aim, &hit);
+            if (pole_len > 0.0f) {
+                /* Twist about the direction to the target, which stays on the ray. */
+                float al, ul1, pl;
+                v3 a = normalize(sub(aim, pivot), &al);
+                v3 up1 = normalize(reject(rotate(c, rotate(g, u0)), a), &ul1);
+                v3 pp = normalize(reject(pole, a), &pl);
+                if (al > 0.0f && ul1 > DIR_EPS && pl > DIR_EPS) {
+                    float ch, sh;
+                    half_angle(dot(up1, pp), dot(cross(up1, pp), a), &ch, &sh);
+                    c = qmul(axis_half_angle(a, ch, sh), c);
+                }
+            }
+            c = weighted(c, w);
+            if (last && limit < PI_F) {
+                /* The limit itself: the forward axis ends ease(angle) away from where the
+                 * animation pointed it, angle being the turn that would hit the target from
+                 * here. Exact, and continuous in the target. */
+                v3 fin = rotate(c, dir);
+                float angle = dot(f0, fin) < ease_cos ? angle_between(f0, fin) : 0.0f;
+                float eased = ease_limit(angle, limit);
+                if (eased < angle) {
+                    v3 lim = turn_towards(f0, turn_axis(f0, fin, u0), eased);
+                    c = positive_w(qmul(from_to(fin, lim), c));
+                    limited = true;
+                }
+            }
+            /* The joint's frame now is g applied to its original one: (g F)^T v = F^T g* v. */
+            qt cg = qmul(qmul(conjugate(g), c), g);
+            local[k] = weighted(to_local(&f[k], cg), job->weight);
+            if (w > 0.0f && !first_set) {
+                first = joints[k], first_set = true;
+            }
+            g = qnormalize(qmul(c, g));
+            tr = add(rotate(c, sub(tr, pivot)), pivot);
+        }
+        reached = hit && !limited && job->chain.ptr[n - 1].weight >= 1.0f && job->weight >= 1.0f;
+    }
+    if (job->out.ptr != NULL) {
+        prepare_out(&io);
+        if (job->weight > 0.0f) {
+            for (size_t k = 0; k < n; ++k) {
+                apply_correction(job->out.ptr, job->chain.ptr[k].joint, local[k]);
+            }
+        }
+    }
+    if (job->corrections.ptr != NULL) {
+        for (size_t k = 0; k < n; ++k) {
+            store_quat(job->corrections.ptr + 4 * k, local[k]);
+        }
+    }
+    if (job->result != NULL) {
+        job->result->reached = reached;
+        job->result->limited = limited;
+        job->result->first_joint = first;
+    }
+    return CB_OK;
+}
