@@ -113,7 +113,7 @@ cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_
     cb_solver_desc sd = cb_solver_query_desc(&d->blend.solver);
     bool direct = sd.kind == CB_SOLVER_KIND_DIRECT;
     uint32_t param_count = direct ? d->blend.clip_count : sd.dimension;
-    char names[CB_SOLVER_MAX_NODES][16];
+    char names[CB_SOLVER_MAX_NODES][20]; /* "blend_" and any uint32_t */
     const char *param_names[CB_SOLVER_MAX_NODES];
     for (uint32_t p = 0; p < param_count && r == CB_OK; ++p) {
         snprintf(names[p], sizeof names[p], "blend_%u", p);

@@ -162,6 +162,12 @@ static void attach_dependent(cb_jobs *p, cb_jobs_counter *after, cb_job *job)
     for (;;) {
         if (head == WAITERS_CLOSED ||
             atomic_load_explicit(&after->value, memory_order_acquire) == 0) {
+            /* Finished. The closing thread may not have cleared VALUE_CLOSING yet (its last
+             * touch of the counter, a few instructions after it closed the list): wait for it,
+             * since once this job has run the host may free the counter. */
+            while (atomic_load_explicit(&after->value, memory_order_acquire) >= VALUE_CLOSING) {
+                cpu_relax();
+            }
             push_or_run(p, job);
             wake_workers(p, 1);
             return;
