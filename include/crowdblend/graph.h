@@ -119,8 +119,9 @@ CB_API void cb_graph_builder_destroy(cb_graph_builder *builder);
 
 /**
  * Declares a parameter. Names are unique; two names with one hash are refused (their hashes
- * would make lookups ambiguous).
- * @return CB_ERR_INVALID_ARGUMENT (bad name or type), CB_ERR_NOT_FINITE (default),
+ * would make lookups ambiguous). An int's default is a whole number of at most 2^24 in
+ * magnitude; a bool's or trigger's is 0 or 1.
+ * @return CB_ERR_INVALID_ARGUMENT (bad name, type or default), CB_ERR_NOT_FINITE (default),
  *         CB_ERR_DUPLICATE (name, or hash collision), CB_ERR_TOO_MANY.
  */
 CB_API cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_type type,
@@ -326,8 +327,9 @@ typedef struct cb_graph_state_machine_desc {
  *         exist, an empty blend space), CB_ERR_NOT_FOUND (a clip, parameter, state or joint
  *         name), CB_ERR_MISMATCH (a parameter of the wrong type, an additive clip where a normal
  *         one belongs or the reverse, positions that do not fit the solver), CB_ERR_DUPLICATE (a
- *         node or state name), CB_ERR_TOO_MANY, and the solver's create errors for a blend
- *         space. err names the node and the field.
+ *         node or state name), CB_ERR_SPAN_TOO_SHORT (a layer mask shorter than the skeleton),
+ *         CB_ERR_TOO_MANY, and the solver's create errors for a blend space. err names the node
+ *         and the field.
  */
 CB_API cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *desc,
                                    cb_graph_node *out, cb_error *err);

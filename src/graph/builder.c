@@ -333,6 +333,19 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
     if (!isfinite(default_value)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "parameter '%s': default is not finite", name);
     }
+    /* Ints are exact in a float up to 2^24; bools and triggers are 0 or 1. */
+    if (type == CB_PARAM_INT &&
+        (default_value != floorf(default_value) || fabsf(default_value) > 16777216.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "parameter '%s': an int's default must be a whole number up to 2^24 "
+                            "(%g)", name, (double)default_value);
+    }
+    if ((type == CB_PARAM_BOOL || type == CB_PARAM_TRIGGER) && default_value != 0.0f &&
+        default_value != 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "parameter '%s': a bool's or trigger's default is 0 or 1 (%g)", name,
+                            (double)default_value);
+    }
     if (b->params.count >= CB_GRAPH_MAX_PARAMS) {
         return cb_error_set(err, CB_ERR_TOO_MANY, "parameter '%s': more than %d parameters", name,
                             CB_GRAPH_MAX_PARAMS);
@@ -712,7 +725,7 @@ cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *d
         }
         if (r == CB_OK && l->mask_joint == NULL && l->mask.count > 0) {
             if (l->mask.ptr == NULL || l->mask.count < cb_skeleton_joint_count(b->skeleton)) {
-                r = cb_error_set(err, CB_ERR_MISMATCH, "%s: layer %u: the mask needs %zu weights",
+                r = cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: layer %u: the mask needs %zu weights",
                                  what, k, cb_skeleton_joint_count(b->skeleton));
             } else if ((g.mask = cb_alloc(&b->allocator, soa * sizeof(float), 64)) == NULL) {
                 r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
@@ -1116,6 +1129,14 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
+/* Copies a builder vector's items (memcpy from a NULL vector is undefined even for 0 bytes). */
+static void copy_all(void *dst, const vec *v, size_t item)
+{
+    if (v->count > 0) {
+        memcpy(dst, v->data, v->count * item);
+    }
+}
+
 cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
 {
     if (b == NULL || out == NULL) {
@@ -1130,6 +1151,12 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     }
     uint32_t root = b->root != CB_GRAPH_NO_NODE ? b->root : (uint32_t)(b->nodes.count - 1);
     uint32_t total = (uint32_t)b->nodes.count;
+    const bnode *rn = &VEC_AT(b->nodes, bnode, root);
+    if (rn->n.type == GNODE_CLIP && rn->additive_clip) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "the root '%s' plays an additive clip: it belongs in an additive layer",
+                            rn->n.name);
+    }
     /* Reachability from the root, and the new ids: descending old ids are parents-first. */
     uint32_t *newid = cb_alloc(&b->allocator, total * sizeof(uint32_t), 16);
     if (newid == NULL) {
@@ -1227,19 +1254,19 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     float *masks = (float *)(m + L.masks);
 
     g->param_count = (uint32_t)b->params.count;
-    memcpy(g->params, b->params.data, b->params.count * sizeof(gparam));
+    copy_all(g->params, &b->params, sizeof(gparam));
     g->proc_count = (uint32_t)b->procs.count;
-    memcpy(g->procs, b->procs.data, b->procs.count * sizeof(gproc));
+    copy_all(g->procs, &b->procs, sizeof(gproc));
     g->edge_param_count = (uint32_t)b->edge_params.count;
-    memcpy(g->edge_params, b->edge_params.data, b->edge_params.count * sizeof(uint32_t));
+    copy_all(g->edge_params, &b->edge_params, sizeof(uint32_t));
     g->condition_count = (uint32_t)b->conditions.count;
-    memcpy(g->conditions, b->conditions.data, b->conditions.count * sizeof(gcondition));
+    copy_all(g->conditions, &b->conditions, sizeof(gcondition));
     g->transition_count = (uint32_t)b->transitions.count;
-    memcpy(g->transitions, b->transitions.data, b->transitions.count * sizeof(gtransition));
+    copy_all(g->transitions, &b->transitions, sizeof(gtransition));
     g->state_count = (uint32_t)b->states.count;
-    memcpy(g->states, b->states.data, b->states.count * sizeof(gstate));
+    copy_all(g->states, &b->states, sizeof(gstate));
     g->ik_count = (uint32_t)b->iks.count;
-    memcpy(g->iks, b->iks.data, b->iks.count * sizeof(gik));
+    copy_all(g->iks, &b->iks, sizeof(gik));
     g->layer_count = (uint32_t)b->layers.count;
     for (uint32_t l = 0; l < g->layer_count; ++l) {
         g->layers[l] = VEC_AT(b->layers, glayer, l);

@@ -205,6 +205,7 @@ struct cb_graph_scratch {
     float *w;       /* node rows: influence */
     float *rate;    /* node rows: playback rate (weighted sum until the node is visited) */
     float *ew;      /* edge rows: the child's share of its parent */
+    uint8_t *shadow; /* node rows: weightless, but evaluated for an inertialization's capture */
     float *alpha;   /* state-machine rows: crossfade progress of this frame */
     float *cparams; /* 2 rows of batch: compacted solver input */
     float *cweights; /* CB_GRAPH_MAX_CHILDREN rows of batch: compacted solver output */
@@ -223,7 +224,7 @@ struct cb_graph_scratch {
 };
 
 typedef struct scratch_layout {
-    size_t params, w, rate, ew, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc, poses,
+    size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc, poses,
         entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count, total;
 } scratch_layout;
 
@@ -235,6 +236,7 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.w = take(&c, g->node_count * n * sizeof(float));
     L.rate = take(&c, g->node_count * n * sizeof(float));
     L.ew = take(&c, (g->edge_count ? g->edge_count : 1) * n * sizeof(float));
+    L.shadow = take(&c, g->node_count * n);
     L.alpha = take(&c, (g->sm_count ? g->sm_count : 1) * n * sizeof(float));
     L.cparams = take(&c, 2 * n * sizeof(float));
     L.cweights = take(&c, CB_GRAPH_MAX_CHILDREN * n * sizeof(float));
@@ -272,6 +274,7 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->w = (float *)(m + L.w);
     s->rate = (float *)(m + L.rate);
     s->ew = (float *)(m + L.ew);
+    s->shadow = (uint8_t *)(m + L.shadow);
     s->alpha = (float *)(m + L.alpha);
     s->cparams = (float *)(m + L.cparams);
     s->cweights = (float *)(m + L.cweights);
@@ -379,6 +382,8 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
 static inline void contribute(const cb_graph *g, cb_graph_scratch *s, uint32_t child, uint32_t i,
                               float w, float rate)
 {
+    /* A weightless contribution (from a shadow parent) marks the child as shadow too. */
+    SR(s, shadow, child, i) |= w == 0.0f;
     SR(s, w, child, i) += w;
     if (!g->uniform_rate) {
         SR(s, rate, child, i) += w * rate;
@@ -534,12 +539,30 @@ static void step_machine(const cb_graph *g, cb_graph_block *b, cb_graph_scratch 
     }
 }
 
+/* A machine reached only for a capture: its states as they stand, not stepped (it has no
+ * weight, so it does not advance), with the crossfade progress of its running transition. */
+static void shadow_machine(const cb_graph *g, const cb_graph_block *b, cb_graph_scratch *s,
+                           uint32_t m, uint32_t i, uint32_t ch)
+{
+    float a = 0.0f;
+    if (AT(b, sm_next, m, ch) != NO_STATE) {
+        const gtransition *t =
+            &g->transitions[g->sms[m].first_transition + AT(b, sm_transition, m, ch)];
+        float x = AT(b, sm_elapsed, m, ch) / t->duration_s;
+        a = x * x * (3.0f - 2.0f * x);
+    }
+    s->alpha[(size_t)m * s->batch + i] = a;
+}
+
 static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
                               float dt, cb_graph_scratch *s, bool use_ref,
                               cb_graph_scratch_stats *st)
 {
     size_t rows = (size_t)g->node_count * s->batch;
     memset(s->w, 0, rows * sizeof(float));
+    if (g->inert_count > 0) {
+        memset(s->shadow, 0, rows);
+    }
     if (!g->uniform_rate) {
         memset(s->rate, 0, rows * sizeof(float));
     }
@@ -553,6 +576,7 @@ static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t fir
             continue; /* leaves: their rate sum is divided in the time stage */
         }
         float *w = &SR(s, w, id, 0), *rate = &SR(s, rate, id, 0);
+        const uint8_t *shadow = &SR(s, shadow, id, 0);
         uint32_t m = 0;
         for (uint32_t i = 0; i < n; ++i) {
             if (w[i] > EPS) {
@@ -560,6 +584,11 @@ static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t fir
                 s->cidx[m++] = i;
             } else {
                 w[i] = 0.0f;
+                if (g->inert_count > 0 && shadow[i]) {
+                    /* Shares for a capture; weight 0 flows on, so nothing plays. */
+                    rate[i] = 1.0f;
+                    s->cidx[m++] = i;
+                }
             }
         }
         if (m == 0) {
@@ -632,7 +661,11 @@ static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t fir
             const gsm *sm = &g->sms[mi];
             for (uint32_t j = 0; j < m; ++j) {
                 uint32_t i = s->cidx[j], ch = first + i;
-                step_machine(g, b, s, mi, i, ch, dt);
+                if (w[i] > 0.0f) {
+                    step_machine(g, b, s, mi, i, ch, dt);
+                } else {
+                    shadow_machine(g, b, s, mi, i, ch);
+                }
                 for (uint32_t e = 0; e < node->edge_count; ++e) {
                     SR(s, ew, node->first_edge + e, i) = 0.0f;
                 }
@@ -655,6 +688,15 @@ static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t fir
                     const gstate *sn = &g->states[sm->first_state + nxt];
                     SR(s, ew, node->first_edge + nxt, i) += share_next;
                     contribute(g, s, sn->node, i, w[i] * share_next, rate[i] * sn->speed);
+                }
+                if (sm->inert_slot != GNONE && AT(b, sm_capture, mi, ch) != CAPTURE_NONE) {
+                    /* The pose the transition starts from is evaluated once more: its nodes
+                     * need their shares, without weight. */
+                    uint16_t fc = AT(b, sm_from_cur, mi, ch), fn = AT(b, sm_from_next, mi, ch);
+                    contribute(g, s, g->states[sm->first_state + fc].node, i, 0.0f, 0.0f);
+                    if (fn != NO_STATE) {
+                        contribute(g, s, g->states[sm->first_state + fn].node, i, 0.0f, 0.0f);
+                    }
                 }
             }
             break;
@@ -1106,10 +1148,14 @@ static void eval_machine(pose_ctx *x, const gnode *n, uint32_t depth)
     uint32_t next_node = g->states[sm->first_state + nxt].node;
     cb_xform_group *out = slot(x, depth);
     if (!AT(b, sm_inert, m, x->ch)) {
+        float a = x->s->alpha[(size_t)m * x->s->batch + x->i];
         eval(x, cur_node, depth);
-        eval(x, next_node, depth + 1);
-        crossfade(x, out, slot(x, depth + 1), x->s->alpha[(size_t)m * x->s->batch + x->i],
-                  NULL);
+        /* On its first frame a crossfade shows the source alone (the destination has no weight
+         * yet, so nothing was computed for it). */
+        if (a > 0.0f) {
+            eval(x, next_node, depth + 1);
+            crossfade(x, out, slot(x, depth + 1), a, NULL);
+        }
         return;
     }
     float *st = inert_of(b, sm->inert_slot, x->ch);
