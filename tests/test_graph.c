@@ -1,0 +1,1533 @@
+/* graph: what a graph does to a character, against independent references.
+ *
+ * The scenes are a small random skeleton (hierarchical, or "flat": every joint a root, so a
+ * model matrix is the local transform and offsets can be read joint by joint) with random
+ * clips whose keys the test keeps: the double-precision reference of tests/common/anim_test.h
+ * resamples them, so every pose here is checked against sampling, blending, slerp and
+ * local-to-model done in double by code that shares nothing with the library. Weights, state
+ * sequences and times are checked against closed forms or a plain re-statement of the rules in
+ * graph.h; a state machine's inertialization against the quintic's closed form. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anim_test.h"
+#include "crowdblend/crowdblend.h"
+#include "test_util.h"
+
+enum { NJ = 14, NCLIP = 6 };
+enum { CLIP_A, CLIP_B, CLIP_C, CLIP_CLAMP, CLIP_ADD, CLIP_E };
+static const char *const clip_names[NCLIP] = {"a", "b", "c", "once", "add", "e"};
+/* Durations in seconds: binary fractions where exit times are counted in frames. */
+static const float clip_durations[NCLIP] = {1.0f, 0.75f, 1.25f, 0.5f, 1.1f, 0.9f};
+
+/* dt of 1/32 s is exact in binary, so times accumulated frame by frame are exact too. */
+static const float DT = 1.0f / 32.0f;
+
+typedef struct scene {
+    cb_skeleton *sk;
+    bool flat;
+    int32_t parents[NJ];
+    cb_xform rest[NJ];
+    cb_test_tracks tracks[NCLIP];
+    cb_clip *clips[NCLIP];
+    const cb_clip *clip_ptrs[NCLIP];
+    dref_clip refs[NCLIP];
+} scene;
+
+static scene *scene_make(cb_prng *r, bool flat)
+{
+    scene *sc = calloc(1, sizeof *sc);
+    char names[NJ][8];
+    const char *ptrs[NJ];
+    sc->flat = flat;
+    for (int j = 0; j < NJ; ++j) {
+        snprintf(names[j], sizeof names[j], "j%d", j);
+        ptrs[j] = names[j];
+        /* A spine j0..j4 with two limbs off j2 and j4, or all roots. */
+        static const int32_t tree[NJ] = {-1, 0, 1, 2, 3, 2, 5, 6, 4, 8, 9, 0, 11, 12};
+        sc->parents[j] = flat ? -1 : tree[j];
+        sc->rest[j] = cb_test_random_xform(r, 0.3f);
+    }
+    cb_skeleton_desc sd = {.joint_count = NJ, .names = ptrs, .parents = sc->parents,
+                           .rest_pose = sc->rest};
+    cb_error err = {0};
+    CB_CHECK(cb_skeleton_create(&sd, &sc->sk, &err) == CB_OK, "skeleton: %s", err.message);
+    for (int j = 0; j < NJ; ++j) {
+        sc->rest[j] = cb_skeleton_rest_xform(sc->sk, (size_t)j); /* normalized */
+    }
+    for (int k = 0; k < NCLIP; ++k) {
+        sc->tracks[k] = cb_test_random_tracks(r, sc->sk, clip_durations[k], NJ, false, 1.2f);
+        cb_clip_desc d = {
+            .name = clip_names[k],
+            .skeleton = sc->sk,
+            .duration_s = clip_durations[k],
+            .tracks = sc->tracks[k].tracks,
+            .track_count = sc->tracks[k].count,
+            .wrap = k == CLIP_CLAMP ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
+            .root_motion = CB_ROOT_MOTION_NONE,
+            .additive = k == CLIP_ADD ? CB_ADDITIVE_FIRST_FRAME : CB_ADDITIVE_NONE,
+        };
+        CB_CHECK(cb_clip_create(&d, &sc->clips[k], &err) == CB_OK, "clip %d: %s", k, err.message);
+        sc->clip_ptrs[k] = sc->clips[k];
+        sc->refs[k] = dref_clip_build(&d);
+    }
+    return sc;
+}
+
+static void scene_free(scene *sc)
+{
+    for (int k = 0; k < NCLIP; ++k) {
+        cb_clip_destroy(sc->clips[k]);
+        dref_clip_free(&sc->refs[k]);
+        cb_test_tracks_free(&sc->tracks[k]);
+    }
+    cb_skeleton_destroy(sc->sk);
+    free(sc);
+}
+
+static cb_graph_builder *builder_of(const scene *sc)
+{
+    cb_graph_builder_desc d = {.skeleton = sc->sk, .clips = sc->clip_ptrs, .clip_count = NCLIP,
+                               .name = "test"};
+    cb_graph_builder *b = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_builder_create(&d, &b, &err) == CB_OK, "builder: %s", err.message);
+    return b;
+}
+
+/* Builder calls that must succeed. */
+#define OK(call)                                                                               \
+    do {                                                                                       \
+        cb_error e_ = {0};                                                                     \
+        cb_result r_ = (call);                                                                 \
+        (void)e_;                                                                              \
+        CB_CHECK(r_ == CB_OK, "%s: %s (%s)", #call, cb_result_str(r_), err.message);          \
+    } while (0)
+
+static cb_graph_node add_clip(cb_graph_builder *b, const char *name, int clip)
+{
+    cb_error err = {0};
+    cb_graph_node n = CB_GRAPH_NO_NODE;
+    cb_graph_clip_desc d = {.name = name, .clip = clip_names[clip]};
+    OK(cb_graph_add_clip(b, &d, &n, &err));
+    return n;
+}
+
+static cb_graph *build(cb_graph_builder *b)
+{
+    cb_error err = {0};
+    cb_graph *g = NULL;
+    OK(cb_graph_build(b, &g, &err));
+    cb_graph_builder_destroy(b);
+    return g;
+}
+
+static cb_crowd *crowd_of(const scene *sc, const cb_graph *g, uint32_t capacity, uint32_t threads,
+                          uint32_t batch)
+{
+    const cb_graph *gs[1] = {g};
+    cb_crowd_desc d = {.skeleton = sc->sk, .capacity = capacity, .graphs = gs, .graph_count = 1,
+                       .thread_count = threads, .batch_size = batch, .keep_weights = true};
+    cb_crowd *c = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "crowd: %s", err.message);
+    return c;
+}
+
+static void add_characters(cb_crowd *c, uint32_t n, float phase_step)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(c, 0, fmodf(phase_step * (float)i, 1.0f), &ch), CB_OK);
+    }
+}
+
+static float *column(cb_crowd *c, const char *param)
+{
+    uint32_t p = 0;
+    CB_CHECK(cb_crowd_find_param(c, 0, param, &p) == CB_OK, "no parameter %s", param);
+    return cb_crowd_param_column(c, 0, p);
+}
+
+/* The weight kept for clip slot `clip` of character i. */
+static float kept(const cb_crowd *c, uint32_t clip, uint32_t i)
+{
+    size_t stride = 0;
+    const float *w = cb_crowd_weights(c, 0, &stride);
+    return w[clip * stride + i];
+}
+
+static float clip_time(const cb_crowd *c, uint32_t clip, uint32_t i)
+{
+    return cb_crowd_clip_times(c, 0, clip)[i];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The reference pipeline, in double                                                          */
+
+typedef struct rpose {
+    dref_xform x[NJ];
+} rpose;
+
+static rpose ref_blend(const scene *sc, const dref_entry *e, size_t count)
+{
+    rpose p;
+    for (size_t j = 0; j < NJ; ++j) {
+        p.x[j] = dref_blend_joint(e, count, sc->rest, j, CB_BLEND_DEFAULT_THRESHOLD);
+    }
+    return p;
+}
+
+static rpose ref_clip(const scene *sc, int clip, double t)
+{
+    dref_entry e = {&sc->refs[clip], t, 1.0, CB_BLEND_MODE_NORMAL, NULL};
+    return ref_blend(sc, &e, 1);
+}
+
+/* slerp(a, b, w * mask[j]) per joint, translations lerped: the crossfade's contract. */
+static rpose ref_slerp(const rpose *a, const rpose *b, double w, const float *mask)
+{
+    rpose p;
+    for (size_t j = 0; j < NJ; ++j) {
+        double u = w * (mask != NULL ? mask[j] : 1.0);
+        dref_quat_slerp(a->x[j].q, b->x[j].q, u, p.x[j].q);
+        for (int k = 0; k < 3; ++k) {
+            p.x[j].t[k] = a->x[j].t[k] + u * (b->x[j].t[k] - a->x[j].t[k]);
+            p.x[j].s[k] = a->x[j].s[k] + u * (b->x[j].s[k] - a->x[j].s[k]);
+        }
+    }
+    return p;
+}
+
+/* Largest translation error (m) and rotation error (rad) of a character's matrices against a
+ * reference local pose taken to model space. */
+static void pose_error(const scene *sc, const rpose *want, const float *m, double *terr,
+                       double *rerr)
+{
+    dref_mat model[NJ];
+    dref_local_to_model(sc->parents, NJ, want->x, model);
+    *terr = 0.0, *rerr = 0.0;
+    for (size_t j = 0; j < NJ; ++j) {
+        const float *mj = m + 16 * j;
+        for (int k = 0; k < 3; ++k) {
+            double d = fabs((double)mj[12 + k] - model[j].m[3][k]);
+            *terr = d > *terr || isnan(d) ? d : *terr;
+        }
+        double a = dref_rotation_error(&model[j], mj);
+        *rerr = a > *rerr || isnan(a) ? a : *rerr;
+    }
+}
+
+/* Bounds of a float pipeline against the double one, for these clips (rotations up to 1.2 rad
+ * off rest, 14 joints, chains of up to 7): the largest errors measured over the three build
+ * configurations and 20 seeds were about 1e-6 m and 1.5e-6 rad; the bounds leave a 5x margin. */
+static const double POSE_T_BOUND = 5e-6, POSE_R_BOUND = 1e-5;
+
+static void check_pose(cb_err_track *te, cb_err_track *re, const scene *sc, const rpose *want,
+                       const float *m, size_t index)
+{
+    double t, r;
+    pose_error(sc, want, m, &t, &r);
+    cb_err_track_add(te, t, 0.0, index);
+    cb_err_track_add(re, r, 0.0, index);
+}
+
+/* The character's local pose read back from a flat scene's matrices (model = local). */
+static rpose read_flat(const float *m)
+{
+    rpose p;
+    for (size_t j = 0; j < NJ; ++j) {
+        const float *c = m + 16 * j;
+        double r[3][3];
+        for (int col = 0; col < 3; ++col) {
+            for (int row = 0; row < 3; ++row) {
+                r[col][row] = c[4 * col + row];
+            }
+            p.x[j].t[col] = c[12 + col];
+            p.x[j].s[col] = 1.0;
+        }
+        /* Rotation matrix (column-major r[col][row]) to quaternion. */
+        double tr = r[0][0] + r[1][1] + r[2][2], *q = p.x[j].q;
+        if (tr > 0.0) {
+            double s = sqrt(tr + 1.0) * 2.0;
+            q[3] = 0.25 * s, q[0] = (r[1][2] - r[2][1]) / s, q[1] = (r[2][0] - r[0][2]) / s,
+            q[2] = (r[0][1] - r[1][0]) / s;
+        } else if (r[0][0] > r[1][1] && r[0][0] > r[2][2]) {
+            double s = sqrt(1.0 + r[0][0] - r[1][1] - r[2][2]) * 2.0;
+            q[3] = (r[1][2] - r[2][1]) / s, q[0] = 0.25 * s, q[1] = (r[1][0] + r[0][1]) / s,
+            q[2] = (r[2][0] + r[0][2]) / s;
+        } else if (r[1][1] > r[2][2]) {
+            double s = sqrt(1.0 + r[1][1] - r[0][0] - r[2][2]) * 2.0;
+            q[3] = (r[2][0] - r[0][2]) / s, q[0] = (r[1][0] + r[0][1]) / s, q[1] = 0.25 * s,
+            q[2] = (r[2][1] + r[1][2]) / s;
+        } else {
+            double s = sqrt(1.0 + r[2][2] - r[0][0] - r[1][1]) * 2.0;
+            q[3] = (r[0][1] - r[1][0]) / s, q[0] = (r[2][0] + r[0][2]) / s,
+            q[1] = (r[2][1] + r[1][2]) / s, q[2] = 0.25 * s;
+        }
+        dref_quat_normalize(q);
+    }
+    return p;
+}
+
+/* Angle between two unit quaternions (either hemisphere). */
+static double quat_angle(const double *a, const double *b)
+{
+    double d = fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+    return 2.0 * acos(d > 1.0 ? 1.0 : d);
+}
+
+/* Largest per-joint difference of two local poses: translation (m) and angle (rad). */
+static void pose_diff(const rpose *a, const rpose *b, double *t, double *r)
+{
+    *t = 0.0, *r = 0.0;
+    for (size_t j = 0; j < NJ; ++j) {
+        for (int k = 0; k < 3; ++k) {
+            double d = fabs(a->x[j].t[k] - b->x[j].t[k]);
+            *t = d > *t ? d : *t;
+        }
+        double g = quat_angle(a->x[j].q, b->x[j].q);
+        *r = g > *r ? g : *r;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The builder                                                                                */
+
+static void graph_builder_validity_table(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_error err = {0};
+    cb_graph_node n = 0, a = 0, bb = 0;
+
+    /* Creating. */
+    cb_graph_builder *b = NULL;
+    cb_graph_builder_desc bd = {.skeleton = sc->sk, .clips = sc->clip_ptrs, .clip_count = NCLIP};
+    assert_int_equal(cb_graph_builder_create(NULL, &b, &err), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_graph_builder_create(&bd, NULL, &err), CB_ERR_NULL_ARGUMENT);
+    cb_graph_builder_desc bad = bd;
+    bad._end_canary = 1;
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_CANARY);
+    bad = bd;
+    bad.skeleton = NULL;
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_NULL_ARGUMENT);
+    const cb_clip *twice[2] = {sc->clips[0], sc->clips[0]};
+    bad = bd;
+    bad.clips = twice, bad.clip_count = 2;
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_DUPLICATE);
+    assert_non_null(strstr(err.message, "'a'"));
+    cb_skeleton *other = cb_test_random_skeleton(&r, 5, false, false);
+    bad = bd;
+    bad.skeleton = other;
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_MISMATCH);
+    cb_skeleton_destroy(other);
+    bad = bd;
+    bad.allocator.alloc_fn = cb_test_counting_alloc; /* a half-set allocator */
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_ALLOCATOR);
+    bad = bd;
+    bad.allocator = cb_test_failing_allocator();
+    assert_int_equal(cb_graph_builder_create(&bad, &b, &err), CB_ERR_OUT_OF_MEMORY);
+    b = builder_of(sc);
+
+    /* Parameters. */
+    assert_int_equal(cb_graph_add_param(b, "", CB_PARAM_FLOAT, 0.0f, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    char longname[80];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    assert_int_equal(cb_graph_add_param(b, longname, CB_PARAM_FLOAT, 0.0f, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_graph_add_param(b, "t", (cb_param_type)99, 0.0f, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, NAN, &err), CB_ERR_NOT_FINITE);
+    OK(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.0f, &err));
+    OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
+    OK(cb_graph_add_param(b, "mode", CB_PARAM_INT, 0.0f, &err));
+    OK(cb_graph_add_param(b, "jump", CB_PARAM_TRIGGER, 0.0f, &err));
+    assert_int_equal(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.0f, &err), CB_ERR_DUPLICATE);
+    /* "costarring" and "liquid" share their 32-bit FNV-1a hash (a known pair). */
+    assert_int_equal(cb_graph_hash("costarring"), cb_graph_hash("liquid"));
+    OK(cb_graph_add_param(b, "costarring", CB_PARAM_FLOAT, 0.0f, &err));
+    assert_int_equal(cb_graph_add_param(b, "liquid", CB_PARAM_FLOAT, 0.0f, &err),
+                     CB_ERR_DUPLICATE);
+    assert_non_null(strstr(err.message, "costarring"));
+    assert_int_equal(cb_graph_add_param(b, "half", CB_PARAM_INT, 0.5f, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+
+    /* Processors. */
+    cb_graph_interp_to_desc it = {.input = "x", .output = "x", .speed = 4.0f};
+    assert_int_equal(cb_graph_add_interp_to(b, &it, &err), CB_ERR_INVALID_ARGUMENT);
+    it.output = "nope";
+    assert_int_equal(cb_graph_add_interp_to(b, &it, &err), CB_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "nope"));
+    it.output = "go";
+    assert_int_equal(cb_graph_add_interp_to(b, &it, &err), CB_ERR_MISMATCH);
+    cb_graph_quadrant_desc qd = {.x = "x", .y = "x", .output = "mode", .dead_zone_rad = 1.0f};
+    assert_int_equal(cb_graph_add_quadrant(b, &qd, &err), CB_ERR_INVALID_ARGUMENT);
+    cb_graph_velocity_blend_desc vd = {.x = "x", .y = "x", .forward = "x", .backward = "x",
+                                       .left = "x", .right = "x", .min_sq_len = -1.0f};
+    assert_int_equal(cb_graph_add_velocity_blend(b, &vd, &err), CB_ERR_INVALID_ARGUMENT);
+
+    /* Clip nodes. */
+    cb_graph_clip_desc cd = {.name = "a", .clip = "missing"};
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "missing"));
+    cd.clip = NULL;
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_NULL_ARGUMENT);
+    cd.clip = "a";
+    cd.speed = NAN;
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_NOT_FINITE);
+    cd.speed = 0.0f;
+    cd.start_offset = 1.0f;
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_INVALID_ARGUMENT);
+    cd.start_offset = 0.0f;
+    cd.speed_param = "go";
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_MISMATCH);
+    cd.speed_param = NULL;
+    OK(cb_graph_add_clip(b, &cd, &a, &err));
+    assert_int_equal(cb_graph_add_clip(b, &cd, &n, &err), CB_ERR_DUPLICATE);
+    bb = add_clip(b, "b", CLIP_B);
+
+    /* Blend spaces. */
+    cb_graph_node kids[2] = {a, bb};
+    float pos[2] = {0.0f, 1.0f};
+    cb_graph_blend_space_desc bs = {.name = "bs", .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"x"}, .children = kids, .positions = pos,
+                                    .child_count = 2};
+    bs.child_count = 0;
+    assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_INVALID_ARGUMENT);
+    bs.child_count = 2;
+    cb_graph_node wrong[2] = {a, 999};
+    bs.children = wrong;
+    assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_INVALID_ARGUMENT);
+    bs.children = kids;
+    bs.params[0] = "go";
+    assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_MISMATCH);
+    bs.params[0] = "x";
+    float nan_pos[2] = {0.0f, NAN};
+    bs.positions = nan_pos;
+    assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_NOT_FINITE);
+    bs.positions = pos;
+
+    /* Direct. */
+    const char *dw[2] = {"x", "go"};
+    cb_graph_direct_desc dd = {.name = "d", .children = kids, .weights = dw, .child_count = 2};
+    assert_int_equal(cb_graph_add_direct(b, &dd, &n, &err), CB_ERR_MISMATCH);
+
+    /* Layers. */
+    cb_graph_layer ly = {.node = a, .mode = CB_LAYER_OVERRIDE, .mask_joint = "no_joint"};
+    cb_graph_layers_desc ld = {.name = "l", .base = bb, .layers = &ly, .layer_count = 1};
+    assert_int_equal(cb_graph_add_layers(b, &ld, &n, &err), CB_ERR_NOT_FOUND);
+    ly.mask_joint = NULL;
+    ly.mode = CB_LAYER_ADDITIVE; /* a normal clip in an additive layer */
+    assert_int_equal(cb_graph_add_layers(b, &ld, &n, &err), CB_ERR_MISMATCH);
+    float short_mask[2] = {1.0f, 1.0f};
+    ly.mode = CB_LAYER_OVERRIDE;
+    ly.mask = (cb_float_cspan){short_mask, 2};
+    assert_int_equal(cb_graph_add_layers(b, &ld, &n, &err), CB_ERR_SPAN_TOO_SHORT);
+
+    /* State machines. */
+    cb_graph_state st[2] = {{.name = "s0", .node = a}, {.name = "s1", .node = bb}};
+    cb_graph_condition cond = {.param = "go", .op = CB_COMPARE_TRUE};
+    cb_graph_transition tr = {.from = "s0", .to = "s1", .conditions = &cond,
+                              .condition_count = 1, .duration_s = 0.2f};
+    cb_graph_state_machine_desc sm = {.name = "sm", .states = st, .state_count = 2,
+                                      .transitions = &tr, .transition_count = 1};
+    tr.to = "s9";
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "s9"));
+    tr.to = "s1";
+    tr.condition_count = 0;
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_INVALID_ARGUMENT);
+    tr.condition_count = 1;
+    cond.op = CB_COMPARE_GREATER; /* a bool compared as a number */
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_MISMATCH);
+    cond = (cb_graph_condition){.param = "jump", .op = CB_COMPARE_FALSE};
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_MISMATCH);
+    cond = (cb_graph_condition){.param = "go", .op = CB_COMPARE_TRUE};
+    tr.duration_s = -1.0f;
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_INVALID_ARGUMENT);
+    tr.duration_s = 0.2f;
+    st[1].name = "s0";
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_DUPLICATE);
+    st[1].name = "s1";
+    sm.initial = "s7";
+    assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_NOT_FOUND);
+    sm.initial = NULL;
+    OK(cb_graph_add_state_machine(b, &sm, &n, &err));
+
+    /* IK steps. */
+    const char *tgt[3] = {"x", "x", "x"};
+    cb_graph_two_bone_ik_desc tb = {.start_joint = "j5", .mid_joint = "j6", .end_joint = "j99",
+                                    .target = {tgt[0], tgt[1], tgt[2]}};
+    assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_NOT_FOUND);
+    tb.end_joint = "j9"; /* not below j6 */
+    assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_HIERARCHY);
+    const char *chain[2] = {"j8", "j2"}; /* the wrong way round */
+    cb_graph_aim_ik_desc ad = {.joints = chain, .joint_count = 2,
+                               .target = {tgt[0], tgt[1], tgt[2]}};
+    assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_HIERARCHY);
+
+    /* Root and build. */
+    assert_int_equal(cb_graph_set_root(b, 12345, &err), CB_ERR_INVALID_ARGUMENT);
+    OK(cb_graph_set_root(b, n, &err));
+    cb_graph *g = NULL;
+    OK(cb_graph_build(b, &g, &err));
+    cb_graph *again = NULL;
+    assert_int_equal(cb_graph_build(b, &again, &err), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_graph_add_param(b, "late", CB_PARAM_FLOAT, 0.0f, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    cb_graph_builder_destroy(b);
+
+    /* An additive clip played as a base pose is refused at build, alone or in a blend. */
+    for (int blend = 0; blend < 2; ++blend) {
+        b = builder_of(sc);
+        OK(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.0f, &err));
+        cb_graph_clip_desc lone = {.name = "add", .clip = "add"};
+        OK(cb_graph_add_clip(b, &lone, &n, &err));
+        if (blend) {
+            cb_graph_node with_add[2] = {add_clip(b, "a", CLIP_A), n};
+            bs.children = with_add;
+            OK(cb_graph_add_blend_space(b, &bs, &n, &err));
+        }
+        assert_int_equal(cb_graph_build(b, &again, &err), CB_ERR_MISMATCH);
+        assert_non_null(strstr(err.message, "add"));
+        cb_graph_builder_destroy(b);
+    }
+    /* Nothing to play. */
+    b = builder_of(sc);
+    assert_int_equal(cb_graph_build(b, &again, &err), CB_ERR_TOO_FEW);
+    cb_graph_builder_destroy(b);
+    cb_graph_builder_destroy(NULL);
+    cb_graph_destroy(g);
+    cb_graph_destroy(NULL);
+    scene_free(sc);
+}
+
+/* FNV-1a, 32 bits, as the test knows it (offset basis 2166136261, prime 16777619). */
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s != '\0'; ++s) {
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    }
+    return h;
+}
+
+static void graph_queries_name_what_was_built(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    static const char *const pnames[4] = {"speed", "count", "on", "fire"};
+    static const cb_param_type ptypes[4] = {CB_PARAM_FLOAT, CB_PARAM_INT, CB_PARAM_BOOL,
+                                            CB_PARAM_TRIGGER};
+    static const float pdefaults[4] = {1.5f, 3.0f, 1.0f, 0.0f};
+    for (int k = 0; k < 4; ++k) {
+        OK(cb_graph_add_param(b, pnames[k], ptypes[k], pdefaults[k], &err));
+    }
+    cb_graph_node a = add_clip(b, "walk", CLIP_A), cn = add_clip(b, "run", CLIP_C);
+    cb_graph_state st[2] = {{.name = "slow", .node = a}, {.name = "fast", .node = cn}};
+    cb_graph_condition cond = {.param = "fire", .op = CB_COMPARE_TRUE};
+    cb_graph_transition tr = {.from = "slow", .to = "fast", .conditions = &cond,
+                              .condition_count = 1};
+    cb_graph_state_machine_desc sm = {.name = "machine", .states = st, .state_count = 2,
+                                      .transitions = &tr, .transition_count = 1,
+                                      .initial = "fast"};
+    cb_graph_node m = 0;
+    OK(cb_graph_add_state_machine(b, &sm, &m, &err));
+    cb_graph *g = build(b);
+
+    assert_string_equal(cb_graph_name(g), "test");
+    assert_ptr_equal(cb_graph_skeleton(g), sc->sk);
+    assert_int_equal(cb_graph_param_count(g), 4);
+    for (uint32_t k = 0; k < 4; ++k) {
+        uint32_t i = 99, h = 99;
+        assert_int_equal(cb_graph_hash(pnames[k]), fnv1a(pnames[k]));
+        assert_int_equal(cb_graph_find_param(g, pnames[k], &i), CB_OK);
+        assert_int_equal(cb_graph_find_param_hash(g, fnv1a(pnames[k]), &h), CB_OK);
+        assert_int_equal(i, h);
+        assert_string_equal(cb_graph_param_name(g, i), pnames[k]);
+        assert_int_equal(cb_graph_param_type(g, i), ptypes[k]);
+        assert_true(cb_graph_param_default(g, i) == pdefaults[k]);
+    }
+    uint32_t i = 0;
+    assert_int_equal(cb_graph_find_param(g, "nope", &i), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_graph_find_param_hash(g, fnv1a("nope"), &i), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_graph_find_param(g, NULL, &i), CB_ERR_NULL_ARGUMENT);
+    assert_null(cb_graph_param_name(g, 4));
+
+    assert_int_equal(cb_graph_state_machine_count(g), 1);
+    uint32_t mi = 9, si = 9;
+    assert_int_equal(cb_graph_find_state_machine(g, "machine", &mi), CB_OK);
+    assert_int_equal(cb_graph_state_count(g, mi), 2);
+    assert_string_equal(cb_graph_state_name(g, mi, 1), "fast");
+    assert_int_equal(cb_graph_find_state(g, mi, "slow", &si), CB_OK);
+    assert_int_equal(si, 0);
+    assert_int_equal(cb_graph_find_state(g, mi, "none", &si), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_graph_node_count(g), 3);
+
+    /* A character starts in the initial state with the parameters' defaults. */
+    cb_crowd *c = crowd_of(sc, g, 8, 1, 0);
+    add_characters(c, 3, 0.25f);
+    assert_int_equal(cb_crowd_state(c, 0, mi, 2), 1);
+    assert_true(column(c, "speed")[1] == 1.5f && column(c, "count")[2] == 3.0f);
+    assert_int_equal(cb_crowd_state(c, 0, 5, 0), UINT32_MAX);
+    assert_int_equal(cb_crowd_next_state(c, 0, mi, 0), UINT32_MAX);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* State machines                                                                             */
+
+/* The rules of graph.h for one machine, restated plainly: transitions tested in order each
+ * frame (any-state ones first), the first whose conditions hold fires; a trigger it used is
+ * consumed; a transition with a duration runs to its end (interruption none) and blocks the
+ * others meanwhile; an any-state transition does not restart the state it leads to. */
+typedef struct ref_transition {
+    int from, to; /* from -1: any state */
+    int cond_count;
+    struct {
+        int param;
+        cb_compare op;
+        float value;
+    } cond[2];
+    float duration;
+} ref_transition;
+
+enum { P_SPEED, P_MODE, P_TIRED, P_SPRINT, P_COUNT };
+static const char *const sm_params[P_COUNT] = {"speed", "mode", "tired", "sprint"};
+static const cb_param_type sm_types[P_COUNT] = {CB_PARAM_FLOAT, CB_PARAM_INT, CB_PARAM_BOOL,
+                                                CB_PARAM_TRIGGER};
+static const char *const sm_states[3] = {"idle", "walk", "run"};
+static const ref_transition sm_rules[] = {
+    {-1, 0, 1, {{P_MODE, CB_COMPARE_EQUAL, 3.0f}}, 0.0f},
+    {0, 1, 1, {{P_SPEED, CB_COMPARE_GREATER, 0.5f}}, 0.2f},
+    {1, 2, 1, {{P_SPRINT, CB_COMPARE_TRUE, 0.0f}}, 0.1f},
+    {1, 0, 1, {{P_SPEED, CB_COMPARE_LESS, 0.3f}}, 0.2f},
+    {2, 1, 1, {{P_TIRED, CB_COMPARE_TRUE, 0.0f}}, 0.0f},
+    {2, 0, 2, {{P_SPEED, CB_COMPARE_LESS, 0.3f}, {P_TIRED, CB_COMPARE_FALSE, 0.0f}}, 0.15f},
+};
+enum { SM_RULES = sizeof sm_rules / sizeof sm_rules[0] };
+
+typedef struct ref_machine {
+    int cur, next, rule;
+    float elapsed;
+} ref_machine;
+
+static bool ref_holds(cb_compare op, float v, float value)
+{
+    switch (op) {
+    case CB_COMPARE_TRUE: return v != 0.0f;
+    case CB_COMPARE_FALSE: return v == 0.0f;
+    case CB_COMPARE_GREATER: return v > value;
+    case CB_COMPARE_LESS: return v < value;
+    case CB_COMPARE_EQUAL: return v == value;
+    default: return v != value;
+    }
+}
+
+static void ref_step(ref_machine *m, float *params, float dt)
+{
+    if (m->next >= 0) {
+        m->elapsed += dt;
+        if (m->elapsed >= sm_rules[m->rule].duration) {
+            m->cur = m->next, m->next = -1;
+        } else {
+            return; /* interruption none: nothing else may fire */
+        }
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int k = 0; k < SM_RULES; ++k) {
+            const ref_transition *t = &sm_rules[k];
+            if ((t->from < 0) != (pass == 0) || (t->from >= 0 && t->from != m->cur)) {
+                continue;
+            }
+            if (t->from < 0 && t->to == m->cur) {
+                continue;
+            }
+            bool ok = true;
+            for (int c = 0; c < t->cond_count; ++c) {
+                ok = ok && ref_holds(t->cond[c].op, params[t->cond[c].param], t->cond[c].value);
+            }
+            if (!ok) {
+                continue;
+            }
+            for (int c = 0; c < t->cond_count; ++c) {
+                if (t->cond[c].param == P_SPRINT) {
+                    params[P_SPRINT] = 0.0f;
+                }
+            }
+            if (t->duration <= 0.0f) {
+                m->cur = t->to;
+            } else {
+                m->next = t->to, m->rule = k, m->elapsed = 0.0f;
+            }
+            return;
+        }
+    }
+}
+
+static cb_graph *machine_graph(const scene *sc)
+{
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    for (int p = 0; p < P_COUNT; ++p) {
+        OK(cb_graph_add_param(b, sm_params[p], sm_types[p], 0.0f, &err));
+    }
+    cb_graph_state st[3];
+    for (int s = 0; s < 3; ++s) {
+        st[s] = (cb_graph_state){.name = sm_states[s], .node = add_clip(b, sm_states[s], s)};
+    }
+    cb_graph_transition tr[SM_RULES];
+    cb_graph_condition conds[SM_RULES][2];
+    for (int k = 0; k < SM_RULES; ++k) {
+        const ref_transition *t = &sm_rules[k];
+        for (int c = 0; c < t->cond_count; ++c) {
+            conds[k][c] = (cb_graph_condition){sm_params[t->cond[c].param], t->cond[c].op,
+                                               t->cond[c].value};
+        }
+        tr[k] = (cb_graph_transition){.from = t->from < 0 ? NULL : sm_states[t->from],
+                                      .to = sm_states[t->to], .conditions = conds[k],
+                                      .condition_count = (uint32_t)t->cond_count,
+                                      .duration_s = t->duration,
+                                      .blend = k == 5 ? CB_TRANSITION_INERTIALIZE
+                                                      : CB_TRANSITION_CROSSFADE};
+    }
+    cb_graph_state_machine_desc sm = {.name = "locomotion", .states = st, .state_count = 3,
+                                      .transitions = tr, .transition_count = SM_RULES};
+    cb_graph_node m = 0;
+    OK(cb_graph_add_state_machine(b, &sm, &m, &err));
+    return build(b);
+}
+
+/* Random parameters for 48 characters over 600 frames: every frame, every character's state,
+ * next state and trigger match the plain restatement of the rules. */
+static void graph_state_machine_follows_its_rules(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph *g = machine_graph(sc);
+    enum { N = 48, FRAMES = 600 };
+    cb_crowd *c = crowd_of(sc, g, N, 2, 16);
+    add_characters(c, N, 0.13f);
+    float *cols[P_COUNT];
+    for (int p = 0; p < P_COUNT; ++p) {
+        cols[p] = column(c, sm_params[p]);
+    }
+    ref_machine ref[N];
+    float params[N][P_COUNT];
+    memset(params, 0, sizeof params);
+    for (int i = 0; i < N; ++i) {
+        ref[i] = (ref_machine){0, -1, 0, 0.0f};
+    }
+    size_t fired = 0, consumed = 0, held = 0;
+    for (int f = 0; f < FRAMES; ++f) {
+        for (int i = 0; i < N; ++i) {
+            float *p = params[i];
+            p[P_SPEED] = fminf(fmaxf(p[P_SPEED] + cb_prng_range(&r, -0.15f, 0.15f), 0.0f), 1.0f);
+            p[P_MODE] = cb_prng_below(&r, 40) == 0 ? 3.0f : (float)cb_prng_below(&r, 3);
+            if (cb_prng_below(&r, 20) == 0) {
+                p[P_TIRED] = p[P_TIRED] != 0.0f ? 0.0f : 1.0f;
+            }
+            if (cb_prng_below(&r, 15) == 0) {
+                p[P_SPRINT] = 1.0f;
+            }
+            for (int k = 0; k < P_COUNT; ++k) {
+                cols[k][i] = p[k];
+            }
+        }
+        assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+        for (int i = 0; i < N; ++i) {
+            int before = ref[i].cur;
+            bool had = params[i][P_SPRINT] != 0.0f;
+            ref_step(&ref[i], params[i], DT);
+            fired += ref[i].cur != before || ref[i].next >= 0;
+            consumed += had && params[i][P_SPRINT] == 0.0f;
+            held += had && params[i][P_SPRINT] != 0.0f;
+            CB_CHECK(cb_crowd_state(c, 0, 0, (uint32_t)i) == (uint32_t)ref[i].cur,
+                     "frame %d character %d: state %u, rules say %d", f, i,
+                     cb_crowd_state(c, 0, 0, (uint32_t)i), ref[i].cur);
+            uint32_t want_next = ref[i].next < 0 ? UINT32_MAX : (uint32_t)ref[i].next;
+            CB_CHECK(cb_crowd_next_state(c, 0, 0, (uint32_t)i) == want_next,
+                     "frame %d character %d: next state %u, rules say %u", f, i,
+                     cb_crowd_next_state(c, 0, 0, (uint32_t)i), want_next);
+            CB_CHECK(cols[P_SPRINT][i] == params[i][P_SPRINT],
+                     "frame %d character %d: trigger %g, rules say %g", f, i,
+                     (double)cols[P_SPRINT][i], (double)params[i][P_SPRINT]);
+        }
+    }
+    /* The run exercised what it claims to: transitions, consumed and waiting triggers. */
+    cb_test_note("%zu transition frames, %zu triggers consumed, %zu trigger-frames waiting",
+                 fired, consumed, held);
+    assert_true(fired > 1000 && consumed > 50 && held > 200);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* A transition with an exit time fires on the first frame whose state time (cycles of the
+ * state's clip at the state's speed, dt exact in binary) has reached it: counted in closed
+ * form. */
+static void graph_exit_time_fires_on_the_counted_frame(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    static const struct {
+        float exit_time, state_speed;
+        bool condition;
+    } cases[] = {{0.75f, 1.0f, false}, {1.5f, 1.0f, false}, {0.75f, 2.0f, false},
+                 {0.25f, 1.0f, true}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        cb_graph_builder *b = builder_of(sc);
+        cb_error err = {0};
+        OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
+        cb_graph_state st[2] = {{.name = "first", .node = add_clip(b, "a", CLIP_A),
+                                 .speed = cases[k].state_speed},
+                                {.name = "second", .node = add_clip(b, "b", CLIP_B)}};
+        cb_graph_condition cond = {.param = "go", .op = CB_COMPARE_TRUE};
+        cb_graph_transition tr = {.from = "first", .to = "second", .has_exit_time = true,
+                                  .exit_time = cases[k].exit_time,
+                                  .conditions = cases[k].condition ? &cond : NULL,
+                                  .condition_count = cases[k].condition ? 1 : 0};
+        cb_graph_state_machine_desc sm = {.states = st, .state_count = 2, .transitions = &tr,
+                                          .transition_count = 1};
+        cb_graph_node m = 0;
+        OK(cb_graph_add_state_machine(b, &sm, &m, &err));
+        cb_graph *g = build(b);
+        cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+        add_characters(c, 1, 0.0f);
+        /* Clip a lasts 1 s: the state time after f updates is f * dt * speed cycles; the
+         * machine tests it before the frame's own advance, so frame f (from 1) fires when
+         * (f - 1) * dt * speed >= exit_time; with a condition, not before it holds (frame 40). */
+        int want = (int)ceil(cases[k].exit_time / (DT * cases[k].state_speed)) + 1;
+        if (cases[k].condition && want < 40) {
+            want = 40;
+        }
+        int got = -1;
+        for (int f = 1; f <= 200 && got < 0; ++f) {
+            column(c, "go")[0] = f >= 40 ? 1.0f : 0.0f;
+            cb_crowd_update(c, DT);
+            got = cb_crowd_state(c, 0, 0, 0) == 1 ? f : -1;
+        }
+        CB_CHECK(got == want, "case %zu: fired on frame %d, counted %d", k, got, want);
+        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
+    }
+    scene_free(sc);
+}
+
+/* A two-state machine: a -> b when "go", duration 0.25 s, crossfade or inertialize; with a
+ * third state and an interrupting transition when asked. */
+typedef struct machine_opts {
+    cb_transition_blend blend;
+    cb_interruption interruption;
+    float duration;
+    bool third; /* state "c" and b -> c on "go2" (and a -> c on "go2" for SOURCE) */
+} machine_opts;
+
+static cb_graph *two_state_graph(const scene *sc, machine_opts o)
+{
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
+    OK(cb_graph_add_param(b, "go2", CB_PARAM_BOOL, 0.0f, &err));
+    cb_graph_clip_desc bd = {.name = "b", .clip = "b", .start_offset = 0.25f};
+    cb_graph_node bn = 0;
+    cb_graph_node an = add_clip(b, "a", CLIP_A);
+    OK(cb_graph_add_clip(b, &bd, &bn, &err));
+    cb_graph_state st[3] = {{.name = "a", .node = an},
+                            {.name = "b", .node = bn},
+                            {.name = "c", .node = add_clip(b, "c", CLIP_C)}};
+    cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
+    cb_graph_condition go2 = {.param = "go2", .op = CB_COMPARE_TRUE};
+    cb_graph_transition tr[3] = {
+        {.from = "a", .to = "b", .conditions = &go, .condition_count = 1,
+         .duration_s = o.duration, .blend = o.blend, .interruption = o.interruption},
+        {.from = "b", .to = "c", .conditions = &go2, .condition_count = 1, .duration_s = 0.3f,
+         .blend = o.blend},
+        {.from = "a", .to = "c", .conditions = &go2, .condition_count = 1, .duration_s = 0.3f,
+         .blend = o.blend},
+    };
+    cb_graph_state_machine_desc sm = {.states = st, .state_count = o.third ? 3 : 2,
+                                      .transitions = tr, .transition_count = o.third ? 3 : 1};
+    cb_graph_node m = 0;
+    OK(cb_graph_add_state_machine(b, &sm, &m, &err));
+    return build(b);
+}
+
+/* Crossfade: during the transition the weights are 1 - s and s with s the smoothstep of the
+ * elapsed fraction, the destination starts at its start offset and plays at its own rate, the
+ * pose is the slerp of the two clips' poses (checked against the double reference). */
+static void graph_crossfade_matches_the_reference(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph *g = two_state_graph(sc, (machine_opts){CB_TRANSITION_CROSSFADE,
+                                                     CB_INTERRUPTION_NONE, 0.25f, false});
+    enum { N = 5 };
+    cb_crowd *c = crowd_of(sc, g, N, 1, 0);
+    add_characters(c, N, 0.21f);
+    cb_err_track te = cb_err_track_make("crossfade pose translation (m)");
+    cb_err_track re = cb_err_track_make("crossfade pose rotation (rad)");
+    cb_err_track we = cb_err_track_make("crossfade weight");
+    cb_err_track be = cb_err_track_make("destination time");
+    int during = 0;
+    for (int f = 0; f < 40; ++f) {
+        for (uint32_t i = 0; i < N; ++i) {
+            column(c, "go")[i] = f >= 10 + (int)i ? 1.0f : 0.0f; /* fires on frame 10 + i */
+        }
+        cb_crowd_update(c, DT);
+        for (uint32_t i = 0; i < N; ++i) {
+            int k = f - (10 + (int)i); /* frames since the firing frame */
+            double s = 0.0;
+            if (k >= 0) {
+                double x = fmin(k * (double)DT / 0.25, 1.0);
+                s = x * x * (3.0 - 2.0 * x);
+                during += x < 1.0 && k > 0;
+            }
+            cb_err_track_add(&we, kept(c, 0, i), 1.0 - s, i);
+            cb_err_track_add(&we, kept(c, 1, i), s, i);
+            if (k > 0) {
+                /* From its start offset, 0.25. */
+                cb_err_track_add(&be, clip_time(c, 1, i), fmod(0.25 + k * (double)DT / 0.75, 1.0),
+                                 i);
+            }
+            rpose pa = ref_clip(sc, CLIP_A, clip_time(c, 0, i));
+            rpose pb = ref_clip(sc, CLIP_B, clip_time(c, 1, i));
+            rpose want = s > 0.0 ? ref_slerp(&pa, &pb, s, NULL) : pa;
+            if (s >= 1.0) {
+                want = pb;
+            }
+            check_pose(&te, &re, sc, &want, cb_crowd_matrices(c, 0, i), (size_t)(f * N) + i);
+        }
+    }
+    assert_true(during >= 5 * 6);
+    cb_err_track_check(&we, 1e-6); /* the smoothstep in float */
+    cb_err_track_check(&be, 1e-6); /* k additions of dt / 0.75 in float */
+    cb_err_track_check(&te, POSE_T_BOUND);
+    cb_err_track_check(&re, POSE_R_BOUND);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* The offset fraction left at u = t / t1 of an inertialization starting at rest: the quintic
+ * with x(0) = 1, x'(0) = 0, x''(0) = -20 / t1^2 (Bollo's a0 for v0 = 0) and x, x', x'' zero at
+ * t1, which factors as (1 - u)^4 (1 + 4u). */
+static double inertial_fraction(double u)
+{
+    if (u >= 1.0) {
+        return 0.0;
+    }
+    double v = 1.0 - u;
+    return v * v * v * v * (1.0 + 4.0 * u);
+}
+
+/* Rotates unit quaternion q by angle about a unit axis (on the left). */
+static void rotate_left(const double axis[3], double angle, const double q[4], double out[4])
+{
+    double h = 0.5 * angle, s = sin(h);
+    double r[4] = {axis[0] * s, axis[1] * s, axis[2] * s, cos(h)};
+    dref_quat_mul(r, q, out);
+}
+
+/* Inertialization, joint by joint on a flat skeleton: the first frame shows exactly the pose
+ * of the frame before; then the pose is the destination plus the captured offset (axis-angle
+ * and translation) scaled by the quintic's closed form; at the end it is the destination. */
+static void graph_inertialization_follows_the_quintic(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, true);
+    const float t1 = 0.25f;
+    cb_graph *g = two_state_graph(sc, (machine_opts){CB_TRANSITION_INERTIALIZE,
+                                                     CB_INTERRUPTION_NONE, t1, false});
+    cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+    add_characters(c, 1, 0.4f);
+    cb_err_track fe = cb_err_track_make("first frame against the previous (rad or m)");
+    cb_err_track oe = cb_err_track_make("offset against the quintic (rad or m)");
+    cb_err_track de = cb_err_track_make("after the end against the destination (rad or m)");
+    rpose prev = {0}, dst0 = {0}, shown0 = {0};
+    const int fire = 12;
+    for (int f = 0; f < fire + 16; ++f) {
+        column(c, "go")[0] = f >= fire ? 1.0f : 0.0f;
+        cb_crowd_update(c, DT);
+        rpose now = read_flat(cb_crowd_matrices(c, 0, 0));
+        int k = f - fire;
+        if (k >= 0) {
+            rpose dst = ref_clip(sc, CLIP_B, clip_time(c, 1, 0));
+            double frac = inertial_fraction(k * (double)DT / t1);
+            if (k == 0) {
+                double t, a;
+                pose_diff(&now, &prev, &t, &a);
+                cb_err_track_add(&fe, a, 0.0, 0);
+                cb_err_track_add(&fe, t, 0.0, 0);
+                dst0 = dst, shown0 = now;
+            }
+            for (size_t j = 0; j < NJ; ++j) {
+                /* The offset captured: q_off = shown0 * conj(dst0) (short arc), t_off. */
+                double conj[4] = {-dst0.x[j].q[0], -dst0.x[j].q[1], -dst0.x[j].q[2],
+                                  dst0.x[j].q[3]};
+                double off[4];
+                dref_quat_mul(shown0.x[j].q, conj, off);
+                if (off[3] < 0.0) {
+                    for (int e = 0; e < 4; ++e) {
+                        off[e] = -off[e];
+                    }
+                }
+                double sn = sqrt(off[0] * off[0] + off[1] * off[1] + off[2] * off[2]);
+                double angle = 2.0 * atan2(sn, off[3]);
+                double axis[3] = {1.0, 0.0, 0.0};
+                if (sn > 1e-12) {
+                    axis[0] = off[0] / sn, axis[1] = off[1] / sn, axis[2] = off[2] / sn;
+                }
+                double want_q[4];
+                rotate_left(axis, angle * frac, dst.x[j].q, want_q);
+                cb_err_track *t = frac > 0.0 ? &oe : &de;
+                cb_err_track_add(t, quat_angle(now.x[j].q, want_q), 0.0, (size_t)k);
+                for (int e = 0; e < 3; ++e) {
+                    double want_t =
+                        dst.x[j].t[e] + frac * (shown0.x[j].t[e] - dst0.x[j].t[e]);
+                    cb_err_track_add(t, now.x[j].t[e], want_t, (size_t)k);
+                }
+            }
+        }
+        prev = now;
+    }
+    /* Offsets as an axis-angle and a vector in float, applied by one quaternion product: the
+     * largest errors measured were about 1.5e-6; the bounds leave a 5x margin or more. */
+    cb_err_track_check(&fe, 1e-5);
+    cb_err_track_check(&oe, 1e-5);
+    cb_err_track_check(&de, 1e-5);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* A transition interrupted mid-way continues from the pose shown (by inertializing), under
+ * each rule, from a crossfade and from an inertialization: the frame it is interrupted on shows
+ * the previous frame's pose again, then the pose reaches the new destination. Under
+ * interruption none the running transition finishes first. */
+static void graph_interruptions_continue_from_the_pose_shown(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, true);
+    static const machine_opts cases[] = {
+        {CB_TRANSITION_CROSSFADE, CB_INTERRUPTION_DESTINATION, 0.5f, true},
+        {CB_TRANSITION_CROSSFADE, CB_INTERRUPTION_SOURCE, 0.5f, true},
+        {CB_TRANSITION_INERTIALIZE, CB_INTERRUPTION_DESTINATION, 0.5f, true},
+        {CB_TRANSITION_INERTIALIZE, CB_INTERRUPTION_SOURCE, 0.5f, true},
+        {CB_TRANSITION_CROSSFADE, CB_INTERRUPTION_NONE, 0.5f, true},
+    };
+    cb_err_track ce = cb_err_track_make("interrupting frame against the previous (rad or m)");
+    cb_err_track ee = cb_err_track_make("after the end against the destination (rad or m)");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        cb_graph *g = two_state_graph(sc, cases[k]);
+        cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+        add_characters(c, 1, 0.7f);
+        rpose prev = {0};
+        const int go = 5, go2 = 12; /* 7 frames into a 16-frame transition */
+        int entered_c = -1;
+        for (int f = 0; f < 60; ++f) {
+            column(c, "go")[0] = f >= go ? 1.0f : 0.0f;
+            column(c, "go2")[0] = f >= go2 ? 1.0f : 0.0f;
+            cb_crowd_update(c, DT);
+            rpose now = read_flat(cb_crowd_matrices(c, 0, 0));
+            uint32_t next = cb_crowd_next_state(c, 0, 0, 0), cur = cb_crowd_state(c, 0, 0, 0);
+            if (entered_c < 0 && (next == 2 || cur == 2)) {
+                entered_c = f;
+                if (cases[k].interruption != CB_INTERRUPTION_NONE) {
+                    double t, a;
+                    pose_diff(&now, &prev, &t, &a);
+                    cb_err_track_add(&ce, a, 0.0, k);
+                    cb_err_track_add(&ce, t, 0.0, k);
+                }
+            }
+            if (f == 59) {
+                rpose dst = ref_clip(sc, CLIP_C, clip_time(c, 2, 0));
+                double t, a;
+                pose_diff(&now, &dst, &t, &a);
+                cb_err_track_add(&ee, a, 0.0, k);
+                cb_err_track_add(&ee, t, 0.0, k);
+                CB_CHECK(cur == 2 && next == UINT32_MAX, "case %zu: ends in %u/%u", k, cur,
+                         next);
+            }
+            prev = now;
+        }
+        /* Interruptible: c is entered on the frame go2 is set; not interruptible: once the
+         * 0.5 s transition from frame `go` has finished (16 frames), on the next test. */
+        int want = cases[k].interruption != CB_INTERRUPTION_NONE ? go2 : go + 16;
+        CB_CHECK(entered_c == want, "case %zu: entered c on frame %d, expected %d", k,
+                 entered_c, want);
+        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
+    }
+    cb_err_track_check(&ce, 1e-5);
+    cb_err_track_check(&ee, 1e-5);
+    scene_free(sc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Blend nodes and layers                                                                     */
+
+/* A joint's subtree as a mask, from the parents (the test's own walk). */
+static void subtree_mask(const scene *sc, int top, float *mask)
+{
+    for (int j = 0; j < NJ; ++j) {
+        int k = j;
+        while (k >= 0 && k != top) {
+            k = sc->parents[k];
+        }
+        mask[j] = k == top ? 1.0f : 0.0f;
+    }
+}
+
+/* Layers over a 1D blend space: an override clip masked to a subtree, an additive clip, and a
+ * state machine as an override layer with a per-joint mask; and the same without the machine
+ * (the all-clips form runs as one fused job). Poses against the double reference: the blend
+ * job's contract for the clips, then the machine's pose slerped in by weight times mask. */
+static void graph_layers_match_the_reference(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    float smmask[64] = {0};
+    for (int j = 0; j < NJ; ++j) {
+        smmask[j] = cb_prng_range(&r, 0.0f, 1.0f);
+    }
+    float upper[NJ];
+    subtree_mask(sc, 2, upper);
+    for (int with_machine = 0; with_machine < 2; ++with_machine) {
+        cb_graph_builder *b = builder_of(sc);
+        cb_error err = {0};
+        static const char *const ps[] = {"x", "w_up", "w_add", "w_sm", "go"};
+        for (int p = 0; p < 5; ++p) {
+            OK(cb_graph_add_param(b, ps[p], p == 4 ? CB_PARAM_BOOL : CB_PARAM_FLOAT, 0.0f, &err));
+        }
+        cb_graph_node kids[2] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B)};
+        float pos[2] = {0.0f, 1.0f};
+        cb_graph_blend_space_desc bs = {.name = "base",
+                                        .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                        .params = {"x"}, .children = kids, .positions = pos,
+                                        .child_count = 2};
+        cb_graph_node base = 0;
+        OK(cb_graph_add_blend_space(b, &bs, &base, &err));
+        cb_graph_node e = add_clip(b, "e", CLIP_E);
+        cb_graph_node add = add_clip(b, "add", CLIP_ADD);
+        cb_graph_state st[2] = {{.name = "c", .node = add_clip(b, "c", CLIP_C)},
+                                {.name = "once", .node = add_clip(b, "once", CLIP_CLAMP)}};
+        cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
+        cb_graph_transition tr = {.from = "c", .to = "once", .conditions = &go,
+                                  .condition_count = 1};
+        cb_graph_state_machine_desc smd = {.name = "layer_machine", .states = st,
+                                           .state_count = 2, .transitions = &tr,
+                                           .transition_count = 1};
+        cb_graph_node sm = 0;
+        OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
+        cb_graph_layer layers[3] = {
+            {.node = e, .mode = CB_LAYER_OVERRIDE, .weight = "w_up", .mask_joint = "j2"},
+            {.node = add, .mode = CB_LAYER_ADDITIVE, .weight = "w_add"},
+            {.node = sm, .mode = CB_LAYER_OVERRIDE, .weight = "w_sm",
+             .mask = {smmask, NJ}},
+        };
+        cb_graph_layers_desc ld = {.name = "layers", .base = base, .layers = layers,
+                                   .layer_count = with_machine ? 3 : 2};
+        cb_graph_node root = 0;
+        OK(cb_graph_add_layers(b, &ld, &root, &err));
+        cb_graph *g = build(b);
+        enum { N = 24 };
+        cb_crowd *c = crowd_of(sc, g, N, 2, 8);
+        add_characters(c, N, 0.37f);
+        cb_err_track te = cb_err_track_make("layers pose translation (m)");
+        cb_err_track re = cb_err_track_make("layers pose rotation (rad)");
+        for (int f = 0; f < 30; ++f) {
+            float *x = column(c, "x"), *wu = column(c, "w_up"), *wa = column(c, "w_add"),
+                  *ws = column(c, "w_sm");
+            for (uint32_t i = 0; i < N; ++i) {
+                x[i] = cb_prng_range(&r, -0.2f, 1.2f); /* beyond both ends too */
+                wu[i] = i % 4 == 0 ? 0.0f : cb_prng_range(&r, 0.0f, 1.0f);
+                wa[i] = cb_prng_range(&r, 0.0f, 1.0f);
+                ws[i] = i % 3 == 0 ? 1.0f : cb_prng_range(&r, 0.0f, 1.0f);
+            }
+            cb_crowd_update(c, DT);
+            for (uint32_t i = 0; i < N; ++i) {
+                double xb = fmin(fmax(x[i], 0.0), 1.0);
+                dref_entry de[4] = {
+                    {&sc->refs[CLIP_A], clip_time(c, 0, i), 1.0 - xb, CB_BLEND_MODE_NORMAL, NULL},
+                    {&sc->refs[CLIP_B], clip_time(c, 1, i), xb, CB_BLEND_MODE_NORMAL, NULL},
+                    {&sc->refs[CLIP_E], clip_time(c, 2, i), wu[i], CB_BLEND_MODE_OVERRIDE, upper},
+                    {&sc->refs[CLIP_ADD], clip_time(c, 3, i), wa[i], CB_BLEND_MODE_ADDITIVE, NULL},
+                };
+                /* Entries of no weight are left out, as the graph leaves them out. */
+                dref_entry used[4];
+                size_t n = 0;
+                for (int k = 0; k < 4; ++k) {
+                    if (de[k].weight > 0.0) {
+                        used[n++] = de[k];
+                    }
+                }
+                rpose want = ref_blend(sc, used, n);
+                if (with_machine) {
+                    rpose mp = ref_clip(sc, CLIP_C, clip_time(c, 4, i));
+                    want = ref_slerp(&want, &mp, ws[i], smmask);
+                }
+                check_pose(&te, &re, sc, &want, cb_crowd_matrices(c, 0, i), (size_t)(f * N) + i);
+            }
+        }
+        cb_err_track_check(&te, POSE_T_BOUND);
+        cb_err_track_check(&re, POSE_R_BOUND);
+        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
+    }
+    scene_free(sc);
+}
+
+/* Direct blend: the kept weights are the parameters clamped at 0 (NaN as 0) and normalized;
+ * all zero leaves the rest pose. */
+static void graph_direct_weights_are_normalized_parameters(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    static const char *const ws[3] = {"wa", "wb", "wc"};
+    for (int k = 0; k < 3; ++k) {
+        OK(cb_graph_add_param(b, ws[k], CB_PARAM_FLOAT, 0.0f, &err));
+    }
+    cb_graph_node kids[3] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B),
+                             add_clip(b, "c", CLIP_C)};
+    cb_graph_direct_desc dd = {.name = "direct", .children = kids, .weights = ws,
+                               .child_count = 3};
+    cb_graph_node d = 0;
+    OK(cb_graph_add_direct(b, &dd, &d, &err));
+    cb_graph *g = build(b);
+    enum { N = 40 };
+    cb_crowd *c = crowd_of(sc, g, N, 1, 0);
+    add_characters(c, N, 0.11f);
+    cb_err_track we = cb_err_track_make("direct weight");
+    cb_err_track te = cb_err_track_make("direct pose translation (m)");
+    cb_err_track re = cb_err_track_make("direct pose rotation (rad)");
+    for (int f = 0; f < 20; ++f) {
+        float v[3][N];
+        for (int k = 0; k < 3; ++k) {
+            float *col = column(c, ws[k]);
+            for (uint32_t i = 0; i < N; ++i) {
+                float x = cb_prng_range(&r, -0.5f, 2.0f);
+                v[k][i] = (i % 7 == 3) ? 0.0f : (i % 11 == 5 && k == 1) ? NAN : x;
+                col[i] = v[k][i];
+            }
+        }
+        cb_crowd_update(c, DT);
+        for (uint32_t i = 0; i < N; ++i) {
+            double w[3], sum = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                w[k] = v[k][i] > 0.0f ? v[k][i] : 0.0; /* NaN > 0 is false */
+                sum += w[k];
+            }
+            dref_entry de[3];
+            size_t n = 0;
+            for (int k = 0; k < 3; ++k) {
+                double want = sum > 0.0 ? w[k] / sum : 0.0;
+                cb_err_track_add(&we, kept(c, (uint32_t)k, i), want, i);
+                if (want > 0.0) {
+                    de[n++] = (dref_entry){&sc->refs[k], clip_time(c, (uint32_t)k, i), want,
+                                           CB_BLEND_MODE_NORMAL, NULL};
+                }
+            }
+            rpose p = ref_blend(sc, de, n); /* no entries: the rest pose */
+            check_pose(&te, &re, sc, &p, cb_crowd_matrices(c, 0, i), (size_t)(f * N) + i);
+        }
+    }
+    cb_err_track_check(&we, 2e-7); /* one division and product in float */
+    cb_err_track_check(&te, POSE_T_BOUND);
+    cb_err_track_check(&re, POSE_R_BOUND);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* Time: the clips of a blend space share a normalized time that advances at their
+ * weight-averaged duration; a clip outside the group keeps its own rate, times its speed and
+ * its speed parameter; a clamped clip stops at its end; layers play on at weight 0. */
+static void graph_clip_times_follow_rates_and_sync_groups(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    OK(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.3f, &err));
+    OK(cb_graph_add_param(b, "rate", CB_PARAM_FLOAT, 1.0f, &err));
+    OK(cb_graph_add_param(b, "w", CB_PARAM_FLOAT, 0.5f, &err));
+    cb_graph_node kids[2] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B)};
+    float pos[2] = {0.0f, 1.0f};
+    cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"x"}, .children = kids, .positions = pos,
+                                    .child_count = 2};
+    cb_graph_node base = 0;
+    OK(cb_graph_add_blend_space(b, &bs, &base, &err));
+    cb_graph_clip_desc ed = {.name = "e", .clip = "e", .speed = 2.0f, .speed_param = "rate",
+                             .start_offset = 0.25f};
+    cb_graph_node e = 0;
+    OK(cb_graph_add_clip(b, &ed, &e, &err));
+    cb_graph_clip_desc od = {.name = "once", .clip = "once"};
+    cb_graph_node once = 0;
+    OK(cb_graph_add_clip(b, &od, &once, &err));
+    cb_graph_layer layers[2] = {{.node = e, .weight = "w"}, {.node = once, .weight = "w"}};
+    cb_graph_layers_desc ld = {.base = base, .layers = layers, .layer_count = 2};
+    cb_graph_node root = 0;
+    OK(cb_graph_add_layers(b, &ld, &root, &err));
+    cb_graph *g = build(b);
+    cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+    add_characters(c, 1, 0.0f);
+    cb_err_track ge = cb_err_track_make("sync group time (cycles)");
+    cb_err_track ee = cb_err_track_make("layer clip time (cycles)");
+    /* A character added with phase 0 starts every clip there (the add phase stands in for
+     * start offsets, so a crowd can be spread over a cycle). */
+    double group = 0.0, et = 0.0;
+    for (int f = 0; f < 90; ++f) {
+        float rate = f < 45 ? 1.0f : 0.5f;
+        column(c, "rate")[0] = rate;
+        /* A layer's clips play on while its weight is 0 (as Unity's layers do). */
+        column(c, "w")[0] = f >= 30 && f < 40 ? 0.0f : 0.5f;
+        cb_crowd_update(c, DT);
+        /* Weights 0.7 and 0.3: one cycle lasts 0.7 * 1.0 + 0.3 * 0.75 = 0.925 s. */
+        group = fmod(group + DT / 0.925, 1.0);
+        cb_err_track_add(&ge, clip_time(c, 0, 0), group, (size_t)f);
+        CB_CHECK(clip_time(c, 0, 0) == clip_time(c, 1, 0), "frame %d: a and b apart", f);
+        /* The layer clip advances at 2 * rate / 0.9 cycles per second. */
+        et = fmod(et + DT * 2.0 * rate / 0.9, 1.0);
+        double got = clip_time(c, 2, 0);
+        cb_err_track_add(&ee, got + (got - et > 0.5 ? -1.0 : et - got > 0.5 ? 1.0 : 0.0), et,
+                         (size_t)f);
+        double clamped = fmin((f + 1) * (double)DT / 0.5, 1.0);
+        cb_err_track_add(&ee, clip_time(c, 3, 0), clamped, (size_t)f);
+    }
+    /* 90 float additions of about 0.03 to a time in [0, 1): measured up to 8e-7. */
+    cb_err_track_check(&ge, 5e-6);
+    cb_err_track_check(&ee, 5e-6);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* Processors run before the nodes, in order, and their outputs are the library's params
+ * functions applied to the inputs (those have their own accuracy tests). */
+static void graph_processors_write_their_outputs(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    static const char *const fl[] = {"vx", "vy", "sx", "sy", "f", "bk", "l", "rt"};
+    for (int k = 0; k < 8; ++k) {
+        OK(cb_graph_add_param(b, fl[k], CB_PARAM_FLOAT, 0.0f, &err));
+    }
+    OK(cb_graph_add_param(b, "quad", CB_PARAM_INT, 0.0f, &err));
+    cb_graph_interp_to_desc i1 = {.input = "vx", .output = "sx", .speed = 6.0f};
+    cb_graph_interp_to_desc i2 = {.input = "vy", .output = "sy", .speed = 6.0f};
+    cb_graph_velocity_blend_desc vb = {.x = "sx", .y = "sy", .forward = "f", .backward = "bk",
+                                       .left = "l", .right = "rt"};
+    cb_graph_quadrant_desc qd = {.x = "sx", .y = "sy", .output = "quad"};
+    OK(cb_graph_add_interp_to(b, &i1, &err));
+    OK(cb_graph_add_interp_to(b, &i2, &err));
+    OK(cb_graph_add_velocity_blend(b, &vb, &err));
+    OK(cb_graph_add_quadrant(b, &qd, &err));
+    add_clip(b, "a", CLIP_A);
+    cb_graph *g = build(b);
+    enum { N = 21 };
+    cb_crowd *c = crowd_of(sc, g, N, 1, 0);
+    add_characters(c, N, 0.1f);
+    float sx[N] = {0}, sy[N] = {0}, quad[N] = {0};
+    cb_err_track pe = cb_err_track_make("processor outputs");
+    size_t nonzero_quadrants = 0;
+    for (int f = 0; f < 60; ++f) {
+        float vx[N], vy[N];
+        for (uint32_t i = 0; i < N; ++i) {
+            float a = 0.3f * (float)i + 0.05f * (float)f, s = 2.0f * (float)(i % 4);
+            vx[i] = s * cosf(a), vy[i] = s * sinf(a);
+            column(c, "vx")[i] = vx[i], column(c, "vy")[i] = vy[i];
+        }
+        cb_crowd_update(c, DT);
+        /* The same chain through the public functions, the quadrant on moving characters
+         * (speed >= the default 0.1) with the default 10-degree dead zone. */
+        assert_int_equal(cb_params_interp_to(sx, vx, N, DT, 6.0f, sx, NULL), CB_OK);
+        assert_int_equal(cb_params_interp_to(sy, vy, N, DT, 6.0f, sy, NULL), CB_OK);
+        float out[4][N];
+        cb_velocity_blend o = {out[0], out[1], out[2], out[3]};
+        assert_int_equal(cb_params_velocity_blend_4dir(sx, sy, NULL, N, 1e-4f, o, NULL), CB_OK);
+        for (uint32_t i = 0; i < N; ++i) {
+            if (sx[i] * sx[i] + sy[i] * sy[i] >= 0.1f * 0.1f) {
+                float angle = atan2f(sy[i], sx[i]);
+                uint8_t q = (uint8_t)quad[i];
+                assert_int_equal(cb_params_quadrant(&angle, 1, 0.1745329f, &q, NULL), CB_OK);
+                quad[i] = q;
+            }
+        }
+        for (uint32_t i = 0; i < N; ++i) {
+            cb_err_track_add(&pe, column(c, "sx")[i], sx[i], i);
+            cb_err_track_add(&pe, column(c, "sy")[i], sy[i], i);
+            cb_err_track_add(&pe, column(c, "f")[i], out[0][i], i);
+            cb_err_track_add(&pe, column(c, "bk")[i], out[1][i], i);
+            cb_err_track_add(&pe, column(c, "l")[i], out[2][i], i);
+            cb_err_track_add(&pe, column(c, "rt")[i], out[3][i], i);
+            cb_err_track_add(&pe, column(c, "quad")[i], quad[i], i);
+            nonzero_quadrants += quad[i] != 0.0f;
+        }
+    }
+    cb_err_track_check(&pe, 0.0); /* the same float operations in the same order */
+    assert_true(nonzero_quadrants > 0);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Determinism                                                                                */
+
+/* A graph with a bit of everything: processors, a machine whose states are a clip, a blend
+ * space and a clamped clip, crossfades, an inertialization, interruptions, layers. */
+static cb_graph *busy_graph(const scene *sc)
+{
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    static const char *const fl[] = {"vx", "sx", "w_up", "w_add"};
+    for (int k = 0; k < 4; ++k) {
+        OK(cb_graph_add_param(b, fl[k], CB_PARAM_FLOAT, 0.0f, &err));
+    }
+    OK(cb_graph_add_param(b, "jump", CB_PARAM_TRIGGER, 0.0f, &err));
+    cb_graph_interp_to_desc it = {.input = "vx", .output = "sx", .speed = 5.0f};
+    OK(cb_graph_add_interp_to(b, &it, &err));
+    cb_graph_node idle = add_clip(b, "idle", CLIP_A);
+    cb_graph_node kids[2] = {add_clip(b, "walk", CLIP_B), add_clip(b, "run", CLIP_C)};
+    float pos[2] = {0.5f, 2.0f};
+    cb_graph_blend_space_desc bs = {.name = "move", .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"sx"}, .children = kids, .positions = pos,
+                                    .child_count = 2};
+    cb_graph_node move = 0;
+    OK(cb_graph_add_blend_space(b, &bs, &move, &err));
+    cb_graph_node jump = add_clip(b, "jump", CLIP_CLAMP);
+    cb_graph_state st[3] = {{.name = "idle", .node = idle},
+                            {.name = "move", .node = move, .speed = 1.25f},
+                            {.name = "jump", .node = jump}};
+    cb_graph_condition fast = {.param = "sx", .op = CB_COMPARE_GREATER, .value = 0.4f};
+    cb_graph_condition slow = {.param = "sx", .op = CB_COMPARE_LESS, .value = 0.3f};
+    cb_graph_condition jmp = {.param = "jump", .op = CB_COMPARE_TRUE};
+    cb_graph_transition tr[4] = {
+        {.from = NULL, .to = "jump", .conditions = &jmp, .condition_count = 1,
+         .duration_s = 0.1f, .blend = CB_TRANSITION_INERTIALIZE},
+        {.from = "idle", .to = "move", .conditions = &fast, .condition_count = 1,
+         .duration_s = 0.3f, .interruption = CB_INTERRUPTION_DESTINATION},
+        {.from = "move", .to = "idle", .conditions = &slow, .condition_count = 1,
+         .duration_s = 0.25f, .interruption = CB_INTERRUPTION_SOURCE},
+        {.from = "jump", .to = "idle", .has_exit_time = true, .exit_time = 0.9f,
+         .duration_s = 0.2f, .blend = CB_TRANSITION_INERTIALIZE},
+    };
+    cb_graph_state_machine_desc smd = {.name = "loco", .states = st, .state_count = 3,
+                                       .transitions = tr, .transition_count = 4};
+    cb_graph_node sm = 0;
+    OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
+    cb_graph_layer layers[2] = {
+        {.node = add_clip(b, "wave", CLIP_E), .weight = "w_up", .mask_joint = "j2"},
+        {.node = add_clip(b, "lean", CLIP_ADD), .mode = CB_LAYER_ADDITIVE, .weight = "w_add"},
+    };
+    cb_graph_layers_desc ld = {.base = sm, .layers = layers, .layer_count = 2};
+    cb_graph_node root = 0;
+    OK(cb_graph_add_layers(b, &ld, &root, &err));
+    return build(b);
+}
+
+static void busy_params(cb_crowd *c, int f, uint32_t n)
+{
+    float *vx = column(c, "vx"), *wu = column(c, "w_up"), *wa = column(c, "w_add");
+    float *jump = column(c, "jump");
+    for (uint32_t i = 0; i < n; ++i) {
+        vx[i] = 1.2f + 1.3f * sinf(0.07f * (float)f + 0.9f * (float)i);
+        wu[i] = 0.5f + 0.5f * sinf(0.05f * (float)f + (float)i);
+        wa[i] = (i % 3) * 0.4f;
+        if ((f + (int)i) % 53 == 0) {
+            jump[i] = 1.0f;
+        }
+    }
+}
+
+/* Every frame's output hash is the same for 1, 2 and 3 threads, batch sizes from one SIMD
+ * width to 64, and update_range over uneven sub-ranges. */
+static void graph_output_is_bit_identical_across_threads_and_batches(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph *g = busy_graph(sc);
+    enum { N = 203, FRAMES = 90, CONFIGS = 5 };
+    static const uint32_t threads[CONFIGS] = {1, 2, 3, 2, 1};
+    uint32_t w = (uint32_t)cb_simd_width();
+    const uint32_t batches[CONFIGS] = {64, w, 2 * w, 48, 0};
+    uint64_t hashes[CONFIGS][FRAMES];
+    for (int k = 0; k < CONFIGS; ++k) {
+        cb_crowd *c = crowd_of(sc, g, N, threads[k], batches[k]);
+        add_characters(c, N, 0.173f);
+        cb_crowd_scratch *scratch = NULL;
+        if (k == CONFIGS - 1) {
+            assert_int_equal(cb_crowd_scratch_create(c, &scratch), CB_OK);
+        }
+        for (int f = 0; f < FRAMES; ++f) {
+            busy_params(c, f, N);
+            if (scratch == NULL) {
+                assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+            } else {
+                /* Uneven ranges, in an order that changes every frame. */
+                static const uint32_t cuts[] = {0, 7, 40, 41, 130, 203};
+                for (int p = 0; p < 5; ++p) {
+                    int q = (p + f) % 5;
+                    assert_int_equal(cb_crowd_update_range(c, scratch, DT, 0, cuts[q],
+                                                           cuts[q + 1] - cuts[q]),
+                                     CB_OK);
+                }
+            }
+            hashes[k][f] = cb_crowd_output_hash(c);
+        }
+        cb_crowd_scratch_destroy(c, scratch);
+        cb_crowd_destroy(c);
+    }
+    for (int k = 1; k < CONFIGS; ++k) {
+        for (int f = 0; f < FRAMES; ++f) {
+            CB_CHECK(hashes[k][f] == hashes[0][f], "config %d differs at frame %d", k, f);
+        }
+    }
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(graph_builder_validity_table),
+        cmocka_unit_test(graph_queries_name_what_was_built),
+        cmocka_unit_test(graph_state_machine_follows_its_rules),
+        cmocka_unit_test(graph_exit_time_fires_on_the_counted_frame),
+        cmocka_unit_test(graph_crossfade_matches_the_reference),
+        cmocka_unit_test(graph_inertialization_follows_the_quintic),
+        cmocka_unit_test(graph_interruptions_continue_from_the_pose_shown),
+        cmocka_unit_test(graph_layers_match_the_reference),
+        cmocka_unit_test(graph_direct_weights_are_normalized_parameters),
+        cmocka_unit_test(graph_clip_times_follow_rates_and_sync_groups),
+        cmocka_unit_test(graph_processors_write_their_outputs),
+        cmocka_unit_test(graph_output_is_bit_identical_across_threads_and_batches),
+    };
+    return CB_RUN_TESTS(tests);
+}
