@@ -466,10 +466,28 @@ static void graph_builder_validity_table(void **state)
     assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_NOT_FOUND);
     tb.end_joint = "j9"; /* not below j6 */
     assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_HIERARCHY);
+    tb.end_joint = "j7";
+    tb.mid_axis[1] = NAN;
+    assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_NOT_FINITE);
+    tb.mid_axis[1] = 0.0f;
+    tb.soften = 1.5f;
+    assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_INVALID_ARGUMENT);
+    tb.soften = 0.0f;
+    tb.target[2] = "go";
+    assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_MISMATCH);
     const char *chain[2] = {"j8", "j2"}; /* the wrong way round */
     cb_graph_aim_ik_desc ad = {.joints = chain, .joint_count = 2,
                                .target = {tgt[0], tgt[1], tgt[2]}};
     assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_HIERARCHY);
+    chain[0] = "j2", chain[1] = "j8";
+    ad.limit_rad = 4.0f;
+    assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_INVALID_ARGUMENT);
+    ad.limit_rad = 0.0f;
+    ad.forward[1] = 1.0f; /* forward along the default up, with a pole: no twist is defined */
+    ad.pole[1] = 1.0f;
+    assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_DEGENERATE);
+    ad.joint_count = 0;
+    assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_INVALID_ARGUMENT);
 
     /* Root and build. */
     assert_int_equal(cb_graph_set_root(b, 12345, &err), CB_ERR_INVALID_ARGUMENT);
@@ -1397,10 +1415,209 @@ static void graph_processors_write_their_outputs(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Post-process                                                                               */
+
+/* A column of the j-th matrix's translation. */
+static void joint_position(const float *m, size_t j, double out[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        out[k] = m[16 * j + 12 + k];
+    }
+}
+
+static uint32_t find_joint(const cb_skeleton *s, const char *name)
+{
+    size_t j = 0;
+    CB_CHECK(cb_skeleton_find_joint(s, name, &j) == CB_OK, "no joint %s", name);
+    return (uint32_t)j;
+}
+
+/* The embedded humanoid walking (a 1D blend of idle, walk and run), with or without two-bone IK
+ * on both legs and a look-at over neck and head. With IK, every foot lands on its target
+ * (targets pulled 8 % towards the hip, plus up to 1 cm per axis: short of the 97 % of the
+ * leg's length where the reach softens, for a straight leg too), and the
+ * head's forward axis points at its target; joints outside the chains are bit-identical to the
+ * graph without IK; weight 0 is bit-identical everywhere. */
+static cb_graph *walker_graph(const cb_embedded *set, bool ik)
+{
+    const cb_clip *clips[3] = {cb_embedded_find_clip(set, "idle"),
+                               cb_embedded_find_clip(set, "walk_f"),
+                               cb_embedded_find_clip(set, "run_f")};
+    cb_graph_builder_desc bd = {.skeleton = cb_embedded_skeleton(set), .clips = clips,
+                                .clip_count = 3};
+    cb_graph_builder *b = NULL;
+    cb_error err = {0};
+    OK(cb_graph_builder_create(&bd, &b, &err));
+    static const char *const ps[] = {"speed", "lf_x", "lf_y", "lf_z", "rf_x", "rf_y", "rf_z",
+                                     "look_x", "look_y", "look_z", "w_feet", "w_look"};
+    for (int k = 0; k < 12; ++k) {
+        OK(cb_graph_add_param(b, ps[k], CB_PARAM_FLOAT, 0.0f, &err));
+    }
+    cb_graph_node kids[3];
+    static const char *const names[3] = {"idle", "walk_f", "run_f"};
+    for (int k = 0; k < 3; ++k) {
+        cb_graph_clip_desc cd = {.clip = names[k]};
+        OK(cb_graph_add_clip(b, &cd, &kids[k], &err));
+    }
+    float pos[3] = {0.0f, 1.4f, 3.5f};
+    cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"speed"}, .children = kids, .positions = pos,
+                                    .child_count = 3};
+    cb_graph_node root = 0;
+    OK(cb_graph_add_blend_space(b, &bs, &root, &err));
+    if (ik) {
+        cb_graph_two_bone_ik_desc left = {.start_joint = "thigh_l", .mid_joint = "calf_l",
+                                          .end_joint = "foot_l",
+                                          .target = {"lf_x", "lf_y", "lf_z"},
+                                          .weight = "w_feet", .mid_axis = {1.0f, 0.0f, 0.0f}};
+        cb_graph_two_bone_ik_desc right = left;
+        right.start_joint = "thigh_r", right.mid_joint = "calf_r", right.end_joint = "foot_r";
+        right.target[0] = "rf_x", right.target[1] = "rf_y", right.target[2] = "rf_z";
+        OK(cb_graph_add_two_bone_ik(b, &left, &err));
+        OK(cb_graph_add_two_bone_ik(b, &right, &err));
+        const char *chain[2] = {"neck", "head"};
+        const float shares[2] = {0.4f, 1.0f};
+        cb_graph_aim_ik_desc look = {.joints = chain, .joint_weights = shares, .joint_count = 2,
+                                     .target = {"look_x", "look_y", "look_z"},
+                                     .weight = "w_look", .pole = {0.0f, 1.0f, 0.0f}};
+        OK(cb_graph_add_aim_ik(b, &look, &err));
+    }
+    cb_graph *g = NULL;
+    OK(cb_graph_build(b, &g, &err));
+    cb_graph_builder_destroy(b);
+    return g;
+}
+
+static void graph_ik_reaches_its_targets(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *sk = cb_embedded_skeleton(set);
+    size_t nj = cb_skeleton_joint_count(sk);
+    cb_graph *plain = walker_graph(set, false), *with_ik = walker_graph(set, true);
+    enum { N = 40 };
+    cb_crowd *cp = NULL, *ci = NULL;
+    const cb_graph *gp[1] = {plain}, *gi[1] = {with_ik};
+    cb_crowd_desc d = {.skeleton = sk, .capacity = N, .graphs = gp, .graph_count = 1,
+                       .thread_count = 2};
+    assert_int_equal(cb_crowd_create(&d, &cp, NULL), CB_OK);
+    d.graphs = gi;
+    assert_int_equal(cb_crowd_create(&d, &ci, NULL), CB_OK);
+    add_characters(cp, N, 0.071f);
+    add_characters(ci, N, 0.071f);
+    uint32_t foot[2] = {find_joint(sk, "foot_l"), find_joint(sk, "foot_r")};
+    uint32_t thigh[2] = {find_joint(sk, "thigh_l"), find_joint(sk, "thigh_r")};
+    uint32_t head = find_joint(sk, "head"), neck = find_joint(sk, "neck");
+    /* Joints in no chain's subtree: everything but the legs below the thighs and neck + head
+     * and below. */
+    bool in_chain[64] = {false};
+    for (size_t j = 0; j < nj; ++j) {
+        for (int32_t k = (int32_t)j; k >= 0; k = cb_skeleton_parents(sk)[k]) {
+            in_chain[j] = in_chain[j] || k == (int32_t)thigh[0] || k == (int32_t)thigh[1] ||
+                          k == (int32_t)neck;
+        }
+    }
+    static const char *const foot_params[2][3] = {{"lf_x", "lf_y", "lf_z"},
+                                                  {"rf_x", "rf_y", "rf_z"}};
+    static const char *const look_params[3] = {"look_x", "look_y", "look_z"};
+    cb_err_track fe = cb_err_track_make("foot against its target (m)");
+    cb_err_track ae = cb_err_track_make("head forward against the target direction (rad)");
+    size_t outside_checked = 0;
+    for (int f = 0; f < 24; ++f) {
+        bool off = f % 6 == 5; /* every sixth frame: weight 0 */
+        for (uint32_t i = 0; i < N; ++i) {
+            float speed = 3.5f * (float)i / N;
+            column(cp, "speed")[i] = speed, column(ci, "speed")[i] = speed;
+        }
+        /* Targets come from the pose without IK of this very frame: update the plain crowd
+         * first (same characters, same parameters, same times). */
+        cb_crowd_update(cp, DT);
+        double want[N][2][3], look[N][3];
+        for (uint32_t i = 0; i < N; ++i) {
+            const float *m = cb_crowd_matrices(cp, 0, i);
+            for (int s = 0; s < 2; ++s) {
+                double fp[3], hip[3];
+                joint_position(m, foot[s], fp);
+                joint_position(m, thigh[s], hip);
+                for (int k = 0; k < 3; ++k) {
+                    want[i][s][k] = fp[k] + 0.08 * (hip[k] - fp[k]) +
+                                    cb_prng_range(&r, -0.01f, 0.01f);
+                    column(ci, foot_params[s][k])[i] = (float)want[i][s][k];
+                }
+            }
+            double hp[3];
+            joint_position(m, head, hp);
+            /* Somewhere in front (+Z), 1 to 3 m away, within 60 degrees of straight ahead. */
+            double yaw = cb_prng_range(&r, -1.0f, 1.0f), pitch = cb_prng_range(&r, -0.4f, 0.4f);
+            double dist = cb_prng_range(&r, 1.0f, 3.0f);
+            double dir[3] = {sin(yaw) * cos(pitch), sin(pitch), cos(yaw) * cos(pitch)};
+            for (int k = 0; k < 3; ++k) {
+                look[i][k] = hp[k] + dist * dir[k];
+                column(ci, look_params[k])[i] = (float)look[i][k];
+            }
+            column(ci, "w_feet")[i] = off ? 0.0f : 1.0f;
+            column(ci, "w_look")[i] = off ? 0.0f : 1.0f;
+        }
+        cb_crowd_update(ci, DT);
+        for (uint32_t i = 0; i < N; ++i) {
+            const float *mp = cb_crowd_matrices(cp, 0, i), *mi = cb_crowd_matrices(ci, 0, i);
+            if (off) {
+                CB_CHECK(memcmp(mp, mi, nj * 16 * sizeof(float)) == 0,
+                         "frame %d character %u: weight 0 changed the pose", f, i);
+                continue;
+            }
+            for (size_t j = 0; j < nj; ++j) {
+                if (!in_chain[j]) {
+                    CB_CHECK(memcmp(mp + 16 * j, mi + 16 * j, 16 * sizeof(float)) == 0,
+                             "frame %d character %u: joint %zu outside the chains moved", f, i,
+                             j);
+                    outside_checked++;
+                }
+            }
+            for (int s = 0; s < 2; ++s) {
+                double fp[3];
+                joint_position(mi, foot[s], fp);
+                double e = sqrt((fp[0] - want[i][s][0]) * (fp[0] - want[i][s][0]) +
+                                (fp[1] - want[i][s][1]) * (fp[1] - want[i][s][1]) +
+                                (fp[2] - want[i][s][2]) * (fp[2] - want[i][s][2]));
+                cb_err_track_add(&fe, e, 0.0, i);
+            }
+            /* The head's +Z axis (column 2 of its matrix) against the direction to the
+             * target. */
+            const float *h = mi + 16 * head;
+            double hp[3], fwd[3] = {h[8], h[9], h[10]}, to[3];
+            joint_position(mi, head, hp);
+            double nf = 0.0, nt = 0.0, dot = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                to[k] = look[i][k] - hp[k];
+                nf += fwd[k] * fwd[k], nt += to[k] * to[k], dot += fwd[k] * to[k];
+            }
+            double c = dot / sqrt(nf * nt);
+            cb_err_track_add(&ae, acos(c > 1.0 ? 1.0 : c), 0.0, i);
+        }
+    }
+    assert_true(outside_checked > 1000);
+    /* The issue asks for 1 mm. Measured over seeds and configurations: 4.2e-7 m and 4.4e-7
+     * rad (float rounding in the jobs and the local-to-model after them); bounds 10x that. */
+    cb_err_track_check(&fe, 5e-6);
+    cb_err_track_check(&ae, 5e-6);
+    cb_crowd_stats st = cb_crowd_query_stats(ci);
+    assert_int_equal(st.refused_ik, 0);
+    assert_true(st.stage_ns[CB_CROWD_STAGE_POST_PROCESS] == 0); /* not profiled */
+    cb_crowd_destroy(cp);
+    cb_crowd_destroy(ci);
+    cb_graph_destroy(plain);
+    cb_graph_destroy(with_ik);
+    cb_embedded_destroy(set);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Determinism                                                                                */
 
 /* A graph with a bit of everything: processors, a machine whose states are a clip, a blend
- * space and a clamped clip, crossfades, an inertialization, interruptions, layers. */
+ * space and a clamped clip, crossfades, an inertialization, interruptions, layers, IK. */
 static cb_graph *busy_graph(const scene *sc)
 {
     cb_graph_builder *b = builder_of(sc);
@@ -1448,6 +1665,17 @@ static cb_graph *busy_graph(const scene *sc)
     cb_graph_layers_desc ld = {.base = sm, .layers = layers, .layer_count = 2};
     cb_graph_node root = 0;
     OK(cb_graph_add_layers(b, &ld, &root, &err));
+    /* IK: a limb reaching for a point, and a look-at over two spine joints. */
+    OK(cb_graph_add_param(b, "tx", CB_PARAM_FLOAT, 0.3f, &err));
+    OK(cb_graph_add_param(b, "ty", CB_PARAM_FLOAT, 0.2f, &err));
+    OK(cb_graph_add_param(b, "tz", CB_PARAM_FLOAT, 0.4f, &err));
+    cb_graph_two_bone_ik_desc reach = {.start_joint = "j5", .mid_joint = "j6", .end_joint = "j7",
+                                       .target = {"tx", "ty", "tz"}, .weight = "w_up"};
+    OK(cb_graph_add_two_bone_ik(b, &reach, &err));
+    const char *chain[2] = {"j3", "j4"};
+    cb_graph_aim_ik_desc look = {.joints = chain, .joint_count = 2, .target = {"tz", "tx", "ty"},
+                                 .limit_rad = 1.0f};
+    OK(cb_graph_add_aim_ik(b, &look, &err));
     return build(b);
 }
 
@@ -1527,6 +1755,7 @@ int main(void)
         cmocka_unit_test(graph_direct_weights_are_normalized_parameters),
         cmocka_unit_test(graph_clip_times_follow_rates_and_sync_groups),
         cmocka_unit_test(graph_processors_write_their_outputs),
+        cmocka_unit_test(graph_ik_reaches_its_targets),
         cmocka_unit_test(graph_output_is_bit_identical_across_threads_and_batches),
     };
     return CB_RUN_TESTS(tests);

@@ -329,11 +329,13 @@ typedef enum cb_crowd_stage {
     CB_CROWD_STAGE_WEIGHTS,      /**< state machines and blend-space solvers */
     CB_CROWD_STAGE_TIME,         /**< clip times, sync, root motion, events */
     CB_CROWD_STAGE_SAMPLE_BLEND, /**< fused sample + blend, crossfades, layers */
+    CB_CROWD_STAGE_POST_PROCESS, /**< IK steps on the local pose */
     CB_CROWD_STAGE_LTM,          /**< local-to-model into the output */
     CB_CROWD_STAGE_COUNT
 } cb_crowd_stage;
 
-/** A stage's name: "parameters", "weights", "time & sync", "sample+blend", "local-to-model". */
+/** A stage's name: "parameters", "weights", "time & sync", "sample+blend", "post-process",
+ *  "local-to-model". */
 CB_API const char *cb_crowd_stage_name(cb_crowd_stage stage);
 
 /** Counters since create or the last cb_crowd_reset_stats(). */
@@ -343,6 +345,7 @@ typedef struct cb_crowd_stats {
     uint64_t nonfinite_params;    /**< parameters that were NaN or infinite */
     uint64_t clamped_weights;     /**< layer weights outside [0, 1] or NaN */
     uint64_t dropped_events;      /**< events beyond 8 per character per update */
+    uint64_t refused_ik;          /**< IK steps skipped: a target beyond CB_IK_MAX_COORDINATE */
     /** Thread-seconds per stage, in ns, summed over the threads (desc.profile; else 0). */
     uint64_t stage_ns[CB_CROWD_STAGE_COUNT];
 } cb_crowd_stats;

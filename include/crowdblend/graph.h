@@ -27,7 +27,9 @@
  *                 it by their markers (foot plants), or by normalized time without markers;
  *                 the group advances at its clips' weight-averaged duration.
  *   Events        markers crossed by active clips are reported per character per frame.
- *   Post-process  after blending, in order: two-bone IK and aim IK, targets from parameters.
+ *   Post-process  after blending, in order: two-bone IK and aim IK (crowdblend/ik.h) on the
+ *                 local pose, targets from parameters (model space), each with an optional
+ *                 weight parameter; a step of weight 0 costs nothing (IK level of detail).
  *
  * Build descs and the builder copy what they are given; nothing passed in is kept except the
  * skeleton and the clips, which must outlive the graph. A built graph is immutable and may be
@@ -349,11 +351,15 @@ typedef struct cb_graph_two_bone_ik_desc {
     const char *start_joint, *mid_joint, *end_joint;
     /** Float parameters of the target position, in model space (metres). Required. */
     const char *target[3];
-    /** Float parameters of the pole position (where the mid joint should point), in model
-     *  space. NULL: keep the current bending plane. */
+    /** Float parameters of the pole: the model-space direction the mid joint bends towards
+     *  (a knee or elbow points at it; any length). NULL: keep the current bending plane. */
     const char *pole[3];
-    /** Float parameter of the weight [0, 1]. NULL: 1. */
+    /** Float parameter of the weight [0, 1] (clamped; 0 skips the step). NULL: 1. */
     const char *weight;
+    /** The mid joint's hinge axis in its own space (e.g. (1, 0, 0) for the embedded humanoid's
+     *  knees, (-1, 0, 0) for its elbows; see cb_ik_two_bone_job). Default (zero): the normal
+     *  of the plane the chain bends in now. */
+    float mid_axis[3];
     /** Fraction of the chain's length beyond which the reach softens, (0, 1]. Default 0.97;
      *  1 disables softening. */
     float soften;
@@ -370,10 +376,16 @@ typedef struct cb_graph_aim_ik_desc {
     uint32_t joint_count;
     /** Float parameters of the target position in model space. Required. */
     const char *target[3];
-    /** Float parameter of the weight [0, 1]. NULL: 1. */
+    /** Float parameter of the weight [0, 1] (clamped; 0 skips the step). NULL: 1. */
     const char *weight;
     /** The aiming joint's forward and up axes in its own space. Default +Z forward, +Y up. */
     float forward[3], up[3];
+    /** Model-space direction the up axis leans towards (e.g. (0, 1, 0) keeps a head upright).
+     *  Default (zero): no twist. */
+    float pole[3];
+    /** Start of the aimed ray in the aiming joint's space (e.g. between the eyes). Default: the
+     *  joint itself. */
+    float offset[3];
     /** Largest turn in radians, (0, pi]. Default pi (no limit). */
     float limit_rad;
 } cb_graph_aim_ik_desc;

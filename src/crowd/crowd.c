@@ -8,8 +8,10 @@
 enum { DEFAULT_BATCH_SIZE = 64, MAX_BATCH_SIZE = 4096 };
 
 static const char *const stage_names[CB_CROWD_STAGE_COUNT] = {
-    "parameters", "weights", "time & sync", "sample+blend", "local-to-model",
+    "parameters", "weights", "time & sync", "sample+blend", "post-process", "local-to-model",
 };
+
+_Static_assert((int)CB_GRAPH_STAGES == (int)CB_CROWD_STAGE_COUNT, "the runtime times every crowd stage");
 
 const char *cb_crowd_stage_name(cb_crowd_stage stage)
 {
@@ -322,6 +324,7 @@ void cb_crowd_scratch_destroy(cb_crowd *c, cb_crowd_scratch *s)
     keep->stats.nonfinite_params += s->stats.nonfinite_params;
     keep->stats.clamped_weights += s->stats.clamped_weights;
     keep->stats.dropped_events += s->stats.dropped_events;
+    keep->stats.refused_ik += s->stats.refused_ik;
     for (int k = 0; k < CB_GRAPH_STAGES; ++k) {
         keep->stats.stage_ns[k] += s->stats.stage_ns[k];
     }
@@ -635,6 +638,7 @@ cb_crowd_stats cb_crowd_query_stats(const cb_crowd *c)
         total.nonfinite_params += s->stats.nonfinite_params;
         total.clamped_weights += s->stats.clamped_weights;
         total.dropped_events += s->stats.dropped_events;
+        total.refused_ik += s->stats.refused_ik;
         for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
             total.stage_ns[k] += s->stats.stage_ns[k];
         }

@@ -1062,6 +1062,12 @@ cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b, const cb_graph_two_bone_
     if (!(g.soften > 0.0f && g.soften <= 1.0f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: soften must be in (0, 1]", what);
     }
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(d->mid_axis[k])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: mid_axis is not finite", what);
+        }
+        g.mid_axis[k] = d->mid_axis[k];
+    }
     r = target_params(b, d->target, what, "target", g.target, false, err);
     if (r == CB_OK) r = target_params(b, d->pole, what, "pole", g.pole, true, err);
     if (r == CB_OK) r = find_optional_number(b, d->weight, what, &g.weight, err);
@@ -1102,6 +1108,21 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
     for (int k = 0; k < 3; ++k) {
         g.forward[k] = has_fwd ? d->forward[k] : fwd[k];
         g.up[k] = has_up ? d->up[k] : up[k];
+        g.pole_dir[k] = d->pole[k];
+        g.offset[k] = d->offset[k];
+        if (!isfinite(d->forward[k]) || !isfinite(d->up[k]) || !isfinite(d->pole[k]) ||
+            !isfinite(d->offset[k])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "%s: forward, up, pole and offset must be finite", what);
+        }
+    }
+    /* The aim job refuses an up axis along forward only when a pole asks for a twist. */
+    float cx = g.forward[1] * g.up[2] - g.forward[2] * g.up[1];
+    float cy = g.forward[2] * g.up[0] - g.forward[0] * g.up[2];
+    float cz = g.forward[0] * g.up[1] - g.forward[1] * g.up[0];
+    bool has_pole = d->pole[0] != 0.0f || d->pole[1] != 0.0f || d->pole[2] != 0.0f;
+    if (has_pole && cx * cx + cy * cy + cz * cz == 0.0f) {
+        return cb_error_set(err, CB_ERR_DEGENERATE, "%s: up is parallel to forward", what);
     }
     if (!(g.limit_rad > 0.0f && g.limit_rad <= 3.14159266f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: limit_rad must be in (0, pi]", what);

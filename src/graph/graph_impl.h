@@ -128,7 +128,9 @@ typedef struct gik {
     uint32_t joint_count;
     uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none */
     float soften;
-    float forward[3], up[3];
+    float mid_axis[3];               /* two-bone: the hinge */
+    float forward[3], up[3];         /* aim */
+    float pole_dir[3], offset[3];    /* aim: constant pole direction and ray start */
     float limit_rad;
 } gik;
 

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "anim/anim_impl.h"
+#include "crowdblend/ik.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/simd.h"
 
@@ -1389,6 +1390,79 @@ static void flat_pose(pose_ctx *x)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Stage 5: post-process                                                                      */
+
+/* A parameter as a finite float, 0 otherwise. */
+static inline float param_or_zero(const pose_ctx *x, uint32_t p)
+{
+    float v = SR(x->s, params, p, x->i);
+    return isfinite(v) ? v : 0.0f;
+}
+
+/* The IK steps, in order, on the character's local pose in place (crowdblend/ik.h), each
+ * computing its chain's model space from the pose, so a step sees the corrections of the ones
+ * before it (a look-at over the spine, then a hand on the arm below). A step of weight 0 is
+ * skipped; one the job refuses (a target beyond CB_IK_MAX_COORDINATE) leaves the pose as it
+ * is and is counted. */
+static void post_process(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st)
+{
+    const cb_graph *g = x->g;
+    for (uint32_t k = 0; k < g->ik_count; ++k) {
+        const gik *ik = &g->iks[k];
+        float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
+        w = w < 1.0f ? w : 1.0f;
+        if (!(w > 0.0f)) {
+            continue;
+        }
+        float target[3];
+        for (int c = 0; c < 3; ++c) {
+            target[c] = param_or_zero(x, ik->target[c]);
+        }
+        cb_result r;
+        if (ik->type == GIK_TWO_BONE) {
+            cb_ik_two_bone_job job = {
+                .skeleton = g->skeleton,
+                .pose = {pose, g->group_count},
+                .out = {pose, g->group_count},
+                .start_joint = ik->joints[0],
+                .mid_joint = ik->joints[1],
+                .end_joint = ik->joints[2],
+                .target = {target[0], target[1], target[2]},
+                .mid_axis = {ik->mid_axis[0], ik->mid_axis[1], ik->mid_axis[2]},
+                .weight = w,
+                .soften = ik->soften,
+            };
+            if (ik->pole[0] != GNONE) {
+                for (int c = 0; c < 3; ++c) {
+                    job.pole[c] = param_or_zero(x, ik->pole[c]);
+                }
+            }
+            r = cb_ik_two_bone_job_run(&job, NULL);
+        } else {
+            cb_ik_aim_joint chain[GIK_MAX_CHAIN];
+            for (uint32_t j = 0; j < ik->joint_count; ++j) {
+                chain[j] = (cb_ik_aim_joint){ik->joints[j], ik->joint_weights[j]};
+            }
+            cb_ik_aim_job job = {
+                .skeleton = g->skeleton,
+                .pose = {pose, g->group_count},
+                .out = {pose, g->group_count},
+                .chain = {chain, ik->joint_count},
+                .target = {target[0], target[1], target[2]},
+                .forward = {ik->forward[0], ik->forward[1], ik->forward[2]},
+                .up = {ik->up[0], ik->up[1], ik->up[2]},
+                .pole = {ik->pole_dir[0], ik->pole_dir[1], ik->pole_dir[2]},
+                .offset = {ik->offset[0], ik->offset[1], ik->offset[2]},
+                .angle_limit = ik->limit_rad,
+                .weight = w,
+            };
+            r = cb_ik_aim_job_run(&job, NULL);
+        }
+        st->refused_ik += r != CB_OK;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The batch                                                                                  */
 
 static uint64_t now_ns(void)
@@ -1407,7 +1481,7 @@ static inline void lap(bool profile, uint64_t *mark, cb_graph_scratch_stats *st,
     }
 }
 
-enum { STAGE_PARAMS, STAGE_WEIGHTS, STAGE_TIME, STAGE_POSE, STAGE_LTM };
+enum { STAGE_PARAMS, STAGE_WEIGHTS, STAGE_TIME, STAGE_POSE, STAGE_POST, STAGE_LTM };
 
 void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
                         uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
@@ -1467,6 +1541,14 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
             }
         }
         lap(profile, &mark, st, STAGE_POSE);
+        if (g->ik_count > 0) {
+            for (uint32_t j = 0; j < m; ++j) {
+                x.i = base + j;
+                x.ch = first + base + j;
+                post_process(&x, pose_at(g, s, j), st);
+            }
+            lap(profile, &mark, st, STAGE_POST);
+        }
         for (uint32_t j = 0; j < m; ++j) {
             uint32_t ch = first + base + j;
             cb_ltm_job job = {

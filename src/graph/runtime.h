@@ -79,10 +79,10 @@ typedef struct cb_graph_outputs {
 } cb_graph_outputs;
 
 /* Stage timers (cb_crowd_stage order). */
-enum { CB_GRAPH_STAGES = 5 };
+enum { CB_GRAPH_STAGES = 6 };
 
 typedef struct cb_graph_scratch_stats {
-    uint64_t nonfinite_params, clamped_weights, dropped_events;
+    uint64_t nonfinite_params, clamped_weights, dropped_events, refused_ik;
     uint64_t stage_ns[CB_GRAPH_STAGES];
 } cb_graph_scratch_stats;
 
