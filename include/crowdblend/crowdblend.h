@@ -28,6 +28,7 @@
  *   crowdblend/pose.h   pose jobs: sample, fused sample + blend with layers, crossfade
  *   crowdblend/ltm.h    local-to-model: model matrices (4x4, 3x4), skinning, model TRS
  *   crowdblend/embedded.h  the embedded humanoid and locomotion set (no files needed)
+ *   crowdblend/sync.h   marker events crossed in a frame; marker-based sync of clips
  *
  * SIMD WIDTH
  * ==========
@@ -72,5 +73,6 @@
 #include "crowdblend/pose.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/embedded.h"
+#include "crowdblend/sync.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
