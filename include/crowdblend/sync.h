@@ -71,8 +71,9 @@
 extern "C" {
 #endif
 
-/** Largest |to - from| (events) or |time| (sync) in cycles that the functions accept, 2^24:
- *  beyond it a float no longer resolves a cycle's fraction. */
+/** Largest |time| in cycles that the functions accept, 2^24, for every time argument: beyond it
+ *  a float no longer resolves a cycle's fraction (keep unwrapped times small: shifting both
+ *  times of a frame by a whole number of cycles changes nothing but the events' times). */
 #define CB_SYNC_MAX_CYCLES 16777216.0f
 
 /* ----------------------------------------------------------------------------------------- */
@@ -112,7 +113,7 @@ typedef enum cb_event_flag {
  * @param written  required: receives the number of events written (<= out.count)
  * @param crossed  optional: receives the number of crossings in the interval
  * @return CB_OK; CB_ERR_NULL_ARGUMENT (clip, written, or out.ptr NULL with out.count > 0),
- *         CB_ERR_NOT_FINITE (a time), CB_ERR_INVALID_ARGUMENT (|to - from| above
+ *         CB_ERR_NOT_FINITE (a time), CB_ERR_INVALID_ARGUMENT (|from| or |to| above
  *         CB_SYNC_MAX_CYCLES, unknown flags). Nothing is written on failure.
  */
 CB_API cb_result cb_sync_events(const cb_clip *clip, float from, float to, uint32_t flags,
