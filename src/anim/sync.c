@@ -200,6 +200,27 @@ static bool selected(const marker_set *m, uint32_t i)
     return (m->bits[i / 64] >> (i % 64) & 1u) != 0;
 }
 
+/* Membership for the single-pass scans: from a precomputed set when there is one (the pair
+ * path has it for its agreement check), else decided per marker, which for the usual handful
+ * of markers and names costs less than building the set. */
+typedef struct picker {
+    const struct cb_clip *clip;
+    const selection *sel;
+    const marker_set *set; /* optional */
+} picker;
+
+static inline bool picks(const picker *p, uint32_t i)
+{
+    if (p->set != NULL) {
+        return selected(p->set, i);
+    }
+    const struct cb_clip *c = p->clip;
+    uint32_t h = c->marker_hashes[i];
+    return !c->marker_event_only[i] && (p->sel->names != NULL   ? in_names(p->sel->names, h)
+                                        : p->sel->other != NULL ? has_sync_name(p->sel->other, h)
+                                                                : true);
+}
+
 /* Index of the lowest set bit of x != 0. */
 static uint32_t lowest_bit(uint64_t x)
 {
@@ -261,31 +282,50 @@ static double cycle_position(const struct cb_clip *c, double t)
     return c->looping ? t - floor(t) : clamp01(t);
 }
 
-static inline cb_sync_pos pos_at(const marker_set *m, double u)
+/* One pass: the last selected marker at or before u (none: the last one, a cycle earlier), the
+ * next selected one after it (none: the first one, a cycle later), and the fraction between. */
+static inline cb_sync_pos pos_at(const picker *pk, double u)
 {
-    const struct cb_clip *c = m->clip;
+    const struct cb_clip *c = pk->clip;
     cb_sync_pos p = {.kind = CB_SYNC_KIND_NORMALIZED, .normalized = (float)u};
     if (c->looping && p.normalized >= 1.0f) {
         p.normalized = 0.0f; /* u just below 1 rounded up: the same instant as 0 */
     }
-    if (m->count == 0) {
-        return p;
-    }
-    /* The last selected marker at or before u; none before: the last one, a cycle earlier. */
-    uint32_t from = m->last;
-    double t_from = (double)c->marker_times[m->last] - 1.0;
-    for (uint32_t i = 0; i < c->marker_count && c->marker_times[i] <= u; ++i) {
-        if (selected(m, i)) {
+    uint32_t first = NONE, last = NONE, from = NONE, next = NONE;
+    for (uint32_t i = 0; i < c->marker_count; ++i) {
+        if (!picks(pk, i)) {
+            continue;
+        }
+        first = first == NONE ? i : first;
+        last = i;
+        if (c->marker_times[i] <= u) {
             from = i;
-            t_from = c->marker_times[i];
+            next = NONE;
+        } else if (next == NONE) {
+            next = i;
         }
     }
-    double length;
-    uint32_t to = next_selected(m, from, &length);
+    if (first == NONE) {
+        return p;
+    }
+    double t_from, t_to;
+    if (from == NONE) {
+        from = last, next = first;
+        t_from = (double)c->marker_times[last] - 1.0;
+        t_to = c->marker_times[first];
+    } else if (next == NONE) {
+        next = first;
+        t_from = c->marker_times[from];
+        t_to = (double)c->marker_times[first] + 1.0;
+    } else {
+        t_from = c->marker_times[from];
+        t_to = c->marker_times[next];
+    }
+    double length = t_to - t_from;
     double f = length > 0.0 ? (u - t_from) / length : 0.0;
     p.kind = CB_SYNC_KIND_MARKERS;
     p.from_hash = c->marker_hashes[from];
-    p.to_hash = c->marker_hashes[to];
+    p.to_hash = c->marker_hashes[next];
     p.fraction = (float)clamp01(f);
     return p;
 }
@@ -312,30 +352,41 @@ static double nearest(const struct cb_clip *c, double u, double hint)
 }
 
 /* The time of position p in the clip nearest to hint; false when the clip has no segment p
- * names. */
-static inline bool time_of(const marker_set *m, const cb_sync_pos *p, double hint, double *time)
+ * names. One pass over the selected markers, each consecutive pair a segment, then the one
+ * across the end (from the last to the first; a lone marker to itself, a whole cycle). */
+static inline bool time_of(const picker *pk, const cb_sync_pos *p, double hint, double *time)
 {
-    const struct cb_clip *c = m->clip;
+    const struct cb_clip *c = pk->clip;
     if (p->kind != CB_SYNC_KIND_MARKERS) {
         return false;
     }
     double h = c->looping ? hint : clamp01(hint);
+    double f = p->fraction;
     bool found = false;
     double best = 0.0, best_d = INFINITY;
-    for (uint32_t i = 0; i < c->marker_count; ++i) {
-        if (c->marker_hashes[i] != p->from_hash || !selected(m, i)) {
+    uint32_t first = NONE, prev = NONE;
+    for (uint32_t i = 0; i <= c->marker_count; ++i) {
+        uint32_t k = i;
+        double wrap = 0.0;
+        if (i == c->marker_count) {
+            if (first == NONE) {
+                break;
+            }
+            k = first, wrap = 1.0; /* the segment across the end */
+        } else if (!picks(pk, i)) {
             continue;
         }
-        double length;
-        uint32_t j = next_selected(m, i, &length);
-        if (c->marker_hashes[j] != p->to_hash) {
-            continue;
+        if (prev != NONE && c->marker_hashes[prev] == p->from_hash &&
+            c->marker_hashes[k] == p->to_hash) {
+            double t0 = c->marker_times[prev];
+            double t = nearest(c, t0 + f * ((double)c->marker_times[k] + wrap - t0), h);
+            double d = fabs(t - h);
+            if (d < best_d) { /* ties: the earlier segment, deterministically */
+                best = t, best_d = d, found = true;
+            }
         }
-        double t = nearest(c, c->marker_times[i] + (double)p->fraction * length, h);
-        double d = fabs(t - h);
-        if (d < best_d) { /* ties: the earlier marker, deterministically */
-            best = t, best_d = d, found = true;
-        }
+        first = first == NONE ? k : first;
+        prev = k;
     }
     *time = best;
     return found;
@@ -354,9 +405,8 @@ cb_result cb_sync_pos_from_time(const cb_clip *clip, float time, const cb_sync_n
         return CB_ERR_INVALID_ARGUMENT;
     }
     selection s = {names, NULL};
-    marker_set m;
-    select_markers(clip, &s, &m);
-    *out = pos_at(&m, cycle_position(clip, time));
+    picker pk = {clip, &s, NULL};
+    *out = pos_at(&pk, cycle_position(clip, time));
     return CB_OK;
 }
 
@@ -372,13 +422,13 @@ static cb_result check_pos(const cb_sync_pos *p, float hint)
 }
 
 /* The clip's time for p, or p's normalized time when markers do not apply. */
-static void resolve(const marker_set *m, const cb_sync_pos *p, bool markers_allowed, float hint,
+static void resolve(const picker *pk, const cb_sync_pos *p, bool markers_allowed, float hint,
                     float *time, cb_sync_kind *used)
 {
-    const struct cb_clip *c = m->clip;
+    const struct cb_clip *c = pk->clip;
     double t;
     cb_sync_kind kind = CB_SYNC_KIND_MARKERS;
-    if (!markers_allowed || !time_of(m, p, hint, &t)) {
+    if (!markers_allowed || !time_of(pk, p, hint, &t)) {
         kind = CB_SYNC_KIND_NORMALIZED;
         double u = c->looping ? (double)p->normalized - floor((double)p->normalized)
                               : clamp01(p->normalized);
@@ -402,9 +452,8 @@ cb_result cb_sync_time_from_pos(const cb_clip *clip, const cb_sync_pos *pos,
         return r;
     }
     selection s = {names, NULL};
-    marker_set m;
-    select_markers(clip, &s, &m);
-    resolve(&m, pos, true, hint, time, used);
+    picker pk = {clip, &s, NULL};
+    resolve(&pk, pos, true, hint, time, used);
     return CB_OK;
 }
 
@@ -482,8 +531,9 @@ cb_result cb_sync_follower_time(const cb_clip *leader, float leader_time, const 
     disagreement why;
     bool a_first;
     bool agree = ml.count > 0 && clips_agree(&ml, &mf, &why, &a_first);
-    cb_sync_pos p = pos_at(&ml, cycle_position(leader, leader_time));
-    resolve(&mf, &p, agree, hint, time, used);
+    picker pl = {leader, &sl, &ml}, pf = {follower, &sf, &mf};
+    cb_sync_pos p = pos_at(&pl, cycle_position(leader, leader_time));
+    resolve(&pf, &p, agree, hint, time, used);
     return CB_OK;
 }
 
