@@ -5,5 +5,6 @@
 void cb_bench_register_simd(void);
 void cb_bench_register_jobs(void);
 void cb_bench_register_anim(void);
+void cb_bench_register_sync(void);
 
 #endif

@@ -8,5 +8,6 @@ int main(int argc, char **argv)
     cb_bench_register_simd();
     cb_bench_register_jobs();
     cb_bench_register_anim();
+    cb_bench_register_sync();
     return cb_bench_main(argc, argv);
 }
