@@ -142,9 +142,9 @@ typedef struct selection {
     const struct cb_clip *other;
 } selection;
 
-/* The selected markers of one clip as a bit set, computed once per call so that the scans
- * below cost O(markers) (the pair check O(markers^2)) instead of re-deciding membership inside
- * nested loops. 128 bytes on the stack; only the words the clip needs are touched. */
+/* The selected markers of one clip as a bit set, for the pairwise agreement check, which
+ * visits each marker of one clip for each of the other's and so decides membership once, up
+ * front. 128 bytes on the stack; only the words the clip needs are touched. */
 enum { MASK_WORDS = (CB_CLIP_MAX_MARKERS + 63) / 64 };
 
 typedef struct marker_set {
@@ -174,6 +174,15 @@ static bool in_names(const cb_sync_names *n, uint32_t h)
     return false;
 }
 
+/* Does marker i of c take part under selection s? */
+static inline bool decide(const struct cb_clip *c, const selection *s, uint32_t i)
+{
+    uint32_t h = c->marker_hashes[i];
+    return !c->marker_event_only[i] && (s->names != NULL   ? in_names(s->names, h)
+                                        : s->other != NULL ? has_sync_name(s->other, h)
+                                                           : true);
+}
+
 static inline void select_markers(const struct cb_clip *c, const selection *s, marker_set *out)
 {
     out->clip = c;
@@ -183,11 +192,7 @@ static inline void select_markers(const struct cb_clip *c, const selection *s, m
         out->bits[w] = 0;
     }
     for (uint32_t i = 0; i < c->marker_count; ++i) {
-        uint32_t h = c->marker_hashes[i];
-        bool in = !c->marker_event_only[i] && (s->names != NULL   ? in_names(s->names, h)
-                                               : s->other != NULL ? has_sync_name(s->other, h)
-                                                                  : true);
-        if (in) {
+        if (decide(c, s, i)) {
             out->bits[i / 64] |= (uint64_t)1 << (i % 64);
             out->count++;
             out->last = i;
@@ -211,14 +216,7 @@ typedef struct picker {
 
 static inline bool picks(const picker *p, uint32_t i)
 {
-    if (p->set != NULL) {
-        return selected(p->set, i);
-    }
-    const struct cb_clip *c = p->clip;
-    uint32_t h = c->marker_hashes[i];
-    return !c->marker_event_only[i] && (p->sel->names != NULL   ? in_names(p->sel->names, h)
-                                        : p->sel->other != NULL ? has_sync_name(p->sel->other, h)
-                                                                : true);
+    return p->set != NULL ? selected(p->set, i) : decide(p->clip, p->sel, i);
 }
 
 /* Index of the lowest set bit of x != 0. */
