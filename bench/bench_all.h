@@ -8,5 +8,6 @@ void cb_bench_register_anim(void);
 void cb_bench_register_solver(void);
 void cb_bench_register_crowd(void);
 void cb_bench_register_ik(void);
+void cb_bench_register_sync(void);
 
 #endif

@@ -11,5 +11,6 @@ int main(int argc, char **argv)
     cb_bench_register_solver();
     cb_bench_register_crowd();
     cb_bench_register_ik();
+    cb_bench_register_sync();
     return cb_bench_main(argc, argv);
 }

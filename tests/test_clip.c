@@ -25,15 +25,6 @@ static cb_xform_group *alloc_pose_groups(size_t groups)
     return p;
 }
 
-static cb_clip *make_clip(const cb_clip_desc *d)
-{
-    cb_clip *c = NULL;
-    cb_error err = {0};
-    cb_result r = cb_clip_create(d, &c, &err);
-    CB_CHECK(r == CB_OK, "clip create: %s", err.message);
-    return c;
-}
-
 static void clip_query_desc_defaults(void **state)
 {
     (void)state;
@@ -66,18 +57,6 @@ static void clip_query_desc_defaults(void **state)
     assert_int_equal(d.root_joint, 2);
 }
 
-static void expect_clip_error(const cb_clip_desc *d, cb_result want, const char *needle)
-{
-    cb_clip *c = (cb_clip *)(uintptr_t)0x1;
-    cb_error err = {0};
-    cb_result r = cb_clip_create(d, &c, &err);
-    CB_CHECK(r == want, "gave %s, expected %s (%s)", cb_result_str(r), cb_result_str(want),
-             err.message);
-    CB_CHECK(c == (cb_clip *)(uintptr_t)0x1, "out written on failure");
-    CB_CHECK(needle == NULL || strstr(err.message, needle) != NULL,
-             "message \"%s\" does not name \"%s\"", err.message, needle);
-}
-
 static void clip_create_rejects_bad_descs(void **state)
 {
     (void)state;
@@ -93,111 +72,111 @@ static void clip_create_rejects_bad_descs(void **state)
     };
     const cb_clip_desc good = {.name = "c", .skeleton = s, .duration_s = 1.0f, .tracks = tr,
                                .track_count = 2};
-    cb_clip *c = make_clip(&good);
+    cb_clip *c = cb_test_clip_create(&good);
     cb_clip_destroy(c);
 
     assert_int_equal(cb_clip_create(NULL, &c, NULL), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_clip_create(&good, NULL, NULL), CB_ERR_NULL_ARGUMENT);
     cb_clip_desc d;
     d = good, d._start_canary = 7;
-    expect_clip_error(&d, CB_ERR_CANARY, "canary");
+    cb_test_expect_clip_error(&d, CB_ERR_CANARY, "canary");
     d = good, d._end_canary = 7;
-    expect_clip_error(&d, CB_ERR_CANARY, "canary");
+    cb_test_expect_clip_error(&d, CB_ERR_CANARY, "canary");
     d = good, d.allocator.free_fn = cb_test_counting_free;
-    expect_clip_error(&d, CB_ERR_ALLOCATOR, NULL);
+    cb_test_expect_clip_error(&d, CB_ERR_ALLOCATOR, NULL);
     d = good, d.skeleton = NULL;
-    expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "skeleton");
+    cb_test_expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "skeleton");
     d = good, d.duration_s = 0.0f;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "duration_s");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "duration_s");
     d = good, d.duration_s = NAN;
-    expect_clip_error(&d, CB_ERR_NOT_FINITE, "duration_s");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FINITE, "duration_s");
     d = good, d.sample_rate_hz = -30.0f;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "sample_rate_hz");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "sample_rate_hz");
     d = good, d.sample_rate_hz = INFINITY;
-    expect_clip_error(&d, CB_ERR_NOT_FINITE, "sample_rate_hz");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FINITE, "sample_rate_hz");
     d = good, d.duration_s = 1000.0f, d.sample_rate_hz = 30.0f; /* 30001 frames */
-    expect_clip_error(&d, CB_ERR_TOO_MANY, "frames");
+    cb_test_expect_clip_error(&d, CB_ERR_TOO_MANY, "frames");
     d = good, d.wrap = (cb_clip_wrap)9;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
     d = good, d.root_motion = _CB_ROOT_MOTION_COUNT;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
     d = good, d.additive = (cb_additive)-3;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "enum");
     d = good, d.additive = CB_ADDITIVE_FIRST_FRAME, d.root_motion = CB_ROOT_MOTION_XZ;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root motion");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root motion");
     d = good, d.root_joint = 3; /* not a root of a random skeleton unless its parent is -1 */
     if (cb_skeleton_parents(s)[3] != -1) {
-        expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root_joint 3");
+        cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root_joint 3");
     }
     d = good, d.root_joint = 60;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root_joint 60");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "root_joint 60");
     d = good, d.name = "";
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "name");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "name");
     d = good, d.tracks = NULL;
-    expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks");
+    cb_test_expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks");
     d = good, d.additive = CB_ADDITIVE_CUSTOM;
-    expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "additive_reference");
+    cb_test_expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "additive_reference");
     cb_xform ref[6];
     for (int j = 0; j < 6; ++j) {
         ref[j] = cb_xform_identity();
     }
     d.additive_reference = (cb_xform_cspan){ref, 5};
-    expect_clip_error(&d, CB_ERR_MISMATCH, "additive_reference");
+    cb_test_expect_clip_error(&d, CB_ERR_MISMATCH, "additive_reference");
     d.additive_reference.count = 6;
     ref[4].scale[1] = 0.0f;
-    expect_clip_error(&d, CB_ERR_DEGENERATE, "additive_reference[4]");
+    cb_test_expect_clip_error(&d, CB_ERR_DEGENERATE, "additive_reference[4]");
     ref[4].scale[1] = 1.0f, ref[2].translation[0] = NAN;
-    expect_clip_error(&d, CB_ERR_NOT_FINITE, "additive_reference[2]");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FINITE, "additive_reference[2]");
 
     /* Tracks. */
     cb_clip_track bad[2];
     d = good, d.tracks = bad;
     memcpy(bad, tr, sizeof bad);
     bad[1].joint = 6;
-    expect_clip_error(&d, CB_ERR_MISMATCH, "tracks[1].joint 6");
+    cb_test_expect_clip_error(&d, CB_ERR_MISMATCH, "tracks[1].joint 6");
     memcpy(bad, tr, sizeof bad);
     bad[1].joint_name = "nope";
-    expect_clip_error(&d, CB_ERR_NOT_FOUND, "nope");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FOUND, "nope");
     memcpy(bad, tr, sizeof bad);
     bad[0].channel = _CB_CHANNEL_INVALID;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[0].channel");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[0].channel");
     memcpy(bad, tr, sizeof bad);
     bad[0].key_count = 0;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[0]");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[0]");
     memcpy(bad, tr, sizeof bad);
     bad[1].times = NULL;
-    expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks[1].times");
+    cb_test_expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks[1].times");
     memcpy(bad, tr, sizeof bad);
     bad[1].values = NULL;
-    expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks[1].values");
+    cb_test_expect_clip_error(&d, CB_ERR_NULL_ARGUMENT, "tracks[1].values");
     float t2[3] = {0.0f, 0.5f, 0.5f};
     memcpy(bad, tr, sizeof bad);
     bad[1].times = t2;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[1].times[2]");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[1].times[2]");
     t2[2] = 1.5f;
-    expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[1].times[2]");
+    cb_test_expect_clip_error(&d, CB_ERR_INVALID_ARGUMENT, "tracks[1].times[2]");
     t2[2] = NAN;
-    expect_clip_error(&d, CB_ERR_NOT_FINITE, "tracks[1].times[2]");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FINITE, "tracks[1].times[2]");
     float v2[9] = {0, 0, 0, 1, INFINITY, 1, 2, 2, 2};
     memcpy(bad, tr, sizeof bad);
     bad[1].values = v2;
-    expect_clip_error(&d, CB_ERR_NOT_FINITE, "tracks[1]");
+    cb_test_expect_clip_error(&d, CB_ERR_NOT_FINITE, "tracks[1]");
     float r2[12] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1};
     memcpy(bad, tr, sizeof bad);
     bad[0].values = r2;
-    expect_clip_error(&d, CB_ERR_DEGENERATE, "rotation key 1");
+    cb_test_expect_clip_error(&d, CB_ERR_DEGENERATE, "rotation key 1");
     memcpy(bad, tr, sizeof bad);
     bad[1] = bad[0];
-    expect_clip_error(&d, CB_ERR_DUPLICATE, "tracks[0] and tracks[1]");
+    cb_test_expect_clip_error(&d, CB_ERR_DUPLICATE, "tracks[0] and tracks[1]");
     /* A duplicate through a name. */
     memcpy(bad, tr, sizeof bad);
     bad[1] = bad[0];
     bad[1].joint = 5;
     bad[1].joint_name = cb_skeleton_joint_name(s, 1);
-    expect_clip_error(&d, CB_ERR_DUPLICATE, "tracks[0] and tracks[1]");
+    cb_test_expect_clip_error(&d, CB_ERR_DUPLICATE, "tracks[0] and tracks[1]");
 
     d = good, d.allocator = cb_test_failing_allocator();
-    expect_clip_error(&d, CB_ERR_OUT_OF_MEMORY, NULL);
+    cb_test_expect_clip_error(&d, CB_ERR_OUT_OF_MEMORY, NULL);
     cb_skeleton_destroy(s);
 }
 
@@ -222,7 +201,7 @@ static void clip_resampling_matches_double_reference(void **state)
                           .wrap = it % 2 ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
                           .sample_rate_hz = it % 5 == 0 ? 24.0f : 0.0f,
                           .root_motion = CB_ROOT_MOTION_NONE};
-        cb_clip *c = make_clip(&d);
+        cb_clip *c = cb_test_clip_create(&d);
         dref_clip ref = dref_clip_build(&d);
         assert_int_equal(cb_clip_frame_count(c), ref.intervals + 1);
         size_t groups = cb_skeleton_group_count(s);
@@ -282,7 +261,7 @@ static void clip_rotations_stay_in_one_hemisphere_along_time(void **state)
                         .times = times, .values = values};
     cb_clip_desc d = {.skeleton = s, .duration_s = 1.0f, .tracks = &tr, .track_count = 1,
                       .wrap = CB_CLIP_WRAP_CLAMP, .root_motion = CB_ROOT_MOTION_NONE};
-    cb_clip *c = make_clip(&d);
+    cb_clip *c = cb_test_clip_create(&d);
     cb_xform_group *pose = alloc_pose_groups(1);
     float prev[4] = {0};
     for (int k = 0; k <= 120; ++k) {
@@ -350,7 +329,7 @@ static void clip_loop_wrap_is_seamless_and_clamp_holds(void **state)
         cb_clip_desc d = {.skeleton = s, .duration_s = tt.duration, .tracks = tt.tracks,
                           .track_count = tt.count, .root_motion = CB_ROOT_MOTION_NONE,
                           .wrap = wrap ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP};
-        cb_clip *c = make_clip(&d);
+        cb_clip *c = cb_test_clip_create(&d);
         assert_int_equal(cb_clip_is_looping(c), !wrap);
         if (!wrap) {
             /* 1 - 1e-6 and 0 are 1e-6 cycles apart: continuous means close. The largest
@@ -407,7 +386,7 @@ static void clip_reports_its_figures(void **state)
                           .tracks = tt.tracks, .track_count = tt.count,
                           .sample_rate_hz = 20.0f,
                           .allocator = cb_test_counting_allocator(&counter)};
-        cb_clip *c = make_clip(&d);
+        cb_clip *c = cb_test_clip_create(&d);
         assert_string_equal(cb_clip_name(c), scaled ? "scaled" : "plain");
         assert_true(cb_clip_duration(c) == 1.0f);
         assert_int_equal(cb_clip_frame_count(c), 21);
@@ -479,7 +458,7 @@ static cb_clip *arc_clip(const cb_skeleton *s, cb_root_motion mode, cb_clip_wrap
     };
     cb_clip_desc d = {.skeleton = s, .duration_s = duration, .tracks = tr, .track_count = 2,
                       .root_motion = mode, .wrap = wrap, .sample_rate_hz = 30.0f};
-    return make_clip(&d);
+    return cb_test_clip_create(&d);
 }
 
 static void clip_root_motion_extraction_and_deltas(void **state)
@@ -664,7 +643,7 @@ static void clip_root_motion_from_another_root(void **state)
     };
     cb_clip_desc d = {.skeleton = s, .duration_s = 1.0f, .tracks = tr, .track_count = 2,
                       .root_joint = 2, .wrap = CB_CLIP_WRAP_CLAMP};
-    cb_clip *c = make_clip(&d);
+    cb_clip *c = cb_test_clip_create(&d);
     cb_clip_root_motion rm = cb_clip_query_root_motion(c);
     assert_int_equal(rm.joint, 2);
     CB_CHECK(fabs(rm.displacement[0] + 0.5) < 1e-6 && fabs(rm.displacement[2] - 2.0) < 1e-6,
@@ -782,7 +761,7 @@ static void clip_additive_stores_differences(void **state)
     }
     cb_clip_desc plain = {.skeleton = s, .duration_s = tt.duration, .tracks = tt.tracks,
                           .track_count = tt.count, .root_motion = CB_ROOT_MOTION_NONE};
-    cb_clip *pc = make_clip(&plain);
+    cb_clip *pc = cb_test_clip_create(&plain);
     cb_err_track eq = cb_err_track_make("additive delta rotation");
     cb_err_track et = cb_err_track_make("additive delta translation, scale");
     for (int kind = 0; kind < 3; ++kind) {
@@ -792,7 +771,7 @@ static void clip_additive_stores_differences(void **state)
                      : kind == 1 ? CB_ADDITIVE_REST_POSE
                                  : CB_ADDITIVE_CUSTOM;
         d.additive_reference = (cb_xform_cspan){custom, n};
-        cb_clip *c = make_clip(&d);
+        cb_clip *c = cb_test_clip_create(&d);
         assert_true(cb_clip_is_additive(c));
         assert_int_equal(cb_clip_query_root_motion(c).mode, CB_ROOT_MOTION_NONE);
         sample_into(pc, 0.0f, base, groups);
@@ -859,7 +838,7 @@ static void clip_tracks_may_name_their_joints(void **state)
                         .key_count = 1, .times = times, .values = v};
     cb_clip_desc d = {.skeleton = s, .duration_s = 0.5f, .tracks = &tr, .track_count = 1,
                       .root_motion = CB_ROOT_MOTION_NONE};
-    cb_clip *c = make_clip(&d);
+    cb_clip *c = cb_test_clip_create(&d);
     cb_xform_group *pose = alloc_pose_groups(1);
     sample_into(c, 0.3f, pose, 1);
     dref_xform x = dref_from_pose(pose, 3);

@@ -473,6 +473,148 @@ static void embedded_feet_plant_and_gaits_sync(void **state)
     cb_embedded_destroy(e);
 }
 
+/* Where a foot is at normalized time t of a clip: world position of its ball joint, and the
+ * model-space height of its ankle. */
+static void foot_at_time(rig *r, const cb_clip *c, float t, size_t ball, size_t ankle, double w[3],
+                         double *ankle_y)
+{
+    cb_blend_entry en = {c, t, 1.0f};
+    rig_pose(r, &en, 1);
+    world_pos(r, c, t, ball, w);
+    double p[3];
+    model_pos(r, ankle, p);
+    *ankle_y = p[1];
+}
+
+/* The foot markers of the walk and run clips sit where the gait plants and lifts each foot,
+ * measured through the pipeline (fused blend, local-to-model, root motion): at a foot_plant
+ * marker the foot is flat on the ground (ball and ankle at their standing heights) and still in
+ * the world; at a foot_lift marker the ball is still on the ground and still, the heel up; and
+ * the contact measured as in measure_gait (ball low and slow, 8 samples per frame) starts within
+ * one frame of the plant marker and ends within one frame of the lift marker. Idle and the
+ * layer clips carry no markers. */
+static void embedded_foot_markers_sit_where_feet_plant(void **state)
+{
+    (void)state;
+    cb_embedded *e = make_set();
+    const cb_skeleton *s = cb_embedded_skeleton(e);
+    const size_t ball[2] = {joint(s, "ball_l"), joint(s, "ball_r")};
+    const size_t ankle[2] = {joint(s, "foot_l"), joint(s, "foot_r")};
+    static const char *const plant[2] = {"foot_plant_l", "foot_plant_r"};
+    static const char *const lift[2] = {"foot_lift_l", "foot_lift_r"};
+    rig r = rig_make(s);
+    double worst_plant_y = 0, worst_plant_ankle = 0, worst_plant_speed = 0, worst_lift_y = 0;
+    double worst_lift_speed = 0, worst_start = 0, worst_end = 0, min_heel = 1e9;
+    double worst_frame_step = 0;
+    for (size_t i = 0; i < cb_embedded_clip_count(e); ++i) {
+        const cb_clip *c = cb_embedded_clip(e, i);
+        const char *name = cb_clip_name(c);
+        bool locomotion = strncmp(name, "walk_", 5) == 0 || strncmp(name, "run_", 4) == 0;
+        if (!locomotion) {
+            CB_CHECK(cb_clip_marker_count(c) == 0, "%s has %zu markers", name,
+                     cb_clip_marker_count(c));
+            continue;
+        }
+        assert_int_equal(cb_clip_marker_count(c), 4);
+        size_t intervals = cb_clip_frame_count(c) - 1;
+        double frame = 1.0 / (double)intervals, frame_s = cb_clip_duration(c) * frame;
+        size_t steps = intervals * STEPS_PER_FRAME;
+        for (int f = 0; f < 2; ++f) {
+            size_t ip, il;
+            cb_clip_marker mp, ml;
+            assert_int_equal(cb_clip_find_marker_name(c, plant[f], &ip), CB_OK);
+            assert_int_equal(cb_clip_find_marker_name(c, lift[f], &il), CB_OK);
+            cb_clip_query_marker(c, ip, &mp);
+            cb_clip_query_marker(c, il, &ml);
+            CB_CHECK(!mp.event_only && ml.event_only, "%s: plants sync, lifts are events only",
+                     name);
+            /* At the plant: flat on the ground, and still over the following frame. */
+            double w0[3], w1[3], ay, ay1;
+            foot_at_time(&r, c, mp.time, ball[f], ankle[f], w0, &ay);
+            foot_at_time(&r, c, mp.time + (float)frame, ball[f], ankle[f], w1, &ay1);
+            double speed = hypot(w1[0] - w0[0], w1[2] - w0[2]) / frame_s;
+            worst_plant_y = fmax(worst_plant_y, fabs(w0[1] - 0.02));
+            worst_plant_ankle = fmax(worst_plant_ankle, fabs(ay - 0.07));
+            worst_plant_speed = fmax(worst_plant_speed, speed);
+            /* Measured at most 1.6 mm, 1.7 mm and 0.16 m/s (running at 3.5 m/s: the leg's
+             * rotations are interpolated between 30 Hz frames, so the foot wobbles between
+             * them); bounds about 1.5-2x. Between the two stored frames that follow the marker
+             * the ball does not move at all (to float precision), bound 0.1 mm. */
+            CB_CHECK(fabs(w0[1] - 0.02) < 3e-3 && fabs(ay - 0.07) < 3e-3 && speed < 0.25,
+                     "%s %s: ball %.4f m, ankle %.4f m up, moving %.3f m/s", name, plant[f], w0[1],
+                     ay, speed);
+            float next = (float)(ceil(mp.time * (double)intervals) * frame);
+            foot_at_time(&r, c, next, ball[f], ankle[f], w0, &ay);
+            foot_at_time(&r, c, next + (float)frame, ball[f], ankle[f], w1, &ay1);
+            double step = hypot(w1[0] - w0[0], w1[2] - w0[2]);
+            worst_frame_step = fmax(worst_frame_step, step);
+            CB_CHECK(step < 1e-4,
+                     "%s %s: the ball moves %.3f mm between the stored frames after "
+                     "the marker",
+                     name, plant[f], 1e3 * step);
+            /* At the lift: the foot leaves the ground during the frame interval that holds
+             * the marker (the clip stores 30 frames a second and interpolates between them),
+             * so at the last stored frame at or before the marker the ball is still down and
+             * was still over the frame before; moving forwards, the heel is raised (the foot
+             * rolled over the ball; backwards the gait keeps the foot flat). */
+            float last = (float)(floor(ml.time * (double)intervals) * frame);
+            foot_at_time(&r, c, last - (float)frame, ball[f], ankle[f], w0, &ay);
+            foot_at_time(&r, c, last, ball[f], ankle[f], w1, &ay1);
+            speed = hypot(w1[0] - w0[0], w1[2] - w0[2]) / frame_s;
+            worst_lift_y = fmax(worst_lift_y, fabs(w1[1] - 0.02));
+            worst_lift_speed = fmax(worst_lift_speed, speed);
+            bool forward = cb_clip_query_root_motion(c).forward_mps > 0.5f;
+            min_heel = forward ? fmin(min_heel, ay1 - 0.07) : min_heel;
+            CB_CHECK(fabs(w1[1] - 0.02) < 1e-3 && speed < 0.01 && (!forward || ay1 > 0.08),
+                     "%s %s: ball %.4f m up, moving %.3f m/s, ankle %.4f m", name, lift[f], w1[1],
+                     speed, ay1);
+            /* Contact measured as in measure_gait; the interval that starts nearest the plant
+             * marker (the foot has one per cycle, test above). */
+            bool *in = calloc(steps, sizeof *in);
+            double(*w)[3] = calloc(steps, sizeof *w);
+            for (size_t k = 0; k < steps; ++k) {
+                foot_at_time(&r, c, (float)k / (float)steps, ball[f], ankle[f], w[k], &ay);
+            }
+            for (size_t k = 0; k < steps; ++k) {
+                /* Speed over the step after the sample; across the wrap the world position
+                 * jumps by one cycle's displacement, so the last sample uses the step before. */
+                size_t a = k + 1 == steps ? k - 1 : k, b = a + 1;
+                double v =
+                    hypot(w[b][0] - w[a][0], w[b][2] - w[a][2]) * steps / cb_clip_duration(c);
+                in[k] = w[k][1] < 0.03 && v < 0.3;
+            }
+            double t_start = 2.0, t_end = 2.0;
+            for (size_t k = 0; k < steps; ++k) {
+                double d = remainder((double)k / steps - mp.time, 1.0);
+                if (in[k] && !in[(k + steps - 1) % steps] && fabs(d) < fabs(t_start)) {
+                    size_t end = k;
+                    while (in[(end + 1) % steps] && (end + 1) % steps != k) {
+                        end = (end + 1) % steps;
+                    }
+                    t_start = d;
+                    t_end = remainder((double)(end + 1) / steps - ml.time, 1.0);
+                }
+            }
+            worst_start = fmax(worst_start, fabs(t_start) / frame);
+            worst_end = fmax(worst_end, fabs(t_end) / frame);
+            CB_CHECK(fabs(t_start) <= frame && fabs(t_end) <= frame,
+                     "%s foot %d: contact from %+.3f to %+.3f frames off the markers", name, f,
+                     t_start / frame, t_end / frame);
+            free(in), free(w);
+        }
+    }
+    cb_test_note("foot markers: at plants the ball is within %.2f mm and the ankle within %.2f mm "
+                 "of standing height, moving %.3f m/s at most (%.4f mm between stored frames); "
+                 "at lifts the ball is within %.2f "
+                 "mm, moving %.3f m/s, the heel up %.0f mm or more (forwards); contact starts "
+                 "%.2f and ends %.2f frames from the markers at most",
+                 1e3 * worst_plant_y, 1e3 * worst_plant_ankle, worst_plant_speed,
+                 1e3 * worst_frame_step, 1e3 * worst_lift_y, worst_lift_speed, 1e3 * min_heel,
+                 worst_start, worst_end);
+    rig_free(&r);
+    cb_embedded_destroy(e);
+}
+
 /* The layer clips on top of locomotion: an upper-body OVERRIDE with the wave raises the right
  * hand above the head and leaves the legs alone; the additive lean bends the spine sideways a
  * few degrees and leaves the legs alone too. Walk and run blend in sync. */
@@ -555,6 +697,7 @@ int main(void)
         cmocka_unit_test(embedded_root_velocities_point_in_eight_directions),
         cmocka_unit_test(embedded_loops_are_seamless),
         cmocka_unit_test(embedded_feet_plant_and_gaits_sync),
+        cmocka_unit_test(embedded_foot_markers_sit_where_feet_plant),
         cmocka_unit_test(embedded_layers_on_locomotion),
     };
     return CB_RUN_TESTS(tests);

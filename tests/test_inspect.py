@@ -83,6 +83,11 @@ out = text.stdout
 check("64 joints" in out and all(name in out for name in ("walk_fl", "run_br", "lean_add")),
       "text output names the skeleton size and the clips")
 check("  upperarm_l" in out and "hand_r" in out, "text output lists the hierarchy")
+marker_lines = [l.split() for l in out.splitlines() if "foot_plant_l@" in l]
+check(len(marker_lines) == 16 and all("foot_plant_r@0.500" in l and "foot_lift_l@" in " ".join(l)
+                                      for l in marker_lines)
+      and all("(event)" in l for l in out.splitlines() if "foot_lift" in l),
+      "text output lists the 16 locomotion clips' foot markers, lifts as events")
 
 bad = run("inspect", "--bogus")
 check(bad.returncode == 2 and "--bogus" in bad.stderr and bad.stdout == "",

@@ -37,6 +37,14 @@
  * Applied with weight w on a pose (crowdblend/pose.h): t + w dt, q * nlerp(identity, dq, w),
  * s * (1 + w (ds - 1)). A delta of identity changes nothing, bit for bit.
  *
+ * MARKERS
+ * A clip may carry named markers at times within it (e.g. "foot_plant_l" where the left foot
+ * touches down). They are given in seconds in the desc, like key times, and reported as
+ * normalized times, sorted. Each name also has a 32-bit hash (cb_clip_marker_hash, FNV-1a), so
+ * the per-frame code compares integers: a graph looks a name up once and keeps the hash.
+ * Markers serve two purposes, both in crowdblend/sync.h: they are reported as events when
+ * playback crosses them, and they align clips in a sync group (unless marked event_only).
+ *
  * Clips are immutable after create and may be shared by any number of threads.
  */
 #ifndef CROWDBLEND_CLIP_H
@@ -112,6 +120,27 @@ typedef enum cb_additive {
     _CB_ADDITIVE_COUNT
 } cb_additive;
 
+/** Longest marker name in bytes, without the terminating zero. */
+#define CB_MARKER_NAME_MAX 63
+
+/** Most markers one clip may carry. */
+#define CB_CLIP_MAX_MARKERS 1024
+
+/** A named marker of a clip, as given to cb_clip_create. */
+typedef struct cb_clip_marker_desc {
+    /** Name: 1..CB_MARKER_NAME_MAX bytes, copied; required. One name may appear at several
+     *  times (a clip of two steps has two "foot_plant_l"), but not twice at the same time. */
+    const char *name;
+    /** Time in seconds from the start of the clip, finite: in [0, duration) for looping clips
+     *  (the end is the start again: put such a marker at 0), [0, duration] for clamped ones. */
+    float time_s;
+    /** Default (false): the marker is an event and a sync point. true: an event only; marker
+     *  sync ignores it (for markers whose order differs between clips of one sync group, e.g.
+     *  foot lift-off, which comes before the other foot's plant when walking and after it when
+     *  running). */
+    bool event_only;
+} cb_clip_marker_desc;
+
 /** How to build a clip. Read during cb_clip_create only; nothing is kept. */
 typedef struct cb_clip_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -136,6 +165,10 @@ typedef struct cb_clip_desc {
     cb_additive additive;
     /** With CB_ADDITIVE_CUSTOM: joint_count local transforms, the reference pose. */
     cb_xform_cspan additive_reference;
+    /** marker_count markers, in any order (stored sorted by time, ties in the given order);
+     *  at most CB_CLIP_MAX_MARKERS. May be NULL when marker_count is 0. Default: none. */
+    const cb_clip_marker_desc *markers;
+    size_t marker_count;
     /** Allocator for the clip's memory and the build's temporary buffers. Default: C library. */
     cb_allocator allocator;
     uint32_t _end_canary; /**< must be 0 */
@@ -157,6 +190,10 @@ CB_API cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc);
  *         CB_ERR_NOT_FOUND (a track joint name not in the skeleton), CB_ERR_DUPLICATE (two tracks
  *         for one joint and channel), CB_ERR_TOO_MANY (more than CB_CLIP_MAX_FRAMES frames),
  *         CB_ERR_OUT_OF_MEMORY.
+ *         Markers: CB_ERR_NULL_ARGUMENT (markers NULL with a count, a NULL name),
+ *         CB_ERR_TOO_MANY (more than CB_CLIP_MAX_MARKERS), CB_ERR_INVALID_ARGUMENT (an empty or
+ *         too long name, a time outside the clip), CB_ERR_NOT_FINITE (a time),
+ *         CB_ERR_DUPLICATE (one name twice at the same time, or two names with the same hash).
  */
 CB_API cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err);
 
@@ -241,6 +278,54 @@ typedef struct cb_root_motion_entry {
  */
 CB_API cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t count,
                                            cb_root_delta *out);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Markers                                                                                   */
+
+/**
+ * The 32-bit hash of a marker name: FNV-1a over the bytes of the string up to its terminating
+ * zero (offset basis 2166136261, prime 16777619; Fowler, Noll and Vo, the "FNV-1a" variant of
+ * draft-eastlake-fnv). Stable across platforms and builds, so hashes may be stored in files.
+ * Distinct names may share a hash; cb_clip_create rejects two such names in one clip, and hosts
+ * that keep their own name tables should check theirs the same way. NULL hashes as "".
+ * Thread-safe.
+ */
+CB_API uint32_t cb_clip_marker_hash(const char *name);
+
+/** One marker of a clip, as stored. */
+typedef struct cb_clip_marker {
+    const char *name;   /**< zero-terminated, owned by the clip */
+    uint32_t name_hash; /**< cb_clip_marker_hash(name) */
+    float time;         /**< normalized time: [0, 1) for looping clips, [0, 1] for clamped */
+    float time_s;       /**< the same in seconds (time * duration) */
+    bool event_only;    /**< as in the desc: not a sync point */
+} cb_clip_marker;
+
+/** Number of markers of a clip (0 for NULL). */
+CB_API size_t cb_clip_marker_count(const cb_clip *clip);
+
+/**
+ * Marker `index`; markers are sorted by time (markers at equal times in desc order).
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (index >= count); out is
+ *         untouched on failure.
+ */
+CB_API cb_result cb_clip_query_marker(const cb_clip *clip, size_t index, cb_clip_marker *out);
+
+/**
+ * The first marker at or after index `start` whose name has hash `name_hash`: loop with
+ * start = previous + 1 to visit every occurrence. Within one clip a hash names one name.
+ * Thread-safe; allocates nothing.
+ * @return CB_OK with *index set, CB_ERR_NOT_FOUND (none; *index untouched),
+ *         CB_ERR_NULL_ARGUMENT.
+ */
+CB_API cb_result cb_clip_find_marker(const cb_clip *clip, uint32_t name_hash, size_t start,
+                                     size_t *index);
+
+/**
+ * The first marker named `name` (compared as a string, not only by hash).
+ * @return CB_OK with *index set, CB_ERR_NOT_FOUND, CB_ERR_NULL_ARGUMENT.
+ */
+CB_API cb_result cb_clip_find_marker_name(const cb_clip *clip, const char *name, size_t *index);
 
 #ifdef __cplusplus
 }

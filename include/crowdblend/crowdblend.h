@@ -12,7 +12,9 @@
  *   1. parameter processors: velocity -> direction blends, smoothing, quadrants;
  *   2. weight solvers: each blend space maps N characters' parameters to N x M node weights,
  *      SIMD over characters;
- *   3. time and sync: clip phases advance, blended clips share a normalized time;
+ *   3. time and sync: clip phases advance, blended clips share a normalized time or align on
+ *      named markers, and the markers crossed during the frame are reported as events
+ *      (crowdblend/sync.h);
  *   4. pose: fused sample + blend of the active clips, layers, post-process;
  *   5. local-to-model: model-space matrices for skinning.
  * Every stage is also available on its own as a plain job struct (validate, then run), so an
@@ -36,6 +38,7 @@
  *   crowdblend/crowd.h  a crowd: characters of one or more graphs, parameter columns and
  *                       views, the whole frame on the pool, outputs
  *   crowdblend/ik.h     IK post-process jobs: two-bone IK, aim / look-at IK over a chain
+ *   crowdblend/sync.h   marker events crossed in a frame; marker-based sync of clips
  *
  * SIMD WIDTH
  * ==========
@@ -85,5 +88,6 @@
 #include "crowdblend/graph.h"
 #include "crowdblend/crowd.h"
 #include "crowdblend/ik.h"
+#include "crowdblend/sync.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

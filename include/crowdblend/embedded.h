@@ -21,6 +21,10 @@
  *    during stance, swing in an arc, and roll over the ball before toe-off; arms counter-swing,
  *    the pelvis bobs, sways and turns. Every walk and run clip puts the left foot down at
  *    normalized time 0 and the right foot at 0.5, so any of them can be blended in sync.
+ *    Markers (crowdblend/clip.h) say so: "foot_plant_l" at 0 and "foot_plant_r" at 0.5, where
+ *    each foot touches down, and "foot_lift_l" / "foot_lift_r" (event_only) where it leaves the
+ *    ground: walk 0.6 / 0.1, run 0.33 / 0.83 (the end of each foot's stance). The plants are
+ *    the sync markers of the set; idle and the layer clips have no markers.
  *  - "lean_add": an additive clip (reference: its first frame) that leans the upper body to the
  *    side and breathes.
  *  - "wave_upper": a waving right arm with the upper body, meant for an OVERRIDE layer with an

@@ -51,7 +51,17 @@ struct cb_clip {
     uint32_t root_joint;
     const float *frames; /* (N + 1) * group_count * stride * W floats, vector-aligned */
     const float *root;   /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
+    /* Markers, sorted by normalized time (ties in desc order), in parallel arrays so the
+     * per-frame searches (events, sync) touch only the times and hashes. */
+    uint32_t marker_count;
+    const float *marker_times;     /* normalized: [0, 1) looping, [0, 1] clamped */
+    const uint32_t *marker_hashes; /* cb_clip_marker_hash of each name */
+    const bool *marker_event_only; /* not a sync point */
+    const char *marker_names;      /* marker_count slots of CB_MARKER_NAME_MAX + 1 bytes */
 };
+
+/* Bytes of one marker name slot. */
+enum { CB_MARKER_NAME_SLOT = CB_MARKER_NAME_MAX + 1 };
 
 /* Floats of one frame of a clip. */
 static inline size_t cb_clip_frame_floats(const struct cb_clip *c)

@@ -170,6 +170,84 @@ static cb_result validate_reference(const cb_clip_desc *d, size_t n, cb_error *e
     return CB_OK;
 }
 
+/* A marker's normalized time. The quotient is rounded once, from double; for looping clips a
+ * time just below the duration may round up to 1, which is the start again, so it is kept at
+ * the largest float below 1 instead: the marker stays at the end of the cycle where it was
+ * put. */
+static float marker_time(const cb_clip_desc *d, float time_s)
+{
+    float t = (float)((double)time_s / (double)d->duration_s);
+    if (d->wrap == CB_CLIP_WRAP_LOOP && t >= 1.0f) {
+        t = nextafterf(1.0f, 0.0f);
+    }
+    return t;
+}
+
+static cb_result validate_markers(const cb_clip_desc *d, cb_error *err)
+{
+    if (d->markers == NULL && d->marker_count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers is NULL", d->name);
+    }
+    if (d->marker_count > CB_CLIP_MAX_MARKERS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "clip \"%s\": %zu markers exceed %d", d->name,
+                            d->marker_count, CB_CLIP_MAX_MARKERS);
+    }
+    const bool looping = d->wrap == CB_CLIP_WRAP_LOOP;
+    for (size_t i = 0; i < d->marker_count; ++i) {
+        const cb_clip_marker_desc *m = &d->markers[i];
+        if (m->name == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers[%zu].name is NULL",
+                                d->name, i);
+        }
+        size_t len = strlen(m->name);
+        if (len == 0 || len > CB_MARKER_NAME_MAX) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "clip \"%s\": markers[%zu].name has %zu bytes (1..%d)", d->name, i,
+                                len, CB_MARKER_NAME_MAX);
+        }
+        if (!isfinite(m->time_s)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "clip \"%s\": markers[%zu] (\"%s\").time_s "
+                                "is %g",
+                                d->name, i, m->name, (double)m->time_s);
+        }
+        if (m->time_s < 0.0f || m->time_s > d->duration_s ||
+            (looping && m->time_s == d->duration_s)) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "clip \"%s\": markers[%zu] (\"%s\").time_s = %g is outside "
+                                "[0, %g%s",
+                                d->name, i, m->name, (double)m->time_s, (double)d->duration_s,
+                                looping ? ") (a looping clip's end is its start: use 0)" : "]");
+        }
+    }
+    /* Pairs, quadratic but at build time only and bounded by CB_CLIP_MAX_MARKERS. Equal names
+     * at equal (normalized) times would fire twice as one event and make sync segments of no
+     * length; equal hashes of different names would make hash lookups ambiguous. */
+    for (size_t j = 1; j < d->marker_count; ++j) {
+        const cb_clip_marker_desc *b = &d->markers[j];
+        uint32_t hb = cb_clip_marker_hash(b->name);
+        for (size_t i = 0; i < j; ++i) {
+            const cb_clip_marker_desc *a = &d->markers[i];
+            if (cb_clip_marker_hash(a->name) != hb) {
+                continue;
+            }
+            if (strcmp(a->name, b->name) != 0) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "clip \"%s\": marker names \"%s\" (markers[%zu]) and \"%s\" "
+                                    "(markers[%zu]) have the same hash 0x%08x: rename one",
+                                    d->name, a->name, i, b->name, j, hb);
+            }
+            if (marker_time(d, a->time_s) == marker_time(d, b->time_s)) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "clip \"%s\": markers[%zu] and markers[%zu] are both \"%s\" "
+                                    "at %g s",
+                                    d->name, i, j, a->name, (double)a->time_s);
+            }
+        }
+    }
+    return CB_OK;
+}
+
 static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
@@ -236,7 +314,7 @@ static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *
             return r;
         }
     }
-    return CB_OK;
+    return validate_markers(d, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -443,6 +521,34 @@ static void pack_frames(const dframe *frames, size_t n, struct cb_clip *c, float
     }
 }
 
+/* Writes the validated markers sorted by normalized time. Insertion sort: stable (equal times
+ * keep the desc order, which the header promises) and fine for at most CB_CLIP_MAX_MARKERS. */
+static void store_markers(const cb_clip_desc *d, unsigned char *times_at, unsigned char *hashes_at,
+                          unsigned char *names_at, unsigned char *flags_at)
+{
+    float *times = (float *)times_at;
+    uint32_t *hashes = (uint32_t *)hashes_at;
+    char *names = (char *)names_at;
+    bool *flags = (bool *)flags_at;
+    for (size_t i = 0; i < d->marker_count; ++i) {
+        const cb_clip_marker_desc *m = &d->markers[i];
+        float t = marker_time(d, m->time_s);
+        size_t k = i;
+        for (; k > 0 && times[k - 1] > t; --k) {
+            times[k] = times[k - 1];
+            hashes[k] = hashes[k - 1];
+            flags[k] = flags[k - 1];
+            memcpy(names + k * CB_MARKER_NAME_SLOT, names + (k - 1) * CB_MARKER_NAME_SLOT,
+                   CB_MARKER_NAME_SLOT);
+        }
+        times[k] = t;
+        hashes[k] = cb_clip_marker_hash(m->name);
+        flags[k] = m->event_only;
+        memset(names + k * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
+        memcpy(names + k * CB_MARKER_NAME_SLOT, m->name, strlen(m->name));
+    }
+}
+
 cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -546,7 +652,13 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
     size_t frame_floats = cb_clip_frame_floats(&probe) * frames_count;
     size_t off_frames = cb_round_up(sizeof(struct cb_clip), align);
     size_t off_root = off_frames + frame_floats * sizeof(float);
-    size_t total = off_root + root_bytes;
+    /* Markers after the root track: times, hashes, flags, names (all 4-byte aligned or bytes). */
+    const size_t mc = d.marker_count;
+    size_t off_mtimes = off_root + root_bytes;
+    size_t off_mhashes = off_mtimes + mc * sizeof(float);
+    size_t off_mnames = off_mhashes + mc * sizeof(uint32_t);
+    size_t off_mflags = off_mnames + mc * CB_MARKER_NAME_SLOT;
+    size_t total = off_mflags + mc * sizeof(bool);
     unsigned char *block = cb_alloc(&d.allocator, total, align);
     if (block == NULL) {
         cb_free(&d.allocator, root_track, root_bytes);
@@ -571,7 +683,14 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
         .root_joint = d.root_joint,
         .frames = (const float *)(block + off_frames),
         .root = root ? (const float *)(block + off_root) : NULL,
+        .marker_count = (uint32_t)mc,
+        .marker_times = (const float *)(block + off_mtimes),
+        .marker_hashes = (const uint32_t *)(block + off_mhashes),
+        .marker_event_only = (const bool *)(block + off_mflags),
+        .marker_names = (const char *)(block + off_mnames),
     };
+    store_markers(&d, block + off_mtimes, block + off_mhashes, block + off_mnames,
+                  block + off_mflags);
     memcpy(c->name, d.name, strlen(d.name) + 1);
     pack_frames(work, n, c, (float *)(block + off_frames));
     if (root) {
@@ -800,4 +919,72 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
     *out = (cb_root_delta){{(float)(acc[0] * inv), (float)(acc[1] * inv), (float)(acc[2] * inv)},
                            (float)(acc[3] * inv)};
     return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Markers                                                                                    */
+
+uint32_t cb_clip_marker_hash(const char *name)
+{
+    /* FNV-1a, 32 bits: xor the byte in, then multiply by the FNV prime. */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)(name != NULL ? name : ""); *p != 0; ++p) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+size_t cb_clip_marker_count(const cb_clip *c)
+{
+    return c != NULL ? c->marker_count : 0;
+}
+
+cb_result cb_clip_query_marker(const cb_clip *c, size_t index, cb_clip_marker *out)
+{
+    if (c == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (index >= c->marker_count) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    float t = c->marker_times[index];
+    *out = (cb_clip_marker){
+        .name = c->marker_names + index * CB_MARKER_NAME_SLOT,
+        .name_hash = c->marker_hashes[index],
+        .time = t,
+        .time_s = (float)((double)t * c->duration_s),
+        .event_only = c->marker_event_only[index],
+    };
+    return CB_OK;
+}
+
+cb_result cb_clip_find_marker(const cb_clip *c, uint32_t name_hash, size_t start, size_t *index)
+{
+    if (c == NULL || index == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    for (size_t i = start; i < c->marker_count; ++i) {
+        if (c->marker_hashes[i] == name_hash) {
+            *index = i;
+            return CB_OK;
+        }
+    }
+    return CB_ERR_NOT_FOUND;
+}
+
+cb_result cb_clip_find_marker_name(const cb_clip *c, const char *name, size_t *index)
+{
+    if (c == NULL || name == NULL || index == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    uint32_t h = cb_clip_marker_hash(name);
+    for (size_t i = 0; i < c->marker_count; ++i) {
+        if (c->marker_hashes[i] == h &&
+            strcmp(c->marker_names + i * CB_MARKER_NAME_SLOT, name) == 0) {
+            *index = i;
+            return CB_OK;
+        }
+    }
+    return CB_ERR_NOT_FOUND;
 }

@@ -643,6 +643,27 @@ static void track_all_but(clip_spec *c, bool fingers)
     }
 }
 
+/* Foot markers of a locomotion clip, read off the gait's own phases (foot_at): a foot's stance
+ * starts at its phase 0 (touch-down: the left foot at clip phase 0, the right at 0.5) and ends
+ * at its phase `stance`, where the ball leaves the ground (the swing starts with the stance's
+ * velocity, so in the world the foot is still at that instant and rises right after). The
+ * lift-offs are event_only: a walk lifts the right foot before planting it (0.1 then 0.5), a
+ * run after (0.5 then 0.83), so in one sync group they would disagree; the plants alone align
+ * every walk and run. Returns the number of markers (times in seconds). */
+static size_t gait_markers(const clip_spec *c, cb_clip_marker_desc out[4])
+{
+    if (c->kind != 0) {
+        return 0;
+    }
+    double beta = c->gait->stance;
+    double lift_r = fmod(0.5 + beta, 1.0);
+    out[0] = (cb_clip_marker_desc){"foot_plant_l", 0.0f, false};
+    out[1] = (cb_clip_marker_desc){"foot_lift_l", (float)(beta * c->duration), true};
+    out[2] = (cb_clip_marker_desc){"foot_plant_r", (float)(0.5 * c->duration), false};
+    out[3] = (cb_clip_marker_desc){"foot_lift_r", (float)(lift_r * c->duration), true};
+    return 4;
+}
+
 static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const clip_spec *spec,
                             float rate, const cb_allocator *alloc, cb_clip **out, cb_error *err)
 {
@@ -704,6 +725,8 @@ static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const cl
             }
         }
     }
+    cb_clip_marker_desc markers[4];
+    size_t marker_count = gait_markers(spec, markers);
     cb_clip_desc d = {
         .name = spec->name,
         .skeleton = skel,
@@ -712,6 +735,8 @@ static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const cl
         .tracks = tracks,
         .track_count = track_count,
         .additive = spec->additive,
+        .markers = markers,
+        .marker_count = marker_count,
         .allocator = *alloc,
     };
     cb_result r = cb_clip_create(&d, out, err);

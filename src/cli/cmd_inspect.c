@@ -61,6 +61,26 @@ static int depth_of(const int32_t *parents, size_t j)
     return d;
 }
 
+/* Markers, one line per clip that has any: name@normalized time, "(event)" for event-only ones
+ * (crowdblend/clip.h). */
+static void print_markers(const cb_embedded *set)
+{
+    printf("\nMarkers (normalized time; sync markers align clips, events only are reported):\n\n");
+    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+        const cb_clip *c = cb_embedded_clip(set, i);
+        if (cb_clip_marker_count(c) == 0) {
+            continue;
+        }
+        printf("  %-12s", cb_clip_name(c));
+        for (size_t k = 0; k < cb_clip_marker_count(c); ++k) {
+            cb_clip_marker m;
+            cb_clip_query_marker(c, k, &m);
+            printf(" %s@%.3f%s", m.name, (double)m.time, m.event_only ? " (event)" : "");
+        }
+        printf("\n");
+    }
+}
+
 static void print_text(const cb_embedded *set)
 {
     const cb_skeleton *s = cb_embedded_skeleton(set);
@@ -99,6 +119,7 @@ static void print_text(const cb_embedded *set)
     }
     printf("\nbytes: the clip's whole memory; B/joint-f: bytes per joint and frame (28 without\n"
            "scale, 40 with); speed and heading: root motion over one cycle.\n");
+    print_markers(set);
 }
 
 int cb_cmd_inspect(int argc, char **argv)

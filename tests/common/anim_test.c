@@ -44,6 +44,30 @@ cb_allocator cb_test_failing_allocator(void)
     return (cb_allocator){failing_alloc, cb_test_counting_free, NULL};
 }
 
+/* ---- clips --------------------------------------------------------------------------------- */
+
+cb_clip *cb_test_clip_create(const cb_clip_desc *d)
+{
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    cb_result r = cb_clip_create(d, &c, &err);
+    CB_CHECK(r == CB_OK, "clip create: %s", err.message);
+    return c;
+}
+
+void cb_test_expect_clip_error(const cb_clip_desc *d, cb_result want, const char *needle)
+{
+    cb_clip *c = (cb_clip *)(uintptr_t)0x1;
+    cb_error err = {0};
+    cb_result r = cb_clip_create(d, &c, &err);
+    CB_CHECK(r == want, "gave %s, expected %s (%s)", cb_result_str(r), cb_result_str(want),
+             err.message);
+    CB_CHECK(c == (cb_clip *)(uintptr_t)0x1, "out written on failure");
+    CB_CHECK(err.code == want, "err.code is %s", cb_result_str(err.code));
+    CB_CHECK(needle == NULL || strstr(err.message, needle) != NULL,
+             "message \"%s\" does not name \"%s\"", err.message, needle);
+}
+
 /* ---- data ---------------------------------------------------------------------------------- */
 
 cb_xform cb_test_random_xform(cb_prng *r, float range)

@@ -24,6 +24,15 @@ cb_allocator cb_test_counting_allocator(cb_test_counter *c);
 /* An allocator whose alloc_fn always fails. */
 cb_allocator cb_test_failing_allocator(void);
 
+/* ---- clips --------------------------------------------------------------------------------- */
+
+/* Creates a clip, failing the test (with the error message) when create fails. */
+cb_clip *cb_test_clip_create(const cb_clip_desc *desc);
+
+/* Expects cb_clip_create to fail with `want`, leave its output untouched, fill the cb_error with
+ * the same code, and name `needle` in the message (when not NULL). */
+void cb_test_expect_clip_error(const cb_clip_desc *desc, cb_result want, const char *needle);
+
 /* ---- data ---------------------------------------------------------------------------------- */
 
 /* A random transform: unit rotation, translation in [-range, range], scale 1. */
