@@ -15,11 +15,20 @@
 #include "crowdblend/crowdblend.h"
 #include "test_util.h"
 
-enum { NJ = 14, NCLIP = 6 };
-enum { CLIP_A, CLIP_B, CLIP_C, CLIP_CLAMP, CLIP_ADD, CLIP_E };
-static const char *const clip_names[NCLIP] = {"a", "b", "c", "once", "add", "e"};
+enum { NJ = 14, NCLIP = 7 };
+enum { CLIP_A, CLIP_B, CLIP_C, CLIP_CLAMP, CLIP_ADD, CLIP_E, CLIP_E2 };
+static const char *const clip_names[NCLIP] = {"a", "b", "c", "once", "add", "e", "e2"};
 /* Durations in seconds: binary fractions where exit times are counted in frames. */
-static const float clip_durations[NCLIP] = {1.0f, 0.75f, 1.25f, 0.5f, 1.1f, 0.9f};
+static const float clip_durations[NCLIP] = {1.0f, 0.75f, 1.25f, 0.5f, 1.1f, 0.9f, 0.9f};
+/* Markers: c plants "L" at 10 % and "R" at 60 % of its cycle, e at 35 % and 80 %, so syncing
+ * the two by normalized time would put their plants a quarter of a cycle apart; e2 is e with
+ * other names (no marker in common with c). Each also marks an event-only "lift". */
+static const cb_clip_marker_desc c_markers[3] = {
+    {"L", 0.10f * 1.25f, false}, {"R", 0.60f * 1.25f, false}, {"lift", 0.3f * 1.25f, true}};
+static const cb_clip_marker_desc e_markers[3] = {
+    {"L", 0.35f * 0.9f, false}, {"R", 0.80f * 0.9f, false}, {"lift", 0.5f * 0.9f, true}};
+static const cb_clip_marker_desc e2_markers[2] = {{"L2", 0.35f * 0.9f, false},
+                                                  {"R2", 0.80f * 0.9f, false}};
 
 /* dt of 1/32 s is exact in binary, so times accumulated frame by frame are exact too. */
 static const float DT = 1.0f / 32.0f;
@@ -57,13 +66,21 @@ static scene *scene_make(cb_prng *r, bool flat)
         sc->rest[j] = cb_skeleton_rest_xform(sc->sk, (size_t)j); /* normalized */
     }
     for (int k = 0; k < NCLIP; ++k) {
-        sc->tracks[k] = cb_test_random_tracks(r, sc->sk, clip_durations[k], NJ, false, 1.2f);
+        if (k == CLIP_E2) {
+            /* The same keys as e. */
+            sc->tracks[k] = (cb_test_tracks){0};
+        } else {
+            sc->tracks[k] = cb_test_random_tracks(r, sc->sk, clip_durations[k], NJ, false, 1.2f);
+        }
+        const cb_test_tracks *keys = &sc->tracks[k == CLIP_E2 ? CLIP_E : k];
         cb_clip_desc d = {
             .name = clip_names[k],
             .skeleton = sc->sk,
             .duration_s = clip_durations[k],
-            .tracks = sc->tracks[k].tracks,
-            .track_count = sc->tracks[k].count,
+            .tracks = keys->tracks,
+            .track_count = keys->count,
+            .markers = k == CLIP_C ? c_markers : k == CLIP_E ? e_markers : k == CLIP_E2 ? e2_markers : NULL,
+            .marker_count = k == CLIP_C ? 3 : k == CLIP_E ? 3 : k == CLIP_E2 ? 2 : 0,
             .wrap = k == CLIP_CLAMP ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
             .root_motion = CB_ROOT_MOTION_NONE,
             .additive = k == CLIP_ADD ? CB_ADDITIVE_FIRST_FRAME : CB_ADDITIVE_NONE,
@@ -1415,6 +1432,410 @@ static void graph_processors_write_their_outputs(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Events and marker sync                                                                     */
+
+/* Crossings of a looping clip's marker at normalized time m by a frame from u0 to u1
+ * (unwrapped, double): (u0, u1] forwards, [u1, u0) backwards, as crowdblend/sync.h counts. */
+static int64_t crossings(double m, double u0, double u1)
+{
+    if (u1 >= u0) {
+        return (int64_t)floor(u1 - m) - (int64_t)floor(u0 - m);
+    }
+    return (int64_t)ceil(u0 - m) - (int64_t)ceil(u1 - m);
+}
+
+/* One clip at a speed parameter that changes sign and size, over frames of random length
+ * (1/240 s to 0.4 s, and a few of 3 s that cross more markers than a frame reports): every
+ * frame reports the crossings of its interval, reported plus dropped equal the closed-form
+ * count frame by frame (except where a marker lies within float rounding of a frame's end,
+ * where it may move to the neighbouring frame), and over the run every crossing counts once. */
+static void graph_events_fire_once_per_crossing(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    OK(cb_graph_add_param(b, "rate", CB_PARAM_FLOAT, 1.0f, &err));
+    cb_graph_clip_desc cd = {.name = "c", .clip = "c", .speed_param = "rate"};
+    cb_graph_node cn = 0;
+    OK(cb_graph_add_clip(b, &cd, &cn, &err));
+    cb_graph *g = build(b);
+    assert_int_equal(cb_graph_find_node(g, "c", &cn), CB_OK);
+    cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+    add_characters(c, 1, 0.2f); /* the first character starts at phase 0 */
+    const double marks[3] = {0.10, 0.30, 0.60}; /* L, lift, R in time order */
+    const uint32_t hashes[3] = {cb_graph_hash("L"), cb_graph_hash("lift"), cb_graph_hash("R")};
+    double u = 0.0; /* the unwrapped time, in double */
+    int64_t want_total = 0, got_total = 0;
+    size_t near = 0, frames_with_events = 0, backwards = 0;
+    uint64_t dropped_before = 0;
+    for (int f = 0; f < 3000; ++f) {
+        float rate = f % 500 < 400 ? cb_prng_range(&r, 0.3f, 4.0f) : cb_prng_range(&r, -3.0f, -0.3f);
+        float dt = f % 397 == 0 ? 3.0f : cb_prng_range(&r, 1.0f / 240.0f, 0.4f);
+        column(c, "rate")[0] = rate;
+        cb_crowd_update(c, dt);
+        double u1 = u + (double)dt * (double)rate / 1.25;
+        int64_t want = 0;
+        bool close = false;
+        for (int k = 0; k < 3; ++k) {
+            want += crossings(marks[k], u, u1);
+            double d0 = u - marks[k] - floor(u - marks[k]), d1 = u1 - marks[k] - floor(u1 - marks[k]);
+            close = close || fmin(d0, 1.0 - d0) < 1e-4 || fmin(d1, 1.0 - d1) < 1e-4;
+        }
+        uint32_t n = 0;
+        const cb_graph_event *ev = cb_crowd_events(c, 0, 0, &n);
+        uint64_t dropped = cb_crowd_query_stats(c).dropped_events;
+
+        int64_t got = (int64_t)n + (int64_t)(dropped - dropped_before);
+        dropped_before = dropped;
+        for (uint32_t k = 0; k < n; ++k) {
+            CB_CHECK(ev[k].node == cn && ev[k].weight == 1.0f && ev[k].fraction >= 0.0f &&
+                         ev[k].fraction <= 1.0f,
+                     "frame %d event %u: node %u weight %g fraction %g", f, k, ev[k].node,
+                     (double)ev[k].weight, (double)ev[k].fraction);
+            CB_CHECK(ev[k].marker_hash == hashes[0] || ev[k].marker_hash == hashes[1] ||
+                         ev[k].marker_hash == hashes[2],
+                     "frame %d: unknown marker hash %08x", f, ev[k].marker_hash);
+        }
+        /* Consecutive events follow the markers' cyclic order in the direction of play. */
+        for (uint32_t k = 1; k < n; ++k) {
+            int a = 0, bb = 0;
+            for (int q = 0; q < 3; ++q) {
+                a = ev[k - 1].marker_hash == hashes[q] ? q : a;
+                bb = ev[k].marker_hash == hashes[q] ? q : bb;
+            }
+            CB_CHECK(bb == (rate > 0.0f ? (a + 1) % 3 : (a + 2) % 3),
+                     "frame %d: events out of order", f);
+        }
+        if (close) {
+            near++;
+        } else {
+            CB_CHECK(got == want, "frame %d (dt %g, rate %g): %lld crossings, closed form %lld",
+                     f, (double)dt, (double)rate, (long long)got, (long long)want);
+        }
+        want_total += want, got_total += got;
+        frames_with_events += n > 0;
+        backwards += rate < 0.0f && n > 0;
+        u = u1;
+    }
+    cb_test_note("%lld crossings, %zu frames with events (%zu backwards), %zu frames near a "
+                 "marker, %llu dropped", (long long)want_total, frames_with_events, backwards,
+                 near, (unsigned long long)dropped_before);
+    /* Over the run the float times and the double reference part by less than a marker. */
+    CB_CHECK(got_total == want_total, "%lld crossings, closed form %lld", (long long)got_total,
+             (long long)want_total);
+    assert_true(dropped_before > 0 && backwards > 50);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    scene_free(sc);
+}
+
+/* The frames on which a clip node reported a marker. */
+typedef struct plant_log {
+    int frames[512];
+    int count;
+} plant_log;
+
+static void log_events(const cb_crowd *c, int f, cb_graph_node node, uint32_t hash,
+                       plant_log *log)
+{
+    uint32_t n = 0;
+    const cb_graph_event *ev = cb_crowd_events(c, 0, 0, &n);
+    for (uint32_t k = 0; k < n; ++k) {
+        if (ev[k].node == node && ev[k].marker_hash == hash && log->count < 512) {
+            log->frames[log->count++] = f;
+        }
+    }
+}
+
+/* The largest distance, in frames, from a frame of `a` to the nearest frame of `b`. */
+static int farthest(const plant_log *a, const plant_log *b)
+{
+    int worst = 0;
+    for (int i = 0; i < a->count; ++i) {
+        int best = 1 << 30;
+        for (int k = 0; k < b->count; ++k) {
+            int d = abs(a->frames[i] - b->frames[k]);
+            best = d < best ? d : best;
+        }
+        worst = best > worst ? best : worst;
+    }
+    return worst;
+}
+
+/* Two clips whose plants lie at different normalized times, blended in one sync group (the
+ * blend weight sweeping back and forth), and in a machine switching between them (crossfades
+ * in one group): each plant of one clip has the other's within one frame. The same blend of
+ * clips that share no marker name (synced by normalized time) puts them many frames apart,
+ * which shows the test can fail. */
+static void graph_sync_groups_keep_markers_in_step(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    scene *sc = scene_make(&r, false);
+    for (int variant = 0; variant < 3; ++variant) {
+        bool control = variant == 2, machine = variant == 1;
+        int other = control ? CLIP_E2 : CLIP_E;
+        cb_graph_builder *b = builder_of(sc);
+        cb_error err = {0};
+        OK(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.0f, &err));
+        OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
+        cb_graph_clip_desc c1 = {.name = "c", .clip = "c", .sync_group = "feet"};
+        cb_graph_clip_desc c2 = {.name = "other", .clip = clip_names[other], .sync_group = "feet"};
+        cb_graph_node kids[2];
+        OK(cb_graph_add_clip(b, &c1, &kids[0], &err));
+        OK(cb_graph_add_clip(b, &c2, &kids[1], &err));
+        if (machine) {
+            cb_graph_state st[2] = {{.name = "c", .node = kids[0]},
+                                    {.name = "other", .node = kids[1]}};
+            cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
+            cb_graph_condition stop = {.param = "go", .op = CB_COMPARE_FALSE};
+            cb_graph_transition tr[2] = {
+                {.from = "c", .to = "other", .conditions = &go, .condition_count = 1,
+                 .duration_s = 0.6f},
+                {.from = "other", .to = "c", .conditions = &stop, .condition_count = 1,
+                 .duration_s = 0.6f}};
+            cb_graph_state_machine_desc smd = {.states = st, .state_count = 2,
+                                               .transitions = tr, .transition_count = 2};
+            cb_graph_node m = 0;
+            OK(cb_graph_add_state_machine(b, &smd, &m, &err));
+        } else {
+            float pos[2] = {0.0f, 1.0f};
+            cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                            .params = {"x"}, .children = kids,
+                                            .positions = pos, .child_count = 2};
+            cb_graph_node root = 0;
+            OK(cb_graph_add_blend_space(b, &bs, &root, &err));
+        }
+        cb_graph *g = build(b);
+        /* Events name the graph's own node indices. */
+        assert_int_equal(cb_graph_find_node(g, "c", &kids[0]), CB_OK);
+        assert_int_equal(cb_graph_find_node(g, "other", &kids[1]), CB_OK);
+        assert_int_equal(cb_graph_clip_node(g, 1), kids[1]);
+        cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
+        add_characters(c, 1, 0.0f);
+        uint32_t hl = cb_graph_hash("L"), hr = cb_graph_hash("R");
+        uint32_t ol = cb_graph_hash(control ? "L2" : "L"), orr = cb_graph_hash(control ? "R2" : "R");
+        plant_log logs[4] = {{{0}, 0}};
+        int both = 0;
+        for (int f = 0; f < 600; ++f) {
+            /* Blend: the weight sweeps 0.2 .. 0.8 (both clips always play). Machine: switches
+             * every 40 frames; plants are compared during the 0.6 s crossfades only. */
+            column(c, "x")[0] = 0.5f + 0.3f * sinf(0.02f * (float)f);
+            column(c, "go")[0] = (f / 40) % 2 ? 1.0f : 0.0f;
+            cb_crowd_update(c, DT);
+            bool blending = kept(c, 0, 0) > 0.0f && kept(c, 1, 0) > 0.0f;
+            if (!blending) {
+                continue;
+            }
+            both++;
+            log_events(c, f, kids[0], hl, &logs[0]);
+            log_events(c, f, kids[0], hr, &logs[1]);
+            log_events(c, f, kids[1], ol, &logs[2]);
+            log_events(c, f, kids[1], orr, &logs[3]);
+        }
+        /* Plants that happen while both play, matched both ways (a plant near the start or
+         * end of a crossfade may have its partner just outside it: at most 2 such). */
+        int apart = 0;
+        for (int k = 0; k < 2; ++k) {
+            int d1 = farthest(&logs[k], &logs[k + 2]), d2 = farthest(&logs[k + 2], &logs[k]);
+            apart = d1 > apart ? d1 : apart;
+            apart = d2 > apart ? d2 : apart;
+        }
+        cb_test_note("variant %d: %d frames with both clips, %d/%d plants of c, %d/%d of the "
+                     "other, farthest %d frames apart", variant, both, logs[0].count,
+                     logs[1].count, logs[2].count, logs[3].count, apart);
+        assert_true(logs[0].count >= 4 && logs[2].count >= 4);
+        if (control) {
+            CB_CHECK(apart >= 4, "normalized sync put the plants only %d frames apart", apart);
+        } else if (!machine) {
+            CB_CHECK(apart <= 1, "variant %d: plants %d frames apart", variant, apart);
+        } else {
+            /* A crossfade's first and last frames may hold a plant whose partner lies just
+             * outside the frames where both play; inside, they coincide within one frame. */
+            int inside = 0;
+            for (int k = 0; k < 2; ++k) {
+                for (int i = 0; i < logs[k].count; ++i) {
+                    plant_log one = {{logs[k].frames[i]}, 1};
+                    inside += farthest(&one, &logs[k + 2]) > 1;
+                }
+            }
+            CB_CHECK(inside <= 2, "%d plants without a partner within one frame", inside);
+        }
+        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
+    }
+    scene_free(sc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* No pop                                                                                     */
+
+/* The largest distance a joint moved between two frames' matrices (model space). */
+static double largest_step(const float *a, const float *b, size_t joints)
+{
+    double worst = 0.0;
+    for (size_t j = 0; j < joints; ++j) {
+        double d = 0.0;
+        for (int k = 12; k < 15; ++k) {
+            double e = (double)a[16 * j + k] - (double)b[16 * j + k];
+            d += e * e;
+        }
+        worst = d > worst ? d : worst;
+    }
+    return sqrt(worst);
+}
+
+/* The largest per-frame move of any joint during transitions, playing a schedule of targets
+ * (seconds) at one frame rate; also the transition frames and interruptions seen. */
+typedef struct move_run {
+    double largest;
+    int frames, interrupted;
+} move_run;
+
+static move_run run_schedule(cb_crowd *c, size_t nj, float dt, const double *at,
+                             const int *target, int changes, float *prev)
+{
+    move_run out = {0.0, 0, 0};
+    uint32_t last_next = UINT32_MAX;
+    int k = 0;
+    int frames = (int)(at[changes - 1] / dt) + 1;
+    for (int f = 0; f < frames; ++f) {
+        while (k < changes && at[k] <= f * (double)dt) {
+            column(c, "target")[0] = (float)target[k++];
+        }
+        cb_crowd_update(c, dt);
+        uint32_t next = cb_crowd_next_state(c, 0, 0, 0);
+        out.interrupted += last_next != UINT32_MAX && next != UINT32_MAX && next != last_next;
+        if (f > 0 && (next != UINT32_MAX || last_next != UINT32_MAX)) {
+            double mv = largest_step(prev, cb_crowd_matrices(c, 0, 0), nj);
+            out.largest = mv > out.largest ? mv : out.largest;
+            out.frames++;
+        }
+        last_next = next;
+        memcpy(prev, cb_crowd_matrices(c, 0, 0), nj * 16 * sizeof(float));
+    }
+    return out;
+}
+
+/* The humanoid's idle, walk, run and walk-back as states of a machine whose any-state
+ * transitions (0.25 s) fire on a random schedule, often interrupting each other, with
+ * crossfades and with inertialization. No pop: a pop is a jump that does not shrink with the
+ * frame time, so the same schedule is played at 60 Hz and at 240 Hz, and the largest per-frame
+ * move of any joint during transitions must shrink with the frame (to at most 0.35 of the 60 Hz
+ * figure; 0.25 for motion that is continuous). Reported beside it: the clips' own largest
+ * per-frame move, which a short transition between different poses may exceed by the motion
+ * of the blend itself. */
+static void graph_transitions_do_not_pop(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *sk = cb_embedded_skeleton(set);
+    size_t nj = cb_skeleton_joint_count(sk);
+    static const char *const names[4] = {"idle", "walk_f", "run_f", "walk_b"};
+    const cb_clip *clips[4];
+    for (int k = 0; k < 4; ++k) {
+        clips[k] = cb_embedded_find_clip(set, names[k]);
+    }
+    float *prev = malloc(nj * 16 * sizeof(float));
+    enum { CHANGES = 200 };
+    double at[CHANGES];
+    int target[CHANGES];
+    double t = 0.0;
+    for (int k = 0; k < CHANGES; ++k) {
+        t += cb_prng_range(&r, 0.08f, 0.6f);
+        at[k] = t, target[k] = (int)cb_prng_below(&r, 4);
+    }
+    /* The clips alone at 60 Hz: the largest per-frame move over two cycles each. */
+    double range = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        cb_graph_builder_desc bd = {.skeleton = sk, .clips = clips, .clip_count = 4};
+        cb_graph_builder *b = NULL;
+        cb_error err = {0};
+        OK(cb_graph_builder_create(&bd, &b, &err));
+        cb_graph_clip_desc cd = {.clip = names[k]};
+        cb_graph_node n = 0;
+        OK(cb_graph_add_clip(b, &cd, &n, &err));
+        cb_graph *g = NULL;
+        OK(cb_graph_build(b, &g, &err));
+        cb_graph_builder_destroy(b);
+        const cb_graph *gs[1] = {g};
+        cb_crowd_desc d = {.skeleton = sk, .capacity = 1, .graphs = gs, .graph_count = 1,
+                           .thread_count = 1};
+        cb_crowd *c = NULL;
+        assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+        add_characters(c, 1, 0.0f);
+        for (int f = 0; f < 360; ++f) {
+            cb_crowd_update(c, 1.0f / 60.0f);
+            if (f > 0) {
+                double m = largest_step(prev, cb_crowd_matrices(c, 0, 0), nj);
+                range = m > range ? m : range;
+            }
+            memcpy(prev, cb_crowd_matrices(c, 0, 0), nj * 16 * sizeof(float));
+        }
+        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
+    }
+    for (int blend = 0; blend < 2; ++blend) {
+        cb_graph_builder_desc bd = {.skeleton = sk, .clips = clips, .clip_count = 4};
+        cb_graph_builder *b = NULL;
+        cb_error err = {0};
+        OK(cb_graph_builder_create(&bd, &b, &err));
+        OK(cb_graph_add_param(b, "target", CB_PARAM_INT, 0.0f, &err));
+        cb_graph_state st[4];
+        cb_graph_transition tr[4];
+        cb_graph_condition conds[4];
+        for (int k = 0; k < 4; ++k) {
+            cb_graph_clip_desc cd = {.name = names[k], .clip = names[k],
+                                     .sync_group = k > 0 ? "feet" : NULL};
+            cb_graph_node n = 0;
+            OK(cb_graph_add_clip(b, &cd, &n, &err));
+            st[k] = (cb_graph_state){.name = names[k], .node = n};
+            conds[k] = (cb_graph_condition){"target", CB_COMPARE_EQUAL, (float)k};
+            tr[k] = (cb_graph_transition){
+                .to = names[k], .conditions = &conds[k], .condition_count = 1,
+                .duration_s = 0.25f,
+                .blend = blend ? CB_TRANSITION_INERTIALIZE : CB_TRANSITION_CROSSFADE,
+                .interruption = CB_INTERRUPTION_DESTINATION};
+        }
+        cb_graph_state_machine_desc smd = {.states = st, .state_count = 4, .transitions = tr,
+                                           .transition_count = 4};
+        cb_graph_node m = 0;
+        OK(cb_graph_add_state_machine(b, &smd, &m, &err));
+        cb_graph *g = NULL;
+        OK(cb_graph_build(b, &g, &err));
+        cb_graph_builder_destroy(b);
+        move_run runs[2];
+        for (int rate = 0; rate < 2; ++rate) {
+            const cb_graph *gs[1] = {g};
+            cb_crowd_desc d = {.skeleton = sk, .capacity = 1, .graphs = gs, .graph_count = 1,
+                               .thread_count = 1};
+            cb_crowd *c = NULL;
+            assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+            add_characters(c, 1, 0.0f);
+            runs[rate] = run_schedule(c, nj, rate ? 1.0f / 240.0f : 1.0f / 60.0f, at, target,
+                                      CHANGES, prev);
+            cb_crowd_destroy(c);
+        }
+        const char *what = blend ? "inertialization" : "crossfade";
+        double ratio = runs[1].largest / runs[0].largest;
+        cb_test_note("%s: %d transition frames at 60 Hz (%d interruptions): largest move "
+                     "%.1f mm per frame, %.1f mm at 240 Hz (x%.3f); the clips alone %.1f mm",
+                     what, runs[0].frames, runs[0].interrupted, 1e3 * runs[0].largest,
+                     1e3 * runs[1].largest, ratio, 1e3 * range);
+        assert_true(runs[0].frames > 500 && runs[0].interrupted > 20);
+        CB_CHECK(ratio <= 0.35, "%s: the largest move shrank only x%.3f from 60 to 240 Hz", what,
+                 ratio);
+        cb_graph_destroy(g);
+    }
+    free(prev);
+    cb_embedded_destroy(set);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Post-process                                                                               */
 
 /* A column of the j-th matrix's translation. */
@@ -1755,6 +2176,9 @@ int main(void)
         cmocka_unit_test(graph_direct_weights_are_normalized_parameters),
         cmocka_unit_test(graph_clip_times_follow_rates_and_sync_groups),
         cmocka_unit_test(graph_processors_write_their_outputs),
+        cmocka_unit_test(graph_events_fire_once_per_crossing),
+        cmocka_unit_test(graph_sync_groups_keep_markers_in_step),
+        cmocka_unit_test(graph_transitions_do_not_pop),
         cmocka_unit_test(graph_ik_reaches_its_targets),
         cmocka_unit_test(graph_output_is_bit_identical_across_threads_and_batches),
     };

@@ -413,14 +413,18 @@ CB_API cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *e
 /** Frees a graph. NULL does nothing. Crowds using it must be destroyed first. */
 CB_API void cb_graph_destroy(cb_graph *graph);
 
-/** An event: a marker that an active clip crossed during the last update. */
+/** An event: a marker that an active clip crossed during the last update (crowdblend/sync.h
+ *  says which crossings count: each once, at any frame rate, speed and number of loops). */
 typedef struct cb_graph_event {
-    /** cb_graph_hash() of the marker's name. */
+    /** The hash of the marker's name: cb_graph_hash(name), which equals cb_clip_marker_hash. */
     uint32_t marker_hash;
     /** The clip node that crossed it (cb_graph_node_name()). */
     uint32_t node;
-    /** The clip's influence on the pose when it crossed, (0, 1]. */
+    /** The clip's weight when it crossed, (0, 1]: its share of the pose, or, in a layer, of
+     *  the layer (the layer's own weight is a parameter the host knows). */
     float weight;
+    /** Where in the update the crossing lies, [0, 1] (e.g. to time a footstep's sound). */
+    float fraction;
 } cb_graph_event;
 
 /* ----------------------------------------------------------------------------------------- */
@@ -477,9 +481,17 @@ CB_API const char *cb_graph_state_name(const cb_graph *graph, uint32_t machine, 
 CB_API cb_result cb_graph_find_state(const cb_graph *graph, uint32_t machine, const char *name,
                                      uint32_t *state);
 
-/** Nodes: count and name (may be empty). */
+/** Nodes: count, name (may be empty), lookup by name (CB_ERR_NOT_FOUND). A built graph numbers
+ *  its nodes itself (the root is 0): these indices, not the builder's ids, are what events and
+ *  queries use. */
 CB_API uint32_t cb_graph_node_count(const cb_graph *graph);
 CB_API const char *cb_graph_node_name(const cb_graph *graph, uint32_t node);
+CB_API cb_result cb_graph_find_node(const cb_graph *graph, const char *name, uint32_t *node);
+
+/** Clip nodes, in the order they were added (the `clip` index of cb_crowd_clip_times and
+ *  cb_crowd_weights): count, and each one's node index (UINT32_MAX out of range). */
+CB_API uint32_t cb_graph_clip_count(const cb_graph *graph);
+CB_API uint32_t cb_graph_clip_node(const cb_graph *graph, uint32_t clip);
 
 #ifdef __cplusplus
 }

@@ -575,7 +575,7 @@ const cb_graph_event *cb_crowd_events(const cb_crowd *c, uint32_t kind, uint32_t
     if (count != NULL) {
         *count = b->event_count[dense];
     }
-    return (const cb_graph_event *)&b->events[(size_t)dense * CB_GRAPH_EVENTS_PER_FRAME];
+    return &b->events[(size_t)dense * CB_GRAPH_EVENTS_PER_FRAME];
 }
 
 static uint32_t machine_field(const cb_crowd *c, uint32_t kind, uint32_t machine, uint32_t dense,

@@ -10,6 +10,8 @@
 
 #include "graph/graph_impl.h"
 
+#include "crowdblend/sync.h"
+
 /* ------------------------------------------------------------------------------------------ */
 /* Growable arrays (build time only)                                                          */
 
@@ -587,6 +589,7 @@ cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *d, cb
     c->clamp = d->clamp || !cb_clip_is_looping(c->clip);
     c->duration_s = cb_clip_duration(c->clip);
     c->additive = cb_clip_is_additive(c->clip);
+    c->has_markers = cb_clip_marker_count(c->clip) > 0;
     r = find_optional_number(b, d->speed_param, what, &c->speed_param, err);
     if (r == CB_OK) r = find_group(b, d->sync_group, what, &n.explicit_group, err);
     if (r != CB_OK) {
@@ -1150,6 +1153,15 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
+/* A build that fails after the graph took the solvers over: the graph (and its solvers) go,
+ * and the builder, whose blend nodes have no solver any more, cannot build again. */
+static cb_result abandon(cb_graph_builder *b, cb_graph *g, cb_result r)
+{
+    cb_graph_destroy(g);
+    b->built = true;
+    return r;
+}
+
 /* Copies a builder vector's items (memcpy from a NULL vector is undefined even for 0 bytes). */
 static void copy_all(void *dst, const vec *v, size_t item)
 {
@@ -1371,10 +1383,10 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         cb_free(&b->allocator, cst, node_count * sizeof(gclip_states));
         cb_free(&b->allocator, seen, node_count);
         cb_free(&b->allocator, newid, total * sizeof(uint32_t));
-        cb_free(&b->allocator, m, L.total);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_build");
+        return abandon(b, g, cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_build"));
     }
     uint32_t implicit = g->group_count_sync;
+    uint32_t group_owner[CB_GRAPH_MAX_NODES]; /* implicit group -> its blend space */
     ctx[0] = GNONE;
     seen[0] = true;
     /* base[id]: the node is reached from the root through base edges (not only via layers). */
@@ -1384,8 +1396,7 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         cb_free(&b->allocator, cst, node_count * sizeof(gclip_states));
         cb_free(&b->allocator, seen, node_count);
         cb_free(&b->allocator, newid, total * sizeof(uint32_t));
-        cb_free(&b->allocator, m, L.total);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_build");
+        return abandon(b, g, cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_build"));
     }
     base[0] = true;
     for (uint32_t i = root + 1; i-- > 0;) {
@@ -1398,6 +1409,9 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         uint32_t mine = ctx[id];
         if (n->type == GNODE_BLEND) {
             mine = bn->explicit_group != GNONE ? bn->explicit_group : implicit++;
+            if (bn->explicit_group == GNONE && mine < CB_GRAPH_MAX_NODES) {
+                group_owner[mine - (uint32_t)b->groups.count] = id;
+            }
         } else if (n->type == GNODE_CLIP) {
             n->u.clip.group = bn->explicit_group != GNONE ? bn->explicit_group : ctx[id];
         }
@@ -1499,6 +1513,72 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         }
     }
 
+    /* Sync markers per group: the names every clip of the group has, in an order they all
+     * agree on (cb_sync_group_names); a group of one clip, or whose clips share none, syncs by
+     * normalized time. Clips that order their shared markers differently are refused. */
+    {
+        uint32_t gc = g->group_count_sync;
+        const cb_clip **members = cb_alloc(&b->allocator, (clip_count ? clip_count : 1) * sizeof(cb_clip *), 16);
+        uint32_t *tmp = cb_alloc(&b->allocator, CB_CLIP_MAX_MARKERS * sizeof(uint32_t), 16);
+        size_t names_total = 0;
+        cb_result r = members != NULL && tmp != NULL ? CB_OK : CB_ERR_OUT_OF_MEMORY;
+        cb_error inner = {0};
+        for (int pass = 0; pass < 2 && r == CB_OK; ++pass) {
+            if (pass == 1) {
+                g->sync_bytes = (2 * (size_t)gc + names_total) * sizeof(uint32_t);
+                g->sync_first = cb_alloc(&b->allocator, g->sync_bytes ? g->sync_bytes : 4, 16);
+                if (g->sync_first == NULL) {
+                    r = CB_ERR_OUT_OF_MEMORY;
+                    break;
+                }
+                g->sync_count = g->sync_first + gc;
+                g->sync_hashes = g->sync_count + gc;
+                names_total = 0;
+            }
+            for (uint32_t grp = 0; grp < gc && r == CB_OK; ++grp) {
+                size_t k = 0;
+                for (uint32_t c = 0; c < clip_count; ++c) {
+                    bool dup = false;
+                    for (size_t q = 0; q < k; ++q) {
+                        dup = dup || members[q] == g->clips[c].clip;
+                    }
+                    if (g->clips[c].group == grp && !dup) {
+                        members[k++] = g->clips[c].clip;
+                    }
+                }
+                size_t count = 0;
+                if (k > 1) {
+                    r = cb_sync_group_names(members, k, NULL, tmp, CB_CLIP_MAX_MARKERS, &count,
+                                            &inner);
+                }
+                if (r == CB_OK && pass == 1) {
+                    g->sync_first[grp] = (uint32_t)names_total;
+                    g->sync_count[grp] = (uint32_t)count;
+                    memcpy(g->sync_hashes + names_total, tmp, count * sizeof(uint32_t));
+                }
+                names_total += count;
+                if (r != CB_OK && r != CB_ERR_OUT_OF_MEMORY) {
+                    const char *label = grp < b->groups.count
+                                            ? VEC_AT(b->groups, bgroup, grp).name
+                                            : g->nodes[group_owner[grp - b->groups.count]].name;
+                    cb_error_set(err, r, "sync group '%s': %s", label, inner.message);
+                }
+            }
+        }
+        cb_free(&b->allocator, members, (clip_count ? clip_count : 1) * sizeof(cb_clip *));
+        cb_free(&b->allocator, tmp, CB_CLIP_MAX_MARKERS * sizeof(uint32_t));
+        if (r != CB_OK) {
+            cb_free(&b->allocator, ctx, node_count * sizeof(uint32_t));
+            cb_free(&b->allocator, cst, node_count * sizeof(gclip_states));
+            cb_free(&b->allocator, seen, node_count);
+            cb_free(&b->allocator, newid, total * sizeof(uint32_t));
+            if (r == CB_ERR_OUT_OF_MEMORY) {
+                cb_error_set(err, r, "cb_graph_build");
+            }
+            return abandon(b, g, r);
+        }
+    }
+
     /* Pose buffers: a node that cannot be flattened into one fused blend needs its own pose and
      * its inputs' (see runtime.c). Bottom-up over the parents-first order. */
     uint32_t *need = ctx; /* reuse */
@@ -1539,6 +1619,7 @@ void cb_graph_destroy(cb_graph *g)
         }
     }
     cb_allocator a = g->allocator;
+    cb_free(&a, g->sync_first, g->sync_bytes ? g->sync_bytes : 4);
     cb_free(&a, g->memory, g->memory_bytes);
 }
 
@@ -1656,4 +1737,28 @@ uint32_t cb_graph_node_count(const cb_graph *g)
 const char *cb_graph_node_name(const cb_graph *g, uint32_t node)
 {
     return g != NULL && node < g->node_count ? g->nodes[node].name : NULL;
+}
+
+cb_result cb_graph_find_node(const cb_graph *g, const char *name, uint32_t *node)
+{
+    if (g == NULL || name == NULL || node == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < g->node_count; ++i) {
+        if (name[0] != '\0' && strcmp(g->nodes[i].name, name) == 0) {
+            *node = i;
+            return CB_OK;
+        }
+    }
+    return CB_ERR_NOT_FOUND;
+}
+
+uint32_t cb_graph_clip_count(const cb_graph *g)
+{
+    return g != NULL ? g->clip_count : 0;
+}
+
+uint32_t cb_graph_clip_node(const cb_graph *g, uint32_t clip)
+{
+    return g != NULL && clip < g->clip_count ? g->clip_nodes[clip] : UINT32_MAX;
 }

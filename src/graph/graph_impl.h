@@ -37,6 +37,7 @@ typedef struct gclip {
     bool base_path;     /* reached from the root other than through a layer: moves the root */
     float duration_s;
     bool additive;
+    bool has_markers;   /* events are looked for */
 } gclip;
 
 typedef struct gblend {
@@ -206,7 +207,12 @@ struct cb_graph {
     uint32_t *layer_slot;        /* per layer: its node's clip slot, or GNONE if not a clip */
     uint32_t max_pose_depth;     /* pose buffers the evaluator may need at once */
     uint32_t max_entries;        /* blend entries one fused job may get */
-    void *memory;                /* one allocation for every array above */
+    /* Sync markers per group (cb_sync_group_names): names sync_hashes[sync_first[g] ..
+     * + sync_count[g]]; count 0 syncs by normalized time. A second allocation (its size is
+     * known only once the groups are). */
+    uint32_t *sync_first, *sync_count, *sync_hashes;
+    size_t sync_bytes;
+    void *memory;                /* one allocation for every array above but the sync names */
     size_t memory_bytes;
 };
 

@@ -29,6 +29,7 @@
 #include "crowdblend/ik.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/simd.h"
+#include "crowdblend/sync.h"
 
 #define NO_STATE UINT16_MAX
 /* A group that had no clip with weight last frame: it restarts at its leader's start offset. */
@@ -85,7 +86,7 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
     L.sm_from_next = take(&c, g->sm_count * n * sizeof(uint16_t));
     L.sm_from_x = take(&c, g->sm_count * n * sizeof(float));
     L.inert = take(&c, (size_t)g->inert_count * n * g->joint_count * CB_INERT_FLOATS * sizeof(float));
-    L.events = take(&c, n * CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event_rec));
+    L.events = take(&c, n * CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event));
     L.event_count = take(&c, n);
     L.total = c;
     return L;
@@ -119,7 +120,7 @@ void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity
     b->sm_from_next = (uint16_t *)(m + L.sm_from_next);
     b->sm_from_x = (float *)(m + L.sm_from_x);
     b->inert = (float *)(m + L.inert);
-    b->events = (cb_graph_event_rec *)(m + L.events);
+    b->events = (cb_graph_event *)(m + L.events);
     b->event_count = (uint8_t *)(m + L.event_count);
     b->bytes = L.total;
 }
@@ -193,12 +194,20 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     }
     memcpy(&b->events[(size_t)to * CB_GRAPH_EVENTS_PER_FRAME],
            &b->events[(size_t)from * CB_GRAPH_EVENTS_PER_FRAME],
-           CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event_rec));
+           CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event));
     b->event_count[to] = b->event_count[from];
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Scratch                                                                                    */
+
+/* Per-group state of one character during the time stage, in scratch. */
+typedef struct group_acc {
+    float wsum, dsum, best, step;
+    float from, to;   /* the leader's times, unwrapped: to = from + advance */
+    uint32_t leader;
+    cb_sync_pos pos;  /* the leader's sync position at `to` (groups with sync markers) */
+} group_acc;
 
 struct cb_graph_scratch {
     uint32_t batch;
@@ -250,7 +259,7 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.poses = take(&c, (POSE_CHUNK + g->max_pose_depth) * g->group_count * cb_simd_group_bytes());
     L.entries = take(&c, (g->max_entries + 4) * sizeof(cb_blend_entry));
     L.root_entries = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(cb_root_motion_entry));
-    L.groups = take(&c, (g->group_count_sync ? g->group_count_sync : 1) * 6 * sizeof(float));
+    L.groups = take(&c, (g->group_count_sync ? g->group_count_sync : 1) * sizeof(struct group_acc));
     L.active = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(uint32_t));
     L.active_w = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
     L.active_d = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
@@ -736,16 +745,161 @@ static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_
     return r;
 }
 
-/* Per-group sums of one character, in scratch. */
-typedef struct group_acc {
-    float wsum, dsum, best, step, time;
-    uint32_t leader;
-} group_acc;
 
-static void advance_clips(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
-                          float dt, cb_graph_scratch *s, const cb_graph_outputs *out)
+static cb_sync_names group_names(const cb_graph *g, uint32_t grp)
+{
+    return (cb_sync_names){g->sync_hashes + g->sync_first[grp], g->sync_count[grp]};
+}
+
+/* Where a clip that was not playing joins its group: in step with the clip that led the group
+ * last frame (by markers when the group has them), else at the group's normalized time. */
+static float join_time(const cb_graph *g, const cb_graph_block *b, uint32_t grp, uint32_t ch,
+                       const gclip *clip)
+{
+    float t = AT(b, group_time, grp, ch);
+    uint16_t prev = AT(b, group_leader, grp, ch);
+    if (g->sync_count[grp] > 0 && prev < g->clip_count) {
+        cb_sync_names names = group_names(g, grp);
+        float synced;
+        if (cb_sync_follower_time(g->clips[prev].clip, t, clip->clip, t, &names, &synced, NULL) ==
+            CB_OK) {
+            t = synced;
+        }
+    }
+    return t;
+}
+
+/* Reports the markers a clip crossed from `from` to `to` (unwrapped) as the character's events,
+ * as many as there is room for; the rest are counted. */
+static void emit_events(cb_graph_block *b, uint32_t ch, const gclip *clip,
+                        float from, float to, bool started, float weight,
+                        cb_graph_scratch_stats *st)
+{
+    uint8_t *count = &b->event_count[ch];
+    cb_graph_event *ev = &b->events[(size_t)ch * CB_GRAPH_EVENTS_PER_FRAME];
+    cb_marker_event found[CB_GRAPH_EVENTS_PER_FRAME];
+    size_t room = CB_GRAPH_EVENTS_PER_FRAME - *count, written = 0;
+    uint64_t crossed = 0;
+    if (cb_sync_events(clip->clip, from, to, started ? CB_EVENT_FLAG_INCLUDE_FROM : 0,
+                       (cb_marker_event_span){found, room}, &written, &crossed) != CB_OK) {
+        return;
+    }
+    for (size_t k = 0; k < written; ++k) {
+        ev[(*count)++] = (cb_graph_event){found[k].name_hash, clip->node, weight,
+                                          found[k].fraction};
+    }
+    st->dropped_events += crossed - written;
+}
+
+/* One character's time stage over its active clips (act / aw / ad in scratch: slot, weight and
+ * cycle length at its rate, in slot order): sync groups led by their heaviest clip advance at
+ * their weight-averaged duration, followers keep in step on the group's markers, free clips
+ * advance at their own rate; then clip times, root motion and events. Shared by the general
+ * and the flat paths, which must agree bit for bit. */
+static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na,
+                           float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+                           cb_graph_scratch_stats *st)
 {
     group_acc *groups = s->groups;
+    const uint32_t *act = s->active;
+    const float *aw = s->active_w, *ad = s->active_d;
+    for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
+        groups[grp].wsum = groups[grp].dsum = groups[grp].best = 0.0f;
+        groups[grp].leader = GNONE;
+    }
+    for (uint32_t a = 0; a < na; ++a) {
+        uint32_t grp = g->clips[act[a]].group;
+        if (grp != GNONE) {
+            group_acc *ga = &groups[grp];
+            ga->wsum += aw[a];
+            ga->dsum += aw[a] * ad[a];
+            if (aw[a] > ga->best) {
+                ga->best = aw[a], ga->leader = act[a];
+            }
+        }
+    }
+    for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
+        group_acc *ga = &groups[grp];
+        if (ga->leader == GNONE) {
+            AT(b, group_leader, grp, ch) = NO_LEADER;
+            continue;
+        }
+        const gclip *lead = &g->clips[ga->leader];
+        /* The leader continues its own time; a group that starts again starts at its leader's
+         * offset; a new leader that was not playing joins in step with the last one. */
+        float from;
+        if (AT(b, group_leader, grp, ch) == NO_LEADER) {
+            from = lead->start_offset;
+        } else if (AT(b, clip_active, ga->leader, ch) != CLIP_INACTIVE) {
+            from = AT(b, clip_time, ga->leader, ch);
+        } else {
+            from = join_time(g, b, grp, ch, lead);
+        }
+        ga->step = dt * ga->wsum / ga->dsum; /* the leader's cycles this frame */
+        ga->from = from;
+        ga->to = lead->clamp ? fminf(fmaxf(from + ga->step, 0.0f), 1.0f) : from + ga->step;
+        AT(b, group_leader, grp, ch) = (uint16_t)ga->leader;
+        AT(b, group_time, grp, ch) = advance_time(from, ga->step, lead->clamp);
+        if (g->sync_count[grp] > 0) {
+            cb_sync_names names = group_names(g, grp);
+            if (cb_sync_pos_from_time(lead->clip, ga->to, &names, &ga->pos) != CB_OK) {
+                ga->pos = (cb_sync_pos){.kind = CB_SYNC_KIND_NORMALIZED,
+                                        .normalized = AT(b, group_time, grp, ch)};
+            }
+        }
+    }
+    b->event_count[ch] = 0;
+    uint32_t root_count = 0;
+    for (uint32_t a = 0; a < na; ++a) {
+        uint32_t c = act[a];
+        const gclip *clip = &g->clips[c];
+        uint8_t was = AT(b, clip_active, c, ch);
+        bool started = was != CLIP_ACTIVE; /* (re)starts this frame, or was just added */
+        float from, to;
+        if (clip->group == GNONE) {
+            from = was == CLIP_INACTIVE ? clip->start_offset : AT(b, clip_time, c, ch);
+            to = clip->clamp ? fminf(fmaxf(from + dt / ad[a], 0.0f), 1.0f) : from + dt / ad[a];
+        } else {
+            const group_acc *ga = &groups[clip->group];
+            if (c == ga->leader) {
+                from = ga->from, to = ga->to;
+            } else if (g->sync_count[clip->group] > 0) {
+                /* In step on the markers, the cycle nearest where it would be on its own. */
+                cb_sync_names names = group_names(g, clip->group);
+                float prev = was != CLIP_INACTIVE ? AT(b, clip_time, c, ch) : ga->to - ga->step;
+                to = prev + ga->step;
+                (void)cb_sync_time_from_pos(clip->clip, &ga->pos, &names, to, &to, NULL);
+                from = was != CLIP_INACTIVE ? prev : to - ga->step;
+            } else {
+                /* In step by normalized time: the group's time. */
+                float gt = AT(b, group_time, clip->group, ch);
+                from = was != CLIP_INACTIVE ? AT(b, clip_time, c, ch) : gt - ga->step;
+                to = from + ga->step;
+            }
+        }
+        AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to - floorf(to);
+        if (!clip->clamp && AT(b, clip_time, c, ch) >= 1.0f) {
+            AT(b, clip_time, c, ch) = 0.0f; /* to - floor(to) rounded up to 1 */
+        }
+        AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+        if (clip->base_path && !clip->clamp) {
+            s->root_entries[root_count++] = (cb_root_motion_entry){clip->clip, from, to, aw[a]};
+        }
+        if (clip->has_markers) {
+            emit_events(b, ch, clip, from, to, started, aw[a], st);
+        }
+    }
+    cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
+    if (root_count > 0) {
+        cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
+    }
+    out->root_motion[ch] = delta;
+}
+
+static void advance_clips(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                          float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+                          cb_graph_scratch_stats *st)
+{
     uint32_t *act = s->active;
     float *aw = s->active_w, *ad = s->active_d;
     for (uint32_t i = 0; i < n; ++i) {
@@ -765,67 +919,7 @@ static void advance_clips(const cb_graph *g, cb_graph_block *b, uint32_t first, 
             ad[na] = clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f);
             na++;
         }
-        for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
-            groups[grp] = (group_acc){0.0f, 0.0f, 0.0f, 0.0f, 0.0f, GNONE};
-        }
-        /* Sync groups: the heaviest clip leads; the group advances at the weight-averaged
-         * duration of its clips. */
-        for (uint32_t a = 0; a < na; ++a) {
-            uint32_t grp = g->clips[act[a]].group;
-            if (grp != GNONE) {
-                group_acc *ga = &groups[grp];
-                ga->wsum += aw[a];
-                ga->dsum += aw[a] * ad[a];
-                if (aw[a] > ga->best) {
-                    ga->best = aw[a], ga->leader = act[a];
-                }
-            }
-        }
-        for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
-            group_acc *ga = &groups[grp];
-            if (ga->leader == GNONE) {
-                AT(b, group_leader, grp, ch) = NO_LEADER;
-                continue;
-            }
-            /* A group that starts again takes its leader's start offset. */
-            if (AT(b, group_leader, grp, ch) == NO_LEADER) {
-                AT(b, group_time, grp, ch) = g->clips[ga->leader].start_offset;
-            }
-            AT(b, group_leader, grp, ch) = (uint16_t)ga->leader;
-            ga->step = dt * ga->wsum / ga->dsum; /* normalized cycles this frame */
-            ga->time = advance_time(AT(b, group_time, grp, ch), ga->step, g->clips[ga->leader].clamp);
-            AT(b, group_time, grp, ch) = ga->time;
-        }
-        uint32_t root_count = 0;
-        for (uint32_t a = 0; a < na; ++a) {
-            uint32_t c = act[a];
-            const gclip *clip = &g->clips[c];
-            float from, step;
-            if (clip->group != GNONE) {
-                const group_acc *ga = &groups[clip->group];
-                step = ga->step;
-                from = AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                                                  : ga->time - step;
-                AT(b, clip_time, c, ch) = clip->clamp ? fminf(ga->time, 1.0f) : ga->time;
-            } else {
-                if (AT(b, clip_active, c, ch) == CLIP_INACTIVE) {
-                    AT(b, clip_time, c, ch) = clip->start_offset;
-                }
-                step = dt / ad[a];
-                from = AT(b, clip_time, c, ch);
-                AT(b, clip_time, c, ch) = advance_time(from, step, clip->clamp);
-            }
-            AT(b, clip_active, c, ch) = CLIP_ACTIVE;
-            if (clip->base_path && !clip->clamp) {
-                s->root_entries[root_count++] =
-                    (cb_root_motion_entry){clip->clip, from, from + step, aw[a]};
-            }
-        }
-        cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
-        if (root_count > 0) {
-            cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
-        }
-        out->root_motion[ch] = delta;
+        advance_active(g, b, ch, na, dt, s, out, st);
 
         /* State times: each machine's current (and next) state advances by its clips'
          * weight-averaged cycle rate; exit times compare against it. */
@@ -1259,17 +1353,17 @@ static void flat_weights(const cb_graph *g, uint32_t n, cb_graph_scratch *s, boo
  * blend's clips, ungrouped layer clips, rate 1), reading the blend's weight rows directly. The
  * clips are visited in slot order, as advance_clips() visits them, so every sum is the same. */
 static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
-                         float dt, cb_graph_scratch *s, const cb_graph_outputs *out)
+                         float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+                         cb_graph_scratch_stats *st)
 {
     const gnode *bn = &g->nodes[g->flat_blend];
-    const uint32_t count = bn->edge_count, grp = g->flat_group;
+    const uint32_t count = bn->edge_count;
     const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
     uint32_t *act = s->active;
-    float *aw = s->active_w;
+    float *aw = s->active_w, *ad = s->active_d;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t ch = first + i;
-        uint32_t na = 0, leader = GNONE;
-        float wsum = 0.0f, dsum = 0.0f, best = 0.0f;
+        uint32_t na = 0;
         /* In slot order; when that is edge order, walk the weight rows directly. */
         const float *wcol = &s->cweights[i];
         for (uint32_t k = 0; k < count; ++k, wcol += s->batch) {
@@ -1282,54 +1376,21 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
             s->flat_active[(size_t)i * g->clip_count + na] = (uint8_t)e;
             act[na] = clip->slot;
             aw[na] = w;
+            ad[na] = clip->duration_s / 1.0f; /* as the general path's rate of 1 */
             na++;
-            wsum += w;
-            dsum += w * (clip->duration_s / 1.0f);
-            if (w > best) {
-                best = w, leader = clip->slot;
-            }
         }
         s->flat_count[i] = (uint8_t)na;
-        uint32_t root_count = 0;
-        if (leader == GNONE) {
-            AT(b, group_leader, grp, ch) = NO_LEADER;
-        } else {
-            if (AT(b, group_leader, grp, ch) == NO_LEADER) {
-                AT(b, group_time, grp, ch) = g->clips[leader].start_offset;
-            }
-            AT(b, group_leader, grp, ch) = (uint16_t)leader;
-            float step = dt * wsum / dsum;
-            float gt = advance_time(AT(b, group_time, grp, ch), step, g->clips[leader].clamp);
-            AT(b, group_time, grp, ch) = gt;
-            for (uint32_t a = 0; a < na; ++a) {
-                uint32_t c = act[a];
-                const gclip *clip = &g->clips[c];
-                float from = AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                                                       : gt - step;
-                AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
-                AT(b, clip_active, c, ch) = CLIP_ACTIVE;
-                if (!clip->clamp) {
-                    s->root_entries[root_count++] =
-                        (cb_root_motion_entry){clip->clip, from, from + step, aw[a]};
-                }
-            }
-        }
-        /* Layer clips: influence 1, their own time, no root motion. */
+        /* Layer clips: weight 1 within their layer, merged in slot order as the general path
+         * visits them. */
         for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
             uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
-            const gclip *clip = &g->clips[c];
-            if (AT(b, clip_active, c, ch) == CLIP_INACTIVE) {
-                AT(b, clip_time, c, ch) = clip->start_offset;
+            uint32_t at = na++;
+            for (; at > 0 && act[at - 1] > c; --at) {
+                act[at] = act[at - 1], aw[at] = aw[at - 1], ad[at] = ad[at - 1];
             }
-            AT(b, clip_active, c, ch) = CLIP_ACTIVE;
-            AT(b, clip_time, c, ch) =
-                advance_time(AT(b, clip_time, c, ch), dt / (clip->duration_s / 1.0f), clip->clamp);
+            act[at] = c, aw[at] = 1.0f, ad[at] = g->clips[c].duration_s / 1.0f;
         }
-        cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
-        if (root_count > 0) {
-            cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
-        }
-        out->root_motion[ch] = delta;
+        advance_active(g, b, ch, na, dt, s, out, st);
     }
     /* Clips without weight this frame, row by row: a branch-free pass per clip. */
     for (uint32_t e = 0; e < count; ++e) {
@@ -1520,9 +1581,9 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
     lap(profile, &mark, st, STAGE_WEIGHTS);
 
     if (g->flat && !out->general) {
-        flat_advance(g, b, first, n, dt, s, out);
+        flat_advance(g, b, first, n, dt, s, out, st);
     } else {
-        advance_clips(g, b, first, n, dt, s, out);
+        advance_clips(g, b, first, n, dt, s, out, st);
     }
     lap(profile, &mark, st, STAGE_TIME);
 

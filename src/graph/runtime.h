@@ -13,13 +13,6 @@
  * decay time; translation direction (3), offset length, its velocity and decay time. */
 enum { CB_INERT_FLOATS = 12 };
 
-/* An event: a marker crossed by an active clip during the last frame. */
-typedef struct cb_graph_event_rec {
-    uint32_t marker_hash;
-    uint16_t clip_node;
-    uint16_t flags;
-    float weight;
-} cb_graph_event_rec;
 
 /* Per-character state, each array SoA over `capacity` characters (row r of a field holds that
  * field's item r for every character). */
@@ -43,7 +36,7 @@ typedef struct cb_graph_block {
     uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
     float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
     float *inert;           /* inert_count x capacity x joint_count x CB_INERT_FLOATS */
-    cb_graph_event_rec *events; /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
+    cb_graph_event *events;     /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
     uint8_t *event_count;   /* capacity */
     size_t bytes;
 } cb_graph_block;
