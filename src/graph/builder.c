@@ -1321,10 +1321,6 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         if (n->type == GNODE_CLIP) {
             clip_at++;
         }
-        if (n->type == GNODE_BLEND) {
-            /* The solver moves to the graph. */
-            VEC_AT(b->nodes, bnode, i).n.u.blend.solver = NULL;
-        }
     }
     g->node_count = node_count;
     g->edge_count = edge_count;
@@ -1495,6 +1491,13 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     g->max_pose_depth = need[0] + 2;
     max_entries = clip_count + g->layer_count + 1;
     g->max_entries = max_entries;
+    /* Nothing can fail any more: the solvers move to the graph now (had an allocation above
+     * failed, the builder would still own them, and free them). */
+    for (uint32_t i = 0; i <= root; ++i) {
+        if (newid[i] != GNONE && VEC_AT(b->nodes, bnode, i).n.type == GNODE_BLEND) {
+            VEC_AT(b->nodes, bnode, i).n.u.blend.solver = NULL;
+        }
+    }
     cb_free(&b->allocator, ctx, node_count * sizeof(uint32_t));
     cb_free(&b->allocator, cst, node_count * sizeof(gclip_states));
     cb_free(&b->allocator, seen, node_count);
