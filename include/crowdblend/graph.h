@@ -433,20 +433,39 @@ typedef struct cb_graph_event {
 /** What a JSON graph is resolved against (as cb_graph_builder_desc). */
 typedef struct cb_graph_json_desc {
     uint32_t _start_canary;
+    /** The skeleton, as cb_graph_builder_desc.skeleton. Required; must outlive the graph. */
     const cb_skeleton *skeleton;
+    /** The clips that "clip" members name, as cb_graph_builder_desc.clips. */
     const cb_clip *const *clips;
     uint32_t clip_count;
-    /** Name of the source (file name) in messages. Default "graph". */
+    /** Name of the source (file name) in messages. Default "graph" (cb_graph_load_json_file:
+     *  the path). */
     const char *source_name;
+    /** For the loader's own memory and the graph's. Default: the C library. (jansson's parse
+     *  tree, freed before returning, uses jansson's allocator.) */
     cb_allocator allocator;
     uint32_t _end_canary;
 } cb_graph_json_desc;
 
 /**
- * Builds a graph from its JSON description (docs/graph.md). Every error names the line and
- * column of the value at fault in err->message ("file:12:7: unknown parameter 'speed'").
- * @return CB_ERR_PARSE (malformed JSON, an unknown key or node type, a missing field, a cycle
- *         between nodes), or the builder's codes (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, ...).
+ * Builds a graph from its JSON description (docs/graph.md). Nodes are added to a builder
+ * depth-first from the root, children before their parent in the order they are listed, then
+ * the nodes the root does not reach in document order; so clip slots (cb_crowd_clip_times)
+ * follow that order. Every error starts with the place at fault, "source:line:column: ", the
+ * column counted in characters: the value that is wrong, the key of an unknown key, the object
+ * that lacks a member, the object (parameter, processor, node, post-process step) that the
+ * builder refused, whose message follows ("graph.json:12:7: clip node 'walk': unknown clip
+ * 'wlak_f'"); for malformed JSON, jansson's place and message.
+ * @param text    the document, UTF-8; length bytes are read (no terminating zero needed)
+ * @param out     receives the graph; untouched on failure
+ * @return CB_OK, or CB_ERR_NULL_ARGUMENT, CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_PARSE
+ *         (malformed JSON; an unknown key, node type or enum value; a value of the wrong type;
+ *         a missing member; a number beyond the float range or a count that is not a whole
+ *         number; an unknown node name; a cycle between nodes), CB_ERR_TOO_MANY (an array
+ *         longer than its limit in graph.h, nodes nested more than 64 deep),
+ *         CB_ERR_INVALID_ARGUMENT (an int default that is not a whole number within 2^24), the
+ *         builder's codes (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, CB_ERR_DUPLICATE, ...),
+ *         CB_ERR_OUT_OF_MEMORY. Thread-safe: distinct calls share nothing.
  */
 CB_API cb_result cb_graph_load_json(const char *text, size_t length,
                                     const cb_graph_json_desc *desc, cb_graph **out,

@@ -1153,12 +1153,12 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
-/* A build that fails after the graph took the solvers over: the graph (and its solvers) go,
- * and the builder, whose blend nodes have no solver any more, cannot build again. */
+/* A build that fails once the graph's memory exists: the memory goes; the solvers, which move to
+ * the graph only when nothing can fail any more, stay with the builder. */
 static cb_result abandon(cb_graph_builder *b, cb_graph *g, cb_result r)
 {
-    cb_graph_destroy(g);
-    b->built = true;
+    cb_free(&b->allocator, g->sync_first, g->sync_bytes ? g->sync_bytes : 4);
+    cb_free(&b->allocator, g->memory, g->memory_bytes);
     return r;
 }
 
@@ -1353,10 +1353,6 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         }
         if (n->type == GNODE_CLIP) {
             clip_at++;
-        }
-        if (n->type == GNODE_BLEND) {
-            /* The solver moves to the graph. */
-            VEC_AT(b->nodes, bnode, i).n.u.blend.solver = NULL;
         }
     }
     g->node_count = node_count;
@@ -1596,6 +1592,13 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     g->max_pose_depth = need[0] + 2;
     max_entries = clip_count + g->layer_count + 1;
     g->max_entries = max_entries;
+    /* Nothing can fail any more: the solvers move to the graph now (had an allocation above
+     * failed, the builder would still own them, and free them). */
+    for (uint32_t i = 0; i <= root; ++i) {
+        if (newid[i] != GNONE && VEC_AT(b->nodes, bnode, i).n.type == GNODE_BLEND) {
+            VEC_AT(b->nodes, bnode, i).n.u.blend.solver = NULL;
+        }
+    }
     cb_free(&b->allocator, ctx, node_count * sizeof(uint32_t));
     cb_free(&b->allocator, cst, node_count * sizeof(gclip_states));
     cb_free(&b->allocator, seen, node_count);
