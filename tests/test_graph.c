@@ -1368,15 +1368,15 @@ static void graph_processors_write_their_outputs(void **state)
     scene *sc = scene_make(&r, false);
     cb_graph_builder *b = builder_of(sc);
     cb_error err = {0};
-    static const char *const fl[] = {"vx", "vy", "sx", "sy", "f", "bk", "l", "rt"};
-    for (int k = 0; k < 8; ++k) {
+    static const char *const fl[] = {"vx", "vy", "sx", "sy", "f", "bk", "l", "rt", "v"};
+    for (int k = 0; k < 9; ++k) {
         OK(cb_graph_add_param(b, fl[k], CB_PARAM_FLOAT, 0.0f, &err));
     }
     OK(cb_graph_add_param(b, "quad", CB_PARAM_INT, 0.0f, &err));
     cb_graph_interp_to_desc i1 = {.input = "vx", .output = "sx", .speed = 6.0f};
     cb_graph_interp_to_desc i2 = {.input = "vy", .output = "sy", .speed = 6.0f};
     cb_graph_velocity_blend_desc vb = {.x = "sx", .y = "sy", .forward = "f", .backward = "bk",
-                                       .left = "l", .right = "rt"};
+                                       .left = "l", .right = "rt", .speed = "v"};
     cb_graph_quadrant_desc qd = {.x = "sx", .y = "sy", .output = "quad"};
     OK(cb_graph_add_interp_to(b, &i1, &err));
     OK(cb_graph_add_interp_to(b, &i2, &err));
@@ -1421,6 +1421,7 @@ static void graph_processors_write_their_outputs(void **state)
             cb_err_track_add(&pe, column(c, "l")[i], out[2][i], i);
             cb_err_track_add(&pe, column(c, "rt")[i], out[3][i], i);
             cb_err_track_add(&pe, column(c, "quad")[i], quad[i], i);
+            cb_err_track_add(&pe, column(c, "v")[i], sqrtf(sx[i] * sx[i] + sy[i] * sy[i]), i);
             nonzero_quadrants += quad[i] != 0.0f;
         }
     }

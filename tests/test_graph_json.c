@@ -319,7 +319,7 @@ static cb_graph *build_full_by_hand(void)
         {"py", CB_PARAM_FLOAT, 0},          {"pz", CB_PARAM_FLOAT, -1},
         {"ik_w", CB_PARAM_FLOAT, 0.5f},     {"lx", CB_PARAM_FLOAT, 0},
         {"ly", CB_PARAM_FLOAT, 1.6f},       {"lz", CB_PARAM_FLOAT, 2},
-        {"look_w", CB_PARAM_FLOAT, 1},
+        {"look_w", CB_PARAM_FLOAT, 1},      {"vspeed", CB_PARAM_FLOAT, 0},
     };
     for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
         B(cb_graph_add_param(b, params[i].name, params[i].type, params[i].value, &berr));
@@ -331,6 +331,7 @@ static cb_graph *build_full_by_hand(void)
                                        .backward = "back",
                                        .left = "left",
                                        .right = "right",
+                                       .speed = "vspeed",
                                        .min_sq_len = 0.0004f};
     B(cb_graph_add_velocity_blend(b, &vb, &berr));
     cb_graph_interp_to_desc it = {.input = "speed_in", .output = "speed", .speed = 4};
@@ -555,6 +556,7 @@ static cb_graph *build_full_by_hand(void)
                                      .target = {"tx", "ty", "tz"},
                                      .pole = {"px", "py", "pz"},
                                      .weight = "ik_w",
+                                     .mid_axis = {-1, 0, 0},
                                      .soften = 0.9f};
     B(cb_graph_add_two_bone_ik(b, &arm, &berr));
     const char *chain[] = {"spine_03", "neck", "head"};
@@ -566,6 +568,8 @@ static cb_graph *build_full_by_hand(void)
                                  .weight = "look_w",
                                  .forward = {0, 0, 1},
                                  .up = {0, 1, 0},
+                                 .pole = {0, 1, 0},
+                                 .offset = {0, 0.08f, 0.1f},
                                  .limit_rad = (float)(60 * deg)};
     B(cb_graph_add_aim_ik(b, &look, &berr));
     B(cb_graph_set_root(b, top_id, &berr));

@@ -134,6 +134,9 @@ CB_API cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_pa
 typedef struct cb_graph_velocity_blend_desc {
     const char *x, *y, *z;
     const char *forward, *backward, *left, *right;
+    /** Optional float parameter that receives the speed, sqrt(x^2 + y^2 + z^2) (for
+     *  conditions such as "moving"). NULL: none. */
+    const char *speed;
     /** Squared speed below which all four are 0. Default 1e-4 (1 cm/s). */
     float min_sq_len;
 } cb_graph_velocity_blend_desc;

@@ -387,17 +387,21 @@ static cb_result push_proc(cb_graph_builder *b, const gproc *p, const char *what
     if (b->procs.count >= CB_GRAPH_MAX_PARAMS) {
         return cb_error_set(err, CB_ERR_TOO_MANY, "%s: too many processors", what);
     }
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 5; ++k) {
         if (p->out[k] != GNONE) {
             gparam *out = &VEC_AT(b->params, gparam, p->out[k]);
-            if (out->written_by_graph) {
+            bool twice = false;
+            for (int q = 0; q < k; ++q) {
+                twice = twice || p->out[q] == p->out[k];
+            }
+            if (out->written_by_graph || twice) {
                 return cb_error_set(err, CB_ERR_DUPLICATE,
                                     "%s: parameter '%s' is already written by the graph", what,
                                     out->name);
             }
         }
     }
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 5; ++k) {
         if (p->out[k] != GNONE) {
             VEC_AT(b->params, gparam, p->out[k]).written_by_graph = true;
         }
@@ -438,6 +442,9 @@ cb_result cb_graph_add_velocity_blend(cb_graph_builder *b, const cb_graph_veloci
     for (int k = 0; k < 4 && r == CB_OK; ++k) {
         r = find_float(b, outs[k], what, &p.out[k], err);
     }
+    if (r == CB_OK && d->speed != NULL) {
+        r = find_float(b, d->speed, what, &p.out[4], err);
+    }
     return r != CB_OK ? r : push_proc(b, &p, what, err);
 }
 
@@ -449,7 +456,7 @@ cb_result cb_graph_add_interp_to(cb_graph_builder *b, const cb_graph_interp_to_d
     }
     const char *what = "interp-to";
     gproc p = {.type = GPROC_INTERP_TO, .in = {GNONE, GNONE, GNONE},
-               .out = {GNONE, GNONE, GNONE, GNONE}, .a = d->speed};
+               .out = {GNONE, GNONE, GNONE, GNONE, GNONE}, .a = d->speed};
     if (!isfinite(d->speed)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: speed is not finite", what);
     }
@@ -470,7 +477,7 @@ cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_des
     }
     const char *what = "quadrant";
     gproc p = {.type = GPROC_QUADRANT, .in = {GNONE, GNONE, GNONE},
-               .out = {GNONE, GNONE, GNONE, GNONE},
+               .out = {GNONE, GNONE, GNONE, GNONE, GNONE},
                .a = d->dead_zone_rad == 0.0f ? 0.1745329f : d->dead_zone_rad,
                .b = d->min_speed == 0.0f ? 0.1f : d->min_speed};
     if (!(p.a >= 0.0f && p.a <= 0.3926991f)) {

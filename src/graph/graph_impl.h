@@ -114,7 +114,7 @@ typedef enum gproc_type { GPROC_VELOCITY_BLEND, GPROC_INTERP_TO, GPROC_QUADRANT 
 typedef struct gproc {
     gproc_type type;
     uint32_t in[3];   /* GNONE when unused (velocity z) */
-    uint32_t out[4];
+    uint32_t out[5];  /* velocity blend: forward, backward, left, right, speed (or GNONE) */
     float a, b;       /* min_sq_len | speed | dead zone, min speed */
 } gproc;
 

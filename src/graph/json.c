@@ -670,13 +670,15 @@ static cb_result load_params(loader *l, json_t *root)
 
 static cb_result load_velocity_blend(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",     "x",    "y",     "z",          "forward",
-                                       "backward", "left", "right", "min_sq_len", NULL};
+    static const char *const keys[] = {"type",  "x",     "y",          "z",
+                                       "forward", "backward", "left", "right",
+                                       "speed", "min_sq_len", NULL};
     cb_graph_velocity_blend_desc d = {0};
     cb_result r = check_keys(l, p, "a velocity_blend processor", keys);
-    const char **names[] = {&d.x, &d.y, &d.z, &d.forward, &d.backward, &d.left, &d.right};
-    for (int k = 0; k < 7 && r == CB_OK; ++k) {
-        r = get_string(l, p, keys[k + 1], k != 2, names[k]);
+    const char **names[] = {&d.x,    &d.y,     &d.z,    &d.forward,
+                            &d.backward, &d.left, &d.right, &d.speed};
+    for (int k = 0; k < 8 && r == CB_OK; ++k) {
+        r = get_string(l, p, keys[k + 1], k != 2 && k != 7, names[k]);
     }
     if (r == CB_OK) {
         r = get_number(l, p, "min_sq_len", false, &d.min_sq_len);
@@ -1390,8 +1392,8 @@ static cb_result load_nodes(loader *l, json_t *root, cb_graph_node *root_id)
 
 static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type", "start",  "mid",    "end", "target",
-                                       "pole", "weight", "soften", NULL};
+    static const char *const keys[] = {"type",   "start",  "mid",      "end", "target",
+                                       "pole",   "weight", "mid_axis", "soften", NULL};
     cb_graph_two_bone_ik_desc d = {0};
     cb_result r = check_keys(l, p, "a two_bone_ik step", keys);
     if (r == CB_OK) {
@@ -1413,6 +1415,9 @@ static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
         r = get_string(l, p, "weight", false, &d.weight);
     }
     if (r == CB_OK) {
+        r = get_vec3(l, p, "mid_axis", d.mid_axis);
+    }
+    if (r == CB_OK) {
         r = get_number(l, p, "soften", false, &d.soften);
     }
     return r == CB_OK ? cb_graph_add_two_bone_ik(l->b, &d, inner) : r;
@@ -1421,7 +1426,8 @@ static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
 static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
 {
     static const char *const keys[] = {"type",    "joints", "joint_weights", "target", "weight",
-                                       "forward", "up",     "limit_deg",     NULL};
+                                       "forward", "up",     "pole",          "offset", "limit_deg",
+                                       NULL};
     cb_graph_aim_ik_desc d = {0};
     const char *joints[GIK_MAX_CHAIN];
     float weights[GIK_MAX_CHAIN];
@@ -1457,6 +1463,12 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
     }
     if (r == CB_OK) {
         r = get_vec3(l, p, "up", d.up);
+    }
+    if (r == CB_OK) {
+        r = get_vec3(l, p, "pole", d.pole);
+    }
+    if (r == CB_OK) {
+        r = get_vec3(l, p, "offset", d.offset);
     }
     if (r == CB_OK) {
         r = get_degrees(l, p, "limit_deg", &d.limit_rad);

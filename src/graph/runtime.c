@@ -345,6 +345,14 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
             cb_params_velocity_blend_4dir(&SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
                                           p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n,
                                           p->a, out, &bad);
+            if (p->out[4] != GNONE) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
+                    float z = p->in[2] != GNONE ? SR(s, params, p->in[2], i) : 0.0f;
+                    float v = sqrtf(x * x + y * y + z * z);
+                    SR(s, params, p->out[4], i) = isfinite(v) ? v : 0.0f;
+                }
+            }
             break;
         }
         case GPROC_INTERP_TO: {
@@ -375,7 +383,7 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
         }
         st->nonfinite_params += bad;
         /* Processor outputs are state: they persist in the block. */
-        for (int o = 0; o < 4; ++o) {
+        for (int o = 0; o < 5; ++o) {
             if (p->out[o] != GNONE) {
                 memcpy(&AT(b, params, p->out[o], first), &SR(s, params, p->out[o], 0),
                        n * sizeof(float));
