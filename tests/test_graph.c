@@ -145,7 +145,8 @@ static cb_crowd *crowd_of(const scene *sc, const cb_graph *g, uint32_t capacity,
 {
     const cb_graph *gs[1] = {g};
     cb_crowd_desc d = {.skeleton = sc->sk, .capacity = capacity, .graphs = gs, .graph_count = 1,
-                       .thread_count = threads, .batch_size = batch, .keep_weights = true};
+                       .thread_count = threads, .batch_size = batch, .keep_weights = true,
+                       .events = true};
     cb_crowd *c = NULL;
     cb_error err = {0};
     CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "crowd: %s", err.message);

@@ -145,6 +145,10 @@ typedef struct cb_crowd_desc {
     size_t matrix_stride_bytes;
     /** Keep each character's clip weights of the last frame (cb_crowd_weights()). */
     bool keep_weights;
+    /** Report the markers active clips cross (cb_crowd_events()). Off by default: looking for
+     *  crossings costs a little per active clip with markers (docs/performance.md), and a
+     *  crowd that only syncs on markers need not pay for it. */
+    bool events;
     /** Time each stage (cb_crowd_query_stats()); costs a clock read per stage per batch. */
     bool profile;
     /** Allocation hooks for create. Default: the C library. */
@@ -302,8 +306,8 @@ CB_API const float *cb_crowd_clip_times(const cb_crowd *crowd, uint32_t kind, ui
  */
 CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_t *stride);
 
-/** The events of the last update for a character: markers its active clips crossed, in the
- *  order the clips were visited (at most 8 per update; more are dropped and counted). */
+/** The events of the last update for a character (desc.events; else none): markers its active
+ *  clips crossed, in clip order (at most 8 per update; more are dropped and counted). */
 CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind,
                                              uint32_t dense, uint32_t *count);
 

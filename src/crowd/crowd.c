@@ -200,6 +200,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->layout = d.matrix_layout;
     c->matrix_floats = matrix_floats;
     c->profile = d.profile;
+    c->events = d.events;
     if (d.graph_count == 0) {
         cb_graph *g = NULL;
         r = cb_crowd_build_blend_graph(&d, &g, err);

@@ -51,6 +51,7 @@ struct cb_crowd {
     cb_crowd_scratch **thread_scratch; /* thread_count, by the pool's thread index */
     cb_crowd_scratch *scratch_list;
     bool profile;
+    bool events;  /* desc.events: report the markers crossed */
     bool use_ref; /* benchmarks: the scalar reference kernels */
     bool general; /* tests: flat graphs through the general graph path */
     uint64_t updates;

@@ -36,6 +36,7 @@ void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kin
         .kept_stride = c->capacity,
         .use_ref = c->use_ref,
         .general = c->general,
+        .events = c->events,
     };
     for (uint32_t b = 0; b < count; b += c->batch_size) {
         uint32_t n = count - b < c->batch_size ? count - b : c->batch_size;

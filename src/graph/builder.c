@@ -1160,6 +1160,43 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
+/* Whether every clip has the sync markers `names` at the same normalized times, in the same
+ * order: then syncing on them is syncing by normalized time, which costs nothing per frame (the
+ * embedded walks and runs all plant the left foot at 0 and the right at 0.5). */
+static bool same_layout(const cb_clip *const *clips, size_t count, const uint32_t *names,
+                        size_t name_count)
+{
+    size_t n0 = cb_clip_marker_count(clips[0]);
+    for (size_t c = 1; c < count; ++c) {
+        size_t n = cb_clip_marker_count(clips[c]);
+        size_t i = 0, k = 0;
+        for (;;) {
+            cb_clip_marker a = {0}, bm = {0};
+            bool more_a = false, more_b = false;
+            /* The next sync marker named in `names` of each clip. */
+            for (; i < n0 && !more_a; ++i) {
+                cb_clip_query_marker(clips[0], i, &a);
+                for (size_t q = 0; q < name_count && !a.event_only && !more_a; ++q) {
+                    more_a = a.name_hash == names[q];
+                }
+            }
+            for (; k < n && !more_b; ++k) {
+                cb_clip_query_marker(clips[c], k, &bm);
+                for (size_t q = 0; q < name_count && !bm.event_only && !more_b; ++q) {
+                    more_b = bm.name_hash == names[q];
+                }
+            }
+            if (more_a != more_b || (more_a && (a.name_hash != bm.name_hash || a.time != bm.time))) {
+                return false;
+            }
+            if (!more_a) {
+                break;
+            }
+        }
+    }
+    return true;
+}
+
 /* A build that fails once the graph's memory exists: the memory goes; the solvers, which move to
  * the graph only when nothing can fail any more, stay with the builder. */
 static cb_result abandon(cb_graph_builder *b, cb_graph *g, cb_result r)
@@ -1526,9 +1563,13 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         size_t names_total = 0;
         cb_result r = members != NULL && tmp != NULL ? CB_OK : CB_ERR_OUT_OF_MEMORY;
         cb_error inner = {0};
+        size_t markers_total = 0;
+        for (uint32_t c = 0; c < clip_count; ++c) {
+            markers_total += cb_clip_marker_count(g->clips[c].clip);
+        }
         for (int pass = 0; pass < 2 && r == CB_OK; ++pass) {
             if (pass == 1) {
-                g->sync_bytes = (2 * (size_t)gc + names_total) * sizeof(uint32_t);
+                g->sync_bytes = (2 * (size_t)gc + names_total + markers_total) * sizeof(uint32_t);
                 g->sync_first = cb_alloc(&b->allocator, g->sync_bytes ? g->sync_bytes : 4, 16);
                 if (g->sync_first == NULL) {
                     r = CB_ERR_OUT_OF_MEMORY;
@@ -1536,7 +1577,20 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
                 }
                 g->sync_count = g->sync_first + gc;
                 g->sync_hashes = g->sync_count + gc;
+                g->marker_times = (float *)(g->sync_hashes + names_total);
                 names_total = 0;
+                /* Each clip's marker times, for the runtime's quick "nothing crossed" test. */
+                size_t at = 0;
+                for (uint32_t c = 0; c < clip_count; ++c) {
+                    gclip *gc_ = &g->clips[c];
+                    gc_->marker_first = (uint32_t)at;
+                    gc_->marker_count = (uint32_t)cb_clip_marker_count(gc_->clip);
+                    for (uint32_t m = 0; m < gc_->marker_count; ++m) {
+                        cb_clip_marker mk;
+                        cb_clip_query_marker(gc_->clip, m, &mk);
+                        g->marker_times[at++] = mk.time;
+                    }
+                }
             }
             for (uint32_t grp = 0; grp < gc && r == CB_OK; ++grp) {
                 size_t k = 0;
@@ -1553,6 +1607,9 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
                 if (k > 1) {
                     r = cb_sync_group_names(members, k, NULL, tmp, CB_CLIP_MAX_MARKERS, &count,
                                             &inner);
+                }
+                if (r == CB_OK && count > 0 && same_layout(members, k, tmp, count)) {
+                    count = 0; /* markers at the same normalized times: normalized sync is exact */
                 }
                 if (r == CB_OK && pass == 1) {
                     g->sync_first[grp] = (uint32_t)names_total;

@@ -38,6 +38,7 @@ typedef struct gclip {
     float duration_s;
     bool additive;
     bool has_markers;   /* events are looked for */
+    uint32_t marker_first, marker_count; /* the clip's marker times in graph->marker_times */
 } gclip;
 
 typedef struct gblend {
@@ -211,6 +212,7 @@ struct cb_graph {
      * + sync_count[g]]; count 0 syncs by normalized time. A second allocation (its size is
      * known only once the groups are). */
     uint32_t *sync_first, *sync_count, *sync_hashes;
+    float *marker_times;         /* every clip's marker times (normalized), after the names */
     size_t sync_bytes;
     void *memory;                /* one allocation for every array above but the sync names */
     size_t memory_bytes;

@@ -728,6 +728,13 @@ static void propagate_weights(const cb_graph *g, cb_graph_block *b, uint32_t fir
 /* ------------------------------------------------------------------------------------------ */
 /* Stage 3: time                                                                              */
 
+/* An unwrapped time in [0, 1) (u - floor(u) can round up to 1 for tiny negative u). */
+static inline float wrap01(float u)
+{
+    u -= floorf(u);
+    return u < 1.0f ? u : 0.0f;
+}
+
 /* Advances a normalized time by dx (any sign, any size): wrapped for looping clips, clamped
  * for the others. */
 static inline float advance_time(float t, float dx, bool clamp)
@@ -736,8 +743,7 @@ static inline float advance_time(float t, float dx, bool clamp)
     if (clamp) {
         return u < 0.0f ? 0.0f : u > 1.0f ? 1.0f : u;
     }
-    u -= floorf(u);
-    return u < 1.0f ? u : 0.0f;
+    return wrap01(u);
 }
 
 /* The clip's playback rate for character i: the path's rate (a weighted sum until divided by
@@ -779,10 +785,24 @@ static float join_time(const cb_graph *g, const cb_graph_block *b, uint32_t grp,
 
 /* Reports the markers a clip crossed from `from` to `to` (unwrapped) as the character's events,
  * as many as there is room for; the rest are counted. */
-static void emit_events(cb_graph_block *b, uint32_t ch, const gclip *clip,
+static void emit_events(const cb_graph *g, cb_graph_block *b, uint32_t ch, const gclip *clip,
                         float from, float to, bool started, float weight,
                         cb_graph_scratch_stats *st)
 {
+    /* Most frames cross no marker: look for one in [lo, hi] (both ends, so a marker on an end
+     * is left to the exact query) before paying for the exact query. */
+    float lo = fminf(from, to), hi = fmaxf(from, to);
+    if (!clip->clamp && hi - lo < 1.0f) {
+        float f0 = lo - floorf(lo), f1 = f0 + (hi - lo);
+        const float *m = g->marker_times + clip->marker_first;
+        int any = 0;
+        for (uint32_t k = 0; k < clip->marker_count; ++k) {
+            any |= ((m[k] >= f0) & (m[k] <= f1)) | ((m[k] + 1.0f >= f0) & (m[k] + 1.0f <= f1));
+        }
+        if (!any) {
+            return;
+        }
+    }
     uint8_t *count = &b->event_count[ch];
     cb_graph_event *ev = &b->events[(size_t)ch * CB_GRAPH_EVENTS_PER_FRAME];
     cb_marker_event found[CB_GRAPH_EVENTS_PER_FRAME];
@@ -864,37 +884,39 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
         uint8_t was = AT(b, clip_active, c, ch);
         bool started = was != CLIP_ACTIVE; /* (re)starts this frame, or was just added */
         float from, to;
-        if (clip->group == GNONE) {
-            from = was == CLIP_INACTIVE ? clip->start_offset : AT(b, clip_time, c, ch);
-            to = clip->clamp ? fminf(fmaxf(from + dt / ad[a], 0.0f), 1.0f) : from + dt / ad[a];
-        } else {
+        if (clip->group != GNONE && g->sync_count[clip->group] == 0) {
+            /* In step by normalized time: every clip of the group shows the group's time (the
+             * leader's); from and to are its own, for root motion and events. */
             const group_acc *ga = &groups[clip->group];
-            if (c == ga->leader) {
-                from = ga->from, to = ga->to;
-            } else if (g->sync_count[clip->group] > 0) {
+            float gt = AT(b, group_time, clip->group, ch);
+            from = c == ga->leader ? ga->from
+                   : was != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
+                                           : gt - ga->step;
+            to = c == ga->leader ? ga->to : from + ga->step;
+            AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
+        } else {
+            if (clip->group == GNONE) {
+                from = was == CLIP_INACTIVE ? clip->start_offset : AT(b, clip_time, c, ch);
+                to = clip->clamp ? fminf(fmaxf(from + dt / ad[a], 0.0f), 1.0f) : from + dt / ad[a];
+            } else if (c == groups[clip->group].leader) {
+                from = groups[clip->group].from, to = groups[clip->group].to;
+            } else {
                 /* In step on the markers, the cycle nearest where it would be on its own. */
+                const group_acc *ga = &groups[clip->group];
                 cb_sync_names names = group_names(g, clip->group);
                 float prev = was != CLIP_INACTIVE ? AT(b, clip_time, c, ch) : ga->to - ga->step;
                 to = prev + ga->step;
                 (void)cb_sync_time_from_pos(clip->clip, &ga->pos, &names, to, &to, NULL);
                 from = was != CLIP_INACTIVE ? prev : to - ga->step;
-            } else {
-                /* In step by normalized time: the group's time. */
-                float gt = AT(b, group_time, clip->group, ch);
-                from = was != CLIP_INACTIVE ? AT(b, clip_time, c, ch) : gt - ga->step;
-                to = from + ga->step;
             }
-        }
-        AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to - floorf(to);
-        if (!clip->clamp && AT(b, clip_time, c, ch) >= 1.0f) {
-            AT(b, clip_time, c, ch) = 0.0f; /* to - floor(to) rounded up to 1 */
+            AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : wrap01(to);
         }
         AT(b, clip_active, c, ch) = CLIP_ACTIVE;
         if (clip->base_path && !clip->clamp) {
             s->root_entries[root_count++] = (cb_root_motion_entry){clip->clip, from, to, aw[a]};
         }
-        if (clip->has_markers) {
-            emit_events(b, ch, clip, from, to, started, aw[a], st);
+        if (out->events && clip->has_markers) {
+            emit_events(g, b, ch, clip, from, to, started, aw[a], st);
         }
     }
     cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
@@ -1360,6 +1382,84 @@ static void flat_weights(const cb_graph *g, uint32_t n, cb_graph_scratch *s, boo
 /* The time stage of a flat graph: advance_clips() for its known shape (one sync group of the
  * blend's clips, ungrouped layer clips, rate 1), reading the blend's weight rows directly. The
  * clips are visited in slot order, as advance_clips() visits them, so every sum is the same. */
+/* The time stage of a flat graph whose group syncs by normalized time, without events (the
+ * common crowd case): advance_active's work for that case without building its lists, the
+ * same operations in the same order (tests compare the flat and general paths bit for bit). */
+static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                              float dt, cb_graph_scratch *s, const cb_graph_outputs *out)
+{
+    const gnode *bn = &g->nodes[g->flat_blend];
+    const uint32_t count = bn->edge_count, grp = g->flat_group;
+    const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t ch = first + i, na = 0, leader = GNONE;
+        uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
+        float wsum = 0.0f, dsum = 0.0f, best = 0.0f;
+        const float *wcol = &s->cweights[i];
+        for (uint32_t k = 0; k < count; ++k, wcol += s->batch) {
+            uint32_t e = g->flat_in_order ? k : g->flat_order[k];
+            float w = g->flat_in_order ? *wcol : s->cweights[(size_t)e * s->batch + i];
+            if (w <= EPS) {
+                continue;
+            }
+            const gclip *clip = &g->clips[g->flat_slot[e]];
+            listed[na++] = (uint8_t)e;
+            wsum += w;
+            dsum += w * (clip->duration_s / 1.0f);
+            if (w > best) {
+                best = w, leader = clip->slot;
+            }
+        }
+        s->flat_count[i] = (uint8_t)na;
+        uint32_t root_count = 0;
+        if (leader == GNONE) {
+            AT(b, group_leader, grp, ch) = NO_LEADER;
+        } else {
+            const gclip *lead = &g->clips[leader];
+            float from = AT(b, group_leader, grp, ch) == NO_LEADER ? lead->start_offset
+                         : AT(b, clip_active, leader, ch) != CLIP_INACTIVE
+                             ? AT(b, clip_time, leader, ch)
+                             : AT(b, group_time, grp, ch);
+            float step = dt * wsum / dsum;
+            float lead_to = lead->clamp ? fminf(fmaxf(from + step, 0.0f), 1.0f) : from + step;
+            float gt = advance_time(from, step, lead->clamp);
+            AT(b, group_leader, grp, ch) = (uint16_t)leader;
+            AT(b, group_time, grp, ch) = gt;
+            for (uint32_t k = 0; k < na; ++k) {
+                uint32_t e = listed[k], c = g->flat_slot[e];
+                const gclip *clip = &g->clips[c];
+                float f = c == leader                                      ? from
+                          : AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
+                                                                        : gt - step;
+                float t = c == leader ? lead_to : f + step;
+                AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
+                AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+                if (clip->base_path && !clip->clamp) {
+                    s->root_entries[root_count++] = (cb_root_motion_entry){
+                        clip->clip, f, t, s->cweights[(size_t)e * s->batch + i]};
+                }
+            }
+        }
+        /* Layer clips: weight 1 in their layer, their own time. */
+        for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
+            uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
+            const gclip *clip = &g->clips[c];
+            float from = AT(b, clip_active, c, ch) == CLIP_INACTIVE ? clip->start_offset
+                                                                   : AT(b, clip_time, c, ch);
+            float ad = clip->duration_s / 1.0f;
+            float to = clip->clamp ? fminf(fmaxf(from + dt / ad, 0.0f), 1.0f) : from + dt / ad;
+            AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : wrap01(to);
+            AT(b, clip_active, c, ch) = CLIP_ACTIVE;
+        }
+        b->event_count[ch] = 0;
+        cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
+        if (root_count > 0) {
+            cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
+        }
+        out->root_motion[ch] = delta;
+    }
+}
+
 static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
                          float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
                          cb_graph_scratch_stats *st)
@@ -1369,7 +1469,11 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
     const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
     uint32_t *act = s->active;
     float *aw = s->active_w, *ad = s->active_d;
-    for (uint32_t i = 0; i < n; ++i) {
+    bool fast = g->sync_count[g->flat_group] == 0 && !out->events;
+    if (fast) {
+        flat_advance_fast(g, b, first, n, dt, s, out);
+    }
+    for (uint32_t i = 0; !fast && i < n; ++i) {
         uint32_t ch = first + i;
         uint32_t na = 0;
         /* In slot order; when that is edge order, walk the weight rows directly. */

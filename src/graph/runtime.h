@@ -68,6 +68,7 @@ typedef struct cb_graph_outputs {
     float *kept_weights;       /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
     bool use_ref;              /* benchmarks: scalar reference kernels */
+    bool events;               /* report the markers crossed */
     bool general;              /* tests: flat graphs through the general path too */
 } cb_graph_outputs;
 
