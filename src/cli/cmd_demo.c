@@ -1,10 +1,12 @@
-/* `crowdblend demo`: a crowd on the embedded locomotion set wandering for a few simulated
- * seconds, then where the time went, stage by stage. */
+/* `crowdblend demo`: a crowd on the embedded data wandering for a few simulated seconds, driven
+ * by an animation graph (by default the locomotion example with an upper-body layer and a
+ * head look-at), then where the time went, stage by stage, and what the characters did. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/example_graphs.h"
 #include "cli/scene.h"
 
 static void progress(bool tty, uint32_t frame, uint32_t frames, double ms_per_frame)
@@ -29,19 +31,47 @@ static void progress(bool tty, uint32_t frame, uint32_t frames, double ms_per_fr
     }
 }
 
+/* What the characters did: events per second, and where each state machine's characters are
+ * at the end. */
+static void print_activity(const cb_crowd *crowd, uint32_t characters, uint64_t events,
+                           uint32_t frames)
+{
+    const cb_graph *g = cb_crowd_graph(crowd, 0);
+    printf("  events (markers crossed): %.1f per character per second of animation\n",
+           (double)events / characters / frames * 60.0);
+    for (uint32_t m = 0; m < cb_graph_state_machine_count(g); ++m) {
+        uint32_t states = cb_graph_state_count(g, m), counts[64] = {0}, in_transition = 0;
+        for (uint32_t i = 0; i < characters; ++i) {
+            uint32_t s = cb_crowd_state(crowd, 0, m, i);
+            counts[s < 64 ? s : 63]++;
+            in_transition += cb_crowd_next_state(crowd, 0, m, i) != UINT32_MAX;
+        }
+        printf("  machine %u, last frame:", m);
+        for (uint32_t s = 0; s < states && s < 64; ++s) {
+            printf(" %s %u%s", cb_graph_state_name(g, m, s), counts[s], s + 1 < states ? "," : "");
+        }
+        printf(" (%u in a transition)\n", in_transition);
+    }
+}
+
 int cb_cmd_demo(int argc, char **argv)
 {
     bool help = false, json = false;
     long characters = 10000, threads = 0, hz = 60, seed = 1;
     double seconds = 10.0;
     const char *solver_name = "freeform_directional_2d";
+    const char *graph = CB_DEFAULT_EXAMPLE_GRAPH;
     const cb_opt opts[] = {
+        {"graph", CB_OPT_STRING, &graph,
+         "graph to run: an example's name (locomotion_8dir, locomotion_upper_body_look_at, "
+         "direct_blend), a JSON file, or none (the blend-space crowd; default "
+         CB_DEFAULT_EXAMPLE_GRAPH ")"},
         {"characters", CB_OPT_INT, &characters, "crowd size (default 10000)"},
         {"seconds", CB_OPT_DOUBLE, &seconds, "simulated seconds (default 10)"},
         {"hz", CB_OPT_INT, &hz, "frames per simulated second (default 60)"},
         {"threads", CB_OPT_INT, &threads, "threads, caller included (default: all CPUs)"},
         {"solver", CB_OPT_STRING, &solver_name,
-         "blend-space solver (default freeform_directional_2d)"},
+         "blend-space solver with --graph none (default freeform_directional_2d)"},
         {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object instead of the table"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
@@ -51,8 +81,8 @@ int cb_cmd_demo(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend demo [--characters N] [--seconds S] [--threads T] "
-                           "[--solver NAME] [--json]",
+        cb_opts_print_help("crowdblend demo [--graph NAME|FILE|none] [--characters N] "
+                           "[--seconds S] [--threads T] [--solver NAME] [--json]",
                            opts);
         return CB_EXIT_OK;
     }
@@ -80,6 +110,7 @@ int cb_cmd_demo(int argc, char **argv)
         .layers = true,
         .profile = true,
         .seed = (uint64_t)seed,
+        .graph = strcmp(graph, "none") == 0 ? NULL : graph,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {
@@ -92,14 +123,20 @@ int cb_cmd_demo(int argc, char **argv)
     bool tty = !json && isatty(STDOUT_FILENO);
     if (!json) {
         printf("crowdblend demo: %ld characters, %u frames (%.1f s at %ld Hz), %u threads, %s\n",
-               characters, frames, seconds, hz, cb_scene_threads(scene), solver_name);
+               characters, frames, seconds, hz, cb_scene_threads(scene),
+               sd.graph != NULL ? sd.graph : solver_name);
     }
-    uint64_t crowd_ns = 0;
+    uint64_t crowd_ns = 0, events = 0;
     for (uint32_t f = 1; f <= frames; ++f) {
         cb_scene_host_step(scene, dt);
         uint64_t t0 = cb_now_ns();
         cb_result r = cb_crowd_update(crowd, dt);
         crowd_ns += cb_now_ns() - t0;
+        for (uint32_t i = 0; i < (uint32_t)characters; ++i) {
+            uint32_t n = 0;
+            cb_crowd_events(crowd, 0, i, &n);
+            events += n;
+        }
         if (r != CB_OK) {
             fprintf(stderr, "crowdblend demo: update failed: %s\n", cb_result_str(r));
             cb_scene_destroy(scene);
@@ -146,6 +183,7 @@ int cb_cmd_demo(int argc, char **argv)
                "character-frame per thread\n",
                cps, nthreads, cps / nthreads, 1e6 * nthreads / cps);
         printf("  checksum of the last frame's outputs: %016llx\n", (unsigned long long)hash);
+        print_activity(crowd, (uint32_t)characters, events, frames);
     }
     cb_scene_destroy(scene);
     return CB_EXIT_OK;

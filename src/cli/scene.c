@@ -3,8 +3,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/prng.h"
+#include "cli/example_graphs.h"
 
 /* A wandering character as a host game would keep it. Velocities are in the character's
  * frame (right, forward), which is what the locomotion blend space takes. */
@@ -17,8 +19,16 @@ typedef struct agent {
     float wave_timer;         /* > 0 while waving */
     float additive;           /* lean/breathe layer weight */
     float upper;              /* upper-body wave layer weight */
+    float look_yaw, look_pitch, look_goal_yaw, look_goal_pitch; /* where the head turns */
+    float drift;              /* phase of the slowly drifting "w_..." weights */
     cb_prng rng;
 } agent;
+
+/* Parameters of a graph that the host drives, found by name (UINT32_MAX: absent). */
+enum { P_VX, P_VY, P_WAVE, P_LOOK, P_LOOK_X, P_LOOK_Y, P_LOOK_Z, P_LEAN, P_NAMED };
+static const char *const driven_names[P_NAMED] = {"vx",     "vy",     "wave",   "look",
+                                                  "look_x", "look_y", "look_z", "w_lean"};
+enum { MAX_DRIFTING = 32 };
 
 struct cb_scene {
     cb_embedded *set;
@@ -28,7 +38,48 @@ struct cb_scene {
     uint32_t threads;
     bool fixed;
     uint32_t p_right, p_forward, p_additive, p_upper;
+    cb_graph *graph;
+    uint32_t driven[P_NAMED];
+    uint32_t drifting[MAX_DRIFTING]; /* other "w_..." floats */
+    uint32_t drifting_count;
 };
+
+/* Loads the graph a scene runs: an embedded example by name, else a JSON file. */
+static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph **out,
+                            cb_error *err)
+{
+    const cb_clip *clips[64];
+    size_t n = cb_embedded_clip_count(set);
+    for (size_t k = 0; k < n && k < 64; ++k) {
+        clips[k] = cb_embedded_clip(set, k);
+    }
+    cb_graph_json_desc jd = {.skeleton = cb_embedded_skeleton(set), .clips = clips,
+                             .clip_count = (uint32_t)(n < 64 ? n : 64), .source_name = name};
+    const cb_example_graph *ex = cb_example_graph_find(name);
+    if (ex != NULL) {
+        return cb_graph_load_json(ex->text, ex->length, &jd, out, err);
+    }
+    return cb_graph_load_json_file(name, &jd, out, err);
+}
+
+/* Finds the parameters the host drives in the scene's graph. */
+static void find_driven(cb_scene *s)
+{
+    const cb_graph *g = s->graph;
+    for (int k = 0; k < P_NAMED; ++k) {
+        if (cb_graph_find_param(g, driven_names[k], &s->driven[k]) != CB_OK) {
+            s->driven[k] = UINT32_MAX;
+        }
+    }
+    s->drifting_count = 0;
+    for (uint32_t p = 0; p < cb_graph_param_count(g) && s->drifting_count < MAX_DRIFTING; ++p) {
+        const char *name = cb_graph_param_name(g, p);
+        if (strncmp(name, "w_", 2) == 0 && strcmp(name, "w_lean") != 0 &&
+            cb_graph_param_type(g, p) == CB_PARAM_FLOAT) {
+            s->drifting[s->drifting_count++] = p;
+        }
+    }
+}
 
 static const char *const locomotion_names[CB_SCENE_LOCOMOTION_CLIPS] = {
     "idle",   "walk_f",  "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
@@ -88,16 +139,31 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
             return NULL;
         }
     }
+    if (d->graph != NULL) {
+        r = load_graph(d->graph, s->set, &s->graph, &err);
+        if (r != CB_OK) {
+            fprintf(stderr, "crowdblend: graph: %s\n", err.message);
+            cb_scene_destroy(s);
+            return NULL;
+        }
+        find_driven(s);
+    }
+    const cb_graph *graphs[1] = {s->graph};
     cb_crowd_desc cd = {
         .skeleton = cb_embedded_skeleton(s->set),
         .capacity = d->characters,
-        .blend = {.clips = clips, .clip_count = clip_count},
+        .graphs = s->graph != NULL ? graphs : NULL,
+        .graph_count = s->graph != NULL ? 1 : 0,
+        .blend = {.clips = s->graph == NULL ? clips : NULL,
+                  .clip_count = s->graph == NULL ? clip_count : 0},
         .thread_count = d->threads,
         .batch_size = d->batch_size,
         .profile = d->profile,
+        /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
+        .events = s->graph != NULL,
     };
-    cd.blend.solver.kind = d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
-    if (d->layers && !d->fixed_three_clips) {
+    cd.blend.solver.kind = s->graph != NULL ? 0 : d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
+    if (d->layers && !d->fixed_three_clips && s->graph == NULL) {
         cd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
         cd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
         cd.upper_body.mask_joint = "spine_01";
@@ -117,10 +183,12 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         cb_scene_destroy(s);
         return NULL;
     }
-    s->p_right = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 0);
-    s->p_forward = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 1);
-    s->p_additive = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0);
-    s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
+    if (s->graph == NULL) {
+        s->p_right = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 0);
+        s->p_forward = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 1);
+        s->p_additive = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0);
+        s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
+    }
     cb_prng layout = cb_prng_seed(d->seed);
     for (uint32_t i = 0; i < d->characters; ++i) {
         agent *a = &s->agents[i];
@@ -129,6 +197,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         a->z = cb_prng_range(&layout, -200.0f, 200.0f);
         a->yaw = cb_prng_range(&layout, -3.14159265f, 3.14159265f);
         a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
+        a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
         decide(a);
         a->right = a->goal_right;
         a->forward = a->goal_forward;
@@ -146,6 +215,7 @@ void cb_scene_destroy(cb_scene *s)
         return;
     }
     cb_crowd_destroy(s->crowd);
+    cb_graph_destroy(s->graph);
     cb_embedded_destroy(s->set);
     free(s->agents);
     free(s);
@@ -159,6 +229,58 @@ cb_crowd *cb_scene_crowd(cb_scene *s)
 uint32_t cb_scene_threads(const cb_scene *s)
 {
     return s->threads;
+}
+
+const cb_graph *cb_scene_graph(const cb_scene *s)
+{
+    return s->graph;
+}
+
+/* A parameter column, or NULL when the graph does not have it. */
+static float *driven_column(cb_scene *s, int which)
+{
+    return s->driven[which] != UINT32_MAX ? cb_crowd_param_column(s->crowd, 0, s->driven[which])
+                                          : NULL;
+}
+
+/* Writes what the agents want into the graph's parameters. */
+static void drive_graph(cb_scene *s, float dt)
+{
+    float *cols[P_NAMED];
+    for (int k = 0; k < P_NAMED; ++k) {
+        cols[k] = driven_column(s, k);
+    }
+    uint32_t n = cb_crowd_count(s->crowd, 0);
+    for (uint32_t i = 0; i < n; ++i) {
+        agent *a = &s->agents[i];
+        /* The head wanders between points of interest: within 70 degrees to either side. */
+        if (cb_prng_below(&a->rng, 120) == 0) {
+            a->look_goal_yaw = cb_prng_range(&a->rng, -1.2f, 1.2f);
+            a->look_goal_pitch = cb_prng_range(&a->rng, -0.3f, 0.3f);
+        }
+        a->look_yaw = approach(a->look_yaw, a->look_goal_yaw, 1.5f * dt);
+        a->look_pitch = approach(a->look_pitch, a->look_goal_pitch, 1.0f * dt);
+        float values[P_NAMED] = {
+            a->right,
+            a->forward,
+            a->upper,
+            1.0f,
+            3.0f * sinf(a->look_yaw) * cosf(a->look_pitch), /* +X is the character's left */
+            1.6f + 3.0f * sinf(a->look_pitch),
+            3.0f * cosf(a->look_yaw) * cosf(a->look_pitch),
+            a->additive,
+        };
+        for (int k = 0; k < P_NAMED; ++k) {
+            if (cols[k] != NULL) {
+                cols[k][i] = values[k];
+            }
+        }
+        a->drift += dt;
+        for (uint32_t k = 0; k < s->drifting_count; ++k) {
+            float v = 0.5f + 0.5f * sinf(0.4f * a->drift + 1.7f * (float)k);
+            cb_crowd_param_column(s->crowd, 0, s->drifting[k])[i] = v * v;
+        }
+    }
 }
 
 void cb_scene_host_step(cb_scene *s, float dt)
@@ -176,10 +298,11 @@ void cb_scene_host_step(cb_scene *s, float dt)
         return;
     }
     const cb_root_delta *rm = cb_crowd_root_motion(c, 0);
-    float *right = cb_crowd_param_column(c, 0, s->p_right);
-    float *forward = cb_crowd_param_column(c, 0, s->p_forward);
-    float *additive = cb_crowd_param_column(c, 0, s->p_additive);
-    float *upper = cb_crowd_param_column(c, 0, s->p_upper);
+    bool graph = s->graph != NULL;
+    float *right = graph ? NULL : cb_crowd_param_column(c, 0, s->p_right);
+    float *forward = graph ? NULL : cb_crowd_param_column(c, 0, s->p_forward);
+    float *additive = graph ? NULL : cb_crowd_param_column(c, 0, s->p_additive);
+    float *upper = graph ? NULL : cb_crowd_param_column(c, 0, s->p_upper);
     uint32_t n = cb_crowd_count(c, 0);
     for (uint32_t i = 0; i < n; ++i) {
         agent *a = &s->agents[i];
@@ -197,9 +320,14 @@ void cb_scene_host_step(cb_scene *s, float dt)
         a->forward = approach(a->forward, a->goal_forward, 3.0f * dt);
         a->wave_timer -= dt;
         a->upper = approach(a->upper, a->wave_timer > 0.0f ? 1.0f : 0.0f, 2.0f * dt);
-        right[i] = a->right;
-        forward[i] = a->forward;
-        additive[i] = a->additive;
-        upper[i] = a->upper;
+        if (!graph) {
+            right[i] = a->right;
+            forward[i] = a->forward;
+            additive[i] = a->additive;
+            upper[i] = a->upper;
+        }
+    }
+    if (graph) {
+        drive_graph(s, dt);
     }
 }

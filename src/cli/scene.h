@@ -18,6 +18,10 @@ typedef struct cb_scene_desc {
     cb_solver_kind solver;     /* 0: freeform directional */
     bool layers;               /* additive lean + masked upper-body wave */
     bool fixed_three_clips;    /* W1: a DIRECT blend of walk_f, run_f, walk_fr at fixed weights */
+    /* A graph to run instead of the blend-space crowd: the name of an example graph
+     * (src/cli/example_graphs.h) or a JSON file. The host drives the parameters it knows by
+     * name (cb_scene_host_step); others keep their defaults. NULL: the blend-space crowd. */
+    const char *graph;
     bool profile;
     uint64_t seed;
 } cb_scene_desc;
@@ -31,8 +35,15 @@ void cb_scene_destroy(cb_scene *scene);
 cb_crowd *cb_scene_crowd(cb_scene *scene);
 uint32_t cb_scene_threads(const cb_scene *scene);
 
+/* The graph a scene runs (NULL for the blend-space crowd, which has its own). */
+const cb_graph *cb_scene_graph(const cb_scene *scene);
+
 /* The host's part of a frame: moves the characters by last frame's root motion, steers them,
- * and writes their parameters into the crowd's columns. Not timed by the benchmarks. */
+ * and writes their parameters into the crowd's columns. Not timed by the benchmarks. For a
+ * graph, the parameters it drives, when the graph declares them: "vx", "vy" (velocity to the
+ * right and forward, m/s), "wave" (upper-body layer weight), "look" and "look_x/y/z" (look-at
+ * weight and target, model space: +Y up, +Z forward, +X left), "w_lean" (additive lean
+ * weight), and any other float named "w_..." (a weight that drifts slowly in [0, 1]). */
 void cb_scene_host_step(cb_scene *scene, float dt_s);
 
 #endif
