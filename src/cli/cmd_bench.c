@@ -148,6 +148,21 @@ static void print_scaling(const cb_workload_result *res, size_t n, bool json)
     }
 }
 
+/* W5 beside W2: what the example graph costs over the flat locomotion frame, per thread. */
+static void print_beside(const cb_workload_result *res, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t k = 0; k < n; ++k) {
+            if (strcmp(res[i].name, "W5") == 0 && strcmp(res[k].name, "W2") == 0 &&
+                res[i].threads == res[k].threads && res[i].characters == res[k].characters) {
+                printf("  W5 / W2 at %u thread%s: %.2fx the time per character\n",
+                       res[i].threads, res[i].threads > 1 ? "s" : "",
+                       res[i].ns_per_character / res[k].ns_per_character);
+            }
+        }
+    }
+}
+
 static int run_workloads(const char *which, long threads, double scale, bool json)
 {
     cb_build_info b = cb_query_build_info();
@@ -163,8 +178,8 @@ static int run_workloads(const char *which, long threads, double scale, bool jso
                b.isa, b.simd_width, all);
         printf("  %-30s %3s %8s %14s %14s %10s", "workload", "thr", "chars", "chars/s",
                "chars/s/core", "ns/char/c");
-        printf(" %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "ltm",
-               "checksum");
+        printf(" %7s %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "post",
+               "ltm", "checksum");
     }
     size_t n = cb_workloads_run(which, all, scale, results, MAX_RESULTS, print_result, &p);
     if (json) {
@@ -175,6 +190,7 @@ static int run_workloads(const char *which, long threads, double scale, bool jso
         printf("\n  (stage columns: thread ns per character; ns/char/c: wall ns per character "
                "times threads)\n\n");
         print_scaling(results, n, false);
+        print_beside(results, n);
     }
     return n > 0 ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
@@ -184,11 +200,11 @@ int cb_cmd_bench(int argc, char **argv)
     bool help = false, json = false, kernels = false;
     long elements = 4096, samples = 11, threads = 0;
     double scale = 1.0;
-    const char *which = "W1,W2,W3,W4";
+    const char *which = "W1,W2,W5,W3,W4";
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
-        {"workloads", CB_OPT_STRING, &which, "which workloads (default W1,W2,W3,W4)"},
+        {"workloads", CB_OPT_STRING, &which, "which workloads (default W1,W2,W5,W3,W4)"},
         {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
         {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
@@ -201,7 +217,7 @@ int cb_cmd_bench(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend bench [--workloads W1,W2,W3,W4] [--threads T] [--json] | "
+        cb_opts_print_help("crowdblend bench [--workloads W1,W2,W5,W3,W4] [--threads T] [--json] | "
                            "--kernels",
                            opts);
         return CB_EXIT_OK;

@@ -4,7 +4,9 @@
  *   W2  10,000 characters, the full locomotion frame: 2D Freeform Directional over the 17
  *       idle/walk/run clips, layers, sync, root motion;
  *   W3  W2 at 100,000 characters (outputs far beyond the caches);
- *   W4  weights only, each solver, 10,000 characters.
+ *   W4  weights only, each solver, 10,000 characters;
+ *   W5  10,000 characters on the example graph with state machines, an upper-body layer and a
+ *       head look-at (examples/graphs/locomotion_upper_body_look_at.json), events on.
  * Each at one thread and at all threads. A frame's wall time is measured around
  * cb_crowd_update only (the host's steering is outside); figures are medians over frames. */
 #include <math.h>
@@ -14,6 +16,7 @@
 
 #include "base/prng.h"
 #include "cli/cli.h"
+#include "cli/example_graphs.h"
 #include "cli/scene.h"
 #include "cli/workloads.h"
 
@@ -23,12 +26,14 @@ typedef struct workload_def {
     uint32_t frames;
     bool fixed_three_clips;
     bool layers;
+    const char *graph;
 } workload_def;
 
 static const workload_def defs[] = {
-    {"W1", 1000, 300, true, false},
-    {"W2", 10000, 60, false, true},
-    {"W3", 100000, 12, false, true},
+    {"W1", 1000, 300, true, false, NULL},
+    {"W2", 10000, 60, false, true, NULL},
+    {"W5", 10000, 60, false, false, CB_DEFAULT_EXAMPLE_GRAPH}, /* beside W2 */
+    {"W3", 100000, 12, false, true, NULL},
 };
 
 /* The fields every workload reports the same way, from its per-frame wall times (sorted in
@@ -58,6 +63,7 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
         .layers = w->layers,
         .profile = true,
         .seed = 7,
+        .graph = w->graph,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {

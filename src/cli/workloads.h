@@ -1,4 +1,4 @@
-/* The standard workloads W1-W4 of `crowdblend bench` (see workloads.c). */
+/* The standard workloads W1-W5 of `crowdblend bench` (see workloads.c). */
 #ifndef CROWDBLEND_CLI_WORKLOADS_H
 #define CROWDBLEND_CLI_WORKLOADS_H
 
@@ -20,7 +20,7 @@ typedef struct cb_workload_result {
     uint64_t checksum;             /* hash of the last frame's outputs */
 } cb_workload_result;
 
-/* Runs the workloads whose names appear in `which` (e.g. "W1,W2,W3,W4") at one thread and at
+/* Runs the workloads whose names appear in `which` (e.g. "W1,W2,W3,W4,W5") at one thread and at
  * all_threads, characters multiplied by scale; calls on_result after each. Returns how many
  * results were stored. */
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,

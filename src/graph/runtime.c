@@ -58,6 +58,12 @@ typedef struct block_layout {
         sm_from_next, sm_from_x, inert, events, event_count, total;
 } block_layout;
 
+/* Floats of one character's inertialization state: the decay time, then each joint's. */
+static size_t inert_floats(const cb_graph *g)
+{
+    return 1 + g->joint_count * CB_INERT_FLOATS;
+}
+
 static size_t take(size_t *cursor, size_t bytes)
 {
     size_t at = *cursor;
@@ -85,7 +91,7 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
     L.sm_from_cur = take(&c, g->sm_count * n * sizeof(uint16_t));
     L.sm_from_next = take(&c, g->sm_count * n * sizeof(uint16_t));
     L.sm_from_x = take(&c, g->sm_count * n * sizeof(float));
-    L.inert = take(&c, (size_t)g->inert_count * n * g->joint_count * CB_INERT_FLOATS * sizeof(float));
+    L.inert = take(&c, (size_t)g->inert_count * n * inert_floats(g) * sizeof(float));
     L.events = take(&c, n * CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event));
     L.event_count = take(&c, n);
     L.total = c;
@@ -131,7 +137,7 @@ void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity
 static float *inert_of(const cb_graph_block *b, uint32_t slot, uint32_t i)
 {
     const cb_graph *g = b->graph;
-    return b->inert + ((size_t)slot * b->capacity + i) * g->joint_count * CB_INERT_FLOATS;
+    return b->inert + ((size_t)slot * b->capacity + i) * inert_floats(g);
 }
 
 void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
@@ -190,7 +196,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 #undef MOVE_ROWS
     for (uint32_t s = 0; s < g->inert_count; ++s) {
         memcpy(inert_of(b, s, to), inert_of(b, s, from),
-               g->joint_count * CB_INERT_FLOATS * sizeof(float));
+               inert_floats(g) * sizeof(float));
     }
     memcpy(&b->events[(size_t)to * CB_GRAPH_EVENTS_PER_FRAME],
            &b->events[(size_t)from * CB_GRAPH_EVENTS_PER_FRAME],
@@ -1102,7 +1108,9 @@ static void crossfade(pose_ctx *x, cb_xform_group *a, const cb_xform_group *b, f
  * stored per joint as an angle about an axis and a length along a direction; each frame it
  * decays to zero along a quintic x(t) with x(t1) = x'(t1) = x''(t1) = 0, which removes the
  * source's pose smoothly while only the destination is sampled. The offset starts with zero
- * velocity (the source's velocity is not sampled), so the pose eases out of the switch. ---- */
+ * velocity (the source's velocity is not sampled), so the pose eases out of the switch. With
+ * x'(0) = 0, Bollo's start acceleration is x''(0) = -20 x0 / t1^2 and the quintic factors as
+ * x(t) = x0 (1 - u)^4 (1 + 4u), u = t / t1: one factor per frame serves every joint. ---- */
 
 typedef struct xf {
     float q[4], t[3];
@@ -1124,26 +1132,34 @@ static void set_group_lane(cb_xform_group *pose, size_t j, const xf *x)
     g[3 * w + l] = x->q[0], g[4 * w + l] = x->q[1], g[5 * w + l] = x->q[2], g[6 * w + l] = x->q[3];
 }
 
-/* x(t) of the quintic decay with x(0) = x0, x'(0) = v0, x''(0) = a0, ending at rest at t1. */
-static float quintic(float x0, float v0, float t1, float t)
+/* The share of the offset left at time t of a decay over t1 (see above). */
+static float inertial_fraction(float t, float t1)
 {
-    if (t >= t1 || t1 <= 0.0f) {
+    if (!(t < t1) || t1 <= 0.0f) {
         return 0.0f;
     }
-    float t12 = t1 * t1;
-    float a0 = (-8.0f * v0 * t1 - 20.0f * x0) / t12;
-    float A = -(a0 * t12 + 6.0f * v0 * t1 + 12.0f * x0) / (2.0f * t12 * t12 * t1);
-    float B = (3.0f * a0 * t12 + 16.0f * v0 * t1 + 30.0f * x0) / (2.0f * t12 * t12);
-    float C = -(3.0f * a0 * t12 + 12.0f * v0 * t1 + 20.0f * x0) / (2.0f * t12 * t1);
-    return (((((A * t + B) * t + C) * t + 0.5f * a0) * t + v0) * t + x0);
+    float u = t / t1, v = 1.0f - u, v2 = v * v;
+    return v2 * v2 * (1.0f + 4.0f * u);
+}
+
+/* sin and cos of h in [0, pi/2] (a half angle of at most pi), by their Taylor series to x^11
+ * and x^12: truncation below 7e-8 on the interval, cheaper than libm's range reduction. */
+static void sincos_half(float h, float *s, float *c)
+{
+    float h2 = h * h;
+    *s = h * (1.0f + h2 * (-1.0f / 6 + h2 * (1.0f / 120 + h2 * (-1.0f / 5040 +
+                                   h2 * (1.0f / 362880 + h2 * (-1.0f / 39916800))))));
+    *c = 1.0f + h2 * (-0.5f + h2 * (1.0f / 24 + h2 * (-1.0f / 720 + h2 * (1.0f / 40320 +
+                                   h2 * (-1.0f / 3628800 + h2 * (1.0f / 479001600))))));
 }
 
 static void inert_capture(const pose_ctx *x, float *st, const cb_xform_group *src,
                           const cb_xform_group *dst, float t1)
 {
+    st[0] = t1;
     for (size_t j = 0; j < x->g->joint_count; ++j) {
         xf a = group_lane(src, j), b = group_lane(dst, j);
-        float *o = st + j * CB_INERT_FLOATS;
+        float *o = st + 1 + j * CB_INERT_FLOATS;
         /* q_off = q_src * conj(q_dst), on the short arc. */
         float qx = a.q[3] * -b.q[0] + a.q[0] * b.q[3] + a.q[1] * -b.q[2] - a.q[2] * -b.q[1];
         float qy = a.q[3] * -b.q[1] - a.q[0] * -b.q[2] + a.q[1] * b.q[3] + a.q[2] * -b.q[0];
@@ -1153,37 +1169,41 @@ static void inert_capture(const pose_ctx *x, float *st, const cb_xform_group *sr
             qx = -qx, qy = -qy, qz = -qz, qw = -qw;
         }
         float s = sqrtf(qx * qx + qy * qy + qz * qz);
-        float angle = 2.0f * atan2f(s, qw);
         bool tiny = s < 1e-9f;
         o[0] = tiny ? 1.0f : qx / s, o[1] = tiny ? 0.0f : qy / s, o[2] = tiny ? 0.0f : qz / s;
-        o[3] = tiny ? 0.0f : angle, o[4] = 0.0f, o[5] = t1;
+        o[3] = tiny ? 0.0f : 2.0f * atan2f(s, qw); /* in [0, pi] */
         float d[3] = {a.t[0] - b.t[0], a.t[1] - b.t[1], a.t[2] - b.t[2]};
         float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         bool zero = len < 1e-9f;
-        o[6] = zero ? 0.0f : d[0] / len, o[7] = zero ? 0.0f : d[1] / len;
-        o[8] = zero ? 0.0f : d[2] / len;
-        o[9] = zero ? 0.0f : len, o[10] = 0.0f, o[11] = t1;
+        o[4] = zero ? 0.0f : d[0] / len, o[5] = zero ? 0.0f : d[1] / len;
+        o[6] = zero ? 0.0f : d[2] / len;
+        o[7] = zero ? 0.0f : len;
     }
 }
 
 static void inert_apply(const pose_ctx *x, const float *st, cb_xform_group *pose, float t)
 {
+    float f = inertial_fraction(t, st[0]);
+    if (f == 0.0f) {
+        return; /* the offsets have decayed: the destination alone */
+    }
     for (size_t j = 0; j < x->g->joint_count; ++j) {
-        const float *o = st + j * CB_INERT_FLOATS;
-        xf p = group_lane(pose, j);
-        float angle = quintic(o[3], o[4], o[5], t);
-        if (angle != 0.0f) {
-            float h = 0.5f * angle, sh = sinf(h), chh = cosf(h);
-            float ax = o[0] * sh, ay = o[1] * sh, az = o[2] * sh, aw = chh;
-            /* q = q_off(t) * q_dst */
-            float q0 = aw * p.q[0] + ax * p.q[3] + ay * p.q[2] - az * p.q[1];
-            float q1 = aw * p.q[1] - ax * p.q[2] + ay * p.q[3] + az * p.q[0];
-            float q2 = aw * p.q[2] + ax * p.q[1] - ay * p.q[0] + az * p.q[3];
-            float q3 = aw * p.q[3] - ax * p.q[0] - ay * p.q[1] - az * p.q[2];
-            p.q[0] = q0, p.q[1] = q1, p.q[2] = q2, p.q[3] = q3;
+        const float *o = st + 1 + j * CB_INERT_FLOATS;
+        if (o[3] == 0.0f && o[7] == 0.0f) {
+            continue; /* the source and the destination agreed on this joint */
         }
-        float len = quintic(o[9], o[10], o[11], t);
-        p.t[0] += o[6] * len, p.t[1] += o[7] * len, p.t[2] += o[8] * len;
+        xf p = group_lane(pose, j);
+        float sh, chh;
+        sincos_half(0.5f * o[3] * f, &sh, &chh);
+        float ax = o[0] * sh, ay = o[1] * sh, az = o[2] * sh, aw = chh;
+        /* q = q_off(t) * q_dst */
+        float q0 = aw * p.q[0] + ax * p.q[3] + ay * p.q[2] - az * p.q[1];
+        float q1 = aw * p.q[1] - ax * p.q[2] + ay * p.q[3] + az * p.q[0];
+        float q2 = aw * p.q[2] + ax * p.q[1] - ay * p.q[0] + az * p.q[3];
+        float q3 = aw * p.q[3] - ax * p.q[0] - ay * p.q[1] - az * p.q[2];
+        p.q[0] = q0, p.q[1] = q1, p.q[2] = q2, p.q[3] = q3;
+        float len = o[7] * f;
+        p.t[0] += o[4] * len, p.t[1] += o[5] * len, p.t[2] += o[6] * len;
         set_group_lane(pose, j, &p);
     }
 }

@@ -9,9 +9,9 @@
 /* Events a character can report per frame; more are dropped and counted. */
 #define CB_GRAPH_EVENTS_PER_FRAME 8
 
-/* Floats of inertialization state per joint: rotation axis (3), offset angle, its velocity and
- * decay time; translation direction (3), offset length, its velocity and decay time. */
-enum { CB_INERT_FLOATS = 12 };
+/* Floats of inertialization state per joint: rotation axis (3) and offset angle, translation
+ * direction (3) and offset length (the decay time is kept once per character). */
+enum { CB_INERT_FLOATS = 8 };
 
 
 /* Per-character state, each array SoA over `capacity` characters (row r of a field holds that
@@ -35,7 +35,7 @@ typedef struct cb_graph_block {
     uint16_t *sm_from_cur;  /* what was shown when the transition fired: a state, or ... */
     uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
     float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
-    float *inert;           /* inert_count x capacity x joint_count x CB_INERT_FLOATS */
+    float *inert;           /* inert_count x capacity x (1 + joint_count x CB_INERT_FLOATS) */
     cb_graph_event *events;     /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
     uint8_t *event_count;   /* capacity */
     size_t bytes;
