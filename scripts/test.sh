@@ -113,6 +113,13 @@ TEST_SUITES="jobs" run_config tsan $COMMON -Dbuildtype=debugoptimized -Disa=nati
 
 echo "== whole-build checks"
 check "demo runs (scripts/demo.sh)" env CB_SKIP_SETUP=1 CB_DEMO_QUICK=1 scripts/demo.sh
+check "example graphs run from their files (crowdblend demo --graph)" sh -c '
+    set -e
+    for f in examples/graphs/*.json; do
+        build/test-release/src/cli/crowdblend demo --graph "$f" --characters 300 --seconds 1 \
+            --json | python3 -c "import json, sys; d = json.load(sys.stdin); \
+assert d[\"characters_per_second\"] > 0, d"
+    done'
 check "install + pkg-config consumer" sh -c '
     set -e
     rm -rf build/stage
