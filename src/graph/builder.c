@@ -1585,9 +1585,9 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
                     gclip *gc_ = &g->clips[c];
                     gc_->marker_first = (uint32_t)at;
                     gc_->marker_count = (uint32_t)cb_clip_marker_count(gc_->clip);
-                    for (uint32_t m = 0; m < gc_->marker_count; ++m) {
+                    for (uint32_t mi = 0; mi < gc_->marker_count; ++mi) {
                         cb_clip_marker mk;
-                        cb_clip_query_marker(gc_->clip, m, &mk);
+                        cb_clip_query_marker(gc_->clip, mi, &mk);
                         g->marker_times[at++] = mk.time;
                     }
                 }
