@@ -26,7 +26,8 @@
  * THE FRAME, per batch of characters of one kind (docs/architecture.md, docs/graph.md):
  *   parameters (and processors) -> weights (state machines step; solvers SIMD over the batch)
  *   -> time & sync (sync groups at weight-averaged durations, root motion, events) -> pose
- *   (fused sample + blend, crossfades, inertialization, layers) -> local-to-model.
+ *   (fused sample + blend, crossfades, inertialization, layers) -> post-process (IK) ->
+ *   local-to-model.
  *
  * PARAMETERS
  *   The graph's parameters, by index (cb_crowd_find_param()). For a blend-space crowd they are

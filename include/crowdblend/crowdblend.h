@@ -7,16 +7,17 @@
  *
  * THE FRAME, STEP BY STEP
  * =======================
- * A crowd frame runs five stages per batch of characters (docs/architecture.md has the
- * picture):
- *   1. parameter processors: velocity -> direction blends, smoothing, quadrants;
- *   2. weight solvers: each blend space maps N characters' parameters to N x M node weights,
- *      SIMD over characters;
- *   3. time and sync: clip phases advance, blended clips share a normalized time or align on
+ * A crowd frame runs six stages per batch of characters of one animation graph
+ * (docs/architecture.md and docs/graph.md have the picture):
+ *   1. parameters and processors: velocity -> direction blends, smoothing, quadrants;
+ *   2. weights: each blend space maps N characters' parameters to N x M node weights, SIMD
+ *      over characters; state machines step their transitions;
+ *   3. time and sync: clip times advance, blended clips share a normalized time or align on
  *      named markers, and the markers crossed during the frame are reported as events
  *      (crowdblend/sync.h);
- *   4. pose: fused sample + blend of the active clips, layers, post-process;
- *   5. local-to-model: model-space matrices for skinning.
+ *   4. pose: fused sample + blend of the active clips, crossfades, inertialization, layers;
+ *   5. post-process: IK on the local pose (crowdblend/ik.h);
+ *   6. local-to-model: model-space matrices for skinning.
  * Every stage is also available on its own as a plain job struct (validate, then run), so an
  * engine can drive the stages from its own scheduler.
  *
