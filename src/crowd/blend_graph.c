@@ -126,7 +126,10 @@ cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_
     for (uint32_t k = 0; k < d->blend.clip_count && r == CB_OK; ++k) {
         char name[32];
         snprintf(name, sizeof name, "clip_%u", k);
-        cb_graph_clip_desc cd = {.name = name, .clip = cb_clip_name(d->blend.clips[k])};
+        /* The blend's clips keep in step (a blend space's do by default; a direct node's
+         * children are given the group by name). */
+        cb_graph_clip_desc cd = {.name = name, .clip = cb_clip_name(d->blend.clips[k]),
+                                 .sync_group = direct ? "blend" : NULL};
         r = cb_graph_add_clip(b, &cd, &children[k], &inner);
     }
     cb_graph_node base = CB_GRAPH_NO_NODE;
