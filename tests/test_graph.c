@@ -140,17 +140,24 @@ static cb_graph *build(cb_graph_builder *b)
     return g;
 }
 
-static cb_crowd *crowd_of(const scene *sc, const cb_graph *g, uint32_t capacity, uint32_t threads,
-                          uint32_t batch)
+/* A crowd running one graph, weights kept and events on. */
+static cb_crowd *graph_crowd(const cb_skeleton *sk, const cb_graph *g, uint32_t capacity,
+                             uint32_t threads, uint32_t batch)
 {
     const cb_graph *gs[1] = {g};
-    cb_crowd_desc d = {.skeleton = sc->sk, .capacity = capacity, .graphs = gs, .graph_count = 1,
+    cb_crowd_desc d = {.skeleton = sk, .capacity = capacity, .graphs = gs, .graph_count = 1,
                        .thread_count = threads, .batch_size = batch, .keep_weights = true,
                        .events = true};
     cb_crowd *c = NULL;
     cb_error err = {0};
     CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "crowd: %s", err.message);
     return c;
+}
+
+static cb_crowd *crowd_of(const scene *sc, const cb_graph *g, uint32_t capacity, uint32_t threads,
+                          uint32_t batch)
+{
+    return graph_crowd(sc->sk, g, capacity, threads, batch);
 }
 
 static void add_characters(cb_crowd *c, uint32_t n, float phase_step)
@@ -1764,11 +1771,7 @@ static void graph_transitions_do_not_pop(void **state)
         cb_graph *g = NULL;
         OK(cb_graph_build(b, &g, &err));
         cb_graph_builder_destroy(b);
-        const cb_graph *gs[1] = {g};
-        cb_crowd_desc d = {.skeleton = sk, .capacity = 1, .graphs = gs, .graph_count = 1,
-                           .thread_count = 1};
-        cb_crowd *c = NULL;
-        assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+        cb_crowd *c = graph_crowd(sk, g, 1, 1, 0);
         add_characters(c, 1, 0.0f);
         for (int f = 0; f < 360; ++f) {
             cb_crowd_update(c, 1.0f / 60.0f);
@@ -1812,11 +1815,7 @@ static void graph_transitions_do_not_pop(void **state)
         cb_graph_builder_destroy(b);
         move_run runs[2];
         for (int rate = 0; rate < 2; ++rate) {
-            const cb_graph *gs[1] = {g};
-            cb_crowd_desc d = {.skeleton = sk, .capacity = 1, .graphs = gs, .graph_count = 1,
-                               .thread_count = 1};
-            cb_crowd *c = NULL;
-            assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+            cb_crowd *c = graph_crowd(sk, g, 1, 1, 0);
             add_characters(c, 1, 0.0f);
             runs[rate] = run_schedule(c, nj, rate ? 1.0f / 240.0f : 1.0f / 60.0f, at, target,
                                       CHANGES, prev);
@@ -1921,13 +1920,7 @@ static void graph_ik_reaches_its_targets(void **state)
     size_t nj = cb_skeleton_joint_count(sk);
     cb_graph *plain = walker_graph(set, false), *with_ik = walker_graph(set, true);
     enum { N = 40 };
-    cb_crowd *cp = NULL, *ci = NULL;
-    const cb_graph *gp[1] = {plain}, *gi[1] = {with_ik};
-    cb_crowd_desc d = {.skeleton = sk, .capacity = N, .graphs = gp, .graph_count = 1,
-                       .thread_count = 2};
-    assert_int_equal(cb_crowd_create(&d, &cp, NULL), CB_OK);
-    d.graphs = gi;
-    assert_int_equal(cb_crowd_create(&d, &ci, NULL), CB_OK);
+    cb_crowd *cp = graph_crowd(sk, plain, N, 2, 0), *ci = graph_crowd(sk, with_ik, N, 2, 0);
     add_characters(cp, N, 0.071f);
     add_characters(ci, N, 0.071f);
     uint32_t foot[2] = {find_joint(sk, "foot_l"), find_joint(sk, "foot_r")};
