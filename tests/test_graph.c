@@ -58,8 +58,8 @@ static scene *scene_make(cb_prng *r, bool flat)
         sc->parents[j] = flat ? -1 : tree[j];
         sc->rest[j] = cb_test_random_xform(r, 0.3f);
     }
-    cb_skeleton_desc sd = {.joint_count = NJ, .names = ptrs, .parents = sc->parents,
-                           .rest_pose = sc->rest};
+    cb_skeleton_desc sd = {
+        .joint_count = NJ, .names = ptrs, .parents = sc->parents, .rest_pose = sc->rest};
     cb_error err = {0};
     CB_CHECK(cb_skeleton_create(&sd, &sc->sk, &err) == CB_OK, "skeleton: %s", err.message);
     for (int j = 0; j < NJ; ++j) {
@@ -79,8 +79,14 @@ static scene *scene_make(cb_prng *r, bool flat)
             .duration_s = clip_durations[k],
             .tracks = keys->tracks,
             .track_count = keys->count,
-            .markers = k == CLIP_C ? c_markers : k == CLIP_E ? e_markers : k == CLIP_E2 ? e2_markers : NULL,
-            .marker_count = k == CLIP_C ? 3 : k == CLIP_E ? 3 : k == CLIP_E2 ? 2 : 0,
+            .markers = k == CLIP_C    ? c_markers
+                       : k == CLIP_E  ? e_markers
+                       : k == CLIP_E2 ? e2_markers
+                                      : NULL,
+            .marker_count = k == CLIP_C    ? 3
+                            : k == CLIP_E  ? 3
+                            : k == CLIP_E2 ? 2
+                                           : 0,
             .wrap = k == CLIP_CLAMP ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
             .root_motion = CB_ROOT_MOTION_NONE,
             .additive = k == CLIP_ADD ? CB_ADDITIVE_FIRST_FRAME : CB_ADDITIVE_NONE,
@@ -105,8 +111,8 @@ static void scene_free(scene *sc)
 
 static cb_graph_builder *builder_of(const scene *sc)
 {
-    cb_graph_builder_desc d = {.skeleton = sc->sk, .clips = sc->clip_ptrs, .clip_count = NCLIP,
-                               .name = "test"};
+    cb_graph_builder_desc d = {
+        .skeleton = sc->sk, .clips = sc->clip_ptrs, .clip_count = NCLIP, .name = "test"};
     cb_graph_builder *b = NULL;
     cb_error err = {0};
     CB_CHECK(cb_graph_builder_create(&d, &b, &err) == CB_OK, "builder: %s", err.message);
@@ -114,12 +120,12 @@ static cb_graph_builder *builder_of(const scene *sc)
 }
 
 /* Builder calls that must succeed. */
-#define OK(call)                                                                               \
-    do {                                                                                       \
-        cb_error e_ = {0};                                                                     \
-        cb_result r_ = (call);                                                                 \
-        (void)e_;                                                                              \
-        CB_CHECK(r_ == CB_OK, "%s: %s (%s)", #call, cb_result_str(r_), err.message);          \
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        cb_error e_ = {0};                                                                         \
+        cb_result r_ = (call);                                                                     \
+        (void)e_;                                                                                  \
+        CB_CHECK(r_ == CB_OK, "%s: %s (%s)", #call, cb_result_str(r_), err.message);               \
     } while (0)
 
 static cb_graph_node add_clip(cb_graph_builder *b, const char *name, int clip)
@@ -145,8 +151,13 @@ static cb_crowd *graph_crowd(const cb_skeleton *sk, const cb_graph *g, uint32_t 
                              uint32_t threads, uint32_t batch)
 {
     const cb_graph *gs[1] = {g};
-    cb_crowd_desc d = {.skeleton = sk, .capacity = capacity, .graphs = gs, .graph_count = 1,
-                       .thread_count = threads, .batch_size = batch, .keep_weights = true,
+    cb_crowd_desc d = {.skeleton = sk,
+                       .capacity = capacity,
+                       .graphs = gs,
+                       .graph_count = 1,
+                       .thread_count = threads,
+                       .batch_size = batch,
+                       .keep_weights = true,
                        .events = true};
     cb_crowd *c = NULL;
     cb_error err = {0};
@@ -376,8 +387,7 @@ static void graph_builder_validity_table(void **state)
     /* "costarring" and "liquid" share their 32-bit FNV-1a hash (a known pair). */
     assert_int_equal(cb_graph_hash("costarring"), cb_graph_hash("liquid"));
     OK(cb_graph_add_param(b, "costarring", CB_PARAM_FLOAT, 0.0f, &err));
-    assert_int_equal(cb_graph_add_param(b, "liquid", CB_PARAM_FLOAT, 0.0f, &err),
-                     CB_ERR_DUPLICATE);
+    assert_int_equal(cb_graph_add_param(b, "liquid", CB_PARAM_FLOAT, 0.0f, &err), CB_ERR_DUPLICATE);
     assert_non_null(strstr(err.message, "costarring"));
     assert_int_equal(cb_graph_add_param(b, "half", CB_PARAM_INT, 0.5f, &err),
                      CB_ERR_INVALID_ARGUMENT);
@@ -392,8 +402,13 @@ static void graph_builder_validity_table(void **state)
     assert_int_equal(cb_graph_add_interp_to(b, &it, &err), CB_ERR_MISMATCH);
     cb_graph_quadrant_desc qd = {.x = "x", .y = "x", .output = "mode", .dead_zone_rad = 1.0f};
     assert_int_equal(cb_graph_add_quadrant(b, &qd, &err), CB_ERR_INVALID_ARGUMENT);
-    cb_graph_velocity_blend_desc vd = {.x = "x", .y = "x", .forward = "x", .backward = "x",
-                                       .left = "x", .right = "x", .min_sq_len = -1.0f};
+    cb_graph_velocity_blend_desc vd = {.x = "x",
+                                       .y = "x",
+                                       .forward = "x",
+                                       .backward = "x",
+                                       .left = "x",
+                                       .right = "x",
+                                       .min_sq_len = -1.0f};
     assert_int_equal(cb_graph_add_velocity_blend(b, &vd, &err), CB_ERR_INVALID_ARGUMENT);
 
     /* Clip nodes. */
@@ -419,8 +434,11 @@ static void graph_builder_validity_table(void **state)
     /* Blend spaces. */
     cb_graph_node kids[2] = {a, bb};
     float pos[2] = {0.0f, 1.0f};
-    cb_graph_blend_space_desc bs = {.name = "bs", .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                    .params = {"x"}, .children = kids, .positions = pos,
+    cb_graph_blend_space_desc bs = {.name = "bs",
+                                    .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"x"},
+                                    .children = kids,
+                                    .positions = pos,
                                     .child_count = 2};
     bs.child_count = 0;
     assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_INVALID_ARGUMENT);
@@ -457,10 +475,10 @@ static void graph_builder_validity_table(void **state)
     /* State machines. */
     cb_graph_state st[2] = {{.name = "s0", .node = a}, {.name = "s1", .node = bb}};
     cb_graph_condition cond = {.param = "go", .op = CB_COMPARE_TRUE};
-    cb_graph_transition tr = {.from = "s0", .to = "s1", .conditions = &cond,
-                              .condition_count = 1, .duration_s = 0.2f};
-    cb_graph_state_machine_desc sm = {.name = "sm", .states = st, .state_count = 2,
-                                      .transitions = &tr, .transition_count = 1};
+    cb_graph_transition tr = {
+        .from = "s0", .to = "s1", .conditions = &cond, .condition_count = 1, .duration_s = 0.2f};
+    cb_graph_state_machine_desc sm = {
+        .name = "sm", .states = st, .state_count = 2, .transitions = &tr, .transition_count = 1};
     tr.to = "s9";
     assert_int_equal(cb_graph_add_state_machine(b, &sm, &n, &err), CB_ERR_NOT_FOUND);
     assert_non_null(strstr(err.message, "s9"));
@@ -486,7 +504,9 @@ static void graph_builder_validity_table(void **state)
 
     /* IK steps. */
     const char *tgt[3] = {"x", "x", "x"};
-    cb_graph_two_bone_ik_desc tb = {.start_joint = "j5", .mid_joint = "j6", .end_joint = "j99",
+    cb_graph_two_bone_ik_desc tb = {.start_joint = "j5",
+                                    .mid_joint = "j6",
+                                    .end_joint = "j99",
                                     .target = {tgt[0], tgt[1], tgt[2]}};
     assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_NOT_FOUND);
     tb.end_joint = "j9"; /* not below j6 */
@@ -501,8 +521,8 @@ static void graph_builder_validity_table(void **state)
     tb.target[2] = "go";
     assert_int_equal(cb_graph_add_two_bone_ik(b, &tb, &err), CB_ERR_MISMATCH);
     const char *chain[2] = {"j8", "j2"}; /* the wrong way round */
-    cb_graph_aim_ik_desc ad = {.joints = chain, .joint_count = 2,
-                               .target = {tgt[0], tgt[1], tgt[2]}};
+    cb_graph_aim_ik_desc ad = {
+        .joints = chain, .joint_count = 2, .target = {tgt[0], tgt[1], tgt[2]}};
     assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_HIERARCHY);
     chain[0] = "j2", chain[1] = "j8";
     ad.limit_rad = 4.0f;
@@ -577,10 +597,13 @@ static void graph_queries_name_what_was_built(void **state)
     cb_graph_node a = add_clip(b, "walk", CLIP_A), cn = add_clip(b, "run", CLIP_C);
     cb_graph_state st[2] = {{.name = "slow", .node = a}, {.name = "fast", .node = cn}};
     cb_graph_condition cond = {.param = "fire", .op = CB_COMPARE_TRUE};
-    cb_graph_transition tr = {.from = "slow", .to = "fast", .conditions = &cond,
-                              .condition_count = 1};
-    cb_graph_state_machine_desc sm = {.name = "machine", .states = st, .state_count = 2,
-                                      .transitions = &tr, .transition_count = 1,
+    cb_graph_transition tr = {
+        .from = "slow", .to = "fast", .conditions = &cond, .condition_count = 1};
+    cb_graph_state_machine_desc sm = {.name = "machine",
+                                      .states = st,
+                                      .state_count = 2,
+                                      .transitions = &tr,
+                                      .transition_count = 1,
                                       .initial = "fast"};
     cb_graph_node m = 0;
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
@@ -668,12 +691,18 @@ typedef struct ref_machine {
 static bool ref_holds(cb_compare op, float v, float value)
 {
     switch (op) {
-    case CB_COMPARE_TRUE: return v != 0.0f;
-    case CB_COMPARE_FALSE: return v == 0.0f;
-    case CB_COMPARE_GREATER: return v > value;
-    case CB_COMPARE_LESS: return v < value;
-    case CB_COMPARE_EQUAL: return v == value;
-    default: return v != value;
+    case CB_COMPARE_TRUE:
+        return v != 0.0f;
+    case CB_COMPARE_FALSE:
+        return v == 0.0f;
+    case CB_COMPARE_GREATER:
+        return v > value;
+    case CB_COMPARE_LESS:
+        return v < value;
+    case CB_COMPARE_EQUAL:
+        return v == value;
+    default:
+        return v != value;
     }
 }
 
@@ -734,18 +763,22 @@ static cb_graph *machine_graph(const scene *sc)
     for (int k = 0; k < SM_RULES; ++k) {
         const ref_transition *t = &sm_rules[k];
         for (int c = 0; c < t->cond_count; ++c) {
-            conds[k][c] = (cb_graph_condition){sm_params[t->cond[c].param], t->cond[c].op,
-                                               t->cond[c].value};
+            conds[k][c] =
+                (cb_graph_condition){sm_params[t->cond[c].param], t->cond[c].op, t->cond[c].value};
         }
         tr[k] = (cb_graph_transition){.from = t->from < 0 ? NULL : sm_states[t->from],
-                                      .to = sm_states[t->to], .conditions = conds[k],
+                                      .to = sm_states[t->to],
+                                      .conditions = conds[k],
                                       .condition_count = (uint32_t)t->cond_count,
                                       .duration_s = t->duration,
                                       .blend = k == 5 ? CB_TRANSITION_INERTIALIZE
                                                       : CB_TRANSITION_CROSSFADE};
     }
-    cb_graph_state_machine_desc sm = {.name = "locomotion", .states = st, .state_count = 3,
-                                      .transitions = tr, .transition_count = SM_RULES};
+    cb_graph_state_machine_desc sm = {.name = "locomotion",
+                                      .states = st,
+                                      .state_count = 3,
+                                      .transitions = tr,
+                                      .transition_count = SM_RULES};
     cb_graph_node m = 0;
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
     return build(b);
@@ -809,8 +842,8 @@ static void graph_state_machine_follows_its_rules(void **state)
         }
     }
     /* The run exercised what it claims to: transitions, consumed and waiting triggers. */
-    cb_test_note("%zu transition frames, %zu triggers consumed, %zu trigger-frames waiting",
-                 fired, consumed, held);
+    cb_test_note("%zu transition frames, %zu triggers consumed, %zu trigger-frames waiting", fired,
+                 consumed, held);
     assert_true(fired > 1000 && consumed > 50 && held > 200);
     cb_crowd_destroy(c);
     cb_graph_destroy(g);
@@ -828,22 +861,24 @@ static void graph_exit_time_fires_on_the_counted_frame(void **state)
     static const struct {
         float exit_time, state_speed;
         bool condition;
-    } cases[] = {{0.75f, 1.0f, false}, {1.5f, 1.0f, false}, {0.75f, 2.0f, false},
-                 {0.25f, 1.0f, true}};
+    } cases[] = {
+        {0.75f, 1.0f, false}, {1.5f, 1.0f, false}, {0.75f, 2.0f, false}, {0.25f, 1.0f, true}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_graph_builder *b = builder_of(sc);
         cb_error err = {0};
         OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
-        cb_graph_state st[2] = {{.name = "first", .node = add_clip(b, "a", CLIP_A),
-                                 .speed = cases[k].state_speed},
-                                {.name = "second", .node = add_clip(b, "b", CLIP_B)}};
+        cb_graph_state st[2] = {
+            {.name = "first", .node = add_clip(b, "a", CLIP_A), .speed = cases[k].state_speed},
+            {.name = "second", .node = add_clip(b, "b", CLIP_B)}};
         cb_graph_condition cond = {.param = "go", .op = CB_COMPARE_TRUE};
-        cb_graph_transition tr = {.from = "first", .to = "second", .has_exit_time = true,
+        cb_graph_transition tr = {.from = "first",
+                                  .to = "second",
+                                  .has_exit_time = true,
                                   .exit_time = cases[k].exit_time,
                                   .conditions = cases[k].condition ? &cond : NULL,
                                   .condition_count = cases[k].condition ? 1 : 0};
-        cb_graph_state_machine_desc sm = {.states = st, .state_count = 2, .transitions = &tr,
-                                          .transition_count = 1};
+        cb_graph_state_machine_desc sm = {
+            .states = st, .state_count = 2, .transitions = &tr, .transition_count = 1};
         cb_graph_node m = 0;
         OK(cb_graph_add_state_machine(b, &sm, &m, &err));
         cb_graph *g = build(b);
@@ -894,15 +929,30 @@ static cb_graph *two_state_graph(const scene *sc, machine_opts o)
     cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
     cb_graph_condition go2 = {.param = "go2", .op = CB_COMPARE_TRUE};
     cb_graph_transition tr[3] = {
-        {.from = "a", .to = "b", .conditions = &go, .condition_count = 1,
-         .duration_s = o.duration, .blend = o.blend, .interruption = o.interruption},
-        {.from = "b", .to = "c", .conditions = &go2, .condition_count = 1, .duration_s = 0.3f,
+        {.from = "a",
+         .to = "b",
+         .conditions = &go,
+         .condition_count = 1,
+         .duration_s = o.duration,
+         .blend = o.blend,
+         .interruption = o.interruption},
+        {.from = "b",
+         .to = "c",
+         .conditions = &go2,
+         .condition_count = 1,
+         .duration_s = 0.3f,
          .blend = o.blend},
-        {.from = "a", .to = "c", .conditions = &go2, .condition_count = 1, .duration_s = 0.3f,
+        {.from = "a",
+         .to = "c",
+         .conditions = &go2,
+         .condition_count = 1,
+         .duration_s = 0.3f,
          .blend = o.blend},
     };
-    cb_graph_state_machine_desc sm = {.states = st, .state_count = o.third ? 3 : 2,
-                                      .transitions = tr, .transition_count = o.third ? 3 : 1};
+    cb_graph_state_machine_desc sm = {.states = st,
+                                      .state_count = o.third ? 3 : 2,
+                                      .transitions = tr,
+                                      .transition_count = o.third ? 3 : 1};
     cb_graph_node m = 0;
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
     return build(b);
@@ -916,8 +966,8 @@ static void graph_crossfade_matches_the_reference(void **state)
     (void)state;
     cb_prng r = cb_test_prng(__func__);
     scene *sc = scene_make(&r, false);
-    cb_graph *g = two_state_graph(sc, (machine_opts){CB_TRANSITION_CROSSFADE,
-                                                     CB_INTERRUPTION_NONE, 0.25f, false});
+    cb_graph *g = two_state_graph(
+        sc, (machine_opts){CB_TRANSITION_CROSSFADE, CB_INTERRUPTION_NONE, 0.25f, false});
     enum { N = 5 };
     cb_crowd *c = crowd_of(sc, g, N, 1, 0);
     add_characters(c, N, 0.21f);
@@ -994,8 +1044,8 @@ static void graph_inertialization_follows_the_quintic(void **state)
     cb_prng r = cb_test_prng(__func__);
     scene *sc = scene_make(&r, true);
     const float t1 = 0.25f;
-    cb_graph *g = two_state_graph(sc, (machine_opts){CB_TRANSITION_INERTIALIZE,
-                                                     CB_INTERRUPTION_NONE, t1, false});
+    cb_graph *g = two_state_graph(
+        sc, (machine_opts){CB_TRANSITION_INERTIALIZE, CB_INTERRUPTION_NONE, t1, false});
     cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
     add_characters(c, 1, 0.4f);
     cb_err_track fe = cb_err_track_make("first frame against the previous (rad or m)");
@@ -1040,8 +1090,7 @@ static void graph_inertialization_follows_the_quintic(void **state)
                 cb_err_track *t = frac > 0.0 ? &oe : &de;
                 cb_err_track_add(t, quat_angle(now.x[j].q, want_q), 0.0, (size_t)k);
                 for (int e = 0; e < 3; ++e) {
-                    double want_t =
-                        dst.x[j].t[e] + frac * (shown0.x[j].t[e] - dst0.x[j].t[e]);
+                    double want_t = dst.x[j].t[e] + frac * (shown0.x[j].t[e] - dst0.x[j].t[e]);
                     cb_err_track_add(t, now.x[j].t[e], want_t, (size_t)k);
                 }
             }
@@ -1104,16 +1153,15 @@ static void graph_interruptions_continue_from_the_pose_shown(void **state)
                 pose_diff(&now, &dst, &t, &a);
                 cb_err_track_add(&ee, a, 0.0, k);
                 cb_err_track_add(&ee, t, 0.0, k);
-                CB_CHECK(cur == 2 && next == UINT32_MAX, "case %zu: ends in %u/%u", k, cur,
-                         next);
+                CB_CHECK(cur == 2 && next == UINT32_MAX, "case %zu: ends in %u/%u", k, cur, next);
             }
             prev = now;
         }
         /* Interruptible: c is entered on the frame go2 is set; not interruptible: once the
          * 0.5 s transition from frame `go` has finished (16 frames), on the next test. */
         int want = cases[k].interruption != CB_INTERRUPTION_NONE ? go2 : go + 16;
-        CB_CHECK(entered_c == want, "case %zu: entered c on frame %d, expected %d", k,
-                 entered_c, want);
+        CB_CHECK(entered_c == want, "case %zu: entered c on frame %d, expected %d", k, entered_c,
+                 want);
         cb_crowd_destroy(c);
         cb_graph_destroy(g);
     }
@@ -1163,7 +1211,9 @@ static void graph_layers_match_the_reference(void **state)
         float pos[2] = {0.0f, 1.0f};
         cb_graph_blend_space_desc bs = {.name = "base",
                                         .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                        .params = {"x"}, .children = kids, .positions = pos,
+                                        .params = {"x"},
+                                        .children = kids,
+                                        .positions = pos,
                                         .child_count = 2};
         cb_graph_node base = 0;
         OK(cb_graph_add_blend_space(b, &bs, &base, &err));
@@ -1172,21 +1222,22 @@ static void graph_layers_match_the_reference(void **state)
         cb_graph_state st[2] = {{.name = "c", .node = add_clip(b, "c", CLIP_C)},
                                 {.name = "once", .node = add_clip(b, "once", CLIP_CLAMP)}};
         cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
-        cb_graph_transition tr = {.from = "c", .to = "once", .conditions = &go,
-                                  .condition_count = 1};
-        cb_graph_state_machine_desc smd = {.name = "layer_machine", .states = st,
-                                           .state_count = 2, .transitions = &tr,
+        cb_graph_transition tr = {
+            .from = "c", .to = "once", .conditions = &go, .condition_count = 1};
+        cb_graph_state_machine_desc smd = {.name = "layer_machine",
+                                           .states = st,
+                                           .state_count = 2,
+                                           .transitions = &tr,
                                            .transition_count = 1};
         cb_graph_node sm = 0;
         OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
         cb_graph_layer layers[3] = {
             {.node = e, .mode = CB_LAYER_OVERRIDE, .weight = "w_up", .mask_joint = "j2"},
             {.node = add, .mode = CB_LAYER_ADDITIVE, .weight = "w_add"},
-            {.node = sm, .mode = CB_LAYER_OVERRIDE, .weight = "w_sm",
-             .mask = {smmask, NJ}},
+            {.node = sm, .mode = CB_LAYER_OVERRIDE, .weight = "w_sm", .mask = {smmask, NJ}},
         };
-        cb_graph_layers_desc ld = {.name = "layers", .base = base, .layers = layers,
-                                   .layer_count = with_machine ? 3 : 2};
+        cb_graph_layers_desc ld = {
+            .name = "layers", .base = base, .layers = layers, .layer_count = with_machine ? 3 : 2};
         cb_graph_node root = 0;
         OK(cb_graph_add_layers(b, &ld, &root, &err));
         cb_graph *g = build(b);
@@ -1252,8 +1303,7 @@ static void graph_direct_weights_are_normalized_parameters(void **state)
     }
     cb_graph_node kids[3] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B),
                              add_clip(b, "c", CLIP_C)};
-    cb_graph_direct_desc dd = {.name = "direct", .children = kids, .weights = ws,
-                               .child_count = 3};
+    cb_graph_direct_desc dd = {.name = "direct", .children = kids, .weights = ws, .child_count = 3};
     cb_graph_node d = 0;
     OK(cb_graph_add_direct(b, &dd, &d, &err));
     cb_graph *g = build(b);
@@ -1318,12 +1368,14 @@ static void graph_clip_times_follow_rates_and_sync_groups(void **state)
     cb_graph_node kids[2] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B)};
     float pos[2] = {0.0f, 1.0f};
     cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                    .params = {"x"}, .children = kids, .positions = pos,
+                                    .params = {"x"},
+                                    .children = kids,
+                                    .positions = pos,
                                     .child_count = 2};
     cb_graph_node base = 0;
     OK(cb_graph_add_blend_space(b, &bs, &base, &err));
-    cb_graph_clip_desc ed = {.name = "e", .clip = "e", .speed = 2.0f, .speed_param = "rate",
-                             .start_offset = 0.25f};
+    cb_graph_clip_desc ed = {
+        .name = "e", .clip = "e", .speed = 2.0f, .speed_param = "rate", .start_offset = 0.25f};
     cb_graph_node e = 0;
     OK(cb_graph_add_clip(b, &ed, &e, &err));
     cb_graph_clip_desc od = {.name = "once", .clip = "once"};
@@ -1354,8 +1406,11 @@ static void graph_clip_times_follow_rates_and_sync_groups(void **state)
         /* The layer clip advances at 2 * rate / 0.9 cycles per second. */
         et = fmod(et + DT * 2.0 * rate / 0.9, 1.0);
         double got = clip_time(c, 2, 0);
-        cb_err_track_add(&ee, got + (got - et > 0.5 ? -1.0 : et - got > 0.5 ? 1.0 : 0.0), et,
-                         (size_t)f);
+        cb_err_track_add(&ee,
+                         got + (got - et > 0.5   ? -1.0
+                                : et - got > 0.5 ? 1.0
+                                                 : 0.0),
+                         et, (size_t)f);
         double clamped = fmin((f + 1) * (double)DT / 0.5, 1.0);
         cb_err_track_add(&ee, clip_time(c, 3, 0), clamped, (size_t)f);
     }
@@ -1383,8 +1438,13 @@ static void graph_processors_write_their_outputs(void **state)
     OK(cb_graph_add_param(b, "quad", CB_PARAM_INT, 0.0f, &err));
     cb_graph_interp_to_desc i1 = {.input = "vx", .output = "sx", .speed = 6.0f};
     cb_graph_interp_to_desc i2 = {.input = "vy", .output = "sy", .speed = 6.0f};
-    cb_graph_velocity_blend_desc vb = {.x = "sx", .y = "sy", .forward = "f", .backward = "bk",
-                                       .left = "l", .right = "rt", .speed = "v"};
+    cb_graph_velocity_blend_desc vb = {.x = "sx",
+                                       .y = "sy",
+                                       .forward = "f",
+                                       .backward = "bk",
+                                       .left = "l",
+                                       .right = "rt",
+                                       .speed = "v"};
     cb_graph_quadrant_desc qd = {.x = "sx", .y = "sy", .output = "quad"};
     OK(cb_graph_add_interp_to(b, &i1, &err));
     OK(cb_graph_add_interp_to(b, &i2, &err));
@@ -1472,7 +1532,7 @@ static void graph_events_fire_once_per_crossing(void **state)
     cb_graph *g = build(b);
     assert_int_equal(cb_graph_find_node(g, "c", &cn), CB_OK);
     cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
-    add_characters(c, 1, 0.2f); /* the first character starts at phase 0 */
+    add_characters(c, 1, 0.2f);                 /* the first character starts at phase 0 */
     const double marks[3] = {0.10, 0.30, 0.60}; /* L, lift, R in time order */
     const uint32_t hashes[3] = {cb_graph_hash("L"), cb_graph_hash("lift"), cb_graph_hash("R")};
     double u = 0.0; /* the unwrapped time, in double */
@@ -1480,7 +1540,8 @@ static void graph_events_fire_once_per_crossing(void **state)
     size_t near = 0, frames_with_events = 0, backwards = 0;
     uint64_t dropped_before = 0;
     for (int f = 0; f < 3000; ++f) {
-        float rate = f % 500 < 400 ? cb_prng_range(&r, 0.3f, 4.0f) : cb_prng_range(&r, -3.0f, -0.3f);
+        float rate =
+            f % 500 < 400 ? cb_prng_range(&r, 0.3f, 4.0f) : cb_prng_range(&r, -3.0f, -0.3f);
         float dt = f % 397 == 0 ? 3.0f : cb_prng_range(&r, 1.0f / 240.0f, 0.4f);
         column(c, "rate")[0] = rate;
         cb_crowd_update(c, dt);
@@ -1489,7 +1550,8 @@ static void graph_events_fire_once_per_crossing(void **state)
         bool close = false;
         for (int k = 0; k < 3; ++k) {
             want += crossings(marks[k], u, u1);
-            double d0 = u - marks[k] - floor(u - marks[k]), d1 = u1 - marks[k] - floor(u1 - marks[k]);
+            double d0 = u - marks[k] - floor(u - marks[k]),
+                   d1 = u1 - marks[k] - floor(u1 - marks[k]);
             close = close || fmin(d0, 1.0 - d0) < 1e-4 || fmin(d1, 1.0 - d1) < 1e-4;
         }
         uint32_t n = 0;
@@ -1520,8 +1582,8 @@ static void graph_events_fire_once_per_crossing(void **state)
         if (close) {
             near++;
         } else {
-            CB_CHECK(got == want, "frame %d (dt %g, rate %g): %lld crossings, closed form %lld",
-                     f, (double)dt, (double)rate, (long long)got, (long long)want);
+            CB_CHECK(got == want, "frame %d (dt %g, rate %g): %lld crossings, closed form %lld", f,
+                     (double)dt, (double)rate, (long long)got, (long long)want);
         }
         want_total += want, got_total += got;
         frames_with_events += n > 0;
@@ -1529,8 +1591,9 @@ static void graph_events_fire_once_per_crossing(void **state)
         u = u1;
     }
     cb_test_note("%lld crossings, %zu frames with events (%zu backwards), %zu frames near a "
-                 "marker, %llu dropped", (long long)want_total, frames_with_events, backwards,
-                 near, (unsigned long long)dropped_before);
+                 "marker, %llu dropped",
+                 (long long)want_total, frames_with_events, backwards, near,
+                 (unsigned long long)dropped_before);
     /* Over the run the float times and the double reference part by less than a marker. */
     CB_CHECK(got_total == want_total, "%lld crossings, closed form %lld", (long long)got_total,
              (long long)want_total);
@@ -1546,8 +1609,7 @@ typedef struct plant_log {
     int count;
 } plant_log;
 
-static void log_events(const cb_crowd *c, int f, cb_graph_node node, uint32_t hash,
-                       plant_log *log)
+static void log_events(const cb_crowd *c, int f, cb_graph_node node, uint32_t hash, plant_log *log)
 {
     uint32_t n = 0;
     const cb_graph_event *ev = cb_crowd_events(c, 0, 0, &n);
@@ -1600,20 +1662,27 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
                                     {.name = "other", .node = kids[1]}};
             cb_graph_condition go = {.param = "go", .op = CB_COMPARE_TRUE};
             cb_graph_condition stop = {.param = "go", .op = CB_COMPARE_FALSE};
-            cb_graph_transition tr[2] = {
-                {.from = "c", .to = "other", .conditions = &go, .condition_count = 1,
-                 .duration_s = 0.6f},
-                {.from = "other", .to = "c", .conditions = &stop, .condition_count = 1,
-                 .duration_s = 0.6f}};
-            cb_graph_state_machine_desc smd = {.states = st, .state_count = 2,
-                                               .transitions = tr, .transition_count = 2};
+            cb_graph_transition tr[2] = {{.from = "c",
+                                          .to = "other",
+                                          .conditions = &go,
+                                          .condition_count = 1,
+                                          .duration_s = 0.6f},
+                                         {.from = "other",
+                                          .to = "c",
+                                          .conditions = &stop,
+                                          .condition_count = 1,
+                                          .duration_s = 0.6f}};
+            cb_graph_state_machine_desc smd = {
+                .states = st, .state_count = 2, .transitions = tr, .transition_count = 2};
             cb_graph_node m = 0;
             OK(cb_graph_add_state_machine(b, &smd, &m, &err));
         } else {
             float pos[2] = {0.0f, 1.0f};
             cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                            .params = {"x"}, .children = kids,
-                                            .positions = pos, .child_count = 2};
+                                            .params = {"x"},
+                                            .children = kids,
+                                            .positions = pos,
+                                            .child_count = 2};
             cb_graph_node root = 0;
             OK(cb_graph_add_blend_space(b, &bs, &root, &err));
         }
@@ -1625,7 +1694,8 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
         cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
         add_characters(c, 1, 0.0f);
         uint32_t hl = cb_graph_hash("L"), hr = cb_graph_hash("R");
-        uint32_t ol = cb_graph_hash(control ? "L2" : "L"), orr = cb_graph_hash(control ? "R2" : "R");
+        uint32_t ol = cb_graph_hash(control ? "L2" : "L"),
+                 orr = cb_graph_hash(control ? "R2" : "R");
         plant_log logs[4] = {{{0}, 0}};
         int both = 0;
         for (int f = 0; f < 600; ++f) {
@@ -1653,8 +1723,9 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
             apart = d2 > apart ? d2 : apart;
         }
         cb_test_note("variant %d: %d frames with both clips, %d/%d plants of c, %d/%d of the "
-                     "other, farthest %d frames apart", variant, both, logs[0].count,
-                     logs[1].count, logs[2].count, logs[3].count, apart);
+                     "other, farthest %d frames apart",
+                     variant, both, logs[0].count, logs[1].count, logs[2].count, logs[3].count,
+                     apart);
         assert_true(logs[0].count >= 4 && logs[2].count >= 4);
         if (control) {
             CB_CHECK(apart >= 4, "normalized sync put the plants only %d frames apart", apart);
@@ -1703,8 +1774,8 @@ typedef struct move_run {
     int frames, interrupted;
 } move_run;
 
-static move_run run_schedule(cb_crowd *c, size_t nj, float dt, const double *at,
-                             const int *target, int changes, float *prev)
+static move_run run_schedule(cb_crowd *c, size_t nj, float dt, const double *at, const int *target,
+                             int changes, float *prev)
 {
     move_run out = {0.0, 0, 0};
     uint32_t last_next = UINT32_MAX;
@@ -1794,20 +1865,22 @@ static void graph_transitions_do_not_pop(void **state)
         cb_graph_transition tr[4];
         cb_graph_condition conds[4];
         for (int k = 0; k < 4; ++k) {
-            cb_graph_clip_desc cd = {.name = names[k], .clip = names[k],
-                                     .sync_group = k > 0 ? "feet" : NULL};
+            cb_graph_clip_desc cd = {
+                .name = names[k], .clip = names[k], .sync_group = k > 0 ? "feet" : NULL};
             cb_graph_node n = 0;
             OK(cb_graph_add_clip(b, &cd, &n, &err));
             st[k] = (cb_graph_state){.name = names[k], .node = n};
             conds[k] = (cb_graph_condition){"target", CB_COMPARE_EQUAL, (float)k};
-            tr[k] = (cb_graph_transition){
-                .to = names[k], .conditions = &conds[k], .condition_count = 1,
-                .duration_s = 0.25f,
-                .blend = blend ? CB_TRANSITION_INERTIALIZE : CB_TRANSITION_CROSSFADE,
-                .interruption = CB_INTERRUPTION_DESTINATION};
+            tr[k] = (cb_graph_transition){.to = names[k],
+                                          .conditions = &conds[k],
+                                          .condition_count = 1,
+                                          .duration_s = 0.25f,
+                                          .blend = blend ? CB_TRANSITION_INERTIALIZE
+                                                         : CB_TRANSITION_CROSSFADE,
+                                          .interruption = CB_INTERRUPTION_DESTINATION};
         }
-        cb_graph_state_machine_desc smd = {.states = st, .state_count = 4, .transitions = tr,
-                                           .transition_count = 4};
+        cb_graph_state_machine_desc smd = {
+            .states = st, .state_count = 4, .transitions = tr, .transition_count = 4};
         cb_graph_node m = 0;
         OK(cb_graph_add_state_machine(b, &smd, &m, &err));
         cb_graph *g = NULL;
@@ -1817,8 +1890,8 @@ static void graph_transitions_do_not_pop(void **state)
         for (int rate = 0; rate < 2; ++rate) {
             cb_crowd *c = graph_crowd(sk, g, 1, 1, 0);
             add_characters(c, 1, 0.0f);
-            runs[rate] = run_schedule(c, nj, rate ? 1.0f / 240.0f : 1.0f / 60.0f, at, target,
-                                      CHANGES, prev);
+            runs[rate] =
+                run_schedule(c, nj, rate ? 1.0f / 240.0f : 1.0f / 60.0f, at, target, CHANGES, prev);
             cb_crowd_destroy(c);
         }
         const char *what = blend ? "inertialization" : "crossfade";
@@ -1865,13 +1938,13 @@ static cb_graph *walker_graph(const cb_embedded *set, bool ik)
     const cb_clip *clips[3] = {cb_embedded_find_clip(set, "idle"),
                                cb_embedded_find_clip(set, "walk_f"),
                                cb_embedded_find_clip(set, "run_f")};
-    cb_graph_builder_desc bd = {.skeleton = cb_embedded_skeleton(set), .clips = clips,
-                                .clip_count = 3};
+    cb_graph_builder_desc bd = {
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = 3};
     cb_graph_builder *b = NULL;
     cb_error err = {0};
     OK(cb_graph_builder_create(&bd, &b, &err));
-    static const char *const ps[] = {"speed", "lf_x", "lf_y", "lf_z", "rf_x", "rf_y", "rf_z",
-                                     "look_x", "look_y", "look_z", "w_feet", "w_look"};
+    static const char *const ps[] = {"speed", "lf_x",   "lf_y",   "lf_z",   "rf_x",   "rf_y",
+                                     "rf_z",  "look_x", "look_y", "look_z", "w_feet", "w_look"};
     for (int k = 0; k < 12; ++k) {
         OK(cb_graph_add_param(b, ps[k], CB_PARAM_FLOAT, 0.0f, &err));
     }
@@ -1883,15 +1956,19 @@ static cb_graph *walker_graph(const cb_embedded *set, bool ik)
     }
     float pos[3] = {0.0f, 1.4f, 3.5f};
     cb_graph_blend_space_desc bs = {.solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                    .params = {"speed"}, .children = kids, .positions = pos,
+                                    .params = {"speed"},
+                                    .children = kids,
+                                    .positions = pos,
                                     .child_count = 3};
     cb_graph_node root = 0;
     OK(cb_graph_add_blend_space(b, &bs, &root, &err));
     if (ik) {
-        cb_graph_two_bone_ik_desc left = {.start_joint = "thigh_l", .mid_joint = "calf_l",
+        cb_graph_two_bone_ik_desc left = {.start_joint = "thigh_l",
+                                          .mid_joint = "calf_l",
                                           .end_joint = "foot_l",
                                           .target = {"lf_x", "lf_y", "lf_z"},
-                                          .weight = "w_feet", .mid_axis = {1.0f, 0.0f, 0.0f}};
+                                          .weight = "w_feet",
+                                          .mid_axis = {1.0f, 0.0f, 0.0f}};
         cb_graph_two_bone_ik_desc right = left;
         right.start_joint = "thigh_r", right.mid_joint = "calf_r", right.end_joint = "foot_r";
         right.target[0] = "rf_x", right.target[1] = "rf_y", right.target[2] = "rf_z";
@@ -1899,9 +1976,12 @@ static cb_graph *walker_graph(const cb_embedded *set, bool ik)
         OK(cb_graph_add_two_bone_ik(b, &right, &err));
         const char *chain[2] = {"neck", "head"};
         const float shares[2] = {0.4f, 1.0f};
-        cb_graph_aim_ik_desc look = {.joints = chain, .joint_weights = shares, .joint_count = 2,
+        cb_graph_aim_ik_desc look = {.joints = chain,
+                                     .joint_weights = shares,
+                                     .joint_count = 2,
                                      .target = {"look_x", "look_y", "look_z"},
-                                     .weight = "w_look", .pole = {0.0f, 1.0f, 0.0f}};
+                                     .weight = "w_look",
+                                     .pole = {0.0f, 1.0f, 0.0f}};
         OK(cb_graph_add_aim_ik(b, &look, &err));
     }
     cb_graph *g = NULL;
@@ -1958,8 +2038,8 @@ static void graph_ik_reaches_its_targets(void **state)
                 joint_position(m, foot[s], fp);
                 joint_position(m, thigh[s], hip);
                 for (int k = 0; k < 3; ++k) {
-                    want[i][s][k] = fp[k] + 0.08 * (hip[k] - fp[k]) +
-                                    cb_prng_range(&r, -0.01f, 0.01f);
+                    want[i][s][k] =
+                        fp[k] + 0.08 * (hip[k] - fp[k]) + cb_prng_range(&r, -0.01f, 0.01f);
                     column(ci, foot_params[s][k])[i] = (float)want[i][s][k];
                 }
             }
@@ -1987,8 +2067,7 @@ static void graph_ik_reaches_its_targets(void **state)
             for (size_t j = 0; j < nj; ++j) {
                 if (!in_chain[j]) {
                     CB_CHECK(memcmp(mp + 16 * j, mi + 16 * j, 16 * sizeof(float)) == 0,
-                             "frame %d character %u: joint %zu outside the chains moved", f, i,
-                             j);
+                             "frame %d character %u: joint %zu outside the chains moved", f, i, j);
                     outside_checked++;
                 }
             }
@@ -2048,8 +2127,11 @@ static cb_graph *busy_graph(const scene *sc)
     cb_graph_node idle = add_clip(b, "idle", CLIP_A);
     cb_graph_node kids[2] = {add_clip(b, "walk", CLIP_B), add_clip(b, "run", CLIP_C)};
     float pos[2] = {0.5f, 2.0f};
-    cb_graph_blend_space_desc bs = {.name = "move", .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                    .params = {"sx"}, .children = kids, .positions = pos,
+    cb_graph_blend_space_desc bs = {.name = "move",
+                                    .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"sx"},
+                                    .children = kids,
+                                    .positions = pos,
                                     .child_count = 2};
     cb_graph_node move = 0;
     OK(cb_graph_add_blend_space(b, &bs, &move, &err));
@@ -2061,17 +2143,33 @@ static cb_graph *busy_graph(const scene *sc)
     cb_graph_condition slow = {.param = "sx", .op = CB_COMPARE_LESS, .value = 0.3f};
     cb_graph_condition jmp = {.param = "jump", .op = CB_COMPARE_TRUE};
     cb_graph_transition tr[4] = {
-        {.from = NULL, .to = "jump", .conditions = &jmp, .condition_count = 1,
-         .duration_s = 0.1f, .blend = CB_TRANSITION_INERTIALIZE},
-        {.from = "idle", .to = "move", .conditions = &fast, .condition_count = 1,
-         .duration_s = 0.3f, .interruption = CB_INTERRUPTION_DESTINATION},
-        {.from = "move", .to = "idle", .conditions = &slow, .condition_count = 1,
-         .duration_s = 0.25f, .interruption = CB_INTERRUPTION_SOURCE},
-        {.from = "jump", .to = "idle", .has_exit_time = true, .exit_time = 0.9f,
-         .duration_s = 0.2f, .blend = CB_TRANSITION_INERTIALIZE},
+        {.from = NULL,
+         .to = "jump",
+         .conditions = &jmp,
+         .condition_count = 1,
+         .duration_s = 0.1f,
+         .blend = CB_TRANSITION_INERTIALIZE},
+        {.from = "idle",
+         .to = "move",
+         .conditions = &fast,
+         .condition_count = 1,
+         .duration_s = 0.3f,
+         .interruption = CB_INTERRUPTION_DESTINATION},
+        {.from = "move",
+         .to = "idle",
+         .conditions = &slow,
+         .condition_count = 1,
+         .duration_s = 0.25f,
+         .interruption = CB_INTERRUPTION_SOURCE},
+        {.from = "jump",
+         .to = "idle",
+         .has_exit_time = true,
+         .exit_time = 0.9f,
+         .duration_s = 0.2f,
+         .blend = CB_TRANSITION_INERTIALIZE},
     };
-    cb_graph_state_machine_desc smd = {.name = "loco", .states = st, .state_count = 3,
-                                       .transitions = tr, .transition_count = 4};
+    cb_graph_state_machine_desc smd = {
+        .name = "loco", .states = st, .state_count = 3, .transitions = tr, .transition_count = 4};
     cb_graph_node sm = 0;
     OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
     cb_graph_layer layers[2] = {
@@ -2085,12 +2183,15 @@ static cb_graph *busy_graph(const scene *sc)
     OK(cb_graph_add_param(b, "tx", CB_PARAM_FLOAT, 0.3f, &err));
     OK(cb_graph_add_param(b, "ty", CB_PARAM_FLOAT, 0.2f, &err));
     OK(cb_graph_add_param(b, "tz", CB_PARAM_FLOAT, 0.4f, &err));
-    cb_graph_two_bone_ik_desc reach = {.start_joint = "j5", .mid_joint = "j6", .end_joint = "j7",
-                                       .target = {"tx", "ty", "tz"}, .weight = "w_up"};
+    cb_graph_two_bone_ik_desc reach = {.start_joint = "j5",
+                                       .mid_joint = "j6",
+                                       .end_joint = "j7",
+                                       .target = {"tx", "ty", "tz"},
+                                       .weight = "w_up"};
     OK(cb_graph_add_two_bone_ik(b, &reach, &err));
     const char *chain[2] = {"j3", "j4"};
-    cb_graph_aim_ik_desc look = {.joints = chain, .joint_count = 2, .target = {"tz", "tx", "ty"},
-                                 .limit_rad = 1.0f};
+    cb_graph_aim_ik_desc look = {
+        .joints = chain, .joint_count = 2, .target = {"tz", "tx", "ty"}, .limit_rad = 1.0f};
     OK(cb_graph_add_aim_ik(b, &look, &err));
     return build(b);
 }
@@ -2138,9 +2239,9 @@ static void graph_output_is_bit_identical_across_threads_and_batches(void **stat
                 static const uint32_t cuts[] = {0, 7, 40, 41, 130, 203};
                 for (int p = 0; p < 5; ++p) {
                     int q = (p + f) % 5;
-                    assert_int_equal(cb_crowd_update_range(c, scratch, DT, 0, cuts[q],
-                                                           cuts[q + 1] - cuts[q]),
-                                     CB_OK);
+                    assert_int_equal(
+                        cb_crowd_update_range(c, scratch, DT, 0, cuts[q], cuts[q + 1] - cuts[q]),
+                        CB_OK);
                 }
             }
             hashes[k][f] = cb_crowd_output_hash(c);

@@ -37,8 +37,8 @@ static cb_graph *load(const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s.json", CB_EXAMPLES_DIR, name);
-    cb_graph_json_desc d = {.skeleton = cb_embedded_skeleton(set), .clips = clips,
-                            .clip_count = clip_count};
+    cb_graph_json_desc d = {
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = clip_count};
     cb_graph *g = NULL;
     cb_error err = {0};
     CB_CHECK(cb_graph_load_json_file(path, &d, &g, &err) == CB_OK, "%s: %s", path, err.message);
@@ -48,8 +48,12 @@ static cb_graph *load(const char *name)
 static cb_crowd *crowd_of(const cb_graph *g, uint32_t n, uint32_t threads)
 {
     const cb_graph *gs[1] = {g};
-    cb_crowd_desc d = {.skeleton = cb_embedded_skeleton(set), .capacity = n, .graphs = gs,
-                       .graph_count = 1, .thread_count = threads, .keep_weights = true,
+    cb_crowd_desc d = {.skeleton = cb_embedded_skeleton(set),
+                       .capacity = n,
+                       .graphs = gs,
+                       .graph_count = 1,
+                       .thread_count = threads,
+                       .keep_weights = true,
                        .events = true};
     cb_crowd *c = NULL;
     cb_error err = {0};
@@ -172,14 +176,14 @@ static void run_script(const char *name, bool look_at)
                  got_top, script[l].top);
         if (script[l].direction != NULL) {
             const char *got = cb_graph_state_name(g, dir, cb_crowd_state(c, 0, dir, 0));
-            CB_CHECK(strcmp(got, script[l].direction) == 0, "%s: leg %zu ends in %s, not %s",
-                     name, l, got, script[l].direction);
+            CB_CHECK(strcmp(got, script[l].direction) == 0, "%s: leg %zu ends in %s, not %s", name,
+                     l, got, script[l].direction);
         }
         CB_CHECK(finite_matrices(c, N), "%s: non-finite matrices in leg %zu", name, l);
     }
     /* Walking plants a foot about twice a second per gait cycle. */
-    cb_test_note("%s: %zu frames in the start state, %zu foot plants in %zu moving frames",
-                 name, started, plants, moving_frames);
+    cb_test_note("%s: %zu frames in the start state, %zu foot plants in %zu moving frames", name,
+                 started, plants, moving_frames);
     assert_true(started > 10);
     assert_true(plants > moving_frames / 60);
     if (look_at) {

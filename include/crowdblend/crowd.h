@@ -309,8 +309,8 @@ CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_
 
 /** The events of the last update for a character (desc.events; else none): markers its active
  *  clips crossed, in clip order (at most 8 per update; more are dropped and counted). */
-CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind,
-                                             uint32_t dense, uint32_t *count);
+CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind, uint32_t dense,
+                                             uint32_t *count);
 
 /** A state machine's current state for a character (cb_graph_state_name()), or UINT32_MAX for
  *  an invalid request. */
@@ -345,12 +345,12 @@ CB_API const char *cb_crowd_stage_name(cb_crowd_stage stage);
 
 /** Counters since create or the last cb_crowd_reset_stats(). */
 typedef struct cb_crowd_stats {
-    uint64_t updates;             /**< cb_crowd_update calls */
-    uint64_t characters_updated;  /**< characters processed, by update or update_range */
-    uint64_t nonfinite_params;    /**< parameters that were NaN or infinite */
-    uint64_t clamped_weights;     /**< layer weights outside [0, 1] or NaN */
-    uint64_t dropped_events;      /**< events beyond 8 per character per update */
-    uint64_t refused_ik;          /**< IK steps skipped: a target beyond CB_IK_MAX_COORDINATE */
+    uint64_t updates;            /**< cb_crowd_update calls */
+    uint64_t characters_updated; /**< characters processed, by update or update_range */
+    uint64_t nonfinite_params;   /**< parameters that were NaN or infinite */
+    uint64_t clamped_weights;    /**< layer weights outside [0, 1] or NaN */
+    uint64_t dropped_events;     /**< events beyond 8 per character per update */
+    uint64_t refused_ik;         /**< IK steps skipped: a target beyond CB_IK_MAX_COORDINATE */
     /** Thread-seconds per stage, in ns, summed over the threads (desc.profile; else 0). */
     uint64_t stage_ns[CB_CROWD_STAGE_COUNT];
 } cb_crowd_stats;

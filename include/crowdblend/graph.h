@@ -113,8 +113,8 @@ typedef struct cb_graph_builder_desc {
  *         for another skeleton), CB_ERR_DUPLICATE (two clips with one name),
  *         CB_ERR_OUT_OF_MEMORY.
  */
-CB_API cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc,
-                                         cb_graph_builder **out, cb_error *err);
+CB_API cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_builder **out,
+                                         cb_error *err);
 
 /** Frees a builder (not the graphs it built). NULL does nothing. */
 CB_API void cb_graph_builder_destroy(cb_graph_builder *builder);
@@ -254,7 +254,7 @@ typedef enum cb_compare {
     CB_COMPARE_FALSE,        /**< bool is not set */
     CB_COMPARE_GREATER,
     CB_COMPARE_LESS,
-    CB_COMPARE_EQUAL,        /**< ints: equal; floats: exactly equal */
+    CB_COMPARE_EQUAL, /**< ints: equal; floats: exactly equal */
     CB_COMPARE_NOT_EQUAL,
     _CB_COMPARE_COUNT
 } cb_compare;
@@ -339,8 +339,8 @@ typedef struct cb_graph_state_machine_desc {
 CB_API cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *desc,
                                    cb_graph_node *out, cb_error *err);
 CB_API cb_result cb_graph_add_blend_space(cb_graph_builder *b,
-                                          const cb_graph_blend_space_desc *desc,
-                                          cb_graph_node *out, cb_error *err);
+                                          const cb_graph_blend_space_desc *desc, cb_graph_node *out,
+                                          cb_error *err);
 CB_API cb_result cb_graph_add_direct(cb_graph_builder *b, const cb_graph_direct_desc *desc,
                                      cb_graph_node *out, cb_error *err);
 CB_API cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *desc,
@@ -470,9 +470,8 @@ typedef struct cb_graph_json_desc {
  *         builder's codes (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, CB_ERR_DUPLICATE, ...),
  *         CB_ERR_OUT_OF_MEMORY. Thread-safe: distinct calls share nothing.
  */
-CB_API cb_result cb_graph_load_json(const char *text, size_t length,
-                                    const cb_graph_json_desc *desc, cb_graph **out,
-                                    cb_error *err);
+CB_API cb_result cb_graph_load_json(const char *text, size_t length, const cb_graph_json_desc *desc,
+                                    cb_graph **out, cb_error *err);
 
 /** Reads a file and calls cb_graph_load_json (source_name defaults to the path).
  *  @return also CB_ERR_IO. */

@@ -69,8 +69,8 @@ static int run_kernels(long elements, long samples, bool json)
                "\"kernels\": [",
                b.isa, b.simd_width, elements, samples);
     } else {
-        printf("Kernel benchmark (isa %s, W = %u, %ld elements, median of %ld samples)\n\n",
-               b.isa, b.simd_width, elements, samples);
+        printf("Kernel benchmark (isa %s, W = %u, %ld elements, median of %ld samples)\n\n", b.isa,
+               b.simd_width, elements, samples);
         printf("  %-16s %-6s %14s %14s %10s\n", "kernel", "unit", "SIMD ns/unit", "scalar ns/unit",
                "speed-up");
     }
@@ -79,8 +79,8 @@ static int run_kernels(long elements, long samples, bool json)
         if (json) {
             printf("%s{\"name\": \"%s\", \"unit\": \"%s\", \"simd_ns_per_item\": %.4f, "
                    "\"ref_ns_per_item\": %.4f, \"ratio\": %.2f}",
-                   k ? ", " : "", cb_kernels_name((cb_kernel_id)k), cb_kernels_unit((cb_kernel_id)k),
-                   r.simd_ns, r.ref_ns, r.ref_ns / r.simd_ns);
+                   k ? ", " : "", cb_kernels_name((cb_kernel_id)k),
+                   cb_kernels_unit((cb_kernel_id)k), r.simd_ns, r.ref_ns, r.ref_ns / r.simd_ns);
         } else {
             printf("  %-16s %-6s %14.3f %14.3f %9.1fx\n", cb_kernels_name((cb_kernel_id)k),
                    cb_kernels_unit((cb_kernel_id)k), r.simd_ns, r.ref_ns, r.ref_ns / r.simd_ns);
@@ -104,9 +104,8 @@ static void print_result(const cb_workload_result *r, void *user)
         printf("%s{\"name\": \"%s\", \"threads\": %u, \"characters\": %u, "
                "\"characters_per_second\": %.0f, \"characters_per_second_per_core\": %.0f, "
                "\"ns_per_character\": %.2f, \"stages\": {",
-               p->printed ? ", " : "", r->name, r->threads, r->characters,
-               r->characters_per_second, r->characters_per_second / r->threads,
-               r->ns_per_character);
+               p->printed ? ", " : "", r->name, r->threads, r->characters, r->characters_per_second,
+               r->characters_per_second / r->threads, r->ns_per_character);
         for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
             printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
                    cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
@@ -141,8 +140,8 @@ static void print_scaling(const cb_workload_result *res, size_t n, bool json)
                    first ? "" : ", ", res[i].name, res[i + 1].threads, ratio,
                    ratio / res[i + 1].threads);
         } else {
-            printf("  %-30s %u threads: %.2fx the 1-thread rate (%.0f%% efficiency)\n",
-                   res[i].name, res[i + 1].threads, ratio, 100.0 * ratio / res[i + 1].threads);
+            printf("  %-30s %u threads: %.2fx the 1-thread rate (%.0f%% efficiency)\n", res[i].name,
+                   res[i + 1].threads, ratio, 100.0 * ratio / res[i + 1].threads);
         }
         first = false;
     }
@@ -155,8 +154,8 @@ static void print_beside(const cb_workload_result *res, size_t n)
         for (size_t k = 0; k < n; ++k) {
             if (strcmp(res[i].name, "W5") == 0 && strcmp(res[k].name, "W2") == 0 &&
                 res[i].threads == res[k].threads && res[i].characters == res[k].characters) {
-                printf("  W5 / W2 at %u thread%s: %.2fx the time per character\n",
-                       res[i].threads, res[i].threads > 1 ? "s" : "",
+                printf("  W5 / W2 at %u thread%s: %.2fx the time per character\n", res[i].threads,
+                       res[i].threads > 1 ? "s" : "",
                        res[i].ns_per_character / res[k].ns_per_character);
             }
         }
@@ -171,8 +170,7 @@ static int run_workloads(const char *which, long threads, double scale, bool jso
     static cb_workload_result results[MAX_RESULTS];
     print_ctx p = {json, 0};
     if (json) {
-        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"workloads\": [", b.isa,
-               b.simd_width);
+        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"workloads\": [", b.isa, b.simd_width);
     } else {
         printf("crowdblend bench: isa %s, W = %u, %u threads available; median frame times\n\n",
                b.isa, b.simd_width, all);

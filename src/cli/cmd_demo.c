@@ -64,8 +64,8 @@ int cb_cmd_demo(int argc, char **argv)
     const cb_opt opts[] = {
         {"graph", CB_OPT_STRING, &graph,
          "graph to run: an example's name (locomotion_8dir, locomotion_upper_body_look_at, "
-         "direct_blend), a JSON file, or none (the blend-space crowd; default "
-         CB_DEFAULT_EXAMPLE_GRAPH ")"},
+         "direct_blend), a JSON file, or none (the blend-space crowd; "
+         "default " CB_DEFAULT_EXAMPLE_GRAPH ")"},
         {"characters", CB_OPT_INT, &characters, "crowd size (default 10000)"},
         {"seconds", CB_OPT_DOUBLE, &seconds, "simulated seconds (default 10)"},
         {"hz", CB_OPT_INT, &hz, "frames per simulated second (default 60)"},
@@ -175,7 +175,8 @@ int cb_cmd_demo(int argc, char **argv)
             double ms = (double)st.stage_ns[k] / 1e6 / frames / nthreads;
             double per_core = st.stage_ns[k] ? chars / ((double)st.stage_ns[k] / 1e9) : 0.0;
             printf("  %-16s %10.3f %18.0f %7.1f%%\n", cb_crowd_stage_name((cb_crowd_stage)k), ms,
-                   per_core, stage_total ? 100.0 * (double)st.stage_ns[k] / (double)stage_total : 0.0);
+                   per_core,
+                   stage_total ? 100.0 * (double)st.stage_ns[k] / (double)stage_total : 0.0);
         }
         printf("  %-16s %10.3f %18.0f\n", "whole frame", (double)crowd_ns / 1e6 / frames,
                cps / nthreads);

@@ -11,16 +11,16 @@
 /* A wandering character as a host game would keep it. Velocities are in the character's
  * frame (right, forward), which is what the locomotion blend space takes. */
 typedef struct agent {
-    float x, z, yaw;          /* world position (m) and heading (rad) */
-    float right, forward;     /* current local velocity, m/s */
+    float x, z, yaw;      /* world position (m) and heading (rad) */
+    float right, forward; /* current local velocity, m/s */
     float goal_right, goal_forward;
-    float turn_rate;          /* rad/s */
-    float timer;              /* seconds until the next decision */
-    float wave_timer;         /* > 0 while waving */
-    float additive;           /* lean/breathe layer weight */
-    float upper;              /* upper-body wave layer weight */
+    float turn_rate;  /* rad/s */
+    float timer;      /* seconds until the next decision */
+    float wave_timer; /* > 0 while waving */
+    float additive;   /* lean/breathe layer weight */
+    float upper;      /* upper-body wave layer weight */
     float look_yaw, look_pitch, look_goal_yaw, look_goal_pitch; /* where the head turns */
-    float drift;              /* phase of the slowly drifting "w_..." weights */
+    float drift; /* phase of the slowly drifting "w_..." weights */
     cb_prng rng;
 } agent;
 
@@ -45,16 +45,17 @@ struct cb_scene {
 };
 
 /* Loads the graph a scene runs: an embedded example by name, else a JSON file. */
-static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph **out,
-                            cb_error *err)
+static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph **out, cb_error *err)
 {
     const cb_clip *clips[64];
     size_t n = cb_embedded_clip_count(set);
     for (size_t k = 0; k < n && k < 64; ++k) {
         clips[k] = cb_embedded_clip(set, k);
     }
-    cb_graph_json_desc jd = {.skeleton = cb_embedded_skeleton(set), .clips = clips,
-                             .clip_count = (uint32_t)(n < 64 ? n : 64), .source_name = name};
+    cb_graph_json_desc jd = {.skeleton = cb_embedded_skeleton(set),
+                             .clips = clips,
+                             .clip_count = (uint32_t)(n < 64 ? n : 64),
+                             .source_name = name};
     const cb_example_graph *ex = cb_example_graph_find(name);
     if (ex != NULL) {
         return cb_graph_load_json(ex->text, ex->length, &jd, out, err);
@@ -82,8 +83,8 @@ static void find_driven(cb_scene *s)
 }
 
 static const char *const locomotion_names[CB_SCENE_LOCOMOTION_CLIPS] = {
-    "idle",   "walk_f",  "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
-    "run_f",  "run_fl",  "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
+    "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
+    "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
 };
 
 /* Picks the next goal: mostly forward, sometimes strafing or backing up, at idle, walk or run
@@ -91,10 +92,11 @@ static const char *const locomotion_names[CB_SCENE_LOCOMOTION_CLIPS] = {
 static void decide(agent *a)
 {
     double u = cb_prng_double(&a->rng);
-    float speed = u < 0.12 ? 0.0f : u < 0.65 ? cb_prng_range(&a->rng, 0.7f, 1.6f)
-                                              : cb_prng_range(&a->rng, 2.6f, 4.0f);
+    float speed = u < 0.12   ? 0.0f
+                  : u < 0.65 ? cb_prng_range(&a->rng, 0.7f, 1.6f)
+                             : cb_prng_range(&a->rng, 2.6f, 4.0f);
     double d = cb_prng_double(&a->rng);
-    float dir = d < 0.6 ? cb_prng_range(&a->rng, -0.5f, 0.5f)
+    float dir = d < 0.6    ? cb_prng_range(&a->rng, -0.5f, 0.5f)
                 : d < 0.85 ? (cb_prng_double(&a->rng) < 0.5 ? 1.0f : -1.0f) *
                                  cb_prng_range(&a->rng, 0.7f, 1.9f)
                            : 3.14159265f + cb_prng_range(&a->rng, -0.7f, 0.7f);
@@ -162,7 +164,9 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
         .events = s->graph != NULL,
     };
-    cd.blend.solver.kind = s->graph != NULL ? 0 : d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
+    cd.blend.solver.kind = s->graph != NULL       ? 0
+                           : d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT
+                                                  : d->solver;
     if (d->layers && !d->fixed_three_clips && s->graph == NULL) {
         cd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
         cd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
@@ -290,7 +294,8 @@ void cb_scene_host_step(cb_scene *s, float dt)
         /* W1: three clips at fixed weights, the same for everyone. */
         static const float w[3] = {0.5f, 0.3f, 0.2f};
         for (uint32_t k = 0; k < 3; ++k) {
-            float *col = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
+            float *col =
+                cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
             for (uint32_t i = 0; i < s->count; ++i) {
                 col[i] = w[k];
             }

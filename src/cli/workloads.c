@@ -202,8 +202,7 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
     snprintf(names[kind], sizeof names[kind], "W4/%s", cb_solver_kind_name(kind));
     memset(out, 0, sizeof *out);
     set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, ns, RUNS);
-    out->stage_ns_per_character[CB_CROWD_STAGE_WEIGHTS] =
-        out->frame_ns * out->threads / characters;
+    out->stage_ns_per_character[CB_CROWD_STAGE_WEIGHTS] = out->frame_ns * out->threads / characters;
     out->stage_share[CB_CROWD_STAGE_WEIGHTS] = 1.0;
     uint64_t h = 14695981039346656037ull;
     const unsigned char *b = (const unsigned char *)weights;

@@ -11,7 +11,8 @@ static cb_result check_clip(const cb_crowd_desc *d, const cb_clip *clip, bool ad
                             const char *field, uint32_t index, cb_error *err)
 {
     if (clip == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.%s[%u] is NULL", field, index);
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.%s[%u] is NULL", field,
+                            index);
     }
     if (cb_clip_skeleton_signature(clip) != cb_skeleton_signature(d->skeleton)) {
         return cb_error_set(err, CB_ERR_MISMATCH,
@@ -59,8 +60,8 @@ static cb_result add_layer(cb_graph_builder *b, const cb_crowd_layer *l, cb_laye
     cb_graph_clip_desc cd = {.name = name, .clip = cb_clip_name(l->clip)};
     cb_graph_node node;
     cb_result r = cb_graph_add_clip(b, &cd, &node, err);
-    *out = (cb_graph_layer){.node = node, .mode = mode, .weight = weight,
-                            .mask_joint = l->mask_joint, .mask = l->mask};
+    *out = (cb_graph_layer){
+        .node = node, .mode = mode, .weight = weight, .mask_joint = l->mask_joint, .mask = l->mask};
     return r;
 }
 
@@ -102,8 +103,11 @@ cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_
             clips[clip_count++] = all[k];
         }
     }
-    cb_graph_builder_desc bd = {.skeleton = d->skeleton, .clips = clips, .clip_count = clip_count,
-                                .name = "blend space", .allocator = d->allocator};
+    cb_graph_builder_desc bd = {.skeleton = d->skeleton,
+                                .clips = clips,
+                                .clip_count = clip_count,
+                                .name = "blend space",
+                                .allocator = d->allocator};
     cb_graph_builder *b = NULL;
     cb_error inner = {0};
     r = cb_graph_builder_create(&bd, &b, &inner);
@@ -120,30 +124,38 @@ cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_
         param_names[p] = names[p];
         r = cb_graph_add_param(b, names[p], CB_PARAM_FLOAT, 0.0f, &inner);
     }
-    if (r == CB_OK) r = cb_graph_add_param(b, "additive_weight", CB_PARAM_FLOAT, 0.0f, &inner);
-    if (r == CB_OK) r = cb_graph_add_param(b, "upper_weight", CB_PARAM_FLOAT, 0.0f, &inner);
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, "additive_weight", CB_PARAM_FLOAT, 0.0f, &inner);
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, "upper_weight", CB_PARAM_FLOAT, 0.0f, &inner);
     cb_graph_node children[CB_SOLVER_MAX_NODES];
     for (uint32_t k = 0; k < d->blend.clip_count && r == CB_OK; ++k) {
         char name[32];
         snprintf(name, sizeof name, "clip_%u", k);
         /* The blend's clips keep in step (a blend space's do by default; a direct node's
          * children are given the group by name). */
-        cb_graph_clip_desc cd = {.name = name, .clip = cb_clip_name(d->blend.clips[k]),
+        cb_graph_clip_desc cd = {.name = name,
+                                 .clip = cb_clip_name(d->blend.clips[k]),
                                  .sync_group = direct ? "blend" : NULL};
         r = cb_graph_add_clip(b, &cd, &children[k], &inner);
     }
     cb_graph_node base = CB_GRAPH_NO_NODE;
     if (r == CB_OK && direct) {
-        cb_graph_direct_desc dd = {.name = "blend", .children = children, .weights = param_names,
+        cb_graph_direct_desc dd = {.name = "blend",
+                                   .children = children,
+                                   .weights = param_names,
                                    .child_count = d->blend.clip_count};
         r = cb_graph_add_direct(b, &dd, &base, &inner);
     } else if (r == CB_OK) {
         float positions[2 * CB_SOLVER_MAX_NODES];
         node_positions(d, sd.dimension, positions);
-        cb_graph_blend_space_desc bs = {.name = "blend", .solver = d->blend.solver,
-                                        .params = {param_names[0], sd.dimension > 1 ? param_names[1] : NULL},
-                                        .children = children, .positions = positions,
-                                        .child_count = d->blend.clip_count};
+        cb_graph_blend_space_desc bs = {
+            .name = "blend",
+            .solver = d->blend.solver,
+            .params = {param_names[0], sd.dimension > 1 ? param_names[1] : NULL},
+            .children = children,
+            .positions = positions,
+            .child_count = d->blend.clip_count};
         r = cb_graph_add_blend_space(b, &bs, &base, &inner);
     }
     cb_graph_layer layers[2];
@@ -159,8 +171,8 @@ cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_
         layer_count++;
     }
     if (r == CB_OK && layer_count > 0) {
-        cb_graph_layers_desc ld = {.name = "layers", .base = base, .layers = layers,
-                                   .layer_count = layer_count};
+        cb_graph_layers_desc ld = {
+            .name = "layers", .base = base, .layers = layers, .layer_count = layer_count};
         cb_graph_node root;
         r = cb_graph_add_layers(b, &ld, &root, &inner);
     }

@@ -11,7 +11,8 @@ static const char *const stage_names[CB_CROWD_STAGE_COUNT] = {
     "parameters", "weights", "time & sync", "sample+blend", "post-process", "local-to-model",
 };
 
-_Static_assert((int)CB_GRAPH_STAGES == (int)CB_CROWD_STAGE_COUNT, "the runtime times every crowd stage");
+_Static_assert((int)CB_GRAPH_STAGES == (int)CB_CROWD_STAGE_COUNT,
+               "the runtime times every crowd stage");
 
 const char *cb_crowd_stage_name(cb_crowd_stage stage)
 {
@@ -53,8 +54,8 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     k->clip_count = g->clip_count;
     k->handle_memory = cb_alloc(&c->allocator, cb_handle_pool_bytes(c->capacity), 64);
     k->block_memory = cb_alloc_zeroed(&c->allocator, cb_graph_block_bytes(g, c->capacity), 64);
-    k->sources = cb_alloc_zeroed(&c->allocator, (g->param_count ? g->param_count : 1) *
-                                                    sizeof(cb_graph_param_source), 16);
+    k->sources = cb_alloc_zeroed(
+        &c->allocator, (g->param_count ? g->param_count : 1) * sizeof(cb_graph_param_source), 16);
     k->root_motion = cb_alloc_zeroed(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
     size_t packed = c->joint_count * c->matrix_floats * sizeof(float);
     if (first && d->matrices != NULL) {
@@ -66,12 +67,13 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
         k->matrices = cb_alloc_zeroed(&c->allocator, c->capacity * k->matrix_stride, 64);
     }
     if (d->keep_weights) {
-        k->kept_weights = cb_alloc_zeroed(&c->allocator,
-                                          (size_t)(g->clip_count ? g->clip_count : 1) * c->capacity *
-                                              sizeof(float), 64);
+        k->kept_weights = cb_alloc_zeroed(
+            &c->allocator,
+            (size_t)(g->clip_count ? g->clip_count : 1) * c->capacity * sizeof(float), 64);
     }
     if (k->handle_memory == NULL || k->block_memory == NULL || k->sources == NULL ||
-        k->root_motion == NULL || k->matrices == NULL || (d->keep_weights && k->kept_weights == NULL)) {
+        k->root_motion == NULL || k->matrices == NULL ||
+        (d->keep_weights && k->kept_weights == NULL)) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_crowd_create: state of %u characters",
                             c->capacity);
     }
@@ -86,7 +88,8 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     const cb_graph *g = k->graph;
     if (g != NULL) {
         cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity));
-        cb_free(a, k->sources, (g->param_count ? g->param_count : 1) * sizeof(cb_graph_param_source));
+        cb_free(a, k->sources,
+                (g->param_count ? g->param_count : 1) * sizeof(cb_graph_param_source));
         cb_free(a, k->kept_weights,
                 (size_t)(g->clip_count ? g->clip_count : 1) * c->capacity * sizeof(float));
     }
@@ -138,7 +141,8 @@ static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
         }
         for (uint32_t k = 0; k < desc->graph_count; ++k) {
             if (desc->graphs[k] == NULL) {
-                return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs[%u] is NULL", k);
+                return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs[%u] is NULL",
+                                    k);
             }
             if (cb_skeleton_signature(cb_graph_skeleton(desc->graphs[k])) !=
                 cb_skeleton_signature(desc->skeleton)) {

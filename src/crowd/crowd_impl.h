@@ -11,8 +11,8 @@
 
 typedef struct cb_crowd_kind {
     const cb_graph *graph;
-    bool own_graph;             /* built by the crowd from a blend-space desc */
-    cb_handle_pool handles;     /* dense order of this kind */
+    bool own_graph;         /* built by the crowd from a blend-space desc */
+    cb_handle_pool handles; /* dense order of this kind */
     void *handle_memory;
     cb_graph_block block;
     void *block_memory;
@@ -21,13 +21,13 @@ typedef struct cb_crowd_kind {
     size_t matrix_stride;
     bool own_matrices;
     cb_root_delta *root_motion;
-    float *kept_weights;        /* clip rows of capacity, or NULL */
+    float *kept_weights; /* clip rows of capacity, or NULL */
     uint32_t clip_count;
 } cb_crowd_kind;
 
 struct cb_crowd_scratch {
     cb_crowd *crowd;
-    cb_crowd_scratch *next;     /* every scratch of the crowd, for the stats */
+    cb_crowd_scratch *next; /* every scratch of the crowd, for the stats */
     size_t bytes;
     cb_graph_scratch *graph[CB_CROWD_MAX_KINDS];
     cb_graph_scratch_stats stats;
@@ -38,12 +38,12 @@ struct cb_crowd {
     cb_allocator allocator;
     const cb_skeleton *skeleton;
     size_t joint_count;
-    uint32_t capacity;          /* per kind */
+    uint32_t capacity; /* per kind */
     uint32_t batch_size;
     cb_crowd_kind kinds[CB_CROWD_MAX_KINDS];
     uint32_t kind_count;
     cb_matrix_layout layout;
-    size_t matrix_floats;       /* per joint */
+    size_t matrix_floats; /* per joint */
     /* Threads. */
     cb_jobs *jobs;
     bool own_jobs;

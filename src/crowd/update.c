@@ -23,8 +23,8 @@ cb_result cb_crowd_check_dt(float dt_s)
     return CB_OK;
 }
 
-void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kind,
-                        uint32_t first, uint32_t count)
+void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kind, uint32_t first,
+                        uint32_t count)
 {
     cb_crowd_kind *k = &c->kinds[kind];
     cb_graph_outputs out = {

@@ -102,7 +102,7 @@ struct cb_graph_builder {
     vec iks;         /* gik */
     vec groups;      /* bgroup */
     uint32_t root;
-    bool built;      /* a builder builds once: the graph takes its solvers */
+    bool built; /* a builder builds once: the graph takes its solvers */
 };
 
 uint32_t cb_graph_hash(const char *name)
@@ -123,7 +123,8 @@ cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_bu
                                   cb_error *err)
 {
     if (desc == NULL || out == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_builder_create: desc or out is NULL");
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "cb_graph_builder_create: desc or out is NULL");
     }
     if (desc->_start_canary != 0 || desc->_end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "cb_graph_builder_desc: a canary is not zero");
@@ -141,11 +142,12 @@ cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_bu
     for (uint32_t i = 0; i < desc->clip_count; ++i) {
         const cb_clip *c = desc->clips[i];
         if (c == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_builder_desc.clips[%u] is NULL", i);
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                                "cb_graph_builder_desc.clips[%u] is NULL", i);
         }
         if (cb_clip_skeleton_signature(c) != cb_skeleton_signature(desc->skeleton)) {
-            return cb_error_set(err, CB_ERR_MISMATCH,
-                                "clip '%s' was built for another skeleton", cb_clip_name(c));
+            return cb_error_set(err, CB_ERR_MISMATCH, "clip '%s' was built for another skeleton",
+                                cb_clip_name(c));
         }
         for (uint32_t j = 0; j < i; ++j) {
             if (strcmp(cb_clip_name(c), cb_clip_name(desc->clips[j])) == 0) {
@@ -162,7 +164,8 @@ cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_bu
     snprintf(b->name, sizeof b->name, "%s", desc->name != NULL ? desc->name : "graph");
     b->skeleton = desc->skeleton;
     b->clip_count = desc->clip_count;
-    b->clips = cb_alloc(&b->allocator, (desc->clip_count ? desc->clip_count : 1) * sizeof(void *), 16);
+    b->clips =
+        cb_alloc(&b->allocator, (desc->clip_count ? desc->clip_count : 1) * sizeof(void *), 16);
     if (b->clips == NULL) {
         cb_free(&b->allocator, b, sizeof *b);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_builder_create");
@@ -203,8 +206,9 @@ void cb_graph_builder_destroy(cb_graph_builder *b)
             cb_solver_destroy(n->n.u.blend.solver);
         }
     }
-    vec *all[] = {&b->params, &b->procs, &b->nodes, &b->edges, &b->edge_params, &b->layers,
-                  &b->sms, &b->states, &b->transitions, &b->conditions, &b->iks, &b->groups};
+    vec *all[] = {&b->params,      &b->procs,      &b->nodes, &b->edges,
+                  &b->edge_params, &b->layers,     &b->sms,   &b->states,
+                  &b->transitions, &b->conditions, &b->iks,   &b->groups};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         vec_free(a, all[i]);
     }
@@ -247,8 +251,8 @@ static cb_result find_number(const cb_graph_builder *b, const char *name, const 
 }
 
 /* An optional numeric parameter: NULL gives GNONE. */
-static cb_result find_optional_number(const cb_graph_builder *b, const char *name,
-                                      const char *what, uint32_t *out, cb_error *err)
+static cb_result find_optional_number(const cb_graph_builder *b, const char *name, const char *what,
+                                      uint32_t *out, cb_error *err)
 {
     *out = GNONE;
     return name == NULL ? CB_OK : find_number(b, name, what, out, err);
@@ -269,8 +273,8 @@ static cb_result find_clip(const cb_graph_builder *b, const char *name, const ch
     return cb_error_set(err, CB_ERR_NOT_FOUND, "%s: unknown clip '%s'", what, name);
 }
 
-static cb_result find_group(cb_graph_builder *b, const char *name, const char *what,
-                            uint32_t *out, cb_error *err)
+static cb_result find_group(cb_graph_builder *b, const char *name, const char *what, uint32_t *out,
+                            cb_error *err)
 {
     *out = GNONE;
     if (name == NULL) {
@@ -319,7 +323,8 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_add_param: builder is NULL");
     }
     if (b->built) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "parameter: the builder has already built");
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "parameter: the builder has already built");
     }
     if (!valid_name(name)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -340,7 +345,8 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
         (default_value != floorf(default_value) || fabsf(default_value) > 16777216.0f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "parameter '%s': an int's default must be a whole number up to 2^24 "
-                            "(%g)", name, (double)default_value);
+                            "(%g)",
+                            name, (double)default_value);
     }
     if ((type == CB_PARAM_BOOL || type == CB_PARAM_TRIGGER) && default_value != 0.0f &&
         default_value != 1.0f) {
@@ -382,7 +388,8 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
 static cb_result push_proc(cb_graph_builder *b, const gproc *p, const char *what, cb_error *err)
 {
     if (b->built) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built", what);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built",
+                            what);
     }
     if (b->procs.count >= CB_GRAPH_MAX_PARAMS) {
         return cb_error_set(err, CB_ERR_TOO_MANY, "%s: too many processors", what);
@@ -430,14 +437,17 @@ cb_result cb_graph_add_velocity_blend(cb_graph_builder *b, const cb_graph_veloci
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "velocity blend: NULL argument");
     }
     const char *what = "velocity blend";
-    gproc p = {.type = GPROC_VELOCITY_BLEND, .in = {GNONE, GNONE, GNONE},
+    gproc p = {.type = GPROC_VELOCITY_BLEND,
+               .in = {GNONE, GNONE, GNONE},
                .a = d->min_sq_len == 0.0f ? 1e-4f : d->min_sq_len};
     if (!isfinite(p.a) || p.a < 0.0f) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: min_sq_len must be >= 0", what);
     }
     cb_result r = find_float(b, d->x, what, &p.in[0], err);
-    if (r == CB_OK) r = find_float(b, d->y, what, &p.in[1], err);
-    if (r == CB_OK && d->z != NULL) r = find_float(b, d->z, what, &p.in[2], err);
+    if (r == CB_OK)
+        r = find_float(b, d->y, what, &p.in[1], err);
+    if (r == CB_OK && d->z != NULL)
+        r = find_float(b, d->z, what, &p.in[2], err);
     const char *outs[4] = {d->forward, d->backward, d->left, d->right};
     for (int k = 0; k < 4 && r == CB_OK; ++k) {
         r = find_float(b, outs[k], what, &p.out[k], err);
@@ -455,13 +465,16 @@ cb_result cb_graph_add_interp_to(cb_graph_builder *b, const cb_graph_interp_to_d
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "interp-to: NULL argument");
     }
     const char *what = "interp-to";
-    gproc p = {.type = GPROC_INTERP_TO, .in = {GNONE, GNONE, GNONE},
-               .out = {GNONE, GNONE, GNONE, GNONE, GNONE}, .a = d->speed};
+    gproc p = {.type = GPROC_INTERP_TO,
+               .in = {GNONE, GNONE, GNONE},
+               .out = {GNONE, GNONE, GNONE, GNONE, GNONE},
+               .a = d->speed};
     if (!isfinite(d->speed)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: speed is not finite", what);
     }
     cb_result r = find_float(b, d->input, what, &p.in[0], err);
-    if (r == CB_OK) r = find_float(b, d->output, what, &p.out[0], err);
+    if (r == CB_OK)
+        r = find_float(b, d->output, what, &p.out[0], err);
     if (r == CB_OK && p.in[0] == p.out[0]) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: input and output are both '%s'",
                             what, d->input);
@@ -469,14 +482,14 @@ cb_result cb_graph_add_interp_to(cb_graph_builder *b, const cb_graph_interp_to_d
     return r != CB_OK ? r : push_proc(b, &p, what, err);
 }
 
-cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_desc *d,
-                                cb_error *err)
+cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_desc *d, cb_error *err)
 {
     if (b == NULL || d == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "quadrant: NULL argument");
     }
     const char *what = "quadrant";
-    gproc p = {.type = GPROC_QUADRANT, .in = {GNONE, GNONE, GNONE},
+    gproc p = {.type = GPROC_QUADRANT,
+               .in = {GNONE, GNONE, GNONE},
                .out = {GNONE, GNONE, GNONE, GNONE, GNONE},
                .a = d->dead_zone_rad == 0.0f ? 0.1745329f : d->dead_zone_rad,
                .b = d->min_speed == 0.0f ? 0.1f : d->min_speed};
@@ -488,10 +501,13 @@ cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_des
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: min_speed must be >= 0", what);
     }
     cb_result r = find_float(b, d->x, what, &p.in[0], err);
-    if (r == CB_OK) r = find_float(b, d->y, what, &p.in[1], err);
-    if (r == CB_OK) r = find_param(b, d->output, what, &p.out[0], err);
+    if (r == CB_OK)
+        r = find_float(b, d->y, what, &p.in[1], err);
+    if (r == CB_OK)
+        r = find_param(b, d->output, what, &p.out[0], err);
     if (r == CB_OK && VEC_AT(b->params, gparam, p.out[0]).type != CB_PARAM_INT) {
-        return cb_error_set(err, CB_ERR_MISMATCH, "%s: output '%s' must be an int", what, d->output);
+        return cb_error_set(err, CB_ERR_MISMATCH, "%s: output '%s' must be an int", what,
+                            d->output);
     }
     return r != CB_OK ? r : push_proc(b, &p, what, err);
 }
@@ -500,16 +516,17 @@ cb_result cb_graph_add_quadrant(cb_graph_builder *b, const cb_graph_quadrant_des
 /* Nodes                                                                                      */
 
 /* Common checks and the new node's slot; `what` receives "<kind> '<name>'" for messages. */
-static cb_result begin_node(cb_graph_builder *b, const char *kind, const char *name,
-                            char *what, size_t what_size, cb_error *err)
+static cb_result begin_node(cb_graph_builder *b, const char *kind, const char *name, char *what,
+                            size_t what_size, cb_error *err)
 {
     snprintf(what, what_size, "%s '%s'", kind, name != NULL ? name : "");
     if (b->built) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built its graph",
-                            what);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: the builder has already built its graph", what);
     }
     if (b->nodes.count >= CB_GRAPH_MAX_NODES) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d nodes", what, CB_GRAPH_MAX_NODES);
+        return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d nodes", what,
+                            CB_GRAPH_MAX_NODES);
     }
     if (name != NULL && name[0] != '\0') {
         if (strlen(name) > CB_GRAPH_NAME_MAX) {
@@ -518,7 +535,8 @@ static cb_result begin_node(cb_graph_builder *b, const char *kind, const char *n
         }
         for (size_t i = 0; i < b->nodes.count; ++i) {
             if (strcmp(VEC_AT(b->nodes, bnode, i).n.name, name) == 0) {
-                return cb_error_set(err, CB_ERR_DUPLICATE, "%s: a node has that name already", what);
+                return cb_error_set(err, CB_ERR_DUPLICATE, "%s: a node has that name already",
+                                    what);
             }
         }
     }
@@ -540,7 +558,8 @@ static cb_result check_children(const cb_graph_builder *b, const cb_graph_node *
     }
     for (uint32_t k = 0; k < count; ++k) {
         if (children[k] >= b->nodes.count) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: child %u is not a node", what, k);
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: child %u is not a node", what,
+                                k);
         }
     }
     return CB_OK;
@@ -581,7 +600,8 @@ cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *d, cb
     bnode n = {.n = {.type = GNODE_CLIP}};
     snprintf(n.n.name, sizeof n.n.name, "%s", d->name != NULL ? d->name : "");
     gclip *c = &n.n.u.clip;
-    if (r == CB_OK) r = find_clip(b, d->clip, what, &c->clip, err);
+    if (r == CB_OK)
+        r = find_clip(b, d->clip, what, &c->clip, err);
     if (r != CB_OK) {
         return r;
     }
@@ -590,7 +610,8 @@ cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *d, cb
         return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: speed is not finite", what);
     }
     if (!(d->start_offset >= 0.0f && d->start_offset < 1.0f)) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: start_offset must be in [0, 1)", what);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: start_offset must be in [0, 1)",
+                            what);
     }
     c->start_offset = d->start_offset;
     c->clamp = d->clamp || !cb_clip_is_looping(c->clip);
@@ -598,7 +619,8 @@ cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *d, cb
     c->additive = cb_clip_is_additive(c->clip);
     c->has_markers = cb_clip_marker_count(c->clip) > 0;
     r = find_optional_number(b, d->speed_param, what, &c->speed_param, err);
-    if (r == CB_OK) r = find_group(b, d->sync_group, what, &n.explicit_group, err);
+    if (r == CB_OK)
+        r = find_group(b, d->sync_group, what, &n.explicit_group, err);
     if (r != CB_OK) {
         return r;
     }
@@ -615,7 +637,8 @@ cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_spa
     }
     char what[96];
     cb_result r = begin_node(b, "blend space", d->name, what, sizeof what, err);
-    if (r == CB_OK) r = check_children(b, d->children, d->child_count, what, err);
+    if (r == CB_OK)
+        r = check_children(b, d->children, d->child_count, what, err);
     if (r != CB_OK) {
         return r;
     }
@@ -625,7 +648,8 @@ cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_spa
     sd = cb_solver_query_desc(&sd);
     if (sd.kind == CB_SOLVER_KIND_DIRECT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: use a direct node for direct weights, not a direct blend space", what);
+                            "%s: use a direct node for direct weights, not a direct blend space",
+                            what);
     }
     if (d->positions == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: positions is NULL", what);
@@ -637,7 +661,8 @@ cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_spa
     for (uint32_t k = 0; k < g->param_count && r == CB_OK; ++k) {
         r = find_number(b, d->params[k], what, &g->params[k], err);
     }
-    if (r == CB_OK) r = find_group(b, d->sync_group, what, &n.explicit_group, err);
+    if (r == CB_OK)
+        r = find_group(b, d->sync_group, what, &n.explicit_group, err);
     if (r != CB_OK) {
         return r;
     }
@@ -662,7 +687,8 @@ cb_result cb_graph_add_direct(cb_graph_builder *b, const cb_graph_direct_desc *d
     }
     char what[96];
     cb_result r = begin_node(b, "direct blend", d->name, what, sizeof what, err);
-    if (r == CB_OK) r = check_children(b, d->children, d->child_count, what, err);
+    if (r == CB_OK)
+        r = check_children(b, d->children, d->child_count, what, err);
     if (r == CB_OK && d->weights == NULL) {
         r = cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: weights is NULL", what);
     }
@@ -712,9 +738,11 @@ cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *d
     size_t soa = cb_skeleton_soa_joint_count(b->skeleton);
     for (uint32_t k = 0; k < d->layer_count; ++k) {
         const cb_graph_layer *l = &d->layers[k];
-        glayer g = {.node = l->node, .mode = l->mode == _CB_LAYER_MODE_DEFAULT ? CB_LAYER_OVERRIDE : l->mode};
+        glayer g = {.node = l->node,
+                    .mode = l->mode == _CB_LAYER_MODE_DEFAULT ? CB_LAYER_OVERRIDE : l->mode};
         if (l->node >= b->nodes.count) {
-            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: layer %u's node does not exist", what, k);
+            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: layer %u's node does not exist",
+                             what, k);
         } else if ((unsigned)g.mode >= _CB_LAYER_MODE_COUNT) {
             r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: layer %u: unknown mode", what, k);
         } else {
@@ -723,20 +751,23 @@ cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *d
             if (g.mode == CB_LAYER_ADDITIVE && !additive) {
                 r = cb_error_set(err, CB_ERR_MISMATCH,
                                  "%s: layer %u is additive: its node must be a clip node with an "
-                                 "additive clip", what, k);
+                                 "additive clip",
+                                 what, k);
             } else if (g.mode == CB_LAYER_OVERRIDE && additive) {
                 r = cb_error_set(err, CB_ERR_MISMATCH,
                                  "%s: layer %u overrides with an additive clip", what, k);
             }
         }
-        if (r == CB_OK) r = find_optional_number(b, l->weight, what, &g.weight_param, err);
+        if (r == CB_OK)
+            r = find_optional_number(b, l->weight, what, &g.weight_param, err);
         if (r == CB_OK && g.weight_param != GNONE) {
             VEC_AT(b->params, gparam, g.weight_param).is_weight = true;
         }
         if (r == CB_OK && l->mask_joint == NULL && l->mask.count > 0) {
             if (l->mask.ptr == NULL || l->mask.count < cb_skeleton_joint_count(b->skeleton)) {
-                r = cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: layer %u: the mask needs %zu weights",
-                                 what, k, cb_skeleton_joint_count(b->skeleton));
+                r = cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                                 "%s: layer %u: the mask needs %zu weights", what, k,
+                                 cb_skeleton_joint_count(b->skeleton));
             } else if ((g.mask = cb_alloc(&b->allocator, soa * sizeof(float), 64)) == NULL) {
                 r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
             } else {
@@ -762,8 +793,8 @@ cb_result cb_graph_add_layers(cb_graph_builder *b, const cb_graph_layers_desc *d
             } else {
                 cb_mask_rule rule = {.joint = l->mask_joint, .weight = 1.0f};
                 cb_error inner = {0};
-                r = cb_skeleton_build_mask(b->skeleton, 0.0f, &rule, 1, (cb_float_span){g.mask, soa},
-                                           &inner);
+                r = cb_skeleton_build_mask(b->skeleton, 0.0f, &rule, 1,
+                                           (cb_float_span){g.mask, soa}, &inner);
                 if (r != CB_OK) {
                     cb_free(&b->allocator, g.mask, soa * sizeof(float));
                     r = cb_error_set(err, r, "%s: layer %u: %s", what, k, inner.message);
@@ -810,24 +841,27 @@ static cb_result find_state(const gstate *states, uint32_t count, const char *na
             return CB_OK;
         }
     }
-    return cb_error_set(err, CB_ERR_NOT_FOUND, "%s: %s state '%s' does not exist", what, field, name);
+    return cb_error_set(err, CB_ERR_NOT_FOUND, "%s: %s state '%s' does not exist", what, field,
+                        name);
 }
 
 static cb_result add_condition(cb_graph_builder *b, const cb_graph_condition *c, const char *what,
                                uint32_t t, cb_error *err)
 {
-    gcondition g = {.op = c->op == _CB_COMPARE_DEFAULT ? CB_COMPARE_TRUE : c->op, .value = c->value};
+    gcondition g = {.op = c->op == _CB_COMPARE_DEFAULT ? CB_COMPARE_TRUE : c->op,
+                    .value = c->value};
     cb_result r = find_param(b, c->param, what, &g.param, err);
     if (r != CB_OK) {
         return r;
     }
     const gparam *p = &VEC_AT(b->params, gparam, g.param);
     if ((unsigned)g.op >= _CB_COMPARE_COUNT) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: transition %u: unknown comparison", what, t);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: transition %u: unknown comparison",
+                            what, t);
     }
     if (!isfinite(g.value)) {
-        return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: transition %u: a condition value is not finite",
-                            what, t);
+        return cb_error_set(err, CB_ERR_NOT_FINITE,
+                            "%s: transition %u: a condition value is not finite", what, t);
     }
     bool is_truth = g.op == CB_COMPARE_TRUE || g.op == CB_COMPARE_FALSE;
     bool ok;
@@ -847,9 +881,10 @@ static cb_result add_condition(cb_graph_builder *b, const cb_graph_condition *c,
     }
     if (!ok) {
         static const char *const types[] = {"", "float", "int", "bool", "trigger"};
-        return cb_error_set(err, CB_ERR_MISMATCH,
-                            "%s: transition %u: this comparison does not apply to %s parameter '%s'",
-                            what, t, types[p->type], p->name);
+        return cb_error_set(
+            err, CB_ERR_MISMATCH,
+            "%s: transition %u: this comparison does not apply to %s parameter '%s'", what, t,
+            types[p->type], p->name);
     }
     g.trigger = p->type == CB_PARAM_TRIGGER;
     if (!vec_push(&b->allocator, &b->conditions, &g, 1, NULL)) {
@@ -884,7 +919,8 @@ cb_result cb_graph_add_state_machine(cb_graph_builder *b, const cb_graph_state_m
     for (uint32_t s = 0; s < d->state_count; ++s) {
         const cb_graph_state *st = &d->states[s];
         if (!valid_name(st->name)) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: state %u has no valid name", what, s);
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: state %u has no valid name",
+                                what, s);
         }
         for (uint32_t o = 0; o < s; ++o) {
             if (strcmp(states[o].name, st->name) == 0) {
@@ -905,7 +941,8 @@ cb_result cb_graph_add_state_machine(cb_graph_builder *b, const cb_graph_state_m
         snprintf(states[s].name, sizeof states[s].name, "%s", st->name);
         children[s] = st->node;
     }
-    gsm sm = {.state_count = d->state_count, .transition_count = d->transition_count,
+    gsm sm = {.state_count = d->state_count,
+              .transition_count = d->transition_count,
               .inert_slot = GNONE};
     if (d->initial != NULL) {
         r = find_state(states, d->state_count, d->initial, what, "initial", &sm.initial, err);
@@ -916,38 +953,46 @@ cb_result cb_graph_add_state_machine(cb_graph_builder *b, const cb_graph_state_m
     size_t first_transition = b->transitions.count, first_condition = b->conditions.count;
     for (uint32_t t = 0; t < d->transition_count && r == CB_OK; ++t) {
         const cb_graph_transition *tr = &d->transitions[t];
-        gtransition g = {.from = GNONE,
-                         .first_condition = (uint32_t)b->conditions.count,
-                         .condition_count = tr->condition_count,
-                         .has_exit_time = tr->has_exit_time,
-                         .exit_time = tr->exit_time,
-                         .duration_s = tr->duration_s,
-                         .blend = tr->blend == _CB_TRANSITION_BLEND_DEFAULT ? CB_TRANSITION_CROSSFADE : tr->blend,
-                         .interruption = tr->interruption == _CB_INTERRUPTION_DEFAULT ? CB_INTERRUPTION_NONE : tr->interruption,
-                         .to_self = tr->to_self};
+        gtransition g = {
+            .from = GNONE,
+            .first_condition = (uint32_t)b->conditions.count,
+            .condition_count = tr->condition_count,
+            .has_exit_time = tr->has_exit_time,
+            .exit_time = tr->exit_time,
+            .duration_s = tr->duration_s,
+            .blend =
+                tr->blend == _CB_TRANSITION_BLEND_DEFAULT ? CB_TRANSITION_CROSSFADE : tr->blend,
+            .interruption = tr->interruption == _CB_INTERRUPTION_DEFAULT ? CB_INTERRUPTION_NONE
+                                                                         : tr->interruption,
+            .to_self = tr->to_self};
         if (tr->from != NULL) {
             r = find_state(states, d->state_count, tr->from, what, "source", &g.from, err);
         }
-        if (r == CB_OK) r = find_state(states, d->state_count, tr->to, what, "destination", &g.to, err);
+        if (r == CB_OK)
+            r = find_state(states, d->state_count, tr->to, what, "destination", &g.to, err);
         if (r != CB_OK) {
             break;
         }
         if (!isfinite(tr->duration_s) || tr->duration_s < 0.0f ||
             (tr->has_exit_time && !(tr->exit_time >= 0.0f && isfinite(tr->exit_time)))) {
             r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                             "%s: transition %u: duration and exit time must be finite and >= 0", what, t);
+                             "%s: transition %u: duration and exit time must be finite and >= 0",
+                             what, t);
         } else if ((unsigned)g.blend >= _CB_TRANSITION_BLEND_COUNT ||
                    (unsigned)g.interruption >= _CB_INTERRUPTION_COUNT) {
-            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: transition %u: bad blend or interruption",
-                             what, t);
+            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                             "%s: transition %u: bad blend or interruption", what, t);
         } else if (tr->condition_count > CB_GRAPH_MAX_CONDITIONS ||
                    (tr->condition_count > 0 && tr->conditions == NULL)) {
-            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: transition %u: conditions missing or more "
-                             "than %d", what, t, CB_GRAPH_MAX_CONDITIONS);
+            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                             "%s: transition %u: conditions missing or more "
+                             "than %d",
+                             what, t, CB_GRAPH_MAX_CONDITIONS);
         } else if (tr->condition_count == 0 && !tr->has_exit_time) {
             r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                              "%s: transition %u has neither conditions nor an exit time: it would "
-                             "fire every frame", what, t);
+                             "fire every frame",
+                             what, t);
         }
         for (uint32_t c = 0; c < tr->condition_count && r == CB_OK; ++c) {
             r = add_condition(b, &tr->conditions[c], what, t, err);
@@ -955,8 +1000,8 @@ cb_result cb_graph_add_state_machine(cb_graph_builder *b, const cb_graph_state_m
         if (r == CB_OK && !vec_push(&b->allocator, &b->transitions, &g, 1, NULL)) {
             r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
         }
-        if (r == CB_OK && (g.blend == CB_TRANSITION_INERTIALIZE ||
-                           g.interruption != CB_INTERRUPTION_NONE)) {
+        if (r == CB_OK &&
+            (g.blend == CB_TRANSITION_INERTIALIZE || g.interruption != CB_INTERRUPTION_NONE)) {
             /* An interrupted transition continues from the pose shown by inertializing: the
              * machine needs offsets per character. Marked; numbered at build. */
             sm.inert_slot = 0;
@@ -993,8 +1038,8 @@ cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *e
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_set_root: builder is NULL");
     }
     if (root >= b->nodes.count) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_graph_set_root: node %u does not exist",
-                            root);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_graph_set_root: node %u does not exist", root);
     }
     b->root = root;
     return CB_OK;
@@ -1013,7 +1058,8 @@ static cb_result target_params(const cb_graph_builder *b, const char *const name
     }
     for (int k = 0; k < 3; ++k) {
         if (names[k] == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s needs three parameters", what, field);
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s needs three parameters", what,
+                                field);
         }
         cb_result r = find_number(b, names[k], what, &out[k], err);
         if (r != CB_OK) {
@@ -1026,10 +1072,12 @@ static cb_result target_params(const cb_graph_builder *b, const char *const name
 static cb_result push_ik(cb_graph_builder *b, const gik *g, const char *what, cb_error *err)
 {
     if (b->built) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built", what);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built",
+                            what);
     }
     if (b->iks.count >= CB_GRAPH_MAX_IK) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d IK steps", what, CB_GRAPH_MAX_IK);
+        return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d IK steps", what,
+                            CB_GRAPH_MAX_IK);
     }
     if (!vec_push(&b->allocator, &b->iks, g, 1, NULL)) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
@@ -1056,10 +1104,13 @@ cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b, const cb_graph_two_bone_
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "two-bone IK: NULL argument");
     }
     const char *what = "two-bone IK";
-    gik g = {.type = GIK_TWO_BONE, .joint_count = 3, .soften = d->soften == 0.0f ? 0.97f : d->soften};
+    gik g = {
+        .type = GIK_TWO_BONE, .joint_count = 3, .soften = d->soften == 0.0f ? 0.97f : d->soften};
     cb_result r = find_joint(b, d->start_joint, what, &g.joints[0], err);
-    if (r == CB_OK) r = find_joint(b, d->mid_joint, what, &g.joints[1], err);
-    if (r == CB_OK) r = find_joint(b, d->end_joint, what, &g.joints[2], err);
+    if (r == CB_OK)
+        r = find_joint(b, d->mid_joint, what, &g.joints[1], err);
+    if (r == CB_OK)
+        r = find_joint(b, d->end_joint, what, &g.joints[2], err);
     if (r != CB_OK) {
         return r;
     }
@@ -1079,8 +1130,10 @@ cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b, const cb_graph_two_bone_
         g.mid_axis[k] = d->mid_axis[k];
     }
     r = target_params(b, d->target, what, "target", g.target, false, err);
-    if (r == CB_OK) r = target_params(b, d->pole, what, "pole", g.pole, true, err);
-    if (r == CB_OK) r = find_optional_number(b, d->weight, what, &g.weight, err);
+    if (r == CB_OK)
+        r = target_params(b, d->pole, what, "pole", g.pole, true, err);
+    if (r == CB_OK)
+        r = find_optional_number(b, d->weight, what, &g.weight, err);
     return r != CB_OK ? r : push_ik(b, &g, what, err);
 }
 
@@ -1094,7 +1147,8 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: 1 to %d joints are needed", what,
                             GIK_MAX_CHAIN);
     }
-    gik g = {.type = GIK_AIM, .joint_count = d->joint_count,
+    gik g = {.type = GIK_AIM,
+             .joint_count = d->joint_count,
              .limit_rad = d->limit_rad == 0.0f ? 3.14159265f : d->limit_rad};
     for (uint32_t k = 0; k < d->joint_count; ++k) {
         cb_result r = find_joint(b, d->joints[k], what, &g.joints[k], err);
@@ -1106,9 +1160,11 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
             return cb_error_set(err, CB_ERR_HIERARCHY, "%s: '%s' is not an ancestor of '%s'", what,
                                 d->joints[k - 1], d->joints[k]);
         }
-        float w = d->joint_weights != NULL ? d->joint_weights[k] : (k + 1 == d->joint_count ? 1.0f : 0.0f);
+        float w = d->joint_weights != NULL ? d->joint_weights[k]
+                                           : (k + 1 == d->joint_count ? 1.0f : 0.0f);
         if (!(w >= 0.0f) || !isfinite(w)) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: joint weight %u must be >= 0", what, k);
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: joint weight %u must be >= 0",
+                                what, k);
         }
         g.joint_weights[k] = w;
     }
@@ -1139,7 +1195,8 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
     }
     cb_result r = target_params(b, d->target, what, "target", g.target, false, err);
     g.pole[0] = g.pole[1] = g.pole[2] = GNONE;
-    if (r == CB_OK) r = find_optional_number(b, d->weight, what, &g.weight, err);
+    if (r == CB_OK)
+        r = find_optional_number(b, d->weight, what, &g.weight, err);
     return r != CB_OK ? r : push_ik(b, &g, what, err);
 }
 
@@ -1148,9 +1205,8 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
 
 /* Layout of the graph's single allocation. */
 typedef struct layout {
-    size_t params, procs, nodes, edges, edge_params, layers, sms, states, transitions,
-        conditions, iks, clip_nodes, clip_states, clips, flat_order, flat_slot, layer_slot, masks,
-        total;
+    size_t params, procs, nodes, edges, edge_params, layers, sms, states, transitions, conditions,
+        iks, clip_nodes, clip_states, clips, flat_order, flat_slot, layer_slot, masks, total;
 } layout;
 
 static size_t take(size_t *cursor, size_t bytes)
@@ -1186,7 +1242,8 @@ static bool same_layout(const cb_clip *const *clips, size_t count, const uint32_
                     more_b = bm.name_hash == names[q];
                 }
             }
-            if (more_a != more_b || (more_a && (a.name_hash != bm.name_hash || a.time != bm.time))) {
+            if (more_a != more_b ||
+                (more_a && (a.name_hash != bm.name_hash || a.time != bm.time))) {
                 return false;
             }
             if (!more_a) {
@@ -1220,8 +1277,8 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_build: builder or out is NULL");
     }
     if (b->built) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "graph '%s': the builder has already built it",
-                            b->name);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "graph '%s': the builder has already built it", b->name);
     }
     if (b->nodes.count == 0) {
         return cb_error_set(err, CB_ERR_TOO_FEW, "graph '%s' has no node", b->name);
@@ -1261,15 +1318,19 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
             clip_count += n->n.type == GNODE_CLIP;
             /* An additive clip belongs only in an additive layer. */
             for (uint32_t e = 0; e < n->n.edge_count; ++e) {
-                const bnode *c = &VEC_AT(b->nodes, bnode, VEC_AT(b->edges, gedge, n->n.first_edge + e).child);
-                bool additive_edge = n->n.type == GNODE_LAYERS && e > 0 &&
-                                     VEC_AT(b->layers, glayer, n->n.u.layers.first_layer + e - 1).mode ==
-                                         CB_LAYER_ADDITIVE;
+                const bnode *c =
+                    &VEC_AT(b->nodes, bnode, VEC_AT(b->edges, gedge, n->n.first_edge + e).child);
+                bool additive_edge =
+                    n->n.type == GNODE_LAYERS && e > 0 &&
+                    VEC_AT(b->layers, glayer, n->n.u.layers.first_layer + e - 1).mode ==
+                        CB_LAYER_ADDITIVE;
                 if (c->n.type == GNODE_CLIP && c->additive_clip && !additive_edge) {
                     cb_free(&b->allocator, newid, total * sizeof(uint32_t));
-                    return cb_error_set(err, CB_ERR_MISMATCH,
-                                        "node '%s' uses additive clip node '%s' outside an additive "
-                                        "layer", n->n.name, c->n.name);
+                    return cb_error_set(
+                        err, CB_ERR_MISMATCH,
+                        "node '%s' uses additive clip node '%s' outside an additive "
+                        "layer",
+                        n->n.name, c->n.name);
                 }
             }
         }
@@ -1489,8 +1550,8 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     cb_free(&b->allocator, base, node_count);
     for (uint32_t l = 0; l < g->layer_count; ++l) {
         uint32_t node = g->layers[l].node;
-        g->layer_slot[l] = node != GNONE && g->nodes[node].type == GNODE_CLIP ? g->nodes[node].u.clip.slot
-                                                                             : GNONE;
+        g->layer_slot[l] =
+            node != GNONE && g->nodes[node].type == GNODE_CLIP ? g->nodes[node].u.clip.slot : GNONE;
     }
 
     /* Flat graphs get the runtime's fast path (see graph_impl.h). */
@@ -1528,7 +1589,8 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         }
         for (uint32_t e = 0; flat && e < bn->edge_count; ++e) {
             for (uint32_t f = 0; f < e; ++f) {
-                flat = flat && g->edges[bn->first_edge + e].child != g->edges[bn->first_edge + f].child;
+                flat = flat &&
+                       g->edges[bn->first_edge + e].child != g->edges[bn->first_edge + f].child;
             }
         }
         g->flat = flat;
@@ -1558,7 +1620,8 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
      * normalized time. Clips that order their shared markers differently are refused. */
     {
         uint32_t gc = g->group_count_sync;
-        const cb_clip **members = cb_alloc(&b->allocator, (clip_count ? clip_count : 1) * sizeof(cb_clip *), 16);
+        const cb_clip **members =
+            cb_alloc(&b->allocator, (clip_count ? clip_count : 1) * sizeof(cb_clip *), 16);
         uint32_t *tmp = cb_alloc(&b->allocator, CB_CLIP_MAX_MARKERS * sizeof(uint32_t), 16);
         size_t names_total = 0;
         cb_result r = members != NULL && tmp != NULL ? CB_OK : CB_ERR_OUT_OF_MEMORY;

@@ -31,30 +31,30 @@ typedef struct gclip {
     uint32_t speed_param;
     bool clamp;
     float start_offset;
-    uint32_t group;     /* sync group, or GNONE */
-    uint32_t slot;      /* index among clip nodes: per-character clip state */
-    uint32_t node;      /* the clip's node (in graph->clips, the per-slot copy) */
-    bool base_path;     /* reached from the root other than through a layer: moves the root */
+    uint32_t group; /* sync group, or GNONE */
+    uint32_t slot;  /* index among clip nodes: per-character clip state */
+    uint32_t node;  /* the clip's node (in graph->clips, the per-slot copy) */
+    bool base_path; /* reached from the root other than through a layer: moves the root */
     float duration_s;
     bool additive;
-    bool has_markers;   /* events are looked for */
+    bool has_markers;                    /* events are looked for */
     uint32_t marker_first, marker_count; /* the clip's marker times in graph->marker_times */
 } gclip;
 
 typedef struct gblend {
     cb_solver *solver;
-    uint32_t params[2];     /* DIRECT-kind solvers use direct_params instead */
+    uint32_t params[2]; /* DIRECT-kind solvers use direct_params instead */
     uint32_t param_count;
-    uint32_t first_param;   /* DIRECT-kind solver: into graph->edge_params */
+    uint32_t first_param; /* DIRECT-kind solver: into graph->edge_params */
 } gblend;
 
 typedef struct glayers {
-    uint32_t first_layer;   /* into graph->layers; the node's edge 0 is the base */
+    uint32_t first_layer; /* into graph->layers; the node's edge 0 is the base */
     uint32_t layer_count;
 } glayers;
 
 typedef struct gsm_ref {
-    uint32_t sm;            /* index into graph->sms */
+    uint32_t sm; /* index into graph->sms */
 } gsm_ref;
 
 typedef struct gnode {
@@ -73,8 +73,8 @@ typedef struct gnode {
 typedef struct glayer {
     uint32_t node;
     cb_layer_mode mode;
-    uint32_t weight_param;  /* GNONE: 1 */
-    float *mask;            /* soa_joint_count floats, or NULL: all joints */
+    uint32_t weight_param; /* GNONE: 1 */
+    float *mask;           /* soa_joint_count floats, or NULL: all joints */
 } glayer;
 
 typedef struct gcondition {
@@ -85,7 +85,7 @@ typedef struct gcondition {
 } gcondition;
 
 typedef struct gtransition {
-    uint32_t from;          /* state index, or GNONE for any state */
+    uint32_t from; /* state index, or GNONE for any state */
     uint32_t to;
     uint32_t first_condition, condition_count;
     bool has_exit_time;
@@ -107,16 +107,16 @@ typedef struct gsm {
     uint32_t first_state, state_count;
     uint32_t initial;
     uint32_t first_transition, transition_count;
-    uint32_t inert_slot;    /* index among inertializing machines, or GNONE */
+    uint32_t inert_slot; /* index among inertializing machines, or GNONE */
 } gsm;
 
 typedef enum gproc_type { GPROC_VELOCITY_BLEND, GPROC_INTERP_TO, GPROC_QUADRANT } gproc_type;
 
 typedef struct gproc {
     gproc_type type;
-    uint32_t in[3];   /* GNONE when unused (velocity z) */
-    uint32_t out[5];  /* velocity blend: forward, backward, left, right, speed (or GNONE) */
-    float a, b;       /* min_sq_len | speed | dead zone, min speed */
+    uint32_t in[3];  /* GNONE when unused (velocity z) */
+    uint32_t out[5]; /* velocity blend: forward, backward, left, right, speed (or GNONE) */
+    float a, b;      /* min_sq_len | speed | dead zone, min speed */
 } gproc;
 
 typedef enum gik_type { GIK_TWO_BONE, GIK_AIM } gik_type;
@@ -130,9 +130,9 @@ typedef struct gik {
     uint32_t joint_count;
     uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none */
     float soften;
-    float mid_axis[3];               /* two-bone: the hinge */
-    float forward[3], up[3];         /* aim */
-    float pole_dir[3], offset[3];    /* aim: constant pole direction and ray start */
+    float mid_axis[3];            /* two-bone: the hinge */
+    float forward[3], up[3];      /* aim */
+    float pole_dir[3], offset[3]; /* aim: constant pole direction and ray start */
     float limit_rad;
 } gik;
 
@@ -170,11 +170,11 @@ struct cb_graph {
     uint32_t param_count;
     gproc *procs;
     uint32_t proc_count;
-    gnode *nodes;            /* in topological order, root first */
+    gnode *nodes; /* in topological order, root first */
     uint32_t node_count;
     gedge *edges;
     uint32_t edge_count;
-    uint32_t *edge_params;   /* direct weights, direct-kind blend params */
+    uint32_t *edge_params; /* direct weights, direct-kind blend params */
     uint32_t edge_param_count;
     glayer *layers;
     uint32_t layer_count;
@@ -188,33 +188,33 @@ struct cb_graph {
     uint32_t condition_count;
     gik *iks;
     uint32_t ik_count;
-    uint32_t group_count_sync;   /* sync groups */
-    uint32_t clip_count;         /* clip nodes */
-    uint32_t *clip_nodes;        /* clip slot -> node */
-    gclip *clips;                /* clip slot -> a copy of its node's data, for the time stage */
-    gclip_states *clip_states;   /* per clip slot */
-    uint32_t inert_count;        /* machines with inertializing transitions */
-    bool uniform_rate;           /* no clip, speed parameter or state changes speed */
+    uint32_t group_count_sync; /* sync groups */
+    uint32_t clip_count;       /* clip nodes */
+    uint32_t *clip_nodes;      /* clip slot -> node */
+    gclip *clips;              /* clip slot -> a copy of its node's data, for the time stage */
+    gclip_states *clip_states; /* per clip slot */
+    uint32_t inert_count;      /* machines with inertializing transitions */
+    bool uniform_rate;         /* no clip, speed parameter or state changes speed */
     /* A flat graph: [layers of clips over] one blend space or direct node whose children are
      * all clips of one sync group, no state machine, every rate 1. runtime.c runs it without
      * per-node bookkeeping (same results, bit for bit; tests compare both paths). */
     bool flat;
-    uint32_t flat_blend;         /* the blend or direct node */
-    uint32_t flat_layers;        /* the layers node, or GNONE */
-    uint32_t flat_group;         /* the blend's sync group */
-    uint32_t *flat_order;        /* the blend's edge indices sorted by their clip's slot */
-    uint32_t *flat_slot;         /* the blend's edge index -> its clip's slot */
-    bool flat_in_order;          /* flat_order is 0, 1, 2, ...: slot order is edge order */
-    uint32_t *layer_slot;        /* per layer: its node's clip slot, or GNONE if not a clip */
-    uint32_t max_pose_depth;     /* pose buffers the evaluator may need at once */
-    uint32_t max_entries;        /* blend entries one fused job may get */
+    uint32_t flat_blend;     /* the blend or direct node */
+    uint32_t flat_layers;    /* the layers node, or GNONE */
+    uint32_t flat_group;     /* the blend's sync group */
+    uint32_t *flat_order;    /* the blend's edge indices sorted by their clip's slot */
+    uint32_t *flat_slot;     /* the blend's edge index -> its clip's slot */
+    bool flat_in_order;      /* flat_order is 0, 1, 2, ...: slot order is edge order */
+    uint32_t *layer_slot;    /* per layer: its node's clip slot, or GNONE if not a clip */
+    uint32_t max_pose_depth; /* pose buffers the evaluator may need at once */
+    uint32_t max_entries;    /* blend entries one fused job may get */
     /* Sync markers per group (cb_sync_group_names): names sync_hashes[sync_first[g] ..
      * + sync_count[g]]; count 0 syncs by normalized time. A second allocation (its size is
      * known only once the groups are). */
     uint32_t *sync_first, *sync_count, *sync_hashes;
-    float *marker_times;         /* every clip's marker times (normalized), after the names */
+    float *marker_times; /* every clip's marker times (normalized), after the names */
     size_t sync_bytes;
-    void *memory;                /* one allocation for every array above but the sync names */
+    void *memory; /* one allocation for every array above but the sync names */
     size_t memory_bytes;
 };
 

@@ -173,9 +173,9 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
 void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 {
     const cb_graph *g = b->graph;
-#define MOVE_ROWS(field, rows)                                                                 \
-    for (uint32_t r_ = 0; r_ < (rows); ++r_) {                                                 \
-        AT(b, field, r_, to) = AT(b, field, r_, from);                                         \
+#define MOVE_ROWS(field, rows)                                                                     \
+    for (uint32_t r_ = 0; r_ < (rows); ++r_) {                                                     \
+        AT(b, field, r_, to) = AT(b, field, r_, from);                                             \
     }
     MOVE_ROWS(params, g->param_count)
     MOVE_ROWS(clip_time, g->clip_count)
@@ -195,8 +195,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     MOVE_ROWS(sm_from_x, g->sm_count)
 #undef MOVE_ROWS
     for (uint32_t s = 0; s < g->inert_count; ++s) {
-        memcpy(inert_of(b, s, to), inert_of(b, s, from),
-               inert_floats(g) * sizeof(float));
+        memcpy(inert_of(b, s, to), inert_of(b, s, from), inert_floats(g) * sizeof(float));
     }
     memcpy(&b->events[(size_t)to * CB_GRAPH_EVENTS_PER_FRAME],
            &b->events[(size_t)from * CB_GRAPH_EVENTS_PER_FRAME],
@@ -210,25 +209,25 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 /* Per-group state of one character during the time stage, in scratch. */
 typedef struct group_acc {
     float wsum, dsum, best, step;
-    float from, to;   /* the leader's times, unwrapped: to = from + advance */
+    float from, to; /* the leader's times, unwrapped: to = from + advance */
     uint32_t leader;
-    cb_sync_pos pos;  /* the leader's sync position at `to` (groups with sync markers) */
+    cb_sync_pos pos; /* the leader's sync position at `to` (groups with sync markers) */
 } group_acc;
 
 struct cb_graph_scratch {
     uint32_t batch;
-    float *params;  /* param rows of batch */
-    float *w;       /* node rows: influence */
-    float *rate;    /* node rows: playback rate (weighted sum until the node is visited) */
-    float *ew;      /* edge rows: the child's share of its parent */
+    float *params;   /* param rows of batch */
+    float *w;        /* node rows: influence */
+    float *rate;     /* node rows: playback rate (weighted sum until the node is visited) */
+    float *ew;       /* edge rows: the child's share of its parent */
     uint8_t *shadow; /* node rows: weightless, but evaluated for an inertialization's capture */
-    float *alpha;   /* state-machine rows: crossfade progress of this frame */
-    float *cparams; /* 2 rows of batch: compacted solver input */
+    float *alpha;    /* state-machine rows: crossfade progress of this frame */
+    float *cparams;  /* 2 rows of batch: compacted solver input */
     float *cweights; /* CB_GRAPH_MAX_CHILDREN rows of batch: compacted solver output */
     uint32_t *cidx;  /* batch: compacted character indices */
-    float *qa, *qb; /* batch floats: quadrant scratch */
+    float *qa, *qb;  /* batch floats: quadrant scratch */
     uint8_t *qstate;
-    float *sm_acc;  /* sm rows x 4: sum w and sum w d of the current and next states */
+    float *sm_acc;            /* sm rows x 4: sum w and sum w d of the current and next states */
     struct group_acc *groups; /* per sync group, one character at a time */
     uint32_t *active;         /* clip slots with weight, one character at a time */
     uint8_t *flat_active;     /* flat graphs: per character of the batch, its active edges */
@@ -240,8 +239,9 @@ struct cb_graph_scratch {
 };
 
 typedef struct scratch_layout {
-    size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc, poses,
-        entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count, total;
+    size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
+        poses, entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count,
+        total;
 } scratch_layout;
 
 static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
@@ -316,7 +316,8 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
 
 static cb_xform_group *pose_at(const cb_graph *g, cb_graph_scratch *s, uint32_t depth)
 {
-    return (cb_xform_group *)((char *)s->poses + (size_t)depth * g->group_count * cb_simd_group_bytes());
+    return (cb_xform_group *)((char *)s->poses +
+                              (size_t)depth * g->group_count * cb_simd_group_bytes());
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -460,7 +461,7 @@ static void fire(const cb_graph *g, cb_graph_block *b, cb_graph_scratch *s, uint
     const gtransition *t = &g->transitions[sm->first_transition + t_index];
     /* What the pose showed until now, for an inertialization to start from. */
     uint16_t from_cur = AT(b, sm_current, m, ch), from_next = AT(b, sm_next, m, ch);
-    uint8_t from_kind = !interrupting           ? CAPTURE_STATE
+    uint8_t from_kind = !interrupting            ? CAPTURE_STATE
                         : AT(b, sm_inert, m, ch) ? CAPTURE_INERTIAL
                                                  : CAPTURE_CROSSFADE;
     for (uint32_t c = 0; c < t->condition_count; ++c) {
@@ -754,8 +755,8 @@ static inline float advance_time(float t, float dx, bool clamp)
 
 /* The clip's playback rate for character i: the path's rate (a weighted sum until divided by
  * the clip's weight w) times its own speed and speed parameter. */
-static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_scratch *s,
-                              float w, uint32_t i)
+static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_scratch *s, float w,
+                              uint32_t i)
 {
     float r = (g->uniform_rate ? 1.0f : SR(s, rate, c->node, i) / w) * c->speed;
     if (c->speed_param != GNONE) {
@@ -764,7 +765,6 @@ static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_
     }
     return r;
 }
-
 
 static cb_sync_names group_names(const cb_graph *g, uint32_t grp)
 {
@@ -819,8 +819,8 @@ static void emit_events(const cb_graph *g, cb_graph_block *b, uint32_t ch, const
         return;
     }
     for (size_t k = 0; k < written; ++k) {
-        ev[(*count)++] = (cb_graph_event){found[k].name_hash, clip->node, weight,
-                                          found[k].fraction};
+        ev[(*count)++] =
+            (cb_graph_event){found[k].name_hash, clip->node, weight, found[k].fraction};
     }
     st->dropped_events += crossed - written;
 }
@@ -830,8 +830,8 @@ static void emit_events(const cb_graph *g, cb_graph_block *b, uint32_t ch, const
  * their weight-averaged duration, followers keep in step on the group's markers, free clips
  * advance at their own rate; then clip times, root motion and events. Shared by the general
  * and the flat paths, which must agree bit for bit. */
-static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na,
-                           float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na, float dt,
+                           cb_graph_scratch *s, const cb_graph_outputs *out,
                            cb_graph_scratch_stats *st)
 {
     group_acc *groups = s->groups;
@@ -895,9 +895,9 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
              * leader's); from and to are its own, for root motion and events. */
             const group_acc *ga = &groups[clip->group];
             float gt = AT(b, group_time, clip->group, ch);
-            from = c == ga->leader ? ga->from
+            from = c == ga->leader        ? ga->from
                    : was != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                           : gt - ga->step;
+                                          : gt - ga->step;
             to = c == ga->leader ? ga->to : from + ga->step;
             AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
         } else {
@@ -1034,7 +1034,8 @@ static bool flatten(pose_ctx *x, uint32_t id, float weight)
     case GNODE_DIRECT:
         for (uint32_t e = 0; e < n->edge_count; ++e) {
             float share = SR(x->s, ew, n->first_edge + e, x->i);
-            if (share * weight > EPS && !flatten(x, g->edges[n->first_edge + e].child, weight * share)) {
+            if (share * weight > EPS &&
+                !flatten(x, g->edges[n->first_edge + e].child, weight * share)) {
                 return false;
             }
         }
@@ -1118,7 +1119,8 @@ typedef struct xf {
 
 static xf group_lane(const cb_xform_group *pose, size_t j)
 {
-    const float *g = (const float *)((const char *)pose + (j / cb_simd_width()) * cb_simd_group_bytes());
+    const float *g =
+        (const float *)((const char *)pose + (j / cb_simd_width()) * cb_simd_group_bytes());
     size_t w = cb_simd_width(), l = j % w;
     return (xf){{g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]},
                 {g[0 * w + l], g[1 * w + l], g[2 * w + l]}};
@@ -1147,10 +1149,15 @@ static float inertial_fraction(float t, float t1)
 static void sincos_half(float h, float *s, float *c)
 {
     float h2 = h * h;
-    *s = h * (1.0f + h2 * (-1.0f / 6 + h2 * (1.0f / 120 + h2 * (-1.0f / 5040 +
-                                   h2 * (1.0f / 362880 + h2 * (-1.0f / 39916800))))));
-    *c = 1.0f + h2 * (-0.5f + h2 * (1.0f / 24 + h2 * (-1.0f / 720 + h2 * (1.0f / 40320 +
-                                   h2 * (-1.0f / 3628800 + h2 * (1.0f / 479001600))))));
+    *s = h * (1.0f +
+              h2 * (-1.0f / 6 +
+                    h2 * (1.0f / 120 +
+                          h2 * (-1.0f / 5040 + h2 * (1.0f / 362880 + h2 * (-1.0f / 39916800))))));
+    *c = 1.0f +
+         h2 * (-0.5f +
+               h2 * (1.0f / 24 +
+                     h2 * (-1.0f / 720 + h2 * (1.0f / 40320 +
+                                               h2 * (-1.0f / 3628800 + h2 * (1.0f / 479001600))))));
 }
 
 static void inert_capture(const pose_ctx *x, float *st, const cb_xform_group *src,
@@ -1448,9 +1455,9 @@ static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t fir
             for (uint32_t k = 0; k < na; ++k) {
                 uint32_t e = listed[k], c = g->flat_slot[e];
                 const gclip *clip = &g->clips[c];
-                float f = c == leader                                      ? from
+                float f = c == leader                                  ? from
                           : AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                                                        : gt - step;
+                                                                       : gt - step;
                 float t = c == leader ? lead_to : f + step;
                 AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
                 AT(b, clip_active, c, ch) = CLIP_ACTIVE;
@@ -1465,7 +1472,7 @@ static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t fir
             uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
             const gclip *clip = &g->clips[c];
             float from = AT(b, clip_active, c, ch) == CLIP_INACTIVE ? clip->start_offset
-                                                                   : AT(b, clip_time, c, ch);
+                                                                    : AT(b, clip_time, c, ch);
             float ad = clip->duration_s / 1.0f;
             float to = clip->clamp ? fminf(fmaxf(from + dt / ad, 0.0f), 1.0f) : from + dt / ad;
             AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : wrap01(to);
@@ -1480,8 +1487,8 @@ static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t fir
     }
 }
 
-static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
-                         float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n, float dt,
+                         cb_graph_scratch *s, const cb_graph_outputs *out,
                          cb_graph_scratch_stats *st)
 {
     const gnode *bn = &g->nodes[g->flat_blend];
@@ -1538,7 +1545,8 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
             }
         }
     }
-    for (uint32_t l = 0; out->kept_weights != NULL && ln != NULL && l < ln->u.layers.layer_count; ++l) {
+    for (uint32_t l = 0; out->kept_weights != NULL && ln != NULL && l < ln->u.layers.layer_count;
+         ++l) {
         uint32_t c = g->nodes[g->layers[ln->u.layers.first_layer + l].node].u.clip.slot;
         for (uint32_t i = 0; i < n; ++i) {
             out->kept_weights[(size_t)c * out->kept_stride + first + i] = 1.0f;

@@ -13,7 +13,6 @@
  * direction (3) and offset length (the decay time is kept once per character). */
 enum { CB_INERT_FLOATS = 8 };
 
-
 /* Per-character state, each array SoA over `capacity` characters (row r of a field holds that
  * field's item r for every character). */
 typedef struct cb_graph_block {
@@ -36,7 +35,7 @@ typedef struct cb_graph_block {
     uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
     float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
     float *inert;           /* inert_count x capacity x (1 + joint_count x CB_INERT_FLOATS) */
-    cb_graph_event *events;     /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
+    cb_graph_event *events; /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
     uint8_t *event_count;   /* capacity */
     size_t bytes;
 } cb_graph_block;
@@ -61,15 +60,15 @@ typedef struct cb_graph_param_source {
 
 /* Outputs of a batch. */
 typedef struct cb_graph_outputs {
-    char *matrices;            /* character i at matrices + i * matrix_stride */
+    char *matrices; /* character i at matrices + i * matrix_stride */
     size_t matrix_stride;
     cb_matrix_layout layout;
     cb_root_delta *root_motion; /* per character */
-    float *kept_weights;       /* per clip slot rows of kept_stride, or NULL */
+    float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
-    bool use_ref;              /* benchmarks: scalar reference kernels */
-    bool events;               /* report the markers crossed */
-    bool general;              /* tests: flat graphs through the general path too */
+    bool use_ref; /* benchmarks: scalar reference kernels */
+    bool events;  /* report the markers crossed */
+    bool general; /* tests: flat graphs through the general path too */
 } cb_graph_outputs;
 
 /* Stage timers (cb_crowd_stage order). */

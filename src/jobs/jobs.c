@@ -5,8 +5,8 @@
  * empty. A submitter pushes, then reads `sleepers` with a seq_cst read-modify-write; if it is
  * non-zero it signals under the mutex. The two RMWs on `sleepers` are totally ordered: either
  * the submitter sees the sleeper, or the sleeper's increment comes after (and synchronizes with)
- * the submitter's, so its check of the queue sees the pushed job. The mutex is held only around going to sleep
- * and waking, never while a job runs.
+ * the submitter's, so its check of the queue sees the pushed job. The mutex is held only around
+ * going to sleep and waking, never while a job runs.
  *
  * Counters: `value` counts unfinished jobs; `waiters` is a lock-free stack of jobs held back by
  * cb_jobs_submit_after(), or WAITERS_CLOSED once the counter reached zero. The thread that
