@@ -1611,6 +1611,24 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
             g->flat_in_order = true;
             for (uint32_t e = 0; e < bn->edge_count; ++e) {
                 g->flat_in_order = g->flat_in_order && g->flat_order[e] == e;
+                g->flat_any_clamp = g->flat_any_clamp || g->clips[g->flat_slot[e]].clamp;
+            }
+            const gnode *ln = layers != GNONE ? &g->nodes[layers] : NULL;
+            for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
+                const glayer *ly = &g->layers[ln->u.layers.first_layer + l];
+                const gclip *c = &g->clips[g->layer_slot[ln->u.layers.first_layer + l]];
+                g->flat_layer[l] = (struct gflat_layer){
+                    .clip = c->clip,
+                    .slot = c->slot,
+                    .weight_param = ly->weight_param,
+                    .duration_s = c->duration_s,
+                    .start_offset = c->start_offset,
+                    .clamp = c->clamp,
+                    .mode = ly->mode == CB_LAYER_ADDITIVE ? CB_BLEND_MODE_ADDITIVE
+                                                          : CB_BLEND_MODE_OVERRIDE,
+                    .mask = ly->mask,
+                };
+                g->flat_layer_count = l + 1;
             }
         }
     }

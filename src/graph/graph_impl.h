@@ -199,13 +199,24 @@ struct cb_graph {
      * all clips of one sync group, no state machine, every rate 1. runtime.c runs it without
      * per-node bookkeeping (same results, bit for bit; tests compare both paths). */
     bool flat;
-    uint32_t flat_blend;     /* the blend or direct node */
-    uint32_t flat_layers;    /* the layers node, or GNONE */
-    uint32_t flat_group;     /* the blend's sync group */
-    uint32_t *flat_order;    /* the blend's edge indices sorted by their clip's slot */
-    uint32_t *flat_slot;     /* the blend's edge index -> its clip's slot */
-    bool flat_in_order;      /* flat_order is 0, 1, 2, ...: slot order is edge order */
-    uint32_t *layer_slot;    /* per layer: its node's clip slot, or GNONE if not a clip */
+    uint32_t flat_blend;  /* the blend or direct node */
+    uint32_t flat_layers; /* the layers node, or GNONE */
+    uint32_t flat_group;  /* the blend's sync group */
+    uint32_t *flat_order; /* the blend's edge indices sorted by their clip's slot */
+    uint32_t *flat_slot;  /* the blend's edge index -> its clip's slot */
+    bool flat_in_order;   /* flat_order is 0, 1, 2, ...: slot order is edge order */
+    uint32_t *layer_slot; /* per layer: its node's clip slot, or GNONE if not a clip */
+    /* A flat graph's layers in one place, for its per-character loops. */
+    struct gflat_layer {
+        const cb_clip *clip;
+        uint32_t slot, weight_param;
+        float duration_s, start_offset;
+        bool clamp;
+        cb_blend_mode mode;
+        const float *mask; /* soa_joint_count floats, or NULL */
+    } flat_layer[CB_GRAPH_MAX_LAYERS];
+    uint32_t flat_layer_count;
+    bool flat_any_clamp;     /* a clamped clip among the flat blend's children */
     uint32_t max_pose_depth; /* pose buffers the evaluator may need at once */
     uint32_t max_entries;    /* blend entries one fused job may get */
     /* Sync markers per group (cb_sync_group_names): names sync_hashes[sync_first[g] ..

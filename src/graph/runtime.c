@@ -891,14 +891,12 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
         bool started = was != CLIP_ACTIVE; /* (re)starts this frame, or was just added */
         float from, to;
         if (clip->group != GNONE && g->sync_count[clip->group] == 0) {
-            /* In step by normalized time: every clip of the group shows the group's time (the
-             * leader's); from and to are its own, for root motion and events. */
+            /* In step by normalized time: every clip of the group shows the group's time and
+             * moves over the group's interval (one phase for the group, whether the clip played
+             * last frame or joins now), for root motion and events alike. */
             const group_acc *ga = &groups[clip->group];
             float gt = AT(b, group_time, clip->group, ch);
-            from = c == ga->leader        ? ga->from
-                   : was != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                          : gt - ga->step;
-            to = c == ga->leader ? ga->to : from + ga->step;
+            from = ga->from, to = ga->to;
             AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
         } else {
             if (clip->group == GNONE) {
@@ -1417,7 +1415,6 @@ static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t fir
 {
     const gnode *bn = &g->nodes[g->flat_blend];
     const uint32_t count = bn->edge_count, grp = g->flat_group;
-    const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t ch = first + i, na = 0, leader = GNONE;
         uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
@@ -1444,38 +1441,34 @@ static void flat_advance_fast(const cb_graph *g, cb_graph_block *b, uint32_t fir
         } else {
             const gclip *lead = &g->clips[leader];
             float from = AT(b, group_leader, grp, ch) == NO_LEADER ? lead->start_offset
-                         : AT(b, clip_active, leader, ch) != CLIP_INACTIVE
-                             ? AT(b, clip_time, leader, ch)
-                             : AT(b, group_time, grp, ch);
+                                                                   : AT(b, group_time, grp, ch);
             float step = dt * wsum / dsum;
             float lead_to = lead->clamp ? fminf(fmaxf(from + step, 0.0f), 1.0f) : from + step;
             float gt = advance_time(from, step, lead->clamp);
             AT(b, group_leader, grp, ch) = (uint16_t)leader;
             AT(b, group_time, grp, ch) = gt;
+            /* One phase for the group: no clip's own history matters, so the blend clips'
+             * activity flags are not kept on this path (nothing here reads them). */
             for (uint32_t k = 0; k < na; ++k) {
                 uint32_t e = listed[k], c = g->flat_slot[e];
                 const gclip *clip = &g->clips[c];
-                float f = c == leader                                  ? from
-                          : AT(b, clip_active, c, ch) != CLIP_INACTIVE ? AT(b, clip_time, c, ch)
-                                                                       : gt - step;
-                float t = c == leader ? lead_to : f + step;
-                AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
-                AT(b, clip_active, c, ch) = CLIP_ACTIVE;
-                if (clip->base_path && !clip->clamp) {
+                bool clamp = g->flat_any_clamp && clip->clamp;
+                AT(b, clip_time, c, ch) = clamp ? fminf(gt, 1.0f) : gt;
+                if (clip->base_path && !clamp) {
                     s->root_entries[root_count++] = (cb_root_motion_entry){
-                        clip->clip, f, t, s->cweights[(size_t)e * s->batch + i]};
+                        clip->clip, from, lead_to, s->cweights[(size_t)e * s->batch + i]};
                 }
             }
         }
         /* Layer clips: weight 1 in their layer, their own time. */
-        for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
-            uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
-            const gclip *clip = &g->clips[c];
-            float from = AT(b, clip_active, c, ch) == CLIP_INACTIVE ? clip->start_offset
+        for (uint32_t l = 0; l < g->flat_layer_count; ++l) {
+            const struct gflat_layer *fl = &g->flat_layer[l];
+            uint32_t c = fl->slot;
+            float from = AT(b, clip_active, c, ch) == CLIP_INACTIVE ? fl->start_offset
                                                                     : AT(b, clip_time, c, ch);
-            float ad = clip->duration_s / 1.0f;
-            float to = clip->clamp ? fminf(fmaxf(from + dt / ad, 0.0f), 1.0f) : from + dt / ad;
-            AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : wrap01(to);
+            float ad = fl->duration_s / 1.0f;
+            float to = fl->clamp ? fminf(fmaxf(from + dt / ad, 0.0f), 1.0f) : from + dt / ad;
+            AT(b, clip_time, c, ch) = fl->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : wrap01(to);
             AT(b, clip_active, c, ch) = CLIP_ACTIVE;
         }
         b->event_count[ch] = 0;
@@ -1531,11 +1524,12 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
         }
         advance_active(g, b, ch, na, dt, s, out, st);
     }
-    /* Clips without weight this frame, row by row: a branch-free pass per clip. */
+    /* Clips without weight this frame, row by row: a branch-free pass per clip (the fast path
+     * keeps no activity flags for the blend's clips). */
     for (uint32_t e = 0; e < count; ++e) {
         const float *cw = &s->cweights[(size_t)e * s->batch];
         uint8_t *active = &AT(b, clip_active, g->flat_slot[e], first);
-        for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t i = 0; !fast && i < n; ++i) {
             active[i] = cw[i] > EPS ? active[i] : (uint8_t)CLIP_INACTIVE;
         }
         if (out->kept_weights != NULL) {
@@ -1577,14 +1571,21 @@ static void flat_pose(pose_ctx *x)
             };
         }
     }
-    if (g->flat_layers != GNONE) {
-        const gnode *ln = &g->nodes[g->flat_layers];
-        for (uint32_t l = 0; l < ln->u.layers.layer_count; ++l) {
-            const glayer *ly = &g->layers[ln->u.layers.first_layer + l];
-            float w = layer_weight(x, ly);
-            if (w > 0.0f) {
-                x->s->entries[x->entries++] = layer_entry(x, ly, w);
-            }
+    for (uint32_t l = 0; l < g->flat_layer_count; ++l) {
+        const struct gflat_layer *fl = &g->flat_layer[l];
+        float w = 1.0f;
+        if (fl->weight_param != GNONE) {
+            w = SR(x->s, params, fl->weight_param, x->i);
+            w = w > 0.0f ? (w < 1.0f ? w : 1.0f) : 0.0f; /* as layer_weight() */
+        }
+        if (w > 0.0f) {
+            x->s->entries[x->entries++] = (cb_blend_entry){
+                .clip = fl->clip,
+                .time = AT(x->b, clip_time, fl->slot, x->ch),
+                .weight = w,
+                .mode = fl->mode,
+                .mask = {fl->mask, fl->mask != NULL ? g->soa_joint_count : 0},
+            };
         }
     }
     run_blend(x, x->root_out, 0);
