@@ -223,7 +223,7 @@ CB_API cb_result cb_solver_create(const cb_solver_desc *desc, cb_solver **out, c
 /** Frees the solver through its desc's allocator. NULL does nothing. */
 CB_API void cb_solver_destroy(cb_solver *solver);
 
-/** The solver's method (never the default placeholder). */
+/** The solver's method (never _CB_SOLVER_KIND_DEFAULT: create resolves the zero value). */
 CB_API cb_solver_kind cb_solver_get_kind(const cb_solver *solver);
 
 /** M, the number of nodes: rows of weights that evaluate writes. */
@@ -232,8 +232,8 @@ CB_API size_t cb_solver_node_count(const cb_solver *solver);
 /** Parameter columns one query has (see CONVENTIONS). */
 CB_API size_t cb_solver_param_count(const cb_solver *solver);
 
-/** "linear_1d", "freeform_directional_2d", ... (the names above); NULL for an invalid kind
- *  (the default placeholder included). */
+/** "linear_1d", "freeform_directional_2d", ... (the names above); NULL for an invalid kind,
+ *  _CB_SOLVER_KIND_DEFAULT included (the zero value of a desc, not a method). */
 CB_API const char *cb_solver_kind_name(cb_solver_kind kind);
 
 /**

@@ -250,9 +250,12 @@ static float *driven_column(cb_scene *s, int which)
 /* Writes what the agents want into the graph's parameters. */
 static void drive_graph(cb_scene *s, float dt)
 {
-    float *cols[P_NAMED];
+    float *cols[P_NAMED], *drifting[MAX_DRIFTING];
     for (int k = 0; k < P_NAMED; ++k) {
         cols[k] = driven_column(s, k);
+    }
+    for (uint32_t k = 0; k < s->drifting_count; ++k) {
+        drifting[k] = cb_crowd_param_column(s->crowd, 0, s->drifting[k]);
     }
     uint32_t n = cb_crowd_count(s->crowd, 0);
     for (uint32_t i = 0; i < n; ++i) {
@@ -282,7 +285,7 @@ static void drive_graph(cb_scene *s, float dt)
         a->drift += dt;
         for (uint32_t k = 0; k < s->drifting_count; ++k) {
             float v = 0.5f + 0.5f * sinf(0.4f * a->drift + 1.7f * (float)k);
-            cb_crowd_param_column(s->crowd, 0, s->drifting[k])[i] = v * v;
+            drifting[k][i] = v * v;
         }
     }
 }

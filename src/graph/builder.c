@@ -1439,7 +1439,7 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
 
     /* Nodes and edges in the new order. Solvers move to the graph (the builder keeps a copy of
      * the pointer, so it creates a fresh solver for the next build: see below). */
-    uint32_t edge_at = 0, clip_at = 0;
+    uint32_t edge_at = 0;
     for (uint32_t i = root + 1; i-- > 0;) {
         if (newid[i] == GNONE) {
             continue;
@@ -1456,9 +1456,6 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         if (n->type == GNODE_SM) {
             n->u.sm.sm = sm_newid[n->u.sm.sm];
         }
-        if (n->type == GNODE_CLIP) {
-            clip_at++;
-        }
     }
     g->node_count = node_count;
     g->edge_count = edge_count;
@@ -1471,7 +1468,6 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
             g->clip_nodes[slot++] = newid[i];
         }
     }
-    (void)clip_at;
 
     /* Sync groups, top-down: a clip takes its own named group, else the group of the nearest
      * blend space above it (its named group, or an implicit one per blend space). State
@@ -1595,7 +1591,6 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         }
         g->flat = flat;
         g->flat_blend = blend;
-        g->flat_layers = layers;
         g->flat_group = group;
         if (flat) {
             /* Edges in slot order: the order the general time stage visits the clips in. */

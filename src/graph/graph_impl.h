@@ -200,7 +200,6 @@ struct cb_graph {
      * per-node bookkeeping (same results, bit for bit; tests compare both paths). */
     bool flat;
     uint32_t flat_blend;  /* the blend or direct node */
-    uint32_t flat_layers; /* the layers node, or GNONE */
     uint32_t flat_group;  /* the blend's sync group */
     uint32_t *flat_order; /* the blend's edge indices sorted by their clip's slot */
     uint32_t *flat_slot;  /* the blend's edge index -> its clip's slot */

@@ -1066,14 +1066,19 @@ static void run_blend(pose_ctx *x, cb_xform_group *out, uint32_t first_entry)
     }
 }
 
-/* The weight of layer l for character i, clamped to [0, 1]. */
-static float layer_weight(const pose_ctx *x, const glayer *l)
+/* A layer's weight for character i from its parameter (GNONE: 1), clamped to [0, 1]. */
+static float weight_of(const pose_ctx *x, uint32_t param)
 {
-    if (l->weight_param == GNONE) {
+    if (param == GNONE) {
         return 1.0f;
     }
-    float w = SR(x->s, params, l->weight_param, x->i);
+    float w = SR(x->s, params, param, x->i);
     return w > 0.0f ? (w < 1.0f ? w : 1.0f) : 0.0f;
+}
+
+static float layer_weight(const pose_ctx *x, const glayer *l)
+{
+    return weight_of(x, l->weight_param);
 }
 
 static cb_blend_entry layer_entry(const pose_ctx *x, const glayer *l, float w)
@@ -1486,7 +1491,6 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 {
     const gnode *bn = &g->nodes[g->flat_blend];
     const uint32_t count = bn->edge_count;
-    const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
     uint32_t *act = s->active;
     float *aw = s->active_w, *ad = s->active_d;
     bool fast = g->sync_count[g->flat_group] == 0 && !out->events;
@@ -1514,8 +1518,8 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
         s->flat_count[i] = (uint8_t)na;
         /* Layer clips: weight 1 within their layer, merged in slot order as the general path
          * visits them. */
-        for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
-            uint32_t c = g->layer_slot[ln->u.layers.first_layer + l];
+        for (uint32_t l = 0; l < g->flat_layer_count; ++l) {
+            uint32_t c = g->flat_layer[l].slot;
             uint32_t at = na++;
             for (; at > 0 && act[at - 1] > c; --at) {
                 act[at] = act[at - 1], aw[at] = aw[at - 1], ad[at] = ad[at - 1];
@@ -1539,9 +1543,8 @@ static void flat_advance(const cb_graph *g, cb_graph_block *b, uint32_t first, u
             }
         }
     }
-    for (uint32_t l = 0; out->kept_weights != NULL && ln != NULL && l < ln->u.layers.layer_count;
-         ++l) {
-        uint32_t c = g->nodes[g->layers[ln->u.layers.first_layer + l].node].u.clip.slot;
+    for (uint32_t l = 0; out->kept_weights != NULL && l < g->flat_layer_count; ++l) {
+        uint32_t c = g->flat_layer[l].slot;
         for (uint32_t i = 0; i < n; ++i) {
             out->kept_weights[(size_t)c * out->kept_stride + first + i] = 1.0f;
         }
@@ -1573,11 +1576,7 @@ static void flat_pose(pose_ctx *x)
     }
     for (uint32_t l = 0; l < g->flat_layer_count; ++l) {
         const struct gflat_layer *fl = &g->flat_layer[l];
-        float w = 1.0f;
-        if (fl->weight_param != GNONE) {
-            w = SR(x->s, params, fl->weight_param, x->i);
-            w = w > 0.0f ? (w < 1.0f ? w : 1.0f) : 0.0f; /* as layer_weight() */
-        }
+        float w = weight_of(x, fl->weight_param);
         if (w > 0.0f) {
             x->s->entries[x->entries++] = (cb_blend_entry){
                 .clip = fl->clip,
