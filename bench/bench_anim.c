@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anim/anim_impl.h" /* cb_ltm_chars_run: the over-characters variant, measured here */
+#include "ltm/ltm_impl.h" /* cb_ltm_chars_run: the over-characters variant, measured here */
 #include "base/prng.h"
 #include "bench_all.h"
 #include "crowdblend/crowdblend.h"

@@ -385,7 +385,7 @@ static void graph_builder_validity_table(void **state)
     OK(cb_graph_add_param(b, "jump", CB_PARAM_TRIGGER, 0.0f, &err));
     assert_int_equal(cb_graph_add_param(b, "x", CB_PARAM_FLOAT, 0.0f, &err), CB_ERR_DUPLICATE);
     /* "costarring" and "liquid" share their 32-bit FNV-1a hash (a known pair). */
-    assert_int_equal(cb_graph_hash("costarring"), cb_graph_hash("liquid"));
+    assert_int_equal(cb_name_hash("costarring"), cb_name_hash("liquid"));
     OK(cb_graph_add_param(b, "costarring", CB_PARAM_FLOAT, 0.0f, &err));
     assert_int_equal(cb_graph_add_param(b, "liquid", CB_PARAM_FLOAT, 0.0f, &err), CB_ERR_DUPLICATE);
     assert_non_null(strstr(err.message, "costarring"));
@@ -614,7 +614,7 @@ static void graph_queries_name_what_was_built(void **state)
     assert_int_equal(cb_graph_param_count(g), 4);
     for (uint32_t k = 0; k < 4; ++k) {
         uint32_t i = 99, h = 99;
-        assert_int_equal(cb_graph_hash(pnames[k]), fnv1a(pnames[k]));
+        assert_int_equal(cb_name_hash(pnames[k]), fnv1a(pnames[k]));
         assert_int_equal(cb_graph_find_param(g, pnames[k], &i), CB_OK);
         assert_int_equal(cb_graph_find_param_hash(g, fnv1a(pnames[k]), &h), CB_OK);
         assert_int_equal(i, h);
@@ -1534,7 +1534,7 @@ static void graph_events_fire_once_per_crossing(void **state)
     cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
     add_characters(c, 1, 0.2f);                 /* the first character starts at phase 0 */
     const double marks[3] = {0.10, 0.30, 0.60}; /* L, lift, R in time order */
-    const uint32_t hashes[3] = {cb_graph_hash("L"), cb_graph_hash("lift"), cb_graph_hash("R")};
+    const uint32_t hashes[3] = {cb_name_hash("L"), cb_name_hash("lift"), cb_name_hash("R")};
     double u = 0.0; /* the unwrapped time, in double */
     int64_t want_total = 0, got_total = 0;
     size_t near = 0, frames_with_events = 0, backwards = 0;
@@ -1693,9 +1693,9 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
         assert_int_equal(cb_graph_clip_node(g, 1), kids[1]);
         cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
         add_characters(c, 1, 0.0f);
-        uint32_t hl = cb_graph_hash("L"), hr = cb_graph_hash("R");
-        uint32_t ol = cb_graph_hash(control ? "L2" : "L"),
-                 orr = cb_graph_hash(control ? "R2" : "R");
+        uint32_t hl = cb_name_hash("L"), hr = cb_name_hash("R");
+        uint32_t ol = cb_name_hash(control ? "L2" : "L"),
+                 orr = cb_name_hash(control ? "R2" : "R");
         plant_log logs[4] = {{{0}, 0}};
         int both = 0;
         for (int f = 0; f < 600; ++f) {

@@ -121,7 +121,7 @@ static void run_script(const char *name, bool look_at)
     cb_crowd *c = crowd_of(g, N, 1), *c2 = crowd_of(g, N, 2);
     uint32_t top = machine(g, "locomotion"), dir = machine(g, "direction");
     const float dt = 1.0f / 60.0f;
-    uint32_t plant_l = cb_graph_hash("foot_plant_l"), plant_r = cb_graph_hash("foot_plant_r");
+    uint32_t plant_l = cb_name_hash("foot_plant_l"), plant_r = cb_name_hash("foot_plant_r");
     size_t plants = 0, moving_frames = 0, started = 0;
     double worst_look = 0.0;
     size_t head = 0;

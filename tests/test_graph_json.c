@@ -200,7 +200,7 @@ static void graph_json_full_document_loads_and_matches_its_queries(void **state)
         uint32_t index = UINT32_MAX;
         assert_int_equal(cb_graph_find_param(g, name, &index), CB_OK);
         assert_int_equal(index, i);
-        assert_int_equal(cb_graph_find_param_hash(g, cb_graph_hash(name), &index), CB_OK);
+        assert_int_equal(cb_graph_find_param_hash(g, cb_name_hash(name), &index), CB_OK);
         assert_int_equal(index, i);
         assert_string_equal(cb_graph_param_name(g, (uint32_t)i), name);
         assert_int_equal(cb_graph_param_type(g, (uint32_t)i), type_of(p));

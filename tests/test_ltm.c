@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "ltm/ltm_impl.h"
 #include "anim_test.h"
 #include "test_util.h"
 

@@ -54,10 +54,10 @@ static void markers_hash_is_fnv1a(void **state)
 {
     (void)state;
     /* Published test vectors of FNV-1a 32 (draft-eastlake-fnv, and the FNV authors' page). */
-    assert_int_equal(cb_clip_marker_hash(""), 0x811c9dc5u);
-    assert_int_equal(cb_clip_marker_hash("a"), 0xe40c292cu);
-    assert_int_equal(cb_clip_marker_hash("foobar"), 0xbf9cf968u);
-    assert_int_equal(cb_clip_marker_hash(NULL), cb_clip_marker_hash(""));
+    assert_int_equal(cb_name_hash(""), 0x811c9dc5u);
+    assert_int_equal(cb_name_hash("a"), 0xe40c292cu);
+    assert_int_equal(cb_name_hash("foobar"), 0xbf9cf968u);
+    assert_int_equal(cb_name_hash(NULL), cb_name_hash(""));
     /* Random names of every byte value but 0, against the reference above. */
     cb_prng r = cb_test_prng(__func__);
     unsigned char name[CB_MARKER_NAME_MAX + 1];
@@ -67,7 +67,7 @@ static void markers_hash_is_fnv1a(void **state)
             name[i] = (unsigned char)(1 + cb_prng_below(&r, 255));
         }
         name[n] = 0;
-        CB_CHECK(cb_clip_marker_hash((const char *)name) == fnv1a_ref(name, n),
+        CB_CHECK(cb_name_hash((const char *)name) == fnv1a_ref(name, n),
                  "hash of a %zu-byte name differs from the reference", n);
     }
 }
@@ -96,7 +96,7 @@ static void markers_desc_defaults(void **state)
     cb_clip_marker q;
     assert_int_equal(cb_clip_query_marker(c, 0, &q), CB_ERR_INVALID_ARGUMENT);
     size_t idx = 77;
-    assert_int_equal(cb_clip_find_marker(c, cb_clip_marker_hash("x"), 0, &idx), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_clip_find_marker(c, cb_name_hash("x"), 0, &idx), CB_ERR_NOT_FOUND);
     assert_int_equal(idx, 77);
     cb_clip_destroy(c);
     cb_skeleton_destroy(f.skel);
@@ -164,7 +164,7 @@ static void markers_stored_sorted_and_queryable(void **state)
             CB_CHECK(src < n, "marker %zu (\"%s\" at %g) matches no desc marker", i, q.name,
                      (double)q.time);
             used[src] = true;
-            assert_int_equal(q.name_hash, cb_clip_marker_hash(q.name));
+            assert_int_equal(q.name_hash, cb_name_hash(q.name));
             assert_int_equal(q.event_only, m[src].event_only);
             CB_CHECK(fabs((double)q.time_s - m[src].time_s) <= 1e-6, "time_s %g vs %g",
                      (double)q.time_s, (double)m[src].time_s);
@@ -178,7 +178,7 @@ static void markers_stored_sorted_and_queryable(void **state)
         }
         /* Lookups by hash visit exactly the occurrences of a name, in order. */
         for (size_t p = 0; p < npool; ++p) {
-            uint32_t h = cb_clip_marker_hash(pool[p]);
+            uint32_t h = cb_name_hash(pool[p]);
             size_t seen = 0, want = 0, idx = 0, first = n;
             for (size_t j = 0; j < n; ++j) {
                 want += strcmp(m[j].name, pool[p]) == 0;
@@ -279,7 +279,7 @@ static bool find_collision(char a[16], char b[16])
     for (uint32_t i = 0; i < n; ++i) {
         char s[16];
         random_name(i, s);
-        h[i] = (hashed){cb_clip_marker_hash(s), i};
+        h[i] = (hashed){cb_name_hash(s), i};
     }
     qsort(h, n, sizeof *h, cmp_hashed);
     bool found = false;
@@ -373,11 +373,11 @@ static void markers_rejects_bad_input(void **state)
     /* Two different names with one hash. */
     char ca[16], cbn[16];
     CB_CHECK(find_collision(ca, cbn), "no FNV-1a collision among 2^19 names");
-    assert_int_equal(cb_clip_marker_hash(ca), cb_clip_marker_hash(cbn));
+    assert_int_equal(cb_name_hash(ca), cb_name_hash(cbn));
     assert_int_equal(fnv1a_ref((const unsigned char *)ca, strlen(ca)),
                      fnv1a_ref((const unsigned char *)cbn, strlen(cbn)));
     cb_test_note("FNV-1a collision used: \"%s\" and \"%s\" (0x%08x)", ca, cbn,
-                 cb_clip_marker_hash(ca));
+                 cb_name_hash(ca));
     WITH(0, name, ca);
     bad[2].name = cbn;
     cb_test_expect_clip_error(&d, CB_ERR_DUPLICATE, "have the same hash");

@@ -64,7 +64,7 @@ static float marker_time(const cb_clip *c, size_t i)
 
 static uint32_t h(const char *name)
 {
-    return cb_clip_marker_hash(name);
+    return cb_name_hash(name);
 }
 
 /* ------------------------------------------------------------------------------------------ */

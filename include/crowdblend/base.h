@@ -128,6 +128,17 @@ typedef struct cb_xform {
 /** The identity transform: no rotation, no translation, unit scale. */
 CB_API cb_xform cb_xform_identity(void);
 
+/* ----------------------------------------------------------------------------------------- */
+/* Names                                                                                     */
+
+/**
+ * The 32-bit hash of a name, as graphs, clips and events store names: FNV-1a over the bytes up
+ * to the terminating zero (offset basis 2166136261, prime 16777619; Fowler, Noll and Vo). Hash
+ * a name once (like Unity's Animator.StringToHash) and compare hashes per frame. NULL hashes as
+ * the empty string. Thread-safe.
+ */
+CB_API uint32_t cb_name_hash(const char *name);
+
 /** Read-only span of transforms. */
 typedef struct cb_xform_cspan {
     const cb_xform *ptr;

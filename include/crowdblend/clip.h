@@ -40,7 +40,7 @@
  * MARKERS
  * A clip may carry named markers at times within it (e.g. "foot_plant_l" where the left foot
  * touches down). They are given in seconds in the desc, like key times, and reported as
- * normalized times, sorted. Each name also has a 32-bit hash (cb_clip_marker_hash, FNV-1a), so
+ * normalized times, sorted. Each name also has a 32-bit hash (cb_name_hash, FNV-1a), so
  * the per-frame code compares integers: a graph looks a name up once and keeps the hash.
  * Markers serve two purposes, both in crowdblend/sync.h: they are reported as events when
  * playback crosses them, and they align clips in a sync group (unless marked event_only).
@@ -282,20 +282,15 @@ CB_API cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, 
 /* ----------------------------------------------------------------------------------------- */
 /* Markers                                                                                   */
 
-/**
- * The 32-bit hash of a marker name: FNV-1a over the bytes of the string up to its terminating
- * zero (offset basis 2166136261, prime 16777619; Fowler, Noll and Vo, the "FNV-1a" variant of
- * draft-eastlake-fnv). Stable across platforms and builds, so hashes may be stored in files.
- * Distinct names may share a hash; cb_clip_create rejects two such names in one clip, and hosts
- * that keep their own name tables should check theirs the same way. NULL hashes as "".
- * Thread-safe.
- */
-CB_API uint32_t cb_clip_marker_hash(const char *name);
+/* Marker names are hashed with cb_name_hash (crowdblend/base.h): stable across platforms and
+ * builds, so hashes may be stored in files. Distinct names may share a hash; cb_clip_create
+ * rejects two such names in one clip, and hosts that keep their own name tables should check
+ * theirs the same way. */
 
 /** One marker of a clip, as stored. */
 typedef struct cb_clip_marker {
     const char *name;   /**< zero-terminated, owned by the clip */
-    uint32_t name_hash; /**< cb_clip_marker_hash(name) */
+    uint32_t name_hash; /**< cb_name_hash(name) */
     float time;         /**< normalized time: [0, 1) for looping clips, [0, 1] for clamped */
     float time_s;       /**< the same in seconds (time * duration) */
     bool event_only;    /**< as in the desc: not a sync point */

@@ -87,8 +87,7 @@ typedef enum cb_param_type {
     _CB_PARAM_TYPE_COUNT
 } cb_param_type;
 
-/** The 32-bit hash of a name (FNV-1a over its bytes), as graphs store and look names up. */
-CB_API uint32_t cb_graph_hash(const char *name);
+/* Graphs store and look names up by cb_name_hash (crowdblend/base.h). */
 
 /* ----------------------------------------------------------------------------------------- */
 /* The builder                                                                               */
@@ -419,7 +418,7 @@ CB_API void cb_graph_destroy(cb_graph *graph);
 /** An event: a marker that an active clip crossed during the last update (crowdblend/sync.h
  *  says which crossings count: each once, at any frame rate, speed and number of loops). */
 typedef struct cb_graph_event {
-    /** The hash of the marker's name: cb_graph_hash(name), which equals cb_clip_marker_hash. */
+    /** The hash of the marker's name: cb_name_hash(name). */
     uint32_t marker_hash;
     /** The clip node that crossed it (cb_graph_node_name()). */
     uint32_t node;

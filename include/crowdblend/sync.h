@@ -122,7 +122,7 @@ CB_API cb_result cb_sync_events(const cb_clip *clip, float from, float to, uint3
 /* ----------------------------------------------------------------------------------------- */
 /* Sync                                                                                      */
 
-/** The marker names a sync uses (see SYNC): name hashes, as cb_clip_marker_hash gives them. */
+/** The marker names a sync uses (see SYNC): name hashes, as cb_name_hash gives them. */
 typedef struct cb_sync_names {
     const uint32_t *hashes; /**< count hashes; may be NULL when count is 0 */
     size_t count;           /**< 0: no markers at all, i.e. normalized-time sync */

@@ -16,8 +16,7 @@
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#define CB_PRINTF_LIKE(fmt_index, args_index) \
-    __attribute__((format(printf, fmt_index, args_index)))
+#define CB_PRINTF_LIKE(fmt_index, args_index) __attribute__((format(printf, fmt_index, args_index)))
 #define CB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CB_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
@@ -53,6 +52,29 @@ static inline bool cb_is_aligned(const void *p, size_t align)
 static inline size_t cb_round_up(size_t n, size_t m)
 {
     return (n + m - 1) / m * m;
+}
+
+/* FNV-1a (Fowler, Noll and Vo): xor each byte in, then multiply by the FNV prime. The one
+ * implementation of the library's hashes: 32 bits for names (cb_name_hash), 64 bits for the
+ * output checksum (cb_crowd_output_hash). Start from the offset basis, or from a previous
+ * result to hash more bytes. */
+#define CB_FNV1A32_BASIS 2166136261u
+#define CB_FNV1A64_BASIS 14695981039346656037ull
+
+static inline uint32_t cb_fnv1a32(uint32_t h, const void *data, size_t bytes)
+{
+    for (const unsigned char *p = data, *end = p + bytes; p != end; ++p) {
+        h = (h ^ *p) * 16777619u;
+    }
+    return h;
+}
+
+static inline uint64_t cb_fnv1a64(uint64_t h, const void *data, size_t bytes)
+{
+    for (const unsigned char *p = data, *end = p + bytes; p != end; ++p) {
+        h = (h ^ *p) * 1099511628211ull;
+    }
+    return h;
 }
 
 #endif

@@ -105,15 +105,6 @@ struct cb_graph_builder {
     bool built; /* a builder builds once: the graph takes its solvers */
 };
 
-uint32_t cb_graph_hash(const char *name)
-{
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)name; p != NULL && *p != '\0'; ++p) {
-        h = (h ^ *p) * 16777619u;
-    }
-    return h;
-}
-
 static bool valid_name(const char *name)
 {
     return name != NULL && name[0] != '\0' && strlen(name) <= CB_GRAPH_NAME_MAX;
@@ -358,7 +349,7 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
         return cb_error_set(err, CB_ERR_TOO_MANY, "parameter '%s': more than %d parameters", name,
                             CB_GRAPH_MAX_PARAMS);
     }
-    uint32_t hash = cb_graph_hash(name);
+    uint32_t hash = cb_name_hash(name);
     for (size_t i = 0; i < b->params.count; ++i) {
         const gparam *p = &VEC_AT(b->params, gparam, i);
         if (strcmp(p->name, name) == 0) {
@@ -1789,7 +1780,7 @@ cb_result cb_graph_find_param(const cb_graph *g, const char *name, uint32_t *ind
     if (g == NULL || name == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    return cb_graph_find_param_hash(g, cb_graph_hash(name), index);
+    return cb_graph_find_param_hash(g, cb_name_hash(name), index);
 }
 
 cb_result cb_graph_find_param_hash(const cb_graph *g, uint32_t hash, uint32_t *index)

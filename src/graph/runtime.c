@@ -25,7 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "anim/anim_impl.h"
+#include "assets/asset_layout.h"
+#include "pose/pose_kernels.h"
 #include "crowdblend/ik.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/simd.h"
@@ -1280,7 +1281,7 @@ static void eval_layers(pose_ctx *x, const gnode *n, uint32_t depth)
         }
         if (g->nodes[ly->node].type == GNODE_CLIP) {
             cb_blend_entry e = layer_entry(x, ly, w);
-            cb_pose_apply_layers(g->skeleton, out, &e, 1);
+            cb_pose_layers_unchecked(g->skeleton, out, &e, 1);
         } else {
             eval(x, ly->node, depth + 1);
             crossfade(x, out, slot(x, depth + 1), w, ly->mask);

@@ -2,17 +2,17 @@
  *
  * They are the baseline of the benchmarks (bench/bench_simd.c reports SIMD/ref ratios) and the
  * second path of the equivalence tests. meson compiles this file with auto-vectorization off,
- * so "scalar" means scalar. slerp here is the textbook acos/sin form with an nlerp fallback for
+ * so "scalar" means scalar. The quaternion functions are the library's scalar ones
+ * (base/scalar_math.h); slerp there is the textbook acos/sin form with an nlerp fallback for
  * tiny angles, which is what the SIMD kernel's sinc form replaces. */
 #include <math.h>
 
 #include "base/base_impl.h"
+#include "base/scalar_math.h"
 #include "simd/simd_impl.h"
 #include "simd/soa.h"
 
-typedef struct quat {
-    float x, y, z, w;
-} quat;
+typedef cb_fquat quat;
 
 static quat quat_get(cb_quat_csoa q, size_t i)
 {
@@ -25,75 +25,6 @@ static void quat_put(cb_quat_soa q, size_t i, quat v)
     q.y[i] = v.y;
     q.z[i] = v.z;
     q.w[i] = v.w;
-}
-
-static float clamp01(float t)
-{
-    /* NaN fails both comparisons... and must count as 0, hence the form of the first test. */
-    if (!(t > 0.0f)) {
-        return 0.0f;
-    }
-    return t > 1.0f ? 1.0f : t;
-}
-
-static float quat_dot(quat a, quat b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-}
-
-static quat quat_normalize(quat q)
-{
-    float len2 = quat_dot(q, q);
-    if (!(len2 >= CB_QUAT_MIN_LENGTH_SQ) || !(len2 < INFINITY)) {
-        return (quat){0.0f, 0.0f, 0.0f, 1.0f};
-    }
-    float inv = 1.0f / sqrtf(len2);
-    return (quat){q.x * inv, q.y * inv, q.z * inv, q.w * inv};
-}
-
-static quat quat_nlerp(quat a, quat b, float t)
-{
-    t = clamp01(t);
-    if (quat_dot(a, b) < 0.0f) {
-        b = (quat){-b.x, -b.y, -b.z, -b.w};
-    }
-    float u = 1.0f - t;
-    quat r = {u * a.x + t * b.x, u * a.y + t * b.y, u * a.z + t * b.z, u * a.w + t * b.w};
-    return quat_normalize(r);
-}
-
-static quat quat_slerp(quat a, quat b, float t)
-{
-    t = clamp01(t);
-    a = quat_normalize(a);
-    b = quat_normalize(b);
-    float d = quat_dot(a, b);
-    if (d < 0.0f) {
-        b = (quat){-b.x, -b.y, -b.z, -b.w};
-        d = -d;
-    }
-    float wa, wb;
-    /* Below about 0.08 degrees sin(theta) is too small to divide by safely; nlerp differs from
-     * slerp there by less than theta^3, far below float precision. */
-    if (d > 0.999999f) {
-        return quat_nlerp(a, b, t);
-    }
-    float theta = acosf(d);
-    float inv_sin = 1.0f / sinf(theta);
-    wa = sinf((1.0f - t) * theta) * inv_sin;
-    wb = sinf(t * theta) * inv_sin;
-    return (quat){wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z,
-                  wa * a.w + wb * b.w};
-}
-
-static quat quat_mul(quat a, quat b)
-{
-    return (quat){
-        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-    };
 }
 
 static bool quat_in_ok(cb_quat_csoa q)
@@ -112,7 +43,7 @@ cb_result cb_quat_normalize_soa_ref(cb_quat_csoa q, size_t n, cb_quat_soa out)
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
-        quat_put(out, i, quat_normalize(quat_get(q, i)));
+        quat_put(out, i, cb_fq_normalize(quat_get(q, i)));
     }
     return CB_OK;
 }
@@ -124,7 +55,7 @@ cb_result cb_quat_nlerp_soa_ref(cb_quat_csoa a, cb_quat_csoa b, const float *t, 
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
-        quat_put(out, i, quat_nlerp(quat_get(a, i), quat_get(b, i), t[i]));
+        quat_put(out, i, cb_fq_nlerp(quat_get(a, i), quat_get(b, i), t[i]));
     }
     return CB_OK;
 }
@@ -136,7 +67,7 @@ cb_result cb_quat_slerp_soa_ref(cb_quat_csoa a, cb_quat_csoa b, const float *t, 
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
-        quat_put(out, i, quat_slerp(quat_get(a, i), quat_get(b, i), t[i]));
+        quat_put(out, i, cb_fq_slerp(quat_get(a, i), quat_get(b, i), t[i]));
     }
     return CB_OK;
 }
@@ -147,7 +78,7 @@ cb_result cb_quat_mul_soa_ref(cb_quat_csoa a, cb_quat_csoa b, size_t n, cb_quat_
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
-        quat_put(out, i, quat_mul(quat_get(a, i), quat_get(b, i)));
+        quat_put(out, i, cb_fq_mul(quat_get(a, i), quat_get(b, i)));
     }
     return CB_OK;
 }
@@ -163,7 +94,7 @@ cb_result cb_quat_rotate_soa_ref(cb_quat_csoa q, cb_vec3_csoa v, size_t n, cb_ve
         quat r = quat_get(q, i);
         quat p = {v.x[i], v.y[i], v.z[i], 0.0f};
         quat conj = {-r.x, -r.y, -r.z, r.w};
-        quat o = quat_mul(quat_mul(r, p), conj);
+        quat o = cb_fq_mul(cb_fq_mul(r, p), conj);
         out.x[i] = o.x;
         out.y[i] = o.y;
         out.z[i] = o.z;
@@ -179,7 +110,7 @@ cb_result cb_vec3_lerp_soa_ref(cb_vec3_csoa a, cb_vec3_csoa b, const float *t, s
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t i = 0; i < n; ++i) {
-        float u = clamp01(t[i]);
+        float u = cb_fclamp01(t[i]);
         float ax = a.x[i], ay = a.y[i], az = a.z[i];
         out.x[i] = (ax - u * ax) + u * b.x[i];
         out.y[i] = (ay - u * ay) + u * b.y[i];
@@ -204,7 +135,7 @@ cb_result cb_xform_blend_groups_ref(const cb_xform_group *const *poses, const fl
                 const struct cb_xform_group *p = &poses[k][g];
                 float w = weights[k];
                 quat qk = {p->qx[l], p->qy[l], p->qz[l], p->qw[l]};
-                if (quat_dot(qk, q) < 0.0f) {
+                if (cb_fq_dot(qk, q) < 0.0f) {
                     w = -w;
                 }
                 t[0] += weights[k] * p->tx[l];
@@ -218,7 +149,7 @@ cb_result cb_xform_blend_groups_ref(const cb_xform_group *const *poses, const fl
                 s[1] += weights[k] * p->sy[l];
                 s[2] += weights[k] * p->sz[l];
             }
-            q = quat_normalize(q);
+            q = cb_fq_normalize(q);
             struct cb_xform_group *o = &out[g];
             o->tx[l] = t[0] * inv_sum;
             o->ty[l] = t[1] * inv_sum;

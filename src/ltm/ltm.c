@@ -12,7 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "base/scalar_math.h"
+#include "ltm/ltm_impl.h"
 #include "simd/soa_mat.h"
 
 size_t cb_ltm_matrix_floats(cb_matrix_layout layout)
@@ -194,39 +195,45 @@ void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to)
 {
     const struct cb_skeleton *s = job->skeleton;
     cb_xform *out = job->model_xforms.ptr;
-    const size_t w = cb_simd_width();
     for (size_t j = from; j < to; ++j) {
-        const float *g = (const float *)&job->local.ptr[j / w];
-        size_t l = j % w;
-        cb_xform x = {
-            .rotation = {g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]},
-            .translation = {g[0 * w + l], g[1 * w + l], g[2 * w + l]},
-            .scale = {g[7 * w + l], g[8 * w + l], g[9 * w + l]},
-        };
+        cb_xform x = cb_lane_xform(job->local.ptr, j);
         int32_t p = s->parents[j];
         if (p >= 0) {
+            /* model = parent * local: rotations multiply, the translation is the parent's
+             * rotation of its scale times ours, plus its own; scales multiply. */
             const cb_xform *pp = &out[p];
-            const float *a = pp->rotation, *b = x.rotation;
-            float q[4] = {
-                a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
-                a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
-                a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
-                a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
-            };
-            float v[3] = {pp->scale[0] * x.translation[0], pp->scale[1] * x.translation[1],
-                          pp->scale[2] * x.translation[2]};
-            /* v + 2 w (u x v) + 2 u x (u x v), u = the parent rotation's vector part. */
-            float c1[3] = {a[1] * v[2] - a[2] * v[1], a[2] * v[0] - a[0] * v[2],
-                           a[0] * v[1] - a[1] * v[0]};
-            float c2[3] = {a[1] * c1[2] - a[2] * c1[1], a[2] * c1[0] - a[0] * c1[2],
-                           a[0] * c1[1] - a[1] * c1[0]};
+            cb_fquat pq = {pp->rotation[0], pp->rotation[1], pp->rotation[2], pp->rotation[3]};
+            cb_fquat q = cb_fq_mul(
+                pq, (cb_fquat){x.rotation[0], x.rotation[1], x.rotation[2], x.rotation[3]});
+            cb_fvec3 v = cb_fq_rotate(pq, cb_fv(pp->scale[0] * x.translation[0],
+                                                pp->scale[1] * x.translation[1],
+                                                pp->scale[2] * x.translation[2]));
+            x.rotation[0] = q.x, x.rotation[1] = q.y, x.rotation[2] = q.z, x.rotation[3] = q.w;
+            x.translation[0] = pp->translation[0] + v.x;
+            x.translation[1] = pp->translation[1] + v.y;
+            x.translation[2] = pp->translation[2] + v.z;
             for (int k = 0; k < 3; ++k) {
-                x.translation[k] = pp->translation[k] + v[k] + 2.0f * (a[3] * c1[k] + c2[k]);
                 x.scale[k] *= pp->scale[k];
             }
-            memcpy(x.rotation, q, sizeof q);
         }
         out[j] = x;
+    }
+}
+
+void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
+                            cb_matrix_layout layout, float *model)
+{
+    const cb_ltm_job job = {
+        .skeleton = skeleton,
+        .local = {local, skeleton->group_count},
+        .model_layout = layout,
+        .model = {model, skeleton->joint_count * cb_ltm_matrix_floats(layout)},
+    };
+    CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
+    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
+        matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT3X4);
+    } else {
+        matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT4);
     }
 }
 

@@ -1,15 +1,15 @@
-/* Internals shared by the sources of src/anim: the layouts of skeletons and clips, and the
- * argument checks that the SIMD jobs and their scalar references share. */
-#ifndef CROWDBLEND_ANIM_IMPL_H
-#define CROWDBLEND_ANIM_IMPL_H
+/* The layouts of skeletons and clips: the assets module's one internal interface. The per-frame
+ * kernels that read assets directly (pose sampling and blending, local-to-model, IK, marker
+ * sync) include it; nothing else does (docs/architecture.md, "Conventions"). */
+#ifndef CROWDBLEND_ASSETS_ASSET_LAYOUT_H
+#define CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 
 #include <math.h>
 
 #include "base/base_impl.h"
 #include "crowdblend/clip.h"
-#include "crowdblend/ltm.h"
-#include "crowdblend/pose.h"
 #include "crowdblend/skeleton.h"
+#include "simd/lane.h"
 
 struct cb_skeleton {
     cb_allocator allocator;
@@ -26,11 +26,11 @@ struct cb_skeleton {
  * x y z w, then (only when the clip has scale) scale - 1 for x y z. Storing the scale as its
  * deviation from 1 lets an unscaled clip skip the channel and still blend to exactly 1. */
 enum {
-    CB_CLIP_T = 0,
-    CB_CLIP_Q = 3,
-    CB_CLIP_S = 7,
-    CB_CLIP_STRIDE_NO_SCALE = 7,
-    CB_CLIP_STRIDE_SCALE = 10,
+    CB_CLIP_T = CB_LANE_T,
+    CB_CLIP_Q = CB_LANE_Q,
+    CB_CLIP_S = CB_LANE_S,
+    CB_CLIP_STRIDE_NO_SCALE = CB_LANE_S,
+    CB_CLIP_STRIDE_SCALE = CB_LANE_COMPONENTS,
 };
 
 struct cb_clip {
@@ -55,7 +55,7 @@ struct cb_clip {
      * per-frame searches (events, sync) touch only the times and hashes. */
     uint32_t marker_count;
     const float *marker_times;     /* normalized: [0, 1) looping, [0, 1] clamped */
-    const uint32_t *marker_hashes; /* cb_clip_marker_hash of each name */
+    const uint32_t *marker_hashes; /* cb_name_hash of each name */
     const bool *marker_event_only; /* not a sync point */
     const char *marker_names;      /* marker_count slots of CB_MARKER_NAME_MAX + 1 bytes */
 };
@@ -94,32 +94,6 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
     *i = k;
     *f = x - (float)k;
 }
-
-/* Checks shared by cb_pose_blend_job_run and its reference. On success *group_count holds the
- * skeleton's group count and *threshold the resolved threshold. */
-cb_result cb_pose_blend_check(const cb_pose_blend_job *job, cb_error *err, float *threshold);
-
-/* The layer stage of cb_pose_blend_job_run on its own: applies the OVERRIDE and ADDITIVE
- * entries, in order, onto a pose the caller computed (the graph runtime, above a crossfade or a
- * blend of whole subtrees), in place. NORMAL entries are ignored. The entries must be valid for
- * the skeleton (the caller built them from a checked graph). */
-void cb_pose_apply_layers(const cb_skeleton *skeleton, cb_xform_group *pose,
-                          const cb_blend_entry *entries, size_t count);
-
-/* Checks shared by cb_ltm_job_run and its reference; on success *to holds the resolved end. */
-cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to);
-
-/* The model-space TRS output of a local-to-model job, joints [from, to): scalar, shared by the
- * SIMD job and its reference (the parent chain leaves nothing to vectorize). */
-void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to);
-
-/* Local-to-model with SIMD over W characters sharing a skeleton (ltm_chars.c): the measured
- * alternative to cb_ltm_job_run. locals: W pose pointers; models: W outputs of joint_count
- * column-major 4x4 matrices; scratch: cb_ltm_chars_scratch_bytes() bytes aligned to the vector
- * size. No validation: benchmarks and tests only. */
-size_t cb_ltm_chars_scratch_bytes(const struct cb_skeleton *s);
-void cb_ltm_chars_run(const struct cb_skeleton *s, const cb_xform_group *const *locals,
-                      float *const *models, void *scratch);
 
 /* Is joint j in the subtree of joint root (root itself included)? Parents precede children, so
  * walking up from j can stop as soon as the index drops below root. */

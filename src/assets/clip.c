@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
-#include "anim/dmath.h"
+#include "assets/asset_layout.h"
+#include "base/scalar_math.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Desc defaults and validation                                                               */
@@ -225,10 +225,10 @@ static cb_result validate_markers(const cb_clip_desc *d, cb_error *err)
      * length; equal hashes of different names would make hash lookups ambiguous. */
     for (size_t j = 1; j < d->marker_count; ++j) {
         const cb_clip_marker_desc *b = &d->markers[j];
-        uint32_t hb = cb_clip_marker_hash(b->name);
+        uint32_t hb = cb_name_hash(b->name);
         for (size_t i = 0; i < j; ++i) {
             const cb_clip_marker_desc *a = &d->markers[i];
-            if (cb_clip_marker_hash(a->name) != hb) {
+            if (cb_name_hash(a->name) != hb) {
                 continue;
             }
             if (strcmp(a->name, b->name) != 0) {
@@ -542,7 +542,7 @@ static void store_markers(const cb_clip_desc *d, unsigned char *times_at, unsign
                    CB_MARKER_NAME_SLOT);
         }
         times[k] = t;
-        hashes[k] = cb_clip_marker_hash(m->name);
+        hashes[k] = cb_name_hash(m->name);
         flags[k] = m->event_only;
         memset(names + k * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
         memcpy(names + k * CB_MARKER_NAME_SLOT, m->name, strlen(m->name));
@@ -924,17 +924,6 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
 /* ------------------------------------------------------------------------------------------ */
 /* Markers                                                                                    */
 
-uint32_t cb_clip_marker_hash(const char *name)
-{
-    /* FNV-1a, 32 bits: xor the byte in, then multiply by the FNV prime. */
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)(name != NULL ? name : ""); *p != 0; ++p) {
-        h ^= *p;
-        h *= 16777619u;
-    }
-    return h;
-}
-
 size_t cb_clip_marker_count(const cb_clip *c)
 {
     return c != NULL ? c->marker_count : 0;
@@ -978,7 +967,7 @@ cb_result cb_clip_find_marker_name(const cb_clip *c, const char *name, size_t *i
     if (c == NULL || name == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    uint32_t h = cb_clip_marker_hash(name);
+    uint32_t h = cb_name_hash(name);
     for (size_t i = 0; i < c->marker_count; ++i) {
         if (c->marker_hashes[i] == h &&
             strcmp(c->marker_names + i * CB_MARKER_NAME_SLOT, name) == 0) {

@@ -27,8 +27,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "assets/asset_layout.h"
+#include "base/scalar_math.h"
 #include "crowdblend/ik.h"
+#include "ik/ik_kernels.h"
+#include "simd/lane.h"
 
 /* The helpers below are small and called on one long dependency chain; inlining them all
  * (also at -O0, in the sanitizer build) made two-bone IK about a quarter faster. */
@@ -38,21 +41,14 @@
 #define IK_INLINE static inline
 #endif
 
-typedef struct v3 {
-    float x, y, z;
-} v3;
-
-typedef struct qt {
-    float x, y, z, w;
-} qt;
+typedef cb_fvec3 v3;
+typedef cb_fquat qt;
 
 /* An affine model-space matrix: linear part as three columns, and the position. */
 typedef struct frame {
     v3 c[3];
     v3 p;
 } frame;
-
-#define PI_F 3.14159265f
 
 /* Thresholds, all relative (scale-free):
  *  - DIR_EPS: a projection of a unit vector shorter than this has no usable direction (the
@@ -73,112 +69,11 @@ typedef struct frame {
 #define HINGE_EPS 1e-5f
 
 /* ------------------------------------------------------------------------------------------ */
-/* Vectors and quaternions                                                                    */
+/* Vectors and quaternions (base/scalar_math.h has the shared ones)                           */
 
 IK_INLINE v3 v3_make(const float a[3])
 {
     return (v3){a[0], a[1], a[2]};
-}
-
-IK_INLINE v3 add(v3 a, v3 b)
-{
-    return (v3){a.x + b.x, a.y + b.y, a.z + b.z};
-}
-
-IK_INLINE v3 sub(v3 a, v3 b)
-{
-    return (v3){a.x - b.x, a.y - b.y, a.z - b.z};
-}
-
-IK_INLINE v3 scale(v3 a, float s)
-{
-    return (v3){a.x * s, a.y * s, a.z * s};
-}
-
-IK_INLINE float dot(v3 a, v3 b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z;
-}
-
-IK_INLINE v3 cross(v3 a, v3 b)
-{
-    return (v3){a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
-
-IK_INLINE float length(v3 a)
-{
-    return sqrtf(dot(a, a));
-}
-
-/* a / |a| and |a| through *len; the zero vector for a zero input. Inputs here are bounded by
- * a few CB_IK_MAX_COORDINATE, so the squared length cannot overflow. */
-IK_INLINE v3 normalize(v3 a, float *len)
-{
-    float l = length(a);
-    if (len != NULL) {
-        *len = l;
-    }
-    return l > 0.0f ? scale(a, 1.0f / l) : (v3){0.0f, 0.0f, 0.0f};
-}
-
-/* a minus its component along the unit vector n. */
-IK_INLINE v3 reject(v3 a, v3 n)
-{
-    return sub(a, scale(n, dot(a, n)));
-}
-
-/* A unit vector perpendicular to the unit vector a: a x (the basis axis least aligned with a).
- * A fixed choice, so degenerate cases give the same answer every frame. */
-IK_INLINE v3 any_perpendicular(v3 a)
-{
-    float ax = fabsf(a.x), ay = fabsf(a.y), az = fabsf(a.z);
-    v3 e = ax <= ay && ax <= az ? (v3){1, 0, 0} : ay <= az ? (v3){0, 1, 0} : (v3){0, 0, 1};
-    return normalize(cross(a, e), NULL);
-}
-
-static const qt QT_IDENTITY = {0.0f, 0.0f, 0.0f, 1.0f};
-
-/* Hamilton product: a * b rotates by b, then by a. */
-IK_INLINE qt qmul(qt a, qt b)
-{
-    return (qt){
-        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-    };
-}
-
-IK_INLINE qt conjugate(qt q)
-{
-    return (qt){-q.x, -q.y, -q.z, q.w};
-}
-
-/* q v q* for unit q: v + w t + u x t with u = q.xyz, t = 2 u x v. */
-IK_INLINE v3 rotate(qt q, v3 v)
-{
-    v3 u = {q.x, q.y, q.z};
-    v3 t = scale(cross(u, v), 2.0f);
-    return add(add(v, scale(t, q.w)), cross(u, t));
-}
-
-/* Unit length; the quaternions normalized here are products of unit ones (length ~1). */
-IK_INLINE qt qnormalize(qt q)
-{
-    float inv = 1.0f / sqrtf(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
-    return (qt){q.x * inv, q.y * inv, q.z * inv, q.w * inv};
-}
-
-/* q or -q, whichever has w >= 0 (the same rotation, by the shorter way from the identity). */
-IK_INLINE qt positive_w(qt q)
-{
-    return q.w < 0.0f ? (qt){-q.x, -q.y, -q.z, -q.w} : q;
-}
-
-/* The rotation about a unit axis whose half-angle has cosine c and sine s. */
-IK_INLINE qt axis_half_angle(v3 axis, float c, float s)
-{
-    return (qt){axis.x * s, axis.y * s, axis.z * s, c};
 }
 
 /* (cos(t/2), sin(t/2)) for the angle t in (-pi, pi] with cos t : sin t = c : s (any common
@@ -204,39 +99,13 @@ IK_INLINE void half_angle(float c, float s, float *ch, float *sh)
     *ch = x * inv, *sh = y * inv;
 }
 
-/* The shortest rotation taking unit a to unit b: (a x b, 1 + a.b), normalized. 1 + a.b is
- * taken as |a + b|^2 / 2: near opposite vectors 1 + a.b cancels to a tiny number whose
- * rounding (6e-8 absolute) would tilt the result by about 1e-7 / angle-from-opposite rad, while
- * a + b is computed without cancellation error and its squared length is accurate to a few
- * ulp however small. Exactly opposite vectors turn by pi about a fixed perpendicular. */
-IK_INLINE qt from_to(v3 a, v3 b)
-{
-    v3 h = add(a, b);
-    float w = 0.5f * dot(h, h);
-    if (w < 1e-12f) {
-        v3 n = any_perpendicular(a);
-        return (qt){n.x, n.y, n.z, 0.0f};
-    }
-    v3 c = cross(a, b);
-    return qnormalize((qt){c.x, c.y, c.z, w});
-}
-
-/* nlerp(identity, q, w) on the shorter arc, w in [0, 1]: exactly q at w = 1. */
-IK_INLINE qt weighted(qt q, float w)
-{
-    q = positive_w(q);
-    if (w >= 1.0f) {
-        return q;
-    }
-    return qnormalize((qt){w * q.x, w * q.y, w * q.z, 1.0f - w + w * q.w});
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Frames                                                                                     */
 
 IK_INLINE v3 lin(const frame *f, v3 v)
 {
-    return add(add(scale(f->c[0], v.x), scale(f->c[1], v.y)), scale(f->c[2], v.z));
+    return cb_fv_add(cb_fv_add(cb_fv_scale(f->c[0], v.x), cb_fv_scale(f->c[1], v.y)),
+                     cb_fv_scale(f->c[2], v.z));
 }
 
 /* a * b. */
@@ -246,28 +115,19 @@ IK_INLINE frame compose(const frame *a, const frame *b)
     for (int k = 0; k < 3; ++k) {
         r.c[k] = lin(a, b->c[k]);
     }
-    r.p = add(lin(a, b->p), a->p);
+    r.p = cb_fv_add(lin(a, b->p), a->p);
     return r;
 }
 
 /* The local matrix T R S of joint j (Shoemake's quaternion-to-matrix formula, as ltm.c). */
 IK_INLINE frame local_frame(const cb_xform_group *pose, size_t j)
 {
-    const size_t w = CB_SIMD_WIDTH, l = j % w;
-    const float *g = (const float *)pose + (j / w) * 10 * w; /* 10 components of W */
-    float qx = g[3 * w + l], qy = g[4 * w + l], qz = g[5 * w + l], qw = g[6 * w + l];
-    float sx = g[7 * w + l], sy = g[8 * w + l], sz = g[9 * w + l];
-    float x2 = qx + qx, y2 = qy + qy, z2 = qz + qz;
-    float xx = qx * x2, yy = qy * y2, zz = qz * z2, xy = qx * y2, xz = qx * z2, yz = qy * z2;
-    float wx = qw * x2, wy = qw * y2, wz = qw * z2;
-    return (frame){
-        {
-            {(1.0f - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx},
-            {(xy - wz) * sy, (1.0f - (xx + zz)) * sy, (yz + wx) * sy},
-            {(xz + wy) * sz, (yz - wx) * sz, (1.0f - (xx + yy)) * sz},
-        },
-        {g[0 * w + l], g[1 * w + l], g[2 * w + l]},
-    };
+    cb_xform x = cb_lane_xform(pose, j);
+    frame f;
+    cb_fq_scaled_columns((qt){x.rotation[0], x.rotation[1], x.rotation[2], x.rotation[3]},
+                         v3_make(x.scale), f.c);
+    f.p = v3_make(x.translation);
+    return f;
 }
 
 /* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
@@ -345,10 +205,10 @@ static cb_result check_chain(const frame *f, const cb_xform_group *pose, const u
                                     job, joints[k], (double)x);
             }
         }
-        const size_t w = CB_SIMD_WIDTH, l = joints[k] % w;
-        const float *g = (const float *)pose + (joints[k] / w) * 10 * w;
-        for (size_t comp = 3; comp < 7; ++comp) {
-            if (!isfinite(g[comp * w + l])) {
+        float q[4];
+        cb_lane_get(pose, CB_LANE_COMPONENTS, joints[k], CB_LANE_Q, 4, q);
+        for (size_t comp = 0; comp < 4; ++comp) {
+            if (!isfinite(q[comp])) {
                 return cb_error_set(err, CB_ERR_NOT_FINITE,
                                     "%s: the local rotation of joint %u is not finite", job,
                                     joints[k]);
@@ -365,13 +225,13 @@ static cb_result check_chain(const frame *f, const cb_xform_group *pose, const u
 IK_INLINE qt to_local(const frame *f, qt q)
 {
     v3 v = {q.x, q.y, q.z};
-    float vl = length(v);
-    v3 y = {dot(f->c[0], v), dot(f->c[1], v), dot(f->c[2], v)};
-    float yl = length(y);
+    float vl = cb_fv_len(v);
+    v3 y = {cb_fv_dot(f->c[0], v), cb_fv_dot(f->c[1], v), cb_fv_dot(f->c[2], v)};
+    float yl = cb_fv_len(y);
     if (!(vl > 0.0f) || !(yl > 0.0f)) {
-        return QT_IDENTITY;
+        return cb_fq_identity();
     }
-    y = scale(y, vl / yl);
+    y = cb_fv_scale(y, vl / yl);
     return (qt){y.x, y.y, y.z, q.w};
 }
 
@@ -489,14 +349,14 @@ IK_INLINE void apply_correction(cb_xform_group *out, size_t j, qt c)
     if (c.x == 0.0f && c.y == 0.0f && c.z == 0.0f) {
         return;
     }
-    const size_t w = CB_SIMD_WIDTH, l = j % w;
-    float *g = (float *)out + (j / w) * 10 * w;
-    qt q = qmul((qt){g[3 * w + l], g[4 * w + l], g[5 * w + l], g[6 * w + l]}, c);
+    float r[4];
+    cb_lane_get(out, CB_LANE_COMPONENTS, j, CB_LANE_Q, 4, r);
+    qt q = cb_fq_mul((qt){r[0], r[1], r[2], r[3]}, c);
     /* A host's pose may hold a zero (or underflowed) rotation: like every normalizing kernel of
-     * the library (CB_QUAT_MIN_LENGTH_SQ in simd/soa.h), take it as the identity. */
-    float len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
-    q = len2 >= 1e-30f ? qnormalize(q) : c;
-    g[3 * w + l] = q.x, g[4 * w + l] = q.y, g[5 * w + l] = q.z, g[6 * w + l] = q.w;
+     * the library (CB_QUAT_MIN_LENGTH_SQ in simd/soa.h), take it as the identity, which leaves
+     * the correction itself. */
+    q = cb_fq_dot(q, q) >= 1e-30f ? cb_fq_normalize(q) : c;
+    cb_lane_set(out, CB_LANE_COMPONENTS, j, CB_LANE_Q, 4, (const float[4]){q.x, q.y, q.z, q.w});
 }
 
 IK_INLINE void store_quat(float out[4], qt q)
@@ -621,20 +481,20 @@ typedef struct two_bone_solution {
 static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const frame *fs,
                                         const frame *fm, const frame *fe, float soften)
 {
-    two_bone_solution out = {QT_IDENTITY, QT_IDENTITY, 1.0f, 0.0f, false};
-    v3 u = sub(fm->p, fs->p), l = sub(fe->p, fm->p);
+    two_bone_solution out = {cb_fq_identity(), cb_fq_identity(), 1.0f, 0.0f, false};
+    v3 u = cb_fv_sub(fm->p, fs->p), l = cb_fv_sub(fe->p, fm->p);
     float a, b;
-    v3 uhat = normalize(u, &a);
-    normalize(l, &b);
+    v3 uhat = cb_fv_normalize_len(u, &a);
+    cb_fv_normalize_len(l, &b);
     float pole_len;
-    v3 pole = normalize(v3_make(job->pole), &pole_len);
+    v3 pole = cb_fv_normalize_len(v3_make(job->pole), &pole_len);
 
     /* Target direction; at the start joint, keep the chain's current direction. */
     float d;
-    v3 t = normalize(sub(v3_make(job->target), fs->p), &d);
+    v3 t = cb_fv_normalize_len(cb_fv_sub(v3_make(job->target), fs->p), &d);
     if (!(d > NEAR_EPS * (a + b))) {
         float de;
-        t = normalize(sub(fe->p, fs->p), &de);
+        t = cb_fv_normalize_len(cb_fv_sub(fe->p, fs->p), &de);
         if (!(de > NEAR_EPS * (a + b))) {
             t = uhat;
         }
@@ -643,33 +503,33 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
 
     /* Hinge axis n in model space. */
     v3 axis_local = v3_make(job->mid_axis);
-    bool given = dot(axis_local, axis_local) > 0.0f;
+    bool given = cb_fv_dot(axis_local, axis_local) > 0.0f;
     v3 n;
     if (given) {
         float nl;
-        n = normalize(lin(fm, axis_local), &nl);
+        n = cb_fv_normalize_len(lin(fm, axis_local), &nl);
         if (!(nl > 0.0f)) {
-            n = any_perpendicular(uhat);
+            n = cb_fv_any_perpendicular(uhat);
         }
     } else {
         float cl;
-        n = normalize(cross(u, l), &cl);
+        n = cb_fv_normalize_len(cb_fv_cross(u, l), &cl);
         if (!(cl > STRAIGHT_EPS * a * b)) {
             /* Straight or folded: bend towards the pole (n = pole x u makes the mid joint
              * move to the pole's side, see the twist below), else about a fixed axis. */
             float pl;
-            n = normalize(cross(pole, uhat), &pl);
+            n = cb_fv_normalize_len(cb_fv_cross(pole, uhat), &pl);
             if (!(pl > DIR_EPS)) {
-                n = any_perpendicular(uhat);
+                n = cb_fv_any_perpendicular(uhat);
             }
         }
     }
 
     /* Mid joint: turn about n until |end - start| = d'. Rotating l about n keeps its part
      * along n, so |u + l|^2 = (un + ln)^2 + |u_perp|^2 + |l_perp|^2 + 2 u_perp . l_perp. */
-    float un = dot(u, n), ln = dot(l, n);
-    v3 up = reject(u, n), lp = reject(l, n);
-    float p = length(up), q = length(lp);
+    float un = cb_fv_dot(u, n), ln = cb_fv_dot(l, n);
+    v3 up = cb_fv_reject(u, n), lp = cb_fv_reject(l, n);
+    float p = cb_fv_len(up), q = cb_fv_len(lp);
     v3 l_new = l;
     if (p * q > HINGE_EPS * (a + b) * (a + b)) {
         float sum = un + ln;
@@ -685,12 +545,12 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
         ct *= r, st *= r;
         /* Current bend b_c: the angle from u_perp to l_perp about n. */
         float cc, sc;
-        half_angle(dot(up, lp), dot(cross(up, lp), n), &cc, &sc);
+        half_angle(cb_fv_dot(up, lp), cb_fv_dot(cb_fv_cross(up, lp), n), &cc, &sc);
         /* Turn by b_t - b_c: half-angle difference formulas. */
         out.mid_c = ct * cc + st * sc;
         out.mid_s = st * cc - ct * sc;
-        out.mid = axis_half_angle(n, out.mid_c, out.mid_s);
-        l_new = rotate(out.mid, l);
+        out.mid = cb_fq_axis_half_angle(n, out.mid_c, out.mid_s);
+        l_new = cb_fq_rotate(out.mid, l);
     } else {
         /* The hinge runs along a bone (or a bone is almost nothing): turning it cannot change
          * the reach. */
@@ -701,31 +561,30 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
      * so that the hinge is normal to the plane (t, pole) with the mid joint on the pole's
      * side: for a bend about n, the mid joint lies towards t x n, so n must be pole x t. */
     float fl;
-    v3 f = normalize(add(u, l_new), &fl);
-    qt swing = fl > NEAR_EPS * (a + b) ? from_to(f, t) : QT_IDENTITY;
+    v3 f = cb_fv_normalize_len(cb_fv_add(u, l_new), &fl);
+    qt swing = fl > NEAR_EPS * (a + b) ? cb_fq_from_to(f, t) : cb_fq_identity();
     qt start = swing;
     if (pole_len > 0.0f) {
         float rl, nl;
-        v3 nref = normalize(cross(pole, t), &rl);
-        v3 n1 = normalize(reject(rotate(swing, n), t), &nl);
+        v3 nref = cb_fv_normalize_len(cb_fv_cross(pole, t), &rl);
+        v3 n1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(swing, n), t), &nl);
         if (rl > DIR_EPS && nl > DIR_EPS) {
             float c, s;
-            half_angle(dot(n1, nref), dot(cross(n1, nref), t), &c, &s);
-            start = qmul(axis_half_angle(t, c, s), swing);
+            half_angle(cb_fv_dot(n1, nref), cb_fv_dot(cb_fv_cross(n1, nref), t), &c, &s);
+            start = cb_fq_mul(cb_fq_axis_half_angle(t, c, s), swing);
         }
     }
     out.start = start;
     return out;
 }
 
-cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
+/* The job after validation: the chain's frames are checked (they come from this frame's pose),
+ * the rest was. */
+static cb_result two_bone_solve(const cb_ik_two_bone_job *job, cb_error *err)
 {
-    cb_result r = cb_ik_two_bone_job_validate(job, err);
-    if (r != CB_OK) {
-        return r;
-    }
+    cb_result r;
     const io_fields io = two_bone_io(job);
-    qt cs = QT_IDENTITY, cm = QT_IDENTITY;
+    qt cs = cb_fq_identity(), cm = cb_fq_identity();
     bool reached = false;
     if (job->weight > 0.0f) {
         const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
@@ -734,7 +593,7 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
         if ((r = check_chain(f, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
             return r;
         }
-        float a = length(sub(f[1].p, f[0].p)), b = length(sub(f[2].p, f[1].p));
+        float a = cb_fv_len(cb_fv_sub(f[1].p, f[0].p)), b = cb_fv_len(cb_fv_sub(f[2].p, f[1].p));
         if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "two-bone IK job: the bone from joint %u to joint %u is %g m "
@@ -747,14 +606,14 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
         reached = sol.reached;
         cs = to_local(&f[0], sol.start);
         v3 axis = v3_make(job->mid_axis);
-        if (dot(axis, axis) > 0.0f) {
+        if (cb_fv_dot(axis, axis) > 0.0f) {
             /* The turn is about the given axis: write it from the axis itself. */
-            cm = axis_half_angle(normalize(axis, NULL), sol.mid_c, sol.mid_s);
+            cm = cb_fq_axis_half_angle(cb_fv_normalize_len(axis, NULL), sol.mid_c, sol.mid_s);
         } else {
             cm = to_local(&f[1], sol.mid);
         }
-        cs = weighted(cs, job->weight);
-        cm = weighted(cm, job->weight);
+        cs = cb_fq_weighted(cs, job->weight);
+        cm = cb_fq_weighted(cm, job->weight);
     }
     if (job->out.ptr != NULL) {
         prepare_out(&io);
@@ -772,6 +631,24 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
     return CB_OK;
 }
 
+cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_two_bone_job_validate(job, err);
+    return r != CB_OK ? r : two_bone_solve(job, err);
+}
+
+cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
+{
+    const io_fields io = two_bone_io(job);
+    cb_result r;
+    if ((r = check_vec(&io, job->target, "target", true, err)) != CB_OK ||
+        (r = check_vec(&io, job->pole, "pole", true, err)) != CB_OK) {
+        return r;
+    }
+    CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
+    return two_bone_solve(job, err);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Aim IK                                                                                     */
 
@@ -783,7 +660,7 @@ static io_fields aim_io(const cb_ik_aim_job *job)
 IK_INLINE v3 or_default(const float v[3], v3 fallback)
 {
     v3 x = v3_make(v);
-    return dot(x, x) > 0.0f ? x : fallback;
+    return cb_fv_dot(x, x) > 0.0f ? x : fallback;
 }
 
 cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
@@ -844,16 +721,16 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
     if (!isfinite(job->angle_limit)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "aim IK job: angle_limit is not finite");
     }
-    if (job->angle_limit < 0.0f || job->angle_limit > PI_F) {
+    if (job->angle_limit < 0.0f || job->angle_limit > CB_FPI) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "aim IK job: angle_limit %g is outside [0, pi]",
                             (double)job->angle_limit);
     }
     v3 pole = v3_make(job->pole);
-    if (dot(pole, pole) > 0.0f) {
-        v3 f = normalize(or_default(job->forward, (v3){0, 0, 1}), NULL);
-        v3 u = normalize(or_default(job->up, (v3){0, 1, 0}), NULL);
-        if (!(length(cross(f, u)) > DIR_EPS)) {
+    if (cb_fv_dot(pole, pole) > 0.0f) {
+        v3 f = cb_fv_normalize_len(or_default(job->forward, (v3){0, 0, 1}), NULL);
+        v3 u = cb_fv_normalize_len(or_default(job->up, (v3){0, 1, 0}), NULL);
+        if (!(cb_fv_len(cb_fv_cross(f, u)) > DIR_EPS)) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "aim IK job: up is parallel to forward (needed with a pole)");
         }
@@ -883,16 +760,16 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
  * continuous across the boundary. */
 IK_INLINE qt point_aim(v3 pivot, v3 origin, v3 dir, v3 target, bool *hit)
 {
-    v3 o = sub(origin, pivot);
+    v3 o = cb_fv_sub(origin, pivot);
     float tl;
-    v3 t = normalize(sub(target, pivot), &tl);
+    v3 t = cb_fv_normalize_len(cb_fv_sub(target, pivot), &tl);
     *hit = true;
     if (!(tl > 0.0f)) {
         *hit = false;
-        return QT_IDENTITY;
+        return cb_fq_identity();
     }
-    float b = dot(o, dir);
-    float disc = b * b - (dot(o, o) - tl * tl);
+    float b = cb_fv_dot(o, dir);
+    float disc = b * b - (cb_fv_dot(o, o) - tl * tl);
     if (disc < 0.0f) {
         disc = 0.0f, *hit = false;
     }
@@ -901,18 +778,18 @@ IK_INLINE qt point_aim(v3 pivot, v3 origin, v3 dir, v3 target, bool *hit)
         s = 0.0f, *hit = false;
     }
     float vl;
-    v3 v = normalize(add(o, scale(dir, s)), &vl);
+    v3 v = cb_fv_normalize_len(cb_fv_add(o, cb_fv_scale(dir, s)), &vl);
     if (!(vl > 0.0f)) {
         *hit = false;
-        return QT_IDENTITY;
+        return cb_fq_identity();
     }
-    return from_to(v, t);
+    return cb_fq_from_to(v, t);
 }
 
 /* The angle between unit vectors, accurate at every angle (atan2 of the cross and dot). */
 IK_INLINE float angle_between(v3 a, v3 b)
 {
-    return atan2f(length(cross(a, b)), dot(a, b));
+    return atan2f(cb_fv_len(cb_fv_cross(a, b)), cb_fv_dot(a, b));
 }
 
 /* The ease of the angle limit (see CB_IK_AIM_LIMIT_EASE): a C1 quadratic blend between the
@@ -936,34 +813,32 @@ IK_INLINE float ease_limit(float angle, float limit)
 IK_INLINE v3 turn_axis(v3 from, v3 to, v3 hint)
 {
     float cl;
-    v3 k = normalize(cross(from, to), &cl);
+    v3 k = cb_fv_normalize_len(cb_fv_cross(from, to), &cl);
     if (cl > DIR_EPS) {
         return k;
     }
     float hl;
-    k = normalize(reject(hint, from), &hl);
-    return hl > DIR_EPS ? k : any_perpendicular(from);
+    k = cb_fv_normalize_len(cb_fv_reject(hint, from), &hl);
+    return hl > DIR_EPS ? k : cb_fv_any_perpendicular(from);
 }
 
 /* Unit vector `from` turned by `angle` about the unit axis k perpendicular to it. */
 IK_INLINE v3 turn_towards(v3 from, v3 k, float angle)
 {
-    return add(scale(from, cosf(angle)), scale(cross(k, from), sinf(angle)));
+    return cb_fv_add(cb_fv_scale(from, cosf(angle)),
+                     cb_fv_scale(cb_fv_cross(k, from), sinf(angle)));
 }
 
-cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
+static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
 {
-    cb_result r = cb_ik_aim_job_validate(job, err);
-    if (r != CB_OK) {
-        return r;
-    }
+    cb_result r;
     const io_fields io = aim_io(job);
     const size_t n = job->chain.count;
     qt local[CB_IK_AIM_MAX_JOINTS];
     bool reached = false, limited = false;
     uint32_t first = 0;
     for (size_t k = 0; k < n; ++k) {
-        local[k] = QT_IDENTITY;
+        local[k] = cb_fq_identity();
     }
     if (job->weight > 0.0f) {
         uint32_t joints[CB_IK_AIM_MAX_JOINTS] = {0};
@@ -977,22 +852,22 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
         }
         const frame *fe = &f[n - 1];
         float fl, ul;
-        v3 f0 = normalize(lin(fe, or_default(job->forward, (v3){0, 0, 1})), &fl);
-        v3 u0 = normalize(lin(fe, or_default(job->up, (v3){0, 1, 0})), &ul);
+        v3 f0 = cb_fv_normalize_len(lin(fe, or_default(job->forward, (v3){0, 0, 1})), &fl);
+        v3 u0 = cb_fv_normalize_len(lin(fe, or_default(job->up, (v3){0, 1, 0})), &ul);
         if (!(fl > 0.0f) || !(ul > 0.0f)) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "aim IK job: the end joint's %s axis vanishes in model space "
                                 "(zero scale)",
                                 fl > 0.0f ? "up" : "forward");
         }
-        v3 o0 = add(fe->p, lin(fe, v3_make(job->offset)));
+        v3 o0 = cb_fv_add(fe->p, lin(fe, v3_make(job->offset)));
         float pole_len;
-        v3 pole = normalize(v3_make(job->pole), &pole_len);
+        v3 pole = cb_fv_normalize_len(v3_make(job->pole), &pole_len);
         v3 target = v3_make(job->target);
-        const float limit = job->angle_limit == 0.0f ? PI_F : job->angle_limit;
+        const float limit = job->angle_limit == 0.0f ? CB_FPI : job->angle_limit;
         /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
          * tenth of a look-at's time). */
-        const float ease_cos = limit < PI_F ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
+        const float ease_cos = limit < CB_FPI ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
 
         /* With a limit, the joints before the last aim at an eased target: the target turned
          * about the end joint back towards the animated forward axis by what the ease takes
@@ -1000,65 +875,67 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
          * turn half-way to a target behind the character, far past the limit, and the head
          * would have to turn back. */
         v3 eased_target = target;
-        if (limit < PI_F && n > 1) {
+        if (limit < CB_FPI && n > 1) {
             bool h;
-            v3 want = rotate(point_aim(fe->p, o0, f0, target, &h), f0);
-            float angle = dot(f0, want) < ease_cos ? angle_between(f0, want) : 0.0f;
+            v3 want = cb_fq_rotate(point_aim(fe->p, o0, f0, target, &h), f0);
+            float angle = cb_fv_dot(f0, want) < ease_cos ? angle_between(f0, want) : 0.0f;
             float eased = ease_limit(angle, limit);
             if (eased < angle) {
                 v3 k = turn_axis(f0, want, u0);
                 float half = 0.5f * (eased - angle);
-                eased_target = add(
-                    fe->p, rotate(axis_half_angle(k, cosf(half), sinf(half)), sub(target, fe->p)));
+                eased_target =
+                    cb_fv_add(fe->p, cb_fq_rotate(cb_fq_axis_half_angle(k, cosf(half), sinf(half)),
+                                                  cb_fv_sub(target, fe->p)));
             }
         }
 
         /* Each joint in turn; the rigid motion x -> g x + tr of everything below the joints
          * done so far carries the aimed ray and the remaining pivots along. */
-        qt g = QT_IDENTITY;
+        qt g = cb_fq_identity();
         v3 tr = {0, 0, 0};
         bool hit = false, first_set = false;
         for (size_t k = 0; k < n; ++k) {
             const bool last = k == n - 1;
             const v3 aim = last ? target : eased_target;
             float w = job->chain.ptr[k].weight;
-            v3 pivot = add(rotate(g, f[k].p), tr);
-            v3 origin = add(rotate(g, o0), tr), dir = rotate(g, f0);
+            v3 pivot = cb_fv_add(cb_fq_rotate(g, f[k].p), tr);
+            v3 origin = cb_fv_add(cb_fq_rotate(g, o0), tr), dir = cb_fq_rotate(g, f0);
             qt c = point_aim(pivot, origin, dir, aim, &hit);
             if (pole_len > 0.0f) {
                 /* Twist about the direction to the target, which stays on the ray. */
                 float al, ul1, pl;
-                v3 a = normalize(sub(aim, pivot), &al);
-                v3 up1 = normalize(reject(rotate(c, rotate(g, u0)), a), &ul1);
-                v3 pp = normalize(reject(pole, a), &pl);
+                v3 a = cb_fv_normalize_len(cb_fv_sub(aim, pivot), &al);
+                v3 up1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(c, cb_fq_rotate(g, u0)), a),
+                                             &ul1);
+                v3 pp = cb_fv_normalize_len(cb_fv_reject(pole, a), &pl);
                 if (al > 0.0f && ul1 > DIR_EPS && pl > DIR_EPS) {
                     float ch, sh;
-                    half_angle(dot(up1, pp), dot(cross(up1, pp), a), &ch, &sh);
-                    c = qmul(axis_half_angle(a, ch, sh), c);
+                    half_angle(cb_fv_dot(up1, pp), cb_fv_dot(cb_fv_cross(up1, pp), a), &ch, &sh);
+                    c = cb_fq_mul(cb_fq_axis_half_angle(a, ch, sh), c);
                 }
             }
-            c = weighted(c, w);
-            if (last && limit < PI_F) {
+            c = cb_fq_weighted(c, w);
+            if (last && limit < CB_FPI) {
                 /* The limit itself: the forward axis ends ease(angle) away from where the
                  * animation pointed it, angle being the turn that would hit the target from
                  * here. Exact, and continuous in the target. */
-                v3 fin = rotate(c, dir);
-                float angle = dot(f0, fin) < ease_cos ? angle_between(f0, fin) : 0.0f;
+                v3 fin = cb_fq_rotate(c, dir);
+                float angle = cb_fv_dot(f0, fin) < ease_cos ? angle_between(f0, fin) : 0.0f;
                 float eased = ease_limit(angle, limit);
                 if (eased < angle) {
                     v3 lim = turn_towards(f0, turn_axis(f0, fin, u0), eased);
-                    c = positive_w(qmul(from_to(fin, lim), c));
+                    c = cb_fq_positive_w(cb_fq_mul(cb_fq_from_to(fin, lim), c));
                     limited = true;
                 }
             }
             /* The joint's frame now is g applied to its original one: (g F)^T v = F^T g* v. */
-            qt cg = qmul(qmul(conjugate(g), c), g);
-            local[k] = weighted(to_local(&f[k], cg), job->weight);
+            qt cg = cb_fq_mul(cb_fq_mul(cb_fq_conj(g), c), g);
+            local[k] = cb_fq_weighted(to_local(&f[k], cg), job->weight);
             if (w > 0.0f && !first_set) {
                 first = joints[k], first_set = true;
             }
-            g = qnormalize(qmul(c, g));
-            tr = add(rotate(c, sub(tr, pivot)), pivot);
+            g = cb_fq_normalize(cb_fq_mul(c, g));
+            tr = cb_fv_add(cb_fq_rotate(c, cb_fv_sub(tr, pivot)), pivot);
         }
         reached = hit && !limited && job->chain.ptr[n - 1].weight >= 1.0f && job->weight >= 1.0f;
     }
@@ -1081,4 +958,21 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
         job->result->first_joint = first;
     }
     return CB_OK;
+}
+
+cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_aim_job_validate(job, err);
+    return r != CB_OK ? r : aim_solve(job, err);
+}
+
+cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err)
+{
+    const io_fields io = aim_io(job);
+    cb_result r = check_vec(&io, job->target, "target", true, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    CB_ASSERT(cb_ik_aim_job_validate(job, NULL) == CB_OK);
+    return aim_solve(job, err);
 }

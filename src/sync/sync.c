@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "assets/asset_layout.h"
 #include "crowdblend/sync.h"
 
 enum { NONE = UINT32_MAX };

@@ -15,7 +15,7 @@
  * where 0 * x may give -0). */
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "ltm/ltm_impl.h"
 #include "simd/soa_mat.h"
 
 size_t cb_ltm_chars_scratch_bytes(const struct cb_skeleton *s)

@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
-#include "anim/dmath.h"
+#include "assets/asset_layout.h"
+#include "base/scalar_math.h"
 #include "crowdblend/embedded.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -196,12 +196,6 @@ static cb_dquat rot_z(double a)
 static double deg(double d)
 {
     return d * (CB_DPI / 180.0);
-}
-
-static double smoothstep(double x)
-{
-    x = x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
-    return x * x * (3.0 - 2.0 * x);
 }
 
 static double sq(double x)
@@ -454,7 +448,7 @@ static foot_state foot_at(const gait *g, cb_dvec3 dir, double period, int side, 
     if (psi < beta) {
         double u = psi / beta;
         f.ball = cb_dv_add(neutral, cb_dv_scale(dir, stride * (land - u)));
-        f.pitch = theta * smoothstep((u - g->heel_off) / (1.0 - g->heel_off));
+        f.pitch = theta * cb_dsmoothstep((u - g->heel_off) / (1.0 - g->heel_off));
         f.toe = f.pitch;
         return f;
     }
@@ -471,8 +465,8 @@ static foot_state foot_at(const gait *g, cb_dvec3 dir, double period, int side, 
     double arc = sq(sin(CB_DPI * pow(s, 0.6)));
     f.ball.y = BALL_HEIGHT + g->lift * arc;
     f.ball.x += 0.025 * out * fabs(dir.z) * sin(CB_DPI * s); /* swing a little outwards */
-    f.pitch = theta * (1.0 - smoothstep(s / 0.45)) - 0.2 * arc;
-    f.toe = theta * (1.0 - smoothstep(s / 0.3));
+    f.pitch = theta * (1.0 - cb_dsmoothstep(s / 0.45)) - 0.2 * arc;
+    f.toe = theta * (1.0 - cb_dsmoothstep(s / 0.3));
     return f;
 }
 

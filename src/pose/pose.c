@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "pose/pose_impl.h"
 #include "simd/soa.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -342,16 +342,15 @@ CB_INLINE bool entry_active(const cb_blend_entry *e, cb_blend_mode mode)
     return m == mode && e->weight >= CB_BLEND_WEIGHT_EPSILON;
 }
 
-cb_result cb_pose_blend_job_run(const cb_pose_blend_job *job, cb_error *err)
+void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *entries,
+                             size_t count, float threshold, cb_xform_group *out)
 {
-    float threshold;
-    cb_result r = cb_pose_blend_check(job, err, &threshold);
-    if (r != CB_OK) {
-        return r;
-    }
-    const struct cb_skeleton *s = job->skeleton;
-    const cb_blend_entry *entries = job->entries.ptr;
-    const size_t count = job->entries.count;
+    CB_ASSERT(cb_pose_blend_job_validate(&(cb_pose_blend_job){.skeleton = skeleton,
+                                                              .entries = {entries, count},
+                                                              .threshold = threshold,
+                                                              .out = {out, skeleton->group_count}},
+                                         NULL) == CB_OK);
+    const struct cb_skeleton *s = skeleton;
     bool layers = false;
     for (size_t k = 0; k < count; ++k) {
         layers = layers || entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE) ||
@@ -391,16 +390,26 @@ cb_result cb_pose_blend_job_run(const cb_pose_blend_job *job, cb_error *err)
             }
         }
         x.q = cb_soa_quat_normalize(x.q);
-        store_group(&job->out.ptr[g], x, g, s->joint_count);
+        store_group(&out[g], x, g, s->joint_count);
     }
-    return CB_OK;
+}
+
+cb_result cb_pose_blend_job_run(const cb_pose_blend_job *job, cb_error *err)
+{
+    float threshold;
+    cb_result r = cb_pose_blend_check(job, err, &threshold);
+    if (r == CB_OK) {
+        cb_pose_blend_unchecked(job->skeleton, job->entries.ptr, job->entries.count, threshold,
+                                job->out.ptr);
+    }
+    return r;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Crossfade                                                                                  */
 
-void cb_pose_apply_layers(const cb_skeleton *skeleton, cb_xform_group *pose,
-                          const cb_blend_entry *entries, size_t count)
+void cb_pose_layers_unchecked(const cb_skeleton *skeleton, cb_xform_group *pose,
+                              const cb_blend_entry *entries, size_t count)
 {
     const struct cb_skeleton *s = skeleton;
     for (size_t g = 0; g < s->group_count; ++g) {
@@ -455,24 +464,39 @@ cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_er
     return CB_OK;
 }
 
-cb_result cb_pose_crossfade_job_run(const cb_pose_crossfade_job *job, cb_error *err)
+void cb_pose_crossfade_unchecked(const cb_skeleton *skeleton, const cb_xform_group *from,
+                                 const cb_xform_group *to, float weight, const float *mask,
+                                 cb_xform_group *out)
 {
-    cb_result r = cb_pose_crossfade_job_validate(job, err);
-    if (r != CB_OK) {
-        return r;
-    }
-    const struct cb_skeleton *s = job->skeleton;
+    const struct cb_skeleton *s = skeleton;
+    CB_ASSERT(cb_pose_crossfade_job_validate(
+                  &(cb_pose_crossfade_job){.skeleton = skeleton,
+                                           .from = {from, s->group_count},
+                                           .to = {to, s->group_count},
+                                           .weight = weight,
+                                           .mask = {mask, mask != NULL ? s->group_count * CB_W : 0},
+                                           .out = {out, s->group_count}},
+                  NULL) == CB_OK);
     for (size_t g = 0; g < s->group_count; ++g) {
-        cb_vf w = cb_vf_set1(job->weight);
-        if (job->mask.ptr != NULL) {
-            w = cb_vf_mul(w, cb_vf_loadu(job->mask.ptr + g * CB_W));
+        cb_vf w = cb_vf_set1(weight);
+        if (mask != NULL) {
+            w = cb_vf_mul(w, cb_vf_loadu(mask + g * CB_W));
         }
-        cb_soa_xform a = cb_soa_xform_load(&job->from.ptr[g]);
-        cb_soa_xform b = cb_soa_xform_load(&job->to.ptr[g]);
+        cb_soa_xform a = cb_soa_xform_load(&from[g]);
+        cb_soa_xform b = cb_soa_xform_load(&to[g]);
         cb_soa_xform x = {cb_soa_vec3_lerp(a.t, b.t, w), cb_soa_quat_slerp(a.q, b.q, w),
                           cb_soa_vec3_lerp(a.s, b.s, w)};
         /* All of group g is read before it is written: out may be from or to. */
-        store_group(&job->out.ptr[g], x, g, s->joint_count);
+        store_group(&out[g], x, g, s->joint_count);
     }
-    return CB_OK;
+}
+
+cb_result cb_pose_crossfade_job_run(const cb_pose_crossfade_job *job, cb_error *err)
+{
+    cb_result r = cb_pose_crossfade_job_validate(job, err);
+    if (r == CB_OK) {
+        cb_pose_crossfade_unchecked(job->skeleton, job->from.ptr, job->to.ptr, job->weight,
+                                    job->mask.ptr, job->out.ptr);
+    }
+    return r;
 }

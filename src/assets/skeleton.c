@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "anim/anim_impl.h"
+#include "assets/asset_layout.h"
 #include "simd/soa.h" /* struct cb_xform_group */
 
 cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc)

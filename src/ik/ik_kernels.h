@@ -1,0 +1,14 @@
+/* The post-process stage's kernels for the graph runtime: the ik module's one internal
+ * interface. A graph validates its IK steps once, at build (the job validator on the step's
+ * skeleton, joints, axes and limits); per frame only what the frame brings is checked: the
+ * target and pole, which come from parameters, and the chain's model transforms, which come
+ * from the pose. Errors are returned as by the public jobs (nothing written then). */
+#ifndef CROWDBLEND_IK_IK_KERNELS_H
+#define CROWDBLEND_IK_IK_KERNELS_H
+
+#include "crowdblend/ik.h"
+
+cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err);
+cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err);
+
+#endif

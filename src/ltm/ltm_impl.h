@@ -1,0 +1,24 @@
+/* Private to src/ltm: what the SIMD job, its scalar reference and the over-characters variant
+ * share. */
+#ifndef CROWDBLEND_LTM_LTM_IMPL_H
+#define CROWDBLEND_LTM_LTM_IMPL_H
+
+#include "assets/asset_layout.h"
+#include "ltm/ltm_kernels.h"
+
+/* Checks shared by cb_ltm_job_run and its reference; on success *to holds the resolved end. */
+cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to);
+
+/* The model-space TRS output of a local-to-model job, joints [from, to): scalar, shared by the
+ * SIMD job and its reference (the parent chain leaves nothing to vectorize). */
+void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to);
+
+/* Local-to-model with SIMD over W characters sharing a skeleton (ltm_chars.c): the measured
+ * alternative to cb_ltm_job_run. locals: W pose pointers; models: W outputs of joint_count
+ * column-major 4x4 matrices; scratch: cb_ltm_chars_scratch_bytes() bytes aligned to the vector
+ * size. No validation: benchmarks and tests only. */
+size_t cb_ltm_chars_scratch_bytes(const struct cb_skeleton *s);
+void cb_ltm_chars_run(const struct cb_skeleton *s, const cb_xform_group *const *locals,
+                      float *const *models, void *scratch);
+
+#endif
