@@ -42,20 +42,6 @@
 /* Below about 0.08 degrees sin(theta) is too small to divide by in float. */
 #define SM_SLERP_NLERP_DOT 0.999999f
 #include "base/scalar_math_t.h"
-#undef SM_T
-#undef SM_V
-#undef SM_Q
-#undef SM_VMAKE
-#undef SM_VF
-#undef SM_QF
-#undef SM_SF
-#undef SM_SQRT
-#undef SM_SIN
-#undef SM_COS
-#undef SM_ACOS
-#undef SM_C
-#undef SM_QUAT_MIN_LENGTH_SQ
-#undef SM_SLERP_NLERP_DOT
 
 /* double */
 #define SM_T double
@@ -74,20 +60,6 @@
 /* Half-angles below about 4e-8 rad: nlerp is off by theta^3, far below double precision. */
 #define SM_SLERP_NLERP_DOT (1.0 - 1e-15)
 #include "base/scalar_math_t.h"
-#undef SM_T
-#undef SM_V
-#undef SM_Q
-#undef SM_VMAKE
-#undef SM_VF
-#undef SM_QF
-#undef SM_SF
-#undef SM_SQRT
-#undef SM_SIN
-#undef SM_COS
-#undef SM_ACOS
-#undef SM_C
-#undef SM_QUAT_MIN_LENGTH_SQ
-#undef SM_SLERP_NLERP_DOT
 
 /* ---- root-motion helpers (double, build time) ---- */
 

@@ -9,7 +9,7 @@
  *   SM_QUAT_MIN_LENGTH_SQ  squared lengths below which a quaternion normalizes to the identity
  *   SM_SLERP_NLERP_DOT     cosines above which slerp is nlerp (see SM_QF(slerp))
  * Quaternions are (x, y, z, w) with w real; a * b is the Hamilton product (b acts first). No
- * include guard: it is meant to be included more than once. */
+ * include guard: it is meant to be included more than once, and it undefines its parameters. */
 
 typedef struct SM_V {
     SM_T x, y, z;
@@ -253,3 +253,18 @@ SM_INLINE void SM_QF(scaled_columns)(SM_Q q, SM_V s, SM_V out[3])
     out[1] = (SM_V){(xy - wz) * s.y, (SM_C(1.0) - (xx + zz)) * s.y, (yz + wx) * s.y};
     out[2] = (SM_V){(xz + wy) * s.z, (yz - wx) * s.z, (SM_C(1.0) - (xx + yy)) * s.z};
 }
+
+#undef SM_T
+#undef SM_V
+#undef SM_Q
+#undef SM_VMAKE
+#undef SM_VF
+#undef SM_QF
+#undef SM_SF
+#undef SM_SQRT
+#undef SM_SIN
+#undef SM_COS
+#undef SM_ACOS
+#undef SM_C
+#undef SM_QUAT_MIN_LENGTH_SQ
+#undef SM_SLERP_NLERP_DOT

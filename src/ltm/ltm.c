@@ -223,12 +223,7 @@ void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to)
 void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                             cb_matrix_layout layout, float *model)
 {
-    const cb_ltm_job job = {
-        .skeleton = skeleton,
-        .local = {local, skeleton->group_count},
-        .model_layout = layout,
-        .model = {model, skeleton->joint_count * cb_ltm_matrix_floats(layout)},
-    };
+    const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, model);
     CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
     if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
         matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT3X4);

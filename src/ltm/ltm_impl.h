@@ -6,6 +6,18 @@
 #include "assets/asset_layout.h"
 #include "ltm/ltm_kernels.h"
 
+/* The job of the unchecked kernels: every joint, model matrices only. */
+static inline cb_ltm_job cb_ltm_model_job(const cb_skeleton *skeleton, const cb_xform_group *local,
+                                          cb_matrix_layout layout, float *model)
+{
+    return (cb_ltm_job){
+        .skeleton = skeleton,
+        .local = {local, skeleton->group_count},
+        .model_layout = layout,
+        .model = {model, skeleton->joint_count * cb_ltm_matrix_floats(layout)},
+    };
+}
+
 /* Checks shared by cb_ltm_job_run and its reference; on success *to holds the resolved end. */
 cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to);
 

@@ -98,12 +98,7 @@ static void model_matrices(const cb_ltm_job *job, size_t from, size_t to)
 void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
                                 cb_matrix_layout layout, float *model)
 {
-    const cb_ltm_job job = {
-        .skeleton = skeleton,
-        .local = {local, skeleton->group_count},
-        .model_layout = layout,
-        .model = {model, skeleton->joint_count * cb_ltm_matrix_floats(layout)},
-    };
+    const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, model);
     model_matrices(&job, 0, skeleton->joint_count);
 }
 
