@@ -62,7 +62,7 @@ static void bm_update(cb_bench_state *st, bool ref, bool cold)
     if (s == NULL) {
         return;
     }
-    cb_crowd_use_reference_kernels(cb_scene_crowd(s), ref);
+    cb_crowd_set_kernels(cb_scene_crowd(s), ref ? &cb_graph_kernels_ref : &cb_graph_kernels_simd);
     run_frames(st, s, cold);
     cb_scene_destroy(s);
 }
@@ -88,8 +88,8 @@ static void bm_update_cold(cb_bench_state *st, void *user)
 static void bm_update_threads(cb_bench_state *st, void *user)
 {
     (void)user;
-    cb_scene *s = scene_for(st, (uint32_t)cb_bench_range(st, 0), (uint32_t)cb_bench_range(st, 1),
-                            false);
+    cb_scene *s =
+        scene_for(st, (uint32_t)cb_bench_range(st, 0), (uint32_t)cb_bench_range(st, 1), false);
     if (s != NULL) {
         run_frames(st, s, false);
         cb_scene_destroy(s);
@@ -99,14 +99,15 @@ static void bm_update_threads(cb_bench_state *st, void *user)
 void cb_bench_register_crowd(void)
 {
     /* Second argument: joints of the embedded skeleton (fixed), for the name format. */
-    cb_bench_args2(cb_bench_args2(cb_bench_register("crowd_update_simd", bm_update_simd, NULL),
-                                  1000, 64),
-                   10000, 64);
-    cb_bench_args2(cb_bench_args2(cb_bench_register("crowd_update_ref", bm_update_ref, NULL),
-                                  1000, 64),
-                   10000, 64);
+    cb_bench_args2(
+        cb_bench_args2(cb_bench_register("crowd_update_simd", bm_update_simd, NULL), 1000, 64),
+        10000, 64);
+    cb_bench_args2(
+        cb_bench_args2(cb_bench_register("crowd_update_ref", bm_update_ref, NULL), 1000, 64), 10000,
+        64);
     cb_bench_args2(cb_bench_register("crowd_update_cold_simd", bm_update_cold, NULL), 10000, 64);
     cb_bench_use_real_time(cb_bench_args2(
-        cb_bench_args2(cb_bench_register("crowd_update_threads", bm_update_threads, NULL), 10000, 1),
+        cb_bench_args2(cb_bench_register("crowd_update_threads", bm_update_threads, NULL), 10000,
+                       1),
         10000, 2));
 }

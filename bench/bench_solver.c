@@ -116,9 +116,9 @@ static void run(cb_bench_state *st, cb_solver_kind kind, bool simd)
     }
     while (cb_bench_keep_running(st)) {
         if (simd) {
-            cb_solver_evaluate(su.s, params, CHARS, su.w, CHARS + 16, NULL);
+            cb_solver_evaluate(su.s, params, CHARS, CHARS + 16, su.w, NULL);
         } else {
-            cb_solver_evaluate_ref(su.s, params, CHARS, su.w, CHARS + 16, NULL);
+            cb_solver_evaluate_ref(su.s, params, CHARS, CHARS + 16, su.w, NULL);
         }
         cb_bench_keep(su.w);
     }

@@ -155,12 +155,26 @@ int main(void)
     for (int k = 0; k < 17; ++k) {
         clips[k] = cb_embedded_find_clip(set, loco[k]);
     }
+    /* One graph asset: a blend space over the 17 locomotion clips with an upper-body wave and
+     * an additive lean on top. */
+    cb_graph_blend_desc bd = {
+        .skeleton = cb_embedded_skeleton(set),
+        .clips = clips,
+        .clip_count = 17,
+        .additive = {.clip = cb_embedded_find_clip(set, "lean_add")},
+        .upper_body = {.clip = cb_embedded_find_clip(set, "wave_upper"), .mask_joint = "spine_01"},
+    };
+    cb_graph *graph = NULL;
+    if (cb_graph_create_blend(&bd, &graph, &err) != CB_OK) {
+        fprintf(stderr, "ecs_host: %s\n", err.message);
+        return 1;
+    }
+    const cb_graph *graphs[1] = {graph};
     cb_crowd_desc d = {
         .skeleton = cb_embedded_skeleton(set),
         .capacity = START + 500,
-        .blend = {.clips = clips, .clip_count = 17},
-        .additive = {.clip = cb_embedded_find_clip(set, "lean_add")},
-        .upper_body = {.clip = cb_embedded_find_clip(set, "wave_upper"), .mask_joint = "spine_01"},
+        .graphs = graphs,
+        .graph_count = 1,
         .thread_count = 1, /* the host brings its own threads; this crowd's pool stays idle */
     };
     cb_crowd *crowd = NULL, *twin = NULL;
@@ -186,16 +200,22 @@ int main(void)
         spawn(&w, crowd, twin, next_seed++);
     }
 
-    /* The crowd reads the component table in place: four strided views. */
+    /* The crowd reads the component table in place: four strided views, one per parameter of
+     * the blend-space graph (crowdblend/graph.h names them). */
     const size_t stride = sizeof(anim_component);
-    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 0),
-                            &w.anim[0].speed_right, stride);
-    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_BLEND, 1),
-                            &w.anim[0].speed_forward, stride);
-    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0),
-                            &w.anim[0].lean, stride);
-    cb_crowd_set_param_view(crowd, 0, cb_crowd_param_index(crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0),
-                            &w.anim[0].wave, stride);
+    static const char *const names[4] = {
+        CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1",
+        CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_GRAPH_BLEND_UPPER_WEIGHT};
+    const float *columns[4] = {&w.anim[0].speed_right, &w.anim[0].speed_forward, &w.anim[0].lean,
+                               &w.anim[0].wave};
+    for (int k = 0; k < 4; ++k) {
+        uint32_t p = 0;
+        if (cb_crowd_find_param(crowd, 0, names[k], &p) != CB_OK ||
+            cb_crowd_set_param_view(crowd, 0, p, columns[k], stride) != CB_OK) {
+            fprintf(stderr, "ecs_host: no parameter %s\n", names[k]);
+            return 1;
+        }
+    }
 
     pthread_barrier_t start, done;
     pthread_barrier_init(&start, NULL, HOST_THREADS + 1);
@@ -203,8 +223,12 @@ int main(void)
     int quit = 0;
     host_thread threads[HOST_THREADS];
     for (uint32_t t = 0; t < HOST_THREADS; ++t) {
-        threads[t] = (host_thread){.index = t, .crowd = crowd, .start = &start, .done = &done,
-                                   .count = &w.count, .quit = &quit};
+        threads[t] = (host_thread){.index = t,
+                                   .crowd = crowd,
+                                   .start = &start,
+                                   .done = &done,
+                                   .count = &w.count,
+                                   .quit = &quit};
         if (cb_crowd_scratch_create(crowd, &threads[t].scratch) != CB_OK) {
             fprintf(stderr, "ecs_host: out of memory\n");
             return 1;
@@ -259,6 +283,7 @@ int main(void)
 
     cb_crowd_destroy(crowd);
     cb_crowd_destroy(twin);
+    cb_graph_destroy(graph); /* after the crowds that run it */
     cb_embedded_destroy(set);
     pthread_barrier_destroy(&start);
     pthread_barrier_destroy(&done);

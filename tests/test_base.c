@@ -14,9 +14,9 @@ static void base_result_str_names_every_code(void **state)
         CB_RESULT_LIST(NAME)
 #undef NAME
     };
-    assert_int_equal(sizeof names / sizeof names[0], CB_RESULT_COUNT);
+    assert_int_equal(sizeof names / sizeof names[0], _CB_RESULT_COUNT);
     assert_int_equal(CB_OK, 0);
-    for (int r = 0; r < CB_RESULT_COUNT; ++r) {
+    for (int r = 0; r < _CB_RESULT_COUNT; ++r) {
         const char *s = cb_result_str((cb_result)r);
         assert_non_null(s);
         /* "NAME: meaning", and the meaning is not empty. */
@@ -27,7 +27,7 @@ static void base_result_str_names_every_code(void **state)
             assert_string_not_equal(s, cb_result_str((cb_result)o));
         }
     }
-    assert_string_equal(cb_result_str(CB_RESULT_COUNT), "unknown cb_result");
+    assert_string_equal(cb_result_str(_CB_RESULT_COUNT), "unknown cb_result");
     assert_string_equal(cb_result_str((cb_result)-1), "unknown cb_result");
 }
 

@@ -1,13 +1,14 @@
 /* crowd: the whole frame. Determinism across thread counts, batch sizes and update ranges;
- * views against own columns; the desc's validity table; bad input; no allocation per frame;
- * time sync and root motion against the clips' own figures. */
+ * views against own columns; the desc's validity table (and that of the blend-space graph the
+ * tests run); bad input; no allocation per frame; time sync and root motion against the clips'
+ * own figures. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "crowd/crowd_impl.h"
 #include "crowdblend/crowdblend.h"
+#include "graph/graph_impl.h" /* struct cb_graph.flat: one test runs a flat graph unflattened */
 #include "test_util.h"
 
 static const char *const loco[17] = {
@@ -17,6 +18,40 @@ static const char *const loco[17] = {
 
 static cb_embedded *set;
 static const cb_clip *clips[17];
+/* The fixtures: the 17 locomotion clips in a blend space, with (full) and without (bare) an
+ * additive lean and an upper-body wave on top. */
+static cb_graph *full_graph, *bare_graph;
+/* The same as the one-graph lists a desc points at (a crowd reads them at create). */
+static const cb_graph *full_list[1], *bare_list[1];
+
+static cb_graph_blend_desc blend_desc(bool layers)
+{
+    cb_graph_blend_desc d = {
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = 17};
+    if (layers) {
+        d.additive.clip = cb_embedded_find_clip(set, "lean_add");
+        d.upper_body = (cb_graph_blend_layer){.clip = cb_embedded_find_clip(set, "wave_upper"),
+                                              .mask_joint = "spine_01"};
+    }
+    return d;
+}
+
+static cb_graph *blend_graph(bool layers)
+{
+    cb_graph_blend_desc d = blend_desc(layers);
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_create_blend(&d, &g, &err) == CB_OK, "blend graph: %s", err.message);
+    return g;
+}
+
+/* A parameter's index in kind 0 of a crowd, by name. */
+static uint32_t param(const cb_crowd *c, const char *name)
+{
+    uint32_t p = CB_INVALID_INDEX;
+    CB_CHECK(cb_crowd_find_param(c, 0, name, &p) == CB_OK, "no parameter %s", name);
+    return p;
+}
 
 static int setup_set(void **state)
 {
@@ -30,37 +65,46 @@ static int setup_set(void **state)
             return -1;
         }
     }
+    full_list[0] = full_graph = blend_graph(true);
+    bare_list[0] = bare_graph = blend_graph(false);
     return 0;
 }
 
 static int teardown_set(void **state)
 {
     (void)state;
+    cb_graph_destroy(full_graph);
+    cb_graph_destroy(bare_graph);
     cb_embedded_destroy(set);
     return 0;
 }
 
-static cb_crowd_desc base_desc(uint32_t capacity)
+/* A crowd desc running one graph (the full blend space unless changed). */
+static cb_crowd_desc graph_desc(uint32_t capacity, const cb_graph *const *graphs)
 {
     cb_crowd_desc d = {
         .skeleton = cb_embedded_skeleton(set),
         .capacity = capacity,
-        .blend = {.clips = clips, .clip_count = 17},
-        .additive = {.clip = cb_embedded_find_clip(set, "lean_add")},
-        .upper_body = {.clip = cb_embedded_find_clip(set, "wave_upper"), .mask_joint = "spine_01"},
+        .graphs = graphs,
+        .graph_count = 1,
         .keep_weights = true,
     };
     return d;
+}
+
+static cb_crowd_desc base_desc(uint32_t capacity)
+{
+    return graph_desc(capacity, full_list);
 }
 
 /* Parameters that sweep the whole blend space and change every frame; a few NaN and
  * out-of-range layer weights on purpose. */
 static void write_params(cb_crowd *c, uint32_t frame, uint32_t n)
 {
-    float *px = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 0));
-    float *py = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 1));
-    float *add = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0));
-    float *up = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    float *px = cb_crowd_param_column(c, 0, param(c, CB_GRAPH_BLEND_PARAM_PREFIX "0"));
+    float *py = cb_crowd_param_column(c, 0, param(c, CB_GRAPH_BLEND_PARAM_PREFIX "1"));
+    float *add = cb_crowd_param_column(c, 0, param(c, CB_GRAPH_BLEND_ADDITIVE_WEIGHT));
+    float *up = cb_crowd_param_column(c, 0, param(c, CB_GRAPH_BLEND_UPPER_WEIGHT));
     for (uint32_t i = 0; i < n; ++i) {
         float a = 0.37f * (float)i + 0.05f * (float)frame;
         float s = 4.2f * (0.5f + 0.5f * sinf(0.11f * (float)i + 0.02f * (float)frame));
@@ -77,10 +121,11 @@ static void write_params(cb_crowd *c, uint32_t frame, uint32_t n)
     }
 }
 
-/* A crowd of n characters at staggered phases. */
-static cb_crowd *make_crowd(uint32_t n, uint32_t threads, uint32_t batch)
+/* A crowd of n characters of graph g at staggered phases. */
+static cb_crowd *make_graph_crowd(const cb_graph *g, uint32_t n, uint32_t threads, uint32_t batch)
 {
-    cb_crowd_desc d = base_desc(n);
+    const cb_graph *graphs[1] = {g};
+    cb_crowd_desc d = graph_desc(n, graphs);
     d.thread_count = threads;
     d.batch_size = batch;
     cb_crowd *c = NULL;
@@ -92,6 +137,11 @@ static cb_crowd *make_crowd(uint32_t n, uint32_t threads, uint32_t batch)
         assert_int_equal(cb_crowd_add(c, 0, (float)i * 0.0173f, &ch), CB_OK);
     }
     return c;
+}
+
+static cb_crowd *make_crowd(uint32_t n, uint32_t threads, uint32_t batch)
+{
+    return make_graph_crowd(full_graph, n, threads, batch);
 }
 
 /* Runs `frames` frames of a crowd of n characters with the given threads and batch size, and
@@ -126,15 +176,17 @@ static void crowd_output_is_bit_identical_across_threads_and_batches(void **stat
                  (unsigned long long)reference);
 }
 
-/* The blend-space crowd's graph is flat (graph_impl.h): its fast path and the general graph
- * path give the same bits. */
+/* The blend-space graph is flat (graph_impl.h): the runtime skips its stages' list building,
+ * and the same graph run unflattened (the general path) gives the same bits. */
 static void crowd_flat_path_matches_general_path(void **state)
 {
     (void)state;
     uint64_t hash[2];
+    cb_graph *unflat = blend_graph(true);
+    assert_true(full_graph->flat && unflat->flat);
+    unflat->flat = false;
     for (int general = 0; general < 2; ++general) {
-        cb_crowd *c = make_crowd(200, 2, 64);
-        cb_crowd_force_general_path(c, general);
+        cb_crowd *c = make_graph_crowd(general ? unflat : full_graph, 200, 2, 64);
         for (uint32_t f = 0; f < 10; ++f) {
             write_params(c, f, 200);
             assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
@@ -144,6 +196,7 @@ static void crowd_flat_path_matches_general_path(void **state)
     }
     CB_CHECK(hash[0] == hash[1], "flat path %016llx, general path %016llx",
              (unsigned long long)hash[0], (unsigned long long)hash[1]);
+    cb_graph_destroy(unflat);
 }
 
 /* update_range over uneven host-chosen ranges gives the same bits as update. */
@@ -161,9 +214,9 @@ static void crowd_update_range_matches_update(void **state)
         write_params(c, f, n);
         float dt = 1.0f / 60.0f + 0.001f * (float)(f % 3);
         for (int k = 0; k + 1 < 6; ++k) {
-            assert_int_equal(cb_crowd_update_range(c, k % 2 ? s1 : s2, dt, 0, cuts[k],
-                                                   cuts[k + 1] - cuts[k]),
-                             CB_OK);
+            assert_int_equal(
+                cb_crowd_update_range(c, k % 2 ? s1 : s2, dt, 0, cuts[k], cuts[k + 1] - cuts[k]),
+                CB_OK);
         }
     }
     CB_CHECK(cb_crowd_output_hash(c) == reference, "update_range differs from update");
@@ -213,8 +266,10 @@ static void crowd_views_match_own_columns(void **state)
     }
     CB_CHECK(cb_crowd_output_hash(c) == reference, "views differ from own columns");
     /* View errors. */
-    assert_int_equal(cb_crowd_set_param_view(c, 0, pc, &table[0].vel[0], 8), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, &table[0].vel[0], 2), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, pc, &table[0].vel[0], 8),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_set_param_view(c, 0, 0, &table[0].vel[0], 2),
+                     CB_ERR_INVALID_ARGUMENT);
     assert_int_equal(cb_crowd_set_param_view(c, 0, 0, &table[0].vel[0], 6), CB_ERR_MISALIGNED);
     assert_int_equal(cb_crowd_set_param_view(c, 0, 0, (const float *)((const char *)table + 1), 8),
                      CB_ERR_MISALIGNED);
@@ -230,7 +285,6 @@ static void crowd_desc_defaults(void **state)
     (void)state;
     cb_crowd_desc d = cb_crowd_query_desc(NULL);
     assert_int_equal(d.batch_size, 64);
-    assert_int_equal(d.blend.solver.kind, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
     assert_int_equal(d.matrix_layout, CB_MATRIX_LAYOUT_MAT4);
     assert_int_equal(d.thread_count, cb_jobs_query_desc(NULL).thread_count);
     assert_false(d.keep_weights);
@@ -242,6 +296,16 @@ static void crowd_desc_defaults(void **state)
     assert_true(d.batch_size >= 70);
     assert_int_equal(d.matrix_stride_bytes,
                      cb_skeleton_joint_count(given.skeleton) * 16 * sizeof(float));
+    /* The blend-space graph's defaults. */
+    cb_graph_blend_desc b = cb_graph_query_blend_desc(NULL);
+    assert_int_equal(b.solver.kind, CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
+    assert_string_equal(b.name, CB_GRAPH_BLEND_DEFAULT_NAME);
+    assert_null(b.clips);
+    b = blend_desc(true);
+    b.solver.kind = CB_SOLVER_KIND_DIRECT;
+    b = cb_graph_query_blend_desc(&b);
+    assert_int_equal(b.solver.kind, CB_SOLVER_KIND_DIRECT);
+    assert_int_equal(b.clip_count, 17);
 }
 
 static void only_free(void *ptr, size_t size, void *user)
@@ -256,9 +320,11 @@ static void crowd_create_validity_table(void **state)
     cb_crowd *c = (cb_crowd *)&c;
     cb_crowd *const untouched = c;
     cb_error err = {0};
-    const cb_clip *with_null[2] = {clips[1], NULL};
-    const cb_clip *with_additive[2] = {clips[1], cb_embedded_find_clip(set, "lean_add")};
-    const cb_clip *twins[2] = {clips[1], clips[1]};
+    const cb_graph *with_null[2] = {full_graph, NULL};
+    const cb_graph *many[CB_CROWD_MAX_KINDS + 1];
+    for (int k = 0; k <= CB_CROWD_MAX_KINDS; ++k) {
+        many[k] = full_graph;
+    }
     typedef struct row {
         const char *what;
         cb_crowd_desc d;
@@ -267,11 +333,11 @@ static void crowd_create_validity_table(void **state)
     row rows[16];
     int n = 0;
     cb_crowd_desc d;
-#define ROW(label, code, ...)                                                                  \
-    do {                                                                                       \
-        d = base_desc(8);                                                                      \
-        __VA_ARGS__;                                                                           \
-        rows[n++] = (row){label, d, code};                                                     \
+#define ROW(label, code, ...)                                                                      \
+    do {                                                                                           \
+        d = base_desc(8);                                                                          \
+        __VA_ARGS__;                                                                               \
+        rows[n++] = (row){label, d, code};                                                         \
     } while (0)
     ROW("start canary", CB_ERR_CANARY, d._start_canary = 1);
     ROW("end canary", CB_ERR_CANARY, d._end_canary = 2);
@@ -279,15 +345,11 @@ static void crowd_create_validity_table(void **state)
     ROW("no skeleton", CB_ERR_NULL_ARGUMENT, d.skeleton = NULL);
     ROW("capacity 0", CB_ERR_INVALID_ARGUMENT, d.capacity = 0);
     ROW("capacity too large", CB_ERR_INVALID_ARGUMENT, d.capacity = CB_CROWD_MAX_CAPACITY + 1);
-    ROW("no clips", CB_ERR_NULL_ARGUMENT, d.blend.clips = NULL);
-    ROW("clip count 0", CB_ERR_INVALID_ARGUMENT, d.blend.clip_count = 0);
-    ROW("a NULL clip", CB_ERR_NULL_ARGUMENT, d.blend.clips = with_null; d.blend.clip_count = 2);
-    ROW("additive clip as node", CB_ERR_MISMATCH, d.blend.clips = with_additive;
-        d.blend.clip_count = 2);
-    ROW("normal clip as additive layer", CB_ERR_MISMATCH, d.additive.clip = clips[3]);
-    ROW("two nodes at one position", CB_ERR_DUPLICATE, d.blend.clips = twins;
-        d.blend.clip_count = 2);
-    ROW("unknown mask joint", CB_ERR_NOT_FOUND, d.upper_body.mask_joint = "tail");
+    ROW("no graph", CB_ERR_TOO_FEW, d.graphs = NULL; d.graph_count = 0);
+    ROW("graphs NULL", CB_ERR_NULL_ARGUMENT, d.graphs = NULL);
+    ROW("a NULL graph", CB_ERR_NULL_ARGUMENT, d.graphs = with_null; d.graph_count = 2);
+    ROW("too many graphs", CB_ERR_TOO_MANY, d.graphs = many;
+        d.graph_count = CB_CROWD_MAX_KINDS + 1);
     ROW("bad layout", CB_ERR_INVALID_ARGUMENT, d.matrix_layout = (cb_matrix_layout)9);
     ROW("stride too small", CB_ERR_INVALID_ARGUMENT, d.matrix_stride_bytes = 4);
     ROW("batch too large", CB_ERR_INVALID_ARGUMENT, d.batch_size = 100000);
@@ -301,6 +363,72 @@ static void crowd_create_validity_table(void **state)
         CB_CHECK(c == untouched, "%s: out written on failure", rows[i].what);
     }
     assert_int_equal(cb_crowd_create(NULL, &c, &err), CB_ERR_NULL_ARGUMENT);
+    /* A graph of another skeleton (one signature per skeleton: names and parents). */
+    static const char *const names[1] = {"root"};
+    static const int32_t parents[1] = {-1};
+    cb_skeleton_desc sd = {.joint_count = 1, .names = names, .parents = parents};
+    cb_skeleton *other = NULL;
+    assert_int_equal(cb_skeleton_create(&sd, &other, NULL), CB_OK);
+    d = base_desc(8);
+    d.skeleton = other;
+    assert_int_equal(cb_crowd_create(&d, &c, &err), CB_ERR_MISMATCH);
+    assert_true(c == untouched);
+    cb_skeleton_destroy(other);
+    /* The minimal valid desc. */
+    cb_crowd_desc ok = {.skeleton = cb_embedded_skeleton(set),
+                        .capacity = 1,
+                        .graphs = bare_list,
+                        .graph_count = 1};
+    assert_int_equal(cb_crowd_create(&ok, &c, &err), CB_OK);
+    assert_int_equal(cb_crowd_param_count(c, 0), 4);
+    cb_crowd_destroy(c);
+    cb_crowd_destroy(NULL);
+}
+
+/* The blend-space graph refuses what the crowd used to refuse for it, and says where. */
+static void crowd_blend_graph_validity_table(void **state)
+{
+    (void)state;
+    cb_graph *g = (cb_graph *)&g;
+    cb_graph *const untouched = g;
+    cb_error err = {0};
+    const cb_clip *with_null[2] = {clips[1], NULL};
+    const cb_clip *with_additive[2] = {clips[1], cb_embedded_find_clip(set, "lean_add")};
+    const cb_clip *twins[2] = {clips[1], clips[1]};
+    typedef struct row {
+        const char *what;
+        cb_graph_blend_desc d;
+        cb_result want;
+    } row;
+    row rows[12];
+    int n = 0;
+    cb_graph_blend_desc d;
+#define ROW(label, code, ...)                                                                      \
+    do {                                                                                           \
+        d = blend_desc(true);                                                                      \
+        __VA_ARGS__;                                                                               \
+        rows[n++] = (row){label, d, code};                                                         \
+    } while (0)
+    ROW("start canary", CB_ERR_CANARY, d._start_canary = 1);
+    ROW("half allocator", CB_ERR_ALLOCATOR, d.allocator.free_fn = only_free);
+    ROW("no skeleton", CB_ERR_NULL_ARGUMENT, d.skeleton = NULL);
+    ROW("no clips", CB_ERR_NULL_ARGUMENT, d.clips = NULL);
+    ROW("clip count 0", CB_ERR_INVALID_ARGUMENT, d.clip_count = 0);
+    ROW("a NULL clip", CB_ERR_NULL_ARGUMENT, d.clips = with_null; d.clip_count = 2);
+    ROW("additive clip as node", CB_ERR_MISMATCH, d.clips = with_additive; d.clip_count = 2);
+    ROW("normal clip as additive layer", CB_ERR_MISMATCH, d.additive.clip = clips[3]);
+    ROW("two nodes at one position", CB_ERR_DUPLICATE, d.clips = twins; d.clip_count = 2);
+    ROW("unknown mask joint", CB_ERR_NOT_FOUND, d.upper_body.mask_joint = "tail");
+#undef ROW
+    for (int i = 0; i < n; ++i) {
+        err = (cb_error){0};
+        cb_result r = cb_graph_create_blend(&rows[i].d, &g, &err);
+        CB_CHECK(r == rows[i].want, "%s: got %s, want %s (%s)", rows[i].what, cb_result_str(r),
+                 cb_result_str(rows[i].want), err.message);
+        CB_CHECK(strlen(err.message) > 0, "%s: no message", rows[i].what);
+        CB_CHECK(g == untouched, "%s: out written on failure", rows[i].what);
+    }
+    assert_int_equal(cb_graph_create_blend(NULL, &g, &err), CB_ERR_NULL_ARGUMENT);
     /* A clip built for another skeleton. */
     cb_embedded *other = NULL;
     cb_embedded_desc od = {.sample_rate_hz = 24.0f};
@@ -308,23 +436,16 @@ static void crowd_create_validity_table(void **state)
     /* Same skeleton shape but a different skeleton object and signature? Only if the signature
      * differs; otherwise clips of a twin skeleton are legitimately interchangeable. */
     const cb_clip *foreign[1] = {cb_embedded_find_clip(other, "walk_f")};
-    d = base_desc(8);
-    d.blend.clips = foreign;
-    d.blend.clip_count = 1;
-    cb_result r = cb_crowd_create(&d, &c, &err);
+    d = blend_desc(false);
+    d.clips = foreign;
+    d.clip_count = 1;
+    cb_result r = cb_graph_create_blend(&d, &g, &err);
     if (cb_clip_skeleton_signature(foreign[0]) != cb_skeleton_signature(d.skeleton)) {
         CB_CHECK(r == CB_ERR_MISMATCH, "foreign clip accepted: %s", cb_result_str(r));
     } else if (r == CB_OK) {
-        cb_crowd_destroy(c);
+        cb_graph_destroy(g);
     }
     cb_embedded_destroy(other);
-    /* The minimal valid desc. */
-    cb_crowd_desc ok = {.skeleton = cb_embedded_skeleton(set), .capacity = 1,
-                        .blend = {.clips = clips, .clip_count = 17}};
-    assert_int_equal(cb_crowd_create(&ok, &c, &err), CB_OK);
-    assert_int_equal(cb_crowd_param_count(c, 0), 4);
-    cb_crowd_destroy(c);
-    cb_crowd_destroy(NULL);
 }
 
 static void crowd_bad_input_is_refused_and_counted(void **state)
@@ -363,7 +484,7 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     assert_int_equal(cb_crowd_update(NULL, 0.01f), CB_ERR_NULL_ARGUMENT);
     /* NaN parameters and out-of-range layer weights give finite outputs and are counted. */
     float *px = cb_crowd_param_column(c, 0, 0);
-    float *up = cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_UPPER_WEIGHT, 0));
+    float *up = cb_crowd_param_column(c, 0, param(c, CB_GRAPH_BLEND_UPPER_WEIGHT));
     px[0] = NAN;
     px[1] = INFINITY;
     up[0] = -3.0f;
@@ -381,7 +502,11 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     }
     assert_null(cb_crowd_matrices(c, 0, cb_crowd_count(c, 0)));
     assert_null(cb_crowd_param_column(c, 0, cb_crowd_param_count(c, 0)));
-    assert_int_equal(cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, 5), cb_crowd_param_count(c, 0));
+    uint32_t none = 7;
+    assert_int_equal(cb_crowd_find_param(c, 0, CB_GRAPH_BLEND_PARAM_PREFIX "5", &none),
+                     CB_ERR_NOT_FOUND);
+    assert_int_equal(none, 7);
+    assert_int_equal(cb_crowd_state(c, 0, 0, 0), CB_INVALID_INDEX); /* no machine */
     cb_crowd_destroy(c);
 }
 
@@ -432,7 +557,7 @@ static void crowd_update_does_not_allocate(void **state)
     cb_crowd_stats st = cb_crowd_query_stats(c);
     assert_int_equal(st.updates, 30);
     assert_int_equal(st.characters_updated, 30 * 300);
-    for (int s = 0; s < CB_CROWD_STAGE_COUNT; ++s) {
+    for (int s = 0; s < _CB_CROWD_STAGE_COUNT; ++s) {
         /* A blend-space crowd has no IK steps: its post-process stage does not run. */
         bool runs = s != CB_CROWD_STAGE_POST_PROCESS;
         CB_CHECK((st.stage_ns[s] > 0) == runs, "stage %s: %llu ns",
@@ -453,10 +578,8 @@ static void crowd_single_clip_root_motion_matches_the_clip(void **state)
     (void)state;
     const cb_clip *walk = cb_embedded_find_clip(set, "walk_fr");
     cb_clip_root_motion rm = cb_clip_query_root_motion(walk);
-    cb_crowd_desc d = base_desc(1);
+    cb_crowd_desc d = graph_desc(1, bare_list);
     d.thread_count = 1;
-    d.additive.clip = NULL;
-    d.upper_body.clip = NULL;
     cb_crowd *c = NULL;
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     cb_character ch;
@@ -527,6 +650,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(crowd_desc_defaults),
         cmocka_unit_test(crowd_create_validity_table),
+        cmocka_unit_test(crowd_blend_graph_validity_table),
         cmocka_unit_test(crowd_bad_input_is_refused_and_counted),
         cmocka_unit_test(crowd_output_is_bit_identical_across_threads_and_batches),
         cmocka_unit_test(crowd_update_range_matches_update),

@@ -131,7 +131,7 @@ static cb_graph_builder *builder_of(const scene *sc)
 static cb_graph_node add_clip(cb_graph_builder *b, const char *name, int clip)
 {
     cb_error err = {0};
-    cb_graph_node n = CB_GRAPH_NO_NODE;
+    cb_graph_node n = {0};
     cb_graph_clip_desc d = {.name = name, .clip = clip_names[clip]};
     OK(cb_graph_add_clip(b, &d, &n, &err));
     return n;
@@ -337,7 +337,7 @@ static void graph_builder_validity_table(void **state)
     cb_prng r = cb_test_prng(__func__);
     scene *sc = scene_make(&r, false);
     cb_error err = {0};
-    cb_graph_node n = 0, a = 0, bb = 0;
+    cb_graph_node n = {0}, a = {0}, bb = {0};
 
     /* Creating. */
     cb_graph_builder *b = NULL;
@@ -443,7 +443,7 @@ static void graph_builder_validity_table(void **state)
     bs.child_count = 0;
     assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_INVALID_ARGUMENT);
     bs.child_count = 2;
-    cb_graph_node wrong[2] = {a, 999};
+    cb_graph_node wrong[2] = {a, {999}};
     bs.children = wrong;
     assert_int_equal(cb_graph_add_blend_space(b, &bs, &n, &err), CB_ERR_INVALID_ARGUMENT);
     bs.children = kids;
@@ -535,7 +535,7 @@ static void graph_builder_validity_table(void **state)
     assert_int_equal(cb_graph_add_aim_ik(b, &ad, &err), CB_ERR_INVALID_ARGUMENT);
 
     /* Root and build. */
-    assert_int_equal(cb_graph_set_root(b, 12345, &err), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_graph_set_root(b, (cb_graph_node){12345}, &err), CB_ERR_INVALID_ARGUMENT);
     OK(cb_graph_set_root(b, n, &err));
     cb_graph *g = NULL;
     OK(cb_graph_build(b, &g, &err));
@@ -605,7 +605,7 @@ static void graph_queries_name_what_was_built(void **state)
                                       .transitions = &tr,
                                       .transition_count = 1,
                                       .initial = "fast"};
-    cb_graph_node m = 0;
+    cb_graph_node m = {0};
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
     cb_graph *g = build(b);
 
@@ -779,7 +779,7 @@ static cb_graph *machine_graph(const scene *sc)
                                       .state_count = 3,
                                       .transitions = tr,
                                       .transition_count = SM_RULES};
-    cb_graph_node m = 0;
+    cb_graph_node m = {0};
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
     return build(b);
 }
@@ -805,7 +805,7 @@ static void graph_state_machine_follows_its_rules(void **state)
     for (int i = 0; i < N; ++i) {
         ref[i] = (ref_machine){0, -1, 0, 0.0f};
     }
-    size_t fired = 0, consumed = 0, held = 0;
+    size_t fired = 0, consumed = {0}, held = {0};
     for (int f = 0; f < FRAMES; ++f) {
         for (int i = 0; i < N; ++i) {
             float *p = params[i];
@@ -879,7 +879,7 @@ static void graph_exit_time_fires_on_the_counted_frame(void **state)
                                   .condition_count = cases[k].condition ? 1 : 0};
         cb_graph_state_machine_desc sm = {
             .states = st, .state_count = 2, .transitions = &tr, .transition_count = 1};
-        cb_graph_node m = 0;
+        cb_graph_node m = {0};
         OK(cb_graph_add_state_machine(b, &sm, &m, &err));
         cb_graph *g = build(b);
         cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
@@ -920,7 +920,7 @@ static cb_graph *two_state_graph(const scene *sc, machine_opts o)
     OK(cb_graph_add_param(b, "go", CB_PARAM_BOOL, 0.0f, &err));
     OK(cb_graph_add_param(b, "go2", CB_PARAM_BOOL, 0.0f, &err));
     cb_graph_clip_desc bd = {.name = "b", .clip = "b", .start_offset = 0.25f};
-    cb_graph_node bn = 0;
+    cb_graph_node bn = {0};
     cb_graph_node an = add_clip(b, "a", CLIP_A);
     OK(cb_graph_add_clip(b, &bd, &bn, &err));
     cb_graph_state st[3] = {{.name = "a", .node = an},
@@ -953,7 +953,7 @@ static cb_graph *two_state_graph(const scene *sc, machine_opts o)
                                       .state_count = o.third ? 3 : 2,
                                       .transitions = tr,
                                       .transition_count = o.third ? 3 : 1};
-    cb_graph_node m = 0;
+    cb_graph_node m = {0};
     OK(cb_graph_add_state_machine(b, &sm, &m, &err));
     return build(b);
 }
@@ -1215,7 +1215,7 @@ static void graph_layers_match_the_reference(void **state)
                                         .children = kids,
                                         .positions = pos,
                                         .child_count = 2};
-        cb_graph_node base = 0;
+        cb_graph_node base = {0};
         OK(cb_graph_add_blend_space(b, &bs, &base, &err));
         cb_graph_node e = add_clip(b, "e", CLIP_E);
         cb_graph_node add = add_clip(b, "add", CLIP_ADD);
@@ -1229,7 +1229,7 @@ static void graph_layers_match_the_reference(void **state)
                                            .state_count = 2,
                                            .transitions = &tr,
                                            .transition_count = 1};
-        cb_graph_node sm = 0;
+        cb_graph_node sm = {0};
         OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
         cb_graph_layer layers[3] = {
             {.node = e, .mode = CB_LAYER_OVERRIDE, .weight = "w_up", .mask_joint = "j2"},
@@ -1238,7 +1238,7 @@ static void graph_layers_match_the_reference(void **state)
         };
         cb_graph_layers_desc ld = {
             .name = "layers", .base = base, .layers = layers, .layer_count = with_machine ? 3 : 2};
-        cb_graph_node root = 0;
+        cb_graph_node root = {0};
         OK(cb_graph_add_layers(b, &ld, &root, &err));
         cb_graph *g = build(b);
         enum { N = 24 };
@@ -1288,8 +1288,11 @@ static void graph_layers_match_the_reference(void **state)
     scene_free(sc);
 }
 
-/* Direct blend: the kept weights are the parameters clamped at 0 (NaN as 0) and normalized;
- * all zero leaves the rest pose. */
+/* Direct blend: the kept weights are the parameters clamped at 0 and normalized, against a
+ * double reference; a NaN parameter zeroes the node (the solver's rule for a non-finite query,
+ * counted); all zero leaves the rest pose. The graph's direct node runs the DIRECT solver's
+ * rule: its weights equal cb_solver_evaluate_one's bit for bit, hard inputs included (huge,
+ * subnormal: a sum of 1e-40 once gave every weight 1). */
 static void graph_direct_weights_are_normalized_parameters(void **state)
 {
     (void)state;
@@ -1304,38 +1307,59 @@ static void graph_direct_weights_are_normalized_parameters(void **state)
     cb_graph_node kids[3] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B),
                              add_clip(b, "c", CLIP_C)};
     cb_graph_direct_desc dd = {.name = "direct", .children = kids, .weights = ws, .child_count = 3};
-    cb_graph_node d = 0;
+    cb_graph_node d = {0};
     OK(cb_graph_add_direct(b, &dd, &d, &err));
     cb_graph *g = build(b);
+    cb_solver_desc sd = {.kind = CB_SOLVER_KIND_DIRECT, .node_count = 3};
+    cb_solver *direct = NULL;
+    assert_int_equal(cb_solver_create(&sd, &direct, NULL), CB_OK);
     enum { N = 40 };
     cb_crowd *c = crowd_of(sc, g, N, 1, 0);
     add_characters(c, N, 0.11f);
     cb_err_track we = cb_err_track_make("direct weight");
     cb_err_track te = cb_err_track_make("direct pose translation (m)");
     cb_err_track re = cb_err_track_make("direct pose rotation (rad)");
+    /* Hard rows: a subnormal alone, subnormals together, the largest floats, a zero sum. */
+    static const float hard[][3] = {
+        {0.0f, 1e-40f, 0.0f}, {1e-40f, 3e-40f, 0.0f}, {3e38f, 3e38f, 1.0f}, {0.0f, -1.0f, 0.0f}};
+    uint64_t nonfinite = 0;
     for (int f = 0; f < 20; ++f) {
         float v[3][N];
-        for (int k = 0; k < 3; ++k) {
-            float *col = column(c, ws[k]);
-            for (uint32_t i = 0; i < N; ++i) {
+        for (uint32_t i = 0; i < N; ++i) {
+            for (int k = 0; k < 3; ++k) {
                 float x = cb_prng_range(&r, -0.5f, 2.0f);
                 v[k][i] = (i % 7 == 3) ? 0.0f : (i % 11 == 5 && k == 1) ? NAN : x;
-                col[i] = v[k][i];
+                v[k][i] = i % 13 == 2 ? hard[(i / 13 + (uint32_t)f) % 4][k] : v[k][i];
             }
+            nonfinite += isnan(v[1][i]);
+        }
+        for (int k = 0; k < 3; ++k) {
+            memcpy(column(c, ws[k]), v[k], sizeof v[k]);
         }
         cb_crowd_update(c, DT);
         for (uint32_t i = 0; i < N; ++i) {
             double w[3], sum = 0.0;
+            bool nan_row = false;
+            float q[3], one[3];
             for (int k = 0; k < 3; ++k) {
-                w[k] = v[k][i] > 0.0f ? v[k][i] : 0.0; /* NaN > 0 is false */
+                nan_row = nan_row || isnan(v[k][i]);
+                w[k] = v[k][i] > 0.0f ? v[k][i] : 0.0;
                 sum += w[k];
+                q[k] = v[k][i];
             }
+            assert_int_equal(cb_solver_evaluate_one(direct, q, one, NULL), CB_OK);
             dref_entry de[3];
             size_t n = 0;
             for (int k = 0; k < 3; ++k) {
-                double want = sum > 0.0 ? w[k] / sum : 0.0;
-                cb_err_track_add(&we, kept(c, (uint32_t)k, i), want, i);
-                if (want > 0.0) {
+                double want = !nan_row && sum > 0.0 ? w[k] / sum : 0.0;
+                /* Influence at or below CB_BLEND_WEIGHT_EPSILON is kept as none. */
+                float got = kept(c, (uint32_t)k, i);
+                float solver = one[k] > CB_BLEND_WEIGHT_EPSILON ? one[k] : 0.0f;
+                cb_err_track_add(&we, got, want, i);
+                CB_CHECK(memcmp(&got, &solver, sizeof got) == 0,
+                         "character %u weight %d: graph %a, solver %a", i, k, (double)got,
+                         (double)solver);
+                if (got > CB_BLEND_WEIGHT_EPSILON) {
                     de[n++] = (dref_entry){&sc->refs[k], clip_time(c, (uint32_t)k, i), want,
                                            CB_BLEND_MODE_NORMAL, NULL};
                 }
@@ -1344,9 +1368,12 @@ static void graph_direct_weights_are_normalized_parameters(void **state)
             check_pose(&te, &re, sc, &p, cb_crowd_matrices(c, 0, i), (size_t)(f * N) + i);
         }
     }
-    cb_err_track_check(&we, 2e-7); /* one division and product in float */
+    /* One division per weight in float, against the double quotient. */
+    cb_err_track_check(&we, 2e-7);
     cb_err_track_check(&te, POSE_T_BOUND);
     cb_err_track_check(&re, POSE_R_BOUND);
+    assert_int_equal(cb_crowd_query_stats(c).nonfinite_params, nonfinite);
+    cb_solver_destroy(direct);
     cb_crowd_destroy(c);
     cb_graph_destroy(g);
     scene_free(sc);
@@ -1372,18 +1399,18 @@ static void graph_clip_times_follow_rates_and_sync_groups(void **state)
                                     .children = kids,
                                     .positions = pos,
                                     .child_count = 2};
-    cb_graph_node base = 0;
+    cb_graph_node base = {0};
     OK(cb_graph_add_blend_space(b, &bs, &base, &err));
     cb_graph_clip_desc ed = {
         .name = "e", .clip = "e", .speed = 2.0f, .speed_param = "rate", .start_offset = 0.25f};
-    cb_graph_node e = 0;
+    cb_graph_node e = {0};
     OK(cb_graph_add_clip(b, &ed, &e, &err));
     cb_graph_clip_desc od = {.name = "once", .clip = "once"};
-    cb_graph_node once = 0;
+    cb_graph_node once = {0};
     OK(cb_graph_add_clip(b, &od, &once, &err));
     cb_graph_layer layers[2] = {{.node = e, .weight = "w"}, {.node = once, .weight = "w"}};
     cb_graph_layers_desc ld = {.base = base, .layers = layers, .layer_count = 2};
-    cb_graph_node root = 0;
+    cb_graph_node root = {0};
     OK(cb_graph_add_layers(b, &ld, &root, &err));
     cb_graph *g = build(b);
     cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
@@ -1527,10 +1554,11 @@ static void graph_events_fire_once_per_crossing(void **state)
     cb_error err = {0};
     OK(cb_graph_add_param(b, "rate", CB_PARAM_FLOAT, 1.0f, &err));
     cb_graph_clip_desc cd = {.name = "c", .clip = "c", .speed_param = "rate"};
-    cb_graph_node cn = 0;
+    cb_graph_node cn = {0};
     OK(cb_graph_add_clip(b, &cd, &cn, &err));
     cb_graph *g = build(b);
-    assert_int_equal(cb_graph_find_node(g, "c", &cn), CB_OK);
+    uint32_t c_index = CB_INVALID_INDEX; /* events name the built graph's node indices */
+    assert_int_equal(cb_graph_find_node(g, "c", &c_index), CB_OK);
     cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
     add_characters(c, 1, 0.2f);                 /* the first character starts at phase 0 */
     const double marks[3] = {0.10, 0.30, 0.60}; /* L, lift, R in time order */
@@ -1561,7 +1589,7 @@ static void graph_events_fire_once_per_crossing(void **state)
         int64_t got = (int64_t)n + (int64_t)(dropped - dropped_before);
         dropped_before = dropped;
         for (uint32_t k = 0; k < n; ++k) {
-            CB_CHECK(ev[k].node == cn && ev[k].weight == 1.0f && ev[k].fraction >= 0.0f &&
+            CB_CHECK(ev[k].node == c_index && ev[k].weight == 1.0f && ev[k].fraction >= 0.0f &&
                          ev[k].fraction <= 1.0f,
                      "frame %d event %u: node %u weight %g fraction %g", f, k, ev[k].node,
                      (double)ev[k].weight, (double)ev[k].fraction);
@@ -1609,7 +1637,7 @@ typedef struct plant_log {
     int count;
 } plant_log;
 
-static void log_events(const cb_crowd *c, int f, cb_graph_node node, uint32_t hash, plant_log *log)
+static void log_events(const cb_crowd *c, int f, uint32_t node, uint32_t hash, plant_log *log)
 {
     uint32_t n = 0;
     const cb_graph_event *ev = cb_crowd_events(c, 0, 0, &n);
@@ -1674,7 +1702,7 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
                                           .duration_s = 0.6f}};
             cb_graph_state_machine_desc smd = {
                 .states = st, .state_count = 2, .transitions = tr, .transition_count = 2};
-            cb_graph_node m = 0;
+            cb_graph_node m = {0};
             OK(cb_graph_add_state_machine(b, &smd, &m, &err));
         } else {
             float pos[2] = {0.0f, 1.0f};
@@ -1683,19 +1711,19 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
                                             .children = kids,
                                             .positions = pos,
                                             .child_count = 2};
-            cb_graph_node root = 0;
+            cb_graph_node root = {0};
             OK(cb_graph_add_blend_space(b, &bs, &root, &err));
         }
         cb_graph *g = build(b);
         /* Events name the graph's own node indices. */
-        assert_int_equal(cb_graph_find_node(g, "c", &kids[0]), CB_OK);
-        assert_int_equal(cb_graph_find_node(g, "other", &kids[1]), CB_OK);
-        assert_int_equal(cb_graph_clip_node(g, 1), kids[1]);
+        uint32_t built[2] = {CB_INVALID_INDEX, CB_INVALID_INDEX};
+        assert_int_equal(cb_graph_find_node(g, "c", &built[0]), CB_OK);
+        assert_int_equal(cb_graph_find_node(g, "other", &built[1]), CB_OK);
+        assert_int_equal(cb_graph_clip_node(g, 1), built[1]);
         cb_crowd *c = crowd_of(sc, g, 4, 1, 0);
         add_characters(c, 1, 0.0f);
         uint32_t hl = cb_name_hash("L"), hr = cb_name_hash("R");
-        uint32_t ol = cb_name_hash(control ? "L2" : "L"),
-                 orr = cb_name_hash(control ? "R2" : "R");
+        uint32_t ol = cb_name_hash(control ? "L2" : "L"), orr = cb_name_hash(control ? "R2" : "R");
         plant_log logs[4] = {{{0}, 0}};
         int both = 0;
         for (int f = 0; f < 600; ++f) {
@@ -1709,10 +1737,10 @@ static void graph_sync_groups_keep_markers_in_step(void **state)
                 continue;
             }
             both++;
-            log_events(c, f, kids[0], hl, &logs[0]);
-            log_events(c, f, kids[0], hr, &logs[1]);
-            log_events(c, f, kids[1], ol, &logs[2]);
-            log_events(c, f, kids[1], orr, &logs[3]);
+            log_events(c, f, built[0], hl, &logs[0]);
+            log_events(c, f, built[0], hr, &logs[1]);
+            log_events(c, f, built[1], ol, &logs[2]);
+            log_events(c, f, built[1], orr, &logs[3]);
         }
         /* Plants that happen while both play, matched both ways (a plant near the start or
          * end of a crossfade may have its partner just outside it: at most 2 such). */
@@ -1837,7 +1865,7 @@ static void graph_transitions_do_not_pop(void **state)
         cb_error err = {0};
         OK(cb_graph_builder_create(&bd, &b, &err));
         cb_graph_clip_desc cd = {.clip = names[k]};
-        cb_graph_node n = 0;
+        cb_graph_node n = {0};
         OK(cb_graph_add_clip(b, &cd, &n, &err));
         cb_graph *g = NULL;
         OK(cb_graph_build(b, &g, &err));
@@ -1867,7 +1895,7 @@ static void graph_transitions_do_not_pop(void **state)
         for (int k = 0; k < 4; ++k) {
             cb_graph_clip_desc cd = {
                 .name = names[k], .clip = names[k], .sync_group = k > 0 ? "feet" : NULL};
-            cb_graph_node n = 0;
+            cb_graph_node n = {0};
             OK(cb_graph_add_clip(b, &cd, &n, &err));
             st[k] = (cb_graph_state){.name = names[k], .node = n};
             conds[k] = (cb_graph_condition){"target", CB_COMPARE_EQUAL, (float)k};
@@ -1881,7 +1909,7 @@ static void graph_transitions_do_not_pop(void **state)
         }
         cb_graph_state_machine_desc smd = {
             .states = st, .state_count = 4, .transitions = tr, .transition_count = 4};
-        cb_graph_node m = 0;
+        cb_graph_node m = {0};
         OK(cb_graph_add_state_machine(b, &smd, &m, &err));
         cb_graph *g = NULL;
         OK(cb_graph_build(b, &g, &err));
@@ -1960,7 +1988,7 @@ static cb_graph *walker_graph(const cb_embedded *set, bool ik)
                                     .children = kids,
                                     .positions = pos,
                                     .child_count = 3};
-    cb_graph_node root = 0;
+    cb_graph_node root = {0};
     OK(cb_graph_add_blend_space(b, &bs, &root, &err));
     if (ik) {
         cb_graph_two_bone_ik_desc left = {.start_joint = "thigh_l",
@@ -2133,7 +2161,7 @@ static cb_graph *busy_graph(const scene *sc)
                                     .children = kids,
                                     .positions = pos,
                                     .child_count = 2};
-    cb_graph_node move = 0;
+    cb_graph_node move = {0};
     OK(cb_graph_add_blend_space(b, &bs, &move, &err));
     cb_graph_node jump = add_clip(b, "jump", CLIP_CLAMP);
     cb_graph_state st[3] = {{.name = "idle", .node = idle},
@@ -2170,14 +2198,14 @@ static cb_graph *busy_graph(const scene *sc)
     };
     cb_graph_state_machine_desc smd = {
         .name = "loco", .states = st, .state_count = 3, .transitions = tr, .transition_count = 4};
-    cb_graph_node sm = 0;
+    cb_graph_node sm = {0};
     OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
     cb_graph_layer layers[2] = {
         {.node = add_clip(b, "wave", CLIP_E), .weight = "w_up", .mask_joint = "j2"},
         {.node = add_clip(b, "lean", CLIP_ADD), .mode = CB_LAYER_ADDITIVE, .weight = "w_add"},
     };
     cb_graph_layers_desc ld = {.base = sm, .layers = layers, .layer_count = 2};
-    cb_graph_node root = 0;
+    cb_graph_node root = {0};
     OK(cb_graph_add_layers(b, &ld, &root, &err));
     /* IK: a limb reaching for a point, and a look-at over two spine joints. */
     OK(cb_graph_add_param(b, "tx", CB_PARAM_FLOAT, 0.3f, &err));

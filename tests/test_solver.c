@@ -134,8 +134,8 @@ static void solver_kind_names_round_trip(void **state)
                                         "knn_idw",
                                         "rbf",
                                         "natural_neighbor_2d"};
-    assert_int_equal(sizeof names / sizeof names[0], CB_SOLVER_KIND_COUNT - 1);
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    assert_int_equal(sizeof names / sizeof names[0], _CB_SOLVER_KIND_COUNT - 1);
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         assert_string_equal(cb_solver_kind_name((cb_solver_kind)k), names[k - 1]);
         cb_solver_kind back = _CB_SOLVER_KIND_DEFAULT;
         assert_int_equal(cb_solver_kind_from_name(names[k - 1], &back), CB_OK);
@@ -148,7 +148,7 @@ static void solver_kind_names_round_trip(void **state)
     assert_int_equal(cb_solver_kind_from_name(NULL, &untouched), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_solver_kind_from_name("idw", NULL), CB_ERR_NULL_ARGUMENT);
     assert_null(cb_solver_kind_name(_CB_SOLVER_KIND_DEFAULT));
-    assert_null(cb_solver_kind_name(CB_SOLVER_KIND_COUNT));
+    assert_null(cb_solver_kind_name(_CB_SOLVER_KIND_COUNT));
 
     static const char *const kernels[] = {"thin_plate", "cubic", "linear", "gaussian"};
     for (int k = 1; k < CB_RBF_KERNEL_COUNT; ++k) {
@@ -223,7 +223,7 @@ static void solver_create_rejects_bad_descs(void **state)
          {.kind = ff, .nodes = ring, .node_count = 5, .allocator = half},
          CB_ERR_ALLOCATOR},
         {"kind out of range",
-         {.kind = CB_SOLVER_KIND_COUNT, .nodes = ring, .node_count = 5},
+         {.kind = _CB_SOLVER_KIND_COUNT, .nodes = ring, .node_count = 5},
          CB_ERR_INVALID_ARGUMENT},
         {"dimension 3",
          {.kind = ff, .nodes = ring, .node_count = 5, .dimension = 3},
@@ -334,13 +334,13 @@ static void solver_create_minimal_desc_of_every_kind(void **state)
 {
     (void)state;
     static const float one_node[] = {0.5f, -0.25f};
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         cb_solver_desc d = {.kind = (cb_solver_kind)k, .nodes = one_node, .node_count = 1};
         if (k == CB_SOLVER_KIND_LINEAR_1D) {
             d.dimension = 1;
         }
         cb_solver *s = create_ok(&d);
-        assert_int_equal(cb_solver_get_kind(s), k);
+        assert_int_equal(cb_solver_query_kind(s), k);
         assert_int_equal(cb_solver_node_count(s), 1);
         assert_int_equal(cb_solver_param_count(s),
                          k == CB_SOLVER_KIND_LINEAR_1D || k == CB_SOLVER_KIND_DIRECT ? 1 : 2);
@@ -352,7 +352,7 @@ static void solver_create_minimal_desc_of_every_kind(void **state)
     }
     cb_solver_desc zero = {.nodes = one_node, .node_count = 1};
     cb_solver *s = create_ok(&zero);
-    assert_int_equal(cb_solver_get_kind(s), CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
+    assert_int_equal(cb_solver_query_kind(s), CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D);
     cb_solver_destroy(s);
     assert_int_equal(cb_solver_node_count(NULL), 0);
     assert_int_equal(cb_solver_param_count(NULL), 0);
@@ -362,7 +362,7 @@ static void solver_create_minimal_desc_of_every_kind(void **state)
 static void solver_create_reports_allocation_failure(void **state)
 {
     (void)state;
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         bool reached_success = false;
@@ -403,23 +403,23 @@ static void solver_evaluate_rejects_bad_arguments(void **state)
     }
     const float *cols[2] = {x, y}, *half[2] = {x, NULL};
     size_t nf = 99;
-    typedef cb_result (*eval_fn)(const cb_solver *, const float *const *, size_t, float *, size_t,
+    typedef cb_result (*eval_fn)(const cb_solver *, const float *const *, size_t, size_t, float *,
                                  size_t *);
     eval_fn fns[2] = {cb_solver_evaluate, cb_solver_evaluate_ref};
     for (int f = 0; f < 2; ++f) {
         nf = 99;
-        assert_int_equal(fns[f](NULL, cols, 8, w, 8, &nf), CB_ERR_NULL_ARGUMENT);
-        assert_int_equal(fns[f](s, NULL, 8, w, 8, &nf), CB_ERR_NULL_ARGUMENT);
-        assert_int_equal(fns[f](s, half, 8, w, 8, &nf), CB_ERR_NULL_ARGUMENT);
-        assert_int_equal(fns[f](s, cols, 8, NULL, 8, &nf), CB_ERR_NULL_ARGUMENT);
-        assert_int_equal(fns[f](s, cols, 8, w, 7, &nf), CB_ERR_INVALID_ARGUMENT);
-        assert_int_equal(fns[f](s, cols, 8, w, SIZE_MAX / 2, &nf), CB_ERR_INVALID_ARGUMENT);
+        assert_int_equal(fns[f](NULL, cols, 8, 8, w, &nf), CB_ERR_NULL_ARGUMENT);
+        assert_int_equal(fns[f](s, NULL, 8, 8, w, &nf), CB_ERR_NULL_ARGUMENT);
+        assert_int_equal(fns[f](s, half, 8, 8, w, &nf), CB_ERR_NULL_ARGUMENT);
+        assert_int_equal(fns[f](s, cols, 8, 8, NULL, &nf), CB_ERR_NULL_ARGUMENT);
+        assert_int_equal(fns[f](s, cols, 8, 7, w, &nf), CB_ERR_INVALID_ARGUMENT);
+        assert_int_equal(fns[f](s, cols, 8, SIZE_MAX / 2, w, &nf), CB_ERR_INVALID_ARGUMENT);
         assert_int_equal(nf, 99);
         for (size_t i = 0; i < m * 16; ++i) {
             assert_true(w[i] == -5.0f);
         }
         /* count 0 succeeds with anything and reports no non-finite query. */
-        assert_int_equal(fns[f](s, NULL, 0, NULL, 0, &nf), CB_OK);
+        assert_int_equal(fns[f](s, NULL, 0, 0, NULL, &nf), CB_OK);
         assert_int_equal(nf, 0);
     }
     float q[2] = {0}, out[17];
@@ -448,46 +448,51 @@ static void solver_job_validity_table(void **state)
     size_t nf = 0;
     cb_solver_job ok = {s, spans, 2, N, {w, (m - 1) * 32 + N}, 32, &nf};
     cb_solver_job zero = {0};
-    assert_int_equal(cb_solver_job_validate(&zero), CB_ERR_NULL_ARGUMENT);
-    assert_int_equal(cb_solver_job_validate(NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&zero, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(NULL, NULL), CB_ERR_NULL_ARGUMENT);
     cb_solver_job j = ok;
     j.params = NULL;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_NULL_ARGUMENT);
     j = ok, j.params = null_span;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_NULL_ARGUMENT);
     j = ok, j.weights.ptr = NULL;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_NULL_ARGUMENT);
     j = ok, j.param_count = 1;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_MISMATCH);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_MISMATCH);
+    /* The error names the field at fault. */
+    cb_error e = {0};
+    assert_int_equal(cb_solver_job_validate(&j, &e), CB_ERR_MISMATCH);
+    assert_int_equal(e.code, CB_ERR_MISMATCH);
+    assert_non_null(strstr(e.message, "param_count"));
     j = ok, j.params = short_span;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_SPAN_TOO_SHORT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_SPAN_TOO_SHORT);
     j = ok, j.weights.count -= 1;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_SPAN_TOO_SHORT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_SPAN_TOO_SHORT);
     j = ok, j.stride = N - 1;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_INVALID_ARGUMENT);
     j = ok, j.stride = SIZE_MAX / 4;
-    assert_int_equal(cb_solver_job_validate(&j), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_solver_job_validate(&j, NULL), CB_ERR_INVALID_ARGUMENT);
     /* A failing run writes nothing. */
     for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i) {
         w[i] = -5.0f;
     }
     j = ok, j.weights.count -= 1;
-    assert_int_equal(cb_solver_job_run(&j), CB_ERR_SPAN_TOO_SHORT);
+    assert_int_equal(cb_solver_job_run(&j, NULL), CB_ERR_SPAN_TOO_SHORT);
     for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i) {
         assert_true(w[i] == -5.0f);
     }
     /* The minimal valid job equals evaluate; stride 0 means count. */
-    assert_int_equal(cb_solver_job_validate(&ok), CB_OK);
-    assert_int_equal(cb_solver_job_run(&ok), CB_OK);
+    assert_int_equal(cb_solver_job_validate(&ok, NULL), CB_OK);
+    assert_int_equal(cb_solver_job_run(&ok, NULL), CB_OK);
     const float *cols[2] = {x, y};
-    assert_int_equal(cb_solver_evaluate(s, cols, N, want, 32, NULL), CB_OK);
+    assert_int_equal(cb_solver_evaluate(s, cols, N, 32, want, NULL), CB_OK);
     for (size_t i = 0; i < m; ++i) {
         for (size_t c = 0; c < N; ++c) {
             assert_true(same_bits(w[i * 32 + c], want[i * 32 + c]));
         }
     }
     cb_solver_job tight = {s, spans, 2, N, {w, m * N}, 0, NULL};
-    assert_int_equal(cb_solver_job_run(&tight), CB_OK);
+    assert_int_equal(cb_solver_job_run(&tight, NULL), CB_OK);
     for (size_t i = 0; i < m; ++i) {
         for (size_t c = 0; c < N; ++c) {
             assert_true(same_bits(w[i * N + c], want[i * 32 + c]));
@@ -495,7 +500,7 @@ static void solver_job_validity_table(void **state)
     }
     cb_solver_job empty = {s, spans, 2, 0, {w, 1}, 0, &nf};
     nf = 5;
-    assert_int_equal(cb_solver_job_run(&empty), CB_OK);
+    assert_int_equal(cb_solver_job_run(&empty, NULL), CB_OK);
     assert_int_equal(nf, 0);
     cb_solver_destroy(s);
 }
@@ -511,20 +516,20 @@ static void solver_bit_identical_for_any_batch(void **state)
     static float cols[CB_SOLVER_MAX_NODES][512], poisoned[CB_SOLVER_MAX_NODES][512];
     static float full[20 * POOL], part[20 * (POOL + 8)];
     const float sentinel = -12345.0f;
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         cb_solver *s = create_ok(&kc.desc);
         size_t m = cb_solver_node_count(s), np = cb_solver_param_count(s);
         fill_queries(&r, s, cols, MAXN + 8, 4.0f);
         for (int path = 0; path < 2; ++path) {
-            cb_result (*eval)(const cb_solver *, const float *const *, size_t, float *, size_t,
+            cb_result (*eval)(const cb_solver *, const float *const *, size_t, size_t, float *,
                               size_t *) = path ? cb_solver_evaluate_ref : cb_solver_evaluate;
             const float *all[CB_SOLVER_MAX_NODES];
             for (size_t p = 0; p < np; ++p) {
                 all[p] = cols[p];
             }
-            assert_int_equal(eval(s, all, MAXN + 8, full, POOL, NULL), CB_OK);
+            assert_int_equal(eval(s, all, MAXN + 8, POOL, full, NULL), CB_OK);
             for (size_t off = 0; off < 3; ++off) {
                 for (size_t n = 1; n + off <= MAXN; n += n < 2 * CB_W + 2 ? 1 : 3) {
                     size_t stride = n + (n % 3);
@@ -545,7 +550,7 @@ static void solver_bit_identical_for_any_batch(void **state)
                         part[i] = sentinel;
                     }
                     size_t nf = 0;
-                    assert_int_equal(eval(s, sub, n, part, stride, &nf), CB_OK);
+                    assert_int_equal(eval(s, sub, n, stride, part, &nf), CB_OK);
                     CB_CHECK(nf == want_nf, "%s path %d n %zu off %zu: %zu non-finite, want %zu",
                              cb_solver_kind_name(kc.desc.kind), path, n, off, nf, want_nf);
                     for (size_t i = 0; i < m; ++i) {
@@ -575,7 +580,7 @@ static void solver_evaluate_one_matches_scalar_batch(void **state)
     (void)state;
     cb_prng r = cb_test_prng(__func__);
     static float cols[CB_SOLVER_MAX_NODES][512], w[20 * 64];
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         cb_solver *s = create_ok(&kc.desc);
@@ -585,7 +590,7 @@ static void solver_evaluate_one_matches_scalar_batch(void **state)
         for (size_t p = 0; p < np; ++p) {
             all[p] = cols[p];
         }
-        assert_int_equal(cb_solver_evaluate_ref(s, all, 64, w, 64, NULL), CB_OK);
+        assert_int_equal(cb_solver_evaluate_ref(s, all, 64, 64, w, NULL), CB_OK);
         for (size_t c = 0; c < 64; ++c) {
             float q[CB_SOLVER_MAX_NODES], one[CB_SOLVER_MAX_NODES];
             bool finite = true, nonfinite = false;
@@ -609,7 +614,7 @@ static void solver_nonfinite_queries_use_the_origin(void **state)
 {
     (void)state;
     static const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         cb_solver *s = create_ok(&kc.desc);
@@ -627,7 +632,7 @@ static void solver_nonfinite_queries_use_the_origin(void **state)
             float w[20 * 8];
             size_t nf = 0;
             assert_int_equal(
-                (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, all, 8, w, 8, &nf), CB_OK);
+                (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, all, 8, 8, w, &nf), CB_OK);
             assert_int_equal(nf, 7);
             for (size_t i = 0; i < m; ++i) {
                 for (int c = 1; c < 8; ++c) {
@@ -646,7 +651,7 @@ static void solver_far_queries_are_pulled_in(void **state)
 {
     (void)state;
     cb_prng r = cb_test_prng(__func__);
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         if (k == CB_SOLVER_KIND_DIRECT) {
             continue;
         }
@@ -687,7 +692,7 @@ static void solver_weights_valid_for_awkward_queries(void **state)
 {
     (void)state;
     cb_prng r = cb_test_prng(__func__);
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         if (k == CB_SOLVER_KIND_DIRECT) {
             continue;
         }
@@ -738,7 +743,7 @@ static void solver_weights_valid_for_awkward_queries(void **state)
             const float *cols[2] = {qx, qy};
             for (int path = 0; path < 2; ++path) {
                 assert_int_equal(
-                    (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, cols, Q, w, Q, NULL),
+                    (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, cols, Q, Q, w, NULL),
                     CB_OK);
                 for (int c = 0; c < Q; ++c) {
                     double sum = 0;
@@ -765,7 +770,7 @@ static void solver_evaluate_never_allocates(void **state)
     (void)state;
     cb_prng r = cb_test_prng(__func__);
     static float cols[CB_SOLVER_MAX_NODES][512], w[20 * 512];
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         counting c = {0, 0, 0, 0};
@@ -780,8 +785,8 @@ static void solver_evaluate_never_allocates(void **state)
         for (size_t p = 0; p < np; ++p) {
             all[p] = cols[p];
         }
-        cb_solver_evaluate(s, all, 300, w, 512, NULL);
-        cb_solver_evaluate_ref(s, all, 300, w, 512, NULL);
+        cb_solver_evaluate(s, all, 300, 512, w, NULL);
+        cb_solver_evaluate_ref(s, all, 300, 512, w, NULL);
         float one[20];
         cb_solver_evaluate_one(s, all[0], one, NULL);
         CB_CHECK(c.allocs == after_create, "%s allocated while evaluating",
@@ -803,7 +808,7 @@ static void *thread_main(void *arg)
 {
     thread_job *j = arg;
     for (int rep = 0; rep < 20; ++rep) {
-        cb_solver_evaluate(j->s, j->cols, j->n, j->out, j->n, NULL);
+        cb_solver_evaluate(j->s, j->cols, j->n, j->n, j->out, NULL);
     }
     return NULL;
 }
@@ -814,7 +819,7 @@ static void solver_concurrent_evaluate(void **state)
     (void)state;
     cb_prng r = cb_test_prng(__func__);
     static float cols[CB_SOLVER_MAX_NODES][512], ref[20 * 300], outs[3][20 * 300];
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         kind_case kc;
         make_case(&kc, (cb_solver_kind)k);
         cb_solver *s = create_ok(&kc.desc);
@@ -824,7 +829,7 @@ static void solver_concurrent_evaluate(void **state)
         for (size_t p = 0; p < np; ++p) {
             all[p] = cols[p];
         }
-        cb_solver_evaluate(s, all, 300, ref, 300, NULL);
+        cb_solver_evaluate(s, all, 300, 300, ref, NULL);
         pthread_t th[3];
         thread_job jobs[3];
         for (int t = 0; t < 3; ++t) {
@@ -849,7 +854,7 @@ static void weights_of(cb_solver *s, float x, float y, float *w)
     const float *cols[2] = {&q[0], &q[1]};
     size_t m = cb_solver_node_count(s);
     float ws[CB_SOLVER_MAX_NODES];
-    assert_int_equal(cb_solver_evaluate(s, cols, 1, w, 1, NULL), CB_OK);
+    assert_int_equal(cb_solver_evaluate(s, cols, 1, 1, w, NULL), CB_OK);
     assert_int_equal(cb_solver_evaluate_one(s, q, ws, NULL), CB_OK);
     for (size_t i = 0; i < m; ++i) {
         CB_CHECK(fabsf(w[i] - ws[i]) < 2e-6f, "paths differ at node %zu: %g vs %g", i, (double)w[i],
@@ -1086,7 +1091,7 @@ static void solver_direct_normalizes_and_zero_is_rest_pose(void **state)
         {0, 1, 2, 0, 1e38f}, {0, 1, 2, 0, 1e38f}, {0, 1, 0, -1, 1e38f}, {0, 1, 0, -1, 1e38f}};
     const float *c[4] = {cols[0], cols[1], cols[2], cols[3]};
     float ws[4 * 5];
-    assert_int_equal(cb_solver_evaluate(s, c, 5, ws, 5, NULL), CB_OK);
+    assert_int_equal(cb_solver_evaluate(s, c, 5, 5, ws, NULL), CB_OK);
     for (int i = 0; i < 4; ++i) {
         CB_CHECK(ws[i * 5] == 0 && ws[i * 5 + 3] == 0, "all-zero queries give zero");
         CB_CHECK(fabsf(ws[i * 5 + 1] - 0.25f) < 1e-7f, "equal parameters share");

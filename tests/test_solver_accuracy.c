@@ -225,7 +225,7 @@ static void check_layout(cb_err_track *t, cb_err_track *t_far, const cb_solver_d
         params[0] = qx, params[1] = qy;
     }
     size_t stride = n + 3, nonfinite = 0;
-    CB_CHECK(EVALUATE(s, params, n, w, stride, &nonfinite) == CB_OK, "evaluate");
+    CB_CHECK(EVALUATE(s, params, n, stride, w, &nonfinite) == CB_OK, "evaluate");
     for (size_t c = 0; c < n; ++c) {
         double q[CB_SOLVER_MAX_NODES];
         for (size_t k = 0; k < cb_solver_param_count(s); ++k) {

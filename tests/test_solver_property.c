@@ -107,7 +107,7 @@ static bool make_space(space *sp, cb_solver_kind kind, const float *xy, int m, i
 static void eval(const space *sp, const float *qx, const float *qy, size_t n, float *w)
 {
     const float *cols[2] = {qx, qy};
-    assert_int_equal(cb_solver_evaluate(sp->s, cols, n, w, n, NULL), CB_OK);
+    assert_int_equal(cb_solver_evaluate(sp->s, cols, n, n, w, NULL), CB_OK);
 }
 
 static void layout_for(cb_prng *r, cb_solver_kind kind, int variant, int l, float *xy, int *m,
@@ -430,7 +430,7 @@ static void solver_criteria_direct(void **state)
             }
             c[k] = cols[k];
         }
-        assert_int_equal(cb_solver_evaluate(s, c, N, w, N, NULL), CB_OK);
+        assert_int_equal(cb_solver_evaluate(s, c, N, N, w, NULL), CB_OK);
         for (int q = 0; q < N; ++q) {
             double sum = 0, psum = 0;
             for (uint32_t k = 0; k < m; ++k) {

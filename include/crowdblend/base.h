@@ -43,28 +43,28 @@ extern "C" {
  * cb_result_str(), so the two cannot drift apart. New codes go at the end: the values are part
  * of the ABI.
  */
-#define CB_RESULT_LIST(X)                                                                      \
-    X(CB_OK, "success")                                                                        \
-    X(CB_ERR_NULL_ARGUMENT, "a required pointer argument is NULL")                             \
-    X(CB_ERR_INVALID_ARGUMENT, "an argument is outside its valid range")                       \
-    X(CB_ERR_SPAN_TOO_SHORT, "a span is shorter than the count it must hold")                  \
-    X(CB_ERR_MISALIGNED, "a buffer is not aligned as the function requires")                   \
-    X(CB_ERR_OUT_OF_MEMORY, "an allocation failed")                                            \
-    X(CB_ERR_CANARY, "a desc canary field is not zero (desc not zero-initialised?)")           \
-    X(CB_ERR_ALLOCATOR, "an allocator must supply both alloc_fn and free_fn, or neither")      \
-    X(CB_ERR_NOT_FINITE, "a value is NaN or infinite")                                         \
-    X(CB_ERR_DUPLICATE, "two entries that must differ are equal")                              \
-    X(CB_ERR_TOO_FEW, "fewer entries than the operation needs")                                \
-    X(CB_ERR_TOO_MANY, "more entries than the operation supports")                             \
-    X(CB_ERR_DEGENERATE, "the input is geometrically degenerate")                              \
-    X(CB_ERR_NOT_FOUND, "a name or id does not exist")                                         \
-    X(CB_ERR_MISMATCH, "two inputs that must agree do not")                                    \
-    X(CB_ERR_HIERARCHY, "a joint hierarchy is not ordered parents-before-children")            \
-    X(CB_ERR_STALE_HANDLE, "a handle refers to something that was removed")                    \
-    X(CB_ERR_CAPACITY, "a fixed capacity is exhausted")                                        \
-    X(CB_ERR_PARSE, "a text input is malformed")                                               \
-    X(CB_ERR_IO, "a file could not be read or written")                                        \
-    X(CB_ERR_UNSUPPORTED, "the input uses a feature this build does not support")              \
+#define CB_RESULT_LIST(X)                                                                          \
+    X(CB_OK, "success")                                                                            \
+    X(CB_ERR_NULL_ARGUMENT, "a required pointer argument is NULL")                                 \
+    X(CB_ERR_INVALID_ARGUMENT, "an argument is outside its valid range")                           \
+    X(CB_ERR_SPAN_TOO_SHORT, "a span is shorter than the count it must hold")                      \
+    X(CB_ERR_MISALIGNED, "a buffer is not aligned as the function requires")                       \
+    X(CB_ERR_OUT_OF_MEMORY, "an allocation failed")                                                \
+    X(CB_ERR_CANARY, "a desc canary field is not zero (desc not zero-initialised?)")               \
+    X(CB_ERR_ALLOCATOR, "an allocator must supply both alloc_fn and free_fn, or neither")          \
+    X(CB_ERR_NOT_FINITE, "a value is NaN or infinite")                                             \
+    X(CB_ERR_DUPLICATE, "two entries that must differ are equal")                                  \
+    X(CB_ERR_TOO_FEW, "fewer entries than the operation needs")                                    \
+    X(CB_ERR_TOO_MANY, "more entries than the operation supports")                                 \
+    X(CB_ERR_DEGENERATE, "the input is geometrically degenerate")                                  \
+    X(CB_ERR_NOT_FOUND, "a name or id does not exist")                                             \
+    X(CB_ERR_MISMATCH, "two inputs that must agree do not")                                        \
+    X(CB_ERR_HIERARCHY, "a joint hierarchy is not ordered parents-before-children")                \
+    X(CB_ERR_STALE_HANDLE, "a handle refers to something that was removed")                        \
+    X(CB_ERR_CAPACITY, "a fixed capacity is exhausted")                                            \
+    X(CB_ERR_PARSE, "a text input is malformed")                                                   \
+    X(CB_ERR_IO, "a file could not be read or written")                                            \
+    X(CB_ERR_UNSUPPORTED, "the input uses a feature this build does not support")                  \
     X(CB_ERR_THREAD, "a thread could not be created")
 
 /** Result of every fallible call. CB_OK is 0; every other value is an error. */
@@ -72,7 +72,7 @@ typedef enum cb_result {
 #define CB_RESULT_ENUM_ENTRY(name, text) name,
     CB_RESULT_LIST(CB_RESULT_ENUM_ENTRY)
 #undef CB_RESULT_ENUM_ENTRY
-        CB_RESULT_COUNT
+        _CB_RESULT_COUNT
 } cb_result;
 
 /**
@@ -129,7 +129,10 @@ typedef struct cb_xform {
 CB_API cb_xform cb_xform_identity(void);
 
 /* ----------------------------------------------------------------------------------------- */
-/* Names                                                                                     */
+/* Names and indices                                                                         */
+
+/** The index an index-returning query gives for an invalid request (UINT32_MAX). */
+#define CB_INVALID_INDEX UINT32_MAX
 
 /**
  * The 32-bit hash of a name, as graphs, clips and events store names: FNV-1a over the bytes up
@@ -168,12 +171,12 @@ typedef struct cb_float_span {
 
 /** How this library was built; every string is static. */
 typedef struct cb_build_info {
-    const char *version;    /**< "major.minor.patch" */
-    const char *isa;        /**< the meson `isa` option: native, x86-64-v3, portable, ... */
-    unsigned simd_width;    /**< lanes per SIMD vector (W): 4, 8 or 16 */
-    bool fma;               /**< fused multiply-add instructions in use */
-    const char *compiler;   /**< compiler name and version */
-    bool debug;             /**< built without NDEBUG: internal asserts are live */
+    const char *version;  /**< "major.minor.patch" */
+    const char *isa;      /**< the meson `isa` option: native, x86-64-v3, portable, ... */
+    unsigned simd_width;  /**< lanes per SIMD vector (W): 4, 8 or 16 */
+    bool fma;             /**< fused multiply-add instructions in use */
+    const char *compiler; /**< compiler name and version */
+    bool debug;           /**< built without NDEBUG: internal asserts are live */
 } cb_build_info;
 
 /** Describes the library actually linked (which may differ from the headers compiled against). */

@@ -5,10 +5,9 @@
  *
  * STEP BY STEP
  *   1. Create the assets once: a skeleton and its clips (or cb_embedded_create()), and graphs
- *      (crowdblend/graph.h), or just describe a locomotion blend space in the desc.
- *   2. cb_crowd_create() with a desc: the skeleton, a capacity, and either the graphs to run or
- *      a blend space over clips (plus optional additive and masked upper-body layers), which the
- *      crowd turns into a graph of its own.
+ *      (crowdblend/graph.h): built, loaded from JSON, or a locomotion blend space in one call
+ *      (cb_graph_create_blend).
+ *   2. cb_crowd_create() with a desc: the skeleton, a capacity and the graphs to run.
  *   3. cb_crowd_add() characters to a kind (a graph); write their parameters into the crowd's
  *      columns (cb_crowd_param_column()) or point the crowd at your own columns
  *      (cb_crowd_set_param_view()), both indexed by the character's dense index in its kind.
@@ -21,7 +20,7 @@
  * KINDS
  *   Each graph the crowd runs is a kind, 0 .. cb_crowd_kind_count() - 1, with its own dense
  *   table of characters, like an ECS archetype: batches never mix kinds, so weights are still
- *   solved SIMD over characters of one graph. A crowd described by a blend space has one kind.
+ *   solved SIMD over characters of one graph.
  *
  * THE FRAME, per batch of characters of one kind (docs/architecture.md, docs/graph.md):
  *   parameters (and processors) -> weights (state machines step; solvers SIMD over the batch)
@@ -30,12 +29,9 @@
  *   local-to-model.
  *
  * PARAMETERS
- *   The graph's parameters, by index (cb_crowd_find_param()). For a blend-space crowd they are
- *   "blend_0", "blend_1", ... (the blend space's parameters: for a 2D locomotion space blend_0
- *   is the velocity to the right and blend_1 the velocity forward, in m/s in the character's
- *   frame), then "additive_weight" and "upper_weight"; cb_crowd_param_index() names them by
- *   role. NaN or infinite numbers are evaluated as 0; layer weights are clamped to [0, 1]; both
- *   are counted in the stats.
+ *   The graph's parameters, by index (cb_crowd_find_param()); a blend-space graph's names are in
+ *   crowdblend/graph.h (CB_GRAPH_BLEND_PARAM_PREFIX, ...). NaN or infinite numbers are evaluated
+ *   as 0; layer weights are clamped to [0, 1]; both are counted in the stats.
  *
  * DENSE ORDER
  *   A kind's characters live densely at [0, cb_crowd_count(kind)). cb_crowd_remove() moves the
@@ -86,33 +82,6 @@ typedef struct cb_character {
 /** Most graphs (kinds) one crowd runs. */
 #define CB_CROWD_MAX_KINDS 16
 
-/** A blend space that drives each character's base pose (the crowd builds a graph of it). */
-typedef struct cb_crowd_blend_space {
-    /** Solver kind and options; nodes and node_count are ignored (they come from clips and
-     *  positions below). Zero: CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D with its defaults. DIRECT
-     *  weighs the clips by one parameter each. */
-    cb_solver_desc solver;
-    /** One clip per node, all looping and built for the crowd's skeleton. */
-    const cb_clip *const *clips;
-    /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
-    uint32_t clip_count;
-    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D kinds the clips'
-     *  forward speed, for 2D kinds their (right, forward) root velocity in m/s
-     *  (cb_clip_query_root_motion()); DIRECT ignores positions. */
-    const float *positions;
-} cb_crowd_blend_space;
-
-/** An optional layer on top of the base pose. */
-typedef struct cb_crowd_layer {
-    /** The layer's clip, NULL for no layer. Looping; additive for the additive layer. */
-    const cb_clip *clip;
-    /** Per-joint weights (at least the joint count), or empty. */
-    cb_float_cspan mask;
-    /** When mask is empty: a joint whose subtree gets weight 1 (everything else 0), e.g. the
-     *  first spine joint for an upper-body layer. NULL: every joint. */
-    const char *mask_joint;
-} cb_crowd_layer;
-
 /** How to build a crowd. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_crowd_desc {
     uint32_t _start_canary;
@@ -120,16 +89,10 @@ typedef struct cb_crowd_desc {
     const cb_skeleton *skeleton;
     /** Most characters at once, per kind, 1 to CB_CROWD_MAX_CAPACITY. Required. */
     uint32_t capacity;
-    /** Graphs to run, one kind each (they must outlive the crowd and use its skeleton). When
-     *  graph_count is 0, blend (and the layers) describe the single kind instead. */
+    /** Graphs to run, one kind each, 1 to CB_CROWD_MAX_KINDS (they must outlive the crowd and
+     *  use its skeleton). Required. */
     const cb_graph *const *graphs;
     uint32_t graph_count;
-    /** The base-pose blend space of a crowd without graphs. */
-    cb_crowd_blend_space blend;
-    /** Optional additive layer (weight: parameter "additive_weight"). */
-    cb_crowd_layer additive;
-    /** Optional override layer, usually masked to the upper body (weight: "upper_weight"). */
-    cb_crowd_layer upper_body;
     /** Thread pool to run cb_crowd_update on. NULL: the crowd creates its own. */
     cb_jobs *jobs;
     /** Threads of the crowd's own pool (when jobs is NULL). Default: online CPUs. */
@@ -162,24 +125,22 @@ CB_API cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc);
 
 /**
  * Creates a crowd with no characters.
- * @return CB_OK or: CB_ERR_NULL_ARGUMENT (desc, out, skeleton, clips, a clip or a graph NULL),
+ * @return CB_OK or: CB_ERR_NULL_ARGUMENT (desc, out, skeleton, graphs or a graph NULL),
  *   CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_INVALID_ARGUMENT (capacity 0 or too large, a
- *   layout, a batch size, a non-looping clip, a matrix stride too small, both graphs and a
- *   blend space, or neither), CB_ERR_TOO_MANY (graphs), CB_ERR_MISMATCH (a clip or graph built
- *   for another skeleton, an additive clip where a normal one belongs or the reverse, a mask of
- *   the wrong length), CB_ERR_NOT_FOUND (mask_joint), the solver's errors (CB_ERR_DUPLICATE
- *   for two clips with one root velocity, ...), CB_ERR_OUT_OF_MEMORY, CB_ERR_THREAD. err names
- *   the field.
+ *   layout, a batch size, a matrix stride too small), CB_ERR_TOO_FEW (no graph),
+ *   CB_ERR_TOO_MANY (graphs), CB_ERR_MISMATCH (a graph built for another skeleton),
+ *   CB_ERR_OUT_OF_MEMORY, CB_ERR_THREAD. err names the field.
  */
 CB_API cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err);
 
-/** Destroys the crowd (and its own pool and graphs, not the desc's). NULL does nothing. */
+/** Destroys the crowd (and its own pool; not the graphs, which are the caller's). NULL does
+ *  nothing. */
 CB_API void cb_crowd_destroy(cb_crowd *crowd);
 
 /** Number of kinds (graphs). */
 CB_API uint32_t cb_crowd_kind_count(const cb_crowd *crowd);
 
-/** The graph a kind runs (for a blend-space crowd, the one the crowd built). */
+/** The graph a kind runs. */
 CB_API const cb_graph *cb_crowd_graph(const cb_crowd *crowd, uint32_t kind);
 
 /* ----------------------------------------------------------------------------------------- */
@@ -215,13 +176,6 @@ CB_API cb_character cb_crowd_character_at(const cb_crowd *crowd, uint32_t kind, 
 /* ----------------------------------------------------------------------------------------- */
 /* Parameters                                                                                */
 
-/** Roles of the parameters of a blend-space crowd, for cb_crowd_param_index(). */
-typedef enum cb_crowd_param {
-    CB_CROWD_PARAM_BLEND,           /**< blend-space parameter `which` ("blend_<which>") */
-    CB_CROWD_PARAM_ADDITIVE_WEIGHT, /**< the additive layer's weight, [0, 1] */
-    CB_CROWD_PARAM_UPPER_WEIGHT,    /**< the upper-body layer's weight, [0, 1] */
-} cb_crowd_param;
-
 /** Parameters of a kind (its graph's). */
 CB_API uint32_t cb_crowd_param_count(const cb_crowd *crowd, uint32_t kind);
 
@@ -229,10 +183,6 @@ CB_API uint32_t cb_crowd_param_count(const cb_crowd *crowd, uint32_t kind);
  *  CB_ERR_INVALID_ARGUMENT for a bad kind). */
 CB_API cb_result cb_crowd_find_param(const cb_crowd *crowd, uint32_t kind, const char *name,
                                      uint32_t *param);
-
-/** For a blend-space crowd (kind 0): the index of a parameter by role; which: the blend
- *  parameter's index, else ignored. Returns cb_crowd_param_count() for an invalid request. */
-CB_API uint32_t cb_crowd_param_index(const cb_crowd *crowd, cb_crowd_param role, uint32_t which);
 
 /**
  * The crowd's own column of a parameter: capacity floats, character at dense index i at [i].
@@ -287,7 +237,7 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /* Outputs                                                                                   */
 
 /** Joints per character (matrices per character). */
-CB_API size_t cb_crowd_joint_count(const cb_crowd *crowd);
+CB_API uint32_t cb_crowd_joint_count(const cb_crowd *crowd);
 
 /** The model-space matrices of a character (layout per the desc), or NULL out of range. */
 CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
@@ -297,8 +247,7 @@ CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint
 CB_API const cb_root_delta *cb_crowd_root_motion(const cb_crowd *crowd, uint32_t kind);
 
 /** Normalized time of a clip node per dense index of a kind (clip: the clip nodes in the order
- *  they were added to the graph; for a blend-space crowd, the clips in desc order, then the
- *  upper-body and additive clips). NULL for an invalid kind or clip. */
+ *  they were added to the graph). NULL for an invalid kind or clip. */
 CB_API const float *cb_crowd_clip_times(const cb_crowd *crowd, uint32_t kind, uint32_t clip);
 
 /**
@@ -312,12 +261,12 @@ CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_
 CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind, uint32_t dense,
                                              uint32_t *count);
 
-/** A state machine's current state for a character (cb_graph_state_name()), or UINT32_MAX for
+/** A state machine's current state for a character (cb_graph_state_name()), or CB_INVALID_INDEX for
  *  an invalid request. */
 CB_API uint32_t cb_crowd_state(const cb_crowd *crowd, uint32_t kind, uint32_t machine,
                                uint32_t dense);
 
-/** The state a running transition leads to, or UINT32_MAX when there is none. */
+/** The state a running transition leads to, or CB_INVALID_INDEX when there is none. */
 CB_API uint32_t cb_crowd_next_state(const cb_crowd *crowd, uint32_t kind, uint32_t machine,
                                     uint32_t dense);
 
@@ -336,7 +285,7 @@ typedef enum cb_crowd_stage {
     CB_CROWD_STAGE_SAMPLE_BLEND, /**< fused sample + blend, crossfades, layers */
     CB_CROWD_STAGE_POST_PROCESS, /**< IK steps on the local pose */
     CB_CROWD_STAGE_LTM,          /**< local-to-model into the output */
-    CB_CROWD_STAGE_COUNT
+    _CB_CROWD_STAGE_COUNT
 } cb_crowd_stage;
 
 /** A stage's name: "parameters", "weights", "time & sync", "sample+blend", "post-process",
@@ -351,8 +300,8 @@ typedef struct cb_crowd_stats {
     uint64_t clamped_weights;    /**< layer weights outside [0, 1] or NaN */
     uint64_t dropped_events;     /**< events beyond 8 per character per update */
     uint64_t refused_ik;         /**< IK steps skipped: a target beyond CB_IK_MAX_COORDINATE */
-    /** Thread-seconds per stage, in ns, summed over the threads (desc.profile; else 0). */
-    uint64_t stage_ns[CB_CROWD_STAGE_COUNT];
+    /** Thread time per stage in nanoseconds, summed over the threads (desc.profile; else 0). */
+    uint64_t stage_ns[_CB_CROWD_STAGE_COUNT];
 } cb_crowd_stats;
 
 /** Sums the counters of the crowd's own scratch and of every scratch created for it. */

@@ -40,6 +40,7 @@
 
 #include "crowdblend/base.h"
 #include "crowdblend/clip.h"
+#include "crowdblend/ik.h"
 #include "crowdblend/skeleton.h"
 #include "crowdblend/solver.h"
 
@@ -53,17 +54,22 @@ typedef struct cb_graph cb_graph;
 /** A graph under construction (opaque). */
 typedef struct cb_graph_builder cb_graph_builder;
 
-/** A node of a builder, returned by the cb_graph_add_* functions. */
-typedef uint32_t cb_graph_node;
-
-/** No node (e.g. an unset root). */
-#define CB_GRAPH_NO_NODE UINT32_MAX
+/**
+ * A node of a builder, returned by the cb_graph_add_* functions: a typed id, so that it cannot
+ * be mixed up with the index of a node in a built graph (a plain uint32_t: the builder
+ * renumbers the nodes it keeps, see cb_graph_node_count). id 0 is no node, so a zeroed field
+ * names none.
+ */
+typedef struct cb_graph_node {
+    uint32_t id;
+} cb_graph_node;
 
 /** Longest name of a parameter, node, state, sync group or layer: 63 bytes. */
 #define CB_GRAPH_NAME_MAX 63
 
 /** Most parameters, nodes, children of one node, states of one machine, transitions of one
- *  machine, conditions of one transition, layers, processors and IK steps of a graph. */
+ *  machine, conditions of one transition, layers, processors and IK steps of a graph (an aim
+ *  step's chain holds at most CB_IK_AIM_MAX_JOINTS joints, crowdblend/ik.h). */
 #define CB_GRAPH_MAX_PARAMS 256
 #define CB_GRAPH_MAX_NODES 1024
 #define CB_GRAPH_MAX_CHILDREN 128
@@ -72,6 +78,14 @@ typedef uint32_t cb_graph_node;
 #define CB_GRAPH_MAX_CONDITIONS 8
 #define CB_GRAPH_MAX_LAYERS 8
 #define CB_GRAPH_MAX_IK 8
+
+/** Defaults of the descs below (a zero field takes its default; cb_graph_query_*_desc() shows
+ *  the resolved desc). */
+#define CB_GRAPH_DEFAULT_NAME "graph"             /**< builder and JSON source name */
+#define CB_GRAPH_DEFAULT_MIN_SQ_LEN 1e-4f         /**< velocity blend: (1 cm/s)^2 */
+#define CB_GRAPH_DEFAULT_DEAD_ZONE_RAD 0.1745329f /**< quadrant: 10 degrees */
+#define CB_GRAPH_DEFAULT_MIN_SPEED 0.1f           /**< quadrant: m/s */
+#define CB_GRAPH_DEFAULT_SPEED 1.0f               /**< clip and state playback rate */
 
 /* ----------------------------------------------------------------------------------------- */
 /* Parameters                                                                                */
@@ -100,7 +114,7 @@ typedef struct cb_graph_builder_desc {
     /** The clips that clip nodes may name (by cb_clip_name()); they must outlive the graph. */
     const cb_clip *const *clips;
     uint32_t clip_count;
-    /** Name of the graph, for messages. Default "graph". */
+    /** Name of the graph, for messages. Default CB_GRAPH_DEFAULT_NAME. */
     const char *name;
     cb_allocator allocator;
     uint32_t _end_canary;
@@ -136,7 +150,7 @@ typedef struct cb_graph_velocity_blend_desc {
     /** Optional float parameter that receives the speed, sqrt(x^2 + y^2 + z^2) (for
      *  conditions such as "moving"). NULL: none. */
     const char *speed;
-    /** Squared speed below which all four are 0. Default 1e-4 (1 cm/s). */
+    /** Squared speed below which all four are 0. Default CB_GRAPH_DEFAULT_MIN_SQ_LEN. */
     float min_sq_len;
 } cb_graph_velocity_blend_desc;
 
@@ -154,9 +168,9 @@ typedef struct cb_graph_interp_to_desc {
 typedef struct cb_graph_quadrant_desc {
     const char *x, *y;
     const char *output; /**< an int parameter */
-    /** Hysteresis half-band in radians, [0, pi/8]. Default 0.1745 (10 degrees). */
+    /** Hysteresis half-band in radians, [0, pi/8]. Default CB_GRAPH_DEFAULT_DEAD_ZONE_RAD. */
     float dead_zone_rad;
-    /** Speed below which the quadrant is held. Default 0.1. */
+    /** Speed below which the quadrant is held. Default CB_GRAPH_DEFAULT_MIN_SPEED. */
     float min_speed;
 } cb_graph_quadrant_desc;
 
@@ -176,7 +190,8 @@ typedef struct cb_graph_clip_desc {
     const char *name;
     /** The clip's name (cb_clip_name) among the builder's clips. Required. */
     const char *clip;
-    /** Playback rate multiplier. Default 1 (0 means 1; use a speed parameter to stop it). */
+    /** Playback rate multiplier. Default CB_GRAPH_DEFAULT_SPEED (0 means the default; use a
+     *  speed parameter to stop a clip). */
     float speed;
     /** Optional float parameter that multiplies speed every frame (e.g. a stride scale). */
     const char *speed_param;
@@ -309,7 +324,8 @@ typedef struct cb_graph_transition {
 typedef struct cb_graph_state {
     const char *name;
     cb_graph_node node;
-    /** Playback rate of the state's clips. Default 1 (0 means 1). */
+    /** Playback rate of the state's clips. Default CB_GRAPH_DEFAULT_SPEED (0 means the
+     *  default). */
     float speed;
 } cb_graph_state;
 
@@ -362,8 +378,8 @@ typedef struct cb_graph_two_bone_ik_desc {
      *  knees, (-1, 0, 0) for its elbows; see cb_ik_two_bone_job). Default (zero): the normal
      *  of the plane the chain bends in now. */
     float mid_axis[3];
-    /** Fraction of the chain's length beyond which the reach softens, (0, 1]. Default 0.97;
-     *  1 disables softening. */
+    /** Fraction of the chain's length beyond which the reach softens, (0, 1]. Default
+     *  CB_IK_DEFAULT_SOFTEN; 1 disables softening. */
     float soften;
 } cb_graph_two_bone_ik_desc;
 
@@ -372,8 +388,8 @@ typedef struct cb_graph_aim_ik_desc {
     /** The chain, from the joint closest to the root to the aiming joint (e.g. spine_03, neck,
      *  head). Each must be an ancestor of the next. */
     const char *const *joints;
-    /** Share of the turn each joint takes, one per joint, >= 0. NULL: the last joint turns
-     *  alone. */
+    /** Share of the turn each joint takes, one per joint, in [0, 1]. NULL: the last joint
+     *  turns alone. */
     const float *joint_weights;
     uint32_t joint_count;
     /** Float parameters of the target position in model space. Required. */
@@ -388,7 +404,8 @@ typedef struct cb_graph_aim_ik_desc {
     /** Start of the aimed ray in the aiming joint's space (e.g. between the eyes). Default: the
      *  joint itself. */
     float offset[3];
-    /** Largest turn in radians, (0, pi]. Default pi (no limit). */
+    /** Largest turn in radians, (0, pi]. Default CB_IK_AIM_DEFAULT_ANGLE_LIMIT (pi: no
+     *  limit). */
     float limit_rad;
 } cb_graph_aim_ik_desc;
 
@@ -399,6 +416,25 @@ CB_API cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b,
                                           const cb_graph_two_bone_ik_desc *desc, cb_error *err);
 CB_API cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *desc,
                                      cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Defaults                                                                                  */
+
+/** Each returns its desc with every zero field that has a default replaced by it, as the
+ *  builder resolves it (desc may be NULL: all defaults). Pointers and names are copied as they
+ *  are; an aim step's NULL joint_weights stays NULL (the last joint turns alone). */
+CB_API cb_graph_builder_desc cb_graph_query_builder_desc(const cb_graph_builder_desc *desc);
+CB_API cb_graph_velocity_blend_desc
+cb_graph_query_velocity_blend_desc(const cb_graph_velocity_blend_desc *desc);
+CB_API cb_graph_quadrant_desc cb_graph_query_quadrant_desc(const cb_graph_quadrant_desc *desc);
+CB_API cb_graph_clip_desc cb_graph_query_clip_desc(const cb_graph_clip_desc *desc);
+CB_API cb_graph_layer cb_graph_query_layer(const cb_graph_layer *layer);
+CB_API cb_graph_condition cb_graph_query_condition(const cb_graph_condition *condition);
+CB_API cb_graph_transition cb_graph_query_transition(const cb_graph_transition *transition);
+CB_API cb_graph_state cb_graph_query_state(const cb_graph_state *state);
+CB_API cb_graph_two_bone_ik_desc
+cb_graph_query_two_bone_ik_desc(const cb_graph_two_bone_ik_desc *desc);
+CB_API cb_graph_aim_ik_desc cb_graph_query_aim_ik_desc(const cb_graph_aim_ik_desc *desc);
 
 /** Sets the root node (the last node added is the root if this is never called). */
 CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *err);
@@ -440,14 +476,21 @@ typedef struct cb_graph_json_desc {
     /** The clips that "clip" members name, as cb_graph_builder_desc.clips. */
     const cb_clip *const *clips;
     uint32_t clip_count;
-    /** Name of the source (file name) in messages. Default "graph" (cb_graph_load_json_file:
-     *  the path). */
+    /** Name of the source (file name) in messages. Default CB_GRAPH_DEFAULT_NAME
+     *  (cb_graph_load_json_file: the path). */
     const char *source_name;
     /** For the loader's own memory and the graph's. Default: the C library. (jansson's parse
      *  tree, freed before returning, uses jansson's allocator.) */
     cb_allocator allocator;
     uint32_t _end_canary;
 } cb_graph_json_desc;
+
+/** The version of the JSON format this build reads; a document's optional "version" above it
+ *  is refused with CB_ERR_UNSUPPORTED. */
+#define CB_GRAPH_JSON_VERSION 1
+
+/** desc with its defaults resolved (desc may be NULL). */
+CB_API cb_graph_json_desc cb_graph_query_json_desc(const cb_graph_json_desc *desc);
 
 /**
  * Builds a graph from its JSON description (docs/graph.md). Nodes are added to a builder
@@ -465,9 +508,10 @@ typedef struct cb_graph_json_desc {
  *         a missing member; a number beyond the float range or a count that is not a whole
  *         number; an unknown node name; a cycle between nodes), CB_ERR_TOO_MANY (an array
  *         longer than its limit in graph.h, nodes nested more than 64 deep),
- *         CB_ERR_INVALID_ARGUMENT (an int default that is not a whole number within 2^24), the
- *         builder's codes (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, CB_ERR_DUPLICATE, ...),
- *         CB_ERR_OUT_OF_MEMORY. Thread-safe: distinct calls share nothing.
+ *         CB_ERR_INVALID_ARGUMENT (an int default that is not a whole number within 2^24),
+ *         CB_ERR_UNSUPPORTED (a "version" above CB_GRAPH_JSON_VERSION), the builder's codes
+ *         (CB_ERR_NOT_FOUND, CB_ERR_MISMATCH, CB_ERR_DUPLICATE, ...), CB_ERR_OUT_OF_MEMORY.
+ *         Thread-safe: distinct calls share nothing.
  */
 CB_API cb_result cb_graph_load_json(const char *text, size_t length, const cb_graph_json_desc *desc,
                                     cb_graph **out, cb_error *err);
@@ -476,6 +520,78 @@ CB_API cb_result cb_graph_load_json(const char *text, size_t length, const cb_gr
  *  @return also CB_ERR_IO. */
 CB_API cb_result cb_graph_load_json_file(const char *path, const cb_graph_json_desc *desc,
                                          cb_graph **out, cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* A blend-space graph in one call                                                           */
+
+/** The parameters of a graph made by cb_graph_create_blend: CB_GRAPH_BLEND_PARAM_PREFIX "0",
+ *  "1", ... (the solver's parameters: for a 2D locomotion space "blend_0" is the velocity to the
+ *  right and "blend_1" the velocity forward, in m/s in the character's frame; for DIRECT one per
+ *  clip), then the two layer weights, [0, 1]. Look them up with cb_graph_find_param or
+ *  cb_crowd_find_param. */
+#define CB_GRAPH_BLEND_PARAM_PREFIX "blend_"
+#define CB_GRAPH_BLEND_ADDITIVE_WEIGHT "additive_weight"
+#define CB_GRAPH_BLEND_UPPER_WEIGHT "upper_weight"
+
+/** Default name of a blend-space graph. */
+#define CB_GRAPH_BLEND_DEFAULT_NAME "blend space"
+
+/** An optional layer on top of the blend. */
+typedef struct cb_graph_blend_layer {
+    /** The layer's clip, NULL for no layer. Looping; additive for the additive layer. */
+    const cb_clip *clip;
+    /** Per-joint weights (at least the joint count), or empty. */
+    cb_float_cspan mask;
+    /** When mask is empty: a joint whose subtree gets weight 1 (everything else 0), e.g. the
+     *  first spine joint for an upper-body layer. NULL: every joint. */
+    const char *mask_joint;
+} cb_graph_blend_layer;
+
+/** A locomotion blend space over clips, with an optional masked override layer and an
+ *  optional additive layer: the common crowd graph, without the builder. */
+typedef struct cb_graph_blend_desc {
+    uint32_t _start_canary;
+    /** The skeleton of every clip. Required; must outlive the graph. */
+    const cb_skeleton *skeleton;
+    /** Solver kind and options; nodes and node_count are ignored (they come from clips and
+     *  positions below). Zero: CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D with its defaults. DIRECT
+     *  weighs the clips by one parameter each. */
+    cb_solver_desc solver;
+    /** One clip per node, all looping and built for the skeleton; they must outlive the
+     *  graph. */
+    const cb_clip *const *clips;
+    /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
+    uint32_t clip_count;
+    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D kinds the clips'
+     *  forward speed, for 2D kinds their (right, forward) root velocity in m/s
+     *  (cb_clip_query_root_motion()); DIRECT ignores positions. */
+    const float *positions;
+    /** Override layer, usually masked to the upper body (weight CB_GRAPH_BLEND_UPPER_WEIGHT). */
+    cb_graph_blend_layer upper_body;
+    /** Additive layer (weight CB_GRAPH_BLEND_ADDITIVE_WEIGHT). */
+    cb_graph_blend_layer additive;
+    /** The graph's name. Default CB_GRAPH_BLEND_DEFAULT_NAME. */
+    const char *name;
+    cb_allocator allocator;
+    uint32_t _end_canary;
+} cb_graph_blend_desc;
+
+/** desc with its defaults resolved (desc may be NULL). */
+CB_API cb_graph_blend_desc cb_graph_query_blend_desc(const cb_graph_blend_desc *desc);
+
+/**
+ * Builds the graph of a blend space: clip nodes in clip order (their slots), one blend space or
+ * direct node over them whose clips share a sync group, then the upper-body and additive layer
+ * clips. Free it with cb_graph_destroy.
+ * @return CB_ERR_NULL_ARGUMENT (desc, out, skeleton, clips or a clip NULL), CB_ERR_CANARY,
+ *         CB_ERR_INVALID_ARGUMENT (clip count, a non-looping clip), CB_ERR_MISMATCH (a clip
+ *         built for another skeleton, an additive clip where a normal one belongs or the
+ *         reverse, a mask of the wrong length), CB_ERR_NOT_FOUND (mask_joint), the solver's
+ *         errors (CB_ERR_DUPLICATE for two clips with one root velocity, ...),
+ *         CB_ERR_OUT_OF_MEMORY. err names the field.
+ */
+CB_API cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out,
+                                       cb_error *err);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Queries on a built graph                                                                  */
@@ -509,7 +625,7 @@ CB_API const char *cb_graph_node_name(const cb_graph *graph, uint32_t node);
 CB_API cb_result cb_graph_find_node(const cb_graph *graph, const char *name, uint32_t *node);
 
 /** Clip nodes, in the order they were added (the `clip` index of cb_crowd_clip_times and
- *  cb_crowd_weights): count, and each one's node index (UINT32_MAX out of range). */
+ *  cb_crowd_weights): count, and each one's node index (CB_INVALID_INDEX out of range). */
 CB_API uint32_t cb_graph_clip_count(const cb_graph *graph);
 CB_API uint32_t cb_graph_clip_node(const cb_graph *graph, uint32_t clip);
 

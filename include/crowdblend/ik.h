@@ -62,6 +62,9 @@ extern "C" {
  */
 #define CB_IK_DEFAULT_SOFTEN 0.97f
 
+/** Default angle limit of cb_ik_aim_job, radians: pi, no limit. */
+#define CB_IK_AIM_DEFAULT_ANGLE_LIMIT 3.14159265f
+
 /** Most joints in an aim chain. */
 #define CB_IK_AIM_MAX_JOINTS 16
 
@@ -301,7 +304,8 @@ typedef struct cb_ik_aim_job {
      */
     float offset[3];
     /**
-     * Largest turn of the forward axis, radians, in (0, pi]. Default (0): pi, no limit.
+     * Largest turn of the forward axis, radians, in (0, pi]. Default (0):
+     * CB_IK_AIM_DEFAULT_ANGLE_LIMIT, no limit.
      */
     float angle_limit;
     /**

@@ -14,7 +14,7 @@
  *   cb_solver *s;
  *   if (cb_solver_create(&d, &s, &err) != CB_OK) { ... err.message ... }
  *   const float *params[2] = {vel_x, vel_y};         // SoA columns, n characters
- *   cb_solver_evaluate(s, params, n, weights, stride, &nonfinite);
+ *   cb_solver_evaluate(s, params, n, stride, weights, &nonfinite);
  *   // weight of node i for character c: weights[i * stride + c]
  *   cb_solver_destroy(s);
  *
@@ -128,7 +128,7 @@ typedef enum cb_solver_kind {
      *  used (where Sibson's coordinates are linear along the hull edge). Collinear layouts as
      *  DELAUNAY_2D. Needs >= 1 node. */
     CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D,
-    CB_SOLVER_KIND_COUNT
+    _CB_SOLVER_KIND_COUNT
 } cb_solver_kind;
 
 /** Kernels of CB_SOLVER_KIND_RBF, phi(r) with r the distance to a node. */
@@ -223,14 +223,15 @@ CB_API cb_result cb_solver_create(const cb_solver_desc *desc, cb_solver **out, c
 /** Frees the solver through its desc's allocator. NULL does nothing. */
 CB_API void cb_solver_destroy(cb_solver *solver);
 
-/** The solver's method (never _CB_SOLVER_KIND_DEFAULT: create resolves the zero value). */
-CB_API cb_solver_kind cb_solver_get_kind(const cb_solver *solver);
+/** The solver's method (never _CB_SOLVER_KIND_DEFAULT: create resolves the zero value; that
+ *  for a NULL solver). A query, not a plain getter, because cb_solver_kind names the type. */
+CB_API cb_solver_kind cb_solver_query_kind(const cb_solver *solver);
 
-/** M, the number of nodes: rows of weights that evaluate writes. */
-CB_API size_t cb_solver_node_count(const cb_solver *solver);
+/** M, the number of nodes: rows of weights that evaluate writes (0 for NULL). */
+CB_API uint32_t cb_solver_node_count(const cb_solver *solver);
 
-/** Parameter columns one query has (see CONVENTIONS). */
-CB_API size_t cb_solver_param_count(const cb_solver *solver);
+/** Parameter columns one query has (see CONVENTIONS; 0 for NULL). */
+CB_API uint32_t cb_solver_param_count(const cb_solver *solver);
 
 /** "linear_1d", "freeform_directional_2d", ... (the names above); NULL for an invalid kind,
  *  _CB_SOLVER_KIND_DEFAULT included (the zero value of a desc, not a method). */
@@ -254,22 +255,22 @@ CB_API cb_result cb_rbf_kernel_from_name(const char *name, cb_rbf_kernel *out);
  * @param params    cb_solver_param_count() column pointers, each with count floats: character
  *                  c's query is (params[0][c], params[1][c], ...). Any alignment.
  * @param count     characters; 0 does nothing (and sets *nonfinite_count to 0)
- * @param weights   node_count rows: weights[i * stride + c]; must not overlap params
- * @param stride    distance between node rows, in floats; >= count
- * @param nonfinite_count  optional: receives the number of queries that had a NaN or infinite
+ * @param stride    distance between the node rows of weights, in floats; >= count
+ * @param weights   out: node_count rows, weights[i * stride + c]; must not overlap params
+ * @param nonfinite_count  optional out: the number of queries that had a NaN or infinite
  *                  parameter (they were evaluated at the origin)
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (solver, params, a column or weights NULL with
  *         count > 0) or CB_ERR_INVALID_ARGUMENT (stride < count, or node_count * stride
  *         overflows size_t); nothing is written on failure.
  */
 CB_API cb_result cb_solver_evaluate(const cb_solver *solver, const float *const *params,
-                                    size_t count, float *weights, size_t stride,
+                                    size_t count, size_t stride, float *weights,
                                     size_t *nonfinite_count);
 
 /** The same contract as cb_solver_evaluate, computed one query at a time by the scalar path
  *  (cb_solver_evaluate_one): the baseline of the benchmarks' SIMD/scalar ratio. */
 CB_API cb_result cb_solver_evaluate_ref(const cb_solver *solver, const float *const *params,
-                                        size_t count, float *weights, size_t stride,
+                                        size_t count, size_t stride, float *weights,
                                         size_t *nonfinite_count);
 
 /**
@@ -295,7 +296,7 @@ typedef struct cb_solver_job {
      *  must be >= count. */
     const cb_float_cspan *params;
     /** Must equal cb_solver_param_count(solver). */
-    size_t param_count;
+    uint32_t param_count;
     /** Characters. */
     size_t count;
     /** Output rows: weights.ptr[i * stride + c]; weights.count must be at least
@@ -308,15 +309,15 @@ typedef struct cb_solver_job {
 } cb_solver_job;
 
 /**
- * Checks a job without running it.
+ * Checks a job without running it; err (optional) names the field at fault.
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (solver, params, a span pointer or weights.ptr NULL),
  *         CB_ERR_MISMATCH (param_count), CB_ERR_INVALID_ARGUMENT (stride < count or
  *         overflow) or CB_ERR_SPAN_TOO_SHORT (a params span or weights).
  */
-CB_API cb_result cb_solver_job_validate(const cb_solver_job *job);
+CB_API cb_result cb_solver_job_validate(const cb_solver_job *job, cb_error *err);
 
 /** Validates, then evaluates (cb_solver_evaluate). Writes nothing when validation fails. */
-CB_API cb_result cb_solver_job_run(const cb_solver_job *job);
+CB_API cb_result cb_solver_job_run(const cb_solver_job *job, cb_error *err);
 
 #ifdef __cplusplus
 }

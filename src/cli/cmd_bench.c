@@ -106,7 +106,7 @@ static void print_result(const cb_workload_result *r, void *user)
                "\"ns_per_character\": %.2f, \"stages\": {",
                p->printed ? ", " : "", r->name, r->threads, r->characters, r->characters_per_second,
                r->characters_per_second / r->threads, r->ns_per_character);
-        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
                    cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
                    r->stage_share[k]);
@@ -116,7 +116,7 @@ static void print_result(const cb_workload_result *r, void *user)
         printf("  %-30s %3u %8u %14.0f %14.0f %10.1f", r->name, r->threads, r->characters,
                r->characters_per_second, r->characters_per_second / r->threads,
                r->ns_per_character * r->threads);
-        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf(" %7.1f", r->stage_ns_per_character[k]);
         }
         printf("  %016llx\n", (unsigned long long)r->checksum);

@@ -152,7 +152,7 @@ int cb_cmd_demo(int argc, char **argv)
     double cps = chars / wall_s;
     uint32_t nthreads = cb_scene_threads(scene);
     uint64_t stage_total = 0;
-    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+    for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         stage_total += st.stage_ns[k];
     }
     uint64_t hash = cb_crowd_output_hash(crowd);
@@ -160,7 +160,7 @@ int cb_cmd_demo(int argc, char **argv)
         printf("{\"characters\": %ld, \"frames\": %u, \"threads\": %u, "
                "\"characters_per_second\": %.0f, \"stages\": {",
                characters, frames, nthreads, cps);
-        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             /* Thread time spread over the threads: the stage's share of a frame's wall time. */
             double ms = (double)st.stage_ns[k] / 1e6 / frames / nthreads;
             printf("%s\"%s\": {\"ms_per_frame\": %.4f, \"share\": %.4f}", k ? ", " : "",
@@ -171,7 +171,7 @@ int cb_cmd_demo(int argc, char **argv)
                (unsigned long long)hash, (unsigned long long)st.nonfinite_params);
     } else {
         printf("\n  %-16s %10s %18s %8s\n", "stage", "ms/frame", "characters/s/core", "share");
-        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             double ms = (double)st.stage_ns[k] / 1e6 / frames / nthreads;
             double per_core = st.stage_ns[k] ? chars / ((double)st.stage_ns[k] / 1e9) : 0.0;
             printf("  %-16s %10.3f %18.0f %7.1f%%\n", cb_crowd_stage_name((cb_crowd_stage)k), ms,

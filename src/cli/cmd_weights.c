@@ -107,7 +107,7 @@ static bool option_allowed(const char *method, const char *key)
 
 static void list_names(FILE *to)
 {
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         fprintf(to, "%s%s", k > 1 ? ", " : "", cb_solver_kind_name((cb_solver_kind)k));
     }
     fprintf(to, ", velocity_blend_4dir, finterp_to");
@@ -309,7 +309,7 @@ static bool plot_solver(void *ctx, const float *x, const float *y, size_t n, flo
 {
     const cb_solver *s = ctx;
     const float *cols[2] = {x, y};
-    return cb_solver_evaluate(s, cols, n, w, n, NULL) == CB_OK;
+    return cb_solver_evaluate(s, cols, n, n, w, NULL) == CB_OK;
 }
 
 static int run_solver(const input *in, const char *output, const char *plot, long plot_size)
@@ -344,7 +344,7 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
             params[k] = cols + k * n;
         }
         size_t nonfinite = 0;
-        cb_solver_evaluate(run.s, params, n, w, n, &nonfinite);
+        cb_solver_evaluate(run.s, params, n, n, w, &nonfinite);
         if (nonfinite > 0) {
             fprintf(stderr,
                     "%s: warning: %zu queries had non-finite parameters (evaluated at the "

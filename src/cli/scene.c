@@ -38,7 +38,9 @@ struct cb_scene {
     uint32_t threads;
     bool fixed;
     uint32_t p_right, p_forward, p_additive, p_upper;
-    cb_graph *graph;
+    uint32_t p_blend[3];
+    cb_graph *graph; /* the example graph the scene drives, or NULL */
+    cb_graph *blend; /* else: the blend-space graph the crowd runs */
     uint32_t driven[P_NAMED];
     uint32_t drifting[MAX_DRIFTING]; /* other "w_..." floats */
     uint32_t drifting_count;
@@ -150,28 +152,34 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         }
         find_driven(s);
     }
-    const cb_graph *graphs[1] = {s->graph};
+    if (s->graph == NULL) {
+        cb_graph_blend_desc bd = {
+            .skeleton = cb_embedded_skeleton(s->set), .clips = clips, .clip_count = clip_count};
+        bd.solver.kind = d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
+        if (d->layers && !d->fixed_three_clips) {
+            bd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
+            bd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
+            bd.upper_body.mask_joint = "spine_01";
+        }
+        r = cb_graph_create_blend(&bd, &s->blend, &err);
+        if (r != CB_OK) {
+            fprintf(stderr, "crowdblend: blend space: %s\n", err.message);
+            cb_scene_destroy(s);
+            return NULL;
+        }
+    }
+    const cb_graph *graphs[1] = {s->graph != NULL ? s->graph : s->blend};
     cb_crowd_desc cd = {
         .skeleton = cb_embedded_skeleton(s->set),
         .capacity = d->characters,
-        .graphs = s->graph != NULL ? graphs : NULL,
-        .graph_count = s->graph != NULL ? 1 : 0,
-        .blend = {.clips = s->graph == NULL ? clips : NULL,
-                  .clip_count = s->graph == NULL ? clip_count : 0},
+        .graphs = graphs,
+        .graph_count = 1,
         .thread_count = d->threads,
         .batch_size = d->batch_size,
         .profile = d->profile,
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
         .events = s->graph != NULL,
     };
-    cd.blend.solver.kind = s->graph != NULL       ? 0
-                           : d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT
-                                                  : d->solver;
-    if (d->layers && !d->fixed_three_clips && s->graph == NULL) {
-        cd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
-        cd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
-        cd.upper_body.mask_joint = "spine_01";
-    }
     r = cb_crowd_create(&cd, &s->crowd, &err);
     if (r != CB_OK) {
         fprintf(stderr, "crowdblend: crowd: %s\n", err.message);
@@ -188,10 +196,18 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     if (s->graph == NULL) {
-        s->p_right = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 0);
-        s->p_forward = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_BLEND, 1);
-        s->p_additive = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0);
-        s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
+        /* The blend-space graph's parameters (graph.h): blend_0, blend_1, ..., the layers'. */
+        const cb_graph *g = s->blend;
+        for (uint32_t k = 0; k < 3; ++k) {
+            char name[16];
+            snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", k);
+            s->p_blend[k] = CB_INVALID_INDEX;
+            cb_graph_find_param(g, name, &s->p_blend[k]);
+        }
+        s->p_right = s->p_blend[0];
+        s->p_forward = s->p_blend[1];
+        cb_graph_find_param(g, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, &s->p_additive);
+        cb_graph_find_param(g, CB_GRAPH_BLEND_UPPER_WEIGHT, &s->p_upper);
     }
     cb_prng layout = cb_prng_seed(d->seed);
     for (uint32_t i = 0; i < d->characters; ++i) {
@@ -220,6 +236,7 @@ void cb_scene_destroy(cb_scene *s)
     }
     cb_crowd_destroy(s->crowd);
     cb_graph_destroy(s->graph);
+    cb_graph_destroy(s->blend);
     cb_embedded_destroy(s->set);
     free(s->agents);
     free(s);
@@ -297,8 +314,7 @@ void cb_scene_host_step(cb_scene *s, float dt)
         /* W1: three clips at fixed weights, the same for everyone. */
         static const float w[3] = {0.5f, 0.3f, 0.2f};
         for (uint32_t k = 0; k < 3; ++k) {
-            float *col =
-                cb_crowd_param_column(c, 0, cb_crowd_param_index(c, CB_CROWD_PARAM_BLEND, k));
+            float *col = cb_crowd_param_column(c, 0, s->p_blend[k]);
             for (uint32_t i = 0; i < s->count; ++i) {
                 col[i] = w[k];
             }

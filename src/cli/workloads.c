@@ -91,10 +91,10 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     cb_crowd_stats st = cb_crowd_query_stats(crowd);
     set_timing(out, w->name, cb_scene_threads(scene), characters, frame_ns, frames);
     uint64_t stage_total = 0;
-    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+    for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         stage_total += st.stage_ns[k];
     }
-    for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+    for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         /* Per character, in thread time: what a stage costs one core. */
         out->stage_ns_per_character[k] = (double)st.stage_ns[k] / ((double)characters * frames);
         out->stage_share[k] = stage_total ? (double)st.stage_ns[k] / (double)stage_total : 0.0;
@@ -124,7 +124,7 @@ static void solver_chunk(void *user, size_t begin, size_t end, uint32_t thread_i
     for (size_t p = 0; p < pc; ++p) {
         cols[p] = j->cols[p] + begin;
     }
-    cb_solver_evaluate(j->solver, cols, end - begin, j->weights + begin, j->stride, NULL);
+    cb_solver_evaluate(j->solver, cols, end - begin, j->stride, j->weights + begin, NULL);
 }
 
 /* A layout per solver: the embedded set's 17 root velocities for the 2D kinds, a 4 x 4 grid for
@@ -198,7 +198,7 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
             ns[run] = (double)(cb_now_ns() - t0);
         }
     }
-    static char names[CB_SOLVER_KIND_COUNT][48];
+    static char names[_CB_SOLVER_KIND_COUNT][48];
     snprintf(names[kind], sizeof names[kind], "W4/%s", cb_solver_kind_name(kind));
     memset(out, 0, sizeof *out);
     set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, ns, RUNS);
@@ -237,7 +237,7 @@ size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,
         }
     }
     if (strstr(which, "W4") != NULL) {
-        for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+        for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
             for (int v = 0; v < variant_count && n < max_results; ++v) {
                 if (run_solver_workload((cb_solver_kind)k, variants[v], scale, &results[n]) ==
                     CB_OK) {

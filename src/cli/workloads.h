@@ -8,16 +8,16 @@
 #include "crowdblend/crowdblend.h"
 
 typedef struct cb_workload_result {
-    const char *name;              /* "W1", ..., "W4/<solver>" */
+    const char *name; /* "W1", ..., "W4/<solver>" */
     uint32_t threads;
     uint32_t characters;
-    uint32_t frames;               /* frames (or runs) measured */
-    double frame_ns;               /* median wall time of one update (W4: one evaluation) */
-    double characters_per_second;  /* wall */
-    double ns_per_character;       /* wall: frame_ns / characters */
-    double stage_ns_per_character[CB_CROWD_STAGE_COUNT]; /* thread time per character */
-    double stage_share[CB_CROWD_STAGE_COUNT];
-    uint64_t checksum;             /* hash of the last frame's outputs */
+    uint32_t frames;              /* frames (or runs) measured */
+    double frame_ns;              /* median wall time of one update (W4: one evaluation) */
+    double characters_per_second; /* wall */
+    double ns_per_character;      /* wall: frame_ns / characters */
+    double stage_ns_per_character[_CB_CROWD_STAGE_COUNT]; /* thread time per character */
+    double stage_share[_CB_CROWD_STAGE_COUNT];
+    uint64_t checksum; /* hash of the last frame's outputs */
 } cb_workload_result;
 
 /* Runs the workloads whose names appear in `which` (e.g. "W1,W2,W3,W4,W5") at one thread and at

@@ -1,5 +1,6 @@
 /* The crowd: setup, kinds, characters, parameter columns and views, outputs, stats. The frame
- * itself is in update.c, the graph of a blend-space crowd in blend_graph.c. */
+ * itself is in update.c. The crowd reaches its graphs through crowdblend/graph.h and the
+ * runtime's interface (graph/runtime.h), never their layout. */
 #include <math.h>
 #include <string.h>
 
@@ -7,24 +8,18 @@
 
 enum { DEFAULT_BATCH_SIZE = 64, MAX_BATCH_SIZE = 4096 };
 
-static const char *const stage_names[CB_CROWD_STAGE_COUNT] = {
+static const char *const stage_names[_CB_CROWD_STAGE_COUNT] = {
     "parameters", "weights", "time & sync", "sample+blend", "post-process", "local-to-model",
 };
 
-_Static_assert((int)CB_GRAPH_STAGES == (int)CB_CROWD_STAGE_COUNT,
-               "the runtime times every crowd stage");
-
 const char *cb_crowd_stage_name(cb_crowd_stage stage)
 {
-    return (unsigned)stage < CB_CROWD_STAGE_COUNT ? stage_names[stage] : "?";
+    return (unsigned)stage < _CB_CROWD_STAGE_COUNT ? stage_names[stage] : "?";
 }
 
 cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc)
 {
     cb_crowd_desc d = desc != NULL ? *desc : (cb_crowd_desc){0};
-    if (d.graph_count == 0) {
-        d.blend.solver = cb_solver_query_desc(&d.blend.solver);
-    }
     if (d.jobs == NULL && d.thread_count == 0) {
         d.thread_count = cb_jobs_query_desc(NULL).thread_count;
     }
@@ -51,11 +46,12 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
                            cb_error *err)
 {
     const cb_graph *g = k->graph;
-    k->clip_count = g->clip_count;
+    k->clip_count = cb_graph_clip_count(g);
+    k->param_count = cb_graph_param_count(g);
     k->handle_memory = cb_alloc(&c->allocator, cb_handle_pool_bytes(c->capacity), 64);
     k->block_memory = cb_alloc_zeroed(&c->allocator, cb_graph_block_bytes(g, c->capacity), 64);
     k->sources = cb_alloc_zeroed(
-        &c->allocator, (g->param_count ? g->param_count : 1) * sizeof(cb_graph_param_source), 16);
+        &c->allocator, (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source), 16);
     k->root_motion = cb_alloc_zeroed(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
     size_t packed = c->joint_count * c->matrix_floats * sizeof(float);
     if (first && d->matrices != NULL) {
@@ -69,7 +65,7 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     if (d->keep_weights) {
         k->kept_weights = cb_alloc_zeroed(
             &c->allocator,
-            (size_t)(g->clip_count ? g->clip_count : 1) * c->capacity * sizeof(float), 64);
+            (size_t)(k->clip_count ? k->clip_count : 1) * c->capacity * sizeof(float), 64);
     }
     if (k->handle_memory == NULL || k->block_memory == NULL || k->sources == NULL ||
         k->root_motion == NULL || k->matrices == NULL ||
@@ -89,17 +85,14 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     if (g != NULL) {
         cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity));
         cb_free(a, k->sources,
-                (g->param_count ? g->param_count : 1) * sizeof(cb_graph_param_source));
+                (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source));
         cb_free(a, k->kept_weights,
-                (size_t)(g->clip_count ? g->clip_count : 1) * c->capacity * sizeof(float));
+                (size_t)(k->clip_count ? k->clip_count : 1) * c->capacity * sizeof(float));
     }
     cb_free(a, k->handle_memory, cb_handle_pool_bytes(c->capacity));
     cb_free(a, k->root_motion, c->capacity * sizeof(cb_root_delta));
     if (k->own_matrices) {
         cb_free(a, k->matrices, c->capacity * k->matrix_stride);
-    }
-    if (k->own_graph) {
-        cb_graph_destroy((cb_graph *)k->graph);
     }
 }
 
@@ -121,46 +114,34 @@ static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
                             "cb_crowd_desc.capacity %u is outside 1..%u", desc->capacity,
                             CB_CROWD_MAX_CAPACITY);
     }
-    if (desc->graph_count > 0) {
-        if (desc->graphs == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs is NULL");
-        }
-        if (desc->graph_count > CB_CROWD_MAX_KINDS) {
-            return cb_error_set(err, CB_ERR_TOO_MANY, "cb_crowd_desc.graph_count %u exceeds %d",
-                                desc->graph_count, CB_CROWD_MAX_KINDS);
-        }
-        if ((uint64_t)desc->capacity * desc->graph_count > CB_HANDLE_MAX_CAPACITY) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "cb_crowd_desc: capacity x graph_count exceeds %u",
-                                CB_HANDLE_MAX_CAPACITY);
-        }
-        if (desc->blend.clips != NULL || desc->additive.clip != NULL ||
-            desc->upper_body.clip != NULL) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "cb_crowd_desc: give either graphs or a blend space, not both");
-        }
-        for (uint32_t k = 0; k < desc->graph_count; ++k) {
-            if (desc->graphs[k] == NULL) {
-                return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs[%u] is NULL",
-                                    k);
-            }
-            if (cb_skeleton_signature(cb_graph_skeleton(desc->graphs[k])) !=
-                cb_skeleton_signature(desc->skeleton)) {
-                return cb_error_set(err, CB_ERR_MISMATCH,
-                                    "cb_crowd_desc.graphs[%u] ('%s') uses another skeleton", k,
-                                    cb_graph_name(desc->graphs[k]));
-            }
-        }
-        return CB_OK;
+    if (desc->graph_count == 0) {
+        return cb_error_set(err, CB_ERR_TOO_FEW,
+                            "cb_crowd_desc.graph_count is 0: a crowd runs "
+                            "graphs (cb_graph_create_blend makes a "
+                            "blend-space one)");
     }
-    if (desc->blend.clips == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                            "cb_crowd_desc: neither graphs nor blend.clips are given");
+    if (desc->graphs == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs is NULL");
     }
-    if (desc->blend.clip_count == 0 || desc->blend.clip_count > CB_SOLVER_MAX_NODES) {
+    if (desc->graph_count > CB_CROWD_MAX_KINDS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "cb_crowd_desc.graph_count %u exceeds %d",
+                            desc->graph_count, CB_CROWD_MAX_KINDS);
+    }
+    if ((uint64_t)desc->capacity * desc->graph_count > CB_HANDLE_MAX_CAPACITY) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_crowd_desc.blend.clip_count %u is outside 1..%d",
-                            desc->blend.clip_count, CB_SOLVER_MAX_NODES);
+                            "cb_crowd_desc: capacity x graph_count exceeds %u",
+                            CB_HANDLE_MAX_CAPACITY);
+    }
+    for (uint32_t k = 0; k < desc->graph_count; ++k) {
+        if (desc->graphs[k] == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs[%u] is NULL", k);
+        }
+        if (cb_skeleton_signature(cb_graph_skeleton(desc->graphs[k])) !=
+            cb_skeleton_signature(desc->skeleton)) {
+            return cb_error_set(err, CB_ERR_MISMATCH,
+                                "cb_crowd_desc.graphs[%u] ('%s') uses another skeleton", k,
+                                cb_graph_name(desc->graphs[k]));
+        }
     }
     return CB_OK;
 }
@@ -184,7 +165,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.matrix_layout %d",
                             (int)desc->matrix_layout);
     }
-    size_t joint_count = cb_skeleton_joint_count(d.skeleton);
+    uint32_t joint_count = (uint32_t)cb_skeleton_joint_count(d.skeleton);
     size_t packed = joint_count * matrix_floats * sizeof(float);
     if (d.matrix_stride_bytes < packed || d.matrix_stride_bytes % sizeof(float) != 0) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -205,18 +186,11 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->matrix_floats = matrix_floats;
     c->profile = d.profile;
     c->events = d.events;
-    if (d.graph_count == 0) {
-        cb_graph *g = NULL;
-        r = cb_crowd_build_blend_graph(&d, &g, err);
-        c->kinds[0].graph = g;
-        c->kinds[0].own_graph = true;
-        c->kind_count = r == CB_OK ? 1 : 0;
-    } else {
-        for (uint32_t k = 0; k < d.graph_count; ++k) {
-            c->kinds[k].graph = d.graphs[k];
-        }
-        c->kind_count = d.graph_count;
+    c->kernels = &cb_graph_kernels_simd;
+    for (uint32_t k = 0; k < d.graph_count; ++k) {
+        c->kinds[k].graph = d.graphs[k];
     }
+    c->kind_count = d.graph_count;
     for (uint32_t k = 0; k < c->kind_count && r == CB_OK; ++k) {
         r = init_kind(c, &c->kinds[k], &d, k == 0, err);
     }
@@ -330,7 +304,7 @@ void cb_crowd_scratch_destroy(cb_crowd *c, cb_crowd_scratch *s)
     keep->stats.clamped_weights += s->stats.clamped_weights;
     keep->stats.dropped_events += s->stats.dropped_events;
     keep->stats.refused_ik += s->stats.refused_ik;
-    for (int k = 0; k < CB_GRAPH_STAGES; ++k) {
+    for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         keep->stats.stage_ns[k] += s->stats.stage_ns[k];
     }
     for (cb_crowd_scratch **link = &c->scratch_list; *link != NULL; link = &(*link)->next) {
@@ -457,7 +431,7 @@ cb_character cb_crowd_character_at(const cb_crowd *c, uint32_t kind, uint32_t de
 
 uint32_t cb_crowd_param_count(const cb_crowd *c, uint32_t kind)
 {
-    return c != NULL && kind < c->kind_count ? c->kinds[kind].graph->param_count : 0;
+    return c != NULL && kind < c->kind_count ? c->kinds[kind].param_count : 0;
 }
 
 cb_result cb_crowd_find_param(const cb_crowd *c, uint32_t kind, const char *name, uint32_t *param)
@@ -471,32 +445,9 @@ cb_result cb_crowd_find_param(const cb_crowd *c, uint32_t kind, const char *name
     return cb_graph_find_param(c->kinds[kind].graph, name, param);
 }
 
-uint32_t cb_crowd_param_index(const cb_crowd *c, cb_crowd_param role, uint32_t which)
-{
-    if (c == NULL || c->kind_count == 0) {
-        return 0;
-    }
-    const cb_crowd_kind *k = &c->kinds[0];
-    uint32_t count = k->graph->param_count;
-    if (!k->own_graph) {
-        return count;
-    }
-    /* The blend-space graph declares blend_0.., additive_weight, upper_weight in that order. */
-    uint32_t blend = count - 2;
-    switch (role) {
-    case CB_CROWD_PARAM_BLEND:
-        return which < blend ? which : count;
-    case CB_CROWD_PARAM_ADDITIVE_WEIGHT:
-        return blend;
-    case CB_CROWD_PARAM_UPPER_WEIGHT:
-        return blend + 1;
-    }
-    return count;
-}
-
 float *cb_crowd_param_column(cb_crowd *c, uint32_t kind, uint32_t param)
 {
-    if (c == NULL || kind >= c->kind_count || param >= c->kinds[kind].graph->param_count) {
+    if (c == NULL || kind >= c->kind_count || param >= c->kinds[kind].param_count) {
         return NULL;
     }
     return c->kinds[kind].block.params + (size_t)param * c->capacity;
@@ -508,7 +459,7 @@ cb_result cb_crowd_set_param_view(cb_crowd *c, uint32_t kind, uint32_t param, co
     if (c == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    if (kind >= c->kind_count || param >= c->kinds[kind].graph->param_count) {
+    if (kind >= c->kind_count || param >= c->kinds[kind].param_count) {
         return CB_ERR_INVALID_ARGUMENT;
     }
     cb_crowd_kind *k = &c->kinds[kind];
@@ -516,7 +467,7 @@ cb_result cb_crowd_set_param_view(cb_crowd *c, uint32_t kind, uint32_t param, co
         k->sources[param].base = NULL;
         return CB_OK;
     }
-    if (k->graph->params[param].written_by_graph || stride_bytes < sizeof(float)) {
+    if (cb_graph_param_is_state(k->graph, param) || stride_bytes < sizeof(float)) {
         return CB_ERR_INVALID_ARGUMENT;
     }
     if (!cb_is_aligned(base, sizeof(float)) || stride_bytes % sizeof(float) != 0) {
@@ -530,7 +481,7 @@ cb_result cb_crowd_set_param_view(cb_crowd *c, uint32_t kind, uint32_t param, co
 /* ------------------------------------------------------------------------------------------ */
 /* Outputs and stats                                                                          */
 
-size_t cb_crowd_joint_count(const cb_crowd *c)
+uint32_t cb_crowd_joint_count(const cb_crowd *c)
 {
     return c != NULL ? c->joint_count : 0;
 }
@@ -587,12 +538,12 @@ static uint32_t machine_field(const cb_crowd *c, uint32_t kind, uint32_t machine
                               bool next)
 {
     if (c == NULL || kind >= c->kind_count || dense >= c->kinds[kind].handles.count ||
-        machine >= c->kinds[kind].graph->sm_count) {
-        return UINT32_MAX;
+        machine >= cb_graph_state_machine_count(c->kinds[kind].graph)) {
+        return CB_INVALID_INDEX;
     }
     const cb_graph_block *b = &c->kinds[kind].block;
     uint16_t v = (next ? b->sm_next : b->sm_current)[(size_t)machine * c->capacity + dense];
-    return v == UINT16_MAX ? UINT32_MAX : v;
+    return v == UINT16_MAX ? CB_INVALID_INDEX : v;
 }
 
 uint32_t cb_crowd_state(const cb_crowd *c, uint32_t kind, uint32_t machine, uint32_t dense)
@@ -605,18 +556,9 @@ uint32_t cb_crowd_next_state(const cb_crowd *c, uint32_t kind, uint32_t machine,
     return machine_field(c, kind, machine, dense, true);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < bytes; ++i) {
-        h = (h ^ p[i]) * 1099511628211ull;
-    }
-    return h;
-}
-
 uint64_t cb_crowd_output_hash(const cb_crowd *c)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = CB_FNV1A64_BASIS;
     if (c == NULL) {
         return h;
     }
@@ -624,9 +566,9 @@ uint64_t cb_crowd_output_hash(const cb_crowd *c)
     for (uint32_t kind = 0; kind < c->kind_count; ++kind) {
         const cb_crowd_kind *k = &c->kinds[kind];
         for (uint32_t i = 0; i < k->handles.count; ++i) {
-            h = fnv1a(h, k->matrices + i * k->matrix_stride, bytes);
+            h = cb_fnv1a64(h, k->matrices + i * k->matrix_stride, bytes);
         }
-        h = fnv1a(h, k->root_motion, k->handles.count * sizeof(cb_root_delta));
+        h = cb_fnv1a64(h, k->root_motion, k->handles.count * sizeof(cb_root_delta));
     }
     return h;
 }
@@ -644,7 +586,7 @@ cb_crowd_stats cb_crowd_query_stats(const cb_crowd *c)
         total.clamped_weights += s->stats.clamped_weights;
         total.dropped_events += s->stats.dropped_events;
         total.refused_ik += s->stats.refused_ik;
-        for (int k = 0; k < CB_CROWD_STAGE_COUNT; ++k) {
+        for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             total.stage_ns[k] += s->stats.stage_ns[k];
         }
     }
@@ -663,12 +605,7 @@ void cb_crowd_reset_stats(cb_crowd *c)
     }
 }
 
-void cb_crowd_use_reference_kernels(cb_crowd *c, bool use_ref)
+void cb_crowd_set_kernels(cb_crowd *c, const cb_graph_kernels *kernels)
 {
-    c->use_ref = use_ref;
-}
-
-void cb_crowd_force_general_path(cb_crowd *c, bool general)
-{
-    c->general = general;
+    c->kernels = kernels;
 }

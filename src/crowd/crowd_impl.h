@@ -11,7 +11,6 @@
 
 typedef struct cb_crowd_kind {
     const cb_graph *graph;
-    bool own_graph;         /* built by the crowd from a blend-space desc */
     cb_handle_pool handles; /* dense order of this kind */
     void *handle_memory;
     cb_graph_block block;
@@ -22,7 +21,7 @@ typedef struct cb_crowd_kind {
     bool own_matrices;
     cb_root_delta *root_motion;
     float *kept_weights; /* clip rows of capacity, or NULL */
-    uint32_t clip_count;
+    uint32_t clip_count, param_count;
 } cb_crowd_kind;
 
 struct cb_crowd_scratch {
@@ -37,7 +36,7 @@ struct cb_crowd_scratch {
 struct cb_crowd {
     cb_allocator allocator;
     const cb_skeleton *skeleton;
-    size_t joint_count;
+    uint32_t joint_count;
     uint32_t capacity; /* per kind */
     uint32_t batch_size;
     cb_crowd_kind kinds[CB_CROWD_MAX_KINDS];
@@ -51,9 +50,8 @@ struct cb_crowd {
     cb_crowd_scratch **thread_scratch; /* thread_count, by the pool's thread index */
     cb_crowd_scratch *scratch_list;
     bool profile;
-    bool events;  /* desc.events: report the markers crossed */
-    bool use_ref; /* benchmarks: the scalar reference kernels */
-    bool general; /* tests: flat graphs through the general graph path */
+    bool events;                     /* desc.events: report the markers crossed */
+    const cb_graph_kernels *kernels; /* the SIMD kernels (cb_crowd_set_kernels) */
     uint64_t updates;
 };
 
@@ -67,14 +65,8 @@ cb_result cb_crowd_scratch_alloc(cb_crowd *crowd, cb_crowd_scratch **out);
 /* Checks dt for update and update_range. */
 cb_result cb_crowd_check_dt(float dt_s);
 
-/* Benchmarks only: run the solver, pose and local-to-model through their scalar `_ref` paths,
- * so a whole frame can be timed SIMD against scalar in one run. */
-void cb_crowd_use_reference_kernels(cb_crowd *crowd, bool use_ref);
-
-/* Tests only: evaluate flat graphs through the general path, to compare the two. */
-void cb_crowd_force_general_path(cb_crowd *crowd, bool general);
-
-/* Builds the graph of a blend-space crowd (crowd.c). */
-cb_result cb_crowd_build_blend_graph(const cb_crowd_desc *d, cb_graph **out, cb_error *err);
+/* The kernels the crowd's frames run (graph/runtime.h): cb_graph_kernels_simd from create;
+ * the benchmarks switch to cb_graph_kernels_ref to time a whole frame SIMD against scalar. */
+void cb_crowd_set_kernels(cb_crowd *crowd, const cb_graph_kernels *kernels);
 
 #endif

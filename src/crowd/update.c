@@ -34,14 +34,12 @@ void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kin
         .root_motion = k->root_motion,
         .kept_weights = k->kept_weights,
         .kept_stride = c->capacity,
-        .use_ref = c->use_ref,
-        .general = c->general,
         .events = c->events,
     };
     for (uint32_t b = 0; b < count; b += c->batch_size) {
         uint32_t n = count - b < c->batch_size ? count - b : c->batch_size;
-        cb_graph_run_batch(k->graph, &k->block, k->sources, first + b, n, dt, s->graph[kind], &out,
-                           c->profile, &s->stats);
+        cb_graph_run_batch(k->graph, &k->block, k->sources, first + b, n, dt, s->graph[kind],
+                           c->kernels, &out, c->profile, &s->stats);
     }
     s->characters_updated += count;
 }

@@ -1,4 +1,5 @@
-/* A compiled graph: flat arrays the runtime walks, shared by every character of the graph.
+/* Private to src/graph. A compiled graph: flat arrays the runtime walks, shared by every
+ * character of the graph.
  *
  * Nodes are stored in a parents-before-children order (a topological order of the DAG from
  * the root), so one forward pass propagates weights from the root to the leaves and one
@@ -10,14 +11,15 @@
 
 #include "base/base_impl.h"
 #include "crowdblend/graph.h"
+#include "crowdblend/ik.h"
 #include "crowdblend/ltm.h"
 #include "crowdblend/params.h"
 #include "crowdblend/pose.h"
 
+/* Direct blends are blend nodes whose solver is CB_SOLVER_KIND_DIRECT: one rule for both. */
 typedef enum gnode_type {
     GNODE_CLIP,
     GNODE_BLEND,
-    GNODE_DIRECT,
     GNODE_LAYERS,
     GNODE_SM,
 } gnode_type;
@@ -38,14 +40,14 @@ typedef struct gclip {
     float duration_s;
     bool additive;
     bool has_markers;                    /* events are looked for */
+    bool track_activity;                 /* its activity flag is read (time.c) */
     uint32_t marker_first, marker_count; /* the clip's marker times in graph->marker_times */
 } gclip;
 
 typedef struct gblend {
     cb_solver *solver;
-    uint32_t params[2]; /* DIRECT-kind solvers use direct_params instead */
-    uint32_t param_count;
-    uint32_t first_param; /* DIRECT-kind solver: into graph->edge_params */
+    uint32_t first_param; /* its parameters: graph->blend_params[first_param ..] */
+    uint32_t param_count; /* the solver's: 1 or 2, or one per child for DIRECT */
 } gblend;
 
 typedef struct glayers {
@@ -64,7 +66,6 @@ typedef struct gnode {
     union {
         gclip clip;
         gblend blend;
-        uint32_t direct_first_param; /* into graph->edge_params, one per edge */
         glayers layers;
         gsm_ref sm;
     } u;
@@ -121,12 +122,10 @@ typedef struct gproc {
 
 typedef enum gik_type { GIK_TWO_BONE, GIK_AIM } gik_type;
 
-enum { GIK_MAX_CHAIN = 8 };
-
 typedef struct gik {
     gik_type type;
-    uint32_t joints[GIK_MAX_CHAIN]; /* two-bone: start, mid, end; aim: the chain */
-    float joint_weights[GIK_MAX_CHAIN];
+    uint32_t joints[CB_IK_AIM_MAX_JOINTS]; /* two-bone: start, mid, end; aim: the chain */
+    float joint_weights[CB_IK_AIM_MAX_JOINTS];
     uint32_t joint_count;
     uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none */
     float soften;
@@ -135,6 +134,51 @@ typedef struct gik {
     float pole_dir[3], offset[3]; /* aim: constant pole direction and ray start */
     float limit_rad;
 } gik;
+
+/* The jobs of an IK step: the one place that builds them, for the builder (which validates a
+ * step once, on the rest pose, with the frame's values at zero) and for the runtime (which runs
+ * it on a character's pose in place, with the frame's target, pole and weight). */
+static inline cb_ik_two_bone_job gik_two_bone_job(const gik *ik, const cb_skeleton *skeleton,
+                                                  cb_xform_group_span pose, const float target[3],
+                                                  const float pole[3], float weight)
+{
+    return (cb_ik_two_bone_job){
+        .skeleton = skeleton,
+        .pose = {pose.ptr, pose.count},
+        .out = pose,
+        .start_joint = ik->joints[0],
+        .mid_joint = ik->joints[1],
+        .end_joint = ik->joints[2],
+        .target = {target[0], target[1], target[2]},
+        .pole = {pole[0], pole[1], pole[2]},
+        .mid_axis = {ik->mid_axis[0], ik->mid_axis[1], ik->mid_axis[2]},
+        .weight = weight,
+        .soften = ik->soften,
+    };
+}
+
+/* chain: room for ik->joint_count joints, filled here. */
+static inline cb_ik_aim_job gik_aim_job(const gik *ik, const cb_skeleton *skeleton,
+                                        cb_xform_group_span pose, cb_ik_aim_joint *chain,
+                                        const float target[3], float weight)
+{
+    for (uint32_t j = 0; j < ik->joint_count; ++j) {
+        chain[j] = (cb_ik_aim_joint){ik->joints[j], ik->joint_weights[j]};
+    }
+    return (cb_ik_aim_job){
+        .skeleton = skeleton,
+        .pose = {pose.ptr, pose.count},
+        .out = pose,
+        .chain = {chain, ik->joint_count},
+        .target = {target[0], target[1], target[2]},
+        .forward = {ik->forward[0], ik->forward[1], ik->forward[2]},
+        .up = {ik->up[0], ik->up[1], ik->up[2]},
+        .pole = {ik->pole_dir[0], ik->pole_dir[1], ik->pole_dir[2]},
+        .offset = {ik->offset[0], ik->offset[1], ik->offset[2]},
+        .angle_limit = ik->limit_rad,
+        .weight = weight,
+    };
+}
 
 typedef struct gparam {
     char name[CB_GRAPH_NAME_MAX + 1];
@@ -174,8 +218,9 @@ struct cb_graph {
     uint32_t node_count;
     gedge *edges;
     uint32_t edge_count;
-    uint32_t *edge_params; /* direct weights, direct-kind blend params */
-    uint32_t edge_param_count;
+    uint32_t *blend_params; /* parameters of blend nodes (gblend.first_param) */
+    uint32_t blend_param_count;
+    uint32_t max_blend_params; /* the most parameters one blend node reads */
     glayer *layers;
     uint32_t layer_count;
     gsm *sms;
@@ -195,27 +240,17 @@ struct cb_graph {
     gclip_states *clip_states; /* per clip slot */
     uint32_t inert_count;      /* machines with inertializing transitions */
     bool uniform_rate;         /* no clip, speed parameter or state changes speed */
-    /* A flat graph: [layers of clips over] one blend space or direct node whose children are
-     * all clips of one sync group, no state machine, every rate 1. runtime.c runs it without
-     * per-node bookkeeping (same results, bit for bit; tests compare both paths). */
+    uint32_t *layer_slot;      /* per layer: its node's clip slot, or GNONE if not a clip */
+    /* A flat graph: [layers of clips over] one blend node whose children are all clips of one
+     * sync group, no state machine, every rate 1. The runtime runs the same stages for it with
+     * their list building skipped: the lists are these tables (runtime/). */
     bool flat;
-    uint32_t flat_blend;  /* the blend or direct node */
-    uint32_t flat_group;  /* the blend's sync group */
-    uint32_t *flat_order; /* the blend's edge indices sorted by their clip's slot */
-    uint32_t *flat_slot;  /* the blend's edge index -> its clip's slot */
-    bool flat_in_order;   /* flat_order is 0, 1, 2, ...: slot order is edge order */
-    uint32_t *layer_slot; /* per layer: its node's clip slot, or GNONE if not a clip */
-    /* A flat graph's layers in one place, for its per-character loops. */
-    struct gflat_layer {
-        const cb_clip *clip;
-        uint32_t slot, weight_param;
-        float duration_s, start_offset;
-        bool clamp;
-        cb_blend_mode mode;
-        const float *mask; /* soa_joint_count floats, or NULL */
-    } flat_layer[CB_GRAPH_MAX_LAYERS];
-    uint32_t flat_layer_count;
-    bool flat_any_clamp;     /* a clamped clip among the flat blend's children */
+    uint32_t flat_blend;     /* the blend node */
+    uint32_t flat_layers;    /* the layers node above it, or GNONE */
+    uint32_t flat_group;     /* the blend's sync group */
+    uint32_t *flat_order;    /* the blend's edge indices sorted by their clip's slot */
+    uint32_t *flat_slot;     /* the blend's edge index -> its clip's slot */
+    bool flat_in_order;      /* flat_order is 0, 1, 2, ...: slot order is edge order */
     uint32_t max_pose_depth; /* pose buffers the evaluator may need at once */
     uint32_t max_entries;    /* blend entries one fused job may get */
     /* Sync markers per group (cb_sync_group_names): names sync_hashes[sync_first[g] ..

@@ -25,7 +25,8 @@
 
 #include <jansson.h>
 
-#include "graph/graph_impl.h"
+#include "base/names.h"
+#include "crowdblend/graph.h"
 
 /* Path segments the locator follows (the deepest path the loader builds has 7). */
 enum { MAX_DEPTH = 24 };
@@ -296,6 +297,8 @@ typedef struct loader {
     int nesting; /* nodes being built, one inside the other */
     jnode *nodes;
     size_t node_count;
+    cb_name_table node_names; /* the document's nodes by name */
+    cb_name_table clip_names; /* the desc's clips by name */
     /* The first reference to an additive clip node from anywhere but an additive layer: the
      * builder refuses it at build (when the node is reachable), and the error belongs there. */
     jseg misuse[MAX_DEPTH];
@@ -670,13 +673,11 @@ static cb_result load_params(loader *l, json_t *root)
 
 static cb_result load_velocity_blend(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",  "x",     "y",          "z",
-                                       "forward", "backward", "left", "right",
-                                       "speed", "min_sq_len", NULL};
+    static const char *const keys[] = {
+        "type", "x", "y", "z", "forward", "backward", "left", "right", "speed", "min_sq_len", NULL};
     cb_graph_velocity_blend_desc d = {0};
     cb_result r = check_keys(l, p, "a velocity_blend processor", keys);
-    const char **names[] = {&d.x,    &d.y,     &d.z,    &d.forward,
-                            &d.backward, &d.left, &d.right, &d.speed};
+    const char **names[] = {&d.x, &d.y, &d.z, &d.forward, &d.backward, &d.left, &d.right, &d.speed};
     for (int k = 0; k < 8 && r == CB_OK; ++k) {
         r = get_string(l, p, keys[k + 1], k != 2 && k != 7, names[k]);
     }
@@ -789,10 +790,8 @@ static cb_result resolve(loader *l, json_t *ref, bool additive_layer, cb_graph_n
         return fail(l, CB_ERR_PARSE, "a node reference must be a node name (a string)");
     }
     const char *name = json_string_value(ref);
-    jnode *n = NULL;
-    for (size_t i = 0; i < l->node_count && n == NULL; ++i) {
-        n = strcmp(l->nodes[i].name, name) == 0 ? &l->nodes[i] : NULL;
-    }
+    uint32_t i = cb_name_table_find(&l->node_names, name, NULL);
+    jnode *n = i != UINT32_MAX ? &l->nodes[i] : NULL;
     if (n == NULL) {
         return fail(l, CB_ERR_PARSE, "unknown node '%s'", name);
     }
@@ -867,10 +866,10 @@ static cb_result load_clip(loader *l, jnode *n, json_t *o, cb_error *inner)
     if (r == CB_OK) {
         r = cb_graph_add_clip(l->b, &d, &n->id, inner);
     }
-    for (uint32_t c = 0; r == CB_OK && c < l->desc->clip_count; ++c) {
-        if (strcmp(cb_clip_name(l->desc->clips[c]), d.clip) == 0) {
-            n->additive = cb_clip_is_additive(l->desc->clips[c]);
-        }
+    if (r == CB_OK) {
+        /* The builder found the clip by this name, so the table does too. */
+        n->additive =
+            cb_clip_is_additive(l->desc->clips[cb_name_table_find(&l->clip_names, d.clip, NULL)]);
     }
     return r;
 }
@@ -891,7 +890,7 @@ static cb_result load_solver(loader *l, json_t *o, cb_solver_desc *sd)
     if (r == CB_OK && name != NULL &&
         (cb_solver_kind_from_name(name, &sd->kind) != CB_OK || sd->kind == CB_SOLVER_KIND_DIRECT)) {
         char choices[320] = "";
-        for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+        for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
             size_t used = strlen(choices);
             if (k != CB_SOLVER_KIND_DIRECT) {
                 snprintf(choices + used, sizeof choices - used, "%s%s", used > 0 ? ", " : "",
@@ -1343,6 +1342,16 @@ static cb_result build_node(loader *l, jnode *n)
     return r;
 }
 
+static const char *node_name_of(const void *ctx, uint32_t i)
+{
+    return ((const loader *)ctx)->nodes[i].name;
+}
+
+static const char *clip_name_of(const void *ctx, uint32_t i)
+{
+    return cb_clip_name(((const loader *)ctx)->desc->clips[i]);
+}
+
 static cb_result load_nodes(loader *l, json_t *root, cb_graph_node *root_id)
 {
     json_t *nodes = member(root, "nodes");
@@ -1360,12 +1369,17 @@ static cb_result load_nodes(loader *l, json_t *root, cb_graph_node *root_id)
     if (l->nodes == NULL) {
         return fail(l, CB_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    size_t i = 0;
+    if (cb_name_table_init(&l->node_names, &l->desc->allocator, (uint32_t)l->node_count,
+                           node_name_of, l) != CB_OK) {
+        return fail(l, CB_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    uint32_t i = 0;
     const char *key;
     json_t *v;
     json_object_foreach(nodes, key, v)
     {
-        l->nodes[i++] = (jnode){.name = key, .value = v};
+        l->nodes[i] = (jnode){.name = key, .value = v};
+        cb_name_table_add(&l->node_names, i++); /* keys are unique (JSON_REJECT_DUPLICATES) */
     }
     /* The root first (its subtree in dependency order), then the rest in document order. */
     json_t *rootname = member(root, "root");
@@ -1392,8 +1406,8 @@ static cb_result load_nodes(loader *l, json_t *root, cb_graph_node *root_id)
 
 static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",   "start",  "mid",      "end", "target",
-                                       "pole",   "weight", "mid_axis", "soften", NULL};
+    static const char *const keys[] = {"type", "start",  "mid",      "end",    "target",
+                                       "pole", "weight", "mid_axis", "soften", NULL};
     cb_graph_two_bone_ik_desc d = {0};
     cb_result r = check_keys(l, p, "a two_bone_ik step", keys);
     if (r == CB_OK) {
@@ -1429,12 +1443,12 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
                                        "forward", "up",     "pole",          "offset", "limit_deg",
                                        NULL};
     cb_graph_aim_ik_desc d = {0};
-    const char *joints[GIK_MAX_CHAIN];
-    float weights[GIK_MAX_CHAIN];
+    const char *joints[CB_IK_AIM_MAX_JOINTS];
+    float weights[CB_IK_AIM_MAX_JOINTS];
     json_t *js = NULL;
     cb_result r = check_keys(l, p, "an aim_ik step", keys);
     if (r == CB_OK) {
-        r = get_array(l, p, "joints", 1, GIK_MAX_CHAIN, "joint names", &js);
+        r = get_array(l, p, "joints", 1, CB_IK_AIM_MAX_JOINTS, "joint names", &js);
     }
     size_t jc = r == CB_OK ? json_array_size(js) : 0;
     if (r == CB_OK) {
@@ -1515,15 +1529,38 @@ static cb_result load_post(loader *l, json_t *root)
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* The format's version: 1, the only one this build reads (docs/graph.md). A later version may
+ * mean what this loader would read differently, so it is refused rather than guessed at. */
+static cb_result check_version(loader *l, json_t *root)
+{
+    json_t *v = member(root, "version");
+    if (v == NULL) {
+        return CB_OK;
+    }
+    push_key(l, "version");
+    cb_result r = CB_OK;
+    if (!json_is_integer(v) || json_integer_value(v) < 1) {
+        r = fail(l, CB_ERR_PARSE, "\"version\" must be a whole number >= 1");
+    } else if (json_integer_value(v) > CB_GRAPH_JSON_VERSION) {
+        r = fail(l, CB_ERR_UNSUPPORTED, "format version %lld: this build reads version %d",
+                 (long long)json_integer_value(v), CB_GRAPH_JSON_VERSION);
+    }
+    pop(l);
+    return r;
+}
+
 static cb_result load_document(loader *l, json_t *root, cb_graph **out)
 {
     if (!json_is_object(root)) {
         return fail(l, CB_ERR_PARSE, "a graph must be a JSON object");
     }
-    static const char *const keys[] = {"name", "parameters",   "processors", "nodes",
-                                       "root", "post_process", NULL};
+    static const char *const keys[] = {"version", "name", "parameters",   "processors",
+                                       "nodes",   "root", "post_process", NULL};
     const char *name = NULL;
     cb_result r = check_keys(l, root, "the graph", keys);
+    if (r == CB_OK) {
+        r = check_version(l, root);
+    }
     if (r == CB_OK) {
         r = get_string(l, root, "name", false, &name);
     }
@@ -1541,7 +1578,7 @@ static cb_result load_document(loader *l, json_t *root, cb_graph **out)
     if (r == CB_OK) {
         r = load_processors(l, root);
     }
-    cb_graph_node root_id = CB_GRAPH_NO_NODE;
+    cb_graph_node root_id = {0};
     if (r == CB_OK) {
         r = load_nodes(l, root, &root_id);
     }
@@ -1568,6 +1605,15 @@ static cb_result load_document(loader *l, json_t *root, cb_graph **out)
     return r;
 }
 
+cb_graph_json_desc cb_graph_query_json_desc(const cb_graph_json_desc *desc)
+{
+    cb_graph_json_desc d = desc != NULL ? *desc : (cb_graph_json_desc){0};
+    if (d.source_name == NULL) {
+        d.source_name = CB_GRAPH_DEFAULT_NAME;
+    }
+    return d;
+}
+
 cb_result cb_graph_load_json(const char *text, size_t length, const cb_graph_json_desc *desc,
                              cb_graph **out, cb_error *err)
 {
@@ -1581,7 +1627,7 @@ cb_result cb_graph_load_json(const char *text, size_t length, const cb_graph_jso
     if (r != CB_OK) {
         return r;
     }
-    const char *source = desc->source_name != NULL ? desc->source_name : "graph";
+    const char *source = cb_graph_query_json_desc(desc).source_name;
     json_error_t jerr;
     json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
@@ -1600,8 +1646,19 @@ cb_result cb_graph_load_json(const char *text, size_t length, const cb_graph_jso
                 .desc = desc,
                 .err = err,
                 .misuse_depth = -1};
-    r = load_document(&l, root, out);
+    r = cb_name_table_init(&l.clip_names, &desc->allocator, desc->clip_count, clip_name_of, &l);
+    for (uint32_t c = 0; r == CB_OK && c < desc->clip_count; ++c) {
+        /* A NULL clip or a duplicate name is the builder's to report. */
+        if (desc->clips != NULL && desc->clips[c] != NULL &&
+            cb_name_table_find(&l.clip_names, cb_clip_name(desc->clips[c]), NULL) == UINT32_MAX) {
+            cb_name_table_add(&l.clip_names, c);
+        }
+    }
+    r = r == CB_OK ? load_document(&l, root, out)
+                   : cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_load_json");
     cb_graph_builder_destroy(l.b);
+    cb_name_table_finish(&l.node_names, &desc->allocator);
+    cb_name_table_finish(&l.clip_names, &desc->allocator);
     cb_free(&desc->allocator, l.nodes, l.node_count * sizeof *l.nodes);
     json_decref(root);
     return r;

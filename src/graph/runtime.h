@@ -1,20 +1,22 @@
-/* Running a graph for a batch of characters: the per-character state (an instance block, SoA
- * over the characters of one graph in a crowd), per-thread scratch, and the batch evaluation.
- * The crowd owns one block per graph it runs; it is the only caller. */
+/* Running a graph for a batch of characters: the graph module's one internal interface, for the
+ * crowd. A character's state lives in a block (SoA over the characters of one graph in a
+ * crowd), each thread works in its own scratch, and a batch runs the six stages of a frame
+ * (src/graph/runtime/). The graph itself stays opaque here: the crowd reaches it through
+ * crowdblend/graph.h and the few queries below. */
 #ifndef CROWDBLEND_GRAPH_RUNTIME_H
 #define CROWDBLEND_GRAPH_RUNTIME_H
 
-#include "graph/graph_impl.h"
+#include "base/base_impl.h"
+#include "crowdblend/crowd.h"
+#include "crowdblend/graph.h"
+#include "crowdblend/pose.h"
 
 /* Events a character can report per frame; more are dropped and counted. */
 #define CB_GRAPH_EVENTS_PER_FRAME 8
 
-/* Floats of inertialization state per joint: rotation axis (3) and offset angle, translation
- * direction (3) and offset length (the decay time is kept once per character). */
-enum { CB_INERT_FLOATS = 8 };
-
 /* Per-character state, each array SoA over `capacity` characters (row r of a field holds that
- * field's item r for every character). */
+ * field's item r for every character). The crowd reads clip times, events and machine states
+ * from it for its outputs. */
 typedef struct cb_graph_block {
     const cb_graph *graph;
     uint32_t capacity;
@@ -52,11 +54,30 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase);
 /* Copies character `from`'s state to `to` (swap-remove). */
 void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to);
 
+/* Whether the graph writes parameter `param` itself (a processor output or a trigger a
+ * transition consumes): its column is state, not input, so it cannot be a host view. */
+bool cb_graph_param_is_state(const cb_graph *g, uint32_t param);
+
 /* Where one parameter is read from: the block's own column, or a host view. */
 typedef struct cb_graph_param_source {
     const char *base; /* NULL: the block's own column */
     size_t stride;
 } cb_graph_param_source;
+
+/* The kernels a frame runs: the SIMD ones, or their scalar references (the benchmarks time a
+ * whole frame both ways in one run). A frame's arguments were validated when its graph was
+ * built, so these are the unchecked internal entry points. A kernel set is also where a build
+ * for several CPUs would choose per ISA. */
+typedef struct cb_graph_kernels {
+    size_t (*solver)(const cb_solver *s, const float *const *params, size_t count, size_t stride,
+                     float *weights);
+    void (*blend)(const cb_skeleton *s, const cb_blend_entry *entries, size_t count,
+                  float threshold, cb_xform_group *out);
+    void (*ltm)(const cb_skeleton *s, const cb_xform_group *local, cb_matrix_layout layout,
+                float *model);
+} cb_graph_kernels;
+
+extern const cb_graph_kernels cb_graph_kernels_simd, cb_graph_kernels_ref;
 
 /* Outputs of a batch. */
 typedef struct cb_graph_outputs {
@@ -66,17 +87,12 @@ typedef struct cb_graph_outputs {
     cb_root_delta *root_motion; /* per character */
     float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
-    bool use_ref; /* benchmarks: scalar reference kernels */
-    bool events;  /* report the markers crossed */
-    bool general; /* tests: flat graphs through the general path too */
+    bool events; /* report the markers crossed */
 } cb_graph_outputs;
-
-/* Stage timers (cb_crowd_stage order). */
-enum { CB_GRAPH_STAGES = 6 };
 
 typedef struct cb_graph_scratch_stats {
     uint64_t nonfinite_params, clamped_weights, dropped_events, refused_ik;
-    uint64_t stage_ns[CB_GRAPH_STAGES];
+    uint64_t stage_ns[_CB_CROWD_STAGE_COUNT];
 } cb_graph_scratch_stats;
 
 /* Per-thread working memory for batches of at most batch_size characters. */
@@ -85,9 +101,10 @@ typedef struct cb_graph_scratch cb_graph_scratch;
 size_t cb_graph_scratch_bytes(const cb_graph *g, uint32_t batch_size);
 cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch_size, void *memory);
 
-/* Runs characters [first, first + n) (n <= batch_size) for dt seconds. */
+/* Runs characters [first, first + n) (n <= batch_size) for dt seconds: the six stages. */
 void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
                         uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
-                        const cb_graph_outputs *out, bool profile, cb_graph_scratch_stats *stats);
+                        const cb_graph_kernels *kernels, const cb_graph_outputs *out, bool profile,
+                        cb_graph_scratch_stats *stats);
 
 #endif

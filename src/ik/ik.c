@@ -864,7 +864,8 @@ static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
         float pole_len;
         v3 pole = cb_fv_normalize_len(v3_make(job->pole), &pole_len);
         v3 target = v3_make(job->target);
-        const float limit = job->angle_limit == 0.0f ? CB_FPI : job->angle_limit;
+        const float limit =
+            job->angle_limit == 0.0f ? CB_IK_AIM_DEFAULT_ANGLE_LIMIT : job->angle_limit;
         /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
          * tenth of a look-at's time). */
         const float ease_cos = limit < CB_FPI ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;

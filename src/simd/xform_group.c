@@ -3,6 +3,7 @@
 
 #include "base/base_impl.h"
 #include "simd/simd_impl.h"
+#include "simd/simd_kernels.h"
 #include "simd/soa.h"
 
 cb_result cb_xform_pack(cb_xform_cspan in, cb_xform_group *out, size_t group_count)
@@ -103,14 +104,10 @@ cb_result cb_simd_blend_validate(const cb_xform_group *const *poses, const float
     return CB_OK;
 }
 
-cb_result cb_xform_blend_groups(const cb_xform_group *const *poses, const float *weights,
-                                size_t pose_count, size_t group_count, cb_xform_group *out)
+/* The blend itself: the checks are done (inv_sum = 1 / the weights' sum). */
+static void blend_groups(const cb_xform_group *const *poses, const float *weights,
+                         size_t pose_count, size_t group_count, float inv_sum, cb_xform_group *out)
 {
-    float inv_sum;
-    cb_result r = cb_simd_blend_validate(poses, weights, pose_count, group_count, out, &inv_sum);
-    if (r != CB_OK) {
-        return r;
-    }
     cb_vf inv = cb_vf_set1(inv_sum);
     for (size_t g = 0; g < group_count; ++g) {
         cb_soa_xform acc = cb_soa_xform_zero();
@@ -120,5 +117,27 @@ cb_result cb_xform_blend_groups(const cb_xform_group *const *poses, const float 
         /* Stored after all inputs of group g are read: out may be one of the poses. */
         cb_soa_xform_store(&out[g], cb_soa_xform_finish(acc, inv));
     }
-    return CB_OK;
+}
+
+cb_result cb_xform_blend_groups(const cb_xform_group *const *poses, const float *weights,
+                                size_t pose_count, size_t group_count, cb_xform_group *out)
+{
+    float inv_sum;
+    cb_result r = cb_simd_blend_validate(poses, weights, pose_count, group_count, out, &inv_sum);
+    if (r == CB_OK) {
+        blend_groups(poses, weights, pose_count, group_count, inv_sum, out);
+    }
+    return r;
+}
+
+void cb_xform_blend_groups_unchecked(const cb_xform_group *const *poses, const float *weights,
+                                     size_t pose_count, size_t group_count, cb_xform_group *out)
+{
+    float sum = 0.0f; /* summed as the validator does */
+    for (size_t k = 0; k < pose_count; ++k) {
+        sum += weights[k];
+    }
+    CB_ASSERT(sum > 0.0f && cb_simd_blend_validate(poses, weights, pose_count, group_count, out,
+                                                   &(float){0.0f}) == CB_OK);
+    blend_groups(poses, weights, pose_count, group_count, 1.0f / sum, out);
 }

@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "solvers/solver_impl.h"
+#include "solvers/solver_kernels.h"
 
 static const struct {
     const char *name;
     const cb_solver_ops *ops;
-} kinds[CB_SOLVER_KIND_COUNT] = {
+} kinds[_CB_SOLVER_KIND_COUNT] = {
     [CB_SOLVER_KIND_LINEAR_1D] = {"linear_1d", &cb_solver_ops_linear_1d},
     [CB_SOLVER_KIND_SIMPLE_DIRECTIONAL_2D] = {"simple_directional_2d",
                                               &cb_solver_ops_simple_directional},
@@ -40,7 +41,7 @@ static const char *const kernel_names[CB_RBF_KERNEL_COUNT] = {
 
 const char *cb_solver_kind_name(cb_solver_kind kind)
 {
-    return kind > _CB_SOLVER_KIND_DEFAULT && kind < CB_SOLVER_KIND_COUNT ? kinds[kind].name : NULL;
+    return kind > _CB_SOLVER_KIND_DEFAULT && kind < _CB_SOLVER_KIND_COUNT ? kinds[kind].name : NULL;
 }
 
 cb_result cb_solver_kind_from_name(const char *name, cb_solver_kind *out)
@@ -48,7 +49,7 @@ cb_result cb_solver_kind_from_name(const char *name, cb_solver_kind *out)
     if (name == NULL || out == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    for (int k = 1; k < CB_SOLVER_KIND_COUNT; ++k) {
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
         if (strcmp(name, kinds[k].name) == 0) {
             *out = (cb_solver_kind)k;
             return CB_OK;
@@ -125,7 +126,7 @@ static bool takes_dimension(cb_solver_kind kind, uint32_t dim)
 
 static cb_result check_options(const cb_solver_desc *d, cb_error *err)
 {
-    if (d->kind <= _CB_SOLVER_KIND_DEFAULT || d->kind >= CB_SOLVER_KIND_COUNT) {
+    if (d->kind <= _CB_SOLVER_KIND_DEFAULT || d->kind >= _CB_SOLVER_KIND_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "kind: %d is not a solver kind",
                             (int)d->kind);
     }
@@ -297,17 +298,17 @@ void cb_solver_destroy(cb_solver *s)
     cb_free(&a, s, sizeof *s);
 }
 
-cb_solver_kind cb_solver_get_kind(const cb_solver *s)
+cb_solver_kind cb_solver_query_kind(const cb_solver *s)
 {
     return s != NULL ? s->kind : _CB_SOLVER_KIND_DEFAULT;
 }
 
-size_t cb_solver_node_count(const cb_solver *s)
+uint32_t cb_solver_node_count(const cb_solver *s)
 {
     return s != NULL ? s->node_count : 0;
 }
 
-size_t cb_solver_param_count(const cb_solver *s)
+uint32_t cb_solver_param_count(const cb_solver *s)
 {
     return s != NULL ? s->param_count : 0;
 }
@@ -453,13 +454,10 @@ static unsigned run_tail(const cb_solver *s, const float *const *params, size_t 
     return bad;
 }
 
-cb_result cb_solver_evaluate(const cb_solver *s, const float *const *params, size_t count,
-                             float *weights, size_t stride, size_t *nonfinite_count)
+size_t cb_solver_evaluate_unchecked(const cb_solver *s, const float *const *params, size_t count,
+                                    size_t stride, float *weights)
 {
-    cb_result r = check_eval(s, params, count, weights, stride);
-    if (r != CB_OK) {
-        return r;
-    }
+    CB_ASSERT(check_eval(s, params, count, weights, stride) == CB_OK);
     size_t bad = 0, i = 0;
     for (; i + CB_W <= count; i += CB_W) {
         bad += popcount(run_block(s, params, i, weights + i, stride));
@@ -467,10 +465,31 @@ cb_result cb_solver_evaluate(const cb_solver *s, const float *const *params, siz
     if (i < count) {
         bad += popcount(run_tail(s, params, i, count - i, weights + i, stride));
     }
+    return bad;
+}
+
+/* The public entry points: checked, then the unchecked kernel. */
+static cb_result evaluate_checked(size_t (*kernel)(const cb_solver *, const float *const *, size_t,
+                                                   size_t, float *),
+                                  const cb_solver *s, const float *const *params, size_t count,
+                                  size_t stride, float *weights, size_t *nonfinite_count)
+{
+    cb_result r = check_eval(s, params, count, weights, stride);
+    if (r != CB_OK) {
+        return r;
+    }
+    size_t bad = count > 0 ? kernel(s, params, count, stride, weights) : 0;
     if (nonfinite_count != NULL) {
         *nonfinite_count = bad;
     }
     return CB_OK;
+}
+
+cb_result cb_solver_evaluate(const cb_solver *s, const float *const *params, size_t count,
+                             size_t stride, float *weights, size_t *nonfinite_count)
+{
+    return evaluate_checked(cb_solver_evaluate_unchecked, s, params, count, stride, weights,
+                            nonfinite_count);
 }
 
 /* The scalar path of one query into out[0..M). */
@@ -490,13 +509,9 @@ static bool eval_one(const cb_solver *s, const float *params, float *out)
     return ok;
 }
 
-cb_result cb_solver_evaluate_ref(const cb_solver *s, const float *const *params, size_t count,
-                                 float *weights, size_t stride, size_t *nonfinite_count)
+size_t cb_solver_evaluate_unchecked_ref(const cb_solver *s, const float *const *params,
+                                        size_t count, size_t stride, float *weights)
 {
-    cb_result r = check_eval(s, params, count, weights, stride);
-    if (r != CB_OK) {
-        return r;
-    }
     float q[CB_SOLVER_MAX_NODES], w[CB_SOLVER_MAX_NODES];
     size_t bad = 0;
     for (size_t c = 0; c < count; ++c) {
@@ -508,10 +523,14 @@ cb_result cb_solver_evaluate_ref(const cb_solver *s, const float *const *params,
             weights[(size_t)k * stride + c] = w[k];
         }
     }
-    if (nonfinite_count != NULL) {
-        *nonfinite_count = bad;
-    }
-    return CB_OK;
+    return bad;
+}
+
+cb_result cb_solver_evaluate_ref(const cb_solver *s, const float *const *params, size_t count,
+                                 size_t stride, float *weights, size_t *nonfinite_count)
+{
+    return evaluate_checked(cb_solver_evaluate_unchecked_ref, s, params, count, stride, weights,
+                            nonfinite_count);
 }
 
 cb_result cb_solver_evaluate_one(const cb_solver *s, const float *params, float *weights,
@@ -530,51 +549,63 @@ cb_result cb_solver_evaluate_one(const cb_solver *s, const float *params, float 
 /* ------------------------------------------------------------------------------------------ */
 /* The job form                                                                               */
 
-cb_result cb_solver_job_validate(const cb_solver_job *job)
+cb_result cb_solver_job_validate(const cb_solver_job *job, cb_error *err)
 {
     if (job == NULL || job->solver == NULL || job->params == NULL || job->weights.ptr == NULL) {
-        return CB_ERR_NULL_ARGUMENT;
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "solver job: %s is NULL",
+                            job == NULL           ? "job"
+                            : job->solver == NULL ? "solver"
+                            : job->params == NULL ? "params"
+                                                  : "weights.ptr");
     }
     const cb_solver *s = job->solver;
     if (job->param_count != s->param_count) {
-        return CB_ERR_MISMATCH;
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "solver job: param_count %u, the solver takes %u parameters",
+                            job->param_count, s->param_count);
     }
-    for (size_t k = 0; k < job->param_count; ++k) {
+    for (uint32_t k = 0; k < job->param_count; ++k) {
         if (job->params[k].ptr == NULL) {
-            return CB_ERR_NULL_ARGUMENT;
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "solver job: params[%u].ptr is NULL", k);
         }
         if (job->params[k].count < job->count) {
-            return CB_ERR_SPAN_TOO_SHORT;
+            return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                                "solver job: params[%u] has %zu floats, needs %zu", k,
+                                job->params[k].count, job->count);
         }
     }
     size_t stride = job->stride != 0 ? job->stride : job->count;
     if (stride < job->count ||
         (stride > 0 && s->node_count - 1 > (SIZE_MAX - job->count) / stride)) {
-        return CB_ERR_INVALID_ARGUMENT;
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "solver job: stride %zu is below count %zu or overflows", stride,
+                            job->count);
     }
-    if (job->weights.count < (size_t)(s->node_count - 1) * stride + job->count) {
-        return CB_ERR_SPAN_TOO_SHORT;
+    size_t need = (size_t)(s->node_count - 1) * stride + job->count;
+    if (job->weights.count < need) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "solver job: weights has %zu floats, needs %zu", job->weights.count,
+                            need);
     }
     return CB_OK;
 }
 
-cb_result cb_solver_job_run(const cb_solver_job *job)
+cb_result cb_solver_job_run(const cb_solver_job *job, cb_error *err)
 {
-    cb_result r = cb_solver_job_validate(job);
+    cb_result r = cb_solver_job_validate(job, err);
     if (r != CB_OK) {
         return r;
     }
     const float *cols[CB_SOLVER_MAX_NODES];
-    for (size_t k = 0; k < job->param_count; ++k) {
+    for (uint32_t k = 0; k < job->param_count; ++k) {
         cols[k] = job->params[k].ptr;
     }
     size_t stride = job->stride != 0 ? job->stride : job->count;
-    if (job->count == 0) {
-        if (job->nonfinite_count != NULL) {
-            *job->nonfinite_count = 0;
-        }
-        return CB_OK;
+    size_t bad = job->count > 0 ? cb_solver_evaluate_unchecked(job->solver, cols, job->count,
+                                                               stride, job->weights.ptr)
+                                : 0;
+    if (job->nonfinite_count != NULL) {
+        *job->nonfinite_count = bad;
     }
-    return cb_solver_evaluate(job->solver, cols, job->count, job->weights.ptr, stride,
-                              job->nonfinite_count);
+    return CB_OK;
 }

@@ -1,0 +1,225 @@
+/* cb_graph_create_blend: the graph of a locomotion blend space, built through the public
+ * builder. The clips become nodes of one blend space (or a direct blend), and on top of it, when
+ * given, a masked override layer (CB_GRAPH_BLEND_UPPER_WEIGHT) and an additive layer
+ * (CB_GRAPH_BLEND_ADDITIVE_WEIGHT). The blend's clips share one sync group, so one phase per
+ * character advances at their weight-averaged duration, and the graph compiles flat. */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph_impl.h"
+
+cb_graph_blend_desc cb_graph_query_blend_desc(const cb_graph_blend_desc *desc)
+{
+    cb_graph_blend_desc d = desc != NULL ? *desc : (cb_graph_blend_desc){0};
+    d.solver = cb_solver_query_desc(&d.solver);
+    if (d.name == NULL) {
+        d.name = CB_GRAPH_BLEND_DEFAULT_NAME;
+    }
+    return d;
+}
+
+static cb_result check_clip(const cb_graph_blend_desc *d, const cb_clip *clip, bool additive,
+                            const char *field, uint32_t index, cb_error *err)
+{
+    if (clip == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_blend_desc.%s[%u] is NULL", field,
+                            index);
+    }
+    if (cb_clip_skeleton_signature(clip) != cb_skeleton_signature(d->skeleton)) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cb_graph_blend_desc.%s[%u] ('%s') was built for another skeleton",
+                            field, index, cb_clip_name(clip));
+    }
+    if (cb_clip_is_additive(clip) != additive) {
+        return cb_error_set(err, CB_ERR_MISMATCH, "cb_graph_blend_desc.%s[%u] ('%s') %s additive",
+                            field, index, cb_clip_name(clip), additive ? "must be" : "must not be");
+    }
+    if (!cb_clip_is_looping(clip)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_graph_blend_desc.%s[%u] ('%s') must loop: the crowd wraps its "
+                            "phases",
+                            field, index, cb_clip_name(clip));
+    }
+    return CB_OK;
+}
+
+/* Node positions for the solver: given, or the clips' root velocities. */
+static void node_positions(const cb_graph_blend_desc *d, uint32_t dim, float *pos)
+{
+    for (uint32_t k = 0; k < d->clip_count; ++k) {
+        if (d->positions != NULL) {
+            for (uint32_t e = 0; e < dim; ++e) {
+                pos[k * dim + e] = d->positions[k * dim + e];
+            }
+            continue;
+        }
+        cb_clip_root_motion rm = cb_clip_query_root_motion(d->clips[k]);
+        if (dim == 1) {
+            pos[k] = rm.forward_mps;
+        } else {
+            pos[2 * k] = rm.right_mps;
+            pos[2 * k + 1] = rm.forward_mps;
+        }
+    }
+}
+
+/* The layer's clip node and its entry in the layers node. */
+static cb_result add_layer(cb_graph_builder *b, const cb_graph_blend_layer *l, cb_layer_mode mode,
+                           const char *weight, uint32_t index, cb_graph_layer *out, cb_error *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "layer_%u", index);
+    cb_graph_clip_desc cd = {.name = name, .clip = cb_clip_name(l->clip)};
+    cb_graph_node node;
+    cb_result r = cb_graph_add_clip(b, &cd, &node, err);
+    *out = (cb_graph_layer){
+        .node = node, .mode = mode, .weight = weight, .mask_joint = l->mask_joint, .mask = l->mask};
+    return r;
+}
+
+static cb_result check_blend_desc(const cb_graph_blend_desc *d, cb_error *err)
+{
+    if (d->_start_canary != 0 || d->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "cb_graph_blend_desc: a canary is not zero");
+    }
+    if (d->skeleton == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_blend_desc.skeleton is NULL");
+    }
+    if (d->clips == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_graph_blend_desc.clips is NULL");
+    }
+    if (d->clip_count == 0 || d->clip_count > CB_SOLVER_MAX_NODES) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_graph_blend_desc.clip_count %u is outside 1..%d", d->clip_count,
+                            CB_SOLVER_MAX_NODES);
+    }
+    cb_result r = CB_OK;
+    for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
+        r = check_clip(d, d->clips[k], false, "clips", k, err);
+    }
+    if (r == CB_OK && d->additive.clip != NULL) {
+        r = check_clip(d, d->additive.clip, true, "additive.clip", 0, err);
+    }
+    if (r == CB_OK && d->upper_body.clip != NULL) {
+        r = check_clip(d, d->upper_body.clip, false, "upper_body.clip", 0, err);
+    }
+    return r;
+}
+
+cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "cb_graph_create_blend: desc or out is NULL");
+    }
+    cb_result r = check_blend_desc(desc, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const cb_graph_blend_desc dd = cb_graph_query_blend_desc(desc), *d = &dd;
+    /* The builder resolves clips by name: give it every clip once. */
+    const cb_clip *clips[CB_SOLVER_MAX_NODES + 2];
+    uint32_t clip_count = 0;
+    const cb_clip *all[CB_SOLVER_MAX_NODES + 2];
+    uint32_t all_count = 0;
+    for (uint32_t k = 0; k < d->clip_count; ++k) {
+        all[all_count++] = d->clips[k];
+    }
+    if (d->upper_body.clip != NULL) {
+        all[all_count++] = d->upper_body.clip;
+    }
+    if (d->additive.clip != NULL) {
+        all[all_count++] = d->additive.clip;
+    }
+    for (uint32_t k = 0; k < all_count; ++k) {
+        bool seen = false;
+        for (uint32_t j = 0; j < clip_count; ++j) {
+            seen = seen || clips[j] == all[k];
+        }
+        if (!seen) {
+            clips[clip_count++] = all[k];
+        }
+    }
+    cb_graph_builder_desc bd = {.skeleton = d->skeleton,
+                                .clips = clips,
+                                .clip_count = clip_count,
+                                .name = d->name,
+                                .allocator = d->allocator};
+    cb_graph_builder *b = NULL;
+    cb_error inner = {0};
+    r = cb_graph_builder_create(&bd, &b, &inner);
+    if (r != CB_OK) {
+        return cb_error_set(err, r, "cb_graph_blend_desc: %s", inner.message);
+    }
+    cb_solver_desc sd = d->solver;
+    bool direct = sd.kind == CB_SOLVER_KIND_DIRECT;
+    uint32_t param_count = direct ? d->clip_count : sd.dimension;
+    char names[CB_SOLVER_MAX_NODES][20]; /* "blend_" and any uint32_t */
+    const char *param_names[CB_SOLVER_MAX_NODES];
+    for (uint32_t p = 0; p < param_count && r == CB_OK; ++p) {
+        snprintf(names[p], sizeof names[p], CB_GRAPH_BLEND_PARAM_PREFIX "%u", p);
+        param_names[p] = names[p];
+        r = cb_graph_add_param(b, names[p], CB_PARAM_FLOAT, 0.0f, &inner);
+    }
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_PARAM_FLOAT, 0.0f, &inner);
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, CB_GRAPH_BLEND_UPPER_WEIGHT, CB_PARAM_FLOAT, 0.0f, &inner);
+    cb_graph_node children[CB_SOLVER_MAX_NODES];
+    for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "clip_%u", k);
+        /* The blend's clips keep in step (a blend space's do by default; a direct node's
+         * children are given the group by name). */
+        cb_graph_clip_desc cd = {
+            .name = name, .clip = cb_clip_name(d->clips[k]), .sync_group = direct ? "blend" : NULL};
+        r = cb_graph_add_clip(b, &cd, &children[k], &inner);
+    }
+    cb_graph_node base = {0};
+    if (r == CB_OK && direct) {
+        cb_graph_direct_desc direct_desc = {.name = "blend",
+                                            .children = children,
+                                            .weights = param_names,
+                                            .child_count = d->clip_count};
+        r = cb_graph_add_direct(b, &direct_desc, &base, &inner);
+    } else if (r == CB_OK) {
+        float positions[2 * CB_SOLVER_MAX_NODES];
+        node_positions(d, sd.dimension, positions);
+        cb_graph_blend_space_desc bs = {
+            .name = "blend",
+            .solver = d->solver,
+            .params = {param_names[0], sd.dimension > 1 ? param_names[1] : NULL},
+            .children = children,
+            .positions = positions,
+            .child_count = d->clip_count};
+        r = cb_graph_add_blend_space(b, &bs, &base, &inner);
+    }
+    cb_graph_layer layers[2];
+    uint32_t layer_count = 0;
+    if (r == CB_OK && d->upper_body.clip != NULL) {
+        r = add_layer(b, &d->upper_body, CB_LAYER_OVERRIDE, CB_GRAPH_BLEND_UPPER_WEIGHT,
+                      layer_count, &layers[layer_count], &inner);
+        layer_count++;
+    }
+    if (r == CB_OK && d->additive.clip != NULL) {
+        r = add_layer(b, &d->additive, CB_LAYER_ADDITIVE, CB_GRAPH_BLEND_ADDITIVE_WEIGHT,
+                      layer_count, &layers[layer_count], &inner);
+        layer_count++;
+    }
+    if (r == CB_OK && layer_count > 0) {
+        cb_graph_layers_desc ld = {
+            .name = "layers", .base = base, .layers = layers, .layer_count = layer_count};
+        cb_graph_node root;
+        r = cb_graph_add_layers(b, &ld, &root, &inner);
+    }
+    if (r == CB_OK) {
+        r = cb_graph_build(b, out, &inner);
+    }
+    cb_graph_builder_destroy(b);
+    if (r != CB_OK) {
+        /* The builder's message names the node; say which desc part made it. */
+        const char *part = strstr(inner.message, "layer") != NULL ? "layers" : "blend";
+        return cb_error_set(err, r, "cb_graph_blend_desc (%s): %s", part, inner.message);
+    }
+    return CB_OK;
+}

@@ -1,0 +1,105 @@
+/* A batch of characters of one graph through the six stages of a frame: parameters, weights,
+ * time (over the whole batch, SoA), then per chunk of POSE_CHUNK characters the pose, the
+ * post-process and local-to-model, so a chunk's poses stay in L1 from blend to matrices. A flat
+ * graph runs the same stages with their list building skipped (runtime_impl.h).
+ *
+ * Every character is computed alone (the solvers give the same bits for a character wherever it
+ * sits in a batch), so results do not depend on the batch or the thread. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <time.h>
+
+#include "graph/runtime/runtime_impl.h"
+#include "ltm/ltm_kernels.h"
+#include "pose/pose_kernels.h"
+#include "solvers/solver_kernels.h"
+
+const cb_graph_kernels cb_graph_kernels_simd = {
+    cb_solver_evaluate_unchecked,
+    cb_pose_blend_unchecked,
+    cb_ltm_model_unchecked,
+};
+
+const cb_graph_kernels cb_graph_kernels_ref = {
+    cb_solver_evaluate_unchecked_ref,
+    cb_pose_blend_unchecked_ref,
+    cb_ltm_model_unchecked_ref,
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void lap(bool profile, uint64_t *mark, cb_graph_scratch_stats *st,
+                       cb_crowd_stage stage)
+{
+    if (profile) {
+        uint64_t t = now_ns();
+        st->stage_ns[stage] += t - *mark;
+        *mark = t;
+    }
+}
+
+/* Stages 4 to 6 for characters [base, base + m) of the batch (m <= POSE_CHUNK). */
+static void pose_chunk(pose_ctx *x, uint32_t first, uint32_t base, uint32_t m,
+                       const cb_graph_outputs *out, bool profile, uint64_t *mark,
+                       cb_graph_scratch_stats *st)
+{
+    const cb_graph *g = x->g;
+    for (uint32_t j = 0; j < m; ++j) {
+        x->i = base + j;
+        x->ch = first + base + j;
+        x->root_out = pose_at(g, x->s, j);
+        if (g->flat) {
+            cb_graph_stage_pose_flat(x);
+        } else {
+            cb_graph_stage_pose(x);
+        }
+    }
+    lap(profile, mark, st, CB_CROWD_STAGE_SAMPLE_BLEND);
+    if (g->ik_count > 0) {
+        for (uint32_t j = 0; j < m; ++j) {
+            x->i = base + j;
+            x->ch = first + base + j;
+            cb_graph_stage_post(x, pose_at(g, x->s, j), st);
+        }
+        lap(profile, mark, st, CB_CROWD_STAGE_POST_PROCESS);
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+        uint32_t ch = first + base + j;
+        x->k->ltm(g->skeleton, pose_at(g, x->s, j), out->layout,
+                  (float *)(out->matrices + (size_t)ch * out->matrix_stride));
+    }
+    lap(profile, mark, st, CB_CROWD_STAGE_LTM);
+}
+
+void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
+                        uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
+                        const cb_graph_kernels *k, const cb_graph_outputs *out, bool profile,
+                        cb_graph_scratch_stats *st)
+{
+    CB_ASSERT(n <= s->batch);
+    uint64_t mark = profile ? now_ns() : 0;
+    cb_graph_stage_params(g, b, src, first, n, dt, s, st);
+    lap(profile, &mark, st, CB_CROWD_STAGE_PARAMS);
+    if (g->flat) {
+        cb_graph_stage_weights_flat(g, n, s, k, st);
+    } else {
+        cb_graph_stage_weights(g, b, first, n, dt, s, k, st);
+    }
+    lap(profile, &mark, st, CB_CROWD_STAGE_WEIGHTS);
+    if (g->flat) {
+        cb_graph_stage_time_flat(g, b, first, n, dt, s, out, st);
+    } else {
+        cb_graph_stage_time(g, b, first, n, dt, s, out, st);
+    }
+    lap(profile, &mark, st, CB_CROWD_STAGE_TIME);
+    pose_ctx x = {.g = g, .b = b, .s = s, .k = k, .capacity = g->max_entries + 4};
+    for (uint32_t base = 0; base < n; base += POSE_CHUNK) {
+        uint32_t m = n - base < POSE_CHUNK ? n - base : POSE_CHUNK;
+        pose_chunk(&x, first, base, m, out, profile, &mark, st);
+    }
+}

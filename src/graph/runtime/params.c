@@ -1,0 +1,111 @@
+/* Stage 1: parameters. Every parameter of the batch is read from the block's column or the
+ * host's view into scratch rows; the processors then derive parameters from parameters, in the
+ * order they were added, and their outputs persist in the block. Layer weights outside [0, 1]
+ * and non-finite ints, bools and triggers are counted (the latter read as 0). */
+#include <math.h>
+#include <string.h>
+
+#include "graph/runtime/runtime_impl.h"
+
+static void read_params(const cb_graph *g, const cb_graph_block *b,
+                        const cb_graph_param_source *src, uint32_t first, uint32_t n,
+                        cb_graph_scratch *s)
+{
+    for (uint32_t p = 0; p < g->param_count; ++p) {
+        float *dst = &SR(s, params, p, 0);
+        if (src != NULL && src[p].base != NULL && !g->params[p].written_by_graph) {
+            for (uint32_t i = 0; i < n; ++i) {
+                memcpy(&dst[i], src[p].base + (size_t)(first + i) * src[p].stride, sizeof(float));
+            }
+        } else {
+            memcpy(dst, &AT(b, params, p, first), n * sizeof(float));
+        }
+    }
+}
+
+static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                           float dt, cb_graph_scratch *s, cb_graph_scratch_stats *st)
+{
+    for (uint32_t k = 0; k < g->proc_count; ++k) {
+        const gproc *p = &g->procs[k];
+        size_t bad = 0;
+        switch (p->type) {
+        case GPROC_VELOCITY_BLEND: {
+            cb_velocity_blend out = {&SR(s, params, p->out[0], 0), &SR(s, params, p->out[1], 0),
+                                     &SR(s, params, p->out[2], 0), &SR(s, params, p->out[3], 0)};
+            cb_params_velocity_blend_4dir(&SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
+                                          p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n,
+                                          p->a, out, &bad);
+            if (p->out[4] != GNONE) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
+                    float z = p->in[2] != GNONE ? SR(s, params, p->in[2], i) : 0.0f;
+                    float v = sqrtf(x * x + y * y + z * z);
+                    SR(s, params, p->out[4], i) = isfinite(v) ? v : 0.0f;
+                }
+            }
+            break;
+        }
+        case GPROC_INTERP_TO: {
+            float *cur = &SR(s, params, p->out[0], 0);
+            cb_params_interp_to(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur, &bad);
+            break;
+        }
+        case GPROC_QUADRANT: {
+            /* Only moving characters are classified; standing ones keep their quadrant. */
+            float *out = &SR(s, params, p->out[0], 0);
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
+                if (x * x + y * y >= p->b * p->b) {
+                    s->cidx[m] = i;
+                    s->qa[m] = atan2f(y, x);
+                    float q = out[i];
+                    s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
+                    m++;
+                }
+            }
+            cb_params_quadrant(s->qa, m, p->a, s->qstate, &bad);
+            for (uint32_t j = 0; j < m; ++j) {
+                out[s->cidx[j]] = (float)s->qstate[j];
+            }
+            break;
+        }
+        }
+        st->nonfinite_params += bad;
+        /* Processor outputs are state: they persist in the block. */
+        for (int o = 0; o < 5; ++o) {
+            if (p->out[o] != GNONE) {
+                memcpy(&AT(b, params, p->out[o], first), &SR(s, params, p->out[o], 0),
+                       n * sizeof(float));
+            }
+        }
+    }
+}
+
+void cb_graph_stage_params(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
+                           uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
+                           cb_graph_scratch_stats *st)
+{
+    read_params(g, b, src, first, n, s);
+    run_processors(g, b, first, n, dt, s, st);
+    for (uint32_t p = 0; p < g->param_count; ++p) {
+        if (g->params[p].is_weight) {
+            for (uint32_t i = 0; i < n; ++i) {
+                float v = SR(s, params, p, i);
+                st->clamped_weights += !(v >= 0.0f && v <= 1.0f);
+            }
+        }
+        if (g->params[p].type == CB_PARAM_FLOAT) {
+            continue;
+        }
+        /* Ints, bools and triggers compare exactly: a NaN would never compare equal. */
+        for (uint32_t i = 0; i < n; ++i) {
+            float v = SR(s, params, p, i);
+            if (!isfinite(v)) {
+                SR(s, params, p, i) = 0.0f;
+                st->nonfinite_params++;
+            }
+        }
+    }
+}

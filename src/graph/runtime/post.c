@@ -1,0 +1,47 @@
+/* Stage 5: the post-process. The IK steps, in order, on the character's local pose in place
+ * (crowdblend/ik.h), each computing its chain's model space from the pose, so a step sees the
+ * corrections of the ones before it (a look-at over the spine, then a hand on the arm below).
+ * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
+ * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
+ * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
+ * counted. */
+#include <math.h>
+
+#include "graph/runtime/runtime_impl.h"
+#include "ik/ik_kernels.h"
+
+/* A parameter as a finite float, 0 otherwise. */
+static inline float param_or_zero(const pose_ctx *x, uint32_t p)
+{
+    float v = SR(x->s, params, p, x->i);
+    return isfinite(v) ? v : 0.0f;
+}
+
+void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st)
+{
+    const cb_graph *g = x->g;
+    const cb_xform_group_span span = {pose, g->group_count};
+    for (uint32_t k = 0; k < g->ik_count; ++k) {
+        const gik *ik = &g->iks[k];
+        float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
+        w = w < 1.0f ? w : 1.0f;
+        if (!(w > 0.0f)) {
+            continue;
+        }
+        float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
+        for (int c = 0; c < 3; ++c) {
+            target[c] = param_or_zero(x, ik->target[c]);
+            pole[c] = ik->pole[0] != GNONE ? param_or_zero(x, ik->pole[c]) : 0.0f;
+        }
+        cb_result r;
+        if (ik->type == GIK_TWO_BONE) {
+            cb_ik_two_bone_job job = gik_two_bone_job(ik, g->skeleton, span, target, pole, w);
+            r = cb_ik_two_bone_unchecked(&job, NULL);
+        } else {
+            cb_ik_aim_joint chain[CB_IK_AIM_MAX_JOINTS];
+            cb_ik_aim_job job = gik_aim_job(ik, g->skeleton, span, chain, target, w);
+            r = cb_ik_aim_unchecked(&job, NULL);
+        }
+        st->refused_ik += r != CB_OK;
+    }
+}

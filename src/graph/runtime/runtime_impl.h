@@ -1,0 +1,181 @@
+/* Private to src/graph/runtime: what the stages of a batch share. One file per stage:
+ *   block.c     the per-character state block and the per-thread scratch
+ *   params.c    (1) parameters and processors
+ *   weights.c   (2) node weights and edge shares, parents first; blend nodes through their
+ *               solver (direct blends too: the DIRECT solver), SIMD over the batch
+ *   machine.c   (2, 3) state machines: conditions, transitions, their shares, state times
+ *   time.c      (3) clip times, sync groups, root motion, events
+ *   pose.c      (4) the pose: one fused blend where the tree flattens, else node by node
+ *   inertial.c  (4) inertialization offsets: capture and decay
+ *   post.c      (5) the IK steps
+ *   batch.c     the batch: the stages in order, local-to-model (6), timing
+ * A flat graph (graph_impl.h) runs the same stages with their list building skipped: its
+ * blend's shares need no compaction of characters, its clips are known in slot order, and its
+ * pose's entries are the clips the time stage listed. */
+#ifndef CROWDBLEND_GRAPH_RUNTIME_IMPL_H
+#define CROWDBLEND_GRAPH_RUNTIME_IMPL_H
+
+#include "crowdblend/sync.h"
+#include "graph/graph_impl.h"
+#include "graph/runtime.h"
+
+#define NO_STATE UINT16_MAX
+/* A group that had no clip with weight last frame: it restarts at its leader's start offset. */
+#define NO_LEADER UINT16_MAX
+/* A character just added: its groups and clips continue from the phase it was added with. */
+#define FRESH_LEADER (UINT16_MAX - 1)
+enum { CLIP_INACTIVE = 0, CLIP_ACTIVE = 1, CLIP_FRESH = 2 };
+/* What an inertializing transition captures its offsets from at its first frame: the pose shown
+ * the frame before, which is the source state, or the transition it interrupted (a crossfade,
+ * or an inertialization in progress). */
+enum { CAPTURE_NONE = 0, CAPTURE_STATE = 1, CAPTURE_CROSSFADE = 2, CAPTURE_INERTIAL = 3 };
+
+/* Influence below this is nothing (as the pose job's own epsilon). */
+#define EPS CB_BLEND_WEIGHT_EPSILON
+
+/* Characters whose poses are blended before their local-to-model runs: their poses stay in L1,
+ * and a profiling run reads the clock per chunk, not per character. */
+enum { POSE_CHUNK = 8 };
+
+/* Floats of inertialization state per joint: rotation axis (3) and offset angle, translation
+ * direction (3) and offset length (the decay time is kept once per character). */
+enum { CB_INERT_FLOATS = 8 };
+
+/* Per-group state of one character during the time stage, in scratch. */
+typedef struct group_acc {
+    float wsum, dsum, best, step;
+    float from, to; /* the leader's times, unwrapped: to = from + advance */
+    uint32_t leader;
+    cb_sync_pos pos; /* the leader's sync position at `to` (groups with sync markers) */
+} group_acc;
+
+struct cb_graph_scratch {
+    uint32_t batch;
+    float *params;   /* param rows of batch */
+    float *w;        /* node rows: influence */
+    float *rate;     /* node rows: playback rate (weighted sum until the node is visited) */
+    float *ew;       /* edge rows: the child's share of its parent */
+    uint8_t *shadow; /* node rows: weightless, but evaluated for an inertialization's capture */
+    float *alpha;    /* state-machine rows: crossfade progress of this frame */
+    float *cparams;  /* max_blend_params rows of batch: compacted solver input */
+    float *cweights; /* CB_GRAPH_MAX_CHILDREN rows of batch: compacted solver output */
+    uint32_t *cidx;  /* batch: compacted character indices */
+    float *qa, *qb;  /* batch floats: quadrant scratch */
+    uint8_t *qstate;
+    float *sm_acc;            /* sm rows x 4: sum w and sum w d of the current and next states */
+    struct group_acc *groups; /* per sync group, one character at a time */
+    uint32_t *active;         /* clip slots with weight, one character at a time */
+    float *active_w, *active_d;
+    uint8_t *flat_active; /* flat graphs: per character of the batch, its active edges */
+    uint8_t *flat_count;
+    cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
+    cb_blend_entry *entries;
+    cb_root_motion_entry *root_entries;
+};
+
+/* Element i of row r of a field of the block. */
+#define AT(b, field, r, i) ((b)->field[(size_t)(r) * (b)->capacity + (i)])
+
+/* Row r of a scratch field, element i. */
+#define SR(s, field, r, i) ((s)->field[(size_t)(r) * (s)->batch + (i)])
+
+/* Floats of one character's inertialization state: the decay time, then each joint's. */
+static inline size_t inert_floats(const cb_graph *g)
+{
+    return 1 + g->joint_count * CB_INERT_FLOATS;
+}
+
+static inline float *inert_of(const cb_graph_block *b, uint32_t slot, uint32_t i)
+{
+    return b->inert + ((size_t)slot * b->capacity + i) * inert_floats(b->graph);
+}
+
+/* Pose buffer k of the scratch: 0 .. POSE_CHUNK - 1 hold a chunk's finished poses, the ones
+ * above are the evaluation stack. */
+static inline cb_xform_group *pose_at(const cb_graph *g, cb_graph_scratch *s, uint32_t k)
+{
+    return (cb_xform_group *)((char *)s->poses +
+                              (size_t)k * g->group_count * cb_simd_group_bytes());
+}
+
+/* A layer's weight for a character from its parameter (GNONE: 1), clamped to [0, 1]. */
+static inline float layer_weight_of(const cb_graph_scratch *s, uint32_t param, uint32_t i)
+{
+    if (param == GNONE) {
+        return 1.0f;
+    }
+    float w = SR(s, params, param, i);
+    return w > 0.0f ? (w < 1.0f ? w : 1.0f) : 0.0f;
+}
+
+/* ---- stage 1: parameters (params.c) ---- */
+
+/* Reads the batch's parameters, runs the processors and sanitizes what compares exactly. */
+void cb_graph_stage_params(const cb_graph *g, cb_graph_block *b, const cb_graph_param_source *src,
+                           uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
+                           cb_graph_scratch_stats *st);
+
+/* ---- stage 2: weights (weights.c, machine.c) ---- */
+
+/* Every node's influence and every edge's share, parents first; machines step. */
+void cb_graph_stage_weights(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                            float dt, cb_graph_scratch *s, const cb_graph_kernels *k,
+                            cb_graph_scratch_stats *st);
+
+/* A flat graph's weights: its blend's shares for every character, nothing to propagate. */
+void cb_graph_stage_weights_flat(const cb_graph *g, uint32_t n, cb_graph_scratch *s,
+                                 const cb_graph_kernels *k, cb_graph_scratch_stats *st);
+
+/* Adds a parent's contribution to a child (weights.c). */
+void cb_graph_contribute(const cb_graph *g, cb_graph_scratch *s, uint32_t child, uint32_t i,
+                         float w, float rate);
+
+/* Machine node `node` for character i (= first + ch): stepped (it has weight w > 0) or only
+ * evaluated for a capture (w == 0), then its states' shares and contributions. */
+void cb_graph_machine_shares(const cb_graph *g, cb_graph_block *b, const gnode *node,
+                             cb_graph_scratch *s, uint32_t i, uint32_t ch, float w, float rate,
+                             float dt);
+
+/* ---- stage 3: time (time.c, machine.c) ---- */
+
+void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n, float dt,
+                         cb_graph_scratch *s, const cb_graph_outputs *out,
+                         cb_graph_scratch_stats *st);
+
+void cb_graph_stage_time_flat(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                              float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+                              cb_graph_scratch_stats *st);
+
+/* State times: each machine's current (and next) state advances by its active clips'
+ * weight-averaged cycle rate (the active lists of the time stage, `na` clips). */
+void cb_graph_machine_times(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na,
+                            float dt, cb_graph_scratch *s);
+
+/* ---- stage 4: pose (pose.c, inertial.c) ---- */
+
+typedef struct pose_ctx {
+    const cb_graph *g;
+    cb_graph_block *b;
+    cb_graph_scratch *s;
+    const cb_graph_kernels *k;
+    uint32_t i, ch;
+    uint32_t entries;         /* used */
+    uint32_t capacity;        /* of s->entries */
+    cb_xform_group *root_out; /* depth 0: the character's pose in the chunk */
+} pose_ctx;
+
+/* The character's pose into x->root_out. */
+void cb_graph_stage_pose(pose_ctx *x);
+void cb_graph_stage_pose_flat(pose_ctx *x);
+
+/* Inertialization of machine node n at the pose `out` (its destination's), capturing the
+ * offsets first on the transition's first frame; src is a free pose buffer. */
+void cb_graph_inert_capture(const pose_ctx *x, float *state, const cb_xform_group *src,
+                            const cb_xform_group *dst, float t1);
+void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group *pose, float t);
+
+/* ---- stage 5: post-process (post.c) ---- */
+
+void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st);
+
+#endif
