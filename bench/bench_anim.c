@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ltm/ltm_impl.h" /* cb_ltm_chars_run: the over-characters variant, measured here */
 #include "base/prng.h"
 #include "bench_all.h"
 #include "crowdblend/crowdblend.h"
+#include "ltm/ltm_impl.h" /* cb_ltm_chars_run: the over-characters variant, measured here */
 #include "shim.h"
 
 enum { MAX_K = 4 };

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ltm/ltm_impl.h"
 #include "anim_test.h"
+#include "ltm/ltm_impl.h"
 #include "test_util.h"
 
 /* Errors in model space, relative to the largest element of the matrix (random skeletons have
@@ -22,8 +22,8 @@ typedef struct ltm_case {
     size_t n, groups;
     cb_xform_group *local;
     dref_xform *dlocal;
-    dref_mat *model;  /* reference */
-    float *ib;        /* inverse bind, 16 per joint */
+    dref_mat *model; /* reference */
+    float *ib;       /* inverse bind, 16 per joint */
     dref_mat *dib;
 } ltm_case;
 
@@ -113,8 +113,8 @@ static void ltm_job_validity(void **state)
     cb_ltm_job zero = {0};
     assert_int_equal(cb_ltm_job_validate(&zero, NULL), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_ltm_job_run(NULL, NULL), CB_ERR_NULL_ARGUMENT);
-    const cb_ltm_job good = {.skeleton = c.s, .local = {c.local, c.groups},
-                             .model = {model, n * 16}};
+    const cb_ltm_job good = {
+        .skeleton = c.s, .local = {c.local, c.groups}, .model = {model, n * 16}};
     struct {
         cb_result want;
         const char *needle;
@@ -141,20 +141,48 @@ static void ltm_job_validity(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ltm_job j = good;
         switch (k) {
-        case 0: j.skeleton = NULL; break;
-        case 1: j.local.ptr = NULL; break;
-        case 2: j.local.count = c.groups - 1; break;
-        case 3: j.local.ptr = (const cb_xform_group *)((const char *)c.local + 4); break;
-        case 4: j.model_layout = _CB_MATRIX_LAYOUT_COUNT; break;
-        case 5: j.skinning_layout = (cb_matrix_layout)-1; break;
-        case 6: j.from = 3, j.to = 2; break;
-        case 7: j.to = (uint32_t)n + 1; break;
-        case 8: j.model.count = n * 16 - 1; break;
-        case 9: j.model_layout = CB_MATRIX_LAYOUT_MAT3X4, j.model.count = n * 12 - 1; break;
-        case 10: j.model.ptr = NULL; break;
-        case 11: j.model = (cb_float_span){NULL, 0}; break;
-        case 12: j.skinning = (cb_float_span){skin, n * 16}; break;
-        case 13: j.inverse_bind = (cb_float_cspan){c.ib, n * 16}; break;
+        case 0:
+            j.skeleton = NULL;
+            break;
+        case 1:
+            j.local.ptr = NULL;
+            break;
+        case 2:
+            j.local.count = c.groups - 1;
+            break;
+        case 3:
+            j.local.ptr = (const cb_xform_group *)((const char *)c.local + 4);
+            break;
+        case 4:
+            j.model_layout = _CB_MATRIX_LAYOUT_COUNT;
+            break;
+        case 5:
+            j.skinning_layout = (cb_matrix_layout)-1;
+            break;
+        case 6:
+            j.from = 3, j.to = 2;
+            break;
+        case 7:
+            j.to = (uint32_t)n + 1;
+            break;
+        case 8:
+            j.model.count = n * 16 - 1;
+            break;
+        case 9:
+            j.model_layout = CB_MATRIX_LAYOUT_MAT3X4, j.model.count = n * 12 - 1;
+            break;
+        case 10:
+            j.model.ptr = NULL;
+            break;
+        case 11:
+            j.model = (cb_float_span){NULL, 0};
+            break;
+        case 12:
+            j.skinning = (cb_float_span){skin, n * 16};
+            break;
+        case 13:
+            j.inverse_bind = (cb_float_cspan){c.ib, n * 16};
+            break;
         case 14:
             j.skinning = (cb_float_span){skin, n * 16};
             j.inverse_bind = (cb_float_cspan){c.ib, n * 16 - 1};
@@ -164,7 +192,9 @@ static void ltm_job_validity(void **state)
             j.skinning_layout = CB_MATRIX_LAYOUT_MAT3X4;
             j.inverse_bind = (cb_float_cspan){c.ib, n * 16};
             break;
-        case 16: j.model_xforms = (cb_xform_span){xf, n - 1}; break;
+        case 16:
+            j.model_xforms = (cb_xform_span){xf, n - 1};
+            break;
         case 17:
             j.model = (cb_float_span){NULL, 0};
             j.model_xforms = (cb_xform_span){xf, n};
@@ -182,8 +212,7 @@ static void ltm_job_validity(void **state)
         assert_memory_equal(model, before, n * 16 * sizeof(float));
     }
     assert_int_equal(cb_ltm_job_run(&good, NULL), CB_OK);
-    cb_ltm_job only_xf = {.skeleton = c.s, .local = {c.local, c.groups},
-                          .model_xforms = {xf, n}};
+    cb_ltm_job only_xf = {.skeleton = c.s, .local = {c.local, c.groups}, .model_xforms = {xf, n}};
     assert_int_equal(cb_ltm_job_run(&only_xf, NULL), CB_OK);
     assert_int_equal(cb_ltm_matrix_floats(CB_MATRIX_LAYOUT_MAT4), 16);
     assert_int_equal(cb_ltm_matrix_floats(_CB_MATRIX_LAYOUT_DEFAULT), 16);
@@ -199,12 +228,12 @@ static void ltm_matrices_match_double_reference(void **state)
     (void)state;
     cb_prng r = cb_test_prng(__func__);
     for (int path = 0; path < 2; ++path) {
-        cb_err_track ee = cb_err_track_make(path ? "ltm ref model elements (rel)"
-                                                 : "ltm model elements (rel)");
-        cb_err_track ep = cb_err_track_make(path ? "ltm ref model position (rel)"
-                                                 : "ltm model position (rel)");
-        cb_err_track er = cb_err_track_make(path ? "ltm ref model rotation (rad)"
-                                                 : "ltm model rotation (rad)");
+        cb_err_track ee =
+            cb_err_track_make(path ? "ltm ref model elements (rel)" : "ltm model elements (rel)");
+        cb_err_track ep =
+            cb_err_track_make(path ? "ltm ref model position (rel)" : "ltm model position (rel)");
+        cb_err_track er =
+            cb_err_track_make(path ? "ltm ref model rotation (rad)" : "ltm model rotation (rad)");
         cb_err_track es = cb_err_track_make(path ? "ltm ref skinning elements (rel)"
                                                  : "ltm skinning elements (rel)");
         for (int it = 0; it < 60; ++it) {
@@ -213,8 +242,10 @@ static void ltm_matrices_match_double_reference(void **state)
             float *m4 = malloc(n * 16 * sizeof(float)), *m3 = malloc(n * 12 * sizeof(float));
             float *s4 = malloc(n * 16 * sizeof(float)), *s3 = malloc(n * 12 * sizeof(float));
             float *m3b = malloc(n * 12 * sizeof(float));
-            cb_ltm_job j = {.skeleton = c.s, .local = {c.local, c.groups},
-                            .model = {m4, n * 16}, .inverse_bind = {c.ib, n * 16},
+            cb_ltm_job j = {.skeleton = c.s,
+                            .local = {c.local, c.groups},
+                            .model = {m4, n * 16},
+                            .inverse_bind = {c.ib, n * 16},
                             .skinning = {s4, n * 16}};
             assert_int_equal(run(&j, path), CB_OK);
             cb_ltm_job j3 = j;
@@ -287,10 +318,10 @@ static void ltm_model_xforms_match_double_reference(void **state)
         assert_int_equal(cb_ltm_job_run(&j, NULL), CB_OK);
         for (size_t k = 0; k < n; ++k) {
             const dref_mat *want = &c.model[k];
-            dref_xform got = {{xf[k].translation[0], xf[k].translation[1], xf[k].translation[2]},
-                              {xf[k].rotation[0], xf[k].rotation[1], xf[k].rotation[2],
-                               xf[k].rotation[3]},
-                              {xf[k].scale[0], xf[k].scale[1], xf[k].scale[2]}};
+            dref_xform got = {
+                {xf[k].translation[0], xf[k].translation[1], xf[k].translation[2]},
+                {xf[k].rotation[0], xf[k].rotation[1], xf[k].rotation[2], xf[k].rotation[3]},
+                {xf[k].scale[0], xf[k].scale[1], xf[k].scale[2]}};
             dref_mat gm = dref_mat_from_xform(&got);
             float g4[16];
             for (int col = 0; col < 4; ++col) {
@@ -335,7 +366,9 @@ static void ltm_padding_lanes_never_leak(void **state)
     float *a = malloc(n * 16 * sizeof(float)), *b = malloc(n * 16 * sizeof(float));
     cb_xform *xa = malloc(n * sizeof(cb_xform)), *xb = malloc(n * sizeof(cb_xform));
     for (int path = 0; path < 2; ++path) {
-        cb_ltm_job j = {.skeleton = c.s, .local = {c.local, c.groups}, .model = {a, n * 16},
+        cb_ltm_job j = {.skeleton = c.s,
+                        .local = {c.local, c.groups},
+                        .model = {a, n * 16},
                         .model_xforms = {xa, n}};
         assert_int_equal(run(&j, path), CB_OK);
         j.local.ptr = clean, j.model.ptr = b, j.model_xforms.ptr = xb;
@@ -382,7 +415,8 @@ static void ltm_over_characters_matches_the_job(void **state)
             locals[c] = cases[c].local;
             want[c] = malloc(n * 16 * sizeof(float));
             got[c] = malloc(n * 16 * sizeof(float));
-            cb_ltm_job j = {.skeleton = cases[0].s, .local = {locals[c], cases[0].groups},
+            cb_ltm_job j = {.skeleton = cases[0].s,
+                            .local = {locals[c], cases[0].groups},
                             .model = {want[c], n * 16}};
             assert_int_equal(cb_ltm_job_run(&j, NULL), CB_OK);
         }

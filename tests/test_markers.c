@@ -376,8 +376,7 @@ static void markers_rejects_bad_input(void **state)
     assert_int_equal(cb_name_hash(ca), cb_name_hash(cbn));
     assert_int_equal(fnv1a_ref((const unsigned char *)ca, strlen(ca)),
                      fnv1a_ref((const unsigned char *)cbn, strlen(cbn)));
-    cb_test_note("FNV-1a collision used: \"%s\" and \"%s\" (0x%08x)", ca, cbn,
-                 cb_name_hash(ca));
+    cb_test_note("FNV-1a collision used: \"%s\" and \"%s\" (0x%08x)", ca, cbn, cb_name_hash(ca));
     WITH(0, name, ca);
     bad[2].name = cbn;
     cb_test_expect_clip_error(&d, CB_ERR_DUPLICATE, "have the same hash");
