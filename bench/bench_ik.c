@@ -51,7 +51,7 @@ static void workload_free(ik_workload *w)
 
 static uint32_t find(const ik_workload *w, const char *name)
 {
-    size_t j = 0;
+    uint32_t j = 0;
     cb_skeleton_find_joint(w->skel, name, &j);
     return (uint32_t)j;
 }

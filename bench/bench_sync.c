@@ -86,7 +86,7 @@ static bool workload_make(workload *w, size_t chars, size_t markers)
     } else if (!make_synthetic(w, markers, &r)) {
         return false;
     }
-    size_t n = 0;
+    uint32_t n = 0;
     if (cb_sync_group_names(w->clips, CLIPS, NULL, w->names, MAX_NAMES, &n, NULL) != CB_OK) {
         return false;
     }

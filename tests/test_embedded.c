@@ -26,7 +26,7 @@ static cb_embedded *make_set(void)
 
 static size_t joint(const cb_skeleton *s, const char *name)
 {
-    size_t j = 0;
+    uint32_t j = 0;
     CB_CHECK(cb_skeleton_find_joint(s, name, &j) == CB_OK, "no joint %s", name);
     return j;
 }
@@ -41,8 +41,8 @@ typedef struct rig {
 
 static rig rig_make(const cb_skeleton *s)
 {
-    rig r = {s, cb_skeleton_joint_count(s), cb_skeleton_group_count(s),
-             cb_test_pose_alloc(s, true), malloc(cb_skeleton_joint_count(s) * 16 * sizeof(float))};
+    rig r = {s, cb_skeleton_joint_count(s), cb_skeleton_group_count(s), cb_test_pose_alloc(s, true),
+             malloc(cb_skeleton_joint_count(s) * 16 * sizeof(float))};
     return r;
 }
 
@@ -130,10 +130,10 @@ static void embedded_contents(void **state)
                  1e3 * (double)(clock() - t0) / CLOCKS_PER_SEC);
     const cb_skeleton *s = cb_embedded_skeleton(e);
     assert_int_equal(cb_skeleton_joint_count(s), 64);
-    const char *required[] = {"root",       "pelvis",     "spine_01",  "spine_02", "spine_03",
-                              "neck",       "head",       "clavicle_l", "upperarm_r", "lowerarm_l",
-                              "hand_r",     "thumb_03_l", "index_01_r", "pinky_02_l", "thigh_l",
-                              "calf_r",     "foot_l",     "ball_r"};
+    const char *required[] = {"root",   "pelvis",     "spine_01",   "spine_02",   "spine_03",
+                              "neck",   "head",       "clavicle_l", "upperarm_r", "lowerarm_l",
+                              "hand_r", "thumb_03_l", "index_01_r", "pinky_02_l", "thigh_l",
+                              "calf_r", "foot_l",     "ball_r"};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; ++i) {
         (void)joint(s, required[i]);
     }
@@ -157,8 +157,7 @@ static void embedded_contents(void **state)
     char names[16][16];
     for (int g = 0; g < 2; ++g) {
         for (int d = 0; d < 8; ++d) {
-            snprintf(names[8 * g + d], sizeof names[0], "%s_%s", g ? "run" : "walk",
-                     directions[d]);
+            snprintf(names[8 * g + d], sizeof names[0], "%s_%s", g ? "run" : "walk", directions[d]);
             order[1 + 8 * g + d] = names[8 * g + d];
         }
     }
@@ -208,8 +207,7 @@ static void embedded_is_deterministic(void **state)
     for (size_t i = 0; i < 19; ++i) {
         size_t f30 = cb_clip_frame_count(cb_embedded_clip(a, i)) - 1;
         size_t f60 = cb_clip_frame_count(cb_embedded_clip(c, i)) - 1;
-        CB_CHECK(f60 >= 2 * f30 - 1 && f60 <= 2 * f30 + 1, "60 Hz: %zu intervals vs %zu", f60,
-                 f30);
+        CB_CHECK(f60 >= 2 * f30 - 1 && f60 <= 2 * f30 + 1, "60 Hz: %zu intervals vs %zu", f60, f30);
     }
     cb_embedded_destroy(c);
     free(pa), free(pb);
@@ -286,8 +284,10 @@ static void embedded_loops_are_seamless(void **state)
             }
         }
         /* The wrap step is the step from frame N - 1 to frame N = frame 0. */
-        CB_CHECK(wrap_step <= 1.05 * max_step + 1e-6, "%s: step across the loop %.4f m, largest "
-                 "other step %.4f m", cb_clip_name(c), wrap_step, max_step);
+        CB_CHECK(wrap_step <= 1.05 * max_step + 1e-6,
+                 "%s: step across the loop %.4f m, largest "
+                 "other step %.4f m",
+                 cb_clip_name(c), wrap_step, max_step);
         /* And t = 1 is t = 0. */
         cb_blend_entry e0 = {c, 0.0f, 1.0f}, e1 = {c, 1.0f, 1.0f};
         rig_pose(&a, &e0, 1);
@@ -307,7 +307,7 @@ typedef struct gait_stats {
     double drift[2];         /* largest world movement of the ball within one contact */
     double min_ball_y, min_ankle_y, max_ball_y[2];
     double pelvis_min, pelvis_max;
-    double hand_ankle_corr;  /* correlation of left hand z and left ankle z (model space) */
+    double hand_ankle_corr; /* correlation of left hand z and left ankle z (model space) */
 } gait_stats;
 
 enum { STEPS_PER_FRAME = 8 };
@@ -430,8 +430,7 @@ static void embedded_feet_plant_and_gaits_sync(void **state)
                          st.intervals[f]);
                 CB_CHECK(g ? st.contact_share[f] > 0.2 && st.contact_share[f] < 0.45
                            : st.contact_share[f] > 0.45 && st.contact_share[f] < 0.7,
-                         "%s foot %d: in contact %.2f of the cycle", name, f,
-                         st.contact_share[f]);
+                         "%s foot %d: in contact %.2f of the cycle", name, f, st.contact_share[f]);
                 /* Planted: the ball moves less than 1.2 cm in the world during a contact (the
                  * interpolation between 30 Hz frames accounts for most of it). */
                 CB_CHECK(st.drift[f] < 0.012, "%s foot %d slides %.1f mm", name, f,
@@ -453,8 +452,10 @@ static void embedded_feet_plant_and_gaits_sync(void **state)
             CB_CHECK(bob > 0.02 && bob < 0.13, "%s: pelvis bob %.3f m", name, bob);
             /* Arms counter-swing (forward and backward gaits; sideways they hardly swing). */
             if (d == 0 || d == 4) {
-                CB_CHECK(st.hand_ankle_corr < -0.5, "%s: left hand follows the left foot "
-                         "(correlation %+.2f)", name, st.hand_ankle_corr);
+                CB_CHECK(st.hand_ankle_corr < -0.5,
+                         "%s: left hand follows the left foot "
+                         "(correlation %+.2f)",
+                         name, st.hand_ankle_corr);
             }
         }
         /* Walk and run of one direction put each foot down at the same phase. */
@@ -466,8 +467,8 @@ static void embedded_feet_plant_and_gaits_sync(void **state)
     }
     /* Idle: both feet planted all the time. */
     gait_stats idle = measure_gait(s, cb_embedded_find_clip(e, "idle"));
-    CB_CHECK(idle.contact_share[0] == 1.0 && idle.contact_share[1] == 1.0 &&
-                 idle.drift[0] < 1e-4 && idle.drift[1] < 1e-4,
+    CB_CHECK(idle.contact_share[0] == 1.0 && idle.contact_share[1] == 1.0 && idle.drift[0] < 1e-4 &&
+                 idle.drift[1] < 1e-4,
              "idle feet move: share %.2f %.2f, drift %.4f %.4f", idle.contact_share[0],
              idle.contact_share[1], idle.drift[0], idle.drift[1]);
     cb_embedded_destroy(e);

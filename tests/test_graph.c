@@ -1950,7 +1950,7 @@ static void joint_position(const float *m, size_t j, double out[3])
 
 static uint32_t find_joint(const cb_skeleton *s, const char *name)
 {
-    size_t j = 0;
+    uint32_t j = 0;
     CB_CHECK(cb_skeleton_find_joint(s, name, &j) == CB_OK, "no joint %s", name);
     return (uint32_t)j;
 }

@@ -124,7 +124,7 @@ static void run_script(const char *name, bool look_at)
     uint32_t plant_l = cb_name_hash("foot_plant_l"), plant_r = cb_name_hash("foot_plant_r");
     size_t plants = 0, moving_frames = 0, started = 0;
     double worst_look = 0.0;
-    size_t head = 0;
+    uint32_t head = 0;
     if (look_at) {
         assert_int_equal(cb_skeleton_find_joint(cb_embedded_skeleton(set), "head", &head), CB_OK);
     }

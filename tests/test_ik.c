@@ -38,7 +38,7 @@ typedef struct world {
 
 static uint32_t joint(const world *w, const char *name)
 {
-    size_t j = 0;
+    uint32_t j = 0;
     CB_CHECK(cb_skeleton_find_joint(w->s, name, &j) == CB_OK, "no joint %s", name);
     return (uint32_t)j;
 }
@@ -62,8 +62,11 @@ static world world_make(void)
                                {"upperarm_l", "lowerarm_l", "hand_l"},
                                {"upperarm_r", "lowerarm_r", "hand_r"}};
     for (int k = 0; k < 4; ++k) {
-        w.limb[k] = (limb){names[k][0], joint(&w, names[k][0]), joint(&w, names[k][1]),
-                           joint(&w, names[k][2]), {k < 2 ? 1.0f : -1.0f, 0.0f, 0.0f}};
+        w.limb[k] = (limb){names[k][0],
+                           joint(&w, names[k][0]),
+                           joint(&w, names[k][1]),
+                           joint(&w, names[k][2]),
+                           {k < 2 ? 1.0f : -1.0f, 0.0f, 0.0f}};
     }
     return w;
 }
@@ -87,8 +90,11 @@ static void random_pose(world *w, cb_prng *r, cb_xform_group *pose)
     size_t k = 1 + cb_prng_below(r, 3);
     float t = cb_prng_range(r, 0.0f, 1.0f);
     for (size_t i = 0; i < k; ++i) {
-        e[i] = (cb_blend_entry){cb_embedded_clip(w->set, cb_prng_below(r, 17)), t,
-                                cb_prng_range(r, 0.2f, 1.0f), CB_BLEND_MODE_NORMAL, {NULL, 0}};
+        e[i] = (cb_blend_entry){cb_embedded_clip(w->set, cb_prng_below(r, 17)),
+                                t,
+                                cb_prng_range(r, 0.2f, 1.0f),
+                                CB_BLEND_MODE_NORMAL,
+                                {NULL, 0}};
     }
     cb_pose_blend_job job = {w->s, {e, k}, 0.0f, {pose, w->groups}};
     assert_int_equal(cb_pose_blend_job_run(&job, NULL), CB_OK);
@@ -115,8 +121,8 @@ static void new_pose(world *w, cb_prng *r)
 /* Float local-to-model of a pose into w->model (4x4), joints [from, n). */
 static void model_float(world *w, const cb_xform_group *pose, uint32_t from)
 {
-    cb_ltm_job j = {.skeleton = w->s, .local = {pose, w->groups}, .from = from,
-                    .model = {w->model, w->n * 16}};
+    cb_ltm_job j = {
+        .skeleton = w->s, .local = {pose, w->groups}, .from = from, .model = {w->model, w->n * 16}};
     assert_int_equal(cb_ltm_job_run(&j, NULL), CB_OK);
 }
 
@@ -307,70 +313,126 @@ static void ik_two_bone_job_validity(void **state)
         cb_result want;
         const char *needle;
     } cases[] = {
-        {CB_ERR_NULL_ARGUMENT, "skeleton"},                /* 0 */
-        {CB_ERR_NULL_ARGUMENT, "pose"},                    /* 1 */
-        {CB_ERR_SPAN_TOO_SHORT, "pose"},                   /* 2 */
-        {CB_ERR_MISALIGNED, "pose"},                       /* 3 */
-        {CB_ERR_SPAN_TOO_SHORT, "out"},                    /* 4 */
-        {CB_ERR_MISALIGNED, "out"},                        /* 5 */
-        {CB_ERR_INVALID_ARGUMENT, "overlaps"},             /* 6 */
-        {CB_ERR_INVALID_ARGUMENT, "model_layout"},         /* 7 */
-        {CB_ERR_NULL_ARGUMENT, "model"},                   /* 8 */
-        {CB_ERR_SPAN_TOO_SHORT, "model"},                  /* 9 */
-        {CB_ERR_NOT_FINITE, "weight"},                     /* 10 */
-        {CB_ERR_INVALID_ARGUMENT, "weight"},               /* 11 */
-        {CB_ERR_INVALID_ARGUMENT, "weight"},               /* 12 */
-        {CB_ERR_INVALID_ARGUMENT, "start_joint"},          /* 13 */
-        {CB_ERR_INVALID_ARGUMENT, "mid_joint"},            /* 14 */
-        {CB_ERR_INVALID_ARGUMENT, "end_joint"},            /* 15 */
-        {CB_ERR_HIERARCHY, "chain"},                       /* 16: end not below mid */
-        {CB_ERR_HIERARCHY, "chain"},                       /* 17: mid == start */
-        {CB_ERR_HIERARCHY, "chain"},                       /* 18: reversed */
-        {CB_ERR_NOT_FINITE, "target"},                     /* 19 */
-        {CB_ERR_NOT_FINITE, "target"},                     /* 20 */
-        {CB_ERR_INVALID_ARGUMENT, "target"},               /* 21 */
-        {CB_ERR_NOT_FINITE, "pole"},                       /* 22 */
-        {CB_ERR_INVALID_ARGUMENT, "pole"},                 /* 23 */
-        {CB_ERR_NOT_FINITE, "mid_axis"},                   /* 24 */
-        {CB_ERR_NOT_FINITE, "soften"},                     /* 25 */
-        {CB_ERR_INVALID_ARGUMENT, "soften"},               /* 26 */
-        {CB_ERR_INVALID_ARGUMENT, "soften"},               /* 27 */
-        {CB_ERR_INVALID_ARGUMENT, "no output"},            /* 28 */
+        {CB_ERR_NULL_ARGUMENT, "skeleton"},        /* 0 */
+        {CB_ERR_NULL_ARGUMENT, "pose"},            /* 1 */
+        {CB_ERR_SPAN_TOO_SHORT, "pose"},           /* 2 */
+        {CB_ERR_MISALIGNED, "pose"},               /* 3 */
+        {CB_ERR_SPAN_TOO_SHORT, "out"},            /* 4 */
+        {CB_ERR_MISALIGNED, "out"},                /* 5 */
+        {CB_ERR_INVALID_ARGUMENT, "overlaps"},     /* 6 */
+        {CB_ERR_INVALID_ARGUMENT, "model_layout"}, /* 7 */
+        {CB_ERR_NULL_ARGUMENT, "model"},           /* 8 */
+        {CB_ERR_SPAN_TOO_SHORT, "model"},          /* 9 */
+        {CB_ERR_NOT_FINITE, "weight"},             /* 10 */
+        {CB_ERR_INVALID_ARGUMENT, "weight"},       /* 11 */
+        {CB_ERR_INVALID_ARGUMENT, "weight"},       /* 12 */
+        {CB_ERR_INVALID_ARGUMENT, "start_joint"},  /* 13 */
+        {CB_ERR_INVALID_ARGUMENT, "mid_joint"},    /* 14 */
+        {CB_ERR_INVALID_ARGUMENT, "end_joint"},    /* 15 */
+        {CB_ERR_HIERARCHY, "chain"},               /* 16: end not below mid */
+        {CB_ERR_HIERARCHY, "chain"},               /* 17: mid == start */
+        {CB_ERR_HIERARCHY, "chain"},               /* 18: reversed */
+        {CB_ERR_NOT_FINITE, "target"},             /* 19 */
+        {CB_ERR_NOT_FINITE, "target"},             /* 20 */
+        {CB_ERR_INVALID_ARGUMENT, "target"},       /* 21 */
+        {CB_ERR_NOT_FINITE, "pole"},               /* 22 */
+        {CB_ERR_INVALID_ARGUMENT, "pole"},         /* 23 */
+        {CB_ERR_NOT_FINITE, "mid_axis"},           /* 24 */
+        {CB_ERR_NOT_FINITE, "soften"},             /* 25 */
+        {CB_ERR_INVALID_ARGUMENT, "soften"},       /* 26 */
+        {CB_ERR_INVALID_ARGUMENT, "soften"},       /* 27 */
+        {CB_ERR_INVALID_ARGUMENT, "no output"},    /* 28 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ik_two_bone_job j = good;
         switch (k) {
-        case 0: j.skeleton = NULL; break;
-        case 1: j.pose.ptr = NULL; break;
-        case 2: j.pose.count = w.groups - 1; break;
-        case 3: j.pose.ptr = (const cb_xform_group *)((const char *)w.pose + 4); break;
-        case 4: j.out.count = w.groups - 1; break;
-        case 5: j.out.ptr = (cb_xform_group *)((char *)w.out + 4); break;
+        case 0:
+            j.skeleton = NULL;
+            break;
+        case 1:
+            j.pose.ptr = NULL;
+            break;
+        case 2:
+            j.pose.count = w.groups - 1;
+            break;
+        case 3:
+            j.pose.ptr = (const cb_xform_group *)((const char *)w.pose + 4);
+            break;
+        case 4:
+            j.out.count = w.groups - 1;
+            break;
+        case 5:
+            j.out.ptr = (cb_xform_group *)((char *)w.out + 4);
+            break;
         case 6:
             j.out.ptr = (cb_xform_group *)((char *)w.pose + cb_simd_group_bytes());
             break;
-        case 7: j.model_layout = _CB_MATRIX_LAYOUT_COUNT; break;
-        case 8: j.model = (cb_float_cspan){NULL, 16}; break;
-        case 9: j.model = (cb_float_cspan){w.model, w.n * 16 - 1}; break;
-        case 10: j.weight = NAN; break;
-        case 11: j.weight = -0.5f; break;
-        case 12: j.weight = 1.5f; break;
-        case 13: j.start_joint = (uint32_t)w.n; break;
-        case 14: j.mid_joint = 1000; break;
-        case 15: j.end_joint = (uint32_t)w.n + 3; break;
-        case 16: j.end_joint = w.limb[1].end; break;
-        case 17: j.mid_joint = j.start_joint; break;
-        case 18: j.start_joint = w.limb[0].end, j.end_joint = w.limb[0].start; break;
-        case 19: j.target[1] = NAN; break;
-        case 20: j.target[2] = INFINITY; break;
-        case 21: j.target[0] = 2e9f; break;
-        case 22: j.pole[0] = NAN; break;
-        case 23: j.pole[2] = -3e9f; break;
-        case 24: j.mid_axis[0] = INFINITY; break;
-        case 25: j.soften = NAN; break;
-        case 26: j.soften = -0.1f; break;
-        case 27: j.soften = 1.01f; break;
-        case 28: j.out = (cb_xform_group_span){NULL, 0}, j.result = NULL; break;
+        case 7:
+            j.model_layout = _CB_MATRIX_LAYOUT_COUNT;
+            break;
+        case 8:
+            j.model = (cb_float_cspan){NULL, 16};
+            break;
+        case 9:
+            j.model = (cb_float_cspan){w.model, w.n * 16 - 1};
+            break;
+        case 10:
+            j.weight = NAN;
+            break;
+        case 11:
+            j.weight = -0.5f;
+            break;
+        case 12:
+            j.weight = 1.5f;
+            break;
+        case 13:
+            j.start_joint = (uint32_t)w.n;
+            break;
+        case 14:
+            j.mid_joint = 1000;
+            break;
+        case 15:
+            j.end_joint = (uint32_t)w.n + 3;
+            break;
+        case 16:
+            j.end_joint = w.limb[1].end;
+            break;
+        case 17:
+            j.mid_joint = j.start_joint;
+            break;
+        case 18:
+            j.start_joint = w.limb[0].end, j.end_joint = w.limb[0].start;
+            break;
+        case 19:
+            j.target[1] = NAN;
+            break;
+        case 20:
+            j.target[2] = INFINITY;
+            break;
+        case 21:
+            j.target[0] = 2e9f;
+            break;
+        case 22:
+            j.pole[0] = NAN;
+            break;
+        case 23:
+            j.pole[2] = -3e9f;
+            break;
+        case 24:
+            j.mid_axis[0] = INFINITY;
+            break;
+        case 25:
+            j.soften = NAN;
+            break;
+        case 26:
+            j.soften = -0.1f;
+            break;
+        case 27:
+            j.soften = 1.01f;
+            break;
+        case 28:
+            j.out = (cb_xform_group_span){NULL, 0}, j.result = NULL;
+            break;
         }
         cb_error err = {0};
         memset(&res, 0x5a, sizeof res);
@@ -502,8 +564,8 @@ static void ik_two_bone_reaches_reachable_targets(void **state)
         /* The knee of a leg less than 1e-4 of its length short of straight is beyond any
          * float solver (see above); its end is checked, not its knee. */
         if (dmax - d > 1e-4 * dmax) {
-            cb_err_track_add(&mid, dv_len(dv_sub(pos_d(&w, L->mid), want_mid)) * d / (a + b),
-                             0.0, (size_t)it);
+            cb_err_track_add(&mid, dv_len(dv_sub(pos_d(&w, L->mid), want_mid)) * d / (a + b), 0.0,
+                             (size_t)it);
         }
         CB_CHECK(dv_len(dv_sub(pos_d(&w, L->start), s)) == 0.0, "the start joint moved");
     }
@@ -564,8 +626,8 @@ static void ik_two_bone_degrades_smoothly_out_of_reach(void **state)
                                  (size_t)k);
                 cb_err_track_add(&ray, dv_angle(dv_sub(e, s), dir), 0.0, (size_t)k);
                 if (k > 0) {
-                    CB_CHECK(len >= prev_len - 2e-6, "step %d: the end came back (%.7f < %.7f)",
-                             k, len, prev_len);
+                    CB_CHECK(len >= prev_len - 2e-6, "step %d: the end came back (%.7f < %.7f)", k,
+                             len, prev_len);
                     double es = dv_len(dv_sub(e, prev_e)), ms = dv_len(dv_sub(m, prev_m));
                     end_step_ratio = fmax(end_step_ratio, (es - 4e-6) / step);
                     if (hard) {
@@ -687,8 +749,10 @@ static void ik_two_bone_pole_decides_the_plane(void **state)
         dv pp = dv_unit(dv_sub(pole, dv_scale(dir, dv_dot(pole, dir))));
         dv normal = dv_unit(dv_cross(dir, pp));
         cb_err_track_add(&plane, fabs(dv_dot(m, normal)), 0.0, (size_t)it);
-        CB_CHECK(dv_dot(m, pp) > 0.0, "iteration %d (%s%s): the mid joint bends away from the "
-                 "pole (%.4f)", it, L->name, it % 2 ? ", hinge from pose" : "", dv_dot(m, pp));
+        CB_CHECK(dv_dot(m, pp) > 0.0,
+                 "iteration %d (%s%s): the mid joint bends away from the "
+                 "pole (%.4f)",
+                 it, L->name, it % 2 ? ", hinge from pose" : "", dv_dot(m, pp));
     }
     /* Positions up to 0.5 m from the start, a handful of float operations: measured 1.6e-6 m
      * over configurations and 40 seeds. */
@@ -774,15 +838,21 @@ static void ik_two_bone_degenerate_cases(void **state)
         double tol = 5e-6;
         if (want_len < 0.0) {
             double dd = soft_ref(dv_len(dv_sub(target, s)), dmin, dmax, kind == 5 ? 1.0 : 0.97);
-            CB_CHECK(fabs(len - dd) < tol, "case %d (kind %d, %s): |end - start| %.7f, want "
-                     "%.7f", it, kind, L->name, len, dd);
+            CB_CHECK(fabs(len - dd) < tol,
+                     "case %d (kind %d, %s): |end - start| %.7f, want "
+                     "%.7f",
+                     it, kind, L->name, len, dd);
         } else {
-            CB_CHECK(fabs(len - want_len) < tol, "case %d (kind %d): |end - start| %.7f, want "
-                     "%.7f", it, kind, len, want_len);
+            CB_CHECK(fabs(len - want_len) < tol,
+                     "case %d (kind %d): |end - start| %.7f, want "
+                     "%.7f",
+                     it, kind, len, want_len);
         }
         if (len > 1e-3) {
-            CB_CHECK(dv_angle(e, want_dir) < 1e-4, "case %d (kind %d, %s): end direction off by "
-                     "%.3g rad", it, kind, L->name, dv_angle(e, want_dir));
+            CB_CHECK(dv_angle(e, want_dir) < 1e-4,
+                     "case %d (kind %d, %s): end direction off by "
+                     "%.3g rad",
+                     it, kind, L->name, dv_angle(e, want_dir));
         }
     }
     world_free(&w);
@@ -859,9 +929,14 @@ static void ik_two_bone_random_skeletons(void **state)
         dv dir = random_unit(&r);
         dv target = dv_add(ps, dv_scale(dir, d));
         cb_ik_two_bone_result res;
-        cb_ik_two_bone_job j = {.skeleton = s, .pose = {pose, groups}, .out = {out, groups},
-                                .start_joint = (uint32_t)st, .mid_joint = (uint32_t)m,
-                                .end_joint = e, .weight = 1.0f, .result = &res};
+        cb_ik_two_bone_job j = {.skeleton = s,
+                                .pose = {pose, groups},
+                                .out = {out, groups},
+                                .start_joint = (uint32_t)st,
+                                .mid_joint = (uint32_t)m,
+                                .end_joint = e,
+                                .weight = 1.0f,
+                                .result = &res};
         dv_store(target, j.target);
         dv_store(random_pole(&r, dir), j.pole);
         dv_store(axis, j.mid_axis);
@@ -901,8 +976,10 @@ static void ik_two_bone_model_sources_and_corrections_agree(void **state)
     for (int it = 0; it < 400; ++it) {
         new_pose(&w, &r);
         model_float(&w, w.pose, 0);
-        cb_ltm_job l3 = {.skeleton = w.s, .local = {w.pose, w.groups},
-                         .model_layout = CB_MATRIX_LAYOUT_MAT3X4, .model = {m3, w.n * 12}};
+        cb_ltm_job l3 = {.skeleton = w.s,
+                         .local = {w.pose, w.groups},
+                         .model_layout = CB_MATRIX_LAYOUT_MAT3X4,
+                         .model = {m3, w.n * 12}};
         assert_int_equal(cb_ltm_job_run(&l3, NULL), CB_OK);
         const limb *L = &w.limb[it % 4];
         dv s = pos_d(&w, L->start);
@@ -977,14 +1054,14 @@ static void ik_two_bone_bad_pose_geometry(void **state)
         cb_result want;
         const char *needle;
     } cases[] = {
-        {0, 0, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},                   /* calf at the thigh */
-        {1, 1, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},                   /* foot at the calf */
-        {0, 4, NAN, 0, CB_ERR_NOT_FINITE, "not finite"},              /* calf rotation */
-        {2, 0, INFINITY, 0, CB_ERR_NOT_FINITE, "not finite"},         /* pelvis translation */
+        {0, 0, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},           /* calf at the thigh */
+        {1, 1, 0.0f, 0, CB_ERR_DEGENERATE, "bone"},           /* foot at the calf */
+        {0, 4, NAN, 0, CB_ERR_NOT_FINITE, "not finite"},      /* calf rotation */
+        {2, 0, INFINITY, 0, CB_ERR_NOT_FINITE, "not finite"}, /* pelvis translation */
         {2, 0, 3e9f, 0, CB_ERR_INVALID_ARGUMENT, "CB_IK_MAX_COORDINATE"},
-        {1, 12, NAN, 1, CB_ERR_NOT_FINITE, "not finite"},             /* foot's matrix */
-        {0, 6, NAN, 2, CB_ERR_NOT_FINITE, "local rotation"},          /* calf, matrices fine */
-        {3, 0, NAN, 0, CB_OK, ""},                                    /* head: off the path */
+        {1, 12, NAN, 1, CB_ERR_NOT_FINITE, "not finite"},    /* foot's matrix */
+        {0, 6, NAN, 2, CB_ERR_NOT_FINITE, "local rotation"}, /* calf, matrices fine */
+        {3, 0, NAN, 0, CB_OK, ""},                           /* head: off the path */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         memcpy(w.pose, clean, w.bytes);
@@ -1021,8 +1098,8 @@ static void ik_two_bone_bad_pose_geometry(void **state)
         cb_result got = cb_ik_two_bone_job_run(&job, &err);
         CB_CHECK(got == cases[k].want, "case %zu: %s, want %s (%s)", k, cb_result_str(got),
                  cb_result_str(cases[k].want), err.message);
-        CB_CHECK(strstr(err.message, cases[k].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"",
-                 k, err.message, cases[k].needle);
+        CB_CHECK(strstr(err.message, cases[k].needle) != NULL, "case %zu: \"%s\" lacks \"%s\"", k,
+                 err.message, cases[k].needle);
         assert_memory_equal(w.pose, before, w.bytes);
         if (got != CB_OK) {
             assert_memory_equal(w.out, out_before, w.bytes);
@@ -1043,9 +1120,14 @@ static void ik_two_bone_bad_pose_geometry(void **state)
     cb_skeleton *s = NULL;
     assert_int_equal(cb_skeleton_create(&d, &s, NULL), CB_OK);
     cb_ik_two_bone_result res;
-    cb_ik_two_bone_job job = {.skeleton = s, .pose = cb_skeleton_rest_pose(s), .start_joint = 0,
-                              .mid_joint = 1, .end_joint = 2, .target = {0, 0.3f, 0.1f},
-                              .weight = 1.0f, .result = &res};
+    cb_ik_two_bone_job job = {.skeleton = s,
+                              .pose = cb_skeleton_rest_pose(s),
+                              .start_joint = 0,
+                              .mid_joint = 1,
+                              .end_joint = 2,
+                              .target = {0, 0.3f, 0.1f},
+                              .weight = 1.0f,
+                              .result = &res};
     cb_error err = {0};
     assert_int_equal(cb_ik_two_bone_job_run(&job, &err), CB_ERR_DEGENERATE);
     CB_CHECK(strstr(err.message, "joint 0 to joint 1") != NULL, "message: %s", err.message);
@@ -1077,7 +1159,12 @@ static const aim_setup aim_setups[4] = {
      {0, 0, 1},
      {0, 1, 0},
      {0.0f, 0.075f, 0.085f}},
-    {"weapon arm", {"spine_03", "upperarm_r"}, {0.4f, 1.0f}, 2, {0, -1, 0}, {0, 0, 1},
+    {"weapon arm",
+     {"spine_03", "upperarm_r"},
+     {0.4f, 1.0f},
+     2,
+     {0, -1, 0},
+     {0, 0, 1},
      {0.0f, -0.3f, 0.0f}},
 };
 
@@ -1252,8 +1339,8 @@ static void ik_aim_stops_at_the_limit(void **state)
             prev = f;
         }
     }
-    cb_test_note("largest turn past the limit %.3g rad; largest step %.3f degree per degree",
-                 over, worst_step);
+    cb_test_note("largest turn past the limit %.3g rad; largest step %.3f degree per degree", over,
+                 worst_step);
     /* At the limit the last joint's clamp is exact up to a rotation and local-to-model:
      * measured 8.7e-7 rad (7.2e-7 past it) over configurations and 40 seeds; inside it the aim
      * is as exact as unconstrained (measured 6.5e-7). */
@@ -1402,10 +1489,18 @@ static void ik_aim_degenerate_cases(void **state)
         bool can_hit = true, any = false;
         dv target;
         switch (kind) {
-        case 0: target = p, can_hit = false; break;
-        case 1: target = c.o0, any = true; break; /* on the ray, at its origin */
-        case 2: target = dv_add(p, dv_scale(random_unit(&r), 0.03)), can_hit = false; break;
-        case 3: target = dv_sub(c.o0, dv_scale(c.f0, 2.0)); break;
+        case 0:
+            target = p, can_hit = false;
+            break;
+        case 1:
+            target = c.o0, any = true;
+            break; /* on the ray, at its origin */
+        case 2:
+            target = dv_add(p, dv_scale(random_unit(&r), 0.03)), can_hit = false;
+            break;
+        case 3:
+            target = dv_sub(c.o0, dv_scale(c.f0, 2.0));
+            break;
         case 4:
             target = dv_sub(c.o0, dv_scale(c.f0, 2.0));
             c.job.angle_limit = 1.0f;
@@ -1428,8 +1523,8 @@ static void ik_aim_degenerate_cases(void **state)
             const float *q = c.corr + 4 * k;
             double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
                               (double)q[3] * q[3]);
-            CB_CHECK(isfinite(len) && fabs(len - 1.0) < 1e-6, "case %d: correction %zu: %g", it,
-                     k, len);
+            CB_CHECK(isfinite(len) && fabs(len - 1.0) < 1e-6, "case %d: correction %zu: %g", it, k,
+                     len);
         }
         if (any) {
             continue;
@@ -1440,8 +1535,8 @@ static void ik_aim_degenerate_cases(void **state)
             model_double(&w, w.out);
             dv o, f, u;
             aim_ray(&w, &c, &o, &f, &u);
-            CB_CHECK(dv_angle(f, dv_sub(target, o)) < 1e-4, "case %d (kind %d, %s): off by %g",
-                     it, kind, a->name, dv_angle(f, dv_sub(target, o)));
+            CB_CHECK(dv_angle(f, dv_sub(target, o)) < 1e-4, "case %d (kind %d, %s): off by %g", it,
+                     kind, a->name, dv_angle(f, dv_sub(target, o)));
         }
     }
     world_free(&w);
@@ -1474,71 +1569,131 @@ static void ik_aim_job_validity(void **state)
         cb_result want;
         const char *needle;
     } cases[] = {
-        {CB_ERR_NULL_ARGUMENT, "skeleton"},          /* 0 */
-        {CB_ERR_NULL_ARGUMENT, "pose"},              /* 1 */
-        {CB_ERR_SPAN_TOO_SHORT, "pose"},             /* 2 */
-        {CB_ERR_MISALIGNED, "out"},                  /* 3 */
-        {CB_ERR_INVALID_ARGUMENT, "overlaps"},       /* 4 */
-        {CB_ERR_INVALID_ARGUMENT, "model_layout"},   /* 5 */
-        {CB_ERR_SPAN_TOO_SHORT, "model"},            /* 6 */
-        {CB_ERR_NOT_FINITE, "weight"},               /* 7 */
-        {CB_ERR_INVALID_ARGUMENT, "weight"},         /* 8 */
-        {CB_ERR_NULL_ARGUMENT, "chain"},             /* 9 */
-        {CB_ERR_TOO_FEW, "empty"},                   /* 10 */
-        {CB_ERR_TOO_MANY, "at most"},                /* 11 */
-        {CB_ERR_INVALID_ARGUMENT, "chain[0].joint"}, /* 12 */
-        {CB_ERR_HIERARCHY, "descendant"},            /* 13 */
-        {CB_ERR_HIERARCHY, "descendant"},            /* 14 */
-        {CB_ERR_INVALID_ARGUMENT, "chain[0].weight"},/* 15 */
-        {CB_ERR_NOT_FINITE, "chain[0].weight"},      /* 16 */
-        {CB_ERR_NOT_FINITE, "target"},               /* 17 */
-        {CB_ERR_INVALID_ARGUMENT, "target"},         /* 18 */
-        {CB_ERR_NOT_FINITE, "pole"},                 /* 19 */
-        {CB_ERR_NOT_FINITE, "forward"},              /* 20 */
-        {CB_ERR_NOT_FINITE, "up"},                   /* 21 */
-        {CB_ERR_NOT_FINITE, "offset"},               /* 22 */
-        {CB_ERR_NOT_FINITE, "angle_limit"},          /* 23 */
-        {CB_ERR_INVALID_ARGUMENT, "angle_limit"},    /* 24 */
-        {CB_ERR_INVALID_ARGUMENT, "angle_limit"},    /* 25 */
-        {CB_ERR_DEGENERATE, "parallel"},             /* 26 */
-        {CB_ERR_DEGENERATE, "parallel"},             /* 27: default up along forward */
-        {CB_ERR_NULL_ARGUMENT, "corrections"},       /* 28 */
-        {CB_ERR_SPAN_TOO_SHORT, "corrections"},      /* 29 */
-        {CB_ERR_INVALID_ARGUMENT, "no output"},      /* 30 */
+        {CB_ERR_NULL_ARGUMENT, "skeleton"},           /* 0 */
+        {CB_ERR_NULL_ARGUMENT, "pose"},               /* 1 */
+        {CB_ERR_SPAN_TOO_SHORT, "pose"},              /* 2 */
+        {CB_ERR_MISALIGNED, "out"},                   /* 3 */
+        {CB_ERR_INVALID_ARGUMENT, "overlaps"},        /* 4 */
+        {CB_ERR_INVALID_ARGUMENT, "model_layout"},    /* 5 */
+        {CB_ERR_SPAN_TOO_SHORT, "model"},             /* 6 */
+        {CB_ERR_NOT_FINITE, "weight"},                /* 7 */
+        {CB_ERR_INVALID_ARGUMENT, "weight"},          /* 8 */
+        {CB_ERR_NULL_ARGUMENT, "chain"},              /* 9 */
+        {CB_ERR_TOO_FEW, "empty"},                    /* 10 */
+        {CB_ERR_TOO_MANY, "at most"},                 /* 11 */
+        {CB_ERR_INVALID_ARGUMENT, "chain[0].joint"},  /* 12 */
+        {CB_ERR_HIERARCHY, "descendant"},             /* 13 */
+        {CB_ERR_HIERARCHY, "descendant"},             /* 14 */
+        {CB_ERR_INVALID_ARGUMENT, "chain[0].weight"}, /* 15 */
+        {CB_ERR_NOT_FINITE, "chain[0].weight"},       /* 16 */
+        {CB_ERR_NOT_FINITE, "target"},                /* 17 */
+        {CB_ERR_INVALID_ARGUMENT, "target"},          /* 18 */
+        {CB_ERR_NOT_FINITE, "pole"},                  /* 19 */
+        {CB_ERR_NOT_FINITE, "forward"},               /* 20 */
+        {CB_ERR_NOT_FINITE, "up"},                    /* 21 */
+        {CB_ERR_NOT_FINITE, "offset"},                /* 22 */
+        {CB_ERR_NOT_FINITE, "angle_limit"},           /* 23 */
+        {CB_ERR_INVALID_ARGUMENT, "angle_limit"},     /* 24 */
+        {CB_ERR_INVALID_ARGUMENT, "angle_limit"},     /* 25 */
+        {CB_ERR_DEGENERATE, "parallel"},              /* 26 */
+        {CB_ERR_DEGENERATE, "parallel"},              /* 27: default up along forward */
+        {CB_ERR_NULL_ARGUMENT, "corrections"},        /* 28 */
+        {CB_ERR_SPAN_TOO_SHORT, "corrections"},       /* 29 */
+        {CB_ERR_INVALID_ARGUMENT, "no output"},       /* 30 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ik_aim_job j = c.job;
         switch (k) {
-        case 0: j.skeleton = NULL; break;
-        case 1: j.pose.ptr = NULL; break;
-        case 2: j.pose.count = 0; break;
-        case 3: j.out.ptr = (cb_xform_group *)((char *)w.out + 8); break;
-        case 4: j.out.ptr = (cb_xform_group *)((char *)w.pose + cb_simd_group_bytes()); break;
-        case 5: j.model_layout = (cb_matrix_layout)7; break;
-        case 6: j.model = (cb_float_cspan){w.model, 16}; break;
-        case 7: j.weight = INFINITY; break;
-        case 8: j.weight = -1.0f; break;
-        case 9: j.chain.ptr = NULL; break;
-        case 10: j.chain.count = 0; break;
-        case 11: j.chain = (cb_ik_aim_joint_cspan){many, CB_IK_AIM_MAX_JOINTS + 1}; break;
-        case 12: j.chain = (cb_ik_aim_joint_cspan){range, 1}; break;
-        case 13: j.chain = (cb_ik_aim_joint_cspan){broken, 2}; break;
-        case 14: j.chain = (cb_ik_aim_joint_cspan){apart, 2}; break;
-        case 15: j.chain = (cb_ik_aim_joint_cspan){bad_w, 2}; break;
-        case 16: j.chain = (cb_ik_aim_joint_cspan){nan_w, 2}; break;
-        case 17: j.target[0] = NAN; break;
-        case 18: j.target[1] = -1e10f; break;
-        case 19: j.pole[2] = NAN; break;
-        case 20: j.forward[0] = INFINITY; break;
-        case 21: j.up[1] = NAN; break;
-        case 22: j.offset[2] = NAN; break;
-        case 23: j.angle_limit = NAN; break;
-        case 24: j.angle_limit = -0.1f; break;
-        case 25: j.angle_limit = 3.2f; break;
-        case 26: j.up[0] = 0, j.up[1] = 0, j.up[2] = -2.0f; break;
-        case 27: j.forward[0] = 0, j.forward[1] = 3.0f, j.forward[2] = 0, j.up[1] = 0; break;
-        case 28: j.corrections = (cb_float_span){NULL, 8}; break;
-        case 29: j.corrections.count = 7; break;
+        case 0:
+            j.skeleton = NULL;
+            break;
+        case 1:
+            j.pose.ptr = NULL;
+            break;
+        case 2:
+            j.pose.count = 0;
+            break;
+        case 3:
+            j.out.ptr = (cb_xform_group *)((char *)w.out + 8);
+            break;
+        case 4:
+            j.out.ptr = (cb_xform_group *)((char *)w.pose + cb_simd_group_bytes());
+            break;
+        case 5:
+            j.model_layout = (cb_matrix_layout)7;
+            break;
+        case 6:
+            j.model = (cb_float_cspan){w.model, 16};
+            break;
+        case 7:
+            j.weight = INFINITY;
+            break;
+        case 8:
+            j.weight = -1.0f;
+            break;
+        case 9:
+            j.chain.ptr = NULL;
+            break;
+        case 10:
+            j.chain.count = 0;
+            break;
+        case 11:
+            j.chain = (cb_ik_aim_joint_cspan){many, CB_IK_AIM_MAX_JOINTS + 1};
+            break;
+        case 12:
+            j.chain = (cb_ik_aim_joint_cspan){range, 1};
+            break;
+        case 13:
+            j.chain = (cb_ik_aim_joint_cspan){broken, 2};
+            break;
+        case 14:
+            j.chain = (cb_ik_aim_joint_cspan){apart, 2};
+            break;
+        case 15:
+            j.chain = (cb_ik_aim_joint_cspan){bad_w, 2};
+            break;
+        case 16:
+            j.chain = (cb_ik_aim_joint_cspan){nan_w, 2};
+            break;
+        case 17:
+            j.target[0] = NAN;
+            break;
+        case 18:
+            j.target[1] = -1e10f;
+            break;
+        case 19:
+            j.pole[2] = NAN;
+            break;
+        case 20:
+            j.forward[0] = INFINITY;
+            break;
+        case 21:
+            j.up[1] = NAN;
+            break;
+        case 22:
+            j.offset[2] = NAN;
+            break;
+        case 23:
+            j.angle_limit = NAN;
+            break;
+        case 24:
+            j.angle_limit = -0.1f;
+            break;
+        case 25:
+            j.angle_limit = 3.2f;
+            break;
+        case 26:
+            j.up[0] = 0, j.up[1] = 0, j.up[2] = -2.0f;
+            break;
+        case 27:
+            j.forward[0] = 0, j.forward[1] = 3.0f, j.forward[2] = 0, j.up[1] = 0;
+            break;
+        case 28:
+            j.corrections = (cb_float_span){NULL, 8};
+            break;
+        case 29:
+            j.corrections.count = 7;
+            break;
         case 30:
             j.out = (cb_xform_group_span){NULL, 0};
             j.corrections = (cb_float_span){NULL, 0};
@@ -1623,8 +1778,11 @@ static void ik_refresh_range_updates_the_model(void **state)
     CB_CHECK(from == 7 && to == 7, "written on failure");
     struct {
         const char *joint, *last;
-    } subtrees[] = {{"thigh_l", "ball_l"}, {"neck", "eye_r"}, {"root", "ball_r"},
-                    {"head", "eye_r"}, {"ball_r", "ball_r"}};
+    } subtrees[] = {{"thigh_l", "ball_l"},
+                    {"neck", "eye_r"},
+                    {"root", "ball_r"},
+                    {"head", "eye_r"},
+                    {"ball_r", "ball_r"}};
     for (size_t k = 0; k < sizeof subtrees / sizeof subtrees[0]; ++k) {
         assert_int_equal(cb_ik_refresh_range(w.s, joint(&w, subtrees[k].joint), &from, &to, NULL),
                          CB_OK);
@@ -1641,8 +1799,8 @@ static void ik_refresh_range_updates_the_model(void **state)
         uint32_t first;
         if (it % 2 == 0) {
             const limb *L = &w.limb[it % 4];
-            cb_ik_two_bone_job j = two_bone(&w, L, dv_add(pos_d(&w, L->start), random_unit(&r)),
-                                            (dv){0, 0, 1}, &res);
+            cb_ik_two_bone_job j =
+                two_bone(&w, L, dv_add(pos_d(&w, L->start), random_unit(&r)), (dv){0, 0, 1}, &res);
             j.out.ptr = w.pose;
             assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
             first = res.first_joint;
@@ -1804,8 +1962,8 @@ static void ik_never_writes_nan(void **state)
             const float *q = corr + 4 * k;
             double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
                               (double)q[3] * q[3]);
-            CB_CHECK(fabs(len - 1.0) < 1e-5, "iteration %d: correction %zu has length %g", it,
-                     k, len);
+            CB_CHECK(fabs(len - 1.0) < 1e-5, "iteration %d: correction %zu has length %g", it, k,
+                     len);
         }
     }
     cb_test_note("%zu wild jobs succeeded, %zu were refused", ok, failed);

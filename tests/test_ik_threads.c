@@ -77,7 +77,7 @@ static void ik_jobs_share_a_skeleton_across_threads(void **state)
     cr.groups = cb_skeleton_group_count(cr.s);
     cr.bytes = cb_skeleton_pose_bytes(cr.s);
     const char *names[2][3] = {{"thigh_l", "calf_l", "foot_l"}, {"thigh_r", "calf_r", "foot_r"}};
-    size_t j;
+    uint32_t j;
     for (int side = 0; side < 2; ++side) {
         for (int k = 0; k < 3; ++k) {
             assert_int_equal(cb_skeleton_find_joint(cr.s, names[side][k], &j), CB_OK);

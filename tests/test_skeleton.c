@@ -10,8 +10,8 @@
 
 /* A small tree: 0 root, 1 pelvis, 2 spine, 3 head, 4 arm_l, 5 hand_l, 6 arm_r, 7 leg_l, 8 leg_r,
  * 9 foot_l. */
-static const char *const names9[] = {"root", "pelvis", "spine", "head", "arm_l",
-                                     "hand_l", "arm_r", "leg_l", "leg_r", "foot_l"};
+static const char *const names9[] = {"root",   "pelvis", "spine", "head",  "arm_l",
+                                     "hand_l", "arm_r",  "leg_l", "leg_r", "foot_l"};
 static const int32_t parents9[] = {-1, 0, 1, 2, 2, 4, 2, 1, 1, 7};
 enum { N9 = 10 };
 
@@ -152,7 +152,7 @@ static void skeleton_queries_and_rest_pose(void **state)
     for (size_t j = 0; j < N9; ++j) {
         assert_string_equal(cb_skeleton_joint_name(s, j), names9[j]);
         assert_int_equal(cb_skeleton_parents(s)[j], parents9[j]);
-        size_t found = 99;
+        uint32_t found = 99;
         assert_int_equal(cb_skeleton_find_joint(s, names9[j], &found), CB_OK);
         assert_int_equal(found, j);
         cb_xform x = cb_skeleton_rest_xform(s, j);
@@ -171,7 +171,7 @@ static void skeleton_queries_and_rest_pose(void **state)
         }
     }
     assert_null(cb_skeleton_joint_name(s, N9));
-    size_t found;
+    uint32_t found;
     assert_int_equal(cb_skeleton_find_joint(s, "tail", &found), CB_ERR_NOT_FOUND);
     assert_int_equal(cb_skeleton_find_joint(s, NULL, &found), CB_ERR_NULL_ARGUMENT);
     cb_xform id = cb_skeleton_rest_xform(s, 1000);

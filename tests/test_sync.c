@@ -562,7 +562,7 @@ static void sync_events_frame_rate_independent(void **state)
 /* Selected sync markers of a clip, in time order: not event_only, name in `names` (all when
  * names is NULL). */
 typedef struct seg_list {
-    size_t n;
+    uint32_t n;
     double t[64];
     uint32_t h[64];
 } seg_list;
@@ -597,14 +597,14 @@ static cb_sync_pos ref_pos(const cb_clip *c, double t, const cb_sync_names *name
     if (l.n == 0) {
         return p;
     }
-    size_t from = l.n - 1;
+    uint32_t from = l.n - 1;
     double tf = l.t[l.n - 1] - 1.0;
     for (size_t i = 0; i < l.n; ++i) {
         if (l.t[i] <= u) {
             from = i, tf = l.t[i];
         }
     }
-    size_t to = (from + 1) % l.n;
+    uint32_t to = (from + 1) % l.n;
     double len = l.n == 1 ? 1.0 : to > from ? l.t[to] - l.t[from] : l.t[to] + 1.0 - l.t[from];
     p.kind = CB_SYNC_KIND_MARKERS;
     p.from_hash = l.h[from];
@@ -678,7 +678,7 @@ static void sync_validity(void **state)
     /* group_names */
     const cb_clip *group[2] = {c, NULL};
     uint32_t out[4] = {7, 7, 7, 7};
-    size_t n = 99;
+    uint32_t n = 99;
     cb_error err = {0};
     assert_int_equal(cb_sync_group_names(NULL, 1, NULL, out, 4, &n, &err), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_sync_group_names(group, 1, NULL, NULL, 4, &n, &err), CB_ERR_NULL_ARGUMENT);
@@ -828,10 +828,10 @@ static void sync_follower_agreeing_clips(void **state)
         cb_clip *fol = cycle_clip(&r, s, "fol", q, rf, cb_prng_below(&r, 4), "only_fol", true);
         const cb_clip *pair[2] = {lead, fol};
         uint32_t gn[8];
-        size_t gcount;
+        uint32_t gcount;
         cb_error err = {0};
         cb_result gr = cb_sync_group_names(pair, 2, NULL, gn, 8, &gcount, &err);
-        CB_CHECK(gr == CB_OK && gcount == q, "group names: %s, %zu of %zu", err.message, gcount, q);
+        CB_CHECK(gr == CB_OK && gcount == q, "group names: %s, %u of %zu", err.message, gcount, q);
         cb_sync_names names = {gn, gcount};
         /* rf leader cycles pass rf * rl name cycles: rl whole follower cycles. */
         const int steps = 2000 * (int)rf;
@@ -921,7 +921,7 @@ static void sync_disagreeing_clips_fall_back(void **state)
     }
     const cb_clip *pair[2] = {lead, fol};
     uint32_t out[4];
-    size_t n = 0;
+    uint32_t n = 0;
     cb_error err = {0};
     assert_int_equal(cb_sync_group_names(pair, 2, NULL, out, 4, &n, &err), CB_ERR_MISMATCH);
     assert_int_equal(n, 0);
@@ -1077,7 +1077,7 @@ static void sync_embedded_plants_coincide(void **state)
         }
     }
     uint32_t gn[CB_CLIP_MAX_MARKERS];
-    size_t n = 0;
+    uint32_t n = 0;
     cb_error err = {0};
     CB_CHECK(cb_sync_group_names(loco, 16, NULL, gn, CB_CLIP_MAX_MARKERS, &n, &err) == CB_OK, "%s",
              err.message);
@@ -1270,7 +1270,7 @@ static size_t contact_starts(double (*w)[3], const double *own, size_t n, double
  * of the leader's left foot and the nearest one of the follower's. */
 static double feet_apart(rig *g, const cb_clip *lead, const cb_clip *fol, bool by_markers)
 {
-    size_t ball = 0;
+    uint32_t ball = 0;
     assert_int_equal(cb_skeleton_find_joint(g->s, "ball_l", &ball), CB_OK);
     enum { PER_CYCLE = 960, N = 3 * PER_CYCLE + 1 };
     double(*wl)[3] = malloc(N * sizeof *wl), (*wf)[3] = malloc(N * sizeof *wf);

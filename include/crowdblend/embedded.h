@@ -76,10 +76,10 @@ CB_API void cb_embedded_destroy(cb_embedded *set);
 CB_API const cb_skeleton *cb_embedded_skeleton(const cb_embedded *set);
 
 /** Number of clips (19: idle, 8 walks, 8 runs, lean_add, wave_upper). */
-CB_API size_t cb_embedded_clip_count(const cb_embedded *set);
+CB_API uint32_t cb_embedded_clip_count(const cb_embedded *set);
 
 /** Clip by index in the order of the file comment, or NULL when out of range. */
-CB_API const cb_clip *cb_embedded_clip(const cb_embedded *set, size_t index);
+CB_API const cb_clip *cb_embedded_clip(const cb_embedded *set, uint32_t index);
 
 /** Clip by name, or NULL when there is none. */
 CB_API const cb_clip *cb_embedded_find_clip(const cb_embedded *set, const char *name);

@@ -1,6 +1,6 @@
 /**
  * @file crowdblend/ik.h
- * @brief Inverse kinematics, the post-process of step (4) of the frame: two-bone IK (a leg or an
+ * @brief Inverse kinematics, the post-process, step (5) of the frame: two-bone IK (a leg or an
  *        arm reaching for a point) and aim IK over a joint chain (look-at, pointing a weapon).
  *
  * Both run on one character's LOCAL pose after blending and before local-to-model, as the graph

@@ -1,6 +1,6 @@
 /**
  * @file crowdblend/ltm.h
- * @brief Local-to-model, step (5) of the frame: local joint transforms to model-space matrices
+ * @brief Local-to-model, step (6) of the frame: local joint transforms to model-space matrices
  *        (4x4 or 3x4), skinning matrices (model x inverse bind) and model-space TRS.
  *
  * The job walks the joints parents first: model[j] = model[parent[j]] x local[j], with

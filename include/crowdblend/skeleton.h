@@ -52,7 +52,7 @@ typedef struct cb_skeleton cb_skeleton;
 typedef struct cb_skeleton_desc {
     uint32_t _start_canary; /**< must be 0 */
     /** Number of joints, 1..CB_SKELETON_MAX_JOINTS. Required. */
-    size_t joint_count;
+    uint32_t joint_count;
     /**
      * joint_count joint names: non-empty, at most CB_JOINT_NAME_MAX bytes, all different.
      * Required.
@@ -100,22 +100,22 @@ CB_API cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **
 CB_API void cb_skeleton_destroy(cb_skeleton *skeleton);
 
 /** Number of joints. */
-CB_API size_t cb_skeleton_joint_count(const cb_skeleton *skeleton);
+CB_API uint32_t cb_skeleton_joint_count(const cb_skeleton *skeleton);
 
 /** Number of SoA joint groups in a pose of this skeleton: ceil(joints / W). */
-CB_API size_t cb_skeleton_group_count(const cb_skeleton *skeleton);
+CB_API uint32_t cb_skeleton_group_count(const cb_skeleton *skeleton);
 
 /**
  * Joints including the padding lanes: group_count * W. Per-joint arrays that the SIMD code reads
  * a group at a time (joint masks) have this many entries.
  */
-CB_API size_t cb_skeleton_soa_joint_count(const cb_skeleton *skeleton);
+CB_API uint32_t cb_skeleton_soa_joint_count(const cb_skeleton *skeleton);
 
 /** Bytes of one pose buffer: group_count * cb_simd_group_bytes(). */
 CB_API size_t cb_skeleton_pose_bytes(const cb_skeleton *skeleton);
 
 /** Name of a joint, or NULL when joint >= joint count. Valid as long as the skeleton. */
-CB_API const char *cb_skeleton_joint_name(const cb_skeleton *skeleton, size_t joint);
+CB_API const char *cb_skeleton_joint_name(const cb_skeleton *skeleton, uint32_t joint);
 
 /** The joint_count parent indices (-1 for roots). Valid as long as the skeleton. */
 CB_API const int32_t *cb_skeleton_parents(const cb_skeleton *skeleton);
@@ -126,7 +126,7 @@ CB_API const int32_t *cb_skeleton_parents(const cb_skeleton *skeleton);
  * @return CB_OK, CB_ERR_NULL_ARGUMENT or CB_ERR_NOT_FOUND.
  */
 CB_API cb_result cb_skeleton_find_joint(const cb_skeleton *skeleton, const char *name,
-                                        size_t *index);
+                                        uint32_t *index);
 
 /**
  * The rest pose as joint groups (padding lanes are identity). Valid as long as the skeleton;
@@ -135,7 +135,7 @@ CB_API cb_result cb_skeleton_find_joint(const cb_skeleton *skeleton, const char 
 CB_API cb_xform_group_cspan cb_skeleton_rest_pose(const cb_skeleton *skeleton);
 
 /** Rest transform of one joint (rotation normalized); identity when joint is out of range. */
-CB_API cb_xform cb_skeleton_rest_xform(const cb_skeleton *skeleton, size_t joint);
+CB_API cb_xform cb_skeleton_rest_xform(const cb_skeleton *skeleton, uint32_t joint);
 
 /**
  * A 64-bit fingerprint of the joint count, names and parents. Clips remember the fingerprint
@@ -169,7 +169,7 @@ typedef struct cb_mask_rule {
  *         on failure.
  */
 CB_API cb_result cb_skeleton_build_mask(const cb_skeleton *skeleton, float base_weight,
-                                        const cb_mask_rule *rules, size_t rule_count,
+                                        const cb_mask_rule *rules, uint32_t rule_count,
                                         cb_float_span out, cb_error *err);
 
 #ifdef __cplusplus

@@ -125,7 +125,7 @@ CB_API cb_result cb_sync_events(const cb_clip *clip, float from, float to, uint3
 /** The marker names a sync uses (see SYNC): name hashes, as cb_name_hash gives them. */
 typedef struct cb_sync_names {
     const uint32_t *hashes; /**< count hashes; may be NULL when count is 0 */
-    size_t count;           /**< 0: no markers at all, i.e. normalized-time sync */
+    uint32_t count;         /**< 0: no markers at all, i.e. normalized-time sync */
 } cb_sync_names;
 
 /** How a sync position is expressed, or how a sync was done. */
@@ -205,9 +205,9 @@ CB_API cb_result cb_sync_follower_time(const cb_clip *leader, float leader_time,
  *         (capacity), CB_ERR_MISMATCH (two clips order the shared markers differently; the
  *         message names the clips and the markers). Nothing is written on failure.
  */
-CB_API cb_result cb_sync_group_names(const cb_clip *const *clips, size_t count,
-                                     const cb_sync_names *filter, uint32_t *out, size_t capacity,
-                                     size_t *out_count, cb_error *err);
+CB_API cb_result cb_sync_group_names(const cb_clip *const *clips, uint32_t count,
+                                     const cb_sync_names *filter, uint32_t *out, uint32_t capacity,
+                                     uint32_t *out_count, cb_error *err);
 
 #ifdef __cplusplus
 }

@@ -55,20 +55,22 @@ static cb_result track_joint(const cb_clip_desc *d, size_t k, size_t *joint, cb_
 {
     const cb_clip_track *tr = &d->tracks[k];
     if (tr->joint_name != NULL) {
-        if (cb_skeleton_find_joint(d->skeleton, tr->joint_name, joint) != CB_OK) {
+        uint32_t found = 0;
+        *joint = found;
+        if (cb_skeleton_find_joint(d->skeleton, tr->joint_name, &found) != CB_OK) {
             return cb_error_set(err, CB_ERR_NOT_FOUND,
                                 "clip \"%s\": tracks[%zu].joint_name \"%s\" is not a joint of the "
                                 "skeleton",
                                 d->name, k, tr->joint_name);
         }
+        *joint = found;
         return CB_OK;
     }
     if (tr->joint >= cb_skeleton_joint_count(d->skeleton)) {
-        return cb_error_set(
-            err, CB_ERR_MISMATCH,
-            "clip \"%s\": tracks[%zu].joint %u does not exist: the skeleton has %zu "
-            "joints",
-            d->name, k, tr->joint, cb_skeleton_joint_count(d->skeleton));
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "clip \"%s\": tracks[%zu].joint %u does not exist: the skeleton has %u "
+                            "joints",
+                            d->name, k, tr->joint, cb_skeleton_joint_count(d->skeleton));
     }
     *joint = tr->joint;
     return CB_OK;

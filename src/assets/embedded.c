@@ -874,13 +874,13 @@ const cb_skeleton *cb_embedded_skeleton(const cb_embedded *e)
     return e->skeleton;
 }
 
-size_t cb_embedded_clip_count(const cb_embedded *e)
+uint32_t cb_embedded_clip_count(const cb_embedded *e)
 {
     (void)e;
     return CLIP_COUNT;
 }
 
-const cb_clip *cb_embedded_clip(const cb_embedded *e, size_t index)
+const cb_clip *cb_embedded_clip(const cb_embedded *e, uint32_t index)
 {
     return index < CLIP_COUNT ? e->clips[index] : NULL;
 }

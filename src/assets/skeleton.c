@@ -68,7 +68,7 @@ static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
         return cb_error_set(err, CB_ERR_TOO_FEW, "skeleton desc: joint_count is 0");
     }
     if (d->joint_count > CB_SKELETON_MAX_JOINTS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "skeleton desc: joint_count %zu exceeds %d",
+        return cb_error_set(err, CB_ERR_TOO_MANY, "skeleton desc: joint_count %u exceeds %d",
                             d->joint_count, CB_SKELETON_MAX_JOINTS);
     }
     if (d->names == NULL || d->parents == NULL) {
@@ -207,19 +207,19 @@ void cb_skeleton_destroy(cb_skeleton *s)
     }
 }
 
-size_t cb_skeleton_joint_count(const cb_skeleton *s)
+uint32_t cb_skeleton_joint_count(const cb_skeleton *s)
 {
-    return s->joint_count;
+    return (uint32_t)s->joint_count;
 }
 
-size_t cb_skeleton_group_count(const cb_skeleton *s)
+uint32_t cb_skeleton_group_count(const cb_skeleton *s)
 {
-    return s->group_count;
+    return (uint32_t)s->group_count;
 }
 
-size_t cb_skeleton_soa_joint_count(const cb_skeleton *s)
+uint32_t cb_skeleton_soa_joint_count(const cb_skeleton *s)
 {
-    return s->group_count * cb_simd_width();
+    return (uint32_t)(s->group_count * cb_simd_width());
 }
 
 size_t cb_skeleton_pose_bytes(const cb_skeleton *s)
@@ -227,7 +227,7 @@ size_t cb_skeleton_pose_bytes(const cb_skeleton *s)
     return s->group_count * cb_simd_group_bytes();
 }
 
-const char *cb_skeleton_joint_name(const cb_skeleton *s, size_t joint)
+const char *cb_skeleton_joint_name(const cb_skeleton *s, uint32_t joint)
 {
     return joint < s->joint_count ? s->names[joint] : NULL;
 }
@@ -237,14 +237,14 @@ const int32_t *cb_skeleton_parents(const cb_skeleton *s)
     return s->parents;
 }
 
-cb_result cb_skeleton_find_joint(const cb_skeleton *s, const char *name, size_t *index)
+cb_result cb_skeleton_find_joint(const cb_skeleton *s, const char *name, uint32_t *index)
 {
     if (s == NULL || name == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
     for (size_t j = 0; j < s->joint_count; ++j) {
         if (strcmp(s->names[j], name) == 0) {
-            *index = j;
+            *index = (uint32_t)j;
             return CB_OK;
         }
     }
@@ -256,25 +256,9 @@ cb_xform_group_cspan cb_skeleton_rest_pose(const cb_skeleton *s)
     return (cb_xform_group_cspan){s->rest, s->group_count};
 }
 
-cb_xform cb_skeleton_rest_xform(const cb_skeleton *s, size_t joint)
+cb_xform cb_skeleton_rest_xform(const cb_skeleton *s, uint32_t joint)
 {
-    cb_xform x = cb_xform_identity();
-    if (joint < s->joint_count) {
-        /* A group is component-major: component k of lane l is float k * W + l. */
-        size_t w = cb_simd_width(), l = joint % w;
-        const float *g = (const float *)(s->rest + joint / w);
-        x.translation[0] = g[0 * w + l];
-        x.translation[1] = g[1 * w + l];
-        x.translation[2] = g[2 * w + l];
-        x.rotation[0] = g[3 * w + l];
-        x.rotation[1] = g[4 * w + l];
-        x.rotation[2] = g[5 * w + l];
-        x.rotation[3] = g[6 * w + l];
-        x.scale[0] = g[7 * w + l];
-        x.scale[1] = g[8 * w + l];
-        x.scale[2] = g[9 * w + l];
-    }
-    return x;
+    return joint < s->joint_count ? cb_lane_xform(s->rest, joint) : cb_xform_identity();
 }
 
 uint64_t cb_skeleton_signature(const cb_skeleton *s)
@@ -292,7 +276,7 @@ bool cb_skeleton_in_subtree(const struct cb_skeleton *s, size_t j, size_t root)
 }
 
 cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const cb_mask_rule *rules,
-                                 size_t rule_count, cb_float_span out, cb_error *err)
+                                 uint32_t rule_count, cb_float_span out, cb_error *err)
 {
     if (s == NULL || out.ptr == NULL || (rules == NULL && rule_count > 0)) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_skeleton_build_mask: %s is NULL",
@@ -312,28 +296,28 @@ cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const 
                             (double)base_weight);
     }
     /* Check every rule before writing anything. */
-    for (size_t r = 0; r < rule_count; ++r) {
-        size_t j;
+    for (uint32_t r = 0; r < rule_count; ++r) {
+        uint32_t j;
         if (rules[r].joint == NULL) {
             return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                                "cb_skeleton_build_mask: rules[%zu].joint is NULL", r);
+                                "cb_skeleton_build_mask: rules[%u].joint is NULL", r);
         }
         if (!(rules[r].weight >= 0.0f && rules[r].weight <= 1.0f)) {
             return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "cb_skeleton_build_mask: rules[%zu].weight %g is not in [0, 1]", r,
+                                "cb_skeleton_build_mask: rules[%u].weight %g is not in [0, 1]", r,
                                 (double)rules[r].weight);
         }
         if (cb_skeleton_find_joint(s, rules[r].joint, &j) != CB_OK) {
             return cb_error_set(err, CB_ERR_NOT_FOUND,
-                                "cb_skeleton_build_mask: rules[%zu].joint \"%s\" is not a joint", r,
+                                "cb_skeleton_build_mask: rules[%u].joint \"%s\" is not a joint", r,
                                 rules[r].joint);
         }
     }
     for (size_t j = 0; j < soa; ++j) {
         out.ptr[j] = j < s->joint_count ? base_weight : 0.0f;
     }
-    for (size_t r = 0; r < rule_count; ++r) {
-        size_t root = 0;
+    for (uint32_t r = 0; r < rule_count; ++r) {
+        uint32_t root = 0;
         cb_skeleton_find_joint(s, rules[r].joint, &root);
         if (rules[r].joint_only) {
             out.ptr[root] = rules[r].weight;

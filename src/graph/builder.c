@@ -291,7 +291,7 @@ static cb_result find_joint(const cb_graph_builder *b, const char *name, const c
     if (name == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: joint name is missing", what);
     }
-    size_t j;
+    uint32_t j;
     if (cb_skeleton_find_joint(b->skeleton, name, &j) != CB_OK) {
         return cb_error_set(err, CB_ERR_NOT_FOUND, "%s: unknown joint '%s'", what, name);
     }

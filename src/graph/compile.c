@@ -459,13 +459,13 @@ typedef struct sync_scratch {
 } sync_scratch;
 
 /* The sync names of group grp into s->names: 0 when it syncs by normalized time. */
-static cb_result group_names(cb_graph_compile *c, sync_scratch *s, uint32_t grp, size_t *count)
+static cb_result group_names(cb_graph_compile *c, sync_scratch *s, uint32_t grp, uint32_t *count)
 {
     const cb_graph *g = c->g;
-    size_t k = 0;
+    uint32_t k = 0;
     for (uint32_t i = 0; i < g->clip_count; ++i) {
         bool dup = false;
-        for (size_t q = 0; q < k; ++q) {
+        for (uint32_t q = 0; q < k; ++q) {
             dup = dup || s->members[q] == g->clips[i].clip;
         }
         if (g->clips[i].group == grp && !dup) {
@@ -521,7 +521,8 @@ cb_result cb_graph_pass_sync_tables(cb_graph_compile *c)
                       ? CB_OK
                       : cb_error_set(c->err, CB_ERR_OUT_OF_MEMORY, "cb_graph_build");
     /* Sizes first (the names per group are known only once computed), then the allocation. */
-    size_t names = 0, markers = 0, count = 0;
+    size_t names = 0, markers = 0;
+    uint32_t count = 0;
     for (uint32_t grp = 0; grp < gc && r == CB_OK; ++grp) {
         r = group_names(c, &s, grp, &count);
         names += count;

@@ -166,7 +166,7 @@ static bool has_sync_name(const struct cb_clip *c, uint32_t h)
 
 static bool in_names(const cb_sync_names *n, uint32_t h)
 {
-    for (size_t i = 0; i < n->count; ++i) {
+    for (uint32_t i = 0; i < n->count; ++i) {
         if (n->hashes[i] == h) {
             return true;
         }
@@ -548,9 +548,9 @@ static const char *marker_name_of(const struct cb_clip *c, uint32_t h)
     return "(none)";
 }
 
-cb_result cb_sync_group_names(const cb_clip *const *clips, size_t count,
-                              const cb_sync_names *filter, uint32_t *out, size_t capacity,
-                              size_t *out_count, cb_error *err)
+cb_result cb_sync_group_names(const cb_clip *const *clips, uint32_t count,
+                              const cb_sync_names *filter, uint32_t *out, uint32_t capacity,
+                              uint32_t *out_count, cb_error *err)
 {
     if (clips == NULL || out_count == NULL || (out == NULL && capacity > 0) || !names_ok(filter)) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_sync_group_names: a NULL argument");
@@ -558,16 +558,16 @@ cb_result cb_sync_group_names(const cb_clip *const *clips, size_t count,
     if (count == 0) {
         return cb_error_set(err, CB_ERR_TOO_FEW, "cb_sync_group_names: no clips");
     }
-    for (size_t k = 0; k < count; ++k) {
+    for (uint32_t k = 0; k < count; ++k) {
         if (clips[k] == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                                "cb_sync_group_names: clips[%zu] is NULL", k);
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_sync_group_names: clips[%u] is NULL",
+                                k);
         }
     }
     /* Count first, write only when everything checks out. */
     const struct cb_clip *first = clips[0];
     uint32_t shared[CB_CLIP_MAX_MARKERS];
-    size_t n = 0;
+    uint32_t n = 0;
     for (uint32_t i = 0; i < first->marker_count; ++i) {
         uint32_t h = first->marker_hashes[i];
         bool keep = !first->marker_event_only[i] && (filter == NULL || in_names(filter, h));
@@ -606,7 +606,7 @@ cb_result cb_sync_group_names(const cb_clip *const *clips, size_t count,
     }
     if (n > capacity) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                            "cb_sync_group_names: %zu names, capacity %zu", n, capacity);
+                            "cb_sync_group_names: %u names, capacity %u", n, capacity);
     }
     if (n > 0) {
         memcpy(out, shared, n * sizeof *out);
