@@ -1,8 +1,9 @@
-/* base: result codes, error messages, the allocator, build identity. */
+/* base: result codes, error messages, the allocator, build identity, the name table. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base_impl.h"
+#include "base/names.h"
 #include "crowdblend/crowdblend.h"
 #include "test_util.h"
 
@@ -143,6 +144,58 @@ static void base_xform_identity_and_layout(void **state)
     assert_int_equal(sizeof(cb_xform), 48);
 }
 
+static void *refuse_alloc(size_t size, size_t align, void *user)
+{
+    (void)size, (void)align, (void)user;
+    return NULL;
+}
+
+static void refuse_free(void *ptr, size_t size, void *user)
+{
+    (void)ptr, (void)size, (void)user;
+}
+
+/* Names of the name-table test: "n<i>" in one buffer. */
+enum { NAME_COUNT = 20000 };
+static char test_names[NAME_COUNT][12];
+
+static const char *test_name_of(const void *ctx, uint32_t i)
+{
+    (void)ctx;
+    return test_names[i];
+}
+
+/* The table finds every name with one string comparison (a hashed lookup: a scan would make
+ * i + 1 for the i-th name), refuses what it does not hold, and fails cleanly when full. Names
+ * whose 32-bit hashes collide would cost one more comparison each; these have none. */
+static void base_name_table_finds_a_name_with_one_comparison(void **state)
+{
+    (void)state;
+    cb_name_table t = {0};
+    cb_name_table_finish(&t, NULL); /* a zeroed table does nothing */
+    assert_int_equal(cb_name_table_init(&t, NULL, NAME_COUNT, test_name_of, NULL), CB_OK);
+    for (uint32_t i = 0; i < NAME_COUNT; ++i) {
+        snprintf(test_names[i], sizeof test_names[i], "n%u", i);
+        assert_true(cb_name_table_add(&t, i));
+    }
+    assert_false(cb_name_table_add(&t, 0)); /* full */
+    uint32_t compares = 0;
+    for (uint32_t i = 0; i < NAME_COUNT; ++i) {
+        uint32_t before = compares;
+        assert_int_equal(cb_name_table_find(&t, test_names[i], &compares), i);
+        CB_CHECK(compares - before == 1, "'%s': %u comparisons", test_names[i], compares - before);
+    }
+    assert_int_equal(cb_name_table_find(&t, "absent", &compares), UINT32_MAX);
+    assert_int_equal(cb_name_table_find(&t, NULL, NULL), UINT32_MAX);
+    CB_CHECK(compares <= NAME_COUNT + 1, "%u comparisons in all", compares);
+    cb_name_table_finish(&t, NULL);
+    assert_null(t.slots);
+    assert_int_equal(cb_name_hash(NULL), cb_name_hash(""));
+    cb_allocator failing = {refuse_alloc, refuse_free, NULL};
+    assert_int_equal(cb_name_table_init(&t, &failing, 10, test_name_of, NULL),
+                     CB_ERR_OUT_OF_MEMORY);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +204,7 @@ int main(void)
         cmocka_unit_test(base_allocator_hooks_and_alignment),
         cmocka_unit_test(base_build_info_matches_config),
         cmocka_unit_test(base_xform_identity_and_layout),
+        cmocka_unit_test(base_name_table_finds_a_name_with_one_comparison),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -93,6 +93,13 @@ def _():
     assert close(w[0], [0.25, 0.75, 0]) and close(w[1], [0, 0, 0]), w
 
 
+@case("direct: a subnormal parameter sum gives its exact shares (issue 11, finding 13)")
+def _():
+    w, _ = weights_of({"solver": "direct", "nodes": [[0], [1], [2]],
+                       "queries": [[0, 1e-40, 0]]})
+    assert close(w[0], [0, 1, 0]), w
+
+
 @case("idw and knn_idw: power and k options")
 def _():
     q = [[0.2, 0.1]]

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "crowdblend/crowdblend.h"
+#include "graph/graph_impl.h" /* the clip a built clip node plays */
 #include "test_util.h"
 
 #if !defined(CB_TEST_GRAPH_DIR) || !defined(CB_TEST_GRAPH_DOC)
@@ -775,6 +776,12 @@ static const bad cases[] = {
      "a graph must be a JSON object"},
 
     /* The document and its parameters. */
+    {"version above this build's", "'name': 'small'", "'version': 2, 'name': 'small'", NULL, NULL,
+     CB_ERR_UNSUPPORTED, "2,", 0, "format version 2: this build reads version 1"},
+    {"version not a whole number", "'name': 'small'", "'version': 1.25, 'name': 'small'", NULL,
+     NULL, CB_ERR_PARSE, "1.25", 0, "\"version\" must be a whole number >= 1"},
+    {"version zero", "'name': 'small'", "'version': 0, 'name': 'small'", NULL, NULL, CB_ERR_PARSE,
+     "0,", 0, "\"version\" must be a whole number >= 1"},
     {"unknown top-level key", ROOT, "'root': 'sm', 'roots': 'sm'", NULL, NULL, CB_ERR_PARSE,
      "'roots'", 0, "unknown key 'roots' in the graph"},
     {"name not a string", "'name': 'small'", "'name': 9", NULL, NULL, CB_ERR_PARSE, "9", 0,
@@ -1868,6 +1875,79 @@ static void graph_json_the_doc_examples_are_true(void **state)
     free(doc);
 }
 
+/* Issue 11, finding 16: a document whose nodes reference many clips and nodes by name loaded in
+ * time proportional to references x names (a strcmp scan per reference); 7 MB ran over 300 s.
+ * Names are looked up through hash tables now (the base name table: one string comparison per
+ * lookup, tests/test_base.c). Here the largest document the limits allow, 1023 nodes over 1500
+ * clips with every reference by name, must load and bind every name to the right thing; its
+ * speed is for bench and docs, not for a test. */
+static void graph_json_many_names_load_and_bind(void **state)
+{
+    (void)state;
+    enum { CLIPS = 1500, CLIP_NODES = 1000, BLENDS = 23 };
+    static const char *const joint[1] = {"root"};
+    static const int32_t parent[1] = {-1};
+    cb_skeleton_desc sd = {.joint_count = 1, .names = joint, .parents = parent};
+    cb_skeleton *sk = NULL;
+    assert_int_equal(cb_skeleton_create(&sd, &sk, NULL), CB_OK);
+    cb_clip **many = calloc(CLIPS, sizeof *many);
+    char name[32];
+    for (uint32_t k = 0; k < CLIPS; ++k) {
+        snprintf(name, sizeof name, "clip_%u", k);
+        cb_clip_desc cd = {.name = name,
+                           .skeleton = sk,
+                           .duration_s = 1.0f + 0.001f * (float)k,
+                           .sample_rate_hz = 2.0f};
+        assert_int_equal(cb_clip_create(&cd, &many[k], NULL), CB_OK);
+    }
+    /* Clip node i plays clip (7 i) mod CLIPS; blend space b0 (the root) and the others each
+     * reference about 44 clip nodes by name. */
+    strbuf b = {0};
+    put(&b, "{\"parameters\": [{\"name\": \"x\"}], \"nodes\": {\n");
+    for (uint32_t i = 0; i < CLIP_NODES; ++i) {
+        put(&b, "\"c%u\": {\"type\": \"clip\", \"clip\": \"clip_%u\", \"sync_group\": \"g%u\"},\n",
+            i, 7 * i % CLIPS, i);
+    }
+    for (uint32_t k = 0; k < BLENDS; ++k) {
+        put(&b,
+            "%s\"b%u\": {\"type\": \"blend_space\", \"solver\": \"linear_1d\", "
+            "\"params\": \"x\", \"children\": [",
+            k ? ",\n" : "", k);
+        for (uint32_t j = 0, i = k; i < CLIP_NODES; i += BLENDS, ++j) {
+            put(&b, "%s{\"node\": \"c%u\", \"position\": %u}", j ? ", " : "", i, j);
+        }
+        put(&b, "]}");
+    }
+    put(&b, "}, \"root\": \"b0\"}");
+    const cb_clip **ptrs = calloc(CLIPS, sizeof *ptrs);
+    for (uint32_t k = 0; k < CLIPS; ++k) {
+        ptrs[k] = many[k];
+    }
+    cb_graph_json_desc d = {.skeleton = sk, .clips = ptrs, .clip_count = CLIPS};
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_load_json(b.s, strlen(b.s), &d, &g, &err) == CB_OK, "%s", err.message);
+    /* The root and its children: c0, c23, c46, ... in that order. */
+    uint32_t kids = (CLIP_NODES + BLENDS - 1) / BLENDS;
+    assert_int_equal(cb_graph_node_count(g), 1 + kids);
+    assert_int_equal(cb_graph_clip_count(g), kids);
+    for (uint32_t k = 0; k < kids; ++k) {
+        uint32_t node = cb_graph_clip_node(g, k);
+        uint32_t i = (uint32_t)atoi(cb_graph_node_name(g, node) + 1);
+        CB_CHECK(i == k * BLENDS, "clip slot %u is node %s", k, cb_graph_node_name(g, node));
+        CB_CHECK(g->clips[k].clip == many[7 * i % CLIPS], "node c%u plays %s, want clip_%u", i,
+                 cb_clip_name(g->clips[k].clip), 7 * i % CLIPS);
+    }
+    cb_graph_destroy(g);
+    free(b.s);
+    for (uint32_t k = 0; k < CLIPS; ++k) {
+        cb_clip_destroy(many[k]);
+    }
+    free(ptrs);
+    free(many);
+    cb_skeleton_destroy(sk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1880,6 +1960,7 @@ int main(void)
         cmocka_unit_test(graph_json_allocator_is_used_and_failures_are_clean),
         cmocka_unit_test(graph_json_arguments_files_and_descs),
         cmocka_unit_test(graph_json_the_doc_examples_are_true),
+        cmocka_unit_test(graph_json_many_names_load_and_bind),
     };
     if (setup_set() != 0) {
         fprintf(stderr, "the embedded set could not be built\n");

@@ -608,6 +608,55 @@ static void solver_evaluate_one_matches_scalar_batch(void **state)
     }
 }
 
+/* Direct weights are quotients w / sum at any scale: a subnormal sum (issue 11, finding 13:
+ * {0, 1e-40, 0} gave {1, 1, 1} through an infinite reciprocal) gives the exact shares, on the
+ * SIMD path (full blocks and tails), the scalar path and one query at a time. */
+static void solver_direct_weights_survive_subnormal_sums(void **state)
+{
+    (void)state;
+    cb_solver_desc d = {.kind = CB_SOLVER_KIND_DIRECT, .node_count = 3};
+    cb_solver *s = create_ok(&d);
+    static const float rows[][3] = {{0.0f, 1e-40f, 0.0f},
+                                    {1e-40f, 3e-40f, 0.0f},
+                                    {1e-45f, 0.0f, 1e-45f},
+                                    {3e38f, 3e38f, 3e38f}};
+    enum { N = 3 * CB_W + 1 }; /* full blocks and a tail */
+    float p[3][N], w[3 * N];
+    const float *cols[3] = {p[0], p[1], p[2]};
+    for (size_t row = 0; row < sizeof rows / sizeof rows[0]; ++row) {
+        /* The shares of the stored floats, in double (1e-40 is stored as 71362 x 2^-149). */
+        double want[1][3], sum = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            sum += rows[row][k];
+        }
+        for (int k = 0; k < 3; ++k) {
+            want[0][k] = rows[row][k] / sum;
+            for (int c = 0; c < N; ++c) {
+                p[k][c] = rows[row][k];
+            }
+        }
+        for (int path = 0; path < 2; ++path) {
+            assert_int_equal(
+                (path ? cb_solver_evaluate_ref : cb_solver_evaluate)(s, cols, N, N, w, NULL),
+                CB_OK);
+            for (int k = 0; k < 3; ++k) {
+                for (int c = 0; c < N; ++c) {
+                    CB_CHECK(fabs(w[k * N + c] - want[0][k]) <= 1e-7,
+                             "row %zu path %d node %d query %d: %g, want %g", row, path, k, c,
+                             (double)w[k * N + c], want[0][k]);
+                }
+            }
+        }
+        float one[3];
+        assert_int_equal(cb_solver_evaluate_one(s, rows[row], one, NULL), CB_OK);
+        for (int k = 0; k < 3; ++k) {
+            CB_CHECK(fabs(one[k] - want[0][k]) <= 1e-7, "row %zu one node %d: %g", row, k,
+                     (double)one[k]);
+        }
+    }
+    cb_solver_destroy(s);
+}
+
 /* A query with a NaN or infinite parameter gets the weights of the origin (every parameter 0),
  * on both paths, and is counted. */
 static void solver_nonfinite_queries_use_the_origin(void **state)
@@ -1250,6 +1299,7 @@ int main(void)
         cmocka_unit_test(solver_bit_identical_for_any_batch),
         cmocka_unit_test(solver_evaluate_one_matches_scalar_batch),
         cmocka_unit_test(solver_nonfinite_queries_use_the_origin),
+        cmocka_unit_test(solver_direct_weights_survive_subnormal_sums),
         cmocka_unit_test(solver_far_queries_are_pulled_in),
         cmocka_unit_test(solver_weights_valid_for_awkward_queries),
         cmocka_unit_test(solver_evaluate_never_allocates),

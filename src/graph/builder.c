@@ -73,6 +73,11 @@ static const char *node_name_of(const void *ctx, uint32_t i)
     return VEC_AT(((const cb_graph_builder *)ctx)->nodes, bnode, i).n.name;
 }
 
+static const char *group_name_of(const void *ctx, uint32_t i)
+{
+    return VEC_AT(((const cb_graph_builder *)ctx)->groups, bgroup, i).name;
+}
+
 static bool valid_name(const char *name)
 {
     return name != NULL && name[0] != '\0' && strlen(name) <= CB_GRAPH_NAME_MAX;
@@ -153,6 +158,8 @@ cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_bu
     if (b->clips == NULL ||
         cb_name_table_init(&b->clip_names, &b->allocator, d.clip_count, clip_name_of, b) != CB_OK ||
         cb_name_table_init(&b->node_names, &b->allocator, CB_GRAPH_MAX_NODES, node_name_of, b) !=
+            CB_OK ||
+        cb_name_table_init(&b->group_names, &b->allocator, CB_GRAPH_MAX_NODES, group_name_of, b) !=
             CB_OK) {
         r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_graph_builder_create");
         goto fail;
@@ -199,6 +206,7 @@ void cb_graph_builder_destroy(cb_graph_builder *b)
     }
     cb_name_table_finish(&b->clip_names, a);
     cb_name_table_finish(&b->node_names, a);
+    cb_name_table_finish(&b->group_names, a);
     cb_free(a, b->clips, (b->clip_count ? b->clip_count : 1) * sizeof(void *));
     cb_free(a, b, sizeof *b);
 }
@@ -269,11 +277,14 @@ static cb_result find_group(cb_graph_builder *b, const char *name, const char *w
     if (!valid_name(name)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: bad sync group name", what);
     }
-    for (size_t i = 0; i < b->groups.count; ++i) {
-        if (strcmp(VEC_AT(b->groups, bgroup, i).name, name) == 0) {
-            *out = (uint32_t)i;
-            return CB_OK;
-        }
+    uint32_t found = cb_name_table_find(&b->group_names, name, NULL);
+    if (found != UINT32_MAX) {
+        *out = found;
+        return CB_OK;
+    }
+    if (b->groups.count >= CB_GRAPH_MAX_NODES) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d sync groups", what,
+                            CB_GRAPH_MAX_NODES);
     }
     bgroup g;
     snprintf(g.name, sizeof g.name, "%s", name);
@@ -281,6 +292,7 @@ static cb_result find_group(cb_graph_builder *b, const char *name, const char *w
     if (!vec_push(&b->allocator, &b->groups, &g, 1, &at)) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
     }
+    cb_name_table_add(&b->group_names, (uint32_t)at);
     *out = (uint32_t)at;
     return CB_OK;
 }

@@ -32,22 +32,23 @@ struct cb_graph_builder {
     const cb_skeleton *skeleton;
     const cb_clip **clips;
     uint32_t clip_count;
-    cb_name_table clip_names; /* the clips, by cb_clip_name */
-    cb_name_table node_names; /* the named nodes */
-    vec params;               /* gparam */
-    vec procs;                /* gproc */
-    vec nodes;                /* bnode; a node's id is its index + 1 */
-    vec edges;                /* gedge */
-    vec blend_params;         /* uint32_t: each blend node's parameters (gblend.first_param) */
-    vec layers;               /* glayer (masks owned, freed with the builder) */
-    vec sms;                  /* gsm */
-    vec states;               /* gstate */
-    vec transitions;          /* gtransition */
-    vec conditions;           /* gcondition */
-    vec iks;                  /* gik */
-    vec groups;               /* bgroup: the named sync groups */
-    uint32_t root;            /* a node index, or GNONE: the last node added */
-    bool built;               /* a builder builds once: the graph takes its solvers */
+    cb_name_table clip_names;  /* the clips, by cb_clip_name */
+    cb_name_table node_names;  /* the named nodes */
+    cb_name_table group_names; /* the named sync groups */
+    vec params;                /* gparam */
+    vec procs;                 /* gproc */
+    vec nodes;                 /* bnode; a node's id is its index + 1 */
+    vec edges;                 /* gedge */
+    vec blend_params;          /* uint32_t: each blend node's parameters (gblend.first_param) */
+    vec layers;                /* glayer (masks owned, freed with the builder) */
+    vec sms;                   /* gsm */
+    vec states;                /* gstate */
+    vec transitions;           /* gtransition */
+    vec conditions;            /* gcondition */
+    vec iks;                   /* gik */
+    vec groups;                /* bgroup: the named sync groups */
+    uint32_t root;             /* a node index, or GNONE: the last node added */
+    bool built;                /* a builder builds once: the graph takes its solvers */
 };
 
 /* The builder index of an id (UINT32_MAX for id 0, which no node has). */
