@@ -16,6 +16,7 @@ INTERFACES = {
     "simd": {"vf.h", "soa.h", "soa_mat.h", "vmath.h", "lane.h", "simd_kernels.h"},
     "assets": {"asset_layout.h"},
     "solvers": {"solver_kernels.h"},
+    "params": {"params_kernels.h"},
     "pose": {"pose_kernels.h"},
     "ik": {"ik_kernels.h"},
     "ltm": {"ltm_kernels.h"},

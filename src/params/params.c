@@ -9,6 +9,7 @@
 
 #include "base/base_impl.h"
 #include "crowdblend/params.h"
+#include "params/params_kernels.h"
 #include "simd/vmath.h"
 
 static unsigned popcount(unsigned bits)
@@ -63,20 +64,9 @@ CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_v
     return ~cb_vm_bits(finite) & CB_VM_ALL_BITS;
 }
 
-cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const float *z, size_t n,
-                                        float min_sq_len, cb_velocity_blend out,
-                                        size_t *nonfinite_count)
+size_t cb_params_velocity_blend_unchecked(const float *x, const float *y, const float *z, size_t n,
+                                          float min_sq_len, cb_velocity_blend out)
 {
-    if (!isfinite(min_sq_len)) {
-        return CB_ERR_NOT_FINITE;
-    }
-    if (min_sq_len < 0.0f) {
-        return CB_ERR_INVALID_ARGUMENT;
-    }
-    if (n > 0 && (x == NULL || y == NULL || out.forward == NULL || out.backward == NULL ||
-                  out.left == NULL || out.right == NULL)) {
-        return CB_ERR_NULL_ARGUMENT;
-    }
     float *cols[4] = {out.forward, out.backward, out.left, out.right};
     cb_vf min_sq = cb_vf_set1(min_sq_len);
     size_t bad = 0, i = 0;
@@ -102,6 +92,24 @@ cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const fl
             memcpy(cols[k] + i, so, (n - i) * sizeof(float));
         }
     }
+    return bad;
+}
+
+cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const float *z, size_t n,
+                                        float min_sq_len, cb_velocity_blend out,
+                                        size_t *nonfinite_count)
+{
+    if (!isfinite(min_sq_len)) {
+        return CB_ERR_NOT_FINITE;
+    }
+    if (min_sq_len < 0.0f) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    if (n > 0 && (x == NULL || y == NULL || out.forward == NULL || out.backward == NULL ||
+                  out.left == NULL || out.right == NULL)) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    size_t bad = cb_params_velocity_blend_unchecked(x, y, z, n, min_sq_len, out);
     if (nonfinite_count != NULL) {
         *nonfinite_count = bad;
     }
@@ -135,18 +143,9 @@ CB_INLINE unsigned interp_kernel(cb_vf cur, cb_vf tgt, cb_vf alpha, bool snap_al
     return ~cb_vm_bits(ok) & CB_VM_ALL_BITS;
 }
 
-cb_result cb_params_interp_to(const float *current, const float *target, size_t n, float dt_s,
-                              float speed, float *out, size_t *nonfinite_count)
+size_t cb_params_interp_to_unchecked(const float *current, const float *target, size_t n,
+                                     float dt_s, float speed, float *out)
 {
-    if (!isfinite(dt_s) || !isfinite(speed)) {
-        return CB_ERR_NOT_FINITE;
-    }
-    if (dt_s < 0.0f) {
-        return CB_ERR_INVALID_ARGUMENT;
-    }
-    if (n > 0 && (current == NULL || target == NULL || out == NULL)) {
-        return CB_ERR_NULL_ARGUMENT;
-    }
     bool snap_all = !(speed > 0.0f);
     float a = dt_s * speed;
     a = a > 1.0f ? 1.0f : a < 0.0f ? 0.0f : a;
@@ -166,6 +165,22 @@ cb_result cb_params_interp_to(const float *current, const float *target, size_t 
         cb_vf_store(so, r);
         memcpy(out + i, so, (n - i) * sizeof(float));
     }
+    return bad;
+}
+
+cb_result cb_params_interp_to(const float *current, const float *target, size_t n, float dt_s,
+                              float speed, float *out, size_t *nonfinite_count)
+{
+    if (!isfinite(dt_s) || !isfinite(speed)) {
+        return CB_ERR_NOT_FINITE;
+    }
+    if (dt_s < 0.0f) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    if (n > 0 && (current == NULL || target == NULL || out == NULL)) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    size_t bad = cb_params_interp_to_unchecked(current, target, n, dt_s, speed, out);
     if (nonfinite_count != NULL) {
         *nonfinite_count = bad;
     }
@@ -217,6 +232,20 @@ static unsigned quadrant_block(const float *angle, uint8_t *state, size_t count,
     return bad & ((1u << count) - 1u);
 }
 
+size_t cb_params_quadrant_unchecked(const float *angle_rad, size_t n, float dead_zone_rad,
+                                    uint8_t *state)
+{
+    /* States are bytes, so every block goes through the small stage (W byte conversions);
+     * the classification itself is vector code. */
+    cb_vf dead = cb_vf_set1(dead_zone_rad);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i += CB_W) {
+        size_t count = n - i < CB_W ? n - i : CB_W;
+        bad += popcount(quadrant_block(angle_rad + i, state + i, count, dead));
+    }
+    return bad;
+}
+
 cb_result cb_params_quadrant(const float *angle_rad, size_t n, float dead_zone_rad, uint8_t *state,
                              size_t *nonfinite_count)
 {
@@ -234,14 +263,7 @@ cb_result cb_params_quadrant(const float *angle_rad, size_t n, float dead_zone_r
             return CB_ERR_INVALID_ARGUMENT;
         }
     }
-    /* States are bytes, so every block goes through the small stage (W byte conversions);
-     * the classification itself is vector code. */
-    cb_vf dead = cb_vf_set1(dead_zone_rad);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i += CB_W) {
-        size_t count = n - i < CB_W ? n - i : CB_W;
-        bad += popcount(quadrant_block(angle_rad + i, state + i, count, dead));
-    }
+    size_t bad = cb_params_quadrant_unchecked(angle_rad, n, dead_zone_rad, state);
     if (nonfinite_count != NULL) {
         *nonfinite_count = bad;
     }

@@ -1,11 +1,13 @@
 /* Stage 1: parameters. Every parameter of the batch is read from the block's column or the
  * host's view into scratch rows; the processors then derive parameters from parameters, in the
- * order they were added, and their outputs persist in the block. Layer weights outside [0, 1]
+ * order they were added (the params module's unchecked kernels: the builder checked their
+ * options), and their outputs persist in the block. Layer weights outside [0, 1]
  * and non-finite ints, bools and triggers are counted (the latter read as 0). */
 #include <math.h>
 #include <string.h>
 
 #include "graph/runtime/runtime_impl.h"
+#include "params/params_kernels.h"
 
 static void read_params(const cb_graph *g, const cb_graph_block *b,
                         const cb_graph_param_source *src, uint32_t first, uint32_t n,
@@ -33,9 +35,9 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
         case GPROC_VELOCITY_BLEND: {
             cb_velocity_blend out = {&SR(s, params, p->out[0], 0), &SR(s, params, p->out[1], 0),
                                      &SR(s, params, p->out[2], 0), &SR(s, params, p->out[3], 0)};
-            cb_params_velocity_blend_4dir(&SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
-                                          p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n,
-                                          p->a, out, &bad);
+            bad = cb_params_velocity_blend_unchecked(
+                &SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
+                p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n, p->a, out);
             if (p->out[4] != GNONE) {
                 for (uint32_t i = 0; i < n; ++i) {
                     float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
@@ -48,7 +50,7 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
         }
         case GPROC_INTERP_TO: {
             float *cur = &SR(s, params, p->out[0], 0);
-            cb_params_interp_to(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur, &bad);
+            bad = cb_params_interp_to_unchecked(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur);
             break;
         }
         case GPROC_QUADRANT: {
@@ -65,7 +67,7 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
                     m++;
                 }
             }
-            cb_params_quadrant(s->qa, m, p->a, s->qstate, &bad);
+            bad = cb_params_quadrant_unchecked(s->qa, m, p->a, s->qstate);
             for (uint32_t j = 0; j < m; ++j) {
                 out[s->cidx[j]] = (float)s->qstate[j];
             }
