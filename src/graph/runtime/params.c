@@ -25,56 +25,59 @@ static void read_params(const cb_graph *g, const cb_graph_block *b,
     }
 }
 
+/* The velocity blend's four shares, and its speed when asked for; returns the non-finite
+ * inputs. */
+static size_t velocity_blend(const gproc *p, uint32_t n, cb_graph_scratch *s)
+{
+    const float *x = &SR(s, params, p->in[0], 0), *y = &SR(s, params, p->in[1], 0);
+    const float *z = p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL;
+    cb_velocity_blend out = {&SR(s, params, p->out[0], 0), &SR(s, params, p->out[1], 0),
+                             &SR(s, params, p->out[2], 0), &SR(s, params, p->out[3], 0)};
+    size_t bad = cb_params_velocity_blend_unchecked(x, y, z, n, p->a, out);
+    for (uint32_t i = 0; p->out[4] != GNONE && i < n; ++i) {
+        float zi = z != NULL ? z[i] : 0.0f;
+        float v = sqrtf(x[i] * x[i] + y[i] * y[i] + zi * zi);
+        SR(s, params, p->out[4], i) = isfinite(v) ? v : 0.0f;
+    }
+    return bad;
+}
+
+/* The movement quadrant: only moving characters are classified; standing ones keep theirs. */
+static size_t quadrant(const gproc *p, uint32_t n, cb_graph_scratch *s)
+{
+    float *out = &SR(s, params, p->out[0], 0);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
+        if (x * x + y * y >= p->b * p->b) {
+            s->cidx[m] = i;
+            s->qa[m] = atan2f(y, x);
+            float q = out[i];
+            s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
+            m++;
+        }
+    }
+    size_t bad = cb_params_quadrant_unchecked(s->qa, m, p->a, s->qstate);
+    for (uint32_t j = 0; j < m; ++j) {
+        out[s->cidx[j]] = (float)s->qstate[j];
+    }
+    return bad;
+}
+
 static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
                            float dt, cb_graph_scratch *s, cb_graph_scratch_stats *st)
 {
     for (uint32_t k = 0; k < g->proc_count; ++k) {
         const gproc *p = &g->procs[k];
-        size_t bad = 0;
-        switch (p->type) {
-        case GPROC_VELOCITY_BLEND: {
-            cb_velocity_blend out = {&SR(s, params, p->out[0], 0), &SR(s, params, p->out[1], 0),
-                                     &SR(s, params, p->out[2], 0), &SR(s, params, p->out[3], 0)};
-            bad = cb_params_velocity_blend_unchecked(
-                &SR(s, params, p->in[0], 0), &SR(s, params, p->in[1], 0),
-                p->in[2] != GNONE ? &SR(s, params, p->in[2], 0) : NULL, n, p->a, out);
-            if (p->out[4] != GNONE) {
-                for (uint32_t i = 0; i < n; ++i) {
-                    float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
-                    float z = p->in[2] != GNONE ? SR(s, params, p->in[2], i) : 0.0f;
-                    float v = sqrtf(x * x + y * y + z * z);
-                    SR(s, params, p->out[4], i) = isfinite(v) ? v : 0.0f;
-                }
-            }
-            break;
-        }
-        case GPROC_INTERP_TO: {
+        if (p->type == GPROC_VELOCITY_BLEND) {
+            st->nonfinite_params += velocity_blend(p, n, s);
+        } else if (p->type == GPROC_INTERP_TO) {
             float *cur = &SR(s, params, p->out[0], 0);
-            bad = cb_params_interp_to_unchecked(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur);
-            break;
+            st->nonfinite_params +=
+                cb_params_interp_to_unchecked(cur, &SR(s, params, p->in[0], 0), n, dt, p->a, cur);
+        } else {
+            st->nonfinite_params += quadrant(p, n, s);
         }
-        case GPROC_QUADRANT: {
-            /* Only moving characters are classified; standing ones keep their quadrant. */
-            float *out = &SR(s, params, p->out[0], 0);
-            uint32_t m = 0;
-            for (uint32_t i = 0; i < n; ++i) {
-                float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
-                if (x * x + y * y >= p->b * p->b) {
-                    s->cidx[m] = i;
-                    s->qa[m] = atan2f(y, x);
-                    float q = out[i];
-                    s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
-                    m++;
-                }
-            }
-            bad = cb_params_quadrant_unchecked(s->qa, m, p->a, s->qstate);
-            for (uint32_t j = 0; j < m; ++j) {
-                out[s->cidx[j]] = (float)s->qstate[j];
-            }
-            break;
-        }
-        }
-        st->nonfinite_params += bad;
         /* Processor outputs are state: they persist in the block. */
         for (int o = 0; o < 5; ++o) {
             if (p->out[o] != GNONE) {
