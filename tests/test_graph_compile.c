@@ -218,9 +218,10 @@ static void compile_layout_renumbers_nodes_and_keeps_clip_order(void **state)
     cb_graph_builder_destroy(b);
 }
 
-/* Sync groups: a clip takes its own named group, else its nearest blend's (named, or one of its
- * own); a machine or a layer edge starts afresh. Layer clips do not move the character. */
-static void compile_sync_groups_follow_the_nearest_blend(void **state)
+/* Sync groups: a clip takes its own named group, else its nearest blend space's (named, or one
+ * of its own; a direct node makes none); a machine or a layer edge starts afresh. Layer clips do
+ * not move the character. */
+static void compile_sync_groups_follow_the_nearest_blend_space(void **state)
 {
     (void)state;
     cb_graph_builder *b = builder(NULL);
@@ -263,6 +264,22 @@ static void compile_sync_groups_follow_the_nearest_blend(void **state)
     assert_int_equal(g->clip_states[by_name[4]->slot].state[0], 1);
     assert_true(g->uniform_rate);
     assert_int_equal(g->layer_slot[0], by_name[5]->slot);
+    cb_graph_compile_abandon(&c);
+    cb_graph_builder_destroy(b);
+
+    /* A direct node makes no group: its children keep the group above them (here none). */
+    b = builder(NULL);
+    cb_graph_node d_kids[2] = {clip(b, "d0", 0, NULL), clip(b, "d1", 1, NULL)};
+    const char *weights[2] = {"x", "x"};
+    cb_graph_direct_desc dd = {
+        .name = "direct", .children = d_kids, .weights = weights, .child_count = 2};
+    cb_graph_node dn = {0};
+    assert_int_equal(cb_graph_add_direct(b, &dd, &dn, NULL), CB_OK);
+    c = (cb_graph_compile){.b = b, .err = &err};
+    assert_int_equal(run_passes(&c, 3), CB_OK);
+    assert_int_equal(c.g->group_count_sync, 0);
+    assert_int_equal(c.g->clips[0].group, GNONE);
+    assert_int_equal(c.g->clips[1].group, GNONE);
     cb_graph_compile_abandon(&c);
     cb_graph_builder_destroy(b);
 }
@@ -482,7 +499,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(compile_renumber_keeps_what_the_root_reaches_parents_first),
         cmocka_unit_test(compile_layout_renumbers_nodes_and_keeps_clip_order),
-        cmocka_unit_test(compile_sync_groups_follow_the_nearest_blend),
+        cmocka_unit_test(compile_sync_groups_follow_the_nearest_blend_space),
         cmocka_unit_test(compile_flat_detection),
         cmocka_unit_test(compile_sync_tables_name_the_markers_that_matter),
         cmocka_unit_test(compile_pose_depth_counts_the_buffers),

@@ -311,7 +311,10 @@ cb_result cb_graph_pass_sync_groups(cb_graph_compile *c)
         gnode *node = &g->nodes[id];
         const bnode *bn = &VEC_AT(c->b->nodes, bnode, i);
         uint32_t group = c->group_of[id];
-        if (node->type == GNODE_BLEND) {
+        /* A blend space's clips keep in step by default; a direct node's children do not (they
+         * keep the group of the blend space above, if any). */
+        if (node->type == GNODE_BLEND &&
+            cb_solver_query_kind(node->u.blend.solver) != CB_SOLVER_KIND_DIRECT) {
             group = bn->explicit_group != GNONE ? bn->explicit_group : next++;
             if (bn->explicit_group == GNONE) {
                 c->group_owner[group - named] = id;

@@ -45,6 +45,7 @@ enum { CB_INERT_FLOATS = 8 };
 typedef struct group_acc {
     float wsum, dsum, best, step;
     float from, to; /* the leader's times, unwrapped: to = from + advance */
+    float time;     /* the group's time this frame (wrapped or clamped) */
     uint32_t leader;
     cb_sync_pos pos; /* the leader's sync position at `to` (groups with sync markers) */
 } group_acc;

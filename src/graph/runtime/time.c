@@ -119,31 +119,41 @@ static float leader_from(const cb_graph *g, const cb_graph_block *b, uint32_t gr
     return join_time(g, b, grp, ch, lead);
 }
 
-/* The groups of one character: their leaders and weight-averaged durations from the active
- * list, then each leader's advance, the group's time and, with markers, its sync position. */
-static void advance_groups(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na, float dt,
-                           cb_graph_scratch *s)
+/* A character's active list (s->active, active_w, active_d: slot, weight and cycle length at
+ * its rate, in slot order), its groups' sums accumulated as it is listed. Both paths list
+ * through these two. */
+static inline void list_begin(const cb_graph *g, cb_graph_scratch *s)
 {
-    group_acc *groups = s->groups;
-    const uint32_t *act = s->active;
-    const float *aw = s->active_w, *ad = s->active_d;
     for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
-        groups[grp].wsum = groups[grp].dsum = groups[grp].best = 0.0f;
-        groups[grp].leader = GNONE;
+        s->groups[grp].wsum = s->groups[grp].dsum = s->groups[grp].best = 0.0f;
+        s->groups[grp].leader = GNONE;
     }
-    for (uint32_t a = 0; a < na; ++a) {
-        uint32_t grp = g->clips[act[a]].group;
-        if (grp != GNONE) {
-            group_acc *ga = &groups[grp];
-            ga->wsum += aw[a];
-            ga->dsum += aw[a] * ad[a];
-            if (aw[a] > ga->best) {
-                ga->best = aw[a], ga->leader = act[a];
-            }
+}
+
+static inline void list_add(const cb_graph *g, cb_graph_scratch *s, uint32_t na, uint32_t c,
+                            float w, float d)
+{
+    s->active[na] = c;
+    s->active_w[na] = w;
+    s->active_d[na] = d;
+    uint32_t grp = g->clips[c].group;
+    if (grp != GNONE) {
+        group_acc *ga = &s->groups[grp];
+        ga->wsum += w;
+        ga->dsum += w * d;
+        if (w > ga->best) {
+            ga->best = w, ga->leader = c;
         }
     }
+}
+
+/* The groups of one character, their sums listed: each leader's advance, the group's time
+ * and, with markers, its sync position. */
+static void advance_groups(const cb_graph *g, cb_graph_block *b, uint32_t ch, float dt,
+                           cb_graph_scratch *s)
+{
     for (uint32_t grp = 0; grp < g->group_count_sync; ++grp) {
-        group_acc *ga = &groups[grp];
+        group_acc *ga = &s->groups[grp];
         if (ga->leader == GNONE) {
             AT(b, group_leader, grp, ch) = NO_LEADER;
             continue;
@@ -154,12 +164,12 @@ static void advance_groups(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
         ga->from = from;
         ga->to = lead->clamp ? fminf(fmaxf(from + ga->step, 0.0f), 1.0f) : from + ga->step;
         AT(b, group_leader, grp, ch) = (uint16_t)ga->leader;
-        AT(b, group_time, grp, ch) = advance_time(from, ga->step, lead->clamp);
+        ga->time = advance_time(from, ga->step, lead->clamp);
+        AT(b, group_time, grp, ch) = ga->time;
         if (g->sync_count[grp] > 0) {
             cb_sync_names names = group_names(g, grp);
             if (cb_sync_pos_from_time(lead->clip, ga->to, &names, &ga->pos) != CB_OK) {
-                ga->pos = (cb_sync_pos){.kind = CB_SYNC_KIND_NORMALIZED,
-                                        .normalized = AT(b, group_time, grp, ch)};
+                ga->pos = (cb_sync_pos){.kind = CB_SYNC_KIND_NORMALIZED, .normalized = ga->time};
             }
         }
     }
@@ -176,9 +186,8 @@ static void clip_interval(const cb_graph *g, cb_graph_block *b, uint32_t ch, uin
         /* In step by normalized time: every clip of the group shows the group's time and moves
          * over the group's interval (one phase for the group, whether the clip played last
          * frame or joins now), for root motion and events alike. */
-        float gt = AT(b, group_time, clip->group, ch);
         *from = ga->from, *to = ga->to;
-        AT(b, clip_time, c, ch) = clip->clamp ? fminf(gt, 1.0f) : gt;
+        AT(b, clip_time, c, ch) = clip->clamp ? fminf(ga->time, 1.0f) : ga->time;
         return;
     }
     if (ga == NULL) {
@@ -197,19 +206,19 @@ static void clip_interval(const cb_graph *g, cb_graph_block *b, uint32_t ch, uin
     AT(b, clip_time, c, ch) = clip->clamp ? fminf(fmaxf(*to, 0.0f), 1.0f) : wrap01(*to);
 }
 
-/* One character's time stage over its active list (s->active, active_w, active_d: slot, weight
- * and cycle length at its rate, in slot order). */
+/* One character's time stage over its active list. */
 static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t na, float dt,
                            cb_graph_scratch *s, const cb_graph_outputs *out,
                            cb_graph_scratch_stats *st)
 {
-    advance_groups(g, b, ch, na, dt, s);
+    advance_groups(g, b, ch, dt, s);
+    const bool events = out->events;
     b->event_count[ch] = 0;
     uint32_t root_count = 0;
     for (uint32_t a = 0; a < na; ++a) {
         uint32_t c = s->active[a];
         const gclip *clip = &g->clips[c];
-        bool track = out->events || clip->track_activity;
+        bool track = events || clip->track_activity;
         uint8_t was = track ? AT(b, clip_active, c, ch) : (uint8_t)CLIP_ACTIVE;
         float from, to;
         clip_interval(g, b, ch, c, was, s->active_d[a], dt, s, &from, &to);
@@ -220,7 +229,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
             s->root_entries[root_count++] =
                 (cb_root_motion_entry){clip->clip, from, to, s->active_w[a]};
         }
-        if (out->events && clip->has_markers) {
+        if (events && clip->has_markers) {
             /* (re)starts this frame, or was just added: its start counts */
             emit_events(g, b, ch, clip, from, to, was != CLIP_ACTIVE, s->active_w[a], st);
         }
@@ -240,6 +249,7 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 {
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t ch = first + i, na = 0;
+        list_begin(g, s);
         for (uint32_t c = 0; c < g->clip_count; ++c) {
             const gclip *clip = &g->clips[c];
             float w = SR(s, w, clip->node, i);
@@ -250,10 +260,7 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
                 continue;
             }
             float rate = clip_rate(g, clip, s, w, i);
-            s->active[na] = c;
-            s->active_w[na] = w;
-            s->active_d[na] = clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f);
-            na++;
+            list_add(g, s, na++, c, w, clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f));
         }
         advance_active(g, b, ch, na, dt, s, out, st);
         if (g->sm_count > 0) {
@@ -280,18 +287,16 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
     uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
     const float *wcol = &SR(s, ew, bn->first_edge, i);
     uint32_t na = 0;
+    list_begin(g, s);
     for (uint32_t k = 0; k < bn->edge_count; ++k, wcol += s->batch) {
         uint32_t e = g->flat_in_order ? k : g->flat_order[k];
         float w = g->flat_in_order ? *wcol : SR(s, ew, bn->first_edge + e, i);
         if (w <= EPS) {
             continue;
         }
-        const gclip *clip = &g->clips[g->flat_slot[e]];
+        uint32_t c = g->flat_slot[e];
         listed[na] = (uint8_t)e;
-        s->active[na] = clip->slot;
-        s->active_w[na] = w;
-        s->active_d[na] = clip->duration_s; /* at rate 1 */
-        na++;
+        list_add(g, s, na++, c, w, g->clips[c].duration_s); /* at rate 1 */
     }
     s->flat_count[i] = (uint8_t)na;
     const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;
@@ -303,6 +308,7 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
             s->active_w[at] = s->active_w[at - 1];
             s->active_d[at] = s->active_d[at - 1];
         }
+        /* (no sync group: flat detection) */
         s->active[at] = c, s->active_w[at] = 1.0f, s->active_d[at] = g->clips[c].duration_s;
     }
     return na;
