@@ -260,6 +260,8 @@ static void compile_sync_groups_follow_the_nearest_blend_space(void **state)
     /* The machine's clips know their state; the layer clip does not move the character. */
     assert_int_equal(by_name[3]->base_path, true);
     assert_int_equal(by_name[5]->base_path, false);
+    assert_int_equal(by_name[3]->moves_root, true);
+    assert_int_equal(by_name[5]->moves_root, false);
     assert_int_equal(g->clip_states[by_name[4]->slot].count, 1);
     assert_int_equal(g->clip_states[by_name[4]->slot].state[0], 1);
     assert_true(g->uniform_rate);

@@ -33,14 +33,16 @@ typedef struct gclip {
     uint32_t speed_param;
     bool clamp;
     float start_offset;
-    uint32_t group; /* sync group, or GNONE */
-    uint32_t slot;  /* index among clip nodes: per-character clip state */
-    uint32_t node;  /* the clip's node (in graph->clips, the per-slot copy) */
-    bool base_path; /* reached from the root other than through a layer: moves the root */
+    uint32_t group;  /* sync group, or GNONE */
+    uint32_t slot;   /* index among clip nodes: per-character clip state */
+    uint32_t node;   /* the clip's node (in graph->clips, the per-slot copy) */
+    bool base_path;  /* reached from the root other than through a layer */
+    bool moves_root; /* base_path and looping: its root motion counts */
     float duration_s;
     bool additive;
-    bool has_markers;                    /* events are looked for */
-    bool track_activity;                 /* its activity flag is read (time.c) */
+    bool has_markers;    /* events are looked for */
+    bool track_activity; /* its activity flag is read (time.c): not in a group synced by
+                          * normalized time */
     uint32_t marker_first, marker_count; /* the clip's marker times in graph->marker_times */
 } gclip;
 

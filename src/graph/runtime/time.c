@@ -176,27 +176,28 @@ static void advance_groups(const cb_graph *g, cb_graph_block *b, uint32_t ch, fl
 }
 
 /* Active clip c's times this frame, unwrapped, into *from and *to; its clip time stored. */
-static void clip_interval(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t c,
-                          uint8_t was, float d, float dt, const cb_graph_scratch *s, float *from,
-                          float *to)
+static inline void clip_interval(const cb_graph *g, cb_graph_block *b, uint32_t ch, uint32_t c,
+                                 uint8_t was, float d, float dt, const cb_graph_scratch *s,
+                                 float *from, float *to)
 {
     const gclip *clip = &g->clips[c];
-    const group_acc *ga = clip->group != GNONE ? &s->groups[clip->group] : NULL;
-    if (ga != NULL && g->sync_count[clip->group] == 0) {
+    if (!clip->track_activity) {
         /* In step by normalized time: every clip of the group shows the group's time and moves
          * over the group's interval (one phase for the group, whether the clip played last
          * frame or joins now), for root motion and events alike. */
+        const group_acc *ga = &s->groups[clip->group];
         *from = ga->from, *to = ga->to;
         AT(b, clip_time, c, ch) = clip->clamp ? fminf(ga->time, 1.0f) : ga->time;
         return;
     }
-    if (ga == NULL) {
+    if (clip->group == GNONE) {
         *from = was == CLIP_INACTIVE ? clip->start_offset : AT(b, clip_time, c, ch);
         *to = clip->clamp ? fminf(fmaxf(*from + dt / d, 0.0f), 1.0f) : *from + dt / d;
-    } else if (c == ga->leader) {
-        *from = ga->from, *to = ga->to;
+    } else if (c == s->groups[clip->group].leader) {
+        *from = s->groups[clip->group].from, *to = s->groups[clip->group].to;
     } else {
         /* In step on the markers, the cycle nearest where it would be on its own. */
+        const group_acc *ga = &s->groups[clip->group];
         cb_sync_names names = group_names(g, clip->group);
         float prev = was != CLIP_INACTIVE ? AT(b, clip_time, c, ch) : ga->to - ga->step;
         *to = prev + ga->step;
@@ -218,14 +219,14 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
     for (uint32_t a = 0; a < na; ++a) {
         uint32_t c = s->active[a];
         const gclip *clip = &g->clips[c];
-        bool track = events || clip->track_activity;
-        uint8_t was = track ? AT(b, clip_active, c, ch) : (uint8_t)CLIP_ACTIVE;
-        float from, to;
-        clip_interval(g, b, ch, c, was, s->active_d[a], dt, s, &from, &to);
-        if (track) {
+        uint8_t was = CLIP_ACTIVE;
+        if (events || clip->track_activity) {
+            was = AT(b, clip_active, c, ch);
             AT(b, clip_active, c, ch) = CLIP_ACTIVE;
         }
-        if (clip->base_path && !clip->clamp) {
+        float from, to;
+        clip_interval(g, b, ch, c, was, s->active_d[a], dt, s, &from, &to);
+        if (clip->moves_root) {
             s->root_entries[root_count++] =
                 (cb_root_motion_entry){clip->clip, from, to, s->active_w[a]};
         }
