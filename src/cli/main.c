@@ -17,6 +17,7 @@ static const command commands[] = {
     {"bench", cb_cmd_bench, "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
     {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
     {"weights", cb_cmd_weights, "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
+    {"animate", cb_cmd_animate, "a crowd along simulator trajectories: foot skate, pops, glTF (--out)"},
 };
 
 static void usage(FILE *to)
