@@ -29,7 +29,7 @@ static void summary_json(const char *path, const cb_traj *t, bool last)
     printf("{\"file\": ");
     print_json_string(path);
     printf(", \"format\": \"%s\", \"agents\": %u, \"samples\": %zu, "
-           "\"t_min\": %.9g, \"t_max\": %.9g, \"source_rate\": %.9g, \"per_agent\": [",
+           "\"t_min\": %.17g, \"t_max\": %.17g, \"source_rate\": %.17g, \"per_agent\": [",
            cb_traj_format_name(t->format), t->agent_count, t->sample_count, t->t_min, t->t_max,
            t->source_rate);
     for (uint32_t a = 0; a < t->agent_count; ++a) {
@@ -41,8 +41,8 @@ static void summary_json(const char *path, const cb_traj *t, bool last)
                 hi[k] = fmax(hi[k], t->p[3 * (ag->first + i) + k]);
             }
         }
-        printf("%s{\"id\": %lld, \"samples\": %u, \"t_first\": %.9g, \"t_last\": %.9g, "
-               "\"min\": [%.9g, %.9g, %.9g], \"max\": [%.9g, %.9g, %.9g]}",
+        printf("%s{\"id\": %lld, \"samples\": %u, \"t_first\": %.17g, \"t_last\": %.17g, "
+               "\"min\": [%.17g, %.17g, %.17g], \"max\": [%.17g, %.17g, %.17g]}",
                a ? ", " : "", (long long)ag->id, ag->count, cb_traj_agent_start(t, a),
                cb_traj_agent_end(t, a), lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
     }
@@ -90,7 +90,7 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
     print_json_string(path);
     printf(", \"format\": \"%s\", \"agents\": %u, \"agents_shown\": %u, "
            "\"max_concurrent\": %u, \"frames\": %u, \"rate_hz\": %g, \"character_seconds\": "
-           "%.3f, \"crowd\": \"%s\", \"host_warp\": %s, \"wall_s\": %.3f, ",
+           "%.9g, \"crowd\": \"%s\", \"host_warp\": %s, \"wall_s\": %.3f, ",
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
            r->frames, o->rate_hz, r->character_seconds, o->graph != NULL ? o->graph : "blend_space",
            o->host_warp ? "true" : "false", r->wall_s);

@@ -107,12 +107,14 @@ void cb_traj_eval(const cb_traj *traj, uint32_t agent, double time, double pos[3
     }
     double h = t[lo + 1] - t[lo], s = (time - t[lo]) / h, s2 = s * s, s3 = s2 * s;
     /* The cubic Hermite basis and its derivative with respect to s. */
-    double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
+    double h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
     double g00 = 6 * s2 - 6 * s, g10 = 3 * s2 - 4 * s + 1, g01 = -6 * s2 + 6 * s,
            g11 = 3 * s2 - 2 * s;
     const double *p0 = &p[3 * lo], *p1 = &p[3 * lo + 3], *m0 = &m[3 * lo], *m1 = &m[3 * lo + 3];
     for (int k = 0; k < 3; ++k) {
-        pos[k] = h00 * p0[k] + h10 * h * m0[k] + h01 * p1[k] + h11 * h * m1[k];
+        /* Written from p0 (h00 = 1 - h01): a standing segment (p1 = p0, zero tangents) gives
+         * p0 exactly, so a standing agent does not tremble by rounding. */
+        pos[k] = p0[k] + h01 * (p1[k] - p0[k]) + h * (h10 * m0[k] + h11 * m1[k]);
         if (vel != NULL) {
             vel[k] = (g00 * p0[k] + g01 * p1[k]) / h + g10 * m0[k] + g11 * m1[k];
         }

@@ -275,6 +275,21 @@ static bool header_like(const char *s, size_t n, const char *name, const char *a
     return also == NULL;
 }
 
+/* Whether a line is a CSV header whose first field is one of the plain CSV's columns. */
+static bool plain_csv_header(const char *s, size_t n)
+{
+    static const char *const names[] = {"time", "id", "x", "y", "z"};
+    if (memchr(s, ',', n) == NULL) {
+        return false;
+    }
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k) {
+        if (header_like(s, n, names[k], NULL)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 cb_traj_format cb_traj_detect_text(const char *text, size_t length)
 {
     const char *s;
@@ -285,13 +300,9 @@ cb_traj_format cb_traj_detect_text(const char *text, size_t length)
     if (n >= 7 && memcmp(s, "#IDXCOL", 7) == 0) {
         return CB_TRAJ_FORMAT_VADERE;
     }
-    if (s[0] == '#') {
-        /* Comments first: PeTrack writes them; the other text formats start with a header. */
-        if (!first_content_line(text, length, true, &s, &n)) {
-            return CB_TRAJ_FORMAT_AUTO;
-        }
-        return n >= 12 && memcmp(s, "pedestrianId", 12) == 0 ? CB_TRAJ_FORMAT_VADERE
-                                                             : CB_TRAJ_FORMAT_PETRACK;
+    /* Past any comments, the first line names the format: a header, or PeTrack's numbers. */
+    if (!first_content_line(text, length, true, &s, &n)) {
+        return CB_TRAJ_FORMAT_AUTO;
     }
     if (n >= 12 && memcmp(s, "pedestrianId", 12) == 0) {
         return CB_TRAJ_FORMAT_VADERE;
@@ -302,8 +313,17 @@ cb_traj_format cb_traj_detect_text(const char *text, size_t length)
     if (header_like(s, n, "time", "pedID")) {
         return CB_TRAJ_FORMAT_CROWDIT;
     }
-    if (header_like(s, n, "time", NULL) || header_like(s, n, "id", NULL)) {
+    if (plain_csv_header(s, n)) {
         return CB_TRAJ_FORMAT_CSV;
+    }
+    /* PeTrack rows: "id frame x y ...", whitespace-separated numbers. */
+    char buf[CB_TEXT_MAX_LINE];
+    char *fields[CB_TEXT_MAX_FIELDS];
+    const char *why;
+    int count = cb_text_split(s, n, ' ', fields, CB_TEXT_MAX_FIELDS, buf, sizeof buf, &why);
+    double v;
+    if (count >= 4 && cb_text_number(fields[0], &v) && cb_text_number(fields[1], &v)) {
+        return CB_TRAJ_FORMAT_PETRACK;
     }
     return CB_TRAJ_FORMAT_AUTO;
 }
