@@ -19,6 +19,8 @@ typedef struct cb_animate_options {
     const char *out;    /* glTF/GLB path or NULL */
     double out_rate_hz; /* export rate (0: the animation rate) */
     uint32_t threads;   /* the crowd's pool (0: all CPUs) */
+    float stand_speed;  /* the follow path's speeds (0: its defaults) */
+    float follow_speed;
 } cb_animate_options;
 
 /* The embedded data and the crowd's clips, shared by every file of one command. */

@@ -130,6 +130,7 @@ typedef struct run {
     float *weights;       /* slot_count scratch */
     float *times;
     uint32_t export_step;
+    float stand; /* the follow path's stand speed */
 } run;
 
 /* The graph text: an example's, or a file's. */
@@ -248,11 +249,15 @@ static bool make_crowd(run *r, uint32_t capacity)
         r->slot_count = 17;
         memcpy(r->slot_clips, r->assets->locomotion, sizeof r->assets->locomotion);
     }
-    cb_follow_desc fd = {.crowd = r->crowd, .capacity = capacity};
+    cb_follow_desc fd = {.crowd = r->crowd,
+                         .capacity = capacity,
+                         .stand_speed_mps = r->o->stand_speed,
+                         .follow_speed_mps = r->o->follow_speed};
     if (cb_follow_create(&fd, &r->follow, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
         return false;
     }
+    r->stand = cb_follow_query_desc(&fd).stand_speed_mps;
     size_t ball_l = 0, ball_r = 0;
     cb_skeleton_find_joint(r->skeleton, "ball_l", &ball_l);
     cb_skeleton_find_joint(r->skeleton, "ball_r", &ball_r);
@@ -303,7 +308,9 @@ static float phase_of(int64_t id)
 
 static bool add_agent(run *r, uint32_t a)
 {
-    float heading = initial_heading(r->traj, a, cb_follow_query_desc(NULL).follow_speed_mps);
+    cb_follow_desc fd = {.stand_speed_mps = r->o->stand_speed,
+                         .follow_speed_mps = r->o->follow_speed};
+    float heading = initial_heading(r->traj, a, cb_follow_query_desc(&fd).follow_speed_mps);
     uint32_t dense = cb_follow_count(r->follow);
     if (cb_follow_add(r->follow, phase_of(r->traj->agents[a].id), heading, &r->handle[a]) !=
         CB_OK) {
@@ -357,7 +364,7 @@ static cb_result update_warped(run *r, float dt)
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t a = r->dense_agent[i];
         float cmd = roots[i].speed_mps, own = r->anim_speed[a];
-        float rate = cmd >= CB_FOLLOW_DEFAULT_STAND_SPEED && own > 0.05f ? cmd / own : 1.0f;
+        float rate = cmd >= r->stand && own > 0.05f ? cmd / own : 1.0f;
         rate = fminf(fmaxf(rate, 0.25f), 4.0f);
         r->rate[a] = rate;
         cb_result res = cb_crowd_update_range(r->crowd, r->scratch, dt * rate, 0, i, 1);

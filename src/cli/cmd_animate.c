@@ -190,7 +190,7 @@ static int run_files(const char **files, size_t count, const cb_traj_load_desc *
 int cb_cmd_animate(int argc, char **argv)
 {
     bool help = false, json = false, summary = false, host_warp = false;
-    double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0;
+    double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0, stand = 0.0, follow = 0.0;
     long threads = 1;
     const char *graph = "none", *out = NULL, *pack = NULL, *format = "auto";
     const cb_opt opts[] = {
@@ -207,6 +207,10 @@ int cb_cmd_animate(int argc, char **argv)
         {"fps", CB_OPT_DOUBLE, &fps, "frame rate of files that count frames, if they lack it"},
         {"host-warp", CB_OPT_FLAG, &host_warp,
          "reference: the host scales each character's dt by commanded / blended root speed"},
+        {"stand-speed", CB_OPT_DOUBLE, &stand,
+         "speed below which the heading is held, m/s (default 0.15: crowdblend/follow.h)"},
+        {"follow-speed", CB_OPT_DOUBLE, &follow,
+         "speed from which the heading is along the velocity (default 2 x --stand-speed)"},
         {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default 1; 0: all)"},
         {"summary", CB_OPT_FLAG, &summary, "only describe the files (agents, samples, extents)"},
         {"json", CB_OPT_FLAG, &json, "print JSON"},
@@ -247,6 +251,8 @@ int cb_cmd_animate(int argc, char **argv)
         .out = out,
         .out_rate_hz = out_rate,
         .threads = (uint32_t)threads,
+        .stand_speed = (float)stand,
+        .follow_speed = (float)follow,
     };
     return run_files(files, count, &ld, &o, summary, json);
 }
