@@ -215,6 +215,21 @@ for name, seconds, extra in (("crowdit.csv.gz", 0, []),
           d["host_warp"] == ("--host-warp" in extra), f"{name}: the run says what ran")
     check_stats(name, d)
 
+# Several files: each its own crowd, and "all" merges their figures.
+two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
+proc = run(*two, "--json", "--seconds", "3")
+try:
+    d = json.loads(proc.stdout)
+    files, total = d["files"], d["all"]
+    n = sum(f["skate"]["count"] for f in files)
+    mean = sum(f["skate"]["count"] * f["skate"]["mean"] for f in files) / n
+    check(len(files) == 2 and total["skate"]["count"] == n and
+          abs(total["skate"]["mean"] - mean) <= 1e-3 and
+          abs(total["character_seconds"] - sum(f["character_seconds"] for f in files)) < 1e-6,
+          "two files: 'all' merges their planted samples, mean and character-seconds")
+except (ValueError, KeyError, ZeroDivisionError) as e:
+    check(False, f"two files: JSON with 'all' ({e}; {proc.stderr.strip()})")
+
 # ---- errors ---------------------------------------------------------------------------------
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -82,6 +82,16 @@ static void bands_json(const char *key, const double *edges, int count, const cb
     printf("]");
 }
 
+/* The figures of a measurement: skate, its bands, pops. */
+static void measure_json(const cb_measure_result *m, double clips_pops)
+{
+    stat_json("skate", m->skate);
+    bands_json("skate_by_speed", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m->skate_by_speed);
+    bands_json("skate_by_turn", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
+    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": %.4f}",
+           (unsigned long long)m->pops->count, cb_stat_quantile(m->pops, 0.999), clips_pops);
+}
+
 static void result_json(const char *path, const cb_traj *t, const cb_animate_options *o,
                         const cb_animate_result *r, double clips_pops, bool last)
 {
@@ -94,12 +104,8 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
            r->frames, o->rate_hz, r->character_seconds, o->graph != NULL ? o->graph : "blend_space",
            o->host_warp ? "true" : "false", r->wall_s);
-    stat_json("skate", m.skate);
-    bands_json("skate_by_speed", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m.skate_by_speed);
-    bands_json("skate_by_turn", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m.skate_by_turn);
-    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": %.4f}}%s\n",
-           (unsigned long long)m.pops->count, cb_stat_quantile(m.pops, 0.999), clips_pops,
-           last ? "" : ",");
+    measure_json(&m, clips_pops);
+    printf("}%s\n", last ? "" : ",");
 }
 
 static void stat_line(const char *label, const cb_stat *s)
@@ -123,6 +129,16 @@ static void bands_text(const char *prefix, const char *unit, const double *edges
     }
 }
 
+static void measure_text(const cb_measure_result *m, double clips_pops)
+{
+    printf("  planted-foot skate, cm/s     mean   median      p95   > 5 cm/s  foot-frames\n");
+    stat_line("all", m->skate);
+    bands_text("", " m/s", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m->skate_by_speed);
+    bands_text("turn ", " rad/s", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
+    printf("  pops: p99.9 of the joints' second difference %.3f cm (the clips alone: %.3f cm)\n",
+           cb_stat_quantile(m->pops, 0.999), clips_pops);
+}
+
 static void result_text(const char *path, const cb_traj *t, const cb_animate_options *o,
                         const cb_animate_result *r, double clips_pops)
 {
@@ -133,12 +149,7 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
            r->character_seconds, r->frames, o->rate_hz,
            o->graph != NULL ? o->graph : "blend-space crowd",
            o->host_warp ? " + host playback-rate warp" : "", r->wall_s);
-    printf("  planted-foot skate, cm/s     mean   median      p95   > 5 cm/s  foot-frames\n");
-    stat_line("all", m.skate);
-    bands_text("", " m/s", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m.skate_by_speed);
-    bands_text("turn ", " rad/s", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m.skate_by_turn);
-    printf("  pops: p99.9 of the joints' second difference %.3f cm (the clips alone: %.3f cm)\n",
-           cb_stat_quantile(m.pops, 0.999), clips_pops);
+    measure_text(&m, clips_pops);
 }
 
 /* ---- the command -------------------------------------------------------------------------- */
@@ -152,6 +163,8 @@ static int run_files(const char **files, size_t count, const cb_traj_load_desc *
         return CB_EXIT_FAILURE;
     }
     int status = CB_EXIT_OK;
+    cb_measure *all = NULL; /* every file's figures merged (several files) */
+    double all_seconds = 0.0;
     if (json) {
         printf("{\"files\": [\n");
     }
@@ -173,14 +186,32 @@ static int run_files(const char **files, size_t count, const cb_traj_load_desc *
             } else {
                 json ? result_json(files[f], t, o, &r, assets.clips_pops_p999, last)
                      : result_text(files[f], t, o, &r, assets.clips_pops_p999);
-                cb_measure_destroy(r.measure);
+                all_seconds += r.character_seconds;
+                if (all == NULL) {
+                    all = r.measure;
+                } else {
+                    cb_measure_merge(all, r.measure);
+                    cb_measure_destroy(r.measure);
+                }
             }
         }
         cb_traj_destroy(t);
     }
+    cb_measure_result m = all != NULL ? cb_measure_query(all) : (cb_measure_result){0};
+    bool total = all != NULL && count > 1 && status == CB_EXIT_OK;
     if (json) {
-        printf("]}\n");
+        printf("]");
+        if (total) {
+            printf(", \"all\": {\"character_seconds\": %.9g, ", all_seconds);
+            measure_json(&m, assets.clips_pops_p999);
+            printf("}");
+        }
+        printf("}\n");
+    } else if (total) {
+        printf("all %zu files: %.0f character-seconds\n", count, all_seconds);
+        measure_text(&m, assets.clips_pops_p999);
     }
+    cb_measure_destroy(all);
     if (have_assets) {
         cb_animate_assets_finish(&assets);
     }

@@ -345,3 +345,17 @@ cb_measure_result cb_measure_query(const cb_measure *m)
     }
     return r;
 }
+
+void cb_measure_merge(cb_measure *into, const cb_measure *from)
+{
+    into->character_frames += from->character_frames;
+    into->planted += from->planted;
+    cb_stat_merge(&into->skate, &from->skate);
+    cb_stat_merge(&into->pops, &from->pops);
+    for (int b = 0; b < CB_MEASURE_SPEED_BANDS; ++b) {
+        cb_stat_merge(&into->by_speed[b], &from->by_speed[b]);
+    }
+    for (int b = 0; b < CB_MEASURE_TURN_BANDS; ++b) {
+        cb_stat_merge(&into->by_turn[b], &from->by_turn[b]);
+    }
+}

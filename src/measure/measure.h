@@ -131,6 +131,9 @@ typedef struct cb_measure_result {
 
 cb_measure_result cb_measure_query(const cb_measure *m);
 
+/* Adds from's counts and statistics to into's (for a figure over several files). */
+void cb_measure_merge(cb_measure *into, const cb_measure *from);
+
 /* The band of a value given the lower edges. */
 int cb_measure_band(const double *edges, int count, double value);
 
