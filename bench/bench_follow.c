@@ -107,13 +107,22 @@ static void finish(cb_bench_state *st, const world *w)
                          CB_BENCH_COUNTER_RATE | CB_BENCH_COUNTER_INVERT);
 }
 
+/* The world of the benchmark's first argument (characters), or a skipped benchmark. */
+static bool world_start(cb_bench_state *st, world *w, bool follow)
+{
+    if (world_create(w, (uint32_t)cb_bench_range(st, 0), follow)) {
+        return true;
+    }
+    cb_bench_skip_with_error(st, "setup failed");
+    world_destroy(w);
+    return false;
+}
+
 static void bm_follow_update(cb_bench_state *st, void *user)
 {
     (void)user;
     world w;
-    if (!world_create(&w, (uint32_t)cb_bench_range(st, 0), true)) {
-        cb_bench_skip_with_error(st, "setup failed");
-        world_destroy(&w);
+    if (!world_start(st, &w, true)) {
         return;
     }
     uint32_t frame = 0;
@@ -134,9 +143,7 @@ static void bm_frame(cb_bench_state *st, void *user)
 {
     bool follow = user != NULL;
     world w;
-    if (!world_create(&w, (uint32_t)cb_bench_range(st, 0), follow)) {
-        cb_bench_skip_with_error(st, "setup failed");
-        world_destroy(&w);
+    if (!world_start(st, &w, follow)) {
         return;
     }
     uint32_t frame = 0;
