@@ -100,10 +100,11 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
     print_json_string(path);
     printf(", \"format\": \"%s\", \"agents\": %u, \"agents_shown\": %u, "
            "\"max_concurrent\": %u, \"frames\": %u, \"rate_hz\": %g, \"character_seconds\": "
-           "%.9g, \"crowd\": \"%s\", \"host_warp\": %s, \"wall_s\": %.3f, ",
+           "%.9g, \"crowd\": ",
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
-           r->frames, o->rate_hz, r->character_seconds, o->graph != NULL ? o->graph : "blend_space",
-           o->host_warp ? "true" : "false", r->wall_s);
+           r->frames, o->rate_hz, r->character_seconds);
+    print_json_string(o->graph != NULL ? o->graph : "blend_space");
+    printf(", \"host_warp\": %s, \"wall_s\": %.3f, ", o->host_warp ? "true" : "false", r->wall_s);
     measure_json(&m, clips_pops);
     printf("}%s\n", last ? "" : ",");
 }
