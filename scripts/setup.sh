@@ -17,12 +17,25 @@ libcmocka-dev
 libbenchmark-dev
 libjansson-dev
 libpng-dev
+libsqlite3-dev
+zlib1g-dev
+clang-14
+libclang-rt-14-dev
 "
 # meson, ninja-build, gcc, g++, pkg-config: the build (g++ only for the benchmark shim).
 # python3: meson itself, and scripts/test.sh counting test results.
 # libsimde-dev: all SIMD goes through SIMDe.  libcglm-dev: scalar math types and cross-checks.
 # libcmocka-dev: unit tests.  libbenchmark-dev: google-benchmark behind bench/shim.h.
 # libjansson-dev: JSON input/output with line:column errors.  libpng-dev: weight-map pictures.
+# libsqlite3-dev: JuPedSim's SQLite trajectory files.  zlib1g-dev: gzipped trajectory files
+# (crowd:it).  clang-14, libclang-rt-14-dev: the libFuzzer targets of the trajectory loaders.
+
+# nodejs, npm: the Khronos glTF validator (tests/gltf, installed by `npm ci`) checks what
+# `crowdblend animate --out` writes. A machine that already has npm (e.g. NodeSource's node)
+# keeps it; Debian's packages come in only when npm is missing.
+if ! command -v npm >/dev/null 2>&1; then
+    PACKAGES="$PACKAGES nodejs npm"
+fi
 
 missing=""
 for p in $PACKAGES; do

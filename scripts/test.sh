@@ -139,6 +139,23 @@ check "meson subproject consumer" sh -c '
     meson setup "$d/build" "$d" >/dev/null
     meson test -C "$d/build" --quiet'
 
+# Issue 12: the trajectory loaders under libFuzzer (one check per format, 20 s each), and the
+# glTF that `crowdblend animate --out` writes, through the Khronos validator (npm ci installs it
+# from tests/gltf's package-lock.json).
+for f in csv crowdit pathfinder vadere petrack; do
+    check "fuzz the $f trajectory loader (libFuzzer, 20 s)" scripts/fuzz.sh build/test-release 20 "$f"
+done
+check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
+    set -e
+    (cd tests/gltf && npm ci --no-audit --no-fund --loglevel=error)
+    cb=build/test-release/src/cli/crowdblend
+    d=build/gltf-check && rm -rf "$d" && mkdir -p "$d"
+    $cb animate tests/data/trajectories/crowdit.csv.gz --seconds 6 --out "$d/crowdit.glb"
+    $cb animate tests/data/trajectories/vadere_bottleneck_postvis.traj --seconds 4 \
+        --graph locomotion_8dir --out "$d/vadere.gltf" --out-rate 30
+    node tests/gltf/validate.mjs "$d/crowdit.glb" --agents 20
+    node tests/gltf/validate.mjs "$d/vadere.gltf" --agents 20'
+
 if [ -n "$FAILURES" ]; then
     echo "failures:$FAILURES"
 fi

@@ -14,9 +14,13 @@ typedef struct command {
 static const command commands[] = {
     {"demo", cb_cmd_demo, "a crowd of characters wandering on the embedded set, timed by stage"},
     {"info", cb_cmd_info, "version and build configuration (ISA, SIMD width, compiler)"},
-    {"bench", cb_cmd_bench, "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
+    {"bench", cb_cmd_bench,
+     "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
     {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
-    {"weights", cb_cmd_weights, "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
+    {"weights", cb_cmd_weights,
+     "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
+    {"animate", cb_cmd_animate,
+     "a crowd along simulator trajectories: foot skate, pops, glTF (--out)"},
 };
 
 static void usage(FILE *to)
