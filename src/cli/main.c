@@ -17,6 +17,9 @@ static const command commands[] = {
     {"bench", cb_cmd_bench, "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
     {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
     {"weights", cb_cmd_weights, "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
+#ifdef CB_HAVE_SERVE
+    {"serve", cb_cmd_serve, "stream a crowd to the browser viewer over WebSocket (docs/serve.md)"},
+#endif
 };
 
 static void usage(FILE *to)

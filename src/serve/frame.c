@@ -1,0 +1,431 @@
+/* The binary frame codec (docs/serve.md, "Frames"). Bytes are written one by one in
+ * little-endian order, so the format does not depend on the host's byte order or alignment. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "serve/protocol.h"
+
+static const char *const encoding_names[CB_FRAME_ENCODING_COUNT] = {"f32", "q16", "pos16"};
+
+const char *cb_frame_encoding_name(cb_frame_encoding e)
+{
+    return (unsigned)e < CB_FRAME_ENCODING_COUNT ? encoding_names[e] : "unknown";
+}
+
+cb_result cb_frame_encoding_from_name(const char *name, cb_frame_encoding *out)
+{
+    for (int e = 0; e < CB_FRAME_ENCODING_COUNT; ++e) {
+        if (strcmp(name, encoding_names[e]) == 0) {
+            *out = (cb_frame_encoding)e;
+            return CB_OK;
+        }
+    }
+    return CB_ERR_NOT_FOUND;
+}
+
+/* ---- little-endian bytes ----------------------------------------------------------------- */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) {
+        p[k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int k = 0; k < 8; ++k) {
+        p[k] = (uint8_t)(v >> (8 * k));
+    }
+}
+
+static void put_f32(uint8_t *p, float f)
+{
+    uint32_t v;
+    memcpy(&v, &f, 4);
+    put_u32(p, v);
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+}
+
+static float get_f32(const uint8_t *p)
+{
+    uint32_t v = get_u32(p);
+    float f;
+    memcpy(&f, &v, 4);
+    return f;
+}
+
+/* ---- sizes ------------------------------------------------------------------------------- */
+
+/* id (4) + root position (12) + root rotation: 16 bytes of floats (f32) or 6 packed (+2). */
+static size_t record_head_bytes(cb_frame_encoding e)
+{
+    return e == CB_FRAME_F32 ? 32 : 24;
+}
+
+static size_t joint_bytes(cb_frame_encoding e)
+{
+    static const size_t bytes[CB_FRAME_ENCODING_COUNT] = {28, 12, 6};
+    return bytes[e];
+}
+
+size_t cb_frame_record_bytes(cb_frame_encoding e, uint32_t joints)
+{
+    if ((unsigned)e >= CB_FRAME_ENCODING_COUNT) {
+        return 0;
+    }
+    size_t n = record_head_bytes(e) + joint_bytes(e) * joints;
+    return (n + 3) & ~(size_t)3;
+}
+
+size_t cb_frame_bytes(cb_frame_encoding e, uint32_t characters, uint32_t joints)
+{
+    return CB_FRAME_HEADER_BYTES + (size_t)characters * cb_frame_record_bytes(e, joints);
+}
+
+float cb_frame_position_scale(float reach_m)
+{
+    float s = 4.0f * reach_m / 32767.0f;
+    return s > 1.0f / 8192.0f ? s : 1.0f / 8192.0f;
+}
+
+/* ---- header ------------------------------------------------------------------------------ */
+
+void cb_frame_write_header(const cb_frame_header *h, uint8_t *out)
+{
+    memset(out, 0, CB_FRAME_HEADER_BYTES);
+    put_u32(out + 0, CB_FRAME_MAGIC);
+    put_u16(out + 4, CB_FRAME_VERSION);
+    put_u16(out + 6, (uint16_t)h->encoding);
+    put_u64(out + 8, h->frame);
+    uint64_t t;
+    memcpy(&t, &h->sim_time_s, 8);
+    put_u64(out + 16, t);
+    put_u64(out + 24, h->wall_us);
+    put_u32(out + 32, h->characters);
+    put_u16(out + 36, h->joints);
+    put_u16(out + 38, h->flags);
+    put_f32(out + 40, h->encoding == CB_FRAME_F32 ? 0.0f : h->position_scale);
+    put_u32(out + 44, (uint32_t)cb_frame_record_bytes(h->encoding, h->joints));
+    put_u32(out + 48, h->epoch);
+    put_u32(out + 52, h->step_us);
+}
+
+static cb_result refuse(char *why, const char *text)
+{
+    if (why != NULL) {
+        snprintf(why, CB_ERROR_MESSAGE_SIZE, "%s", text);
+    }
+    return CB_ERR_PARSE;
+}
+
+cb_result cb_frame_read_header(const uint8_t *data, size_t size, cb_frame_header *out,
+                               char why[CB_ERROR_MESSAGE_SIZE])
+{
+    if (data == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (size < CB_FRAME_HEADER_BYTES) {
+        return refuse(why, "frame shorter than its header");
+    }
+    if (get_u32(data) != CB_FRAME_MAGIC) {
+        return refuse(why, "bad magic");
+    }
+    cb_frame_header h = {.version = get_u16(data + 4)};
+    if (h.version != CB_FRAME_VERSION) {
+        return refuse(why, "unsupported version");
+    }
+    uint16_t enc = get_u16(data + 6);
+    if (enc >= CB_FRAME_ENCODING_COUNT) {
+        return refuse(why, "unknown encoding");
+    }
+    h.encoding = (cb_frame_encoding)enc;
+    h.frame = get_u64(data + 8);
+    uint64_t t = get_u64(data + 16);
+    memcpy(&h.sim_time_s, &t, 8);
+    h.wall_us = get_u64(data + 24);
+    h.characters = get_u32(data + 32);
+    h.joints = get_u16(data + 36);
+    h.flags = get_u16(data + 38);
+    h.position_scale = get_f32(data + 40);
+    h.record_bytes = get_u32(data + 44);
+    h.epoch = get_u32(data + 48);
+    h.step_us = get_u32(data + 52);
+    if (h.joints > CB_FRAME_MAX_JOINTS) {
+        return refuse(why, "too many joints");
+    }
+    if (h.record_bytes != cb_frame_record_bytes(h.encoding, h.joints)) {
+        return refuse(why, "record size does not match encoding and joints");
+    }
+    if (h.encoding != CB_FRAME_F32 && !(h.position_scale > 0.0f && isfinite(h.position_scale))) {
+        return refuse(why, "position scale not positive and finite");
+    }
+    /* characters * record_bytes cannot overflow 64 bits: both are below 2^32 and 2^15. */
+    if ((uint64_t)size - CB_FRAME_HEADER_BYTES != (uint64_t)h.characters * h.record_bytes) {
+        return refuse(why, "frame size does not match its character count");
+    }
+    *out = h;
+    return CB_OK;
+}
+
+/* ---- rotations --------------------------------------------------------------------------- */
+
+void cb_quat_from_mat4(const float m[16], float q[4])
+{
+    /* Columns normalized, so a scaled joint still gives its rotation. Shepperd's method: take
+     * the largest of the four squared components' estimates to divide by, so the division is
+     * never by a small number (Shepperd, "Quaternion from rotation matrix", 1978). */
+    double c[3][3];
+    for (int j = 0; j < 3; ++j) {
+        double x = m[4 * j], y = m[4 * j + 1], z = m[4 * j + 2];
+        double n = sqrt(x * x + y * y + z * z);
+        n = n > 1e-30 ? 1.0 / n : 0.0;
+        c[j][0] = x * n;
+        c[j][1] = y * n;
+        c[j][2] = z * n;
+    }
+    /* r(row, col) = c[col][row] */
+    double r00 = c[0][0], r11 = c[1][1], r22 = c[2][2];
+    double tr = r00 + r11 + r22, x, y, z, w;
+    if (tr > 0.0) {
+        double s = 2.0 * sqrt(tr + 1.0);
+        w = 0.25 * s;
+        x = (c[1][2] - c[2][1]) / s;
+        y = (c[2][0] - c[0][2]) / s;
+        z = (c[0][1] - c[1][0]) / s;
+    } else if (r00 > r11 && r00 > r22) {
+        double s = 2.0 * sqrt(1.0 + r00 - r11 - r22);
+        w = (c[1][2] - c[2][1]) / s;
+        x = 0.25 * s;
+        y = (c[1][0] + c[0][1]) / s;
+        z = (c[2][0] + c[0][2]) / s;
+    } else if (r11 > r22) {
+        double s = 2.0 * sqrt(1.0 + r11 - r00 - r22);
+        w = (c[2][0] - c[0][2]) / s;
+        x = (c[1][0] + c[0][1]) / s;
+        y = 0.25 * s;
+        z = (c[2][1] + c[1][2]) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + r22 - r00 - r11);
+        w = (c[0][1] - c[1][0]) / s;
+        x = (c[2][0] + c[0][2]) / s;
+        y = (c[2][1] + c[1][2]) / s;
+        z = 0.25 * s;
+    }
+    double n = sqrt(x * x + y * y + z * z + w * w);
+    if (!(n > 1e-30) || !isfinite(n)) {
+        q[0] = q[1] = q[2] = 0.0f;
+        q[3] = 1.0f;
+        return;
+    }
+    q[0] = (float)(x / n);
+    q[1] = (float)(y / n);
+    q[2] = (float)(z / n);
+    q[3] = (float)(w / n);
+}
+
+/* The three small components lie in [-1/sqrt2, 1/sqrt2]; each is stored in 15 bits, so the
+ * step is sqrt2 / 32767 = 4.3e-5 and the rounding error at most half that per component. The
+ * index of the dropped (largest) component takes the top bits of the first two words. */
+#define SQRT1_2 0.70710678118654752
+static uint16_t pack15(double c)
+{
+    double u = (c / SQRT1_2 * 0.5 + 0.5) * 32767.0;
+    u = u < 0.0 ? 0.0 : (u > 32767.0 ? 32767.0 : u);
+    return (uint16_t)lrint(u);
+}
+
+static double unpack15(uint16_t v)
+{
+    return ((double)(v & 0x7fff) / 32767.0 - 0.5) * 2.0 * SQRT1_2;
+}
+
+void cb_quat_pack48(const float q[4], uint16_t out[3])
+{
+    double v[4], n = 0.0;
+    int big = 0;
+    for (int k = 0; k < 4; ++k) {
+        v[k] = isfinite(q[k]) ? q[k] : 0.0;
+        n += v[k] * v[k];
+        if (fabs(v[k]) > fabs(v[big])) {
+            big = k;
+        }
+    }
+    if (!(n > 1e-30)) {
+        v[0] = v[1] = v[2] = 0.0;
+        v[3] = 1.0;
+        n = 1.0;
+        big = 3;
+    }
+    /* q and -q are one rotation: make the dropped component positive so it need no sign. */
+    double s = (v[big] < 0.0 ? -1.0 : 1.0) / sqrt(n);
+    int w = 0;
+    for (int k = 0; k < 4; ++k) {
+        if (k != big) {
+            out[w++] = pack15(v[k] * s);
+        }
+    }
+    out[0] = (uint16_t)(out[0] | ((big >> 1) << 15));
+    out[1] = (uint16_t)(out[1] | ((big & 1) << 15));
+}
+
+void cb_quat_unpack48(const uint16_t in[3], float q[4])
+{
+    int big = ((in[0] >> 15) << 1) | (in[1] >> 15);
+    double c[3] = {unpack15(in[0]), unpack15(in[1]), unpack15(in[2])};
+    double rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
+    int r = 0;
+    for (int k = 0; k < 4; ++k) {
+        q[k] = k == big ? (float)sqrt(rest > 0.0 ? rest : 0.0) : (float)c[r++];
+    }
+}
+
+/* ---- records ----------------------------------------------------------------------------- */
+
+static int16_t quantize(float v, float inv_scale, uint32_t *clamped)
+{
+    float u = v * inv_scale;
+    if (!(u >= -32767.0f && u <= 32767.0f)) {
+        ++*clamped;
+        u = u > 0.0f ? 32767.0f : (u < 0.0f ? -32767.0f : 0.0f); /* NaN -> 0 */
+    }
+    return (int16_t)lrintf(u);
+}
+
+uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint32_t id,
+                                   const float root_position[3], const float root_rotation[4],
+                                   const float *matrices, uint32_t joints, uint8_t *out)
+{
+    uint32_t clamped = 0;
+    put_u32(out, id);
+    for (int k = 0; k < 3; ++k) {
+        put_f32(out + 4 + 4 * k, root_position[k]);
+    }
+    uint8_t *p = out + 16;
+    if (e == CB_FRAME_F32) {
+        for (int k = 0; k < 4; ++k) {
+            put_f32(p + 4 * k, root_rotation[k]);
+        }
+        p += 16;
+    } else {
+        uint16_t w[3];
+        cb_quat_pack48(root_rotation, w);
+        for (int k = 0; k < 3; ++k) {
+            put_u16(p + 2 * k, w[k]);
+        }
+        put_u16(p + 6, 0);
+        p += 8;
+    }
+    float inv = e == CB_FRAME_F32 ? 1.0f : 1.0f / position_scale;
+    for (uint32_t j = 0; j < joints; ++j) {
+        const float *m = matrices + 16 * (size_t)j;
+        if (e == CB_FRAME_F32) {
+            float q[4];
+            cb_quat_from_mat4(m, q);
+            for (int k = 0; k < 3; ++k) {
+                put_f32(p + 4 * k, m[12 + k]);
+            }
+            for (int k = 0; k < 4; ++k) {
+                put_f32(p + 12 + 4 * k, q[k]);
+            }
+            p += 28;
+            continue;
+        }
+        for (int k = 0; k < 3; ++k) {
+            put_u16(p + 2 * k, (uint16_t)quantize(m[12 + k], inv, &clamped));
+        }
+        p += 6;
+        if (e == CB_FRAME_Q16) {
+            float q[4];
+            uint16_t w[3];
+            cb_quat_from_mat4(m, q);
+            cb_quat_pack48(q, w);
+            for (int k = 0; k < 3; ++k) {
+                put_u16(p + 2 * k, w[k]);
+            }
+            p += 6;
+        }
+    }
+    size_t used = (size_t)(p - out), total = cb_frame_record_bytes(e, joints);
+    memset(p, 0, total - used);
+    return clamped;
+}
+
+cb_result cb_frame_decode_character(const uint8_t *data, size_t size, const cb_frame_header *h,
+                                    uint32_t index, uint32_t *id, float root_position[3],
+                                    float root_rotation[4], float *positions, float *rotations)
+{
+    if (data == NULL || h == NULL || id == NULL || root_position == NULL ||
+        root_rotation == NULL || positions == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (index >= h->characters || h->record_bytes != cb_frame_record_bytes(h->encoding, h->joints) ||
+        size < CB_FRAME_HEADER_BYTES + ((size_t)index + 1) * h->record_bytes) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    const uint8_t *p = data + CB_FRAME_HEADER_BYTES + (size_t)index * h->record_bytes;
+    cb_frame_encoding e = h->encoding;
+    *id = get_u32(p);
+    for (int k = 0; k < 3; ++k) {
+        root_position[k] = get_f32(p + 4 + 4 * k);
+    }
+    p += 16;
+    if (e == CB_FRAME_F32) {
+        for (int k = 0; k < 4; ++k) {
+            root_rotation[k] = get_f32(p + 4 * k);
+        }
+        p += 16;
+    } else {
+        uint16_t w[3] = {get_u16(p), get_u16(p + 2), get_u16(p + 4)};
+        cb_quat_unpack48(w, root_rotation);
+        p += 8;
+    }
+    for (uint32_t j = 0; j < h->joints; ++j) {
+        float *pos = positions + 3 * (size_t)j;
+        float *rot = rotations != NULL ? rotations + 4 * (size_t)j : NULL;
+        if (e == CB_FRAME_F32) {
+            for (int k = 0; k < 3; ++k) {
+                pos[k] = get_f32(p + 4 * k);
+            }
+            for (int k = 0; rot != NULL && k < 4; ++k) {
+                rot[k] = get_f32(p + 12 + 4 * k);
+            }
+            p += 28;
+            continue;
+        }
+        for (int k = 0; k < 3; ++k) {
+            pos[k] = (float)(int16_t)get_u16(p + 2 * k) * h->position_scale;
+        }
+        p += 6;
+        if (e == CB_FRAME_Q16) {
+            uint16_t w[3] = {get_u16(p), get_u16(p + 2), get_u16(p + 4)};
+            if (rot != NULL) {
+                cb_quat_unpack48(w, rot);
+            }
+            p += 6;
+        }
+    }
+    return CB_OK;
+}
