@@ -34,8 +34,9 @@ int cb_cmd_serve(int argc, char **argv)
          "the viewer's folder, with public/ and node_modules/ (default: this source tree's web/)"},
         {"model", CB_OPT_STRING, &model,
          "a .glb whose joints the viewer drives by name (served at /models/NAME)"},
-        {"seconds", CB_OPT_DOUBLE, &seconds, "stop after this many seconds (default: run until "
-                                             "Ctrl-C)"},
+        {"seconds", CB_OPT_DOUBLE, &seconds,
+         "stop after this many seconds (default: run until "
+         "Ctrl-C)"},
         {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
@@ -52,8 +53,9 @@ int cb_cmd_serve(int argc, char **argv)
     }
     if (characters < 1 || characters > (long)CB_CROWD_MAX_CAPACITY || capacity < 0 ||
         capacity > (long)CB_CROWD_MAX_CAPACITY || (capacity != 0 && capacity < characters)) {
-        fprintf(stderr, "crowdblend serve: --characters must be in 1..%u, --capacity at least "
-                        "--characters\n",
+        fprintf(stderr,
+                "crowdblend serve: --characters must be in 1..%u, --capacity at least "
+                "--characters\n",
                 CB_CROWD_MAX_CAPACITY);
         return CB_EXIT_USAGE;
     }

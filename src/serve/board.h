@@ -23,15 +23,15 @@ enum { CB_BOARD_FRESH = 4u };
 
 typedef struct cb_board {
     uint8_t *base[3];
-    uint8_t *data[3];   /* base + headroom: what is published */
+    uint8_t *data[3]; /* base + headroom: what is published */
     size_t len[3];
-    uint64_t seq[3];    /* publication number, 0 = never written */
-    uint64_t tag[3];    /* a word of metadata published with the bytes */
-    size_t capacity;    /* bytes of data per slot */
+    uint64_t seq[3];         /* publication number, 0 = never written */
+    uint64_t tag[3];         /* a word of metadata published with the bytes */
+    size_t capacity;         /* bytes of data per slot */
     _Atomic uint32_t middle; /* slot index | CB_BOARD_FRESH */
-    uint32_t back;      /* the writer's */
-    uint32_t front;     /* the reader's */
-    uint64_t published; /* the writer's count */
+    uint32_t back;           /* the writer's */
+    uint32_t front;          /* the reader's */
+    uint64_t published;      /* the writer's count */
 } cb_board;
 
 /* Allocates three slots of `capacity` bytes, each preceded by `headroom` bytes (libwebsockets
@@ -75,8 +75,8 @@ static inline void cb_board_publish(cb_board *b, size_t len, uint64_t tag)
     b->seq[b->back] = ++b->published;
     /* acq_rel: the slot's bytes are visible before the index, and the slot we get back is no
      * longer read. */
-    uint32_t old = atomic_exchange_explicit(&b->middle, b->back | CB_BOARD_FRESH,
-                                            memory_order_acq_rel);
+    uint32_t old =
+        atomic_exchange_explicit(&b->middle, b->back | CB_BOARD_FRESH, memory_order_acq_rel);
     b->back = old & 3u;
 }
 
@@ -98,9 +98,9 @@ static inline const uint8_t *cb_board_read(cb_board *b, size_t *len, uint64_t *s
 typedef struct cb_ring {
     uint8_t *items;
     size_t item_size;
-    size_t capacity;       /* a power of two */
-    _Atomic size_t head;   /* next to write (producer) */
-    _Atomic size_t tail;   /* next to read (consumer) */
+    size_t capacity;     /* a power of two */
+    _Atomic size_t head; /* next to write (producer) */
+    _Atomic size_t tail; /* next to read (consumer) */
 } cb_ring;
 
 static inline bool cb_ring_init(cb_ring *r, size_t item_size, size_t capacity_pow2)

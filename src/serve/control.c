@@ -12,9 +12,8 @@
 #include "serve/protocol.h"
 
 static const char *const kind_names[CB_CTL_KIND_COUNT] = {
-    "set_param",    "steer",     "add",         "remove",   "pause",
-    "resume",       "step",      "time_scale",  "switch_graph", "subscribe",
-    "unsubscribe",  "encoding",
+    "set_param", "steer",      "add",          "remove",    "pause",       "resume",
+    "step",      "time_scale", "switch_graph", "subscribe", "unsubscribe", "encoding",
 };
 
 /* Members each kind accepts besides "type" and "req". */
@@ -90,8 +89,8 @@ static cb_ctl_error whole(json_t *v, const char *key, int64_t lo, int64_t hi, in
                           char *why)
 {
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-        return fail(why, CB_CTL_ERR_BAD_FIELD, "\"%s\" must be a whole number in [%lld, %lld]",
-                    key, (long long)lo, (long long)hi);
+        return fail(why, CB_CTL_ERR_BAD_FIELD, "\"%s\" must be a whole number in [%lld, %lld]", key,
+                    (long long)lo, (long long)hi);
     }
     *out = json_integer_value(v);
     return CB_CTL_OK;
@@ -217,8 +216,8 @@ static cb_ctl_error parse_body(json_t *o, cb_ctl *c, char *why)
         return v != NULL ? character_id(v, "character", &c->characters[0], why) : CB_CTL_OK;
     case CB_CTL_ENCODING:
         v = json_object_get(o, "encoding");
-        if (!json_is_string(v) || cb_frame_encoding_from_name(json_string_value(v),
-                                                              &c->encoding) != CB_OK) {
+        if (!json_is_string(v) ||
+            cb_frame_encoding_from_name(json_string_value(v), &c->encoding) != CB_OK) {
             return fail(why, CB_CTL_ERR_BAD_FIELD,
                         "\"encoding\" must be \"f32\", \"q16\" or \"pos16\"");
         }
@@ -280,8 +279,7 @@ cb_ctl_error cb_ctl_parse(const char *text, size_t length, cb_ctl *out,
     /* Duplicate keys are refused: which of two "value"s counts would be a guess. */
     json_t *o = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
     if (o == NULL) {
-        return fail(why, CB_CTL_ERR_MALFORMED, "not JSON: %s (column %d)", jerr.text,
-                    jerr.column);
+        return fail(why, CB_CTL_ERR_MALFORMED, "not JSON: %s (column %d)", jerr.text, jerr.column);
     }
     cb_ctl_error e = json_is_object(o)
                          ? parse_head(o, out, why)
@@ -296,12 +294,12 @@ cb_ctl_error cb_ctl_parse(const char *text, size_t length, cb_ctl *out,
 size_t cb_json_quote(const char *s, char *out, size_t size)
 {
     size_t n = 0;
-#define EMIT(ch)                                                                               \
-    do {                                                                                       \
-        if (n + 1 < size) {                                                                    \
-            out[n] = (ch);                                                                     \
-        }                                                                                      \
-        ++n;                                                                                   \
+#define EMIT(ch)                                                                                   \
+    do {                                                                                           \
+        if (n + 1 < size) {                                                                        \
+            out[n] = (ch);                                                                         \
+        }                                                                                          \
+        ++n;                                                                                       \
     } while (0)
     EMIT('"');
     for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; ++p) {

@@ -60,8 +60,7 @@ static uint16_t get_u16(const uint8_t *p)
 
 static uint32_t get_u32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static uint64_t get_u64(const uint8_t *p)
@@ -377,11 +376,12 @@ cb_result cb_frame_decode_character(const uint8_t *data, size_t size, const cb_f
                                     uint32_t index, uint32_t *id, float root_position[3],
                                     float root_rotation[4], float *positions, float *rotations)
 {
-    if (data == NULL || h == NULL || id == NULL || root_position == NULL ||
-        root_rotation == NULL || positions == NULL) {
+    if (data == NULL || h == NULL || id == NULL || root_position == NULL || root_rotation == NULL ||
+        positions == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    if (index >= h->characters || h->record_bytes != cb_frame_record_bytes(h->encoding, h->joints) ||
+    if (index >= h->characters ||
+        h->record_bytes != cb_frame_record_bytes(h->encoding, h->joints) ||
         size < CB_FRAME_HEADER_BYTES + ((size_t)index + 1) * h->record_bytes) {
         return CB_ERR_INVALID_ARGUMENT;
     }

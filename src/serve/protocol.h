@@ -124,14 +124,14 @@ const char *cb_ctl_kind_name(cb_ctl_kind kind);
 
 typedef struct cb_ctl {
     cb_ctl_kind kind;
-    int64_t req;       /* the client's optional "req" number, echoed in the reply; -1 if none */
-    char name[CB_CTL_MAX_NAME];  /* set_param: parameter; switch_graph: graph; subscribe: joint */
-    bool clear;        /* set_param with "value": null, steer with "speed": null: release */
-    float value;       /* set_param, time_scale */
-    float speed_mps;   /* steer */
+    int64_t req; /* the client's optional "req" number, echoed in the reply; -1 if none */
+    char name[CB_CTL_MAX_NAME]; /* set_param: parameter; switch_graph: graph; subscribe: joint */
+    bool clear;          /* set_param with "value": null, steer with "speed": null: release */
+    float value;         /* set_param, time_scale */
+    float speed_mps;     /* steer */
     float direction_rad; /* steer: 0 forward, +pi/2 to the character's right */
-    uint32_t count;    /* add: characters; step: frames */
-    bool all;          /* set_param/steer without "characters", unsubscribe without "character" */
+    uint32_t count;      /* add: characters; step: frames */
+    bool all;            /* set_param/steer without "characters", unsubscribe without "character" */
     uint32_t character_count;
     uint32_t characters[CB_CTL_MAX_CHARACTERS]; /* ids; subscribe/unsubscribe use [0] */
     cb_frame_encoding encoding;
@@ -140,13 +140,13 @@ typedef struct cb_ctl {
 /* Error codes of replies: the "code" member of {"type":"error",...}. */
 typedef enum cb_ctl_error {
     CB_CTL_OK,
-    CB_CTL_ERR_MALFORMED,     /* not JSON, or not an object */
-    CB_CTL_ERR_UNKNOWN_TYPE,  /* "type" missing or not a known message */
-    CB_CTL_ERR_BAD_FIELD,     /* a member of the wrong type, out of range, unknown or missing */
-    CB_CTL_ERR_TOO_LARGE,     /* over CB_CTL_MAX_MESSAGE bytes */
-    CB_CTL_ERR_NOT_FOUND,     /* an unknown character, parameter, graph or joint (server side) */
-    CB_CTL_ERR_REFUSED,       /* valid but not possible now (capacity, not paused, busy, ...) */
-    CB_CTL_ERR_BINARY,        /* a binary message: the server reads text only */
+    CB_CTL_ERR_MALFORMED,    /* not JSON, or not an object */
+    CB_CTL_ERR_UNKNOWN_TYPE, /* "type" missing or not a known message */
+    CB_CTL_ERR_BAD_FIELD,    /* a member of the wrong type, out of range, unknown or missing */
+    CB_CTL_ERR_TOO_LARGE,    /* over CB_CTL_MAX_MESSAGE bytes */
+    CB_CTL_ERR_NOT_FOUND,    /* an unknown character, parameter, graph or joint (server side) */
+    CB_CTL_ERR_REFUSED,      /* valid but not possible now (capacity, not paused, busy, ...) */
+    CB_CTL_ERR_BINARY,       /* a binary message: the server reads text only */
     CB_CTL_ERROR_COUNT
 } cb_ctl_error;
 

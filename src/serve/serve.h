@@ -8,17 +8,17 @@
 #include <stdint.h>
 
 typedef struct cb_serve_desc {
-    const char *graph;      /* example name, JSON file or "none"; NULL: the demo's default */
-    uint32_t characters;    /* at start */
-    uint32_t capacity;      /* 0: characters + max(64, characters / 4) */
-    uint32_t threads;       /* the crowd's pool; 0: all CPUs */
-    const char *listen;     /* "HOST:PORT"; port 0 picks a free one. NULL: 127.0.0.1:8080 */
-    const char *web_root;   /* the viewer's folder (web/), holding public/ and node_modules/ */
-    const char *model;      /* a .glb served at /models/<its name> and named in the hello */
-    uint32_t max_clients;   /* WebSocket clients at once, 1..64; 0: 16 */
-    double seconds;         /* stop after this long; 0: until SIGINT or SIGTERM */
+    const char *graph;    /* example name, JSON file or "none"; NULL: the demo's default */
+    uint32_t characters;  /* at start */
+    uint32_t capacity;    /* 0: characters + max(64, characters / 4) */
+    uint32_t threads;     /* the crowd's pool; 0: all CPUs */
+    const char *listen;   /* "HOST:PORT"; port 0 picks a free one. NULL: 127.0.0.1:8080 */
+    const char *web_root; /* the viewer's folder (web/), holding public/ and node_modules/ */
+    const char *model;    /* a .glb served at /models/<its name> and named in the hello */
+    uint32_t max_clients; /* WebSocket clients at once, 1..64; 0: 16 */
+    double seconds;       /* stop after this long; 0: until SIGINT or SIGTERM */
     uint64_t seed;
-    bool verbose;           /* libwebsockets' notices too */
+    bool verbose; /* libwebsockets' notices too */
 } cb_serve_desc;
 
 /* Runs the server until a signal or desc->seconds; prints "listening on http://HOST:PORT/"

@@ -23,11 +23,11 @@ typedef struct session {
     struct lws *wsi;
     uint32_t slot, serial;
     cb_frame_encoding encoding;
-    bool greeted;           /* sent the hello of `epoch` */
+    bool greeted; /* sent the hello of `epoch` */
     uint32_t epoch;
     uint64_t frame_seq, details_seq; /* board publications already sent */
     uint64_t last_frame, frames_sent, frames_skipped, errors, dropped_messages;
-    char *out[OUTBOX];      /* queued text messages (LWS_PRE bytes of headroom each) */
+    char *out[OUTBOX]; /* queued text messages (LWS_PRE bytes of headroom each) */
     size_t out_len[OUTBOX];
     unsigned out_head, out_count;
     size_t rx_len;
@@ -102,8 +102,9 @@ static void queue_error(session *s, cb_ctl_error code, int64_t req, const char *
         snprintf(r, sizeof r, "%lld", (long long)req);
     }
     cb_json_quote(why, quoted, sizeof quoted);
-    int n = snprintf(msg, sizeof msg, "{\"type\":\"error\",\"req\":%s,\"code\":\"%s\",\"message\":%s}",
-                     r, cb_ctl_error_name(code), quoted);
+    int n =
+        snprintf(msg, sizeof msg, "{\"type\":\"error\",\"req\":%s,\"code\":\"%s\",\"message\":%s}",
+                 r, cb_ctl_error_name(code), quoted);
     s->errors++;
     queue_text(s, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
@@ -184,8 +185,7 @@ static uint64_t read_u64(const uint8_t *p)
 
 static uint32_t read_u32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 /* Sends the newest frame if this client has not had it. 1 when something was sent. */
@@ -289,8 +289,7 @@ static void queue_stats(server *srv, session *s, const cb_sim_stats *st, double 
         n += snprintf(buf + n, sizeof buf - (size_t)n,
                       "%s\"%s\":{\"bytes_per_frame\":%llu,\"encode_ns_per_character\":%.1f}",
                       e ? "," : "],\"encodings\":{", cb_frame_encoding_name(e),
-                      (unsigned long long)st->bytes_per_frame[e],
-                      st->encode_ns_per_character[e]);
+                      (unsigned long long)st->bytes_per_frame[e], st->encode_ns_per_character[e]);
     }
     if (n > 0 && (size_t)n < sizeof buf) {
         n += snprintf(buf + n, sizeof buf - (size_t)n,
@@ -422,8 +421,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 }
 
 /* /models/<name>: the one model file given on the command line, nothing else. */
-static int model_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
-                          void *in, size_t len)
+static int model_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                          size_t len)
 {
     server *srv = lws_context_user(lws_get_context(wsi));
     switch (reason) {
@@ -521,26 +520,36 @@ int cb_serve_run(const cb_serve_desc *d)
     static const struct lws_protocol_vhost_options mime_mjs = {&mime_glb, NULL, ".mjs",
                                                                "text/javascript"};
     static struct lws_http_mount m_model, m_uplot, m_three, m_public;
-    m_model = (struct lws_http_mount){.mountpoint = "/models", .origin = "cb-model",
+    m_model = (struct lws_http_mount){.mountpoint = "/models",
+                                      .origin = "cb-model",
                                       .protocol = "cb-model",
-                                      .origin_protocol = LWSMPRO_CALLBACK, .mountpoint_len = 7};
+                                      .origin_protocol = LWSMPRO_CALLBACK,
+                                      .mountpoint_len = 7};
     m_uplot = (struct lws_http_mount){.mount_next = d->model != NULL ? &m_model : NULL,
-                                      .mountpoint = "/vendor/uplot", .origin = uplot_dir,
+                                      .mountpoint = "/vendor/uplot",
+                                      .origin = uplot_dir,
                                       .extra_mimetypes = &mime_mjs,
-                                      .origin_protocol = LWSMPRO_FILE, .mountpoint_len = 13};
-    m_three = (struct lws_http_mount){.mount_next = &m_uplot, .mountpoint = "/vendor/three",
-                                      .origin = three_dir, .extra_mimetypes = &mime_mjs,
-                                      .origin_protocol = LWSMPRO_FILE, .mountpoint_len = 13};
-    m_public = (struct lws_http_mount){.mount_next = &m_three, .mountpoint = "/",
-                                       .origin = public_dir, .def = "index.html",
+                                      .origin_protocol = LWSMPRO_FILE,
+                                      .mountpoint_len = 13};
+    m_three = (struct lws_http_mount){.mount_next = &m_uplot,
+                                      .mountpoint = "/vendor/three",
+                                      .origin = three_dir,
+                                      .extra_mimetypes = &mime_mjs,
+                                      .origin_protocol = LWSMPRO_FILE,
+                                      .mountpoint_len = 13};
+    m_public = (struct lws_http_mount){.mount_next = &m_three,
+                                       .mountpoint = "/",
+                                       .origin = public_dir,
+                                       .def = "index.html",
                                        .extra_mimetypes = &mime_mjs,
-                                       .origin_protocol = LWSMPRO_FILE, .mountpoint_len = 1};
+                                       .origin_protocol = LWSMPRO_FILE,
+                                       .mountpoint_len = 1};
     static struct lws_protocols protocols[4];
     protocols[0] = (struct lws_protocols){"http", lws_callback_http_dummy, 0, 0, 0, NULL, 0};
     protocols[1] = (struct lws_protocols){"cb-model", model_callback, 0, 0, 0, NULL, 0};
     /* rx_buffer_size bounds one read; tx_packet_size lets a frame go out in large send()s. */
-    protocols[2] = (struct lws_protocols){"crowdblend", ws_callback, sizeof(session),
-                                          CB_CTL_MAX_MESSAGE, 0, NULL, 1u << 22};
+    protocols[2] = (struct lws_protocols){
+        "crowdblend", ws_callback, sizeof(session), CB_CTL_MAX_MESSAGE, 0, NULL, 1u << 22};
     srv.ws = &protocols[2];
 
     lws_set_log_level(d->verbose ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);

@@ -37,7 +37,7 @@ struct cb_sim {
     cb_sim_desc desc;
     char start_graph[512]; /* the graph given at start, which a client may switch back to */
     char graph_name[512];
-    cb_embedded *names;    /* the embedded set, for clip and marker names */
+    cb_embedded *names; /* the embedded set, for clip and marker names */
     cb_scene *scene;
     cb_crowd *crowd;
     const cb_graph *graph;
@@ -95,7 +95,8 @@ typedef struct text {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void put(text *t, const char *fmt, ...)
+static void
+put(text *t, const char *fmt, ...)
 {
     if (t->full) {
         return;
@@ -156,8 +157,8 @@ static void reply(cb_sim *s, const cb_sim_command *c, const char *json)
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static void reply_error(cb_sim *s, const cb_sim_command *c, cb_ctl_error code, const char *fmt,
-                        ...)
+static void
+reply_error(cb_sim *s, const cb_sim_command *c, cb_ctl_error code, const char *fmt, ...)
 {
     char msg[512], buf[CB_SIM_REPLY_BYTES], quoted[700];
     va_list ap;
@@ -169,9 +170,10 @@ static void reply_error(cb_sim *s, const cb_sim_command *c, cb_ctl_error code, c
     if (c->ctl.req >= 0) {
         snprintf(req, sizeof req, "%lld", (long long)c->ctl.req);
     }
-    snprintf(buf, sizeof buf, "{\"type\":\"error\",\"req\":%s,\"for\":\"%s\",\"code\":\"%s\","
-             "\"message\":%s}", req, cb_ctl_kind_name(c->ctl.kind), cb_ctl_error_name(code),
-             quoted);
+    snprintf(buf, sizeof buf,
+             "{\"type\":\"error\",\"req\":%s,\"for\":\"%s\",\"code\":\"%s\","
+             "\"message\":%s}",
+             req, cb_ctl_kind_name(c->ctl.kind), cb_ctl_error_name(code), quoted);
     reply(s, c, buf);
 }
 
@@ -196,9 +198,9 @@ static float skeleton_reach(const cb_skeleton *sk)
     float reach = 0.0f, path[CB_FRAME_MAX_JOINTS];
     for (size_t j = 0; j < n && j < CB_FRAME_MAX_JOINTS; ++j) {
         cb_xform x = cb_skeleton_rest_xform(sk, j);
-        float len = sqrtf(x.translation[0] * x.translation[0] +
-                          x.translation[1] * x.translation[1] +
-                          x.translation[2] * x.translation[2]);
+        float len =
+            sqrtf(x.translation[0] * x.translation[0] + x.translation[1] * x.translation[1] +
+                  x.translation[2] * x.translation[2]);
         path[j] = len + (parents[j] >= 0 ? path[parents[j]] : 0.0f);
         reach = path[j] > reach ? path[j] : reach;
     }
@@ -246,10 +248,10 @@ static bool publish_hello(cb_sim *s)
     for (uint32_t p = 0; p < s->param_count; ++p) {
         static const char *const types[] = {"float", "int", "bool", "trigger"};
         cb_param_type t = cb_graph_param_type(s->graph, p);
-        json_array_append_new(
-            params, json_pack("{s:s, s:s, s:f}", "name", cb_graph_param_name(s->graph, p), "type",
-                              (unsigned)t < 4 ? types[t] : "float", "default",
-                              (double)cb_graph_param_default(s->graph, p)));
+        json_array_append_new(params,
+                              json_pack("{s:s, s:s, s:f}", "name", cb_graph_param_name(s->graph, p),
+                                        "type", (unsigned)t < 4 ? types[t] : "float", "default",
+                                        (double)cb_graph_param_default(s->graph, p)));
     }
     json_t *machines = json_array();
     for (uint32_t m = 0; m < cb_graph_state_machine_count(s->graph); ++m) {
@@ -261,8 +263,8 @@ static bool publish_hello(cb_sim *s)
     }
     json_t *clip_nodes = json_array();
     for (uint32_t c = 0; c < cb_graph_clip_count(s->graph); ++c) {
-        json_array_append_new(clip_nodes, json_string(cb_graph_node_name(
-                                              s->graph, cb_graph_clip_node(s->graph, c))));
+        json_array_append_new(
+            clip_nodes, json_string(cb_graph_node_name(s->graph, cb_graph_clip_node(s->graph, c))));
     }
     json_t *graphs = json_array();
     for (const cb_example_graph *g = cb_example_graphs; g->name != NULL; ++g) {
@@ -289,17 +291,17 @@ static bool publish_hello(cb_sim *s)
     json_object_set_new(h, "encodings", encodings);
     json_object_set_new(h, "encoding", json_string("q16"));
     json_object_set_new(h, "position_scale", json_real(s->position_scale));
-    json_object_set_new(h, "skeleton", json_pack("{s:o, s:o}", "joints", joints, "parents",
-                                                 parents));
+    json_object_set_new(h, "skeleton",
+                        json_pack("{s:o, s:o}", "joints", joints, "parents", parents));
     json_object_set_new(h, "clips", clips);
-    json_object_set_new(h, "graph", json_pack("{s:s, s:o, s:o, s:o}", "name", s->graph_name,
-                                              "params", params, "machines", machines,
-                                              "clip_nodes", clip_nodes));
+    json_object_set_new(h, "graph",
+                        json_pack("{s:s, s:o, s:o, s:o}", "name", s->graph_name, "params", params,
+                                  "machines", machines, "clip_nodes", clip_nodes));
     json_object_set_new(h, "graphs", graphs);
     json_object_set_new(h, "velocity_params", velocity);
-    json_object_set_new(h, "model", s->desc.model_url != NULL
-                                        ? json_pack("{s:s}", "url", s->desc.model_url)
-                                        : json_null());
+    json_object_set_new(h, "model",
+                        s->desc.model_url != NULL ? json_pack("{s:s}", "url", s->desc.model_url)
+                                                  : json_null());
     json_object_set_new(h, "capacity", json_integer(s->capacity));
     json_object_set_new(h, "limits",
                         json_pack("{s:i, s:i, s:i, s:i, s:i}", "message_bytes", CB_CTL_MAX_MESSAGE,
@@ -341,8 +343,7 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     }
     cb_crowd *crowd = cb_scene_crowd(scene);
     const cb_graph *g = cb_crowd_graph(crowd, 0);
-    if (cb_graph_param_count(g) > MAX_PARAMS ||
-        cb_graph_state_machine_count(g) > MAX_MACHINES ||
+    if (cb_graph_param_count(g) > MAX_PARAMS || cb_graph_state_machine_count(g) > MAX_MACHINES ||
         cb_crowd_joint_count(crowd) != s->joints) {
         snprintf(why, 256, "graph '%.160s' has more than %d parameters or %d state machines", graph,
                  MAX_PARAMS, MAX_MACHINES);
@@ -407,8 +408,7 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
               cb_ring_init(&s->commands, sizeof(cb_sim_command), 256) &&
               cb_ring_init(&s->replies, sizeof(cb_sim_reply), 256);
     for (int e = 0; ok && e < CB_FRAME_ENCODING_COUNT; ++e) {
-        ok = cb_board_init(&s->frames[e], cb_frame_bytes(e, s->capacity, s->joints),
-                           d->headroom);
+        ok = cb_board_init(&s->frames[e], cb_frame_bytes(e, s->capacity, s->joints), d->headroom);
         atomic_init(&s->want[e], 0);
     }
     if (!ok) {
@@ -495,8 +495,8 @@ static void apply_set_param(cb_sim *s, const cb_sim_command *cmd)
     const cb_ctl *c = &cmd->ctl;
     uint32_t p, bad;
     if (cb_graph_find_param(s->graph, c->name, &p) != CB_OK) {
-        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "graph '%s' has no parameter '%s'",
-                    s->graph_name, c->name);
+        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "graph '%s' has no parameter '%s'", s->graph_name,
+                    c->name);
         return;
     }
     if ((bad = first_unknown(s, c, false)) != 0) {
@@ -778,14 +778,13 @@ static void track_subscriptions(cb_sim *s, float dt)
         uint32_t n = 0;
         const cb_graph_event *ev = cb_crowd_events(s->crowd, 0, dense, &n);
         for (uint32_t q = 0; q < n; ++q) {
-            sub->events[sub->event_count++ % CB_SIM_EVENT_HISTORY] = (event_entry){
-                s->frame, ev[q].marker_hash, ev[q].node, ev[q].weight};
+            sub->events[sub->event_count++ % CB_SIM_EVENT_HISTORY] =
+                (event_entry){s->frame, ev[q].marker_hash, ev[q].node, ev[q].weight};
         }
         for (uint32_t m = 0; m < cb_graph_state_machine_count(s->graph); ++m) {
             uint32_t next = cb_crowd_next_state(s->crowd, 0, m, dense);
-            sub->transition_s[m] = next != UINT32_MAX && next == sub->last_next[m]
-                                       ? sub->transition_s[m] + dt
-                                       : 0.0f;
+            sub->transition_s[m] =
+                next != UINT32_MAX && next == sub->last_next[m] ? sub->transition_s[m] + dt : 0.0f;
             sub->last_next[m] = next;
         }
         s->subs[kept++] = *sub;
@@ -930,8 +929,7 @@ static void publish_stats(cb_sim *s, uint64_t now)
         }
         for (int e = 0; e < CB_FRAME_ENCODING_COUNT; ++e) {
             st->encode_ns_per_character[e] =
-                s->window_encoded[e] ? (double)s->window_encode_ns[e] / s->window_encoded[e]
-                                     : 0.0;
+                s->window_encoded[e] ? (double)s->window_encode_ns[e] / s->window_encoded[e] : 0.0;
             s->window_encode_ns[e] = s->window_encoded[e] = 0;
         }
         s->window_crowd = cs;

@@ -14,22 +14,22 @@
 
 enum {
     CB_SIM_HZ = 60,
-    CB_SIM_MAX_CLIENTS = 64,    /* client slots: a subscription mask is one 64-bit word */
+    CB_SIM_MAX_CLIENTS = 64, /* client slots: a subscription mask is one 64-bit word */
     CB_SIM_MAX_SUBSCRIPTIONS = 64,
     CB_SIM_REPLY_BYTES = 1024,
     CB_SIM_HELLO_BYTES = 1 << 17,
     CB_SIM_DETAILS_BYTES = 1 << 16,
-    CB_SIM_EVENT_HISTORY = 16,  /* events kept per subscription, so a slow client misses none */
+    CB_SIM_EVENT_HISTORY = 16, /* events kept per subscription, so a slow client misses none */
 };
 
 typedef struct cb_sim_desc {
-    const char *graph;       /* example name, JSON file or "none"; NULL: the demo's default */
-    uint32_t characters;     /* at start */
-    uint32_t capacity;       /* most at once; 0: characters + max(64, characters / 4) */
-    uint32_t threads;        /* the crowd's pool; 0: all CPUs */
+    const char *graph;   /* example name, JSON file or "none"; NULL: the demo's default */
+    uint32_t characters; /* at start */
+    uint32_t capacity;   /* most at once; 0: characters + max(64, characters / 4) */
+    uint32_t threads;    /* the crowd's pool; 0: all CPUs */
     uint64_t seed;
-    size_t headroom;         /* bytes before every published buffer (LWS_PRE) */
-    const char *model_url;   /* a .glb the hello names for the viewer, or NULL */
+    size_t headroom;       /* bytes before every published buffer (LWS_PRE) */
+    const char *model_url; /* a .glb the hello names for the viewer, or NULL */
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */
@@ -54,9 +54,9 @@ typedef struct cb_sim_stats {
     uint32_t characters, capacity, epoch;
     bool paused;
     float time_scale;
-    double tick_hz;          /* measured over the last second */
+    double tick_hz;                   /* measured over the last second */
     double step_ms_mean, step_ms_max; /* crowd update (host step included), last second */
-    double stage_ms[8];      /* per stage, ms per frame (thread time / threads), last second */
+    double stage_ms[8]; /* per stage, ms per frame (thread time / threads), last second */
     uint32_t stage_count;
     double encode_ns_per_character[CB_FRAME_ENCODING_COUNT]; /* last second; 0 if not encoded */
     uint64_t bytes_per_frame[CB_FRAME_ENCODING_COUNT];
