@@ -112,7 +112,7 @@ static cb_ctl_error name(json_t *v, const char *key, char out[CB_CTL_MAX_NAME], 
 
 static cb_ctl_error character_id(json_t *v, const char *key, uint32_t *out, char *why)
 {
-    int64_t id;
+    int64_t id = 0;
     cb_ctl_error e = whole(v, key, 1, UINT32_MAX, &id, why);
     *out = (uint32_t)id;
     return e;
@@ -148,7 +148,7 @@ static cb_ctl_error characters(json_t *obj, bool absent_means_all, cb_ctl *c, ch
 static cb_ctl_error parse_body(json_t *o, cb_ctl *c, char *why)
 {
     json_t *v;
-    int64_t n;
+    int64_t n = 0;
     cb_ctl_error e = CB_CTL_OK;
     switch (c->kind) {
     case CB_CTL_SET_PARAM:

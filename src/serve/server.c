@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "crowdblend/crowd.h"
 #include "serve/sim.h"
 
-enum { OUTBOX = 32, STATS_PERIOD_US = 500000 };
+enum { OUTBOX = 32, STATS_PERIOD_US = 500000, SEND_BUFFER_BYTES = 128 * 1024 };
 
 typedef struct session {
     struct lws *wsi;
@@ -364,6 +365,12 @@ static int on_established(server *srv, session *s, struct lws *wsi)
     srv->clients++;
     srv->clients_peak = srv->clients > srv->clients_peak ? srv->clients : srv->clients_peak;
     cb_sim_want(srv->sim, s->encoding, 1);
+    /* A small kernel send buffer: otherwise Linux grows it to megabytes, a slow client's
+     * socket holds seconds of old frames, and "newest frame" would only apply after them.
+     * With it, at most about one frame waits (the unsent rest of the last one, which lws
+     * keeps), and whatever is sent next is the newest. */
+    int sndbuf = SEND_BUFFER_BYTES;
+    setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     lws_callback_on_writable(wsi);
     return 0;
 }
