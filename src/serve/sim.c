@@ -648,6 +648,7 @@ static void apply_unsubscribe(cb_sim *s, const cb_sim_command *cmd)
         }
     }
     s->sub_count = kept;
+    s->dirty = true; /* publish the details without them */
     reply_ok(s, cmd, "");
 }
 
@@ -1075,4 +1076,9 @@ cb_board *cb_sim_details(cb_sim *s)
 cb_board *cb_sim_stats_board(cb_sim *s)
 {
     return &s->stats;
+}
+
+cb_crowd *cb_sim_crowd(cb_sim *s)
+{
+    return s->crowd;
 }

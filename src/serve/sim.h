@@ -93,4 +93,7 @@ cb_board *cb_sim_hello(cb_sim *sim);
 cb_board *cb_sim_details(cb_sim *sim);
 cb_board *cb_sim_stats_board(cb_sim *sim);
 
+/* The crowd the simulation runs (for tests; only between ticks, on the ticking thread). */
+struct cb_crowd *cb_sim_crowd(cb_sim *sim);
+
 #endif
