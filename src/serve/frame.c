@@ -26,14 +26,30 @@ cb_result cb_frame_encoding_from_name(const char *name, cb_frame_encoding *out)
 
 /* ---- little-endian bytes ----------------------------------------------------------------- */
 
+/* On little-endian hosts a store is the byte order already (memcpy compiles to one move);
+ * elsewhere the bytes are written one by one. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CB_HOST_LE 1
+#else
+#define CB_HOST_LE 0
+#endif
+
 static void put_u16(uint8_t *p, uint16_t v)
 {
+    if (CB_HOST_LE) {
+        memcpy(p, &v, 2);
+        return;
+    }
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
+    if (CB_HOST_LE) {
+        memcpy(p, &v, 4);
+        return;
+    }
     for (int k = 0; k < 4; ++k) {
         p[k] = (uint8_t)(v >> (8 * k));
     }
@@ -193,67 +209,71 @@ cb_result cb_frame_read_header(const uint8_t *data, size_t size, cb_frame_header
 
 void cb_quat_from_mat4(const float m[16], float q[4])
 {
-    /* Columns normalized, so a scaled joint still gives its rotation. Shepperd's method: take
-     * the largest of the four squared components' estimates to divide by, so the division is
-     * never by a small number (Shepperd, "Quaternion from rotation matrix", 1978). */
-    double c[3][3];
+    /* Per joint and frame, so in float: the result is normalized once at the end, and float
+     * keeps the angle within 2e-7 rad of a double conversion (test_serve_protocol.c). Columns
+     * are normalized only when they are not already unit (a scaled joint). Shepperd's method:
+     * divide by the largest of the four estimates, never by a small number (Shepperd,
+     * "Quaternion from rotation matrix", J. Guidance and Control 1(3), 1978). */
+    float c[3][3];
     for (int j = 0; j < 3; ++j) {
-        double x = m[4 * j], y = m[4 * j + 1], z = m[4 * j + 2];
-        double n = sqrt(x * x + y * y + z * z);
-        n = n > 1e-30 ? 1.0 / n : 0.0;
-        c[j][0] = x * n;
-        c[j][1] = y * n;
-        c[j][2] = z * n;
+        float x = m[4 * j], y = m[4 * j + 1], z = m[4 * j + 2];
+        float n = x * x + y * y + z * z;
+        float inv = fabsf(n - 1.0f) < 1e-5f ? 1.0f : (n > 1e-30f ? 1.0f / sqrtf(n) : 0.0f);
+        c[j][0] = x * inv;
+        c[j][1] = y * inv;
+        c[j][2] = z * inv;
     }
     /* r(row, col) = c[col][row] */
-    double r00 = c[0][0], r11 = c[1][1], r22 = c[2][2];
-    double tr = r00 + r11 + r22, x, y, z, w;
-    if (tr > 0.0) {
-        double s = 2.0 * sqrt(tr + 1.0);
-        w = 0.25 * s;
-        x = (c[1][2] - c[2][1]) / s;
-        y = (c[2][0] - c[0][2]) / s;
-        z = (c[0][1] - c[1][0]) / s;
+    float r00 = c[0][0], r11 = c[1][1], r22 = c[2][2], x, y, z, w;
+    if (r00 + r11 + r22 > 0.0f) {
+        float t = 1.0f + r00 + r11 + r22;
+        w = t;
+        x = c[1][2] - c[2][1];
+        y = c[2][0] - c[0][2];
+        z = c[0][1] - c[1][0];
     } else if (r00 > r11 && r00 > r22) {
-        double s = 2.0 * sqrt(1.0 + r00 - r11 - r22);
-        w = (c[1][2] - c[2][1]) / s;
-        x = 0.25 * s;
-        y = (c[1][0] + c[0][1]) / s;
-        z = (c[2][0] + c[0][2]) / s;
+        float t = 1.0f + r00 - r11 - r22;
+        w = c[1][2] - c[2][1];
+        x = t;
+        y = c[1][0] + c[0][1];
+        z = c[2][0] + c[0][2];
     } else if (r11 > r22) {
-        double s = 2.0 * sqrt(1.0 + r11 - r00 - r22);
-        w = (c[2][0] - c[0][2]) / s;
-        x = (c[1][0] + c[0][1]) / s;
-        y = 0.25 * s;
-        z = (c[2][1] + c[1][2]) / s;
+        float t = 1.0f + r11 - r00 - r22;
+        w = c[2][0] - c[0][2];
+        x = c[1][0] + c[0][1];
+        y = t;
+        z = c[2][1] + c[1][2];
     } else {
-        double s = 2.0 * sqrt(1.0 + r22 - r00 - r11);
-        w = (c[0][1] - c[1][0]) / s;
-        x = (c[2][0] + c[0][2]) / s;
-        y = (c[2][1] + c[1][2]) / s;
-        z = 0.25 * s;
+        float t = 1.0f + r22 - r00 - r11;
+        w = c[0][1] - c[1][0];
+        x = c[2][0] + c[0][2];
+        y = c[2][1] + c[1][2];
+        z = t;
     }
-    double n = sqrt(x * x + y * y + z * z + w * w);
-    if (!(n > 1e-30) || !isfinite(n)) {
+    /* Each branch is 4 t q scaled by a common factor: one normalization removes it. */
+    float n = x * x + y * y + z * z + w * w;
+    if (!(n > 1e-30f) || !isfinite(n)) {
         q[0] = q[1] = q[2] = 0.0f;
         q[3] = 1.0f;
         return;
     }
-    q[0] = (float)(x / n);
-    q[1] = (float)(y / n);
-    q[2] = (float)(z / n);
-    q[3] = (float)(w / n);
+    float inv = 1.0f / sqrtf(n);
+    q[0] = x * inv;
+    q[1] = y * inv;
+    q[2] = z * inv;
+    q[3] = w * inv;
 }
 
 /* The three small components lie in [-1/sqrt2, 1/sqrt2]; each is stored in 15 bits, so the
  * step is sqrt2 / 32767 = 4.3e-5 and the rounding error at most half that per component. The
  * index of the dropped (largest) component takes the top bits of the first two words. */
 #define SQRT1_2 0.70710678118654752
-static uint16_t pack15(double c)
+static uint16_t pack15(float c)
 {
-    double u = (c / SQRT1_2 * 0.5 + 0.5) * 32767.0;
-    u = u < 0.0 ? 0.0 : (u > 32767.0 ? 32767.0 : u);
-    return (uint16_t)lrint(u);
+    /* c in [-1/sqrt2, 1/sqrt2] -> [0, 32767], rounded to nearest (u >= 0, so + 0.5 floors). */
+    float u = (c * (float)(0.5 / SQRT1_2) + 0.5f) * 32767.0f + 0.5f;
+    u = u < 0.0f ? 0.0f : (u > 32767.0f ? 32767.0f : u);
+    return (uint16_t)u;
 }
 
 static double unpack15(uint16_t v)
@@ -263,23 +283,24 @@ static double unpack15(uint16_t v)
 
 void cb_quat_pack48(const float q[4], uint16_t out[3])
 {
-    double v[4], n = 0.0;
+    float v[4], n = 0.0f;
     int big = 0;
     for (int k = 0; k < 4; ++k) {
-        v[k] = isfinite(q[k]) ? q[k] : 0.0;
+        v[k] = isfinite(q[k]) ? q[k] : 0.0f;
         n += v[k] * v[k];
-        if (fabs(v[k]) > fabs(v[big])) {
+        if (fabsf(v[k]) > fabsf(v[big])) {
             big = k;
         }
     }
-    if (!(n > 1e-30)) {
-        v[0] = v[1] = v[2] = 0.0;
-        v[3] = 1.0;
-        n = 1.0;
+    if (!(n > 1e-30f) || !isfinite(n)) {
+        v[0] = v[1] = v[2] = 0.0f;
+        v[3] = 1.0f;
+        n = 1.0f;
         big = 3;
     }
-    /* q and -q are one rotation: make the dropped component positive so it need no sign. */
-    double s = (v[big] < 0.0 ? -1.0 : 1.0) / sqrt(n);
+    /* q and -q are one rotation: make the dropped component positive so it needs no sign.
+     * Unit input (the encoder's) skips the square root. */
+    float s = (v[big] < 0.0f ? -1.0f : 1.0f) * (fabsf(n - 1.0f) < 1e-6f ? 1.0f : 1.0f / sqrtf(n));
     int w = 0;
     for (int k = 0; k < 4; ++k) {
         if (k != big) {
@@ -310,7 +331,8 @@ static int16_t quantize(float v, float inv_scale, uint32_t *clamped)
         ++*clamped;
         u = u > 0.0f ? 32767.0f : (u < 0.0f ? -32767.0f : 0.0f); /* NaN -> 0 */
     }
-    return (int16_t)lrintf(u);
+    /* Round half away from zero without lrintf's call: |u| <= 32767, exact in float. */
+    return (int16_t)(u >= 0.0f ? (int32_t)(u + 0.5f) : -(int32_t)(0.5f - u));
 }
 
 uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint32_t id,
