@@ -78,7 +78,7 @@ if (loadBefore <= 2.5) {
   ok(true, 'the simulation keeps 60 Hz with 8 clients # SKIP machine already loaded by other processes', hzText);
 }
 // Whatever the load, clients must not be able to stall the simulation (it never waits on them).
-ok(medianHz >= 20, 'the simulation is never held back to a slow client'"'"'s pace (median >= 20 Hz on any machine)', hzText);
+ok(medianHz >= 20, 'the simulation is never held back to a slow client\'s pace (median >= 20 Hz on any machine)', hzText);
 const stepMs = stats.map((m) => m.step_ms).sort((a, b) => a - b);
 ok(true, 'crowd step time', `median ${stepMs[stepMs.length >> 1]?.toFixed(2)} ms for ${CHARACTERS} characters`);
 

@@ -27,6 +27,10 @@ export class Skinned {
   async load(url, jointNames, parents) {
     const gltf = await new GLTFLoader().loadAsync(url);
     this.template = gltf.scene;
+    // Unnamed glTF nodes (CesiumMan's joints have no names) are matched as node_<glTF index>.
+    for (const [object, assoc] of gltf.parser.associations) {
+      if (object.isBone && !object.name && assoc && assoc.nodes !== undefined) object.name = `node_${assoc.nodes}`;
+    }
     this.parents = parents;
     const byName = new Map();
     this.template.traverse((o) => { if (o.isBone) byName.set(o.name, o); });
