@@ -323,6 +323,19 @@ static void serve_quat_pack_hard_cases(void **state)
         }
         CB_CHECK(fabs(len - 1.0) < 1e-4, "case %zu: |q| %g", k, len);
     }
+    /* Words no encoder writes (small components whose squares sum past 1), as a corrupt
+     * frame may carry (found by fuzz_frame): still a unit rotation. */
+    const uint16_t corrupt[][3] = {
+        {0x7fff, 0x7fff, 0x7fff}, {0xffff, 0xffff, 0xffff}, {0, 0, 0}, {0xffc0, 0xbfff, 0x3fff}};
+    for (size_t k = 0; k < sizeof corrupt / sizeof corrupt[0]; ++k) {
+        float back[4];
+        cb_quat_unpack48(corrupt[k], back);
+        double len = 0.0;
+        for (int i = 0; i < 4; ++i) {
+            len += (double)back[i] * back[i];
+        }
+        CB_CHECK(fabs(len - 1.0) < 1e-6, "corrupt case %zu: |q|^2 = %g", k, len);
+    }
     float bad[][4] = {{0, 0, 0, 0}, {NAN, 0, 0, 0}, {NAN, NAN, NAN, NAN}, {INFINITY, 0, 0, 0}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
         uint16_t w[3];

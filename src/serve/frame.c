@@ -315,10 +315,17 @@ void cb_quat_unpack48(const uint16_t in[3], float q[4])
 {
     int big = ((in[0] >> 15) << 1) | (in[1] >> 15);
     double c[3] = {unpack15(in[0]), unpack15(in[1]), unpack15(in[2])};
-    double rest = 1.0 - c[0] * c[0] - c[1] * c[1] - c[2] * c[2];
+    double small = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+    /* An encoder never writes small components whose squares sum past 1, but a corrupt frame
+     * can (the fuzzer found one): scale them back so the result is still a unit rotation. */
+    double rest = 1.0 - small, inv = 1.0;
+    if (rest < 0.0) {
+        inv = 1.0 / sqrt(small);
+        rest = 0.0;
+    }
     int r = 0;
     for (int k = 0; k < 4; ++k) {
-        q[k] = k == big ? (float)sqrt(rest > 0.0 ? rest : 0.0) : (float)c[r++];
+        q[k] = k == big ? (float)sqrt(rest) : (float)(c[r++] * inv);
     }
 }
 

@@ -40,7 +40,12 @@ function unpack15(v) {
 export function unpackQuat(u16, i, out, o) {
   const a = u16[i], b = u16[i + 1], c = u16[i + 2];
   const big = ((a >> 15) << 1) | (b >> 15);
-  const x = unpack15(a), y = unpack15(b), z = unpack15(c);
+  let x = unpack15(a), y = unpack15(b), z = unpack15(c);
+  const sum = x * x + y * y + z * z;
+  if (sum > 1) { // only a corrupt frame: keep the rotation unit, as the C decoder does
+    const inv = 1 / Math.sqrt(sum);
+    x *= inv; y *= inv; z *= inv;
+  }
   const rest = Math.sqrt(Math.max(0, 1 - x * x - y * y - z * z));
   let r = 0;
   const small = [x, y, z];
