@@ -1,12 +1,12 @@
-// Characters as bones: one instanced capsule per bone (parent -> joint) for crowds up to
-// `capsuleLimit` characters, and one line segment per bone beyond that (a single draw call
+// Characters as bones: one instanced tapered prism ("capsule" in the code) per bone
+// (parent -> joint) for crowds up to `capsuleLimit` characters, and one line segment per bone beyond that (a single draw call
 // either way). The drawn geometry is also what the tests read back (drawnJoint).
 import * as THREE from 'three';
 
 const Y = new THREE.Vector3(0, 1, 0);
 
 export class Bones {
-  constructor(scene, { capsuleLimit = 3000 } = {}) {
+  constructor(scene, { capsuleLimit = 2000 } = {}) {
     this.scene = scene;
     this.capsuleLimit = capsuleLimit;
     this.mode = 'capsules';
@@ -49,8 +49,9 @@ export class Bones {
     this.capacity = Math.max(64, Math.ceil(characters * 1.25));
     const instances = this.capacity * this.bones.length;
     if (mode === 'capsules') {
-      // A unit-length capsule along +Y centred on the origin; scaled per bone.
-      const g = new THREE.CapsuleGeometry(0.025, 1, 1, 4);
+      // A unit-length tapered four-sided bone along +Y centred on the origin, scaled per bone:
+      // 8 triangles, because a software renderer pays for each one (a capsule is 5x more).
+      const g = new THREE.CylinderGeometry(0.018, 0.03, 1, 4, 1, true);
       this.mesh = new THREE.InstancedMesh(g, this.material, instances);
       this.mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
       this.mesh.frustumCulled = false;

@@ -24,10 +24,10 @@ export class Panel {
     this.plot = new uPlot({
       width: 300, height: 150,
       scales: { x: { time: false } },
-      axes: [{ show: false }, { size: 36 }],
-      legend: { show: true },
+      axes: [{ show: false }, { size: 44, stroke: '#9aa6b8', grid: { stroke: '#2c3444' } }],
+      legend: { show: false },
       series: [
-        {},
+        { label: 'frame' },
         { label: 'viewer ms', stroke: '#4fc3f7', width: 1 },
         { label: 'server step ms', stroke: '#ffa726', width: 1 },
       ],
