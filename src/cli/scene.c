@@ -162,6 +162,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         .graph_count = s->graph != NULL ? 1 : 0,
         .blend = {.clips = s->graph == NULL ? clips : NULL,
                   .clip_count = s->graph == NULL ? clip_count : 0},
+        .jobs = d->jobs,
         .thread_count = d->threads,
         .batch_size = d->batch_size,
         .profile = d->profile,
@@ -184,7 +185,9 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     s->fixed = d->fixed_three_clips;
-    s->threads = d->threads != 0 ? d->threads : cb_jobs_query_desc(NULL).thread_count;
+    s->threads = d->jobs != NULL     ? cb_jobs_thread_count(d->jobs)
+                 : d->threads != 0 ? d->threads
+                                   : cb_jobs_query_desc(NULL).thread_count;
     s->count = d->characters;
     s->capacity = cd.capacity;
     s->agents = calloc(s->capacity ? s->capacity : 1, sizeof *s->agents);

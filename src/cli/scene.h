@@ -30,6 +30,9 @@ typedef struct cb_scene_desc {
     bool keep_weights;
     /* Report events even for the blend-space crowd (a graph's crowd always does). */
     bool events;
+    /* The pool to run the crowd on (shared with the host's own parallel work); NULL: the
+     * crowd's own, of `threads` threads. */
+    cb_jobs *jobs;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;

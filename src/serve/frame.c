@@ -281,34 +281,38 @@ static double unpack15(uint16_t v)
     return ((double)(v & 0x7fff) / 32767.0 - 0.5) * 2.0 * SQRT1_2;
 }
 
+/* The packing proper, for a finite unit quaternion (what cb_quat_from_mat4 returns). */
+static void pack48_unit(const float v[4], uint16_t out[3])
+{
+    float a0 = fabsf(v[0]), a1 = fabsf(v[1]), a2 = fabsf(v[2]), a3 = fabsf(v[3]);
+    int b01 = a1 > a0, b23 = a3 > a2 ? 3 : 2;
+    float m01 = b01 ? a1 : a0, m23 = b23 == 3 ? a3 : a2;
+    int big = m23 > m01 ? b23 : b01;
+    /* q and -q are one rotation: make the dropped component positive so it needs no sign. */
+    float s = v[big] < 0.0f ? -1.0f : 1.0f;
+    static const uint8_t rest[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+    out[0] = (uint16_t)(pack15(v[rest[big][0]] * s) | ((big >> 1) << 15));
+    out[1] = (uint16_t)(pack15(v[rest[big][1]] * s) | ((big & 1) << 15));
+    out[2] = pack15(v[rest[big][2]] * s);
+}
+
 void cb_quat_pack48(const float q[4], uint16_t out[3])
 {
     float v[4], n = 0.0f;
-    int big = 0;
     for (int k = 0; k < 4; ++k) {
         v[k] = isfinite(q[k]) ? q[k] : 0.0f;
         n += v[k] * v[k];
-        if (fabsf(v[k]) > fabsf(v[big])) {
-            big = k;
-        }
     }
     if (!(n > 1e-30f) || !isfinite(n)) {
         v[0] = v[1] = v[2] = 0.0f;
         v[3] = 1.0f;
-        n = 1.0f;
-        big = 3;
-    }
-    /* q and -q are one rotation: make the dropped component positive so it needs no sign.
-     * Unit input (the encoder's) skips the square root. */
-    float s = (v[big] < 0.0f ? -1.0f : 1.0f) * (fabsf(n - 1.0f) < 1e-6f ? 1.0f : 1.0f / sqrtf(n));
-    int w = 0;
-    for (int k = 0; k < 4; ++k) {
-        if (k != big) {
-            out[w++] = pack15(v[k] * s);
+    } else if (fabsf(n - 1.0f) > 1e-6f) {
+        float inv = 1.0f / sqrtf(n);
+        for (int k = 0; k < 4; ++k) {
+            v[k] *= inv;
         }
     }
-    out[0] = (uint16_t)(out[0] | ((big >> 1) << 15));
-    out[1] = (uint16_t)(out[1] | ((big & 1) << 15));
+    pack48_unit(v, out);
 }
 
 void cb_quat_unpack48(const uint16_t in[3], float q[4])
@@ -388,8 +392,8 @@ uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, ui
         if (e == CB_FRAME_Q16) {
             float q[4];
             uint16_t w[3];
-            cb_quat_from_mat4(m, q);
-            cb_quat_pack48(q, w);
+            cb_quat_from_mat4(m, q); /* finite and unit: no need for pack48's checks */
+            pack48_unit(q, w);
             for (int k = 0; k < 3; ++k) {
                 put_u16(p + 2 * k, w[k]);
             }

@@ -38,6 +38,8 @@ struct cb_sim {
     char start_graph[512]; /* the graph given at start, which a client may switch back to */
     char graph_name[512];
     cb_embedded *names; /* the embedded set, for clip and marker names */
+    cb_jobs *jobs;      /* one pool for the crowd's update and the encoding */
+    uint32_t *clamped_by_thread;
     cb_scene *scene;
     cb_crowd *crowd;
     const cb_graph *graph;
@@ -328,7 +330,7 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     cb_scene_desc sd = {
         .characters = characters,
         .capacity = s->capacity,
-        .threads = s->desc.threads,
+        .jobs = s->jobs,
         .layers = true,
         .profile = true,
         .seed = s->desc.seed ? s->desc.seed : 1,
@@ -395,7 +397,14 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
     snprintf(s->start_graph, sizeof s->start_graph, "%s",
              d->graph != NULL ? d->graph : CB_DEFAULT_EXAMPLE_GRAPH);
     cb_error err = {0};
-    if (cb_embedded_create(NULL, &s->names, &err) != CB_OK) {
+    cb_jobs_desc jd = {.thread_count = d->threads};
+    if (cb_jobs_create(&jd, &s->jobs, &err) != CB_OK) {
+        snprintf(why, 256, "thread pool: %.200s", err.message);
+        cb_sim_destroy(s);
+        return NULL;
+    }
+    s->clamped_by_thread = calloc(cb_jobs_thread_count(s->jobs), sizeof(uint32_t));
+    if (s->clamped_by_thread == NULL || cb_embedded_create(NULL, &s->names, &err) != CB_OK) {
         snprintf(why, 256, "embedded set: %.200s", err.message);
         cb_sim_destroy(s);
         return NULL;
@@ -434,6 +443,8 @@ void cb_sim_destroy(cb_sim *s)
     }
     cb_sim_stop(s);
     cb_scene_destroy(s->scene);
+    cb_jobs_destroy(s->jobs);
+    free(s->clamped_by_thread);
     cb_embedded_destroy(s->names);
     free(s->override);
     for (int e = 0; e < CB_FRAME_ENCODING_COUNT; ++e) {
@@ -721,6 +732,30 @@ static void apply_overrides(cb_sim *s)
     }
 }
 
+typedef struct encode_job {
+    cb_sim *sim;
+    cb_frame_encoding encoding;
+    uint8_t *records;
+} encode_job;
+
+/* Characters [begin, end) into their records: disjoint outputs, so any split is the same
+ * bytes; clamps are counted per thread and summed after. */
+static void encode_range(void *user, size_t begin, size_t end, uint32_t thread)
+{
+    const encode_job *job = user;
+    cb_sim *s = job->sim;
+    size_t rec = cb_frame_record_bytes(job->encoding, s->joints);
+    for (size_t i = begin; i < end; ++i) {
+        float pos[3], yaw;
+        cb_scene_root(s->scene, (uint32_t)i, pos, &yaw);
+        float rot[4] = {0.0f, sinf(0.5f * yaw), 0.0f, cosf(0.5f * yaw)};
+        s->clamped_by_thread[thread] += cb_frame_encode_character(
+            job->encoding, s->position_scale, cb_crowd_character_at(s->crowd, 0, (uint32_t)i).id,
+            pos, rot, cb_crowd_matrices(s->crowd, 0, (uint32_t)i), s->joints,
+            job->records + i * rec);
+    }
+}
+
 static void encode(cb_sim *s, cb_frame_encoding e, uint64_t wall_us)
 {
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
@@ -739,14 +774,12 @@ static void encode(cb_sim *s, cb_frame_encoding e, uint64_t wall_us)
         .step_us = s->step_us,
     };
     cb_frame_write_header(&h, out);
-    size_t rec = cb_frame_record_bytes(e, s->joints);
-    for (uint32_t i = 0; i < n; ++i) {
-        float pos[3], yaw;
-        cb_scene_root(s->scene, i, pos, &yaw);
-        float rot[4] = {0.0f, sinf(0.5f * yaw), 0.0f, cosf(0.5f * yaw)};
-        s->clamped += cb_frame_encode_character(
-            e, s->position_scale, cb_crowd_character_at(s->crowd, 0, i).id, pos, rot,
-            cb_crowd_matrices(s->crowd, 0, i), s->joints, out + CB_FRAME_HEADER_BYTES + i * rec);
+    /* On the crowd's pool, which is idle between updates: 64 characters a chunk. */
+    encode_job job = {s, e, out + CB_FRAME_HEADER_BYTES};
+    cb_jobs_parallel_for(s->jobs, n, 64, encode_range, &job);
+    for (uint32_t k = 0; k < cb_jobs_thread_count(s->jobs); ++k) {
+        s->clamped += s->clamped_by_thread[k];
+        s->clamped_by_thread[k] = 0;
     }
     cb_board_publish(&s->frames[e], cb_frame_bytes(e, n, s->joints), s->frame);
     s->window_encode_ns[e] += now_ns(CLOCK_MONOTONIC) - t0;
