@@ -235,15 +235,21 @@ static void serve_sim_pause_step_resume_time_scale(void **state)
     assert_true(stats(f).time_scale == 0.5f);
 }
 
-static const char *hello(fixture *f, uint64_t *epoch)
+/* A text board's newest publication, zero-terminated (valid until the next call). */
+static const char *board_text(cb_board *board, uint64_t *tag)
 {
     size_t len;
     uint64_t seq;
-    const uint8_t *p = cb_board_read(cb_sim_hello(f->sim), &len, &seq, epoch);
-    static char text[CB_SIM_HELLO_BYTES + 1];
+    const uint8_t *p = cb_board_read(board, &len, &seq, tag);
+    static char text[CB_SIM_HELLO_BYTES + CB_SIM_DETAILS_BYTES + 1];
     memcpy(text, p, len);
     text[len] = '\0';
     return text;
+}
+
+static const char *hello(fixture *f, uint64_t *epoch)
+{
+    return board_text(cb_sim_hello(f->sim), epoch);
 }
 
 static void serve_sim_switch_graph(void **state)
@@ -276,13 +282,7 @@ static void serve_sim_switch_graph(void **state)
 
 static const char *details(fixture *f, uint64_t *mask)
 {
-    size_t len;
-    uint64_t seq;
-    const uint8_t *p = cb_board_read(cb_sim_details(f->sim), &len, &seq, mask);
-    static char text[CB_SIM_DETAILS_BYTES + 1];
-    memcpy(text, p, len);
-    text[len] = '\0';
-    return text;
+    return board_text(cb_sim_details(f->sim), mask);
 }
 
 static void serve_sim_subscribe_details(void **state)
