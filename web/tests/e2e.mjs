@@ -1,6 +1,7 @@
 // The end-to-end test of `crowdblend serve` and the viewer in headless Chromium (docs/serve.md,
 // "Tests"). Prints TAP. Usage: node e2e.mjs CROWDBLEND_BINARY SCREENSHOT.png
 import http from 'node:http';
+import WebSocket from 'ws';
 import { launch } from './browser.mjs';
 import { ok, done, until, sleep, serve } from './harness.mjs';
 
@@ -35,6 +36,54 @@ for (const p of traversal) {
   const r = await get(port, p);
   const leaked = r.body.includes('root:') || r.body.includes('"devDependencies"') || r.body.includes('"lockfileVersion"');
   ok(r.status !== 200 && !leaked, `no file outside the web root: ${p}`, `status ${r.status}`);
+}
+
+// ---- bad clients: the connection survives everything but an oversized message ---------------
+function connect(p) {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${p}/`, 'crowdblend');
+    const c = { ws, texts: [], frames: 0, closed: null, refused: false };
+    ws.on('message', (d, bin) => { if (bin) c.frames++; else c.texts.push(JSON.parse(d.toString())); });
+    ws.on('close', (code, reason) => { c.closed = { code, reason: reason.toString() }; });
+    ws.on('open', () => resolve(c));
+    ws.on('error', () => { c.refused = true; resolve(c); });
+  });
+}
+const errorsOf = (c, code) => c.texts.filter((m) => m.type === 'error' && m.code === code).length;
+{
+  const c = await connect(port);
+  c.ws.send(Buffer.from([0xde, 0xad, 0xbe, 0xef]));            // binary
+  c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }); // not UTF-8
+  c.ws.send('{"type":"pa', { fin: false });                    // fragmented, then whole
+  c.ws.send('use","req":77}', { fin: true });
+  c.ws.send('{"type":"resume","req":78}');
+  for (let k = 0; k < 300; k++) c.ws.send('{"type":"set_param","name":"no_such","value":1}');
+  await until(() => errorsOf(c, 'binary') >= 1 && errorsOf(c, 'malformed') >= 1 &&
+    c.texts.some((m) => m.type === 'ok' && m.req === 77), 30000, 'replies to bad messages').catch(() => null);
+  ok(errorsOf(c, 'binary') === 1, 'a binary message gets an error reply');
+  ok(errorsOf(c, 'malformed') === 1, 'text that is not UTF-8 gets an error reply');
+  ok(c.texts.some((m) => m.type === 'ok' && m.req === 77 && m.for === 'pause'), 'a fragmented message is put together');
+  const framesBefore = c.frames;
+  await until(() => c.frames > framesBefore + 5, 30000, 'frames after a flood').catch(() => null);
+  const flood = errorsOf(c, 'not_found') + errorsOf(c, 'refused');
+  ok(c.closed === null && c.frames > framesBefore + 5, 'after a flood of 300 bad requests the stream goes on', `${flood} errors back, the rest dropped (bounded queues)`);
+  c.ws.send('x'.repeat(5000));
+  await until(() => c.closed, 30000, 'the close').catch(() => null);
+  ok(c.closed && c.closed.code === 1009 && c.closed.reason.includes('too_large'), 'an oversized message closes with 1009 and says why', JSON.stringify(c.closed));
+}
+{
+  const small = await serve(binary, ['--characters', '10', '--max-clients', '2', '--seconds', '120', '--threads', '1']);
+  const a = await connect(small.port), b = await connect(small.port), d = await connect(small.port);
+  ok(!a.refused && !b.refused && d.refused, 'clients beyond --max-clients are refused');
+  a.ws.close();
+  await sleep(500);
+  const e = await connect(small.port);
+  ok(!e.refused, 'a slot that frees up is given to the next client');
+  await until(() => e.frames > 0 && b.frames > 0, 30000, 'frames').catch(() => null);
+  ok(e.frames > 0 && b.frames > 0, 'the admitted clients receive frames');
+  for (const c of [b, e]) c.ws.close();
+  small.proc.kill('SIGTERM');
+  await small.summary();
 }
 
 // ---- the page ------------------------------------------------------------------------------
