@@ -17,12 +17,21 @@ libcmocka-dev
 libbenchmark-dev
 libjansson-dev
 libpng-dev
+libwebsockets-dev
+chromium
+clang-14
+libclang-rt-14-dev
 "
 # meson, ninja-build, gcc, g++, pkg-config: the build (g++ only for the benchmark shim).
 # python3: meson itself, and scripts/test.sh counting test results.
 # libsimde-dev: all SIMD goes through SIMDe.  libcglm-dev: scalar math types and cross-checks.
 # libcmocka-dev: unit tests.  libbenchmark-dev: google-benchmark behind bench/shim.h.
 # libjansson-dev: JSON input/output with line:column errors.  libpng-dev: weight-map pictures.
+# libwebsockets-dev: HTTP + WebSocket for `crowdblend serve`.  chromium: the viewer's browser
+# tests (driven by playwright-core from npm; never a downloaded browser).  clang-14 and
+# libclang-rt-14-dev: libFuzzer for the fuzz targets of the server's parsers (scripts/fuzz.sh).
+# Node.js and npm (Debian's nodejs, npm) are added below only when npm is missing: a machine
+# may already have its own Node.js, which is fine for the viewer's packages.
 
 missing=""
 for p in $PACKAGES; do
@@ -30,9 +39,27 @@ for p in $PACKAGES; do
         missing="$missing $p"
     fi
 done
+if ! command -v npm >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
+
+# The viewer's npm packages (web/package-lock.json: three.js, uPlot; playwright-core and ws for
+# its tests), installed with `npm ci` whenever node_modules is missing or older than the lock.
+npm_packages() {
+    web="$(cd "$(dirname "$0")/.." && pwd)/web"
+    if [ ! -d "$web/node_modules" ] || [ "$web/package-lock.json" -nt "$web/node_modules" ]; then
+        echo "setup: npm ci in web/"
+        if ! (cd "$web" && npm ci --no-audit --no-fund --loglevel=error); then
+            echo "setup: FAILED: npm ci in web/" >&2
+            exit 1
+        fi
+        touch "$web/node_modules"
+    fi
+}
 
 if [ -z "$missing" ]; then
     echo "setup: all packages present"
+    npm_packages
     exit 0
 fi
 
@@ -63,4 +90,5 @@ for p in $missing; do
         exit 1
     fi
 done
+npm_packages
 echo "setup: done"

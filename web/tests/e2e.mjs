@@ -1,5 +1,6 @@
 // The end-to-end test of `crowdblend serve` and the viewer in headless Chromium (docs/serve.md,
 // "Tests"). Prints TAP. Usage: node e2e.mjs CROWDBLEND_BINARY SCREENSHOT.png
+// SCREENSHOT "--no-browser": only HTTP and the bad clients (for a sanitizer build of the server).
 import http from 'node:http';
 import WebSocket from 'ws';
 import { launch } from './browser.mjs';
@@ -84,6 +85,14 @@ const errorsOf = (c, code) => c.texts.filter((m) => m.type === 'error' && m.code
   for (const c of [b, e]) c.ws.close();
   small.proc.kill('SIGTERM');
   await small.summary();
+}
+
+if (screenshot === '--no-browser') {
+  server.proc.kill('SIGTERM');
+  const end = await server.summary();
+  ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
+  done();
+  process.exit();
 }
 
 // ---- the page ------------------------------------------------------------------------------
