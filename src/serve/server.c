@@ -474,6 +474,19 @@ static bool parse_listen(const char *listen, char *host, size_t host_size, int *
     return true;
 }
 
+/* The viewer cannot work without its files: say so at start rather than serve 404s. */
+static void warn_if_missing(const char *root, const char *file, const char *hint)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", root, file);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "crowdblend serve: warning: %s is missing: %s\n", path, hint);
+        return;
+    }
+    fclose(f);
+}
+
 static long max_rss_kb(void)
 {
     struct rusage ru;
@@ -519,6 +532,9 @@ int cb_serve_run(const cb_serve_desc *d)
     }
 
     static char public_dir[1024], three_dir[1024], uplot_dir[1024];
+    warn_if_missing(d->web_root, "public/index.html", "--web-root should name the viewer's web/");
+    warn_if_missing(d->web_root, "node_modules/three/build/three.module.js",
+                    "run `npm ci` in web/ (scripts/setup.sh does)");
     snprintf(public_dir, sizeof public_dir, "%s/public", d->web_root);
     snprintf(three_dir, sizeof three_dir, "%s/node_modules/three", d->web_root);
     snprintf(uplot_dir, sizeof uplot_dir, "%s/node_modules/uplot/dist", d->web_root);
