@@ -365,6 +365,8 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     s->scene = scene;
     s->crowd = crowd;
     s->graph = g;
+    /* The scene owns its skeleton: take it from the new one (the old one is gone). */
+    s->skeleton = cb_graph_skeleton(g);
     s->param_count = cb_graph_param_count(g);
     s->override = ov;
     for (size_t k = 0; k < (size_t)s->param_count * s->capacity; ++k) {
@@ -430,7 +432,6 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
         cb_sim_destroy(s);
         return NULL;
     }
-    s->skeleton = cb_graph_skeleton(s->graph);
     s->threads = cb_scene_threads(s->scene);
     s->window_start_ns = now_ns(CLOCK_MONOTONIC);
     return s;
