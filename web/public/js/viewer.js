@@ -73,18 +73,24 @@ function gridTexture() {
   g.strokeRect(0, 0, size, size);
   const t = new THREE.CanvasTexture(c);
   t.wrapS = t.wrapT = THREE.RepeatWrapping;
-  t.anisotropy = 4;
   t.colorSpace = THREE.SRGBColorSpace;
   return t;
 }
 const GROUND = 1200;
 const groundTexture = gridTexture();
 groundTexture.repeat.set(GROUND / 10, GROUND / 10);
+groundTexture.anisotropy = Number(query.get('aniso') ?? 1);
 const ground = new THREE.Mesh(new THREE.PlaneGeometry(GROUND, GROUND),
   new THREE.MeshBasicMaterial({ map: groundTexture }));
 ground.rotation.x = -Math.PI / 2;
+ground.visible = query.get('ground') !== '0';
 scene.add(ground);
-const bones = new Bones(scene, { capsuleLimit: Number(query.get('capsules') ?? 2000) });
+// A software renderer (headless Chromium's SwiftShader, Mesa's llvmpipe) pays for every
+// triangle on the CPU: draw bones as lines beyond a few hundred characters there.
+const glInfo = renderer.getContext().getExtension('WEBGL_debug_renderer_info');
+const rendererName = glInfo ? renderer.getContext().getParameter(glInfo.UNMASKED_RENDERER_WEBGL) : '';
+const softwareRenderer = /swiftshader|llvmpipe|software/i.test(rendererName);
+const bones = new Bones(scene, { capsuleLimit: Number(query.get('capsules') ?? (softwareRenderer ? 300 : 2000)) });
 const skinned = new Skinned(scene, { limit: Number(query.get('meshes') ?? 256) });
 
 function resize() {
@@ -326,6 +332,7 @@ window.cbViewer = {
   injectFrame: (buffer) => onFrame(buffer),
   skinned,
   bones,
+  rendererName,
 };
 
 connect();
