@@ -31,8 +31,10 @@ await page.evaluate(() => {
   cbViewer.camera.position.set(x + 9, 6, z + 12);
   cbViewer.controls.update();
 });
-await sleep(6000);
-await page.screenshot({ path: out });
+// Paused, so that the software renderer draws the picture once rather than every new frame.
+await page.evaluate(() => cbViewer.send({ type: 'pause' }));
+await sleep(8000);
+await page.screenshot({ path: out, timeout: 300000 });
 await close();
 server.proc.kill('SIGTERM');
 await server.summary();
