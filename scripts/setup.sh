@@ -19,6 +19,8 @@ libjansson-dev
 libpng-dev
 libsqlite3-dev
 zlib1g-dev
+libwebsockets-dev
+chromium
 clang-14
 libclang-rt-14-dev
 "
@@ -28,10 +30,12 @@ libclang-rt-14-dev
 # libcmocka-dev: unit tests.  libbenchmark-dev: google-benchmark behind bench/shim.h.
 # libjansson-dev: JSON input/output with line:column errors.  libpng-dev: weight-map pictures.
 # libsqlite3-dev: JuPedSim's SQLite trajectory files.  zlib1g-dev: gzipped trajectory files
-# (crowd:it).  clang-14, libclang-rt-14-dev: the libFuzzer targets of the trajectory loaders.
+# (crowd:it).  libwebsockets-dev: HTTP + WebSocket for `crowdblend serve`.  chromium: the
+# viewer's browser tests (driven by playwright-core from npm; never a downloaded browser).
+# clang-14, libclang-rt-14-dev: libFuzzer for the fuzz targets (scripts/fuzz*.sh).
 
-# nodejs, npm: the Khronos glTF validator (tests/gltf, installed by `npm ci`) checks what
-# `crowdblend animate --out` writes. A machine that already has npm (e.g. NodeSource's node)
+# nodejs, npm: the Khronos glTF validator (tests/gltf) and the viewer's packages and browser
+# tests (web/), both installed by `npm ci`. A machine that already has npm (e.g. NodeSource's node)
 # keeps it; Debian's packages come in only when npm is missing.
 if ! command -v npm >/dev/null 2>&1; then
     PACKAGES="$PACKAGES nodejs npm"
@@ -44,8 +48,23 @@ for p in $PACKAGES; do
     fi
 done
 
+# The viewer's npm packages (web/package-lock.json: three.js, uPlot; playwright-core and ws for
+# its tests), installed with `npm ci` whenever node_modules is missing or older than the lock.
+npm_packages() {
+    web="$(cd "$(dirname "$0")/.." && pwd)/web"
+    if [ ! -d "$web/node_modules" ] || [ "$web/package-lock.json" -nt "$web/node_modules" ]; then
+        echo "setup: npm ci in web/"
+        if ! (cd "$web" && npm ci --no-audit --no-fund --loglevel=error); then
+            echo "setup: FAILED: npm ci in web/" >&2
+            exit 1
+        fi
+        touch "$web/node_modules"
+    fi
+}
+
 if [ -z "$missing" ]; then
     echo "setup: all packages present"
+    npm_packages
     exit 0
 fi
 
@@ -76,4 +95,5 @@ for p in $missing; do
         exit 1
     fi
 done
+npm_packages
 echo "setup: done"

@@ -155,6 +155,28 @@ check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
         --graph locomotion_8dir --out "$d/vadere.gltf" --out-rate 30
     node tests/gltf/validate.mjs "$d/crowdit.glb" --agents 20
     node tests/gltf/validate.mjs "$d/vadere.gltf" --agents 20'
+# `crowdblend serve` (issue 14; docs/serve.md): fuzzing of the server's parsers, the viewer in
+# headless Chromium (end to end, and the skinned-glTF fixture), and the load test; each on the
+# release build. Under 5 minutes together on this machine.
+if [ -x build/test-release/src/cli/crowdblend ] && build/test-release/src/cli/crowdblend serve --help >/dev/null 2>&1; then
+    echo "== crowdblend serve"
+    if [ ! -d web/node_modules ]; then
+        (cd web && npm ci --no-audit --no-fund --loglevel=error) >build/npm-ci.log 2>&1 ||
+            echo "  npm ci failed (log: build/npm-ci.log)"
+    fi
+    cb=build/test-release/src/cli/crowdblend
+    check "serve: fuzz control messages and frames (libFuzzer, 10 s each)" scripts/fuzz_serve.sh build/test-release 10
+    check "serve: browser end to end (headless chromium; build/serve-e2e.png)" \
+        node web/tests/e2e.mjs "$cb" build/serve-e2e.png
+    check "serve: skinned glTF fixture in the browser (build/serve-mesh.png)" \
+        node web/tests/mesh.mjs "$cb" tests/data/models/CesiumMan.glb build/serve-mesh.png
+    check "serve: load, 8 clients x 10 s x 1,000 characters" node web/tests/load.mjs "$cb" 10
+    if [ -x build/test-sanitize/src/cli/crowdblend ]; then
+        check "serve: bad clients against the ASan+UBSan server" env \
+            ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
+            node web/tests/e2e.mjs build/test-sanitize/src/cli/crowdblend --no-browser
+    fi
+fi
 
 if [ -n "$FAILURES" ]; then
     echo "failures:$FAILURES"

@@ -15,6 +15,8 @@ int cb_cmd_demo(int argc, char **argv);
 int cb_cmd_inspect(int argc, char **argv);
 int cb_cmd_weights(int argc, char **argv);
 int cb_cmd_animate(int argc, char **argv);
+/* Only when built with libwebsockets (src/serve). */
+int cb_cmd_serve(int argc, char **argv);
 
 /* ---- options: --name value, --name=value, --flag ---------------------------------------- */
 

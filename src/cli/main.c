@@ -21,6 +21,9 @@ static const command commands[] = {
      "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
     {"animate", cb_cmd_animate,
      "a crowd along simulator trajectories: foot skate, pops, glTF (--out)"},
+#ifdef CB_HAVE_SERVE
+    {"serve", cb_cmd_serve, "stream a crowd to the browser viewer over WebSocket (docs/serve.md)"},
+#endif
 };
 
 static void usage(FILE *to)

@@ -42,6 +42,10 @@ struct cb_scene {
     uint32_t driven[P_NAMED];
     uint32_t drifting[MAX_DRIFTING]; /* other "w_..." floats */
     uint32_t drifting_count;
+    uint32_t capacity;
+    uint64_t seed;
+    cb_prng layout; /* where characters appear, also those added later */
+    uint32_t added; /* characters ever added (seeds each one's stream) */
 };
 
 /* Loads the graph a scene runs: an embedded example by name, else a JSON file. */
@@ -153,16 +157,18 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
     const cb_graph *graphs[1] = {s->graph};
     cb_crowd_desc cd = {
         .skeleton = cb_embedded_skeleton(s->set),
-        .capacity = d->characters,
+        .capacity = d->capacity > d->characters ? d->capacity : d->characters,
         .graphs = s->graph != NULL ? graphs : NULL,
         .graph_count = s->graph != NULL ? 1 : 0,
         .blend = {.clips = s->graph == NULL ? clips : NULL,
                   .clip_count = s->graph == NULL ? clip_count : 0},
+        .jobs = d->jobs,
         .thread_count = d->threads,
         .batch_size = d->batch_size,
         .profile = d->profile,
+        .keep_weights = d->keep_weights,
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
-        .events = s->graph != NULL,
+        .events = s->graph != NULL || d->events,
     };
     cd.blend.solver.kind = s->graph != NULL       ? 0
                            : d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT
@@ -179,9 +185,12 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     s->fixed = d->fixed_three_clips;
-    s->threads = d->threads != 0 ? d->threads : cb_jobs_query_desc(NULL).thread_count;
+    s->threads = d->jobs != NULL     ? cb_jobs_thread_count(d->jobs)
+                 : d->threads != 0 ? d->threads
+                                   : cb_jobs_query_desc(NULL).thread_count;
     s->count = d->characters;
-    s->agents = calloc(d->characters ? d->characters : 1, sizeof *s->agents);
+    s->capacity = cd.capacity;
+    s->agents = calloc(s->capacity ? s->capacity : 1, sizeof *s->agents);
     if (s->agents == NULL) {
         fprintf(stderr, "crowdblend: out of memory for %u characters\n", d->characters);
         cb_scene_destroy(s);
@@ -193,24 +202,66 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         s->p_additive = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_ADDITIVE_WEIGHT, 0);
         s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
     }
-    cb_prng layout = cb_prng_seed(d->seed);
+    s->seed = d->seed;
+    s->layout = cb_prng_seed(d->seed);
+    s->count = 0;
     for (uint32_t i = 0; i < d->characters; ++i) {
-        agent *a = &s->agents[i];
-        a->rng = cb_prng_seed(d->seed * 0x9E3779B97F4A7C15ull + i + 1);
-        a->x = cb_prng_range(&layout, -200.0f, 200.0f);
-        a->z = cb_prng_range(&layout, -200.0f, 200.0f);
-        a->yaw = cb_prng_range(&layout, -3.14159265f, 3.14159265f);
-        a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
-        a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
-        decide(a);
-        a->right = a->goal_right;
-        a->forward = a->goal_forward;
         cb_character ch;
-        /* Staggered phases, as in any real crowd. */
-        cb_crowd_add(s->crowd, 0, (float)cb_prng_double(&layout), &ch);
+        cb_scene_add(s, &ch);
     }
     cb_scene_host_step(s, 0.0f);
     return s;
+}
+
+cb_result cb_scene_add(cb_scene *s, cb_character *out)
+{
+    uint32_t i = cb_crowd_count(s->crowd, 0);
+    if (i >= s->capacity) {
+        return CB_ERR_CAPACITY;
+    }
+    agent *a = &s->agents[i];
+    *a = (agent){0};
+    a->rng = cb_prng_seed(s->seed * 0x9E3779B97F4A7C15ull + s->added + 1);
+    a->x = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->z = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->yaw = cb_prng_range(&s->layout, -3.14159265f, 3.14159265f);
+    a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
+    a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
+    decide(a);
+    a->right = a->goal_right;
+    a->forward = a->goal_forward;
+    /* Staggered phases, as in any real crowd. */
+    cb_result r = cb_crowd_add(s->crowd, 0, (float)cb_prng_double(&s->layout), out);
+    if (r == CB_OK) {
+        s->added++;
+        s->count = cb_crowd_count(s->crowd, 0);
+    }
+    return r;
+}
+
+cb_result cb_scene_remove(cb_scene *s, cb_character character)
+{
+    uint32_t kind, dense;
+    cb_result r = cb_crowd_locate(s->crowd, character, &kind, &dense);
+    if (r != CB_OK) {
+        return r;
+    }
+    uint32_t last = cb_crowd_count(s->crowd, kind) - 1;
+    r = cb_crowd_remove(s->crowd, character);
+    if (r == CB_OK) {
+        s->agents[dense] = s->agents[last]; /* mirror the crowd's swap-remove */
+        s->count = cb_crowd_count(s->crowd, 0);
+    }
+    return r;
+}
+
+void cb_scene_root(const cb_scene *s, uint32_t dense, float position[3], float *yaw)
+{
+    const agent *a = &s->agents[dense];
+    position[0] = a->x;
+    position[1] = 0.0f;
+    position[2] = a->z;
+    *yaw = a->yaw;
 }
 
 void cb_scene_destroy(cb_scene *s)
