@@ -191,6 +191,10 @@ struct cb_cclip {
 size_t cb_cclip_lane_perm_bytes(void);
 void cb_cclip_lane_perm_init(void *perm, const int32_t *src);
 
+/* Bytes the loaded form of clip c would hold in a build of SIMD width `width` (4, 8 or 16), for
+ * the figures of docs/performance.md; c's own cb_cclip_query_info().bytes is this for W. */
+size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width);
+
 /* Packs a validated stored form into joint groups (the one path of create and load). */
 cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
                          const cb_allocator *allocator, cb_cclip **out, cb_error *err);

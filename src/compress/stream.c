@@ -395,37 +395,39 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
 /* ------------------------------------------------------------------------------------------ */
 /* Loading: packing into joint groups                                                         */
 
-/* The common field widths of a group, where each component sits, and which lanes store words
- * (ranks[l]: the lane's position among them, or -1). */
-static cb_cclip_group layout_group(const cb_cclip_field *fields, size_t joints, size_t g,
-                                   uint32_t components, int32_t ranks[CB_SIMD_WIDTH])
+/* The common field widths of group g of `width` joints, where each component sits, and which
+ * lanes store words (ranks[l]: the lane's position among them, or -1). bits: joint_count x 10
+ * field widths (CB_CCLIP_DEFAULT_TRACK for default tracks). width is the build's W, except when
+ * cb_cclip_loaded_bytes sizes the loaded form for another W. */
+static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g, size_t width,
+                                   uint32_t components, int32_t *ranks)
 {
     cb_cclip_group grp = {0};
     uint32_t pos = 0; /* bit position in the lane's words */
     for (uint32_t k = 0; k < components; ++k) {
-        unsigned bits = 0;
-        for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < joints; ++l) {
-            unsigned b = fields[(g * CB_SIMD_WIDTH + l) * CB_CCLIP_COMPONENTS + k].bits;
-            if (b != CB_CCLIP_DEFAULT_TRACK && b > bits) {
-                bits = b;
+        unsigned widest = 0;
+        for (size_t l = 0; l < width && g * width + l < joints; ++l) {
+            unsigned b = bits[(g * width + l) * CB_CCLIP_COMPONENTS + k];
+            if (b != CB_CCLIP_DEFAULT_TRACK && b > widest) {
+                widest = b;
             }
         }
-        if (bits > 0 && pos % 32 + bits > 32) {
+        if (widest > 0 && pos % 32 + widest > 32) {
             pos = (pos / 32 + 1) * 32; /* a field never straddles two words */
         }
-        grp.bits[k] = (uint8_t)bits;
-        grp.word[k] = bits > 0 ? (uint8_t)(pos / 32) : 0;
-        grp.shift[k] = bits > 0 ? (uint8_t)(pos % 32) : 0;
-        grp.lcount[k] = 32u - grp.shift[k] - bits;
-        grp.rcount[k] = 32u - bits;
-        pos += bits;
+        grp.bits[k] = (uint8_t)widest;
+        grp.word[k] = widest > 0 ? (uint8_t)(pos / 32) : 0;
+        grp.shift[k] = widest > 0 ? (uint8_t)(pos % 32) : 0;
+        grp.lcount[k] = 32u - grp.shift[k] - widest;
+        grp.rcount[k] = 32u - widest;
+        pos += widest;
     }
     grp.words = (pos + 31) / 32;
-    for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
-        size_t j = g * CB_SIMD_WIDTH + l;
+    for (size_t l = 0; l < width; ++l) {
+        size_t j = g * width + l;
         bool stores = false;
         for (uint32_t k = 0; j < joints && k < components; ++k) {
-            unsigned b = fields[j * CB_CCLIP_COMPONENTS + k].bits;
+            unsigned b = bits[j * CB_CCLIP_COMPONENTS + k];
             stores = stores || (b > 0 && b != CB_CCLIP_DEFAULT_TRACK);
         }
         ranks[l] = stores ? (int32_t)grp.active++ : -1;
@@ -504,16 +506,15 @@ typedef struct block_layout {
 } block_layout;
 
 static block_layout plan_block(size_t groups, size_t joints, uint32_t components, size_t keys,
-                               size_t key_words)
+                               size_t key_words, size_t width, size_t perm_bytes)
 {
-    const size_t align = cb_simd_group_align();
+    const size_t align = width * sizeof(float);
     block_layout b;
     b.groups = cb_round_up(sizeof(struct cb_cclip), _Alignof(cb_cclip_group));
     b.perms = cb_round_up(b.groups + groups * sizeof(cb_cclip_group), align);
-    b.ranges = cb_round_up(b.perms + groups * cb_cclip_lane_perm_bytes(), align);
-    b.words =
-        cb_round_up(b.ranges + groups * components * 2 * CB_SIMD_WIDTH * sizeof(float), align);
-    b.bits = b.words + (keys * key_words + CB_SIMD_WIDTH) * sizeof(uint32_t);
+    b.ranges = cb_round_up(b.perms + groups * perm_bytes, align);
+    b.words = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
+    b.bits = b.words + (keys * key_words + width) * sizeof(uint32_t);
     b.rank = b.bits + joints * CB_CCLIP_COMPONENTS;
     b.total = b.rank + joints;
     return b;
@@ -531,15 +532,25 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     cb_cclip_parsed_fields(p, skeleton, fields);
     const uint32_t components = needs_scale(fields, n) ? (uint32_t)CB_CCLIP_COMPONENTS
                                                        : (uint32_t)CB_CCLIP_COMPONENTS_NO_SCALE;
+    uint8_t *bits = cb_alloc(allocator, n * CB_CCLIP_COMPONENTS, 1);
+    if (bits == NULL) {
+        cb_free(allocator, fields, field_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
+    }
+    for (size_t i = 0; i < n * CB_CCLIP_COMPONENTS; ++i) {
+        bits[i] = fields[i].bits;
+    }
     int32_t ranks[CB_SIMD_WIDTH];
     size_t key_words = 0;
     for (size_t g = 0; g < groups; ++g) {
-        cb_cclip_group grp = layout_group(fields, n, g, components, ranks);
+        cb_cclip_group grp = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
         key_words += (size_t)grp.words * grp.active;
     }
-    block_layout bl = plan_block(groups, n, components, p->keys, key_words);
+    block_layout bl = plan_block(groups, n, components, p->keys, key_words, CB_SIMD_WIDTH,
+                                 cb_cclip_lane_perm_bytes());
     unsigned char *block = cb_alloc_zeroed(allocator, bl.total, cb_simd_group_align());
     if (block == NULL) {
+        cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
         cb_free(allocator, fields, field_bytes);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", bl.total);
     }
@@ -548,7 +559,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     uint8_t *rank = block + bl.rank;
     uint32_t word_offset = 0;
     for (size_t g = 0; g < groups; ++g) {
-        grps[g] = layout_group(fields, n, g, components, ranks);
+        grps[g] = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
         grps[g].word_offset = word_offset;
         word_offset += grps[g].words * grps[g].active;
         cb_cclip_lane_perm_init(block + bl.perms + g * cb_cclip_lane_perm_bytes(), ranks);
@@ -557,9 +568,8 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         }
     }
     uint8_t *joint_bits = block + bl.bits;
-    for (size_t i = 0; i < n * CB_CCLIP_COMPONENTS; ++i) {
-        joint_bits[i] = fields[i].bits;
-    }
+    memcpy(joint_bits, bits, n * CB_CCLIP_COMPONENTS);
+    cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
     *c = (struct cb_cclip){
         .allocator = allocator != NULL ? *allocator : (cb_allocator){0},
         .alloc_bytes = bl.total,
@@ -640,6 +650,24 @@ static cb_cclip_field loaded_field(const struct cb_cclip *c, size_t j, int k)
         f.step = off[CB_SIMD_WIDTH + j % CB_SIMD_WIDTH];
     }
     return f;
+}
+
+size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
+{
+    if (c == NULL || width == 0 || width > 16 || (width & (width - 1)) != 0) {
+        return 0;
+    }
+    const size_t groups = (c->joint_count + width - 1) / width;
+    int32_t ranks[16];
+    size_t key_words = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        cb_cclip_group grp =
+            layout_group(c->joint_bits, c->joint_count, g, width, c->components, ranks);
+        key_words += (size_t)grp.words * grp.active;
+    }
+    /* A lane permutation: an index and a mask per lane and the mask bits, vector-aligned. */
+    size_t perm = cb_round_up(8 * width + 4, 4 * width);
+    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm).total;
 }
 
 size_t cb_cclip_stream_bytes(const cb_cclip *c)
