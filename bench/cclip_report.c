@@ -1,6 +1,6 @@
 /* crowdblend-cclip-report: the figures of docs/performance.md's "Compressed clips" section.
  *
- *   crowdblend-cclip-report [--assets DIR] [--samples N] [--no-timing]
+ *   crowdblend-cclip-report [--assets DIR] [--samples N] [--no-timing] [--no-sizes]
  *
  * 1. Per clip of the embedded set and of the test assets (tests/data/assets: Fox, CesiumMan,
  *    RiggedFigure, the CMU walk): the source as raw 32-bit keys (joints x source keys x 40
@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 {
     const char *dir = CB_REPORT_ASSET_DIR;
     int samples = 31;
-    bool timed = true;
+    bool timed = true, sized = true;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--assets") == 0 && i + 1 < argc) {
             dir = argv[++i];
@@ -296,8 +296,11 @@ int main(int argc, char **argv)
             samples = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--no-timing") == 0) {
             timed = false;
+        } else if (strcmp(argv[i], "--no-sizes") == 0) {
+            sized = false;
         } else {
-            fprintf(stderr, "usage: %s [--assets DIR] [--samples N] [--no-timing]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--assets DIR] [--samples N] [--no-timing] [--no-sizes]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -305,7 +308,9 @@ int main(int argc, char **argv)
     cb_build_info b = cb_query_build_info();
     printf("crowdblend-cclip-report: isa %s, W = %u; bound 0.1 mm at a 3 cm shell\n\n", b.isa,
            b.simd_width);
-    sizes(dir);
+    if (sized) {
+        sizes(dir);
+    }
     if (timed) {
         timing(samples);
     }
