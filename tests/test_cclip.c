@@ -223,7 +223,7 @@ static void cclip_random_within_bound(void **state)
 static void check_asset(const cb_test_asset *a, const char *file)
 {
     for (size_t i = 0; i < a->clip_count; ++i) {
-        char what[64];
+        char what[160];
         snprintf(what, sizeof what, "%s %s", file, a->clips[i].name);
         check_bound(what, a->skeleton, a->clips[i].frames, a->clips[i].frame_count, false,
                     CB_CCLIP_DEFAULT_MAX_ERROR_M);
