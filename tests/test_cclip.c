@@ -210,7 +210,7 @@ static void cclip_random_within_bound(void **state)
         cb_clip *clip = cb_test_clip_create(&d);
         size_t frames = 0;
         cb_xform *src = cb_test_clip_frames(clip, &frames);
-        char what[32];
+        char what[64];
         snprintf(what, sizeof what, "random %zu joints%s", n, scaled ? " s" : "");
         check_bound(what, s, src, frames, cb_clip_is_additive(clip), 1e-4f);
         free(src);
