@@ -247,11 +247,12 @@ int cb_cmd_bench(int argc, char **argv)
     bool help = false, json = false, kernels = false;
     long elements = 4096, samples = 11, threads = 0, runs = 5;
     double scale = 1.0;
-    const char *which = "W1,W2,W5,W3,W4";
+    const char *which = "W0,W1,W2,W5,W3,W4";
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
-        {"workloads", CB_OPT_STRING, &which, "which workloads (default W1,W2,W5,W3,W4)"},
+        {"workloads", CB_OPT_STRING, &which,
+         "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling)"},
         {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
         {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},
@@ -265,9 +266,10 @@ int cb_cmd_bench(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend bench [--workloads W1,W2,W5,W3,W4] [--threads T] [--runs R] "
-                           "[--json] | --kernels",
-                           opts);
+        cb_opts_print_help(
+            "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--runs R] "
+            "[--json] | --kernels",
+            opts);
         return CB_EXIT_OK;
     }
     if (kernels) {

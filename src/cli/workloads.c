@@ -7,7 +7,8 @@
  *   W4  weights only, each solver, 10,000 characters;
  *   W5  10,000 characters on the example graph with state machines, an upper-body layer and a
  *       head look-at (examples/graphs/locomotion_upper_body_look_at.json), events on.
- *   W1-plain  W1's pose and local-to-model jobs in a plain loop, no crowd runtime (beside W1).
+ *   W1-plain  W1's pose and local-to-model jobs in a plain loop, no crowd runtime (beside W1);
+ *   W0  a control: pure arithmetic on the pool, the scaling the machine allows at the moment.
  * Each at one thread and at all threads, several runs each. A frame's wall time is measured
  * around cb_crowd_update only (the host's steering is outside); a run's figure is the median
  * over its frames, and a workload reports the median run with the fastest and slowest. */
@@ -342,6 +343,63 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* W0: the machine's own ceiling                                                              */
+
+/* 10,000 "characters" of pure arithmetic: each a dependent chain of 1,000 multiply-adds on
+ * registers (about as long as a W2 character on this machine, and touching no memory), over the
+ * pool in chunks of 64 like the crowd. A crowd workload cannot scale better than W0 at the same
+ * moment: on an idle 2-core machine W0 gives 2.0x; when other processes hold the cores it
+ * gives what they leave, and a W2 figure must be read against it. */
+static void w0_chunk(void *user, size_t begin, size_t end, uint32_t thread_index)
+{
+    (void)thread_index;
+    double *sink = user;
+    for (size_t i = begin; i < end; ++i) {
+        double a = 1.0 + 1e-9 * (double)i;
+        for (int k = 0; k < 1000; ++k) {
+            a = a * 0.9999999 + 1e-7;
+        }
+        sink[i] = a;
+    }
+}
+
+static cb_result run_control_workload(uint32_t threads, double scale, uint32_t runs,
+                                      cb_workload_result *out)
+{
+    const uint32_t characters = (uint32_t)fmax(64.0, 10000 * scale), frames = 60;
+    cb_jobs *jobs = NULL;
+    cb_jobs_desc jd = {.thread_count = threads};
+    double *sink = malloc(characters * sizeof *sink);
+    double frame_ns[60], run_ns[CB_WORKLOAD_MAX_RUNS];
+    if (sink == NULL || cb_jobs_create(&jd, &jobs, NULL) != CB_OK) {
+        free(sink);
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    for (int f = 0; f < 3; ++f) {
+        cb_jobs_parallel_for(jobs, characters, 64, w0_chunk, sink);
+    }
+    for (uint32_t run = 0; run < runs; ++run) {
+        for (uint32_t f = 0; f < frames; ++f) {
+            uint64_t t0 = cb_now_ns();
+            cb_jobs_parallel_for(jobs, characters, 64, w0_chunk, sink);
+            frame_ns[f] = (double)(cb_now_ns() - t0);
+        }
+        run_ns[run] = run_median(frame_ns, frames);
+    }
+    memset(out, 0, sizeof *out);
+    set_timing(out, "W0 (control)", cb_jobs_thread_count(jobs), characters, run_ns, runs, frames);
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *b = (const unsigned char *)sink;
+    for (size_t i = 0; i < characters * sizeof *sink; ++i) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    out->checksum = h;
+    cb_jobs_destroy(jobs);
+    free(sink);
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
                         cb_workload_result *results, size_t max_results,
@@ -351,6 +409,12 @@ size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, u
     size_t n = 0;
     uint32_t variants[2] = {1, all_threads};
     int variant_count = all_threads > 1 ? 2 : 1;
+    for (int v = 0; strstr(which, "W0") != NULL && v < variant_count && n < max_results; ++v) {
+        if (run_control_workload(variants[v], scale, runs, &results[n]) == CB_OK) {
+            on_result(&results[n], user);
+            n++;
+        }
+    }
     for (size_t d = 0; d < sizeof defs / sizeof defs[0]; ++d) {
         if (strstr(which, defs[d].name) == NULL) {
             continue;

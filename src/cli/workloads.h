@@ -25,8 +25,9 @@ typedef struct cb_workload_result {
     uint64_t checksum; /* hash of the last frame's outputs */
 } cb_workload_result;
 
-/* Runs the workloads whose names appear in `which` (e.g. "W1,W2,W3,W4,W5"; "W1" also runs
- * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime) at
+/* Runs the workloads whose names appear in `which` (e.g. "W0,W1,W2,W3,W4,W5"; "W1" also runs
+ * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime; "W0"
+ * is a control of pure arithmetic on the pool, the scaling the machine allows right now) at
  * one thread and at all_threads, characters multiplied by scale, each `runs` times (each run
  * the median of its frames); calls on_result after each. Returns how many results were
  * stored. */
