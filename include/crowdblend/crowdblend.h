@@ -91,5 +91,6 @@
 #include "crowdblend/ik.h"
 #include "crowdblend/sync.h"
 #include "crowdblend/follow.h"
+#include "crowdblend/cclip.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
