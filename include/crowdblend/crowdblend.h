@@ -90,5 +90,6 @@
 #include "crowdblend/crowd.h"
 #include "crowdblend/ik.h"
 #include "crowdblend/sync.h"
+#include "crowdblend/pack.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */
