@@ -14,15 +14,20 @@ int cb_cmd_bench(int argc, char **argv);
 int cb_cmd_demo(int argc, char **argv);
 int cb_cmd_inspect(int argc, char **argv);
 int cb_cmd_weights(int argc, char **argv);
+/* issue 10: assets */
+int cb_cmd_import(int argc, char **argv);
+int cb_cmd_pose(int argc, char **argv);
+/* `crowdblend inspect FILE.cbpack` (inspect_pack.c). */
+int cb_inspect_pack(const char *path, bool json);
 
 /* ---- options: --name value, --name=value, --flag ---------------------------------------- */
 
 typedef enum cb_opt_kind { CB_OPT_FLAG, CB_OPT_INT, CB_OPT_DOUBLE, CB_OPT_STRING } cb_opt_kind;
 
 typedef struct cb_opt {
-    const char *name;   /* without the leading "--" */
+    const char *name; /* without the leading "--" */
     cb_opt_kind kind;
-    void *value;        /* bool*, long*, double* or const char** */
+    void *value; /* bool*, long*, double* or const char** */
     const char *help;
 } cb_opt;
 
