@@ -17,6 +17,10 @@ int cb_cmd_weights(int argc, char **argv);
 /* issue 10: assets */
 int cb_cmd_import(int argc, char **argv);
 int cb_cmd_pose(int argc, char **argv);
+/* The `weights` command after parsing its JSON input (the fuzz target's entry, issue 10). */
+struct json_t;
+int cb_weights_run_document(struct json_t *root, const char *output, const char *plot,
+                            long plot_size);
 /* `crowdblend inspect FILE.cbpack` (inspect_pack.c). */
 int cb_inspect_pack(const char *path, bool json);
 

@@ -185,13 +185,14 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Uniform frames cannot jump: across a STEP key the stored clip ramps over the one interval
- * before it. Those intervals are the format's step itself, not a sampling error, and are left
- * out of the measure (docs/import.md). */
+/* Uniform frames cannot jump: across a STEP key the stored clip ramps over the frame interval
+ * around it (the one before it when the key is on the grid, the one holding it when it is not).
+ * Those intervals are the format's step itself, not a sampling error, and are left out of the
+ * measure: every time within one frame interval of a STEP key (docs/import.md). */
 static bool in_step_ramp(double tau, const double *steps, size_t count, double h)
 {
     for (size_t i = 0; i < count; ++i) {
-        if (tau > steps[i] - h - 1e-9 && tau < steps[i]) {
+        if (fabs(tau - steps[i]) < h) {
             return true;
         }
     }
@@ -383,6 +384,18 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
     uint32_t grid = key_grid(keys, key_count, d, CB_CLIP_MAX_FRAMES - 1);
     uint32_t cand[128];
     size_t cand_count = candidates(grid, d, cand, 128);
+    if (step_count > 0) {
+        /* STEP keys: the stored clip ramps over the interval before each jump, so the grid is
+         * kept at four or more frames per key interval, and the ramp at a quarter of it. */
+        uint32_t least = 4 * (grid > 0 ? grid : (uint32_t)key_count);
+        size_t k = 0;
+        for (size_t i = 0; i < cand_count; ++i) {
+            if (cand[i] >= least || i + 1 == cand_count) {
+                cand[k++] = cand[i];
+            }
+        }
+        cand_count = k;
+    }
     /* A forced loop with a seam: the last interval blends into the start, away from the
      * source; it is reported as the seam, not measured. */
     double skip_after = looping && seam > job->bound_m ? d - d / cand[cand_count - 1] : INFINITY;

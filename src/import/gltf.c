@@ -260,9 +260,10 @@ static cb_result patch_channel(const gltf_file *g, json_t *channel, json_t *samp
     json_t *sampler =
         json_array_get(samplers, (size_t)json_integer_value(json_object_get(channel, "sampler")));
     const char *interp = json_string_value(json_object_get(sampler, "interpolation"));
-    if (path == NULL || sampler == NULL || interp == NULL || strcmp(interp, "LINEAR") == 0) {
-        return CB_OK; /* LINEAR is the default, and what assimp already gave */
+    if (path == NULL || sampler == NULL) {
+        return CB_OK;
     }
+    interp = interp != NULL ? interp : "LINEAR";
     int p = strcmp(path, "translation") == 0 ? 0
             : strcmp(path, "rotation") == 0  ? 1
             : strcmp(path, "scale") == 0     ? 2
@@ -281,6 +282,24 @@ static cb_result patch_channel(const gltf_file *g, json_t *channel, json_t *samp
         /* The scene's node names are assimp's, which node_name reproduces. */
         if (strcmp(name, scene->nodes[ch->node].name) != 0) {
             continue;
+        }
+        /* The key times as the file has them: assimp passes them through float milliseconds,
+         * which moves a key at 1.0416670 s to 1.0416699 s. */
+        imp_keys *k = &ch->path[p];
+        size_t input = (size_t)json_integer_value(json_object_get(sampler, "input"));
+        double *times = malloc(k->count * sizeof *times);
+        if (times != NULL && read_accessor(g, input, k->count, 1, times)) {
+            bool increasing = true;
+            for (size_t i = 1; i < k->count && increasing; ++i) {
+                increasing = times[i] > times[i - 1];
+            }
+            if (increasing && times[0] >= 0.0) {
+                memcpy(k->times, times, k->count * sizeof *times);
+            }
+        }
+        free(times);
+        if (strcmp(interp, "LINEAR") == 0) {
+            return CB_OK;
         }
         if (strcmp(interp, "STEP") == 0) {
             ch->path[p].interp = IMP_STEP;

@@ -57,7 +57,10 @@ static void eval_keys(const imp_keys *k, double t, double *out)
     double dt = k->times[i + 1] - k->times[i], u = (t - k->times[i]) / dt;
     const double *a = k->values + i * (size_t)w, *b = a + w;
     if (k->interp == IMP_STEP) {
-        memcpy(out, a, (size_t)w * sizeof(double));
+        /* A time within a microsecond of the next key is that key: grid times computed as
+         * f * duration / N, and key times that went through float milliseconds in assimp,
+         * land a rounding error either side of each other. */
+        memcpy(out, t >= k->times[i + 1] - 1e-6 ? b : a, (size_t)w * sizeof(double));
     } else if (k->interp == IMP_CUBIC) {
         hermite(k, i, u, dt, out);
     } else if (w == 4) {
