@@ -49,13 +49,14 @@
  * A clip loops when its first and last poses agree within the bound (relative to the root's
  * ground frame); `loop` forces either way, with a warning when a forced loop has a larger seam.
  * Root motion is extracted from `root_motion_joint` (default: joint 0) in `root_motion` mode
- * (default: XZ_YAW, or XZ when that joint's +Z axis comes within 60 degrees of vertical, where a
+ * (default: XZ_YAW, or XZ when that joint's +Z axis comes within 30 degrees of vertical, where a
  * heading is not defined), relative to the clip's first frame (crowdblend/clip.h, ROOT MOTION).
  * Markers come from `markers_path` (JSON, {"Walk": [{"name": "foot_plant_l", "time_s": 0.1,
  * "event_only": false}]}) and from foot-plant detection on `foot_left` / `foot_right`: a foot
- * is planted where it is within 5 % of the skeleton's height of its lowest point and moves over
- * the ground at less than 25 % of the height per second (docs/import.md); each contact start is
- * a "foot_plant_l" / "foot_plant_r" marker and each end a "foot_lift_l" / "foot_lift_r" event.
+ * is planted where it is within 3 % of the skeleton's height above the ground under it (its
+ * lowest point within half a second) and moves over the ground at less than one height per
+ * second, for at least 50 ms (docs/import.md); each contact start is a "foot_plant_l" /
+ * "foot_plant_r" marker and each end a "foot_lift_l" / "foot_lift_r" event.
  */
 #ifndef CROWDBLEND_IMPORT_H
 #define CROWDBLEND_IMPORT_H

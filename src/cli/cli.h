@@ -21,6 +21,8 @@ int cb_cmd_pose(int argc, char **argv);
 struct json_t;
 int cb_weights_run_document(struct json_t *root, const char *output, const char *plot,
                             long plot_size);
+/* `crowdblend bench --pack FILE.cbpack` (bench_pack.c). */
+int cb_bench_pack(const char *path, bool json);
 /* `crowdblend inspect FILE.cbpack` (inspect_pack.c). */
 int cb_inspect_pack(const char *path, bool json);
 
@@ -29,9 +31,9 @@ int cb_inspect_pack(const char *path, bool json);
 typedef enum cb_opt_kind { CB_OPT_FLAG, CB_OPT_INT, CB_OPT_DOUBLE, CB_OPT_STRING } cb_opt_kind;
 
 typedef struct cb_opt {
-    const char *name; /* without the leading "--" */
+    const char *name;   /* without the leading "--" */
     cb_opt_kind kind;
-    void *value; /* bool*, long*, double* or const char** */
+    void *value;        /* bool*, long*, double* or const char** */
     const char *help;
 } cb_opt;
 

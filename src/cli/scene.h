@@ -24,6 +24,9 @@ typedef struct cb_scene_desc {
     const char *graph;
     bool profile;
     uint64_t seed;
+    /* issue 10: a pack's skeleton and clips instead of the embedded set. Needs `graph`: a file,
+     * or the name of a graph text stored in the pack. Not owned. */
+    const cb_pack *pack;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;

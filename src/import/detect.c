@@ -67,23 +67,25 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Contact flags per frame -> intervals: gaps of up to 2 frames are closed, contacts shorter
- * than 3 frames dropped. */
-static void clean(bool *c, size_t frames)
+/* Contact flags per frame: gaps shorter than `gap` frames are closed, then contacts shorter
+ * than `gap` frames dropped (a foot that touches for an instant is not planted). */
+static void clean(bool *c, size_t frames, size_t gap)
 {
-    for (size_t f = 1; f + 1 < frames; ++f) {
-        if (!c[f]) {
-            size_t e = f;
-            while (e < frames && !c[e]) {
-                ++e;
-            }
-            if (e < frames && e - f <= 2 && c[f - 1]) {
-                for (size_t k = f; k < e; ++k) {
-                    c[k] = true;
-                }
-            }
-            f = e;
+    for (size_t f = 1; f < frames;) {
+        if (c[f] || !c[f - 1]) {
+            ++f;
+            continue;
         }
+        size_t e = f;
+        while (e < frames && !c[e]) {
+            ++e;
+        }
+        if (e < frames && e - f < gap) {
+            for (size_t k = f; k < e; ++k) {
+                c[k] = true;
+            }
+        }
+        f = e;
     }
     for (size_t f = 0; f < frames;) {
         if (!c[f]) {
@@ -94,12 +96,34 @@ static void clean(bool *c, size_t frames)
         while (e < frames && c[e]) {
             ++e;
         }
-        if (e - f < 3 && f > 0 && e < frames) {
+        if (e - f < gap && f > 0 && e < frames) {
             for (size_t k = f; k < e; ++k) {
                 c[k] = false;
             }
         }
         f = e;
+    }
+}
+
+/* The ground under the foot at each frame: its lowest point within half a second either side
+ * (wrapping for looping clips), so a floor that drifts or slopes, or a rest pose at the start,
+ * does not hide the steps. */
+static void local_ground(const double *p, size_t frames, double dt, bool looping, double *ground)
+{
+    size_t half = (size_t)ceil(0.5 / dt);
+    for (size_t f = 0; f < frames; ++f) {
+        double lo = INFINITY;
+        for (size_t k = 0; k <= 2 * half; ++k) {
+            long g = (long)f + (long)k - (long)half;
+            if (looping) {
+                long n = (long)frames - 1; /* the last frame is the first again */
+                g = ((g % n) + n) % n;
+            } else if (g < 0 || g >= (long)frames) {
+                continue;
+            }
+            lo = fmin(lo, p[(size_t)g * 3 + 1]);
+        }
+        ground[f] = lo;
     }
 }
 
@@ -115,18 +139,19 @@ size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp
     const double dt = d / (double)m, h = rig->height;
     double *p = malloc(frames * 3 * sizeof *p), *vx = malloc(frames * sizeof *vx);
     double *vz = malloc(frames * sizeof *vz), *tmp = malloc(frames * sizeof *tmp);
+    double *ground = malloc(frames * sizeof *ground);
     bool *contact = calloc(frames, sizeof *contact);
     dxf *model = malloc(rig->joint_count * sizeof *model);
     size_t count = 0;
-    if (p == NULL || vx == NULL || vz == NULL || tmp == NULL || contact == NULL || model == NULL) {
+    if (p == NULL || vx == NULL || vz == NULL || tmp == NULL || ground == NULL || contact == NULL ||
+        model == NULL) {
         goto done;
     }
-    double lowest = INFINITY;
     for (size_t f = 0; f < frames; ++f) {
         imp_model_pose(scene, rig, anim, (double)f * dt, model);
         memcpy(p + f * 3, model[foot].t, 3 * sizeof(double));
-        lowest = fmin(lowest, p[f * 3 + 1]);
     }
+    local_ground(p, frames, dt, looping, ground);
     /* Horizontal velocity by central differences (one-sided at the ends). */
     for (size_t f = 0; f < frames; ++f) {
         size_t a = f > 0 ? f - 1 : f, b = f + 1 < frames ? f + 1 : f;
@@ -134,26 +159,29 @@ size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp
         vx[f] = (p[b * 3] - p[a * 3]) / span;
         vz[f] = (p[b * 3 + 2] - p[a * 3 + 2]) / span;
     }
+    /* Low: within 3 % of the height of the ground. The ground itself moves under an in-place
+     * clip: its velocity is the foot's median velocity while low (zero when the root moves). */
     size_t low = 0;
     for (size_t f = 0; f < frames; ++f) {
-        if (p[f * 3 + 1] <= lowest + 0.05 * h) {
+        if (p[f * 3 + 1] <= ground[f] + 0.03 * h) {
             tmp[low++] = vx[f];
         }
     }
     double gx = median(tmp, low);
     low = 0;
     for (size_t f = 0; f < frames; ++f) {
-        if (p[f * 3 + 1] <= lowest + 0.05 * h) {
+        if (p[f * 3 + 1] <= ground[f] + 0.03 * h) {
             tmp[low++] = vz[f];
         }
     }
     double gz = median(tmp, low);
     *ground_speed = sqrt(gx * gx + gz * gz);
+    /* Slow: less than one height per second over the ground. */
     for (size_t f = 0; f < frames; ++f) {
         double rx = vx[f] - gx, rz = vz[f] - gz;
-        contact[f] = p[f * 3 + 1] <= lowest + 0.05 * h && sqrt(rx * rx + rz * rz) <= 0.25 * h;
+        contact[f] = p[f * 3 + 1] <= ground[f] + 0.03 * h && sqrt(rx * rx + rz * rz) <= h;
     }
-    clean(contact, frames);
+    clean(contact, frames, (size_t)ceil(0.05 / dt));
     /* Intervals. A looping clip's last frame is its first again: a contact running into the end
      * continues the one at the start. */
     for (size_t f = 0; f < frames && count < max;) {
@@ -165,7 +193,9 @@ size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp
         while (e < frames && contact[e]) {
             ++e;
         }
-        out[count++] = (imp_contact){(double)f * dt, (double)(e - 1) * dt};
+        /* A clamped clip that ends on a planted foot has no lift: end_s < 0. */
+        double end = !looping && e == frames ? -1.0 : (double)(e - 1) * dt;
+        out[count++] = (imp_contact){(double)f * dt, end};
         f = e;
     }
     if (looping && count >= 2 && contact[0] && contact[frames - 1]) {
@@ -179,6 +209,7 @@ done:
     free(vx);
     free(vz);
     free(tmp);
+    free(ground);
     free(contact);
     free(model);
     return count;

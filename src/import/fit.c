@@ -297,8 +297,10 @@ static size_t collect_markers(const imp_clip_job *job, float dur, bool looping,
         for (size_t i = 0; i < k && n + 2 <= MAX_MARKERS; ++i) {
             out[n++] =
                 (cb_clip_marker_desc){plant[side], marker_time(c[i].start_s, dur, looping), false};
-            out[n++] =
-                (cb_clip_marker_desc){lift[side], marker_time(c[i].end_s, dur, looping), true};
+            if (c[i].end_s >= 0.0) {
+                out[n++] =
+                    (cb_clip_marker_desc){lift[side], marker_time(c[i].end_s, dur, looping), true};
+            }
         }
     }
     return n;

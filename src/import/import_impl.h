@@ -176,12 +176,13 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
 double imp_seam(const imp_scene *scene, const imp_rig *rig, const imp_anim *anim,
                 cb_root_motion mode, uint32_t root_joint);
 
-/* Foot contacts of one foot joint (docs/import.md): intervals where the foot is within 5 % of
- * the skeleton's height of its lowest point and moves over the ground at less than 25 % of the
- * height per second. The ground's own velocity is the median velocity of the foot while low (zero
- * for a clip that moves its root; the walking speed, backwards, for one played in place), and
- * is returned in *ground_speed. Times in seconds; for looping clips a contact may wrap past the
- * end (end_s < start_s). */
+/* Foot contacts of one foot joint (docs/import.md): intervals where the foot is within 3 % of
+ * the skeleton's height above the ground (its own lowest point within half a second) and moves
+ * over the ground at less than one height per second; gaps and contacts shorter than 50 ms are
+ * closed or dropped. The ground's own velocity is the median velocity of the foot while low
+ * (zero when the root moves; the walking speed, backwards, for a clip played in place), returned
+ * in *ground_speed. Times in seconds; for looping clips a contact may wrap past the end
+ * (end_s < start_s); in a clamped clip a contact still on at the end has end_s < 0. */
 typedef struct imp_contact {
     double start_s, end_s;
 } imp_contact;
