@@ -17,12 +17,18 @@ libcmocka-dev
 libbenchmark-dev
 libjansson-dev
 libpng-dev
+libassimp-dev
+libxxhash-dev
+clang-14
+libclang-rt-14-dev
 "
 # meson, ninja-build, gcc, g++, pkg-config: the build (g++ only for the benchmark shim).
 # python3: meson itself, and scripts/test.sh counting test results.
 # libsimde-dev: all SIMD goes through SIMDe.  libcglm-dev: scalar math types and cross-checks.
 # libcmocka-dev: unit tests.  libbenchmark-dev: google-benchmark behind bench/shim.h.
 # libjansson-dev: JSON input/output with line:column errors.  libpng-dev: weight-map pictures.
+# libassimp-dev: crowdblend-import reads glTF/FBX/BVH/Collada.  libxxhash-dev: pack checksums.
+# clang-14, libclang-rt-14-dev: libFuzzer (scripts/fuzz.sh, run by the test command).
 
 missing=""
 for p in $PACKAGES; do

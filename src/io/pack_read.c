@@ -24,6 +24,7 @@ struct cb_pack {
     size_t mask_count;
     cb_pack_graph *graphs; /* names and texts (NUL-terminated) owned */
     size_t graph_count;
+    size_t clip_cap, mask_cap, graph_cap; /* table sizes: the section counts */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -175,19 +176,19 @@ static void pack_free(cb_pack *p)
     for (size_t i = 0; i < p->clip_count; ++i) {
         cb_clip_destroy(p->clips[i]);
     }
-    cb_free(a, p->clips, CB_PACK_MAX_CLIPS * sizeof *p->clips);
-    cb_free(a, p->infos, CB_PACK_MAX_CLIPS * sizeof *p->infos);
+    cb_free(a, p->clips, p->clip_cap * sizeof *p->clips);
+    cb_free(a, p->infos, p->clip_cap * sizeof *p->infos);
     size_t soa = p->skeleton != NULL ? cb_skeleton_soa_joint_count(p->skeleton) : 0;
     for (size_t i = 0; i < p->mask_count; ++i) {
         cb_free(a, (void *)p->masks[i].name, strlen(p->masks[i].name) + 1);
         cb_free(a, (void *)p->masks[i].weights.ptr, soa * sizeof(float));
     }
-    cb_free(a, p->masks, CB_PACK_MAX_MASKS * sizeof *p->masks);
+    cb_free(a, p->masks, p->mask_cap * sizeof *p->masks);
     for (size_t i = 0; i < p->graph_count; ++i) {
         cb_free(a, (void *)p->graphs[i].name, strlen(p->graphs[i].name) + 1);
         cb_free(a, (void *)p->graphs[i].text, p->graphs[i].length + 1);
     }
-    cb_free(a, p->graphs, CB_PACK_MAX_GRAPHS * sizeof *p->graphs);
+    cb_free(a, p->graphs, p->graph_cap * sizeof *p->graphs);
     cb_free(a, p->rest, p->joint_count * sizeof(cb_xform));
     cb_free(a, p->inverse_binds, p->joint_count * 16 * sizeof(float));
     cb_skeleton_destroy(p->skeleton);
@@ -736,14 +737,30 @@ static cb_result read_sections(loader *l, cb_pack *p)
         snprintf(l->where, sizeof l->where, "section table");
         return fail(l, CB_ERR_PARSE, "%zu bytes follow the last section", l->size - end);
     }
+    /* The layout is sound: the tables are sized by the section counts, within the limits. */
+    size_t per_kind[4] = {0};
+    for (uint32_t i = 0; i < count; ++i) {
+        per_kind[kind_rank(cb_le_u32(t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES))]++;
+    }
+    if (per_kind[1] > CB_PACK_MAX_CLIPS || per_kind[2] > CB_PACK_MAX_MASKS ||
+        per_kind[3] > CB_PACK_MAX_GRAPHS) {
+        return fail(l, CB_ERR_PARSE, "%zu clip, %zu mask and %zu graph sections exceed %d, %d, %d",
+                    per_kind[1], per_kind[2], per_kind[3], CB_PACK_MAX_CLIPS, CB_PACK_MAX_MASKS,
+                    CB_PACK_MAX_GRAPHS);
+    }
+    p->clip_cap = per_kind[1] ? per_kind[1] : 1;
+    p->mask_cap = per_kind[2] ? per_kind[2] : 1;
+    p->graph_cap = per_kind[3] ? per_kind[3] : 1;
+    p->clips = cb_alloc_zeroed(l->alloc, p->clip_cap * sizeof *p->clips, 16);
+    p->infos = cb_alloc_zeroed(l->alloc, p->clip_cap * sizeof *p->infos, 16);
+    p->masks = cb_alloc_zeroed(l->alloc, p->mask_cap * sizeof *p->masks, 16);
+    p->graphs = cb_alloc_zeroed(l->alloc, p->graph_cap * sizeof *p->graphs, 16);
+    if (p->clips == NULL || p->infos == NULL || p->masks == NULL || p->graphs == NULL) {
+        return fail(l, CB_ERR_OUT_OF_MEMORY, "the pack's tables");
+    }
     for (uint32_t i = 0; i < count; ++i) {
         const unsigned char *e = t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES;
         uint32_t kind = cb_le_u32(e);
-        if ((kind == CB_PACK_KIND_CLIP && p->clip_count == CB_PACK_MAX_CLIPS) ||
-            (kind == CB_PACK_KIND_MASK && p->mask_count == CB_PACK_MAX_MASKS) ||
-            (kind == CB_PACK_KIND_GRAPH && p->graph_count == CB_PACK_MAX_GRAPHS)) {
-            return fail(l, CB_ERR_PARSE, "more %s sections than a pack may hold", kind_name(kind));
-        }
         snprintf(l->where, sizeof l->where, "section %u (%s)", i, kind_name(kind));
         l->section = i;
         cursor c = {l->data + cb_le_u64(e + 8), (size_t)cb_le_u64(e + 16)};
@@ -795,17 +812,7 @@ cb_result cb_pack_load_memory(const void *data, size_t size, const cb_pack_load_
         return fail(&l, CB_ERR_OUT_OF_MEMORY, "the pack");
     }
     p->allocator = d.allocator;
-    /* The tables are sized for the limits (a few tens of KB) so that no count from the file
-     * decides an allocation before the sections are checked. */
-    p->clips = cb_alloc_zeroed(&d.allocator, CB_PACK_MAX_CLIPS * sizeof *p->clips, 16);
-    p->infos = cb_alloc_zeroed(&d.allocator, CB_PACK_MAX_CLIPS * sizeof *p->infos, 16);
-    p->masks = cb_alloc_zeroed(&d.allocator, CB_PACK_MAX_MASKS * sizeof *p->masks, 16);
-    p->graphs = cb_alloc_zeroed(&d.allocator, CB_PACK_MAX_GRAPHS * sizeof *p->graphs, 16);
-    if (p->clips == NULL || p->infos == NULL || p->masks == NULL || p->graphs == NULL) {
-        r = fail(&l, CB_ERR_OUT_OF_MEMORY, "the pack's tables");
-    } else {
-        r = read_sections(&l, p);
-    }
+    r = read_sections(&l, p);
     if (r != CB_OK) {
         pack_free(p);
         return r;

@@ -59,17 +59,23 @@ static cb_result check_rest(const cb_pack_desc *d, size_t n, cb_error *err)
     }
     for (size_t j = 0; j < n; ++j) {
         cb_xform a = d->rest_pose.ptr[j], b = cb_skeleton_rest_xform(d->skeleton, j);
-        const float *pa[3] = {a.translation, a.rotation, a.scale};
-        const float *pb[3] = {b.translation, b.rotation, b.scale};
-        for (int k = 0; k < 10; ++k) {
-            int part = k < 3 ? 0 : k < 7 ? 1 : 2, c = k < 3 ? k : k < 7 ? k - 3 : k - 7;
-            float x = pa[part][c], y = pb[part][c];
-            if (!isfinite(x) || !(fabsf(x - y) <= 1e-5f * fmaxf(1.0f, fabsf(y)))) {
-                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                    "pack desc: rest_pose[%zu] is not the skeleton's rest "
-                                    "transform",
-                                    j);
-            }
+        /* Translation and scale as the skeleton holds them; the rotation one whose
+         * normalization the skeleton holds (it normalized what it was given). */
+        bool same = memcmp(a.translation, b.translation, sizeof a.translation) == 0 &&
+                    memcmp(a.scale, b.scale, sizeof a.scale) == 0;
+        double len = 0.0;
+        for (int k = 0; k < 4; ++k) {
+            len += (double)a.rotation[k] * a.rotation[k];
+        }
+        len = sqrt(len);
+        same = same && fabs(len - 1.0) <= CB_CLIP_FRAMES_UNIT_TOLERANCE;
+        for (int k = 0; k < 4 && same; ++k) {
+            same = fabs(a.rotation[k] / len - b.rotation[k]) <= 1e-6;
+        }
+        if (!same) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "pack desc: rest_pose[%zu] is not the skeleton's rest transform",
+                                j);
         }
     }
     return CB_OK;
