@@ -313,7 +313,8 @@ def bvh_reference(path, scale):
 # ---- the command -------------------------------------------------------------------------------
 
 def run(args, timeout=600):
-    return subprocess.run([EXE] + args, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([EXE] + args, capture_output=True, text=True, errors="replace",
+                          timeout=timeout)
 
 
 def import_asset(name, rel, extra):
@@ -332,7 +333,7 @@ def poses(pack, clip, times):
     return [json.loads(line) for line in p.stdout.splitlines()]
 
 
-def compare(name, pack, report, joints, clips):
+def compare(name, pack, report, joints, clips, convert=lambda p: p):
     info = json.loads(run(["inspect", pack, "--json"]).stdout)
     names = set(info["skeleton"]["names"])
     check(names == joints, f"{name}: the skeleton is the source's joints",
@@ -354,7 +355,7 @@ def compare(name, pack, report, joints, clips):
         for pose in poses(pack, clip, times):
             r = ref(pose["time_s"])
             for j in pose["joints"]:
-                want = r[j["name"]]
+                want = convert(r[j["name"]])
                 # float32 rounding of the pose: positions are computed in float, about 1e-7 of
                 # their size per step along the hierarchy; 1e-6 of the size is ample.
                 scale = max(1.0, max(abs(x) for x in want))
@@ -480,9 +481,106 @@ def fidelity():
             compare(f"CesiumMan_{kind}", pack, report, joints, clips)
 
 
+# ---- options -----------------------------------------------------------------------------------
+
+def options():
+    """--up z, --clips, --loop / --no-loop, --markers, --detect-foot-plants, bad options."""
+    # --up z: the file's +Z becomes +Y and -Y becomes +Z: (x, y, z) -> (x, z, -y).
+    path = os.path.join(ASSETS, "RiggedSimple/RiggedSimple.glb")
+    pack, report = import_asset("RiggedSimple_zup", "RiggedSimple/RiggedSimple.glb", ["--up", "z"])
+    joints, clips = gltf_reference(path)
+    compare("RiggedSimple --up z", pack, report, joints, clips,
+            convert=lambda p: (p[0], p[2], -p[1]))
+    # --clips and --no-loop.
+    fox = os.path.join(ASSETS, "Fox/Fox.glb")
+    pack, report = import_asset("Fox_run", "Fox/Fox.glb", ["--clips", "Run", "--no-loop"])
+    names = [c["name"] for c in report["clips"]]
+    check(names == ["Run"] and not report["clips"][0]["looping"],
+          "--clips Run --no-loop: one clamped clip", str(names))
+    # --loop on a clip that does not loop: a warning names the seam.
+    walk = os.path.join(ASSETS, "CMU_walk_bvh/walk.bvh")
+    pack, report = import_asset("walk_loop", "CMU_walk_bvh/walk.bvh",
+                                ["--scale", "0.05644", "--loop"])
+    check(report["clips"][0]["looping"] and any("seam" in w for w in report["warnings"]),
+          "--loop on the CMU walk loops it and warns about the seam", str(report["warnings"]))
+    # --markers: a sidecar file's markers land at their times.
+    side = os.path.join(OUT, "fox_markers.json")
+    json.dump({"Walk": [{"name": "step", "time_s": 0.25, "event_only": True},
+                        {"name": "sniff", "time_s": 0.5}]}, open(side, "w"))
+    pack, report = import_asset("Fox_markers", "Fox/Fox.glb", ["--markers", side])
+    info = json.loads(run(["inspect", pack, "--json"]).stdout)
+    walk_clip = [c for c in info["clips"] if c["name"] == "Walk"][0]
+    got = {(m["name"], round(m["time_s"], 5), m["event_only"]) for m in walk_clip["markers"]}
+    check(got == {("step", 0.25, True), ("sniff", 0.5, False)}, "--markers: sidecar markers stored",
+          str(got))
+    json.dump({"Trot": [{"name": "x", "time_s": 0.1}]}, open(side, "w"))
+    p = run(["import", fox, "-o", os.path.join(OUT, "bad.cbpack"), "--markers", side])
+    check(p.returncode == 1 and "Trot" in p.stderr, "--markers naming a missing clip is refused",
+          p.stderr.strip())
+    for args, what in ((["--skin", "3"], "--skin 3"), (["--clips", "Trot"], "Trot"),
+                       (["--root", "nope"], "--root"), (["--root-motion", "sideways"], "--root-motion")):
+        p = run(["import", fox, "-o", os.path.join(OUT, "bad.cbpack")] + args)
+        check(p.returncode in (1, 2) and what.split()[0] in p.stderr,
+              f"import {' '.join(args)}: refused with a message", p.stderr.strip()[:120])
+    p = run(["import", os.path.join(ASSETS, "README.md"), "-o", os.path.join(OUT, "bad.cbpack")])
+    check(p.returncode == 1 and p.stderr.strip(), "a file assimp cannot read is refused",
+          p.stderr.strip()[:120])
+
+
+def plants():
+    """Detected foot plants against the reference: at every plant the foot is low and still over
+    the ground (the documented thresholds), and plants alternate left and right."""
+    cases = [("walk", "CMU_walk_bvh/walk.bvh",
+              ["--scale", "0.05644", "--detect-foot-plants", "LeftToeBase,RightToeBase"],
+              ("LeftToeBase", "RightToeBase")),
+             ("Fox", "Fox/Fox.glb",
+              ["--scale", "0.01", "--detect-foot-plants", "b_LeftFoot02_018,b_RightFoot02_022"],
+              ("b_LeftFoot02_018", "b_RightFoot02_022"))]
+    for name, rel, args, feet in cases:
+        pack, report = import_asset(name + "_plants", rel, args)
+        path = os.path.join(ASSETS, rel)
+        info = json.loads(run(["inspect", pack, "--json"]).stdout)
+        if path.endswith(".bvh"):
+            _, clips = bvh_reference(path, 0.05644)
+        else:
+            _, clips = gltf_reference(path)
+            scaled = []
+            for n, d, ref, st in clips:
+                scaled.append((n, d, lambda t, r=ref: {k: tuple(0.01 * x for x in v)
+                                                         for k, v in r(t).items()}, st))
+            clips = scaled
+        height = info["skeleton"].get("height_m")
+        for clip, duration, ref, _ in clips:
+            if clip == "Survey":
+                continue
+            c = [x for x in info["clips"] if x["name"] == clip][0]
+            marks = [m for m in c["markers"] if m["name"].startswith("foot_plant")]
+            sides = [m["name"][-1] for m in marks]
+            alternate = all(a != b for a, b in zip(sides, sides[1:]))
+            if c["looping"] and len(sides) > 1:
+                alternate = alternate and sides[0] != sides[-1]
+            # At a plant the foot is near the ground under it (its lowest point within half a
+            # second) and slow over the ground: checked loosely here (10 % of the figure's
+            # height; the detector's own thresholds are 3 % and one height per second).
+            bad = []
+            for m in marks:
+                foot = feet[0] if m["name"].endswith("l") else feet[1]
+                t = m["time_s"]
+                window = [ref(min(max(t + k / 60.0, 0.0), duration))[foot] for k in range(-30, 31)]
+                ground = min(p[1] for p in window)
+                if ref(t)[foot][1] - ground > 0.1 * height:
+                    bad.append(f"{m['name']}@{t:.3f} is {ref(t)[foot][1] - ground:.3f} m up")
+            check(len(marks) >= 2 and alternate and not bad,
+                  f"{name}/{clip}: foot plants detected, alternating left and right, feet down",
+                  " ".join(f"{m['name'][-1]}@{m['time']:.3f}" for m in marks) +
+                  ("; " + "; ".join(bad) if bad else ""))
+
+
 if PART == "damaged":
     damaged()
 else:
     fidelity()
+    options()
+    plants()
 print(f"1..{len(results)}")
 sys.exit(0 if all(results) else 1)

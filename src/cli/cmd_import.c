@@ -184,7 +184,9 @@ static int run_import(const options *o, const cb_import_desc *d)
     cb_result r = cb_import_file(d, &imp, &err);
     double ms = (double)(cb_now_ns() - t0) / 1e6;
     if (r != CB_OK) {
-        fprintf(stderr, "%s: %s\n", CMD, err.message);
+        /* The library's messages start with "import: ". */
+        bool prefixed = strncmp(err.message, "import: ", 8) == 0;
+        fprintf(stderr, "%s%s\n", prefixed ? "crowdblend " : "crowdblend import: ", err.message);
         return CB_EXIT_FAILURE;
     }
     cb_pack_desc pd = cb_import_pack_desc(imp);

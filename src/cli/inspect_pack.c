@@ -3,6 +3,7 @@
  * markers), masks and graphs. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -34,6 +35,24 @@ static size_t file_bytes(const cb_clip *c)
                     : 0);
 }
 
+/* The rest pose's extent along +Y in model space: the figure's height. */
+static double rest_height(const cb_skeleton *s)
+{
+    size_t n = cb_skeleton_joint_count(s);
+    cb_xform *model = malloc(n * sizeof *model);
+    double lo = 0.0, hi = 0.0;
+    cb_ltm_job job = {.skeleton = s, .local = cb_skeleton_rest_pose(s), .model_xforms = {model, n}};
+    if (model != NULL && cb_ltm_job_run(&job, NULL) == CB_OK) {
+        lo = hi = model[0].translation[1];
+        for (size_t j = 1; j < n; ++j) {
+            lo = fmin(lo, model[j].translation[1]);
+            hi = fmax(hi, model[j].translation[1]);
+        }
+    }
+    free(model);
+    return hi - lo;
+}
+
 static void print_number_or_null(double v)
 {
     if (v >= 0.0) {
@@ -58,7 +77,7 @@ static void pack_json(const char *path, long size, const cb_pack *p)
     for (size_t j = 0; j < n; ++j) {
         printf("%s%d", j ? ", " : "", (int)cb_skeleton_parents(s)[j]);
     }
-    printf("], \"inverse_binds\": %s}, \"clips\": [",
+    printf("], \"height_m\": %.9g, \"inverse_binds\": %s}, \"clips\": [", rest_height(s),
            cb_pack_inverse_binds(p).count ? "true" : "false");
     for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
         const cb_clip *c = cb_pack_clip(p, i);
