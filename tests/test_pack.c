@@ -470,6 +470,20 @@ static void pack_fields_are_checked(void **state)
     set_u32(d + 16, (uint32_t)size + 8);
     repair_checksum(d, size + 8);
     expect_load_error(d, size + 8, CB_ERR_PARSE, "follow the last section");
+    /* A table that ends within 7 bytes of the end: the padding before the first section would
+     * lie past the data (a fuzzing find). */
+    {
+        size_t table_end = 40 + 8 * 24, cut = table_end + 3;
+        memcpy(d, good, cut);
+        set_u32(d + 32, 8);
+        set_u32(d + 16, (uint32_t)cut);
+        repair_checksum(d, cut);
+        unsigned char *exact = malloc(cut);
+        assert_non_null(exact);
+        memcpy(exact, d, cut);
+        expect_load_error(exact, cut, CB_ERR_PARSE, "past the end of the data");
+        free(exact);
+    }
     /* Skeleton. */
     EDIT(set_u32(d + skel, 0), CB_ERR_PARSE, "section 0 (skeleton): joint_count 0");
     EDIT(set_u32(d + skel, 70000), CB_ERR_PARSE, "joint_count 70000");

@@ -678,6 +678,14 @@ static cb_result check_entry(loader *l, const unsigned char *e, uint32_t i, int 
                     "version %u: this build reads versions 1..%d", version, kind_version(kind));
     }
     size_t expected = cb_round_up(*end, CB_PACK_SECTION_ALIGN);
+    /* The padding before the section must itself lie inside the data (found by fuzzing: a table
+     * ending within 7 bytes of the end made the padding check read past it). */
+    if (expected > l->size) {
+        return fail(l, CB_ERR_PARSE,
+                    "the section would start at %zu, past the end of the data "
+                    "(%zu bytes)",
+                    expected, l->size);
+    }
     if (offset != expected) {
         return fail(l, CB_ERR_PARSE,
                     "offset %llu, expected %zu (sections follow the table in order, each at the "
