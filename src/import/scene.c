@@ -301,6 +301,17 @@ cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
     aiReleaseImport(sc);
     if (r == CB_OK && (has_suffix(path, ".gltf") || has_suffix(path, ".glb"))) {
         r = imp_gltf_patch_interpolation(path, s, err);
+        /* glTF: an animation lasts until its last key (the file's times, now exact). */
+        for (size_t a = 0; r == CB_OK && a < s->anim_count; ++a) {
+            double end = 0.0;
+            for (size_t c = 0; c < s->anims[a].channel_count; ++c) {
+                for (int p = 0; p < 3; ++p) {
+                    const imp_keys *k = &s->anims[a].channels[c].path[p];
+                    end = k->count > 0 ? fmax(end, k->times[k->count - 1]) : end;
+                }
+            }
+            s->anims[a].duration_s = end;
+        }
     }
     if (r != CB_OK) {
         imp_scene_free(s);
