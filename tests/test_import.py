@@ -491,6 +491,19 @@ def options():
     joints, clips = gltf_reference(path)
     compare("RiggedSimple --up z", pack, report, joints, clips,
             convert=lambda p: (p[0], p[2], -p[1]))
+    # The JSON shapes of inspect and pose (issue 10).
+    info = json.loads(run(["inspect", pack, "--json"]).stdout)
+    keys = {"name", "duration_s", "bytes", "max_error_m", "looping", "frames", "rate_hz",
+            "markers"}
+    check(all(keys <= set(c) for c in info["clips"]) and "joints" in info["skeleton"],
+          "inspect --json: each clip has name, duration_s, bytes, max_error_m, looping, ...",
+          str(sorted(info["clips"][0])))
+    pose = poses(pack, info["clips"][0]["name"], [0.5])[0]
+    shape = all(set(j) == {"name", "parent", "position", "rotation"} and len(j["position"]) == 3
+                and len(j["rotation"]) == 4 and abs(math.hypot(*j["rotation"]) - 1) < 1e-5
+                for j in pose["joints"])
+    check(shape and len(pose["joints"]) == len(info["skeleton"]["names"]),
+          "pose --json: every joint with name, parent, position [x,y,z], rotation [x,y,z,w]")
     # --clips and --no-loop.
     fox = os.path.join(ASSETS, "Fox/Fox.glb")
     pack, report = import_asset("Fox_run", "Fox/Fox.glb", ["--clips", "Run", "--no-loop"])

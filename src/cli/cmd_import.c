@@ -55,33 +55,18 @@ static size_t split_list(char *s, const char **out, size_t max)
     return n;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
-        if (*c == '"' || *c == '\\') {
-            fprintf(f, "\\%c", *c);
-        } else if (*c < 0x20) {
-            fprintf(f, "\\u%04x", *c);
-        } else {
-            fputc(*c, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void report_json(const options *o, const cb_import *imp, size_t pack_bytes, double ms)
 {
     const cb_skeleton *s = cb_import_skeleton(imp);
     printf("{\"input\": ");
-    json_str(stdout, o->input);
+    cb_json_string(stdout, o->input);
     printf(", \"output\": ");
-    json_str(stdout, o->output);
+    cb_json_string(stdout, o->output);
     printf(", \"joints\": %zu, \"clips\": [", cb_skeleton_joint_count(s));
     for (size_t i = 0; i < cb_import_clip_count(imp); ++i) {
         cb_import_clip_report r = cb_import_query_report(imp, i);
         printf("%s{\"name\": ", i ? ", " : "");
-        json_str(stdout, r.name);
+        cb_json_string(stdout, r.name);
         printf(", \"duration_s\": %.9g, \"source_keys\": %u, \"source_grid_hz\": %.9g, "
                "\"source_even\": %s, "
                "\"frames\": %u, \"rate_hz\": %.9g, \"bytes\": %zu, \"runtime_bytes\": %zu, "
@@ -98,7 +83,7 @@ static void report_json(const options *o, const cb_import *imp, size_t pack_byte
     printf("], \"pack_bytes\": %zu, \"import_ms\": %.3f, \"warnings\": [", pack_bytes, ms);
     for (size_t i = 0; i < cb_import_warning_count(imp); ++i) {
         printf(i ? ", " : "");
-        json_str(stdout, cb_import_warning(imp, i));
+        cb_json_string(stdout, cb_import_warning(imp, i));
     }
     printf("]}\n");
 }

@@ -16,21 +16,6 @@
 
 static const char *const CMD = "crowdblend pose";
 
-static void json_name(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; ++c) {
-        if (*c == '"' || *c == '\\') {
-            printf("\\%c", *c);
-        } else if (*c < 0x20) {
-            printf("\\u%04x", *c);
-        } else {
-            putchar(*c);
-        }
-    }
-    putchar('"');
-}
-
 /* x = g * x, with g a rigid motion on the ground: position g.t, heading g_yaw about +Y. */
 static void put_back_root(cb_xform *x, const double g[3], double g_yaw)
 {
@@ -90,12 +75,12 @@ static void print_json(const char *clip_name, double time_s, const cb_skeleton *
                        const cb_xform *model)
 {
     printf("{\"clip\": ");
-    json_name(clip_name);
+    cb_json_string(stdout, clip_name);
     printf(", \"time_s\": %.9g, \"joints\": [", time_s);
     for (size_t j = 0; j < cb_skeleton_joint_count(skel); ++j) {
         const cb_xform *x = &model[j];
         printf("%s{\"name\": ", j ? ", " : "");
-        json_name(cb_skeleton_joint_name(skel, j));
+        cb_json_string(stdout, cb_skeleton_joint_name(skel, j));
         printf(", \"parent\": %d, \"position\": [%.9g, %.9g, %.9g], "
                "\"rotation\": [%.9g, %.9g, %.9g, %.9g]}",
                (int)cb_skeleton_parents(skel)[j], (double)x->translation[0],

@@ -9,21 +9,6 @@
 #include "cli/cli.h"
 #include "crowdblend/crowdblend.h"
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; ++c) {
-        if (*c == '"' || *c == '\\') {
-            printf("\\%c", *c);
-        } else if (*c < 0x20) {
-            printf("\\u%04x", *c);
-        } else {
-            putchar(*c);
-        }
-    }
-    putchar('"');
-}
-
 static const char *const mode_names[] = {"default", "none", "xz", "xz_yaw", "xyz", "xyz_yaw"};
 
 /* The clip's frames and root track as the pack stores them. */
@@ -67,11 +52,11 @@ static void pack_json(const char *path, long size, const cb_pack *p)
     const cb_skeleton *s = cb_pack_skeleton(p);
     size_t n = cb_skeleton_joint_count(s);
     printf("{\"file\": ");
-    json_string(path);
+    cb_json_string(stdout, path);
     printf(", \"bytes\": %ld, \"skeleton\": {\"joints\": %zu, \"names\": [", size, n);
     for (size_t j = 0; j < n; ++j) {
         printf(j ? ", " : "");
-        json_string(cb_skeleton_joint_name(s, j));
+        cb_json_string(stdout, cb_skeleton_joint_name(s, j));
     }
     printf("], \"parents\": [");
     for (size_t j = 0; j < n; ++j) {
@@ -84,7 +69,7 @@ static void pack_json(const char *path, long size, const cb_pack *p)
         cb_pack_clip_info info = cb_pack_query_clip_info(p, i);
         cb_clip_root_motion rm = cb_clip_query_root_motion(c);
         printf("%s{\"name\": ", i ? ", " : "");
-        json_string(cb_clip_name(c));
+        cb_json_string(stdout, cb_clip_name(c));
         printf(", \"duration_s\": %.9g, \"frames\": %zu, \"rate_hz\": %.9g, \"bytes\": %zu, "
                "\"runtime_bytes\": %zu, \"max_error_m\": ",
                (double)cb_clip_duration(c), cb_clip_frame_count(c), (double)cb_clip_sample_rate(c),
@@ -100,7 +85,7 @@ static void pack_json(const char *path, long size, const cb_pack *p)
             cb_clip_marker m;
             cb_clip_query_marker(c, k, &m);
             printf("%s{\"name\": ", k ? ", " : "");
-            json_string(m.name);
+            cb_json_string(stdout, m.name);
             printf(", \"time\": %.9g, \"time_s\": %.9g, \"event_only\": %s}", (double)m.time,
                    (double)m.time_s, m.event_only ? "true" : "false");
         }
@@ -109,12 +94,12 @@ static void pack_json(const char *path, long size, const cb_pack *p)
     printf("], \"masks\": [");
     for (size_t i = 0; i < cb_pack_mask_count(p); ++i) {
         printf(i ? ", " : "");
-        json_string(cb_pack_query_mask(p, i).name);
+        cb_json_string(stdout, cb_pack_query_mask(p, i).name);
     }
     printf("], \"graphs\": [");
     for (size_t i = 0; i < cb_pack_graph_count(p); ++i) {
         printf(i ? ", " : "");
-        json_string(cb_pack_query_graph(p, i).name);
+        cb_json_string(stdout, cb_pack_query_graph(p, i).name);
     }
     printf("]}\n");
 }
