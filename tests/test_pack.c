@@ -630,6 +630,10 @@ static void pack_save_checks_its_desc(void **state)
     f.ibm[7] = NAN;
     SAVE_CASE((void)0, CB_ERR_NOT_FINITE, "inverse_binds[7]");
     f.ibm[7] = 0.0f;
+    /* What the loader refuses is refused at save: a bottom row that is not 0 0 0 1. */
+    f.ibm[16 + 15] = 0.5f;
+    SAVE_CASE((void)0, CB_ERR_INVALID_ARGUMENT, "inverse_binds[1] is not affine");
+    f.ibm[16 + 15] = 1.0f;
     const cb_clip *two[2] = {f.clips[0], f.clips[0]};
     SAVE_CASE((d.clips = two, d.clip_count = 2), CB_ERR_DUPLICATE, "both \"loop_root\"");
     SAVE_CASE(d.clip_count = CB_PACK_MAX_CLIPS + 1, CB_ERR_TOO_MANY, "clips");

@@ -352,6 +352,28 @@ static bool parents_first(const imp_rig *rig)
 
 /* IBM' = S IBM C^-1 with C = s R (the conversion) and S = s I: skinning with the converted model
  * matrices (C M S^-1) then maps converted bind-space vertices exactly as before. */
+/* Inverse bind matrices are affine: a bottom row within 1e-5 of 0 0 0 1 is made exact (float
+ * files carry residues), anything else is refused. */
+static cb_result check_inverse_binds(const imp_scene *s, const imp_rig *rig, cb_error *err)
+{
+    for (size_t j = 0; j < rig->joint_count; ++j) {
+        double *m = rig->inverse_binds + j * 16;
+        bool finite = true;
+        for (int k = 0; k < 16; ++k) {
+            finite = finite && isfinite(m[k]);
+        }
+        if (!finite || fabs(m[3]) > 1e-5 || fabs(m[7]) > 1e-5 || fabs(m[11]) > 1e-5 ||
+            fabs(m[15] - 1.0) > 1e-5) {
+            return imp_error(err, CB_ERR_PARSE,
+                             "import: the inverse bind matrix of joint \"%s\" is not affine",
+                             s->nodes[rig->node_of[j]].name);
+        }
+        m[3] = m[7] = m[11] = 0.0;
+        m[15] = 1.0;
+    }
+    return CB_OK;
+}
+
 static void convert_inverse_binds(imp_rig *rig)
 {
     dxf c = imp_identity();
@@ -475,6 +497,11 @@ cb_result imp_rig_build(const imp_scene *s, const cb_import_desc *d, imp_rig *ri
         return r;
     }
     if (rig->inverse_binds != NULL) {
+        r = check_inverse_binds(s, rig, err);
+        if (r != CB_OK) {
+            imp_rig_free(rig);
+            return r;
+        }
         convert_inverse_binds(rig);
     }
     dxf *model = malloc(rig->joint_count * sizeof *model);

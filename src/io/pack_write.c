@@ -210,6 +210,18 @@ static cb_result check_desc(const cb_pack_desc *d, cb_error *err)
                                "pack desc: inverse_binds has %zu floats, needs %zu",
                                d->inverse_binds.count, n * 16)
                 : check_floats("inverse_binds", d->inverse_binds.ptr, n * 16, err);
+        for (size_t j = 0; r == CB_OK && j < n; ++j) {
+            /* The loader's rule, so that whatever saves also loads (a damaged asset's matrix
+             * once saved and was then refused). */
+            const float *m = d->inverse_binds.ptr + j * 16;
+            if (fabsf(m[3]) > 1e-6f || fabsf(m[7]) > 1e-6f || fabsf(m[11]) > 1e-6f ||
+                fabsf(m[15] - 1.0f) > 1e-6f) {
+                r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                 "pack desc: inverse_binds[%zu] is not affine (bottom row %g %g "
+                                 "%g %g)",
+                                 j, (double)m[3], (double)m[7], (double)m[11], (double)m[15]);
+            }
+        }
     }
     if (r == CB_OK) {
         r = check_clips(d, err);
