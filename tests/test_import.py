@@ -425,7 +425,7 @@ def damaged():
         ext = os.path.splitext(rel)[1]
         # CB_IMPORT_DAMAGED raises the count for longer sweeps (docs/reliability.md).
         count = int(os.environ.get("CB_IMPORT_DAMAGED", "25"))
-        count = max(1, count // 2) if ext == ".bvh" else count
+        count = max(1, count // 4) if ext == ".bvh" else count
         lengths = sorted({0, 4, 12, 20, 100} | {rng.randrange(len(data)) for _ in range(count)})
         cases = [("truncated to %d bytes" % n, data[:n]) for n in lengths]
         for _ in range(count):
