@@ -537,6 +537,24 @@ def options():
         p = run(["import", fox, "-o", os.path.join(OUT, "bad.cbpack")] + args)
         check(p.returncode in (1, 2) and what.split()[0] in p.stderr,
               f"import {' '.join(args)}: refused with a message", p.stderr.strip()[:120])
+    # The crash guard: an importer process that dies is reported, nothing is written.
+    out = os.path.join(OUT, "crash.cbpack")
+    p = subprocess.run([EXE, "import", fox, "-o", out], capture_output=True, text=True,
+                       errors="replace", env=dict(os.environ, CB_IMPORT_SELFTEST_CRASH="1"))
+    check(p.returncode == 1 and "crashed" in p.stderr and not os.path.exists(out)
+          and not os.path.exists(out + ".tmp"),
+          "an importer that crashes: the command survives, says so, writes nothing",
+          p.stderr.strip()[:120])
+    # A glTF skin without inverse bind matrices crashes assimp 5.2: refused before it is read.
+    g = Gltf(fox)
+    doc = json.loads(json.dumps(g.doc))
+    del doc["skins"][0]["inverseBindMatrices"]
+    path = os.path.join(OUT, "fox_no_ibm.glb")
+    write_glb(doc, g.bin, path)
+    p = run(["import", path, "-o", os.path.join(OUT, "bad.cbpack")])
+    check(p.returncode == 1 and "inverseBindMatrices" in p.stderr and "crashed" not in p.stderr,
+          "a skin without inverseBindMatrices is refused before assimp reads it",
+          p.stderr.strip()[:120])
     p = run(["import", os.path.join(ASSETS, "README.md"), "-o", os.path.join(OUT, "bad.cbpack")])
     check(p.returncode == 1 and p.stderr.strip(), "a file assimp cannot read is refused",
           p.stderr.strip()[:120])

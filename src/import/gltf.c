@@ -338,3 +338,25 @@ cb_result imp_gltf_patch_interpolation(const char *path, imp_scene *scene, cb_er
     close_gltf(&g);
     return r;
 }
+
+cb_result imp_gltf_precheck(const char *path, cb_error *err)
+{
+    gltf_file g;
+    cb_result r = open_gltf(path, &g, err);
+    if (r != CB_OK) {
+        /* assimp reports unreadable documents itself, with its own words. */
+        return CB_OK;
+    }
+    json_t *skins = json_object_get(g.root, "skins");
+    for (size_t i = 0; i < json_array_size(skins) && r == CB_OK; ++i) {
+        if (!json_is_integer(json_object_get(json_array_get(skins, i), "inverseBindMatrices"))) {
+            r = imp_error(err, CB_ERR_UNSUPPORTED,
+                          "import: %s: skins[%zu] has no inverseBindMatrices accessor; the "
+                          "specification allows that (identity matrices), but assimp 5.2 "
+                          "crashes reading such a file (docs/reliability.md)",
+                          path, i);
+        }
+    }
+    close_gltf(&g);
+    return r;
+}

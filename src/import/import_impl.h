@@ -111,6 +111,11 @@ typedef struct imp_scene {
 cb_result imp_scene_load(const char *path, imp_scene *scene, cb_error *err);
 void imp_scene_free(imp_scene *scene);
 
+/* Refuses glTF documents that crash assimp 5.2 (found by the damaged-asset tests): a skin
+ * without inverseBindMatrices. CB_OK when the document is fine or cannot be read (assimp then
+ * says why). */
+cb_result imp_gltf_precheck(const char *path, cb_error *err);
+
 /* glTF sampler interpolation and cubic tangents, which assimp 5.2 does not keep: read from the
  * file itself for .gltf / .glb and patched into the scene's channels. */
 cb_result imp_gltf_patch_interpolation(const char *path, imp_scene *scene, cb_error *err);

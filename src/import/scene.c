@@ -264,6 +264,12 @@ static bool has_suffix(const char *path, const char *suffix)
 cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
 {
     memset(s, 0, sizeof *s);
+    if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
+        cb_result pre = imp_gltf_precheck(path, err);
+        if (pre != CB_OK) {
+            return pre;
+        }
+    }
     struct aiPropertyStore *props = aiCreatePropertyStore();
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_REMOVE_EMPTY_BONES, 0);
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, 0);
