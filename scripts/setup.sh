@@ -21,6 +21,8 @@ libsqlite3-dev
 zlib1g-dev
 libwebsockets-dev
 chromium
+libassimp-dev
+libxxhash-dev
 clang-14
 libclang-rt-14-dev
 "
@@ -32,6 +34,7 @@ libclang-rt-14-dev
 # libsqlite3-dev: JuPedSim's SQLite trajectory files.  zlib1g-dev: gzipped trajectory files
 # (crowd:it).  libwebsockets-dev: HTTP + WebSocket for `crowdblend serve`.  chromium: the
 # viewer's browser tests (driven by playwright-core from npm; never a downloaded browser).
+# libassimp-dev: crowdblend-import reads glTF/FBX/BVH/Collada.  libxxhash-dev: pack checksums.
 # clang-14, libclang-rt-14-dev: libFuzzer for the fuzz targets (scripts/fuzz*.sh).
 
 # nodejs, npm: the Khronos glTF validator (tests/gltf) and the viewer's packages and browser

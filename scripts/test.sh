@@ -143,7 +143,7 @@ check "meson subproject consumer" sh -c '
 # glTF that `crowdblend animate --out` writes, through the Khronos validator (npm ci installs it
 # from tests/gltf's package-lock.json).
 for f in csv crowdit pathfinder vadere petrack; do
-    check "fuzz the $f trajectory loader (libFuzzer, 20 s)" scripts/fuzz.sh build/test-release 20 "$f"
+    check "fuzz the $f trajectory loader (libFuzzer, 20 s)" scripts/fuzz_traj.sh build/test-release 20 "$f"
 done
 check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
     set -e
@@ -177,6 +177,25 @@ if [ -x build/test-release/src/cli/crowdblend ] && build/test-release/src/cli/cr
             node web/tests/e2e.mjs build/test-sanitize/src/cli/crowdblend --no-browser
     fi
 fi
+# issue 10: packs and real assets.
+check "committed packs give bit-identical samples in the W=16, sanitized and W=4 builds" sh -c '
+    set -e
+    for c in release sanitize portable; do
+        test -s build/test-$c/tests/pack_samples.txt
+    done
+    grep -q fox.cbpack build/test-release/tests/pack_samples.txt
+    cmp build/test-release/tests/pack_samples.txt build/test-sanitize/tests/pack_samples.txt
+    cmp build/test-release/tests/pack_samples.txt build/test-portable/tests/pack_samples.txt'
+check "the Fox runs from its pack (crowdblend import, then demo --pack --graph)" sh -c '
+    set -e
+    cb=build/test-release/src/cli/crowdblend
+    $cb import tests/data/assets/Fox/Fox.glb -o build/fox.cbpack --scale 0.01 \
+        --detect-foot-plants b_LeftFoot02_018,b_RightFoot02_022
+    $cb demo --pack build/fox.cbpack --graph examples/graphs/fox/locomotion.json \
+        --characters 300 --seconds 2 --json | python3 -c "import json, sys; \
+d = json.load(sys.stdin); assert d[\"characters_per_second\"] > 0, d"'
+check "fuzz targets: pack, graph JSON, weights, 20 s each (libFuzzer, ASan+UBSan)" \
+    scripts/fuzz.sh 20
 
 if [ -n "$FAILURES" ]; then
     echo "failures:$FAILURES"

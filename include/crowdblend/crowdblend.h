@@ -40,6 +40,10 @@
  *                       views, the whole frame on the pool, outputs
  *   crowdblend/ik.h     IK post-process jobs: two-bone IK, aim / look-at IK over a chain
  *   crowdblend/sync.h   marker events crossed in a frame; marker-based sync of clips
+ *   crowdblend/pack.h   packs (.cbpack): a validated file of a skeleton, clips, masks and
+ *                       graph texts, written by `crowdblend import` (docs/formats.md)
+ *   (crowdblend/import.h, not included here: crowdblend-import, the separate offline library
+ *    that reads glTF/FBX/BVH/Collada through assimp; link `crowdblend-import` to use it)
  *
  * SIMD WIDTH
  * ==========
@@ -92,5 +96,6 @@
 #include "crowdblend/sync.h"
 #include "crowdblend/follow.h"
 #include "crowdblend/cclip.h"
+#include "crowdblend/pack.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

@@ -248,6 +248,7 @@ int cb_cmd_bench(int argc, char **argv)
     long elements = 4096, samples = 11, threads = 0, runs = 5;
     double scale = 1.0;
     const char *which = "W0,W1,W2,W5,W3,W4";
+    const char *pack = NULL;
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
@@ -259,11 +260,16 @@ int cb_cmd_bench(int argc, char **argv)
         {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
         {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
+        {"pack", CB_OPT_STRING, &pack,
+         "a pack's load time and a W1-style frame on its skeleton (docs/performance.md)"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
     if (!cb_opts_parse("crowdblend bench", argc, argv, 2, opts, NULL, 0, NULL)) {
         return CB_EXIT_USAGE;
+    }
+    if (pack != NULL && !help) {
+        return cb_bench_pack(pack, json);
     }
     if (help) {
         cb_opts_print_help(

@@ -493,6 +493,26 @@ static int run_interp(const input *in, const char *output, const char *plot)
 
 /* ------------------------------------------------------------------------------------------ */
 
+int cb_weights_run_document(json_t *root, const char *output, const char *plot, long plot_size)
+{
+    input in = {0};
+    int rc = read_input(root, &in);
+    if (rc == CB_EXIT_OK) {
+        switch (in.method) {
+        case METHOD_VELOCITY:
+            rc = run_velocity(&in, output, plot, plot_size);
+            break;
+        case METHOD_INTERP:
+            rc = run_interp(&in, output, plot);
+            break;
+        default:
+            rc = run_solver(&in, output, plot, plot_size);
+            break;
+        }
+    }
+    return rc;
+}
+
 int cb_cmd_weights(int argc, char **argv)
 {
     bool help = false;
@@ -535,21 +555,7 @@ int cb_cmd_weights(int argc, char **argv)
         }
         return fail("%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     }
-    input in = {0};
-    int rc = read_input(root, &in);
-    if (rc == CB_EXIT_OK) {
-        switch (in.method) {
-        case METHOD_VELOCITY:
-            rc = run_velocity(&in, output, plot, plot_size);
-            break;
-        case METHOD_INTERP:
-            rc = run_interp(&in, output, plot);
-            break;
-        default:
-            rc = run_solver(&in, output, plot, plot_size);
-            break;
-        }
-    }
+    int rc = cb_weights_run_document(root, output, plot, plot_size);
     json_decref(root);
     return rc;
 }

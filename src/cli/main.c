@@ -16,9 +16,11 @@ static const command commands[] = {
     {"info", cb_cmd_info, "version and build configuration (ISA, SIMD width, compiler)"},
     {"bench", cb_cmd_bench,
      "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
-    {"inspect", cb_cmd_inspect, "the embedded humanoid and locomotion clips (--json)"},
+    {"inspect", cb_cmd_inspect, "a pack, or the embedded humanoid and locomotion clips (--json)"},
     {"weights", cb_cmd_weights,
      "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
+    {"import", cb_cmd_import, "glTF/FBX/BVH/Collada to a pack (.cbpack), with the error measured"},
+    {"pose", cb_cmd_pose, "model-space joints of a pack's clip at a time (--json)"},
     {"animate", cb_cmd_animate,
      "a crowd along simulator trajectories: foot skate, pops, glTF (--out)"},
 #ifdef CB_HAVE_SERVE

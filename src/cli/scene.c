@@ -48,8 +48,22 @@ struct cb_scene {
     uint32_t added; /* characters ever added (seeds each one's stream) */
 };
 
-/* Loads the graph a scene runs: an embedded example by name, else a JSON file. */
-static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph **out, cb_error *err)
+/* A graph text stored in a pack, by name. */
+static const cb_pack_graph *pack_graph(const cb_pack *pack, const char *name, cb_pack_graph *g)
+{
+    for (size_t i = 0; pack != NULL && i < cb_pack_graph_count(pack); ++i) {
+        *g = cb_pack_query_graph(pack, i);
+        if (strcmp(g->name, name) == 0) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+/* Loads the graph a scene runs: an embedded example by name (a graph stored in the pack, with
+ * a pack), else a JSON file. */
+static cb_result load_graph(const char *name, const cb_embedded *set, const cb_pack *pack,
+                            cb_graph **out, cb_error *err)
 {
     const cb_clip *clips[64];
     size_t n = cb_embedded_clip_count(set);
@@ -60,6 +74,16 @@ static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph *
                              .clips = clips,
                              .clip_count = (uint32_t)(n < 64 ? n : 64),
                              .source_name = name};
+    if (pack != NULL) {
+        jd.skeleton = cb_pack_skeleton(pack);
+        jd.clips = cb_pack_clips(pack);
+        jd.clip_count = (uint32_t)cb_pack_clip_count(pack);
+        cb_pack_graph g;
+        if (pack_graph(pack, name, &g) != NULL) {
+            return cb_graph_load_json(g.text, g.length, &jd, out, err);
+        }
+        return cb_graph_load_json_file(name, &jd, out, err);
+    }
     const cb_example_graph *ex = cb_example_graph_find(name);
     if (ex != NULL) {
         return cb_graph_load_json(ex->text, ex->length, &jd, out, err);
@@ -145,8 +169,13 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
             return NULL;
         }
     }
+    if (d->pack != NULL && d->graph == NULL) {
+        fprintf(stderr, "crowdblend: a pack's clips run in a graph: name one\n");
+        cb_scene_destroy(s);
+        return NULL;
+    }
     if (d->graph != NULL) {
-        r = load_graph(d->graph, s->set, &s->graph, &err);
+        r = load_graph(d->graph, s->set, d->pack, &s->graph, &err);
         if (r != CB_OK) {
             fprintf(stderr, "crowdblend: graph: %s\n", err.message);
             cb_scene_destroy(s);
@@ -156,7 +185,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
     }
     const cb_graph *graphs[1] = {s->graph};
     cb_crowd_desc cd = {
-        .skeleton = cb_embedded_skeleton(s->set),
+        .skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->set),
         .capacity = d->capacity > d->characters ? d->capacity : d->characters,
         .graphs = s->graph != NULL ? graphs : NULL,
         .graph_count = s->graph != NULL ? 1 : 0,

@@ -33,6 +33,9 @@ typedef struct cb_scene_desc {
     /* The pool to run the crowd on (shared with the host's own parallel work); NULL: the
      * crowd's own, of `threads` threads. */
     cb_jobs *jobs;
+    /* issue 10: a pack's skeleton and clips instead of the embedded set. Needs `graph`: a file,
+     * or the name of a graph text stored in the pack. Not owned. */
+    const cb_pack *pack;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;
