@@ -139,12 +139,8 @@ check "meson subproject consumer" sh -c '
     meson setup "$d/build" "$d" >/dev/null
     meson test -C "$d/build" --quiet'
 
-# Issue 12: the trajectory loaders under libFuzzer (one check per format, 20 s each), and the
-# glTF that `crowdblend animate --out` writes, through the Khronos validator (npm ci installs it
+# Issue 12: the glTF that `crowdblend animate --out` writes, through the Khronos validator (npm ci installs it
 # from tests/gltf's package-lock.json).
-for f in csv crowdit pathfinder vadere petrack; do
-    check "fuzz the $f trajectory loader (libFuzzer, 20 s)" scripts/fuzz_traj.sh build/test-release 20 "$f"
-done
 check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
     set -e
     (cd tests/gltf && npm ci --no-audit --no-fund --loglevel=error)
@@ -155,7 +151,7 @@ check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
         --graph locomotion_8dir --out "$d/vadere.gltf" --out-rate 30
     node tests/gltf/validate.mjs "$d/crowdit.glb" --agents 20
     node tests/gltf/validate.mjs "$d/vadere.gltf" --agents 20'
-# `crowdblend serve` (issue 14; docs/serve.md): fuzzing of the server's parsers, the viewer in
+# `crowdblend serve` (issue 14; docs/serve.md): the viewer in
 # headless Chromium (end to end, and the skinned-glTF fixture), and the load test; each on the
 # release build. Under 5 minutes together on this machine.
 if [ -x build/test-release/src/cli/crowdblend ] && build/test-release/src/cli/crowdblend serve --help >/dev/null 2>&1; then
@@ -165,11 +161,10 @@ if [ -x build/test-release/src/cli/crowdblend ] && build/test-release/src/cli/cr
             echo "  npm ci failed (log: build/npm-ci.log)"
     fi
     cb=build/test-release/src/cli/crowdblend
-    check "serve: fuzz control messages and frames (libFuzzer, 10 s each)" scripts/fuzz_serve.sh build/test-release 10
     check "serve: browser end to end (headless chromium; build/serve-e2e.png)" \
         node web/tests/e2e.mjs "$cb" build/serve-e2e.png
     check "serve: skinned glTF fixture in the browser (build/serve-mesh.png)" \
-        node web/tests/mesh.mjs "$cb" tests/data/models/CesiumMan.glb build/serve-mesh.png
+        node web/tests/mesh.mjs "$cb" tests/data/assets/CesiumMan/CesiumMan.glb build/serve-mesh.png
     check "serve: load, 8 clients x 10 s x 1,000 characters" node web/tests/load.mjs "$cb" 10
     if [ -x build/test-sanitize/src/cli/crowdblend ]; then
         check "serve: bad clients against the ASan+UBSan server" env \
@@ -194,8 +189,17 @@ check "the Fox runs from its pack (crowdblend import, then demo --pack --graph)"
     $cb demo --pack build/fox.cbpack --graph examples/graphs/fox/locomotion.json \
         --characters 300 --seconds 2 --json | python3 -c "import json, sys; \
 d = json.load(sys.stdin); assert d[\"characters_per_second\"] > 0, d"'
-check "fuzz targets: pack, graph JSON, weights, 20 s each (libFuzzer, ASan+UBSan)" \
-    scripts/fuzz.sh 20
+# Every loader of external bytes under libFuzzer (ASan + UBSan), one check per target, 15 s each
+# on its committed seeds (tests/fuzz; docs/reliability.md has the long runs).
+echo "== fuzz targets"
+if scripts/fuzz.sh build >build/fuzz-build.log 2>&1; then
+    for t in $(find build/fuzz/tests/fuzz -maxdepth 1 -type f -name 'fuzz_*' -perm -u+x | sed 's#.*/fuzz_##' | sort); do
+        check "fuzz $t (libFuzzer, 15 s)" scripts/fuzz.sh 15 "$t"
+    done
+else
+    tail -n 20 build/fuzz-build.log
+    add_counts 0 1 "fuzz: build"
+fi
 
 if [ -n "$FAILURES" ]; then
     echo "failures:$FAILURES"

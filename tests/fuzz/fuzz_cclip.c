@@ -3,10 +3,8 @@
  * Against the embedded skeleton. Contract: a load either fails with a code and a message that
  * names the stored form ("cclip"), or gives a clip whose stored form is exactly the input
  * (serialize(load(b)) == b) and whose every key decodes the same with the SIMD group decoder
- * and the scalar reference. ASan and UBSan watch every read. Built by tests/fuzz/meson.build's
- * target table (add 'cclip': [files('fuzz_cclip.c'), [cb_internal_dep]]); by hand:
- *   clang-14 -O1 -g -fsanitize=fuzzer,address,undefined -Ibuild/rel/include -Iinclude -Isrc \
- *       tests/fuzz/fuzz_cclip.c <the library sources> -ljansson -lm -lpthread */
+ * and the scalar reference. ASan and UBSan watch every read. Built and run by scripts/fuzz.sh
+ * (tests/fuzz/meson.build). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
