@@ -198,9 +198,11 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
     for (uint32_t i = 0; i < d->node_count; ++i) {
         double p[2];
         cb_solver_node(d, d->dimension, i, &p[0], &p[1]);
+        /* Comparisons, not fmin/fmax (the nodes are finite here): gcc 12.2 for aarch64 stops
+         * with an internal error vectorizing an fmin/fmax reduction at -O3. */
         for (int k = 0; k < 2; ++k) {
-            lo[k] = fmin(lo[k], p[k]);
-            hi[k] = fmax(hi[k], p[k]);
+            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
         }
     }
     double diag2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]);
