@@ -199,7 +199,7 @@ def _():
 @case("bad blend spaces: the library's error is passed on")
 def _():
     expect_error('{"solver": "freeform_cartesian_2d", "nodes": [[0, 0], [1, 1], [1, 1]], '
-                 '"queries": []}', r"nodes\[1\] and nodes\[2\] are at the same position")
+                 '"queries": []}', r"nodes\[1\] and nodes\[2\] are 0 apart: too close")
     expect_error('{"solver": "bilinear_2d", "nodes": [[0, 0], [1, 0], [0, 1]], '
                  '"options": {"nx": 2}, "queries": []}', r"CB_ERR_MISMATCH")
     expect_error('{"solver": "rbf", "nodes": [[0, 0], [1, 0]], "options": {"kernel": "x"}, '
