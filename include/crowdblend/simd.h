@@ -73,6 +73,7 @@ typedef struct cb_kernel_info {
     unsigned built;      /**< bit (1u << set) for every set this library carries */
     unsigned supported;  /**< bit (1u << set) for every set this CPU can run */
     const char *reason;  /**< one sentence: why this set (auto, forced, a request refused) */
+    bool refused;        /**< CROWDBLEND_ISA asked for a set that is not the one in use */
 } cb_kernel_info;
 
 /**

@@ -72,8 +72,8 @@ static void decide(cb_kernel_info *out, char *why, size_t why_size)
     if (want != NULL && (want[0] == '\0' || strcmp(want, "auto") == 0)) {
         want = NULL;
     }
-    cb_kernel_set set = widest(built & supported);
-    cb_kernel_set asked;
+    cb_kernel_set set = widest(built & supported), asked;
+    bool refused = CB_DISPATCH && want != NULL;
     if (!CB_DISPATCH) {
         set = widest(built);
         snprintf(why, why_size, "fixed when the library was built (isa=%s)%s", CB_ISA_NAME,
@@ -96,6 +96,7 @@ static void decide(cb_kernel_info *out, char *why, size_t why_size)
                  cb_cpu_missing(asked));
     } else {
         set = asked;
+        refused = false;
         snprintf(why, why_size, "forced by CROWDBLEND_ISA=%s", want);
     }
     *out = (cb_kernel_info){
@@ -106,6 +107,7 @@ static void decide(cb_kernel_info *out, char *why, size_t why_size)
         .built = built,
         .supported = supported,
         .reason = why,
+        .refused = refused,
     };
 #if !CB_DISPATCH
     /* A fixed build's width is its own, whatever the set's usual one (portable_width). */
