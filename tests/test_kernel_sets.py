@@ -9,9 +9,10 @@ import os
 import subprocess
 import sys
 
+from tap import case, finish
+
 CMD = sys.argv[1:]
 WIDTH = {"portable": 4, "sse4": 4, "avx2": 8, "avx512": 16, "neon": 4}
-results = []
 
 
 def info(value):
@@ -23,17 +24,6 @@ def info(value):
                        timeout=120)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout), p.stderr
-
-
-def case(name):
-    def wrap(fn):
-        try:
-            fn()
-            results.append((True, name, ""))
-        except AssertionError as e:
-            results.append((False, name, str(e)))
-        return fn
-    return wrap
 
 
 base, _ = info(None)
@@ -81,10 +71,4 @@ def _():
         assert "does not carry it" in got["reason"] and "warning" in err, (got, err)
 
 
-print("TAP version 13")
-print("1..%d" % len(results))
-for i, (ok, name, why) in enumerate(results, 1):
-    print("%s %d - %s" % ("ok" if ok else "not ok", i, name))
-    for line in why.splitlines():
-        print("# " + line)
-sys.exit(0 if all(ok for ok, _, _ in results) else 1)
+finish()
