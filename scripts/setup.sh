@@ -17,12 +17,28 @@ libcmocka-dev
 libbenchmark-dev
 libjansson-dev
 libpng-dev
+gcc-aarch64-linux-gnu
+qemu-user
+libc6:arm64
+libjansson-dev:arm64
+libcglm-dev:arm64
+libcmocka-dev:arm64
+libpng-dev:arm64
 "
 # meson, ninja-build, gcc, g++, pkg-config: the build (g++ only for the benchmark shim).
 # python3: meson itself, and scripts/test.sh counting test results.
 # libsimde-dev: all SIMD goes through SIMDe.  libcglm-dev: scalar math types and cross-checks.
 # libcmocka-dev: unit tests.  libbenchmark-dev: google-benchmark behind bench/shim.h.
 # libjansson-dev: JSON input/output with line:column errors.  libpng-dev: weight-map pictures.
+# gcc-aarch64-linux-gnu, qemu-user and the :arm64 libraries (libc6 puts the arm64 loader where
+# qemu-aarch64 finds it): the aarch64 cross build of scripts/test.sh, run under emulation
+# (scripts/cross-aarch64.ini). They need dpkg's arm64 architecture, added below.
+
+# The :arm64 packages need the foreign architecture before dpkg-query or apt can see them.
+need_arm64=0
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    need_arm64=1
+fi
 
 missing=""
 for p in $PACKAGES; do
@@ -51,13 +67,19 @@ echo "setup: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! $SUDO apt-get update -qq >"$log" 2>&1; then
+if [ "$need_arm64" = 1 ] && ! $SUDO dpkg --add-architecture arm64; then
+    echo "setup: FAILED: dpkg --add-architecture arm64" >&2
+    exit 1
+fi
+# Another apt may hold the lock (a parallel build machine): wait for it rather than fail.
+APT="apt-get -o DPkg::Lock::Timeout=600"
+if ! $SUDO $APT update -qq >"$log" 2>&1; then
     cat "$log" >&2
     echo "setup: FAILED: apt-get update" >&2
     exit 1
 fi
 for p in $missing; do
-    if ! $SUDO apt-get install -y -qq --no-install-recommends "$p" >"$log" 2>&1; then
+    if ! $SUDO $APT install -y -qq --no-install-recommends "$p" >"$log" 2>&1; then
         cat "$log" >&2
         echo "setup: FAILED to install Debian package '$p'" >&2
         exit 1

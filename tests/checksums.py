@@ -56,9 +56,11 @@ def main():
         info = run_json(shlex.split(cmd), ["info", "--json"], dict(os.environ))
         built = info["kernel_sets_built"].split(",")
         supported = set(info["kernel_sets_supported"].split(","))
+        tokens = shlex.split(cmd)
         for s in built:
             if s in supported:
-                runs.append(split_run("%s=env CROWDBLEND_ISA=%s %s" % (s, s, cmd)))
+                label = s if len(tokens) == 1 else "%s %s" % (os.path.basename(tokens[0]), s)
+                runs.append(split_run("%s=env CROWDBLEND_ISA=%s %s" % (label, s, cmd)))
 
     results = []  # (ok, name, detail)
     sums = {}     # workload -> [(label, checksum)]
