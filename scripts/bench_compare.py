@@ -19,17 +19,7 @@ import statistics
 import subprocess
 import sys
 
-
-def split_run(spec):
-    label, _, command = spec.partition("=")
-    argv = shlex.split(command)
-    env = dict(os.environ)
-    if argv and argv[0] == "env":
-        argv.pop(0)
-        while argv and "=" in argv[0]:
-            k, _, v = argv.pop(0).partition("=")
-            env[k] = v
-    return label, argv, env
+from runspec import split_run
 
 
 def main():

@@ -20,6 +20,9 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from runspec import split_run  # noqa: E402
+
 
 def run_json(cmd, args, env):
     p = subprocess.run(cmd + args, capture_output=True, text=True, env=env, timeout=1800)
@@ -27,19 +30,6 @@ def run_json(cmd, args, env):
         raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd + args), p.returncode,
                                                 p.stderr.strip()[-400:]))
     return json.loads(p.stdout)
-
-
-def split_run(spec):
-    """"label=env A=B cmd ..." -> (label, argv, environment)."""
-    label, _, command = spec.partition("=")
-    argv = shlex.split(command)
-    env = dict(os.environ)
-    if argv and argv[0] == "env":
-        argv.pop(0)
-        while argv and "=" in argv[0]:
-            k, _, v = argv.pop(0).partition("=")
-            env[k] = v
-    return label, argv, env
 
 
 def main():
