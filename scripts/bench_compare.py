@@ -13,8 +13,6 @@ Each round runs every variant once, in an order rotated by the round.
 """
 import argparse
 import json
-import os
-import shlex
 import statistics
 import subprocess
 import sys

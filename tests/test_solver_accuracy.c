@@ -26,13 +26,6 @@
 
 enum { QUERIES = 1500, LAYOUTS = 24 };
 
-/* Layouts per method: all of them in optimized builds, fewer where tests scale down
- * (CB_TEST_SCALE, tests/meson.build). */
-static int layout_count(void)
-{
-    return (int)cb_test_scaled(LAYOUTS, 6);
-}
-
 /* Bounds on the largest absolute weight error over all layouts and queries: about twice the
  * largest value measured over the three build configurations and both paths (float weights
  * in [0, 1]: 1 ulp at 1 is 1.2e-7; the measured maxima are in docs/solvers.md):
@@ -272,7 +265,7 @@ static void ring_layouts(cb_err_track *t, cb_solver_kind kind, cb_prng *r, bool 
                          void (*tweak)(cb_solver_desc *, int))
 {
     float xy[2 * CB_SOLVER_MAX_NODES];
-    for (int l = 0; l < layout_count(); ++l) {
+    for (int l = 0; l < LAYOUTS; ++l) {
         int dirs = l % 2 ? 8 : 4, rings = two_rings_ok && l % 4 >= 2 ? 2 : 1;
         bool centre = l % 3 != 0, jitter = l % 5 != 0;
         int m = layout_rings(r, dirs, rings, centre, jitter, xy);
@@ -349,7 +342,7 @@ static void solver_accuracy_linear_1d(void **state)
     cb_prng r = cb_test_prng(__func__);
     cb_err_track t = TRACK(linear_1d, "scattered nodes");
     float th[CB_SOLVER_MAX_NODES];
-    for (int l = 0; l < layout_count(); ++l) {
+    for (int l = 0; l < LAYOUTS; ++l) {
         int m = layout_thresholds(&r, 1 + l % 16, l % 3 == 0, th);
         cb_solver_desc d = desc_of(CB_SOLVER_KIND_LINEAR_1D, th, m);
         check_layout(&t, far_track, &d, &r);
@@ -408,7 +401,7 @@ static void solver_accuracy_bilinear(void **state)
     cb_prng r = cb_test_prng(__func__);
     cb_err_track t = TRACK(bilinear_2d, "scattered nodes");
     float xy[2 * CB_SOLVER_MAX_NODES];
-    for (int l = 0; l < layout_count(); ++l) {
+    for (int l = 0; l < LAYOUTS; ++l) {
         int m = layout_grid(&r, 1 + l % 5, 1 + (l / 5) % 5, xy);
         cb_solver_desc d = desc_of(CB_SOLVER_KIND_BILINEAR_2D, xy, m);
         check_layout(&t, far_track, &d, &r);
