@@ -21,7 +21,7 @@ fi
 dir=build/fuzz
 mkdir -p build
 if [ ! -f "$dir/build.ninja" ]; then
-    CC=$CC meson setup "$dir" -Dfuzz=enabled -Db_sanitize=address,undefined -Db_lundef=false \
+    CC=$CC meson setup "$dir" -Dfuzz=enabled -Disa=native -Db_sanitize=address,undefined -Db_lundef=false \
         -Dc_args=-fsanitize=fuzzer-no-link -Dbuildtype=debugoptimized -Dtests=disabled \
         -Dbench=disabled -Dcli=disabled -Dimport=disabled >build/fuzz-setup.log 2>&1 ||
         { cat build/fuzz-setup.log; exit 1; }

@@ -680,9 +680,8 @@ static void pack_save_checks_its_desc(void **state)
 
 /* XXH3 over each committed pack's stored frames, root tracks and samples through the scalar
  * reference blend at 997 times per clip, plus root deltas. Written to
- * CB_TEST_OUT_DIR/pack_samples.txt; scripts/test.sh compares the files of the W = 16 release,
- * the W = 16 sanitized and the W = 4 portable build. (The SIMD sampling job is not part of the
- * comparison: its rounding follows the instruction set, as for any clip.) */
+ * CB_TEST_OUT_DIR/pack_samples.txt; scripts/test.sh compares the files of every kernel set of
+ * the release build and of the sanitized build. */
 static void pack_samples_checksum(void **state)
 {
     (void)state;

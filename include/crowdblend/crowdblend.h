@@ -73,9 +73,13 @@
  *
  * RESULTS ARE REPRODUCIBLE
  * ========================
- * On one machine and build, the output is bit-identical whatever the thread count and batch
- * size. Across machines results may differ in the last bits (hardware reciprocal-sqrt
- * estimates differ between CPU vendors).
+ * The output is bit-identical whatever the thread count and batch size, and whatever the
+ * kernel set (portable, SSE4.2, AVX2, AVX-512, NEON: crowdblend/simd.h), CPU vendor or
+ * architecture (x86-64, aarch64): no hardware estimate instructions, multiply-adds never fused,
+ * no sum whose order depends on the SIMD width, no C-library maths in a frame. A replay or a
+ * lockstep game sees the same poses on every machine. (Creating clips, blend spaces and the
+ * embedded data set uses double-precision libm, rounded to float once: the same bits on every
+ * C library tested, checked by the test command.)
  */
 #ifndef CROWDBLEND_CROWDBLEND_H
 #define CROWDBLEND_CROWDBLEND_H

@@ -29,6 +29,7 @@
 
 #include "anim/anim_impl.h"
 #include "crowdblend/ik.h"
+#include "simd/detmath.h"
 
 /* The helpers below are small and called on one long dependency chain; inlining them all
  * (also at -O0, in the sanitizer build) made two-bone IK about a quarter faster. */
@@ -601,7 +602,7 @@ static float soften_distance(float d, float dmin, float dmax, float soften, floa
     }
     *reached = false;
     if (zone > 0.0f) {
-        float e = expf(-(d - start) / zone);
+        float e = cb_det_expf(-(d - start) / zone);
         *gap = zone * e;
         return dmax - *gap;
     }
@@ -912,7 +913,7 @@ IK_INLINE qt point_aim(v3 pivot, v3 origin, v3 dir, v3 target, bool *hit)
 /* The angle between unit vectors, accurate at every angle (atan2 of the cross and dot). */
 IK_INLINE float angle_between(v3 a, v3 b)
 {
-    return atan2f(length(cross(a, b)), dot(a, b));
+    return cb_det_atan2f(length(cross(a, b)), dot(a, b));
 }
 
 /* The ease of the angle limit (see CB_IK_AIM_LIMIT_EASE): a C1 quadratic blend between the
@@ -948,7 +949,7 @@ IK_INLINE v3 turn_axis(v3 from, v3 to, v3 hint)
 /* Unit vector `from` turned by `angle` about the unit axis k perpendicular to it. */
 IK_INLINE v3 turn_towards(v3 from, v3 k, float angle)
 {
-    return add(scale(from, cosf(angle)), scale(cross(k, from), sinf(angle)));
+    return add(scale(from, cb_det_cosf(angle)), scale(cross(k, from), cb_det_sinf(angle)));
 }
 
 cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
@@ -992,7 +993,8 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
         const float limit = job->angle_limit == 0.0f ? PI_F : job->angle_limit;
         /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
          * tenth of a look-at's time). */
-        const float ease_cos = limit < PI_F ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
+        const float ease_cos =
+            limit < PI_F ? cb_det_cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
 
         /* With a limit, the joints before the last aim at an eased target: the target turned
          * about the end joint back towards the animated forward axis by what the ease takes
@@ -1007,9 +1009,10 @@ cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err)
             float eased = ease_limit(angle, limit);
             if (eased < angle) {
                 v3 k = turn_axis(f0, want, u0);
-                float half = 0.5f * (eased - angle);
+                float half = 0.5f * (eased - angle), sin_half, cos_half;
+                cb_det_sincosf(half, &sin_half, &cos_half);
                 eased_target = add(
-                    fe->p, rotate(axis_half_angle(k, cosf(half), sinf(half)), sub(target, fe->p)));
+                    fe->p, rotate(axis_half_angle(k, cos_half, sin_half), sub(target, fe->p)));
             }
         }
 

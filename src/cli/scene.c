@@ -7,6 +7,7 @@
 
 #include "base/prng.h"
 #include "cli/example_graphs.h"
+#include "simd/detmath.h"
 
 /* A wandering character as a host game would keep it. Velocities are in the character's
  * frame (right, forward), which is what the locomotion blend space takes. */
@@ -128,8 +129,8 @@ static void decide(agent *a)
                 : d < 0.85 ? (cb_prng_double(&a->rng) < 0.5 ? 1.0f : -1.0f) *
                                  cb_prng_range(&a->rng, 0.7f, 1.9f)
                            : 3.14159265f + cb_prng_range(&a->rng, -0.7f, 0.7f);
-    a->goal_right = speed * sinf(dir);
-    a->goal_forward = speed * cosf(dir);
+    a->goal_right = speed * cb_det_sinf(dir);
+    a->goal_forward = speed * cb_det_cosf(dir);
     a->turn_rate = cb_prng_range(&a->rng, -0.6f, 0.6f);
     a->timer = cb_prng_range(&a->rng, 2.0f, 6.0f);
     if (cb_prng_double(&a->rng) < 0.15) {
@@ -352,9 +353,11 @@ static void drive_graph(cb_scene *s, float dt)
             a->forward,
             a->upper,
             1.0f,
-            3.0f * sinf(a->look_yaw) * cosf(a->look_pitch), /* +X is the character's left */
-            1.6f + 3.0f * sinf(a->look_pitch),
-            3.0f * cosf(a->look_yaw) * cosf(a->look_pitch),
+            /* +X is the character's left. The host's own trigonometry is the library's
+             * deterministic one too, so the demo's checksums compare across machines. */
+            3.0f * cb_det_sinf(a->look_yaw) * cb_det_cosf(a->look_pitch),
+            1.6f + 3.0f * cb_det_sinf(a->look_pitch),
+            3.0f * cb_det_cosf(a->look_yaw) * cb_det_cosf(a->look_pitch),
             a->additive,
         };
         for (int k = 0; k < P_NAMED; ++k) {
@@ -364,7 +367,7 @@ static void drive_graph(cb_scene *s, float dt)
         }
         a->drift += dt;
         for (uint32_t k = 0; k < s->drifting_count; ++k) {
-            float v = 0.5f + 0.5f * sinf(0.4f * a->drift + 1.7f * (float)k);
+            float v = 0.5f + 0.5f * cb_det_sinf(0.4f * a->drift + 1.7f * (float)k);
             drifting[k][i] = v * v;
         }
     }
@@ -395,7 +398,7 @@ void cb_scene_host_step(cb_scene *s, float dt)
     for (uint32_t i = 0; i < n; ++i) {
         agent *a = &s->agents[i];
         /* Apply the animation's own motion (x is the character's left, z its forward). */
-        float cy = cosf(a->yaw), sy = sinf(a->yaw);
+        float cy = cb_det_cosf(a->yaw), sy = cb_det_sinf(a->yaw);
         a->x += cy * rm[i].translation[0] + sy * rm[i].translation[2];
         a->z += -sy * rm[i].translation[0] + cy * rm[i].translation[2];
         a->yaw += rm[i].yaw + a->turn_rate * dt;

@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "cli/scene.h"
+#include "simd/detmath.h"
 #include "cli/workloads.h"
 
 typedef struct workload_def {
@@ -171,10 +172,10 @@ static cb_result make_solver(cb_solver_kind kind, cb_solver **out)
         nodes[0] = nodes[1] = 0.0f;
         for (int i = 0; i < 8; ++i) {
             float a = 6.2831853f * (float)i / 8.0f;
-            nodes[2 + 2 * i] = 1.4f * cosf(a);
-            nodes[2 + 2 * i + 1] = 1.4f * sinf(a);
-            nodes[18 + 2 * i] = 3.5f * cosf(a);
-            nodes[18 + 2 * i + 1] = 3.5f * sinf(a);
+            nodes[2 + 2 * i] = 1.4f * cb_det_cosf(a);
+            nodes[2 + 2 * i + 1] = 1.4f * cb_det_sinf(a);
+            nodes[18 + 2 * i] = 3.5f * cb_det_cosf(a);
+            nodes[18 + 2 * i + 1] = 3.5f * cb_det_sinf(a);
         }
         d.node_count = 17;
     }

@@ -30,6 +30,7 @@
 #include "crowdblend/ltm.h"
 #include "crowdblend/simd.h"
 #include "crowdblend/sync.h"
+#include "simd/detmath.h"
 
 #define NO_STATE UINT16_MAX
 /* A group that had no clip with weight last frame: it restarts at its leader's start offset. */
@@ -375,7 +376,7 @@ static void run_processors(const cb_graph *g, cb_graph_block *b, uint32_t first,
                 float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
                 if (x * x + y * y >= p->b * p->b) {
                     s->cidx[m] = i;
-                    s->qa[m] = atan2f(y, x);
+                    s->qa[m] = cb_det_atan2f(y, x);
                     float q = out[i];
                     s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
                     m++;
@@ -1181,7 +1182,7 @@ static void inert_capture(const pose_ctx *x, float *st, const cb_xform_group *sr
         float s = sqrtf(qx * qx + qy * qy + qz * qz);
         bool tiny = s < 1e-9f;
         o[0] = tiny ? 1.0f : qx / s, o[1] = tiny ? 0.0f : qy / s, o[2] = tiny ? 0.0f : qz / s;
-        o[3] = tiny ? 0.0f : 2.0f * atan2f(s, qw); /* in [0, pi] */
+        o[3] = tiny ? 0.0f : 2.0f * cb_det_atan2f(s, qw); /* in [0, pi] */
         float d[3] = {a.t[0] - b.t[0], a.t[1] - b.t[1], a.t[2] - b.t[2]};
         float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         bool zero = len < 1e-9f;

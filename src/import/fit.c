@@ -89,7 +89,7 @@ static cb_result sample_grid(const imp_clip_job *job, float dur, uint32_t n, tra
     t->values = malloc(joints * 10 * keys * sizeof(float));
     t->tracks = malloc(joints * 3 * sizeof(cb_clip_track));
     if (t->times == NULL || t->values == NULL || t->tracks == NULL) {
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: %zu keys", joints * keys);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu keys", joints * keys);
     }
     for (size_t f = 0; f < keys; ++f) {
         /* The clip evaluates its tracks at f * duration / N; the keys sit there (the last one
@@ -216,7 +216,7 @@ static cb_result measure_clip(const imp_clip_job *job, const cb_clip *clip, uint
                       imp_round_up(cb_skeleton_pose_bytes(job->skeleton), cb_simd_group_align()));
     cb_result r = CB_OK;
     if (base == NULL || src == NULL || got == NULL || pose == NULL || local == NULL) {
-        r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: measuring");
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: measuring");
         goto done;
     }
     size_t m = 0;
@@ -338,7 +338,7 @@ static cb_result root_joint_of(const imp_clip_job *job, uint32_t *root, cb_error
     for (size_t j = 0; j < job->rig->joint_count; ++j) {
         if (strcmp(job->rig->names[j], name) == 0) {
             if (job->rig->parents[j] >= 0) {
-                return imp_error(err, CB_ERR_INVALID_ARGUMENT,
+                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                                  "import: --root-motion-joint \"%s\" has a parent joint; root "
                                  "motion comes from a root",
                                  name);
@@ -347,7 +347,7 @@ static cb_result root_joint_of(const imp_clip_job *job, uint32_t *root, cb_error
             return CB_OK;
         }
     }
-    return imp_error(err, CB_ERR_NOT_FOUND, "import: --root-motion-joint \"%s\" is not a joint",
+    return cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root-motion-joint \"%s\" is not a joint",
                      name);
 }
 
@@ -365,7 +365,7 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
     double *steps = NULL;
     size_t step_count = r == CB_OK ? imp_step_times(job->scene, job->rig, anim, &steps) : 0;
     if (r == CB_OK && keys == NULL) {
-        r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: key times");
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: key times");
     }
     if (r != CB_OK) {
         return r;
@@ -379,7 +379,7 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
     if (markers == NULL) {
         free(keys);
         free(steps);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: markers");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: markers");
     }
     double ground_speed = 0.0;
     size_t marker_count = collect_markers(job, dur, looping, markers, &ground_speed);
@@ -425,7 +425,7 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
             cb_error inner = {0};
             cb_result cr = cb_clip_create(&cd, &clip, &inner);
             if (cr != CB_OK) {
-                r = imp_error(err, cr, "import: %s", inner.message);
+                r = cb_error_set(err, cr, "import: %s", inner.message);
             }
         }
         tracks_free(&t);

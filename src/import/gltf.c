@@ -49,7 +49,7 @@ static cb_result open_gltf(const char *path, gltf_file *g, cb_error *err)
     size_t size = 0;
     unsigned char *data = read_all(path, &size);
     if (data == NULL) {
-        return imp_error(err, CB_ERR_IO, "import: %s: cannot read", path);
+        return cb_error_set(err, CB_ERR_IO, "import: %s: cannot read", path);
     }
     const char *json = (const char *)data;
     size_t json_len = size;
@@ -80,7 +80,7 @@ static cb_result open_gltf(const char *path, gltf_file *g, cb_error *err)
     free(data);
     if (g->root == NULL) {
         free(g->bin);
-        return imp_error(err, CB_ERR_PARSE, "import: %s: the glTF JSON does not parse", path);
+        return cb_error_set(err, CB_ERR_PARSE, "import: %s: the glTF JSON does not parse", path);
     }
     const char *slash = strrchr(path, '/');
     size_t dlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
@@ -233,11 +233,11 @@ static cb_result patch_cubic(const gltf_file *g, size_t output, imp_keys *k, con
     k->out = malloc(n * w * sizeof(double));
     if (all == NULL || k->in == NULL || k->out == NULL) {
         free(all);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: tangents");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: tangents");
     }
     if (!read_accessor(g, output, n * 3, (int)w, all)) {
         free(all);
-        return imp_error(err, CB_ERR_UNSUPPORTED,
+        return cb_error_set(err, CB_ERR_UNSUPPORTED,
                          "import: animation \"%s\": a CUBICSPLINE sampler's output accessor "
                          "%zu cannot be read (sparse, or not float / normalized)",
                          anim, output);
@@ -309,7 +309,7 @@ static cb_result patch_channel(const gltf_file *g, json_t *channel, json_t *samp
             return patch_cubic(g, (size_t)json_integer_value(json_object_get(sampler, "output")),
                                &ch->path[p], anim->name, err);
         }
-        return imp_error(err, CB_ERR_PARSE,
+        return cb_error_set(err, CB_ERR_PARSE,
                          "import: animation \"%s\": interpolation \"%s\" is not LINEAR, STEP "
                          "or CUBICSPLINE",
                          anim->name, interp);
@@ -350,7 +350,7 @@ cb_result imp_gltf_precheck(const char *path, cb_error *err)
     json_t *skins = json_object_get(g.root, "skins");
     for (size_t i = 0; i < json_array_size(skins) && r == CB_OK; ++i) {
         if (!json_is_integer(json_object_get(json_array_get(skins, i), "inverseBindMatrices"))) {
-            r = imp_error(err, CB_ERR_UNSUPPORTED,
+            r = cb_error_set(err, CB_ERR_UNSUPPORTED,
                           "import: %s: skins[%zu] has no inverseBindMatrices accessor; the "
                           "specification allows that (identity matrices), but assimp 5.2 "
                           "crashes reading such a file (docs/reliability.md)",

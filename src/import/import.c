@@ -36,14 +36,14 @@ cb_import_desc cb_import_query_desc(const cb_import_desc *desc)
 static cb_result validate(const cb_import_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
-        return imp_error(err, CB_ERR_CANARY, "import desc: a canary is not 0");
+        return cb_error_set(err, CB_ERR_CANARY, "import desc: a canary is not 0");
     }
     if (d->path == NULL) {
-        return imp_error(err, CB_ERR_NULL_ARGUMENT, "import desc: path is NULL");
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "import desc: path is NULL");
     }
     if (!isfinite(d->scale) || d->scale < 0.0f || !isfinite(d->max_error_m) ||
         d->max_error_m < 0.0f) {
-        return imp_error(err, CB_ERR_INVALID_ARGUMENT,
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                          "import desc: scale and max_error_m must be finite and > 0 (or 0 for "
                          "the default)");
     }
@@ -51,15 +51,15 @@ static cb_result validate(const cb_import_desc *d, cb_error *err)
         d->loop <= _CB_IMPORT_LOOP_DEFAULT || d->loop >= _CB_IMPORT_LOOP_COUNT ||
         d->root_motion < _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT ||
         d->skin < -1) {
-        return imp_error(err, CB_ERR_INVALID_ARGUMENT,
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                          "import desc: up, loop, root_motion or skin is out of range");
     }
     if ((d->foot_left == NULL) != (d->foot_right == NULL)) {
-        return imp_error(err, CB_ERR_INVALID_ARGUMENT,
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                          "import desc: foot-plant detection needs both feet");
     }
     if (d->clips == NULL && d->clip_count > 0) {
-        return imp_error(err, CB_ERR_NULL_ARGUMENT, "import desc: clips is NULL");
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "import desc: clips is NULL");
     }
     return CB_OK;
 }
@@ -94,7 +94,7 @@ static cb_result make_skeleton(const imp_scene *s, const imp_rig *rig, cb_import
     size_t n = rig->joint_count;
     cb_xform *rest = malloc(n * sizeof *rest);
     if (rest == NULL) {
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: rest pose");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: rest pose");
     }
     for (size_t j = 0; j < n; ++j) {
         dxf x = imp_joint_local(s, rig, NULL, j, 0.0);
@@ -112,13 +112,13 @@ static cb_result make_skeleton(const imp_scene *s, const imp_rig *rig, cb_import
     cb_result r = cb_skeleton_create(&sd, &imp->skeleton, &inner);
     free(rest);
     if (r != CB_OK) {
-        return imp_error(err, r, "import: skeleton: %s", inner.message);
+        return cb_error_set(err, r, "import: skeleton: %s", inner.message);
     }
     imp->joint_count = n;
     if (rig->inverse_binds != NULL) {
         imp->inverse_binds = malloc(n * 16 * sizeof(float));
         if (imp->inverse_binds == NULL) {
-            return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: inverse binds");
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: inverse binds");
         }
         for (size_t i = 0; i < n * 16; ++i) {
             imp->inverse_binds[i] = (float)rig->inverse_binds[i];
@@ -143,7 +143,7 @@ static cb_result pick_anims(const imp_scene *s, const cb_import_desc *d, const i
                             size_t *count, cb_error *err)
 {
     if (s->anim_count == 0) {
-        return imp_error(err, CB_ERR_UNSUPPORTED, "import: %s has no animation", d->path);
+        return cb_error_set(err, CB_ERR_UNSUPPORTED, "import: %s has no animation", d->path);
     }
     if (d->clip_count == 0) {
         for (size_t a = 0; a < s->anim_count; ++a) {
@@ -158,7 +158,7 @@ static cb_result pick_anims(const imp_scene *s, const cb_import_desc *d, const i
             out[i] = strcmp(s->anims[a].name, d->clips[i]) == 0 ? &s->anims[a] : NULL;
         }
         if (out[i] == NULL) {
-            return imp_error(err, CB_ERR_NOT_FOUND, "import: clip \"%s\" is not in %s", d->clips[i],
+            return cb_error_set(err, CB_ERR_NOT_FOUND, "import: clip \"%s\" is not in %s", d->clips[i],
                              d->path);
         }
     }
@@ -175,7 +175,7 @@ static cb_result check_feet(const imp_rig *rig, const cb_import_desc *d, cb_erro
             found = strcmp(rig->names[j], feet[k]) == 0;
         }
         if (!found) {
-            return imp_error(err, CB_ERR_NOT_FOUND,
+            return cb_error_set(err, CB_ERR_NOT_FOUND,
                              "import: --detect-foot-plants: \"%s\" is not a joint", feet[k]);
         }
     }
@@ -207,14 +207,14 @@ static cb_result build_clips(const imp_scene *s, const imp_rig *rig, const cb_im
 {
     const imp_anim **anims = malloc((s->anim_count + d->clip_count + 1) * sizeof *anims);
     size_t count = 0;
-    cb_result r = anims == NULL ? imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: clips")
+    cb_result r = anims == NULL ? cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: clips")
                                 : pick_anims(s, d, anims, &count, err);
     if (r == CB_OK) {
         imp->clips = calloc(count, sizeof *imp->clips);
         imp->reports = calloc(count, sizeof *imp->reports);
         imp->infos = calloc(count, sizeof *imp->infos);
         if (imp->clips == NULL || imp->reports == NULL || imp->infos == NULL) {
-            r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: clips");
+            r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: clips");
         }
     }
     const double bound = d->max_error_m > 0.0f ? (double)d->max_error_m
@@ -239,7 +239,7 @@ static cb_result build_clips(const imp_scene *s, const imp_rig *rig, const cb_im
 cb_result cb_import_file(const cb_import_desc *desc, cb_import **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
-        return imp_error(err, CB_ERR_NULL_ARGUMENT, "cb_import_file: %s is NULL",
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_import_file: %s is NULL",
                          desc == NULL ? "desc" : "out");
     }
     cb_import_desc d = cb_import_query_desc(desc);
@@ -250,7 +250,7 @@ cb_result cb_import_file(const cb_import_desc *desc, cb_import **out, cb_error *
     cb_import *imp = calloc(1, sizeof *imp);
     if (imp == NULL || (imp->warnings = calloc(MAX_WARNINGS, WARNING_BYTES)) == NULL) {
         free(imp);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "cb_import_file");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_import_file");
     }
     imp_scene scene;
     imp_rig rig = {0};
@@ -274,7 +274,7 @@ cb_result cb_import_file(const cb_import_desc *desc, cb_import **out, cb_error *
         const char *unknown =
             r == CB_OK ? imp_markers_unknown_clip(mf, scene_has_anim, &scene) : NULL;
         if (unknown != NULL) {
-            r = imp_error(err, CB_ERR_NOT_FOUND, "import: %s names clip \"%s\", which %s lacks",
+            r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: %s names clip \"%s\", which %s lacks",
                           d.markers_path, unknown, d.path);
         }
     }

@@ -9,16 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base_impl.h"
 #include "crowdblend/crowdblend.h"
 #include "crowdblend/import.h"
 
 /* ---- errors -------------------------------------------------------------------------------- */
 
-/* Fills err (when not NULL) with code and a formatted message and returns code. The runtime
- * library's own helper is internal to it; this library reaches the runtime through its public
- * API only. */
-cb_result imp_error(cb_error *err, cb_result code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Errors are filled with cb_error_set (base/base_impl.h): the library links its own copy of it
+ * (cb_tool_support), as it reaches the runtime through the public API only. */
 
 static inline size_t imp_round_up(size_t n, size_t m)
 {

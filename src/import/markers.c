@@ -42,14 +42,14 @@ static cb_result read_marker(const char *path, const char *clip, size_t i, json_
     {
         if (strcmp(key, "name") != 0 && strcmp(key, "time_s") != 0 &&
             strcmp(key, "event_only") != 0) {
-            return imp_error(err, CB_ERR_PARSE, "%s: \"%s\"[%zu]: unknown key \"%s\"", path, clip,
+            return cb_error_set(err, CB_ERR_PARSE, "%s: \"%s\"[%zu]: unknown key \"%s\"", path, clip,
                              i, key);
         }
     }
     json_t *name = json_object_get(m, "name"), *time = json_object_get(m, "time_s");
     json_t *ev = json_object_get(m, "event_only");
     if (!json_is_string(name) || !json_is_number(time) || (ev != NULL && !json_is_boolean(ev))) {
-        return imp_error(err, CB_ERR_PARSE,
+        return cb_error_set(err, CB_ERR_PARSE,
                          "%s: \"%s\"[%zu]: a marker is {\"name\": string, \"time_s\": number, "
                          "\"event_only\": bool (optional)}",
                          path, clip, i);
@@ -64,23 +64,23 @@ cb_result imp_markers_load(const char *path, imp_marker_file **out, cb_error *er
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
-        return imp_error(err, jerr.line < 0 ? CB_ERR_IO : CB_ERR_PARSE, "%s:%d:%d: %s", path,
+        return cb_error_set(err, jerr.line < 0 ? CB_ERR_IO : CB_ERR_PARSE, "%s:%d:%d: %s", path,
                          jerr.line, jerr.column, jerr.text);
     }
     imp_marker_file *f = calloc(1, sizeof *f);
     if (f == NULL) {
         json_decref(root);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
     }
     f->root = root;
     if (!json_is_object(root)) {
         imp_markers_free(f);
-        return imp_error(err, CB_ERR_PARSE, "%s: expected an object of clip names", path);
+        return cb_error_set(err, CB_ERR_PARSE, "%s: expected an object of clip names", path);
     }
     f->clips = calloc(json_object_size(root) + 1, sizeof *f->clips);
     if (f->clips == NULL) {
         imp_markers_free(f);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
     }
     const char *clip;
     json_t *list;
@@ -88,7 +88,7 @@ cb_result imp_markers_load(const char *path, imp_marker_file **out, cb_error *er
     {
         if (!json_is_array(list)) {
             imp_markers_free(f);
-            return imp_error(err, CB_ERR_PARSE, "%s: \"%s\": expected an array of markers", path,
+            return cb_error_set(err, CB_ERR_PARSE, "%s: \"%s\": expected an array of markers", path,
                              clip);
         }
         marker_clip *mc = &f->clips[f->clip_count++];
@@ -97,7 +97,7 @@ cb_result imp_markers_load(const char *path, imp_marker_file **out, cb_error *er
         mc->markers = calloc(mc->count + 1, sizeof *mc->markers);
         if (mc->markers == NULL) {
             imp_markers_free(f);
-            return imp_error(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", path);
         }
         for (size_t i = 0; i < mc->count; ++i) {
             cb_result r = read_marker(path, clip, i, json_array_get(list, i), &mc->markers[i], err);

@@ -364,7 +364,7 @@ static cb_result check_inverse_binds(const imp_scene *s, const imp_rig *rig, cb_
         }
         if (!finite || fabs(m[3]) > 1e-5 || fabs(m[7]) > 1e-5 || fabs(m[11]) > 1e-5 ||
             fabs(m[15] - 1.0) > 1e-5) {
-            return imp_error(err, CB_ERR_PARSE,
+            return cb_error_set(err, CB_ERR_PARSE,
                              "import: the inverse bind matrix of joint \"%s\" is not affine",
                              s->nodes[rig->node_of[j]].name);
         }
@@ -405,14 +405,14 @@ static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_
     const double *ibm = NULL;
     size_t count = 0;
     if (moved == NULL || joints == NULL) {
-        r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: nodes");
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: nodes");
     } else if (d->root != NULL) {
         int root = -1;
         for (size_t n = 0; n < s->node_count && root < 0; ++n) {
             root = strcmp(s->nodes[n].name, d->root) == 0 ? (int)n : -1;
         }
         if (root < 0) {
-            r = imp_error(err, CB_ERR_NOT_FOUND, "import: --root \"%s\" is not a node", d->root);
+            r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root \"%s\" is not a node", d->root);
         } else {
             count = subtree_joints(s, root, moved, joints);
             snprintf(note, note_size, "skeleton: the hierarchy under \"%s\" (%zu joints)", d->root,
@@ -421,7 +421,7 @@ static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_
     } else if (s->skin_count > 0) {
         size_t k = d->skin < 0 ? 0 : (size_t)d->skin;
         if (k >= s->skin_count) {
-            r = imp_error(err, CB_ERR_NOT_FOUND, "import: --skin %d: the file has %zu skin%s",
+            r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: --skin %d: the file has %zu skin%s",
                           d->skin, s->skin_count, s->skin_count == 1 ? "" : "s");
         } else {
             count = s->skins[k].count;
@@ -433,7 +433,7 @@ static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_
     } else {
         int root = animated_ancestor(s, moved);
         if (root < 0) {
-            r = imp_error(err, CB_ERR_UNSUPPORTED,
+            r = cb_error_set(err, CB_ERR_UNSUPPORTED,
                           "import: the file has no skin and no animation: nothing defines a "
                           "skeleton (name one with --root)");
         } else {
@@ -443,7 +443,7 @@ static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_
         }
     }
     if (r == CB_OK && (count == 0 || count > CB_SKELETON_MAX_JOINTS)) {
-        r = imp_error(err, CB_ERR_UNSUPPORTED, "import: %zu joints (1..%d)", count,
+        r = cb_error_set(err, CB_ERR_UNSUPPORTED, "import: %zu joints (1..%d)", count,
                       CB_SKELETON_MAX_JOINTS);
     }
     if (r == CB_OK) {
@@ -454,7 +454,7 @@ static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_
         rig->inverse_binds = ibm != NULL ? malloc(count * 16 * sizeof(double)) : NULL;
         if (rig->node_of == NULL || rig->parents == NULL || rig->names == NULL ||
             (ibm != NULL && rig->inverse_binds == NULL)) {
-            r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: %zu joints", count);
+            r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu joints", count);
         }
     }
     if (r == CB_OK) {
@@ -507,7 +507,7 @@ cb_result imp_rig_build(const imp_scene *s, const cb_import_desc *d, imp_rig *ri
     dxf *model = malloc(rig->joint_count * sizeof *model);
     if (model == NULL) {
         imp_rig_free(rig);
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: rest pose");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: rest pose");
     }
     imp_model_pose(s, rig, NULL, 0.0, model);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

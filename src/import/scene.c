@@ -76,7 +76,7 @@ static cb_result read_skins(const struct aiScene *sc, imp_scene *s, cb_error *er
 {
     s->skins = calloc(sc->mNumMeshes ? sc->mNumMeshes : 1, sizeof *s->skins);
     if (s->skins == NULL) {
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: skins");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: skins");
     }
     for (unsigned mi = 0; mi < sc->mNumMeshes; ++mi) {
         const struct aiMesh *mesh = sc->mMeshes[mi];
@@ -102,7 +102,7 @@ static cb_result read_skins(const struct aiScene *sc, imp_scene *s, cb_error *er
         if (sk->joints == NULL || sk->inverse_binds == NULL) {
             free(sk->joints);
             free(sk->inverse_binds);
-            return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: skin");
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: skin");
         }
         sk->count = mesh->mNumBones;
         s->skin_count++;
@@ -111,7 +111,7 @@ static cb_result read_skins(const struct aiScene *sc, imp_scene *s, cb_error *er
             copy_name(name, &mesh->mBones[b]->mName);
             sk->joints[b] = find_node(s, name);
             if (sk->joints[b] < 0) {
-                return imp_error(err, CB_ERR_PARSE,
+                return cb_error_set(err, CB_ERR_PARSE,
                                  "import: bone \"%s\" of mesh %u is not a node of the scene", name,
                                  mi);
             }
@@ -138,7 +138,7 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
     out->times = malloc((count ? count : 1) * sizeof(double));
     out->values = malloc((count ? count : 1) * (size_t)out->width * sizeof(double));
     if (out->times == NULL || out->values == NULL) {
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: keys");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: keys");
     }
     for (unsigned k = 0; k < count; ++k) {
         double *v = out->values + (size_t)k * out->width;
@@ -147,7 +147,7 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
             out->times[k] = key_seconds(q->mTime, tps);
             v[0] = q->mValue.x, v[1] = q->mValue.y, v[2] = q->mValue.z, v[3] = q->mValue.w;
             if (!(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3] > 1e-12)) {
-                return imp_error(err, CB_ERR_PARSE,
+                return cb_error_set(err, CB_ERR_PARSE,
                                  "import: animation \"%s\", node \"%s\": rotation key %u is "
                                  "zero",
                                  anim, node, k);
@@ -160,7 +160,7 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
         }
         for (int c = 0; c < out->width; ++c) {
             if (!isfinite(v[c])) {
-                return imp_error(err, CB_ERR_PARSE,
+                return cb_error_set(err, CB_ERR_PARSE,
                                  "import: animation \"%s\", node \"%s\": %s key %u is not "
                                  "finite",
                                  anim, node, path, k);
@@ -168,7 +168,7 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
         }
         if (!isfinite(out->times[k]) || out->times[k] < 0.0 ||
             (k > 0 && !(out->times[k] > out->times[k - 1]))) {
-            return imp_error(err, CB_ERR_PARSE,
+            return cb_error_set(err, CB_ERR_PARSE,
                              "import: animation \"%s\", node \"%s\": %s key times must be "
                              "finite, >= 0 and increasing (key %u at %g s)",
                              anim, node, path, k, out->times[k]);
@@ -188,7 +188,7 @@ static cb_result read_anim(const struct aiAnimation *a, unsigned index, imp_scen
     double tps = a->mTicksPerSecond > 0.0 ? a->mTicksPerSecond : 25.0;
     out->channels = calloc(a->mNumChannels ? a->mNumChannels : 1, sizeof *out->channels);
     if (out->channels == NULL) {
-        return imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: channels");
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: channels");
     }
     double end = 0.0;
     for (unsigned c = 0; c < a->mNumChannels; ++c) {
@@ -198,7 +198,7 @@ static cb_result read_anim(const struct aiAnimation *a, unsigned index, imp_scen
         copy_name(node, &na->mNodeName);
         ch->node = find_node(s, node);
         if (ch->node < 0) {
-            return imp_error(err, CB_ERR_PARSE,
+            return cb_error_set(err, CB_ERR_PARSE,
                              "import: animation \"%s\" moves \"%s\", which is not a node",
                              out->name, node);
         }
@@ -276,18 +276,18 @@ cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
     const struct aiScene *sc = aiImportFileExWithProperties(path, 0, NULL, props);
     aiReleasePropertyStore(props);
     if (sc == NULL) {
-        return imp_error(err, CB_ERR_IO, "import: %s: assimp: %s", path, aiGetErrorString());
+        return cb_error_set(err, CB_ERR_IO, "import: %s: assimp: %s", path, aiGetErrorString());
     }
     cb_result r = CB_OK;
     if (sc->mRootNode == NULL) {
-        r = imp_error(err, CB_ERR_UNSUPPORTED, "import: %s: the file has no nodes", path);
+        r = cb_error_set(err, CB_ERR_UNSUPPORTED, "import: %s: the file has no nodes", path);
     }
     if (r == CB_OK) {
         size_t n = count_nodes(sc->mRootNode);
         s->nodes = calloc(n, sizeof *s->nodes);
         s->anims = calloc(sc->mNumAnimations ? sc->mNumAnimations : 1, sizeof *s->anims);
         if (s->nodes == NULL || s->anims == NULL) {
-            r = imp_error(err, CB_ERR_OUT_OF_MEMORY, "import: %zu nodes", n);
+            r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu nodes", n);
         }
     }
     /* A BVH file has no mesh: assimp makes a stand-in one whose bones are the joints minus the
