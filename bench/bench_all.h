@@ -9,5 +9,8 @@ void cb_bench_register_solver(void);
 void cb_bench_register_crowd(void);
 void cb_bench_register_ik(void);
 void cb_bench_register_sync(void);
+void cb_bench_register_follow(void);
+void cb_bench_register_cclip(void);
+void cb_bench_register_outputs(void);
 
 #endif

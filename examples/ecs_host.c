@@ -20,7 +20,9 @@
 
 #include <crowdblend/crowdblend.h>
 
-enum { HOST_THREADS = 3, FRAMES = 240, START = 3000 };
+/* Walkers at the start and frames run; `ecs_host WALKERS FRAMES` overrides them (the test does
+ * in unoptimized, sanitized and emulated builds, where a frame costs 10-100 times more). */
+enum { HOST_THREADS = 3, DEFAULT_FRAMES = 240, DEFAULT_START = 3000 };
 
 typedef struct anim_component {
     float speed_right, speed_forward; /* m/s in the walker's frame */
@@ -143,8 +145,14 @@ static void *animation_thread(void *arg)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    long start_count = argc > 1 ? strtol(argv[1], NULL, 10) : DEFAULT_START;
+    long frames = argc > 2 ? strtol(argv[2], NULL, 10) : DEFAULT_FRAMES;
+    if (start_count < 100 || start_count > 1000000 || frames < 1 || frames > 100000) {
+        fprintf(stderr, "usage: ecs_host [WALKERS 100..1000000 [FRAMES 1..100000]]\n");
+        return 2;
+    }
     cb_embedded *set = NULL;
     cb_error err = {0};
     if (cb_embedded_create(NULL, &set, &err) != CB_OK) {
@@ -172,7 +180,7 @@ int main(void)
     const cb_graph *graphs[1] = {graph};
     cb_crowd_desc d = {
         .skeleton = cb_embedded_skeleton(set),
-        .capacity = START + 500,
+        .capacity = (uint32_t)start_count + 500,
         .graphs = graphs,
         .graph_count = 1,
         .thread_count = 1, /* the host brings its own threads; this crowd's pool stays idle */
@@ -196,7 +204,7 @@ int main(void)
     w.character = calloc(w.capacity, sizeof(cb_character));
     w.seed = calloc(w.capacity, sizeof(uint32_t));
     uint32_t next_seed = 1;
-    for (uint32_t i = 0; i < START; ++i) {
+    for (long i = 0; i < start_count; ++i) {
         spawn(&w, crowd, twin, next_seed++);
     }
 
@@ -236,7 +244,7 @@ int main(void)
         pthread_create(&threads[t].thread, NULL, animation_thread, &threads[t]);
     }
 
-    for (uint32_t frame = 0; frame < FRAMES; ++frame) {
+    for (uint32_t frame = 0; frame < (uint32_t)frames; ++frame) {
         /* Despawn a few, spawn a few: the dense order churns like a real game's. */
         if (frame % 20 == 10) {
             for (int k = 0; k < 40 && w.count > 0; ++k) {
@@ -274,8 +282,8 @@ int main(void)
     for (uint32_t i = 0; i < w.count; ++i) {
         far = fmaxf(far, sqrtf(w.pos_x[i] * w.pos_x[i] + w.pos_z[i] * w.pos_z[i]));
     }
-    printf("ecs_host: %u walkers after %d frames on %d host threads (views, update_range)\n",
-           w.count, FRAMES, HOST_THREADS);
+    printf("ecs_host: %u walkers after %u frames on %d host threads (views, update_range)\n",
+           w.count, (unsigned)frames, HOST_THREADS);
     printf("ecs_host: %llu character updates, farthest walker %.1f m from spawn\n",
            (unsigned long long)st.characters_updated, (double)far);
     printf("ecs_host: output hash %016llx, cb_crowd_update reference %016llx: %s\n",

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The README's main command: installs what is missing, builds crowdblend (release, this CPU's
-# instruction set) and runs the main job.
+# The README's main command: installs what is missing, builds crowdblend with the default
+# options (release, every kernel set of the architecture, the widest this CPU runs chosen at
+# start-up) and runs the main job.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -10,7 +11,7 @@ fi
 
 dir=build/demo
 if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" -Dbuildtype=release -Disa=native -Dtests=disabled -Dbench=disabled >/dev/null
+    meson setup "$dir" -Dtests=disabled -Dbench=disabled >/dev/null
 fi
 meson compile -C "$dir" >/dev/null
 

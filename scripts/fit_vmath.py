@@ -44,3 +44,27 @@ show("log2(m)/t in t^2 on [0, tmax^2] (error times tmax)", poly, err * tmax)
 # 2^f for f in [-1/2, 1/2] (exp2 rounds its argument to the nearest integer).
 poly, err = mp.chebyfit(lambda f: mp.power(2, f), [-0.5, 0.5], 7, error=True)
 show("2^f on [-1/2, 1/2]", poly, err)
+
+# sin(r) = r + r^3 S(r^2) and cos(r) = 1 - r^2 / 2 + r^4 C(r^2) for r in [-pi/4, pi/4]
+# (src/simd/detmath.h: the scalar sine and cosine reduce by multiples of pi/2 to this range).
+q = (mp.pi / 4) ** 2
+
+
+def sin_tail(z):
+    if z == 0:
+        return mp.mpf(-1) / 6
+    r = mp.sqrt(z)
+    return (mp.sin(r) - r) / (r * z)
+
+
+def cos_tail(z):
+    if z == 0:
+        return mp.mpf(1) / 24
+    r = mp.sqrt(z)
+    return (mp.cos(r) - 1 + z / 2) / (z * z)
+
+
+poly, err = mp.chebyfit(sin_tail, [0, q], 3, error=True)
+show("(sin(r) - r) / r^3 in r^2 on [0, (pi/4)^2] (error times (pi/4)^3)", poly, err * q * mp.sqrt(q))
+poly, err = mp.chebyfit(cos_tail, [0, q], 3, error=True)
+show("(cos(r) - 1 + r^2/2) / r^4 in r^2 on [0, (pi/4)^2] (error times (pi/4)^4)", poly, err * q * q)

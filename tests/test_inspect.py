@@ -12,7 +12,7 @@ import math
 import subprocess
 import sys
 
-EXE = sys.argv[1]
+EXE = sys.argv[1:]  # the command, after an emulator in a cross build
 results = []
 
 
@@ -21,7 +21,7 @@ def check(ok, what):
 
 
 def run(*args):
-    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([*EXE, *args], capture_output=True, text=True, timeout=60)
 
 
 proc = run("inspect", "--json")

@@ -1286,6 +1286,165 @@ static void solver_triangulation_is_delaunay(void **state)
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Found by fuzzing (issue 11)                                                                */
+
+static cb_result try_create(cb_solver_kind kind, const float *nodes, uint32_t m, uint32_t dim)
+{
+    cb_solver_desc d = {.kind = kind, .nodes = nodes, .node_count = m, .dimension = dim};
+    cb_solver *s = NULL;
+    cb_result r = cb_solver_create(&d, &s, NULL);
+    cb_solver_destroy(s);
+    return r;
+}
+
+/* Both paths of one query: finite, in [0, 1], summing to 1. */
+static void check_valid_weights(cb_solver *s, const float *q, const char *what)
+{
+    size_t m = cb_solver_node_count(s), np = cb_solver_param_count(s);
+    const float *cols[2] = {&q[0], np > 1 ? &q[1] : &q[0]};
+    float w[2][CB_SOLVER_MAX_NODES];
+    assert_int_equal(cb_solver_evaluate(s, cols, 1, 1, w[0], NULL), CB_OK);
+    assert_int_equal(cb_solver_evaluate_one(s, q, w[1], NULL), CB_OK);
+    for (int path = 0; path < 2; ++path) {
+        double sum = 0;
+        for (size_t i = 0; i < m; ++i) {
+            CB_CHECK(isfinite(w[path][i]) && w[path][i] >= 0 && w[path][i] <= 1,
+                     "%s, path %d: weight %zu is %g", what, path, i, (double)w[path][i]);
+            sum += w[path][i];
+        }
+        CB_CHECK(fabs(sum - 1) <= 1e-5, "%s, path %d: weights sum to %.9g", what, path, sum);
+    }
+}
+
+/* Finding 12: spacings whose reciprocal overflows (1e-40: 1 / span is inf, and 0 * inf is NaN
+ * at the knot) gave [0, 0] on the SIMD path and NaN on the scalar one. Such layouts are refused
+ * for every kind that inverts a spacing; CB_SOLVER_MIN_SPACING itself still works. */
+static void solver_denormal_spacing_is_refused(void **state)
+{
+    (void)state;
+    static const float t2[] = {0.0f, 1e-40f}, t3[] = {0.0f, 1e-40f, 2e-40f};
+    assert_int_equal(try_create(CB_SOLVER_KIND_LINEAR_1D, t2, 2, 1), CB_ERR_DUPLICATE);
+    assert_int_equal(try_create(CB_SOLVER_KIND_LINEAR_1D, t3, 3, 1), CB_ERR_DUPLICATE);
+    static const float grid[] = {0, 0, 1e-40f, 0, 0, 1, 1e-40f, 1};
+    assert_int_equal(try_create(CB_SOLVER_KIND_BILINEAR_2D, grid, 4, 2), CB_ERR_DUPLICATE);
+    static const float pair[] = {0, 0, 0, 5.6e-45f};
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
+        if (k != CB_SOLVER_KIND_LINEAR_1D && k != CB_SOLVER_KIND_DIRECT &&
+            k != CB_SOLVER_KIND_BILINEAR_2D) {
+            CB_CHECK(try_create((cb_solver_kind)k, pair, 2, 2) == CB_ERR_DUPLICATE,
+                     "%s accepted nodes 5.6e-45 apart", cb_solver_kind_name((cb_solver_kind)k));
+        }
+    }
+    /* At the limit: valid weights on and between the knots, on both paths. */
+    const float h = CB_SOLVER_MIN_SPACING;
+    const float lim[] = {0.0f, h, 2.0f * h};
+    cb_solver_desc d = {.kind = CB_SOLVER_KIND_LINEAR_1D, .nodes = lim, .node_count = 3};
+    cb_solver *s = create_ok(&d);
+    const float q1[] = {0.0f, h, 1.5f * h, 2.0f * h, -1.0f, 1.0f};
+    for (size_t i = 0; i < sizeof q1 / sizeof q1[0]; ++i) {
+        check_valid_weights(s, &q1[i], "linear_1d at the minimum spacing");
+    }
+    cb_solver_destroy(s);
+    const float seg[] = {0, 0, 0, h};
+    d = (cb_solver_desc){.kind = CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D, .nodes = seg, .node_count = 2};
+    s = create_ok(&d);
+    const float q2[][2] = {{0, 0}, {0, h}, {0, 0.5f * h}, {1, 1}};
+    for (size_t i = 0; i < 4; ++i) {
+        check_valid_weights(s, q2[i], "collinear natural_neighbor_2d at the minimum spacing");
+    }
+    cb_solver_destroy(s);
+}
+
+/* Finding 14: natural neighbours over nodes a few ulps apart near 1.75 passed the duplicate test
+ * (relative to the bounding box only) and their weights summed to 1.03-1.10. Such nodes are now
+ * duplicates (relative to the coordinates' magnitude too); layouts just above the limit give
+ * weights that sum to 1. */
+static void solver_nodes_ulps_apart(void **state)
+{
+    (void)state;
+    float u = nextafterf(1.75f, 2.0f) - 1.75f;
+    const float ulps[] = {1.75f, 1.75f,         1.75f + 2 * u, 1.75f,
+                          1.75f, 1.75f + 2 * u, 1.75f + 3 * u, 1.75f + 3 * u};
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
+        if (k != CB_SOLVER_KIND_LINEAR_1D && k != CB_SOLVER_KIND_DIRECT &&
+            k != CB_SOLVER_KIND_BILINEAR_2D) {
+            CB_CHECK(try_create((cb_solver_kind)k, ulps, 4, 2) == CB_ERR_DUPLICATE,
+                     "%s accepted nodes 2 ulps apart", cb_solver_kind_name((cb_solver_kind)k));
+        }
+    }
+    cb_prng r = cb_test_prng(__func__);
+    for (int l = 0; l < 40; ++l) {
+        /* 6 to 9 nodes on a lattice of spacing just above 1e-6 * 1.75, queries among them. */
+        float step = 1.75e-6f * (1.05f + (float)cb_prng_double(&r)), xy[2 * 9];
+        uint32_t n = 0;
+        for (int i = 0; i < 9 && n < 6 + (uint32_t)(l % 4); ++i) {
+            float x = 1.75f + step * (float)(cb_prng_below(&r, 5));
+            float y = 1.75f + step * (float)(cb_prng_below(&r, 5));
+            bool dup = false;
+            for (uint32_t j = 0; j < n; ++j) {
+                dup = dup || (xy[2 * j] == x && xy[2 * j + 1] == y);
+            }
+            if (!dup) {
+                xy[2 * n] = x, xy[2 * n + 1] = y, ++n;
+            }
+        }
+        cb_solver_desc d = {
+            .kind = CB_SOLVER_KIND_NATURAL_NEIGHBOR_2D, .nodes = xy, .node_count = n};
+        cb_solver *s = NULL;
+        if (cb_solver_create(&d, &s, NULL) != CB_OK) {
+            continue; /* a lattice that happened to be collinear or too close */
+        }
+        for (int q = 0; q < 32; ++q) {
+            float p[2] = {1.75f + 4.0f * step * (float)cb_prng_double(&r),
+                          1.75f + 4.0f * step * (float)cb_prng_double(&r)};
+            check_valid_weights(s, p, "natural_neighbor_2d near 1.75");
+        }
+        cb_solver_destroy(s);
+    }
+}
+
+/* Finding 15: a non-finite query on a layout far from the origin. The SIMD path pulled the
+ * origin in towards the layout, the scalar path returned before the far rule and evaluated the
+ * origin itself: weights differed by up to 0.5. Both now pull it in (solver.h). */
+static void solver_nonfinite_query_far_layout_paths_agree(void **state)
+{
+    (void)state;
+    float xy[2 * 9];
+    for (int i = 0; i < 9; ++i) {
+        xy[2 * i] = 5000.0f + (float)(i % 3) + 0.25f * (float)(i / 3);
+        xy[2 * i + 1] = -7000.0f + (float)(i / 3);
+    }
+    static const float bad[] = {NAN, INFINITY, -INFINITY};
+    for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
+        if (k == CB_SOLVER_KIND_DIRECT || k == CB_SOLVER_KIND_LINEAR_1D ||
+            k == CB_SOLVER_KIND_BILINEAR_2D) {
+            continue;
+        }
+        cb_solver_desc d = {
+            .kind = (cb_solver_kind)k, .nodes = xy, .node_count = 9, .dimension = 2};
+        cb_solver *s = create_ok(&d);
+        size_t m = cb_solver_node_count(s);
+        for (int b = 0; b < 3; ++b) {
+            float q[2] = {bad[b], 1.0f}, origin[2] = {0.0f, 0.0f};
+            float ws[CB_SOLVER_MAX_NODES], wo[CB_SOLVER_MAX_NODES], wv[CB_SOLVER_MAX_NODES];
+            bool nf = false;
+            const float *cols[2] = {&q[0], &q[1]};
+            assert_int_equal(cb_solver_evaluate(s, cols, 1, 1, wv, NULL), CB_OK);
+            assert_int_equal(cb_solver_evaluate_one(s, q, ws, &nf), CB_OK);
+            assert_true(nf);
+            assert_int_equal(cb_solver_evaluate_one(s, origin, wo, NULL), CB_OK);
+            for (size_t i = 0; i < m; ++i) {
+                CB_CHECK(same_bits(ws[i], wo[i]), "%s: scalar non-finite %g vs origin %g",
+                         cb_solver_kind_name(d.kind), (double)ws[i], (double)wo[i]);
+                CB_CHECK(fabsf(ws[i] - wv[i]) < 2e-6f, "%s: node %zu scalar %g vs SIMD %g",
+                         cb_solver_kind_name(d.kind), i, (double)ws[i], (double)wv[i]);
+            }
+        }
+        cb_solver_destroy(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1313,6 +1472,9 @@ int main(void)
         cmocka_unit_test(solver_inverse_distance_exact_and_ties),
         cmocka_unit_test(solver_exact_predicates),
         cmocka_unit_test(solver_triangulation_is_delaunay),
+        cmocka_unit_test(solver_denormal_spacing_is_refused),
+        cmocka_unit_test(solver_nodes_ulps_apart),
+        cmocka_unit_test(solver_nonfinite_query_far_layout_paths_agree),
     };
     return CB_RUN_TESTS(tests);
 }

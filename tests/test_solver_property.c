@@ -24,6 +24,13 @@
 #include "test_util.h"
 
 enum { LAYOUTS = 16, QUERIES = 2000, LINE_STEPS = 4000, RAY_STEPS = 200 };
+
+/* Layouts per method: all of them in optimized builds, fewer where tests scale down
+ * (CB_TEST_SCALE, tests/meson.build). */
+static int layout_count(void)
+{
+    return (int)cb_test_scaled(LAYOUTS, 4);
+}
 /* Bisections of a step that moves the weights: 16 halve it to 1/(1333 * 65536) of the radius,
  * where a continuous weight moves by float noise only. */
 enum { REFINE = 16 };
@@ -342,7 +349,7 @@ static void check_method(cb_solver_kind kind, int variant)
     cb_prng r = cb_test_prng(seed_name);
     criteria c;
     memset(&c, 0, sizeof c);
-    for (int l = 0; l < LAYOUTS; ++l) {
+    for (int l = 0; l < layout_count(); ++l) {
         float xy[2 * CB_SOLVER_MAX_NODES];
         int m, dim;
         layout_for(&r, kind, variant, l, xy, &m, &dim);

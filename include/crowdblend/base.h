@@ -21,12 +21,16 @@ extern "C" {
 /* ----------------------------------------------------------------------------------------- */
 /* Export and alignment macros                                                               */
 
+/* A dispatch build compiles the library once per kernel set with CB_API defined empty, so
+ * that only the forwarding entry points are exported (docs/architecture.md, issue 11). */
+#ifndef CB_API
 #if defined(_WIN32) && defined(CB_BUILDING_SHARED)
 #define CB_API __declspec(dllexport)
 #elif defined(__GNUC__) || defined(__clang__)
 #define CB_API __attribute__((visibility("default")))
 #else
 #define CB_API
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -172,9 +176,10 @@ typedef struct cb_float_span {
 /** How this library was built; every string is static. */
 typedef struct cb_build_info {
     const char *version;  /**< "major.minor.patch" */
-    const char *isa;      /**< the meson `isa` option: native, x86-64-v3, portable, ... */
-    unsigned simd_width;  /**< lanes per SIMD vector (W): 4, 8 or 16 */
-    bool fma;             /**< fused multiply-add instructions in use */
+    const char *isa;      /**< the meson `isa` option: dispatch, native, x86-64-v3, ... */
+    unsigned simd_width;  /**< lanes per SIMD vector (W) of the kernels in use: 4, 8, 16 */
+    bool fma;             /**< fused multiply-adds in the kernels: always false, so that
+                               every kernel set gives the same bits (crowdblend/simd.h) */
     const char *compiler; /**< compiler name and version */
     bool debug;           /**< built without NDEBUG: internal asserts are live */
 } cb_build_info;

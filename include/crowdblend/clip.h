@@ -31,6 +31,17 @@
  * normalized times, including across loop wraps. Root-motion axes are model axes: +X left, +Y
  * up, +Z forward; a positive yaw turns forward (+Z) towards +X (left).
  *
+ * The reference frame is the root's ground frame at the clip's first frame: its extracted
+ * position m(0) (X, Z, and Y for the XYZ modes) and, for the _YAW modes, its heading psi(0),
+ * the angle of the root's +Z axis projected on the ground. Both are removed from the stored
+ * pose, so at frame f the pose holds M(f)^-1 root(f) with M(f) = (m(f), psi(f)): the root stands
+ * over the model origin and, with yaw extraction, faces +Z. Deltas are expressed in that same
+ * frame, so a character walks along its own forward axis whatever the source root's start
+ * position and heading (a root that starts at (1, 0, 2) facing +X walks along the character's
+ * +Z). Without yaw extraction the heading stays in the pose and deltas are in model axes, so the
+ * pose and its motion still agree. The removed start, M(0), is kept (cb_clip_root_motion.origin):
+ * the source pose at normalized time u is M(0) * delta(0, u) * pose(u).
+ *
  * ADDITIVE CLIPS
  * An additive clip stores, per frame, the difference to a reference pose (its first frame, the
  * rest pose, or a given pose): translation t - t_ref, rotation conj(q_ref) * q, scale s / s_ref.
@@ -239,6 +250,14 @@ typedef struct cb_clip_root_motion {
     float right_mps;    /**< along -X (negative: to the left) */
     float speed_mps;    /**< length of the ground-plane displacement / duration */
     float yaw_rate_rps; /**< heading change / duration, radians per second */
+    /**
+     * Where the root's ground frame was at the first frame, in the source's model space: the
+     * extracted position (metres; y is 0 unless the mode extracts Y) and heading (radians about
+     * +Y; 0 unless the mode extracts yaw). Removed from the stored pose; the source pose at
+     * normalized time u is origin * cb_clip_root_delta(0, u) * pose(u) (see ROOT MOTION).
+     */
+    float origin[3];
+    float origin_yaw;
 } cb_clip_root_motion;
 
 /** Root motion summary of a clip (all zero but `joint` for clips without root motion). */
@@ -321,6 +340,114 @@ CB_API cb_result cb_clip_find_marker(const cb_clip *clip, uint32_t name_hash, si
  * @return CB_OK with *index set, CB_ERR_NOT_FOUND, CB_ERR_NULL_ARGUMENT.
  */
 CB_API cb_result cb_clip_find_marker_name(const cb_clip *clip, const char *name, size_t *index);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Clips from stored frames (what a pack file holds)                                          */
+
+/**
+ * FRAMES
+ * A clip's stored data in plain per-joint form, independent of the SIMD width W: frame-major
+ * (all joints of frame 0, then of frame 1, ...), per joint 7 floats, translation x y z and
+ * rotation x y z w, followed by 3 more when the clip stores scale: the scale's deviation from 1,
+ * s - 1, for x y z (kept as the deviation, as the clip stores it, so that nothing is lost near
+ * 1). Frame f is at normalized time f / (frame_count - 1). Rotations are unit and each frame's
+ * rotation lies in the hemisphere of the previous frame's (dot >= 0). A looping clip's last frame
+ * repeats its first (the rotation possibly negated, into the hemisphere of the frame before).
+ * The root track, when there is one, holds per frame x y z yaw of the root relative to frame 0
+ * (frame 0 is all zero), in the frame described under ROOT MOTION.
+ * cb_clip_read_frames() and cb_clip_read_root_track() write exactly this, and
+ * cb_clip_create_from_frames() reads it back into a clip whose stored values are bit-identical:
+ * this is how crowdblend/pack.h saves and loads clips in any build.
+ */
+
+/** Most a stored rotation's length may differ from 1 in cb_clip_create_from_frames. */
+#define CB_CLIP_FRAMES_UNIT_TOLERANCE 1e-3f
+
+/** Most a looping clip's last frame may differ from its first, per component. */
+#define CB_CLIP_FRAMES_SEAM_TOLERANCE 1e-5f
+
+/** A clip from already-sampled frames. Read during cb_clip_create_from_frames only. */
+typedef struct cb_clip_frames_desc {
+    uint32_t _start_canary; /**< must be 0 */
+    /** Name, 1..CB_JOINT_NAME_MAX bytes, copied. Default (NULL): "clip". */
+    const char *name;
+    /** The skeleton the frames animate; required (its joint count sizes a frame). */
+    const cb_skeleton *skeleton;
+    /** Duration in seconds, > 0 and finite; required. */
+    float duration_s;
+    /** Stored frames, N + 1: 2..CB_CLIP_MAX_FRAMES; required. */
+    uint32_t frame_count;
+    /** Whether each joint carries the 3 scale floats (10 per joint), else 7. Default: false. */
+    bool has_scale;
+    /** frame_count * joint_count * (7 or 10) finite floats, laid out as under FRAMES. */
+    cb_float_cspan frames;
+    /** Playback at the ends. Default: loop. */
+    cb_clip_wrap wrap;
+    /** Whether the frames are additive deltas (crowdblend/pose.h). Default: false. */
+    bool additive;
+    /** The mode the root track was extracted with. Default (0): CB_ROOT_MOTION_NONE here (no
+     *  track), unlike cb_clip_desc. Additive clips take none. */
+    cb_root_motion root_motion;
+    /** The joint the root track belongs to; must be a root. Default: 0. */
+    uint32_t root_joint;
+    /** With a root-motion mode: frame_count * 4 finite floats, x y z yaw per frame, frame 0
+     *  all zero. Ignored without. */
+    cb_float_cspan root_track;
+    /** cb_clip_root_motion.origin and origin_yaw: finite; default 0. */
+    float root_origin[3];
+    float root_origin_yaw;
+    /**
+     * marker_count markers as cb_clip_query_marker() reports them: `name`, `time` (normalized:
+     * [0, 1) looping, [0, 1] clamped) and `event_only` are read; time_s and name_hash are
+     * recomputed. Sorted by time (non-decreasing); at most CB_CLIP_MAX_MARKERS; the name rules
+     * of cb_clip_marker_desc apply. May be NULL when marker_count is 0.
+     */
+    const cb_clip_marker *markers;
+    size_t marker_count;
+    /** Allocator for the clip's memory. Default: the C library. */
+    cb_allocator allocator;
+    uint32_t _end_canary; /**< must be 0 */
+} cb_clip_frames_desc;
+
+/** Returns desc with every zero (default) field resolved. A NULL desc counts as all zero. */
+CB_API cb_clip_frames_desc cb_clip_query_frames_desc(const cb_clip_frames_desc *desc);
+
+/**
+ * Creates a clip from stored frames (see FRAMES): no resampling, no extraction; the values are
+ * packed into the SoA joint groups of this build as they are, so the clip samples exactly as the
+ * clip they were read from.
+ * @param out  receives the clip; untouched on failure
+ * @param err  optional detail on failure, naming the field, frame, joint and component
+ * @return CB_OK; CB_ERR_NULL_ARGUMENT (desc, out, skeleton, frames, root_track with a mode,
+ *         markers with a count, a marker name), CB_ERR_CANARY, CB_ERR_ALLOCATOR,
+ *         CB_ERR_INVALID_ARGUMENT (name, duration, frame_count, an enum, a root joint that is
+ *         not a root, root motion on an additive clip, a root track that does not start at
+ *         zero, a marker name, time or order), CB_ERR_SPAN_TOO_SHORT (frames, root_track),
+ *         CB_ERR_NOT_FINITE (a value), CB_ERR_DEGENERATE (a rotation that is not unit within
+ *         CB_CLIP_FRAMES_UNIT_TOLERANCE, consecutive rotations in opposite hemispheres, a
+ *         looping clip whose last frame is not its first), CB_ERR_TOO_MANY (markers),
+ *         CB_ERR_DUPLICATE (markers, as cb_clip_create), CB_ERR_OUT_OF_MEMORY.
+ */
+CB_API cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **out,
+                                            cb_error *err);
+
+/** Floats per joint and frame in the FRAMES layout: 7, or 10 when the clip stores scale. */
+CB_API size_t cb_clip_frame_stride(const cb_clip *clip);
+
+/**
+ * Writes the clip's stored frames in the FRAMES layout (frame_count * joint_count *
+ * cb_clip_frame_stride() floats). Thread-safe.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT (nothing written).
+ */
+CB_API cb_result cb_clip_read_frames(const cb_clip *clip, cb_float_span out);
+
+/**
+ * Writes the clip's root track (frame_count * 4 floats: x y z yaw per frame, relative to
+ * frame 0). Thread-safe.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FOUND (the clip has no root motion),
+ *         CB_ERR_SPAN_TOO_SHORT (nothing written).
+ */
+CB_API cb_result cb_clip_read_root_track(const cb_clip *clip, cb_float_span out);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,10 @@
  *                       views, the whole frame on the pool, outputs
  *   crowdblend/ik.h     IK post-process jobs: two-bone IK, aim / look-at IK over a chain
  *   crowdblend/sync.h   marker events crossed in a frame; marker-based sync of clips
+ *   crowdblend/pack.h   packs (.cbpack): a validated file of a skeleton, clips, masks and
+ *                       graph texts, written by `crowdblend import` (docs/formats.md)
+ *   (crowdblend/import.h, not included here: crowdblend-import, the separate offline library
+ *    that reads glTF/FBX/BVH/Collada through assimp; link `crowdblend-import` to use it)
  *
  * SIMD WIDTH
  * ==========
@@ -69,9 +73,13 @@
  *
  * RESULTS ARE REPRODUCIBLE
  * ========================
- * On one machine and build, the output is bit-identical whatever the thread count and batch
- * size. Across machines results may differ in the last bits (hardware reciprocal-sqrt
- * estimates differ between CPU vendors).
+ * The output is bit-identical whatever the thread count and batch size, and whatever the
+ * kernel set (portable, SSE4.2, AVX2, AVX-512, NEON: crowdblend/simd.h), CPU vendor or
+ * architecture (x86-64, aarch64): no hardware estimate instructions, multiply-adds never fused,
+ * no sum whose order depends on the SIMD width, no C-library maths in a frame. A replay or a
+ * lockstep game sees the same poses on every machine. (Creating clips, blend spaces and the
+ * embedded data set uses double-precision libm, rounded to float once: the same bits on every
+ * C library tested, checked by the test command.)
  */
 #ifndef CROWDBLEND_CROWDBLEND_H
 #define CROWDBLEND_CROWDBLEND_H
@@ -90,5 +98,8 @@
 #include "crowdblend/crowd.h"
 #include "crowdblend/ik.h"
 #include "crowdblend/sync.h"
+#include "crowdblend/follow.h"
+#include "crowdblend/cclip.h"
+#include "crowdblend/pack.h"
 
 #endif /* CROWDBLEND_CROWDBLEND_H */

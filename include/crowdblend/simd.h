@@ -2,9 +2,19 @@
  * @file crowdblend/simd.h
  * @brief Batch quaternion and transform kernels, and the SoA joint-group layout.
  *
- * The library works on W lanes at a time, where W (4, 8 or 16) is fixed when the library is
- * built (`isa` option). Nothing here depends on W at compile time: hosts ask for the width and
- * the group sizes at run time, so one host build works with any library build.
+ * The library works on W lanes at a time. W belongs to the kernel set in use: a library built
+ * with the default `isa=dispatch` carries every set of its architecture (x86-64: portable and
+ * SSE4.2 with W = 4, AVX2 with W = 8, AVX-512 with W = 16; aarch64: portable and NEON with
+ * W = 4) and chooses one once, when it starts, before any object exists: the widest the CPU
+ * runs, or a lower one named by the environment variable CROWDBLEND_ISA
+ * (portable|sse4|avx2|avx512|neon). A library built with another `isa` has one set, fixed.
+ * Nothing here depends on W at compile time: hosts ask for the width and the group sizes at
+ * run time, so one host build works with any library build and any set.
+ *
+ * One result everywhere: every kernel set gives the same bits for the same inputs, on every
+ * CPU vendor and on aarch64 (no hardware estimates, multiply-adds never fused, no sum whose
+ * order depends on W), so a crowd's poses replay identically across machines. The price is
+ * measured in docs/performance.md.
  *
  * Two kinds of data:
  *  - SoA columns (cb_quat_soa, cb_vec3_soa): one float array per component, any count n.
@@ -42,9 +52,44 @@ extern "C" {
 #endif
 
 /* ----------------------------------------------------------------------------------------- */
-/* Build-time width, queried at run time                                                     */
+/* Kernel sets and width, queried at run time                                                */
 
-/** Lanes per SIMD vector in the linked library: 4, 8 or 16. */
+/** The kernel sets a library can carry (bit (1u << set) in cb_kernel_info's masks). */
+typedef enum cb_kernel_set {
+    CB_KERNEL_SET_PORTABLE, /**< SIMDe's plain C (no SIMD instructions assumed), W = 4 */
+    CB_KERNEL_SET_SSE4,     /**< x86-64-v2 (SSE4.2), W = 4 */
+    CB_KERNEL_SET_AVX2,     /**< x86-64-v3 (AVX2, BMI2; the FMA unit stays unused), W = 8 */
+    CB_KERNEL_SET_AVX512,   /**< x86-64-v4 (AVX-512 F/BW/CD/DQ/VL), W = 16 */
+    CB_KERNEL_SET_NEON,     /**< aarch64 Advanced SIMD through SIMDe, W = 4 */
+    CB_KERNEL_SET_COUNT
+} cb_kernel_set;
+
+/** Which kernel set the library runs, and why. Every string is static. */
+typedef struct cb_kernel_info {
+    cb_kernel_set set;   /**< the set in use */
+    const char *name;    /**< its name, as CROWDBLEND_ISA spells it: "avx2", ... */
+    unsigned simd_width; /**< its width W: 4, 8 or 16 */
+    bool dispatch;       /**< chosen at start-up (isa=dispatch), not fixed when built */
+    unsigned built;      /**< bit (1u << set) for every set this library carries */
+    unsigned supported;  /**< bit (1u << set) for every set this CPU can run */
+    const char *reason;  /**< one sentence: why this set (auto, forced, a request refused) */
+    bool refused;        /**< CROWDBLEND_ISA asked for a set that is not the one in use */
+} cb_kernel_info;
+
+/**
+ * The kernel set in use. The choice is made once, when the library is loaded (or at the first
+ * call into it, whichever comes first), and never changes: the width shapes every object's
+ * layout. CROWDBLEND_ISA=portable|sse4|avx2|avx512|neon (or auto) forces a set; a set this CPU
+ * cannot run, or that this library does not carry, is refused (the widest supported set is
+ * used and `reason` says so). A library built for one set ignores the variable.
+ * Thread-safe.
+ */
+CB_API cb_kernel_info cb_simd_kernel_info(void);
+
+/** "portable", "sse4", "avx2", "avx512", "neon"; "unknown" for other values. */
+CB_API const char *cb_kernel_set_name(cb_kernel_set set);
+
+/** Lanes per SIMD vector of the kernel set in use: 4, 8 or 16. */
 CB_API size_t cb_simd_width(void);
 
 /** Number of joint groups that hold joint_count joints: ceil(joint_count / W). */
@@ -86,8 +131,8 @@ typedef struct cb_vec3_csoa {
 
 /**
  * out[i] = q[i] / |q[i]|, or identity for degenerate q[i] (see the file comment).
- * Accuracy: within 2.5e-7 of the exact result per component (hardware rsqrt estimate refined
- * by Newton-Raphson; tests/test_simd_accuracy.c asserts every bound given here).
+ * Accuracy: within 2.5e-7 of the exact result per component (a correctly rounded square root
+ * and division; tests/test_simd_accuracy.c asserts every bound given here).
  */
 CB_API cb_result cb_quat_normalize_soa(cb_quat_csoa q, size_t n, cb_quat_soa out);
 /** Scalar reference of cb_quat_normalize_soa (1 / sqrtf). */

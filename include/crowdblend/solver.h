@@ -28,8 +28,9 @@
  *     are left untouched. Weights lie in [0, 1] and sum to 1 (within float rounding), except
  *     DIRECT with all-zero inputs, which gives all-zero weights (the caller's rest-pose
  *     fallback takes over).
- *   - A query whose parameters are not all finite (NaN, +-Inf) is evaluated at the origin of
- *     the parameter space (every parameter 0) and counted in *nonfinite_count. A finite query
+ *   - A query whose parameters are not all finite (NaN, +-Inf) is replaced by the origin of
+ *     the parameter space (every parameter 0), which then follows the rule below like any
+ *     other query, and is counted in *nonfinite_count. A finite query
  *     more than CB_SOLVER_FAR_SIZES layout sizes from the layout's centre (max-norm; the
  *     layout's size is half the larger side of the nodes' bounding box, the centre that box's
  *     centre) is moved towards the centre along that line to this distance: far out, float
@@ -70,6 +71,12 @@ extern "C" {
 /** Node coordinates must lie in [-CB_SOLVER_NODE_LIMIT, CB_SOLVER_NODE_LIMIT]: with queries
  *  pulled in as above, no intermediate value of any method can overflow. */
 #define CB_SOLVER_NODE_LIMIT 1e6f
+
+/** Distinct nodes must be at least this far apart, and so must distinct LINEAR_1D thresholds
+ *  and the distinct x (and y) lines of a BILINEAR_2D grid: every method divides by node
+ *  distances or spacings somewhere, and below this their squares or reciprocals leave the
+ *  normal float range (fuzzing found spacings of 1e-40 giving NaN weights; issue 11). */
+#define CB_SOLVER_MIN_SPACING 1e-18f
 
 /** Largest k of KNN_IDW. */
 #define CB_SOLVER_MAX_KNN_K 32
@@ -211,9 +218,13 @@ CB_API cb_solver_desc cb_solver_query_desc(const cb_solver_desc *desc);
  *   CB_ERR_TOO_FEW        node_count is 0, or SIMPLE_DIRECTIONAL_2D has no node away from
  *                         the origin;
  *   CB_ERR_TOO_MANY       node_count above CB_SOLVER_MAX_NODES;
- *   CB_ERR_DUPLICATE      two nodes closer than 1e-6 of the layout's bounding-box diagonal
- *                         (equal thresholds are allowed for LINEAR_1D), two nodes at the
- *                         origin, or two SIMPLE_DIRECTIONAL_2D nodes in the same direction;
+ *   CB_ERR_DUPLICATE      two 2D nodes closer than 1e-6 of the larger of the layout's
+ *                         bounding-box diagonal and its largest coordinate magnitude (float
+ *                         coordinates a few ulps apart cannot be told apart reliably), or
+ *                         closer than CB_SOLVER_MIN_SPACING; two distinct LINEAR_1D thresholds
+ *                         or BILINEAR_2D grid lines closer than CB_SOLVER_MIN_SPACING (equal
+ *                         thresholds are allowed for LINEAR_1D); two nodes at the origin, or
+ *                         two SIMPLE_DIRECTIONAL_2D nodes in the same direction;
  *   CB_ERR_MISMATCH       grid_nx * grid_ny != node_count;
  *   CB_ERR_DEGENERATE     the RBF system is singular;
  *   CB_ERR_OUT_OF_MEMORY  the allocator failed.

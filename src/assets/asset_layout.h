@@ -49,8 +49,9 @@ struct cb_clip {
     bool has_scale;
     cb_root_motion root_mode; /* resolved; NONE when nothing was extracted */
     uint32_t root_joint;
-    const float *frames; /* (N + 1) * group_count * stride * W floats, vector-aligned */
-    const float *root;   /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
+    const float *frames;  /* (N + 1) * group_count * stride * W floats, vector-aligned */
+    const float *root;    /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
+    float root_origin[4]; /* x y z yaw of the root's ground frame at frame 0 (source space) */
     /* Markers, sorted by normalized time (ties in desc order), in parallel arrays so the
      * per-frame searches (events, sync) touch only the times and hashes. */
     uint32_t marker_count;

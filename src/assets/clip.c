@@ -185,28 +185,93 @@ static float marker_time(const cb_clip_desc *d, float time_s)
     return t;
 }
 
+/* One marker's name and normalized time, from whichever form a clip is built from. */
+typedef void (*marker_at_fn)(const void *ctx, size_t i, const char **name, float *time);
+
+static void desc_marker(const void *ctx, size_t i, const char **name, float *time)
+{
+    const cb_clip_desc *d = ctx;
+    *name = d->markers[i].name;
+    *time = marker_time(d, d->markers[i].time_s);
+}
+
+/* Pairs, quadratic but at build time only and bounded by CB_CLIP_MAX_MARKERS. Equal names at
+ * equal (normalized) times would fire twice as one event and make sync segments of no length;
+ * equal hashes of different names would make hash lookups ambiguous. */
+static cb_result check_marker_pairs(const char *clip, size_t count, marker_at_fn at,
+                                    const void *ctx, cb_error *err)
+{
+    for (size_t j = 1; j < count; ++j) {
+        const char *b;
+        float tb;
+        at(ctx, j, &b, &tb);
+        uint32_t hb = cb_name_hash(b);
+        for (size_t i = 0; i < j; ++i) {
+            const char *a;
+            float ta;
+            at(ctx, i, &a, &ta);
+            if (cb_name_hash(a) != hb) {
+                continue;
+            }
+            if (strcmp(a, b) != 0) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "clip \"%s\": marker names \"%s\" (markers[%zu]) and \"%s\" "
+                                    "(markers[%zu]) have the same hash 0x%08x: rename one",
+                                    clip, a, i, b, j, hb);
+            }
+            if (ta == tb) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "clip \"%s\": markers[%zu] and markers[%zu] are both \"%s\" "
+                                    "at normalized time %g",
+                                    clip, i, j, a, (double)ta);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+/* What every marker list is checked for first: the array, the count, each name. */
+static cb_result check_marker_names(const char *clip, const void *array, size_t count,
+                                    const char *(*name_at)(const void *array, size_t i),
+                                    cb_error *err)
+{
+    if (array == NULL && count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers is NULL", clip);
+    }
+    if (count > CB_CLIP_MAX_MARKERS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "clip \"%s\": %zu markers exceed %d", clip, count,
+                            CB_CLIP_MAX_MARKERS);
+    }
+    for (size_t i = 0; i < count; ++i) {
+        const char *name = name_at(array, i);
+        if (name == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers[%zu].name is NULL",
+                                clip, i);
+        }
+        size_t len = strlen(name);
+        if (len == 0 || len > CB_MARKER_NAME_MAX) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "clip \"%s\": markers[%zu].name has %zu bytes (1..%d)", clip, i,
+                                len, CB_MARKER_NAME_MAX);
+        }
+    }
+    return CB_OK;
+}
+
+static const char *desc_marker_name(const void *array, size_t i)
+{
+    return ((const cb_clip_marker_desc *)array)[i].name;
+}
+
 static cb_result validate_markers(const cb_clip_desc *d, cb_error *err)
 {
-    if (d->markers == NULL && d->marker_count > 0) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers is NULL", d->name);
-    }
-    if (d->marker_count > CB_CLIP_MAX_MARKERS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "clip \"%s\": %zu markers exceed %d", d->name,
-                            d->marker_count, CB_CLIP_MAX_MARKERS);
+    cb_result r = check_marker_names(d->name, d->markers, d->marker_count, desc_marker_name, err);
+    if (r != CB_OK) {
+        return r;
     }
     const bool looping = d->wrap == CB_CLIP_WRAP_LOOP;
     for (size_t i = 0; i < d->marker_count; ++i) {
         const cb_clip_marker_desc *m = &d->markers[i];
-        if (m->name == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": markers[%zu].name is NULL",
-                                d->name, i);
-        }
-        size_t len = strlen(m->name);
-        if (len == 0 || len > CB_MARKER_NAME_MAX) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "clip \"%s\": markers[%zu].name has %zu bytes (1..%d)", d->name, i,
-                                len, CB_MARKER_NAME_MAX);
-        }
         if (!isfinite(m->time_s)) {
             return cb_error_set(err, CB_ERR_NOT_FINITE,
                                 "clip \"%s\": markers[%zu] (\"%s\").time_s "
@@ -222,32 +287,7 @@ static cb_result validate_markers(const cb_clip_desc *d, cb_error *err)
                                 looping ? ") (a looping clip's end is its start: use 0)" : "]");
         }
     }
-    /* Pairs, quadratic but at build time only and bounded by CB_CLIP_MAX_MARKERS. Equal names
-     * at equal (normalized) times would fire twice as one event and make sync segments of no
-     * length; equal hashes of different names would make hash lookups ambiguous. */
-    for (size_t j = 1; j < d->marker_count; ++j) {
-        const cb_clip_marker_desc *b = &d->markers[j];
-        uint32_t hb = cb_name_hash(b->name);
-        for (size_t i = 0; i < j; ++i) {
-            const cb_clip_marker_desc *a = &d->markers[i];
-            if (cb_name_hash(a->name) != hb) {
-                continue;
-            }
-            if (strcmp(a->name, b->name) != 0) {
-                return cb_error_set(err, CB_ERR_DUPLICATE,
-                                    "clip \"%s\": marker names \"%s\" (markers[%zu]) and \"%s\" "
-                                    "(markers[%zu]) have the same hash 0x%08x: rename one",
-                                    d->name, a->name, i, b->name, j, hb);
-            }
-            if (marker_time(d, a->time_s) == marker_time(d, b->time_s)) {
-                return cb_error_set(err, CB_ERR_DUPLICATE,
-                                    "clip \"%s\": markers[%zu] and markers[%zu] are both \"%s\" "
-                                    "at %g s",
-                                    d->name, i, j, a->name, (double)a->time_s);
-            }
-        }
-    }
-    return CB_OK;
+    return check_marker_pairs(d->name, d->marker_count, desc_marker, d, err);
 }
 
 static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
@@ -410,11 +450,15 @@ static bool mode_has_y(cb_root_motion m)
 /* Takes the root joint's motion out of the frames and writes the root track: per frame the
  * position and heading relative to frame 0, in frame 0's heading frame.
  * With m(f) the extracted part of the root translation and psi(f) its unwrapped heading, the
- * in-place root is M(0) M(f)^-1 root(f), where M(f) = (m(f), yaw psi(f)): it keeps frame 0's
- * extracted position and heading, and everything else (height bob, sway relative to the path,
- * tilt) stays in the pose. */
+ * in-place root is M(f)^-1 root(f), where M(f) = (m(f), yaw psi(f)): the root's ground frame at
+ * every frame, the first one included, is taken out, so the pose stands over the origin facing
+ * +Z and everything else (height bob, sway relative to the path, tilt) stays in the pose. The
+ * track holds M(0)^-1 M(f), the motion in the frame the pose is in, so a character moves along
+ * its own forward axis; M(0) itself is written to `origin` (x y z yaw). Keeping M(0) in the pose
+ * instead, as this did before, made a root that starts away from the origin or turned walk
+ * sideways: its pose kept the turn while its deltas were taken in the turned frame. */
 static void extract_root_motion(dframe *frames, size_t n, uint32_t intervals, uint32_t root,
-                                cb_root_motion mode, float *track)
+                                cb_root_motion mode, float *track, float origin[4])
 {
     double psi_prev = 0.0, raw_prev = 0.0;
     double psi0 = 0.0;
@@ -434,15 +478,18 @@ static void extract_root_motion(dframe *frames, size_t n, uint32_t intervals, ui
             psi0 = psi;
             m0 = m;
         }
-        double a = psi0 - psi;
-        x->t = cb_dv_add(m0, cb_dv_rotate_y(cb_dv_sub(x->t, m), a));
-        x->q = cb_dq_mul(cb_dq_axis_angle(cb_dv(0, 1, 0), a), x->q);
+        x->t = cb_dv_rotate_y(cb_dv_sub(x->t, m), -psi);
+        x->q = cb_dq_mul(cb_dq_axis_angle(cb_dv(0, 1, 0), -psi), x->q);
         cb_dvec3 rel = cb_dv_rotate_y(cb_dv_sub(m, m0), -psi0);
         track[f * 4 + 0] = (float)rel.x;
         track[f * 4 + 1] = (float)rel.y;
         track[f * 4 + 2] = (float)rel.z;
         track[f * 4 + 3] = (float)(psi - psi0);
     }
+    origin[0] = (float)m0.x;
+    origin[1] = (float)m0.y;
+    origin[2] = (float)m0.z;
+    origin[3] = (float)psi0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -551,6 +598,44 @@ static void store_markers(const cb_clip_desc *d, unsigned char *times_at, unsign
     }
 }
 
+/* Where the parts of a clip's one block go: header, frames (vector-aligned), root track, then
+ * the markers: times, hashes, names, flags (4-byte aligned or bytes). */
+typedef struct clip_layout {
+    size_t off_frames, off_root, off_mtimes, off_mhashes, off_mnames, off_mflags, total;
+    size_t marker_count;
+} clip_layout;
+
+static clip_layout layout_of(size_t frame_floats, size_t root_bytes, size_t marker_count)
+{
+    clip_layout l;
+    l.off_frames = cb_round_up(sizeof(struct cb_clip), cb_simd_group_align());
+    l.off_root = l.off_frames + frame_floats * sizeof(float);
+    l.off_mtimes = l.off_root + root_bytes;
+    l.off_mhashes = l.off_mtimes + marker_count * sizeof(float);
+    l.off_mnames = l.off_mhashes + marker_count * sizeof(uint32_t);
+    l.off_mflags = l.off_mnames + marker_count * CB_MARKER_NAME_SLOT;
+    l.total = l.off_mflags + marker_count * sizeof(bool);
+    l.marker_count = marker_count;
+    return l;
+}
+
+/* Points the clip header at the parts of its block and fills in the fields every clip sets the
+ * same way (the header's other fields are the caller's). */
+static void place_block(struct cb_clip *c, unsigned char *block, const clip_layout *l,
+                        cb_allocator allocator, bool root, const char *name)
+{
+    c->allocator = allocator;
+    c->alloc_bytes = l->total;
+    c->frames = (const float *)(block + l->off_frames);
+    c->root = root ? (const float *)(block + l->off_root) : NULL;
+    c->marker_count = (uint32_t)l->marker_count;
+    c->marker_times = (const float *)(block + l->off_mtimes);
+    c->marker_hashes = (const uint32_t *)(block + l->off_mhashes);
+    c->marker_event_only = (const bool *)(block + l->off_mflags);
+    c->marker_names = (const char *)(block + l->off_mnames);
+    memcpy(c->name, name, strlen(name) + 1);
+}
+
 cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -607,7 +692,7 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
     /* The one block: header, frames (vector-aligned), root track. */
     const size_t align = cb_simd_group_align();
     struct cb_clip probe = {.group_count = (uint32_t)cb_skeleton_group_count(skel)};
-    float *root_track = NULL;
+    float *root_track = NULL, origin[4] = {0, 0, 0, 0};
     size_t root_bytes = root ? frames_count * 4 * sizeof(float) : 0;
     if (root) {
         root_track = cb_alloc(&d.allocator, root_bytes, _Alignof(float));
@@ -615,7 +700,7 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
             cb_free(&d.allocator, work, work_bytes);
             return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": root track", d.name);
         }
-        extract_root_motion(work, n, intervals, d.root_joint, d.root_motion, root_track);
+        extract_root_motion(work, n, intervals, d.root_joint, d.root_motion, root_track, origin);
     }
     if (looping) {
         /* The seam: the last frame is the first again, on the side of the frame before it. */
@@ -651,26 +736,16 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
                     (float)(work[i].s.z - 1.0) != 0.0f;
     }
     probe.stride = has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
-    size_t frame_floats = cb_clip_frame_floats(&probe) * frames_count;
-    size_t off_frames = cb_round_up(sizeof(struct cb_clip), align);
-    size_t off_root = off_frames + frame_floats * sizeof(float);
-    /* Markers after the root track: times, hashes, flags, names (all 4-byte aligned or bytes). */
-    const size_t mc = d.marker_count;
-    size_t off_mtimes = off_root + root_bytes;
-    size_t off_mhashes = off_mtimes + mc * sizeof(float);
-    size_t off_mnames = off_mhashes + mc * sizeof(uint32_t);
-    size_t off_mflags = off_mnames + mc * CB_MARKER_NAME_SLOT;
-    size_t total = off_mflags + mc * sizeof(bool);
-    unsigned char *block = cb_alloc(&d.allocator, total, align);
+    clip_layout lay =
+        layout_of(cb_clip_frame_floats(&probe) * frames_count, root_bytes, d.marker_count);
+    unsigned char *block = cb_alloc(&d.allocator, lay.total, align);
     if (block == NULL) {
         cb_free(&d.allocator, root_track, root_bytes);
         cb_free(&d.allocator, work, work_bytes);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, total);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, lay.total);
     }
     struct cb_clip *c = (struct cb_clip *)block;
     *c = (struct cb_clip){
-        .allocator = d.allocator,
-        .alloc_bytes = total,
         .skeleton_signature = cb_skeleton_signature(skel),
         .joint_count = (uint32_t)n,
         .group_count = probe.group_count,
@@ -683,20 +758,14 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
         .has_scale = has_scale,
         .root_mode = d.root_motion,
         .root_joint = d.root_joint,
-        .frames = (const float *)(block + off_frames),
-        .root = root ? (const float *)(block + off_root) : NULL,
-        .marker_count = (uint32_t)mc,
-        .marker_times = (const float *)(block + off_mtimes),
-        .marker_hashes = (const uint32_t *)(block + off_mhashes),
-        .marker_event_only = (const bool *)(block + off_mflags),
-        .marker_names = (const char *)(block + off_mnames),
+        .root_origin = {origin[0], origin[1], origin[2], origin[3]},
     };
-    store_markers(&d, block + off_mtimes, block + off_mhashes, block + off_mnames,
-                  block + off_mflags);
-    memcpy(c->name, d.name, strlen(d.name) + 1);
-    pack_frames(work, n, c, (float *)(block + off_frames));
+    place_block(c, block, &lay, d.allocator, root, d.name);
+    store_markers(&d, block + lay.off_mtimes, block + lay.off_mhashes, block + lay.off_mnames,
+                  block + lay.off_mflags);
+    pack_frames(work, n, c, (float *)(block + lay.off_frames));
     if (root) {
-        memcpy(block + off_root, root_track, root_bytes);
+        memcpy(block + lay.off_root, root_track, root_bytes);
         cb_free(&d.allocator, root_track, root_bytes);
     }
     cb_free(&d.allocator, work, work_bytes);
@@ -825,6 +894,10 @@ cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *c)
     if (c->root == NULL) {
         return m;
     }
+    m.origin[0] = c->root_origin[0];
+    m.origin[1] = c->root_origin[1];
+    m.origin[2] = c->root_origin[2];
+    m.origin_yaw = c->root_origin[3];
     const float *end = c->root + (size_t)c->intervals * 4;
     double d = c->duration_s;
     m.mode = c->root_mode;
@@ -978,4 +1051,341 @@ cb_result cb_clip_find_marker_name(const cb_clip *c, const char *name, size_t *i
         }
     }
     return CB_ERR_NOT_FOUND;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Clips from stored frames (crowdblend/pack.h loads clips this way)                          */
+
+/* Defaults of a frames desc, resolved once. */
+cb_clip_frames_desc cb_clip_query_frames_desc(const cb_clip_frames_desc *desc)
+{
+    cb_clip_frames_desc d = {0};
+    if (desc != NULL) {
+        d = *desc;
+    }
+    if (d.name == NULL) {
+        d.name = "clip";
+    }
+    if (d.wrap == _CB_CLIP_WRAP_DEFAULT) {
+        d.wrap = CB_CLIP_WRAP_LOOP;
+    }
+    if (d.root_motion == _CB_ROOT_MOTION_DEFAULT) {
+        d.root_motion = CB_ROOT_MOTION_NONE;
+    }
+    return d;
+}
+
+static void stored_marker(const void *ctx, size_t i, const char **name, float *time)
+{
+    const cb_clip_frames_desc *d = ctx;
+    *name = d->markers[i].name;
+    *time = d->markers[i].time;
+}
+
+static const char *stored_marker_name(const void *array, size_t i)
+{
+    return ((const cb_clip_marker *)array)[i].name;
+}
+
+static cb_result validate_stored_markers(const cb_clip_frames_desc *d, cb_error *err)
+{
+    cb_result r = check_marker_names(d->name, d->markers, d->marker_count, stored_marker_name, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const bool looping = d->wrap == CB_CLIP_WRAP_LOOP;
+    for (size_t i = 0; i < d->marker_count; ++i) {
+        const cb_clip_marker *m = &d->markers[i];
+        if (!isfinite(m->time)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": markers[%zu].time is %g",
+                                d->name, i, (double)m->time);
+        }
+        if (m->time < 0.0f || m->time > 1.0f || (looping && m->time == 1.0f) ||
+            (i > 0 && m->time < d->markers[i - 1].time)) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "clip \"%s\": markers[%zu].time = %g: normalized times lie in "
+                                "[0, 1%s and are sorted",
+                                d->name, i, (double)m->time, looping ? ")" : "]");
+        }
+    }
+    return check_marker_pairs(d->name, d->marker_count, stored_marker, d, err);
+}
+
+/* The header fields of a frames desc: everything but the per-value checks. */
+static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, cb_error *err)
+{
+    if (d->_start_canary != 0 || d->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "clip frames desc: a canary is not 0");
+    }
+    cb_result r = cb_allocator_check(&d->allocator, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    size_t name_len = strlen(d->name);
+    if (name_len == 0 || name_len > CB_JOINT_NAME_MAX) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip frames desc: name has %zu bytes (1..%d)", name_len,
+                            CB_JOINT_NAME_MAX);
+    }
+    if (!isfinite(d->duration_s) || !(d->duration_s > 0.0f)) {
+        return cb_error_set(
+            err, isfinite(d->duration_s) ? CB_ERR_INVALID_ARGUMENT : CB_ERR_NOT_FINITE,
+            "clip \"%s\": duration_s = %g must be finite and > 0", d->name, (double)d->duration_s);
+    }
+    if (d->frame_count < 2 || d->frame_count > CB_CLIP_MAX_FRAMES) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": frame_count %u is outside 2..%d", d->name, d->frame_count,
+                            CB_CLIP_MAX_FRAMES);
+    }
+    if (d->wrap <= _CB_CLIP_WRAP_DEFAULT || d->wrap >= _CB_CLIP_WRAP_COUNT ||
+        d->root_motion <= _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": wrap or root_motion is not a valid enum value", d->name);
+    }
+    const bool root = d->root_motion != CB_ROOT_MOTION_NONE;
+    if (root && d->additive) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": additive clips carry no root motion", d->name);
+    }
+    if (root && (d->root_joint >= n || cb_skeleton_parents(d->skeleton)[d->root_joint] != -1)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": root_joint %u is not a root joint of the skeleton",
+                            d->name, d->root_joint);
+    }
+    size_t stride = d->has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
+    size_t need = (size_t)d->frame_count * n * stride;
+    if (d->frames.ptr == NULL || (root && d->root_track.ptr == NULL)) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": %s is NULL", d->name,
+                            d->frames.ptr == NULL ? "frames" : "root_track");
+    }
+    if (d->frames.count < need || (root && d->root_track.count < (size_t)d->frame_count * 4)) {
+        bool fr = d->frames.count < need;
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "clip \"%s\": %s has %zu floats, needs %zu",
+                            d->name, fr ? "frames" : "root_track",
+                            fr ? d->frames.count : d->root_track.count,
+                            fr ? need : (size_t)d->frame_count * 4);
+    }
+    for (int k = 0; k < 4; ++k) {
+        float v = k < 3 ? d->root_origin[k] : d->root_origin_yaw;
+        if (!isfinite(v)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": root origin %d is %g",
+                                d->name, k, (double)v);
+        }
+    }
+    return validate_stored_markers(d, err);
+}
+
+static const char *const frame_component[10] = {"tx", "ty", "tz",   "qx",   "qy",
+                                                "qz", "qw", "sx-1", "sy-1", "sz-1"};
+
+/* Every stored value: finite, unit rotations, one hemisphere along time, the looping seam. */
+static cb_result validate_frame_values(const cb_clip_frames_desc *d, size_t n, cb_error *err)
+{
+    const size_t stride = d->has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
+    const float *v = d->frames.ptr;
+    for (uint32_t f = 0; f < d->frame_count; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            const float *x = v + ((size_t)f * n + j) * stride;
+            for (size_t k = 0; k < stride; ++k) {
+                if (!isfinite(x[k])) {
+                    return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                        "clip \"%s\": frames: frame %u joint %zu %s is %g", d->name,
+                                        f, j, frame_component[k], (double)x[k]);
+                }
+            }
+            const float *q = x + CB_CLIP_Q;
+            double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
+                              (double)q[3] * q[3]);
+            if (!(fabs(len - 1.0) <= CB_CLIP_FRAMES_UNIT_TOLERANCE)) {
+                return cb_error_set(err, CB_ERR_DEGENERATE,
+                                    "clip \"%s\": frames: frame %u joint %zu rotation has length "
+                                    "%g, not 1",
+                                    d->name, f, j, len);
+            }
+            if (f > 0) {
+                const float *p = x - n * stride + CB_CLIP_Q;
+                double dot = (double)p[0] * q[0] + (double)p[1] * q[1] + (double)p[2] * q[2] +
+                             (double)p[3] * q[3];
+                if (dot < 0.0) {
+                    return cb_error_set(err, CB_ERR_DEGENERATE,
+                                        "clip \"%s\": frames: frame %u joint %zu rotation is in "
+                                        "the other hemisphere from frame %u's",
+                                        d->name, f, j, f - 1);
+                }
+            }
+        }
+    }
+    if (d->wrap != CB_CLIP_WRAP_LOOP) {
+        return CB_OK;
+    }
+    const float *last = v + (size_t)(d->frame_count - 1) * n * stride;
+    for (size_t j = 0; j < n; ++j) {
+        const float *a = v + j * stride, *b = last + j * stride;
+        float sign =
+            (double)a[3] * b[3] + (double)a[4] * b[4] + (double)a[5] * b[5] + (double)a[6] * b[6] <
+                    0.0
+                ? -1.0f
+                : 1.0f;
+        for (size_t k = 0; k < stride; ++k) {
+            float want = k >= CB_CLIP_Q && k < CB_CLIP_S ? sign * a[k] : a[k];
+            if (!(fabsf(b[k] - want) <= CB_CLIP_FRAMES_SEAM_TOLERANCE)) {
+                return cb_error_set(err, CB_ERR_DEGENERATE,
+                                    "clip \"%s\": frames: a looping clip's last frame repeats its "
+                                    "first, but joint %zu %s is %g, not %g",
+                                    d->name, j, frame_component[k], (double)b[k], (double)want);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+static cb_result validate_root_track(const cb_clip_frames_desc *d, cb_error *err)
+{
+    if (d->root_motion == CB_ROOT_MOTION_NONE) {
+        return CB_OK;
+    }
+    const float *r = d->root_track.ptr;
+    for (size_t i = 0; i < (size_t)d->frame_count * 4; ++i) {
+        if (!isfinite(r[i])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": root_track[%zu] is %g",
+                                d->name, i, (double)r[i]);
+        }
+    }
+    if (r[0] != 0.0f || r[1] != 0.0f || r[2] != 0.0f || r[3] != 0.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": root_track: frame 0 must be zero (the track is relative "
+                            "to it)",
+                            d->name);
+    }
+    return CB_OK;
+}
+
+/* Packs per-joint float frames into SoA groups; padding lanes hold identity (zero deltas). */
+static void pack_stored_frames(const float *src, size_t n, struct cb_clip *c, float *dst)
+{
+    const size_t w = CB_SIMD_WIDTH, stride = c->stride;
+    for (uint32_t f = 0; f <= c->intervals; ++f) {
+        for (size_t g = 0; g < c->group_count; ++g) {
+            float *grp = dst + (size_t)f * cb_clip_frame_floats(c) + g * stride * w;
+            for (size_t l = 0; l < w; ++l) {
+                static const float identity[CB_CLIP_STRIDE_SCALE] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+                size_t j = g * w + l;
+                const float *v = j < n ? src + ((size_t)f * n + j) * stride : identity;
+                for (size_t k = 0; k < stride; ++k) {
+                    grp[k * w + l] = v[k];
+                }
+            }
+        }
+    }
+}
+
+cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL || desc->skeleton == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create_from_frames: %s is NULL",
+                            desc == NULL  ? "desc"
+                            : out == NULL ? "out"
+                                          : "skeleton");
+    }
+    cb_clip_frames_desc d = cb_clip_query_frames_desc(desc);
+    const cb_skeleton *skel = d.skeleton;
+    const size_t n = cb_skeleton_joint_count(skel);
+    cb_result r = validate_frames_header(&d, n, err);
+    if (r == CB_OK) {
+        r = validate_frame_values(&d, n, err);
+    }
+    if (r == CB_OK) {
+        r = validate_root_track(&d, err);
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    const bool root = d.root_motion != CB_ROOT_MOTION_NONE;
+    const uint32_t intervals = d.frame_count - 1;
+    struct cb_clip probe = {
+        .group_count = (uint32_t)cb_skeleton_group_count(skel),
+        .stride = d.has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE,
+    };
+    size_t root_bytes = root ? (size_t)d.frame_count * 4 * sizeof(float) : 0;
+    clip_layout lay =
+        layout_of(cb_clip_frame_floats(&probe) * d.frame_count, root_bytes, d.marker_count);
+    unsigned char *block = cb_alloc(&d.allocator, lay.total, cb_simd_group_align());
+    if (block == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, lay.total);
+    }
+    struct cb_clip *c = (struct cb_clip *)block;
+    *c = (struct cb_clip){
+        .skeleton_signature = cb_skeleton_signature(skel),
+        .joint_count = (uint32_t)n,
+        .group_count = probe.group_count,
+        .intervals = intervals,
+        .stride = probe.stride,
+        .duration_s = d.duration_s,
+        .intervals_f = (float)intervals,
+        .looping = d.wrap == CB_CLIP_WRAP_LOOP,
+        .additive = d.additive,
+        .has_scale = d.has_scale,
+        .root_mode = d.root_motion,
+        .root_joint = d.root_joint,
+        .root_origin = {d.root_origin[0], d.root_origin[1], d.root_origin[2], d.root_origin_yaw},
+    };
+    place_block(c, block, &lay, d.allocator, root, d.name);
+    float *times = (float *)(block + lay.off_mtimes);
+    uint32_t *hashes = (uint32_t *)(block + lay.off_mhashes);
+    char *names = (char *)(block + lay.off_mnames);
+    bool *flags = (bool *)(block + lay.off_mflags);
+    for (size_t i = 0; i < d.marker_count; ++i) {
+        times[i] = d.markers[i].time;
+        hashes[i] = cb_name_hash(d.markers[i].name);
+        flags[i] = d.markers[i].event_only;
+        memset(names + i * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
+        memcpy(names + i * CB_MARKER_NAME_SLOT, d.markers[i].name, strlen(d.markers[i].name));
+    }
+    pack_stored_frames(d.frames.ptr, n, c, (float *)(block + lay.off_frames));
+    if (root) {
+        memcpy(block + lay.off_root, d.root_track.ptr, root_bytes);
+    }
+    *out = c;
+    return CB_OK;
+}
+
+size_t cb_clip_frame_stride(const cb_clip *c)
+{
+    return c != NULL ? c->stride : 0;
+}
+
+cb_result cb_clip_read_frames(const cb_clip *c, cb_float_span out)
+{
+    if (c == NULL || out.ptr == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    const size_t n = c->joint_count, stride = c->stride, w = CB_SIMD_WIDTH;
+    if (out.count < ((size_t)c->intervals + 1) * n * stride) {
+        return CB_ERR_SPAN_TOO_SHORT;
+    }
+    for (uint32_t f = 0; f <= c->intervals; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            const float *grp = cb_clip_group_ptr(c, f, j / w);
+            for (size_t k = 0; k < stride; ++k) {
+                out.ptr[((size_t)f * n + j) * stride + k] = grp[k * w + j % w];
+            }
+        }
+    }
+    return CB_OK;
+}
+
+cb_result cb_clip_read_root_track(const cb_clip *c, cb_float_span out)
+{
+    if (c == NULL || out.ptr == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (c->root == NULL) {
+        return CB_ERR_NOT_FOUND;
+    }
+    size_t count = ((size_t)c->intervals + 1) * 4;
+    if (out.count < count) {
+        return CB_ERR_SPAN_TOO_SHORT;
+    }
+    memcpy(out.ptr, c->root, count * sizeof(float));
+    return CB_OK;
 }

@@ -17,7 +17,7 @@ cb_build_info cb_query_build_info(void)
         .version = CB_VERSION_STRING,
         .isa = CB_ISA_NAME,
         .simd_width = CB_SIMD_WIDTH,
-        .fma = CB_HAS_FMA != 0,
+        .fma = false, /* multiply-adds are never fused: one result everywhere (simd/vf.h) */
         .compiler = CB_COMPILER,
 #ifdef NDEBUG
         .debug = false,

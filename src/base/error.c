@@ -15,16 +15,3 @@ const char *cb_result_str(cb_result result)
     }
     return "unknown cb_result";
 }
-
-cb_result cb_error_set(cb_error *err, cb_result code, const char *fmt, ...)
-{
-    if (err != NULL) {
-        err->code = code;
-        va_list args;
-        va_start(args, fmt);
-        /* vsnprintf truncates and always terminates: a long name cannot overflow the message. */
-        vsnprintf(err->message, sizeof err->message, fmt, args);
-        va_end(args);
-    }
-    return code;
-}

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit codes: 0 success, 1 the work failed (bad input data, an error result), 2 bad usage. */
 enum { CB_EXIT_OK = 0, CB_EXIT_FAILURE = 1, CB_EXIT_USAGE = 2 };
@@ -14,6 +15,22 @@ int cb_cmd_bench(int argc, char **argv);
 int cb_cmd_demo(int argc, char **argv);
 int cb_cmd_inspect(int argc, char **argv);
 int cb_cmd_weights(int argc, char **argv);
+int cb_cmd_animate(int argc, char **argv);
+/* Only when built with libwebsockets (src/serve). */
+int cb_cmd_serve(int argc, char **argv);
+/* issue 10: assets */
+int cb_cmd_import(int argc, char **argv);
+int cb_cmd_pose(int argc, char **argv);
+/* The `weights` command after parsing its JSON input (the fuzz target's entry, issue 10). */
+struct json_t;
+int cb_weights_run_document(struct json_t *root, const char *output, const char *plot,
+                            long plot_size);
+/* Writes s as a JSON string, quotes and control characters escaped (json_out.c). */
+void cb_json_string(FILE *to, const char *s);
+/* `crowdblend bench --pack FILE.cbpack` (bench_pack.c). */
+int cb_bench_pack(const char *path, bool json);
+/* `crowdblend inspect FILE.cbpack` (inspect_pack.c). */
+int cb_inspect_pack(const char *path, bool json);
 
 /* ---- options: --name value, --name=value, --flag ---------------------------------------- */
 

@@ -100,12 +100,16 @@ typedef struct print_ctx {
 static void print_result(const cb_workload_result *r, void *user)
 {
     print_ctx *p = user;
+    const double lo = r->frame_ns_min / r->characters, hi = r->frame_ns_max / r->characters;
     if (p->json) {
-        printf("%s{\"name\": \"%s\", \"threads\": %u, \"characters\": %u, "
-               "\"characters_per_second\": %.0f, \"characters_per_second_per_core\": %.0f, "
-               "\"ns_per_character\": %.2f, \"stages\": {",
-               p->printed ? ", " : "", r->name, r->threads, r->characters, r->characters_per_second,
-               r->characters_per_second / r->threads, r->ns_per_character);
+        printf("%s{\"name\": \"%s\", \"threads\": %u, \"characters\": %u, \"runs\": %u, "
+               "\"frames_per_run\": %u, \"characters_per_second\": %.0f, "
+               "\"characters_per_second_per_core\": %.0f, \"ns_per_character\": %.2f, "
+               "\"ns_per_character_min\": %.2f, \"ns_per_character_max\": %.2f, "
+               "\"spread\": %.4f, \"stages\": {",
+               p->printed ? ", " : "", r->name, r->threads, r->characters, r->runs, r->frames,
+               r->characters_per_second, r->characters_per_second / r->threads, r->ns_per_character,
+               lo, hi, (hi - lo) / r->ns_per_character);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
                    cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
@@ -113,9 +117,9 @@ static void print_result(const cb_workload_result *r, void *user)
         }
         printf("}, \"checksum\": \"%016llx\"}", (unsigned long long)r->checksum);
     } else {
-        printf("  %-30s %3u %8u %14.0f %14.0f %10.1f", r->name, r->threads, r->characters,
-               r->characters_per_second, r->characters_per_second / r->threads,
-               r->ns_per_character * r->threads);
+        printf("  %-24s %3u %7u %12.0f %10.1f %9.1f %9.1f %6.1f%% %9.1f", r->name, r->threads,
+               r->characters, r->characters_per_second, r->ns_per_character, lo, hi,
+               100.0 * (hi - lo) / r->ns_per_character, r->ns_per_character * r->threads);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf(" %7.1f", r->stage_ns_per_character[k]);
         }
@@ -135,15 +139,54 @@ static void print_scaling(const cb_workload_result *res, size_t n, bool json)
             continue;
         }
         double ratio = res[i + 1].characters_per_second / res[i].characters_per_second;
+        /* The range the runs allow: slowest 1-thread run over fastest all-threads run, and the
+         * reverse. */
+        double best = res[i].frame_ns_max / res[i + 1].frame_ns_min;
+        double worst = res[i].frame_ns_min / res[i + 1].frame_ns_max;
         if (json) {
-            printf("%s\"%s\": {\"threads\": %u, \"speedup\": %.3f, \"efficiency\": %.3f}",
-                   first ? "" : ", ", res[i].name, res[i + 1].threads, ratio,
+            printf("%s\"%s\": {\"threads\": %u, \"speedup\": %.3f, \"speedup_min\": %.3f, "
+                   "\"speedup_max\": %.3f, \"efficiency\": %.3f}",
+                   first ? "" : ", ", res[i].name, res[i + 1].threads, ratio, worst, best,
                    ratio / res[i + 1].threads);
         } else {
-            printf("  %-30s %u threads: %.2fx the 1-thread rate (%.0f%% efficiency)\n", res[i].name,
-                   res[i + 1].threads, ratio, 100.0 * ratio / res[i + 1].threads);
+            printf("  %-24s %u threads: %.2fx the 1-thread rate (%.0f%% efficiency; runs allow "
+                   "%.2fx to %.2fx)\n",
+                   res[i].name, res[i + 1].threads, ratio, 100.0 * ratio / res[i + 1].threads,
+                   worst, best);
         }
         first = false;
+    }
+}
+
+/* The crowd runtime's cost over the plain loop of the same jobs (W1 against W1-plain), per
+ * thread count: the difference of the median ns per character, and the range the runs allow. */
+static void print_overhead(const cb_workload_result *res, size_t n, bool json)
+{
+    bool first = true;
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t k = 0; k < n; ++k) {
+            if (strcmp(res[i].name, "W1") != 0 || strcmp(res[k].name, "W1-plain") != 0 ||
+                res[i].threads != res[k].threads || res[i].characters != res[k].characters) {
+                continue;
+            }
+            double crowd = res[i].ns_per_character, plain = res[k].ns_per_character;
+            double lo = (res[i].frame_ns_min - res[k].frame_ns_max) / res[i].characters;
+            double hi = (res[i].frame_ns_max - res[k].frame_ns_min) / res[i].characters;
+            if (json) {
+                printf("%s{\"threads\": %u, \"crowd_ns_per_character\": %.2f, "
+                       "\"plain_ns_per_character\": %.2f, \"overhead_ns\": %.2f, "
+                       "\"overhead_ns_min\": %.2f, \"overhead_ns_max\": %.2f, "
+                       "\"overhead\": %.4f}",
+                       first ? "" : ", ", res[i].threads, crowd, plain, crowd - plain, lo, hi,
+                       (crowd - plain) / plain);
+            } else {
+                printf("  W1 over W1-plain at %u thread%s: %+.1f ns per character (%+.1f%%; runs "
+                       "allow %+.1f to %+.1f ns)\n",
+                       res[i].threads, res[i].threads > 1 ? "s" : "", crowd - plain,
+                       100.0 * (crowd - plain) / plain, lo, hi);
+            }
+            first = false;
+        }
     }
 }
 
@@ -162,7 +205,7 @@ static void print_beside(const cb_workload_result *res, size_t n)
     }
 }
 
-static int run_workloads(const char *which, long threads, double scale, bool json)
+static int run_workloads(const char *which, long threads, double scale, long runs, bool json)
 {
     cb_build_info b = cb_query_build_info();
     uint32_t all = threads > 0 ? (uint32_t)threads : cb_jobs_query_desc(NULL).thread_count;
@@ -172,22 +215,28 @@ static int run_workloads(const char *which, long threads, double scale, bool jso
     if (json) {
         printf("{\"isa\": \"%s\", \"simd_width\": %u, \"workloads\": [", b.isa, b.simd_width);
     } else {
-        printf("crowdblend bench: isa %s, W = %u, %u threads available; median frame times\n\n",
-               b.isa, b.simd_width, all);
-        printf("  %-30s %3s %8s %14s %14s %10s", "workload", "thr", "chars", "chars/s",
-               "chars/s/core", "ns/char/c");
+        printf("crowdblend bench: isa %s, W = %u, %u threads available; %ld runs per workload, "
+               "each the median frame of its run\n\n",
+               b.isa, b.simd_width, all, runs);
+        printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s", "workload", "thr", "chars", "chars/s",
+               "ns/char", "min", "max", "spread", "ns/char/c");
         printf(" %7s %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "post",
                "ltm", "checksum");
     }
-    size_t n = cb_workloads_run(which, all, scale, results, MAX_RESULTS, print_result, &p);
+    size_t n =
+        cb_workloads_run(which, all, scale, (uint32_t)runs, results, MAX_RESULTS, print_result, &p);
     if (json) {
         printf("], \"scaling\": {");
         print_scaling(results, n, true);
-        printf("}}\n");
+        printf("}, \"crowd_overhead\": [");
+        print_overhead(results, n, true);
+        printf("]}\n");
     } else {
-        printf("\n  (stage columns: thread ns per character; ns/char/c: wall ns per character "
-               "times threads)\n\n");
+        printf("\n  (ns/char: wall ns per character, median run; min, max: the fastest and slowest "
+               "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
+               "threads; stage columns: thread ns per character)\n\n");
         print_scaling(results, n, false);
+        print_overhead(results, n, false);
         print_beside(results, n);
     }
     return n > 0 ? CB_EXIT_OK : CB_EXIT_FAILURE;
@@ -196,28 +245,37 @@ static int run_workloads(const char *which, long threads, double scale, bool jso
 int cb_cmd_bench(int argc, char **argv)
 {
     bool help = false, json = false, kernels = false;
-    long elements = 4096, samples = 11, threads = 0;
+    long elements = 4096, samples = 11, threads = 0, runs = 5;
     double scale = 1.0;
-    const char *which = "W1,W2,W5,W3,W4";
+    const char *which = "W0,W1,W2,W5,W3,W4";
+    const char *pack = NULL;
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
-        {"workloads", CB_OPT_STRING, &which, "which workloads (default W1,W2,W5,W3,W4)"},
+        {"workloads", CB_OPT_STRING, &which,
+         "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling)"},
         {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
+        {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},
         {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
         {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
+        {"pack", CB_OPT_STRING, &pack,
+         "a pack's load time and a W1-style frame on its skeleton (docs/performance.md)"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
     if (!cb_opts_parse("crowdblend bench", argc, argv, 2, opts, NULL, 0, NULL)) {
         return CB_EXIT_USAGE;
     }
+    if (pack != NULL && !help) {
+        return cb_bench_pack(pack, json);
+    }
     if (help) {
-        cb_opts_print_help("crowdblend bench [--workloads W1,W2,W5,W3,W4] [--threads T] [--json] | "
-                           "--kernels",
-                           opts);
+        cb_opts_print_help(
+            "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--runs R] "
+            "[--json] | --kernels",
+            opts);
         return CB_EXIT_OK;
     }
     if (kernels) {
@@ -239,5 +297,9 @@ int cb_cmd_bench(int argc, char **argv)
         fprintf(stderr, "crowdblend bench: --threads must be in 0..1024\n");
         return CB_EXIT_USAGE;
     }
-    return run_workloads(which, threads, scale, json);
+    if (runs < 1 || runs > 64) {
+        fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
+        return CB_EXIT_USAGE;
+    }
+    return run_workloads(which, threads, scale, runs, json);
 }

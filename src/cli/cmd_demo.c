@@ -60,8 +60,10 @@ int cb_cmd_demo(int argc, char **argv)
     long characters = 10000, threads = 0, hz = 60, seed = 1;
     double seconds = 10.0;
     const char *solver_name = "freeform_directional_2d";
-    const char *graph = CB_DEFAULT_EXAMPLE_GRAPH;
+    const char *graph = CB_DEFAULT_EXAMPLE_GRAPH, *pack_path = NULL;
     const cb_opt opts[] = {
+        {"pack", CB_OPT_STRING, &pack_path,
+         "run a pack's skeleton and clips (needs --graph FILE, or uses the pack's graph)"},
         {"graph", CB_OPT_STRING, &graph,
          "graph to run: an example's name (locomotion_8dir, locomotion_upper_body_look_at, "
          "direct_blend), a JSON file, or none (the blend-space crowd; "
@@ -81,7 +83,8 @@ int cb_cmd_demo(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend demo [--graph NAME|FILE|none] [--characters N] "
+        cb_opts_print_help("crowdblend demo [--pack FILE.cbpack] [--graph NAME|FILE|none] "
+                           "[--characters N] "
                            "[--seconds S] [--threads T] [--solver NAME] [--json]",
                            opts);
         return CB_EXIT_OK;
@@ -103,6 +106,23 @@ int cb_cmd_demo(int argc, char **argv)
         fprintf(stderr, "crowdblend demo: --threads must be in 0..1024\n");
         return CB_EXIT_USAGE;
     }
+    /* issue 10: a pack instead of the embedded set; --graph then names a file or one of the
+     * pack's graphs (default: its first). */
+    cb_pack *pack = NULL;
+    if (pack_path != NULL) {
+        cb_error err = {0};
+        if (cb_pack_load_file(pack_path, NULL, &pack, &err) != CB_OK) {
+            fprintf(stderr, "crowdblend demo: %s\n", err.message);
+            return CB_EXIT_FAILURE;
+        }
+        bool named = false;
+        for (int i = 2; i < argc; ++i) {
+            named = named || strncmp(argv[i], "--graph", 7) == 0;
+        }
+        if (!named) {
+            graph = cb_pack_graph_count(pack) > 0 ? cb_pack_query_graph(pack, 0).name : "none";
+        }
+    }
     cb_scene_desc sd = {
         .characters = (uint32_t)characters,
         .threads = (uint32_t)threads,
@@ -111,9 +131,11 @@ int cb_cmd_demo(int argc, char **argv)
         .profile = true,
         .seed = (uint64_t)seed,
         .graph = strcmp(graph, "none") == 0 ? NULL : graph,
+        .pack = pack,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {
+        cb_pack_destroy(pack);
         return CB_EXIT_FAILURE;
     }
     cb_crowd *crowd = cb_scene_crowd(scene);
@@ -140,6 +162,7 @@ int cb_cmd_demo(int argc, char **argv)
         if (r != CB_OK) {
             fprintf(stderr, "crowdblend demo: update failed: %s\n", cb_result_str(r));
             cb_scene_destroy(scene);
+            cb_pack_destroy(pack);
             return CB_EXIT_FAILURE;
         }
         if (!json) {
@@ -187,5 +210,6 @@ int cb_cmd_demo(int argc, char **argv)
         print_activity(crowd, (uint32_t)characters, events, frames);
     }
     cb_scene_destroy(scene);
+    cb_pack_destroy(pack);
     return CB_EXIT_OK;
 }

@@ -130,12 +130,18 @@ int cb_cmd_inspect(int argc, char **argv)
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
-    if (!cb_opts_parse("crowdblend inspect", argc, argv, 2, opts, NULL, 0, NULL)) {
+    const char *pack_path[1] = {NULL};
+    if (!cb_opts_parse("crowdblend inspect", argc, argv, 2, opts, pack_path, 1, NULL)) {
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend inspect [--json]   (the embedded humanoid and clips)", opts);
+        cb_opts_print_help("crowdblend inspect [FILE.cbpack] [--json]   (a pack, or the embedded "
+                           "humanoid and clips)",
+                           opts);
         return CB_EXIT_OK;
+    }
+    if (pack_path[0] != NULL) {
+        return cb_inspect_pack(pack_path[0], json);
     }
     cb_embedded *set = NULL;
     cb_error err = {0};

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/plot.h"
@@ -202,33 +203,87 @@ static int option_count(const input *in, const char *key, uint32_t *out)
 /* ------------------------------------------------------------------------------------------ */
 /* Output                                                                                     */
 
+/* The output is written as it is computed, row by row, never held whole: 10^6 queries of 128
+ * weights are half a gigabyte of floats, and took 5.8 GB as a JSON tree (issue 11, finding 16).
+ * A file is written under a temporary name and renamed once complete, so a failure leaves no
+ * half-written file behind; stdout gets nothing until every query has been read and checked. */
+typedef struct writer {
+    FILE *f;
+    const char *path; /* NULL for stdout */
+    char tmp[4096];
+    size_t rows;
+    bool failed;
+} writer;
+
+static int writer_open(writer *w, const char *solver, const char *path)
+{
+    *w = (writer){.f = stdout};
+    if (path != NULL && strcmp(path, "-") != 0) {
+        if (snprintf(w->tmp, sizeof w->tmp, "%s.part%ld", path, (long)getpid()) >=
+            (int)sizeof w->tmp) {
+            return fail("output path too long: %s", path);
+        }
+        w->f = fopen(w->tmp, "w");
+        if (w->f == NULL) {
+            return fail("cannot write %s", path);
+        }
+        w->path = path;
+    }
+    /* The solver name is one of the known names: nothing in it needs escaping. */
+    fprintf(w->f, "{\"solver\":\"%s\",\"weights\":[", solver);
+    return CB_EXIT_OK;
+}
+
+/* One row of count weights, v[0], v[stride], ... as JSON numbers: 9 significant digits
+ * round-trip a float, and a number without '.' or an exponent gets ".0", as jansson writes
+ * reals. */
+static void writer_row(writer *w, const float *v, size_t count, size_t stride)
+{
+    fputs(w->rows++ ? ",[" : "[", w->f);
+    for (size_t c = 0; c < count; ++c) {
+        float x = v[c * stride];
+        if (!isfinite(x)) {
+            w->failed = true;
+            x = 0.0f;
+        }
+        char num[32];
+        int len = snprintf(num, sizeof num, "%.9g", (double)x);
+        bool plain = strpbrk(num, ".eE") == NULL;
+        fprintf(w->f, "%s%s%s", c ? "," : "", num, plain && len > 0 ? ".0" : "");
+    }
+    fputc(']', w->f);
+}
+
+static int writer_close(writer *w)
+{
+    fputs("]}\n", w->f);
+    bool ok = !w->failed && fflush(w->f) == 0 && !ferror(w->f);
+    if (w->path == NULL) {
+        return ok ? CB_EXIT_OK
+                  : fail(w->failed ? "a weight is not finite" : "cannot write the output");
+    }
+    ok = fclose(w->f) == 0 && ok;
+    if (ok && rename(w->tmp, w->path) == 0) {
+        return CB_EXIT_OK;
+    }
+    remove(w->tmp);
+    return fail(w->failed ? "a weight is not finite" : "cannot write %s", w->path);
+}
+
+/* Writes rows of a whole result held in memory (the parameter processors: 4 floats per query
+ * at most). */
 static int write_output(const char *solver, const float *w, size_t rows, size_t cols,
                         size_t row_stride, size_t col_stride, const char *path)
 {
-    json_t *out = json_object(), *all = json_array();
+    writer out;
+    int rc = writer_open(&out, solver, path);
+    if (rc != CB_EXIT_OK) {
+        return rc;
+    }
     for (size_t r = 0; r < rows; ++r) {
-        json_t *row = json_array();
-        for (size_t c = 0; c < cols; ++c) {
-            json_array_append_new(row, json_real(w[r * row_stride + c * col_stride]));
-        }
-        json_array_append_new(all, row);
+        writer_row(&out, w + r * row_stride, cols, col_stride);
     }
-    json_object_set_new(out, "solver", json_string(solver));
-    json_object_set_new(out, "weights", all);
-    /* 9 significant digits round-trip a float. */
-    size_t flags = JSON_REAL_PRECISION(9) | JSON_PRESERVE_ORDER | JSON_COMPACT;
-    int rc = CB_EXIT_OK;
-    if (path == NULL || strcmp(path, "-") == 0) {
-        if (json_dumpf(out, stdout, flags) != 0) {
-            rc = fail("cannot write the output");
-        } else {
-            fputc('\n', stdout);
-        }
-    } else if (json_dump_file(out, path, flags) != 0) {
-        rc = fail("cannot write %s", path);
-    }
-    json_decref(out);
-    return rc;
+    return writer_close(&out);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -312,6 +367,56 @@ static bool plot_solver(void *ctx, const float *x, const float *y, size_t n, flo
     return cb_solver_evaluate(s, cols, n, n, w, NULL) == CB_OK;
 }
 
+/* Queries are read from the JSON tree, evaluated and written CHUNK at a time, so memory does
+ * not grow with their number beyond the parsed input. Results do not depend on the chunking:
+ * a query's weights are the same bits in any batch (crowdblend/solver.h). */
+enum { CHUNK = 4096 };
+
+/* Query c's np parameters into column c of cols (CHUNK apart); names what is wrong on failure. */
+static int read_query(const input *in, size_t c, size_t np, float *cols, size_t col)
+{
+    float q[CB_SOLVER_MAX_NODES];
+    char why[64];
+    if (!numbers(json_array_get(in->queries, c), np, q, why, sizeof why)) {
+        return fail("queries[%zu]: %s (%s takes %zu parameter%s per query)", c, why, in->solver, np,
+                    np == 1 ? "" : "s");
+    }
+    for (size_t k = 0; k < np; ++k) {
+        cols[k * CHUNK + col] = q[k];
+    }
+    return CB_EXIT_OK;
+}
+
+static int plot_if_asked(const solver_run *run, const char *plot, long plot_size)
+{
+    /* direct has one parameter per node: with two nodes they span a plane, drawn with the unit
+     * parameter vectors (1, 0) and (0, 1) marked; with more there is none. */
+    static const float direct_units[4] = {1, 0, 0, 1};
+    if (plot == NULL) {
+        return CB_EXIT_OK;
+    }
+    if (run->dim == 0 && run->m != 2) {
+        return fail("--plot: direct draws the plane of its parameters with two nodes only, "
+                    "this blend space has %zu",
+                    run->m);
+    }
+    bool direct = run->dim == 0;
+    cb_plot p = {direct ? 2 : (int)run->dim,
+                 run->m,
+                 direct ? direct_units : run->nodes,
+                 NULL,
+                 plot_solver,
+                 run->s,
+                 {-0.5f, -0.5f},
+                 {1.5f, 1.5f},
+                 (int)plot_size};
+    if (!direct) {
+        cb_plot_window(run->nodes, run->m, (int)run->dim, p.lo, p.hi);
+    }
+    char err[256];
+    return cb_plot_write_png(&p, plot, err, sizeof err) ? CB_EXIT_OK : fail("--plot: %s", err);
+}
+
 static int run_solver(const input *in, const char *output, const char *plot, long plot_size)
 {
     solver_run run = {0};
@@ -320,69 +425,47 @@ static int run_solver(const input *in, const char *output, const char *plot, lon
            np = rc == CB_EXIT_OK ? cb_solver_param_count(run.s) : 0;
     float *cols = NULL, *w = NULL;
     if (rc == CB_EXIT_OK) {
-        cols = malloc((n * np + 1) * sizeof(float));
-        w = malloc((n * run.m + 1) * sizeof(float));
+        cols = malloc((np * CHUNK + 1) * sizeof(float));
+        w = malloc((run.m * CHUNK + 1) * sizeof(float));
         if (cols == NULL || w == NULL) {
-            rc = fail("out of memory for %zu queries", n);
+            rc = fail("out of memory");
         }
     }
+    /* Every query is checked before anything is written. */
     for (size_t c = 0; c < n && rc == CB_EXIT_OK; ++c) {
-        float q[CB_SOLVER_MAX_NODES];
-        char why[64];
-        if (!numbers(json_array_get(in->queries, c), np, q, why, sizeof why)) {
-            rc = fail("queries[%zu]: %s (%s takes %zu parameter%s per query)", c, why, in->solver,
-                      np, np == 1 ? "" : "s");
-            break;
-        }
-        for (size_t k = 0; k < np; ++k) {
-            cols[k * n + c] = q[k];
-        }
-    }
-    if (rc == CB_EXIT_OK) {
-        const float *params[CB_SOLVER_MAX_NODES];
-        for (size_t k = 0; k < np; ++k) {
-            params[k] = cols + k * n;
-        }
-        size_t nonfinite = 0;
-        cb_solver_evaluate(run.s, params, n, n, w, &nonfinite);
-        if (nonfinite > 0) {
-            fprintf(stderr,
-                    "%s: warning: %zu queries had non-finite parameters (evaluated at the "
-                    "origin)\n",
-                    CMD, nonfinite);
-        }
+        rc = read_query(in, c, np, cols, 0);
     }
     /* The picture first: a failing --plot leaves no output behind. */
-    if (rc == CB_EXIT_OK && plot != NULL) {
-        /* direct has one parameter per node: with two nodes they span a plane, drawn with the
-         * unit parameter vectors (1, 0) and (0, 1) marked; with more there is none. */
-        static const float direct_units[4] = {1, 0, 0, 1};
-        if (run.dim == 0 && run.m != 2) {
-            rc = fail("--plot: direct draws the plane of its parameters with two nodes only, "
-                      "this blend space has %zu",
-                      run.m);
-        } else {
-            bool direct = run.dim == 0;
-            cb_plot p = {direct ? 2 : (int)run.dim,
-                         run.m,
-                         direct ? direct_units : run.nodes,
-                         NULL,
-                         plot_solver,
-                         run.s,
-                         {-0.5f, -0.5f},
-                         {1.5f, 1.5f},
-                         (int)plot_size};
-            if (!direct) {
-                cb_plot_window(run.nodes, run.m, (int)run.dim, p.lo, p.hi);
-            }
-            char err[256];
-            if (!cb_plot_write_png(&p, plot, err, sizeof err)) {
-                rc = fail("--plot: %s", err);
-            }
+    if (rc == CB_EXIT_OK) {
+        rc = plot_if_asked(&run, plot, plot_size);
+    }
+    writer out;
+    if (rc == CB_EXIT_OK) {
+        rc = writer_open(&out, in->solver, output);
+    }
+    size_t nonfinite = 0;
+    for (size_t c0 = 0; c0 < n && rc == CB_EXIT_OK; c0 += CHUNK) {
+        size_t len = n - c0 < CHUNK ? n - c0 : CHUNK, bad = 0;
+        for (size_t c = 0; c < len; ++c) {
+            read_query(in, c0 + c, np, cols, c);
+        }
+        const float *params[CB_SOLVER_MAX_NODES];
+        for (size_t k = 0; k < np; ++k) {
+            params[k] = cols + k * CHUNK;
+        }
+        cb_solver_evaluate(run.s, params, len, CHUNK, w, &bad);
+        nonfinite += bad;
+        for (size_t c = 0; c < len; ++c) {
+            writer_row(&out, w + c, run.m, CHUNK);
         }
     }
     if (rc == CB_EXIT_OK) {
-        rc = write_output(in->solver, w, n, run.m, 1, n, output);
+        rc = writer_close(&out);
+    }
+    if (rc == CB_EXIT_OK && nonfinite > 0) {
+        fprintf(stderr,
+                "%s: warning: %zu queries had non-finite parameters (evaluated at the origin)\n",
+                CMD, nonfinite);
     }
     free(cols);
     free(w);
@@ -493,6 +576,26 @@ static int run_interp(const input *in, const char *output, const char *plot)
 
 /* ------------------------------------------------------------------------------------------ */
 
+int cb_weights_run_document(json_t *root, const char *output, const char *plot, long plot_size)
+{
+    input in = {0};
+    int rc = read_input(root, &in);
+    if (rc == CB_EXIT_OK) {
+        switch (in.method) {
+        case METHOD_VELOCITY:
+            rc = run_velocity(&in, output, plot, plot_size);
+            break;
+        case METHOD_INTERP:
+            rc = run_interp(&in, output, plot);
+            break;
+        default:
+            rc = run_solver(&in, output, plot, plot_size);
+            break;
+        }
+    }
+    return rc;
+}
+
 int cb_cmd_weights(int argc, char **argv)
 {
     bool help = false;
@@ -535,21 +638,7 @@ int cb_cmd_weights(int argc, char **argv)
         }
         return fail("%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     }
-    input in = {0};
-    int rc = read_input(root, &in);
-    if (rc == CB_EXIT_OK) {
-        switch (in.method) {
-        case METHOD_VELOCITY:
-            rc = run_velocity(&in, output, plot, plot_size);
-            break;
-        case METHOD_INTERP:
-            rc = run_interp(&in, output, plot);
-            break;
-        default:
-            rc = run_solver(&in, output, plot, plot_size);
-            break;
-        }
-    }
+    int rc = cb_weights_run_document(root, output, plot, plot_size);
     json_decref(root);
     return rc;
 }

@@ -10,7 +10,7 @@ enum { BLEND_POSES = 3 };
 
 struct cb_kernel_data {
     size_t n;
-    float *cols;  /* one allocation: a (4 columns), b (4), out (4), t (1) */
+    float *cols; /* one allocation: a (4 columns), b (4), out (4), t (1) */
     cb_quat_csoa a, b;
     cb_quat_soa out;
     float *t;
@@ -136,7 +136,7 @@ void cb_kernels_run(cb_kernel_data *d, cb_kernel_id id, bool simd)
         break;
     case CB_KERNEL_BLEND3:
         (simd ? cb_xform_blend_groups : cb_xform_blend_groups_ref)(poses, d->weights, BLEND_POSES,
-                                                                     d->groups, d->blended);
+                                                                   d->groups, d->blended);
         break;
     case CB_KERNEL_COUNT:
         break;

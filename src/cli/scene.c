@@ -7,6 +7,7 @@
 
 #include "base/prng.h"
 #include "cli/example_graphs.h"
+#include "simd/detmath.h"
 
 /* A wandering character as a host game would keep it. Velocities are in the character's
  * frame (right, forward), which is what the locomotion blend space takes. */
@@ -44,10 +45,28 @@ struct cb_scene {
     uint32_t driven[P_NAMED];
     uint32_t drifting[MAX_DRIFTING]; /* other "w_..." floats */
     uint32_t drifting_count;
+    uint32_t capacity;
+    uint64_t seed;
+    cb_prng layout; /* where characters appear, also those added later */
+    uint32_t added; /* characters ever added (seeds each one's stream) */
 };
 
-/* Loads the graph a scene runs: an embedded example by name, else a JSON file. */
-static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph **out, cb_error *err)
+/* A graph text stored in a pack, by name. */
+static const cb_pack_graph *pack_graph(const cb_pack *pack, const char *name, cb_pack_graph *g)
+{
+    for (size_t i = 0; pack != NULL && i < cb_pack_graph_count(pack); ++i) {
+        *g = cb_pack_query_graph(pack, i);
+        if (strcmp(g->name, name) == 0) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+/* Loads the graph a scene runs: an embedded example by name (a graph stored in the pack, with
+ * a pack), else a JSON file. */
+static cb_result load_graph(const char *name, const cb_embedded *set, const cb_pack *pack,
+                            cb_graph **out, cb_error *err)
 {
     const cb_clip *clips[64];
     size_t n = cb_embedded_clip_count(set);
@@ -58,6 +77,16 @@ static cb_result load_graph(const char *name, const cb_embedded *set, cb_graph *
                              .clips = clips,
                              .clip_count = (uint32_t)(n < 64 ? n : 64),
                              .source_name = name};
+    if (pack != NULL) {
+        jd.skeleton = cb_pack_skeleton(pack);
+        jd.clips = cb_pack_clips(pack);
+        jd.clip_count = (uint32_t)cb_pack_clip_count(pack);
+        cb_pack_graph g;
+        if (pack_graph(pack, name, &g) != NULL) {
+            return cb_graph_load_json(g.text, g.length, &jd, out, err);
+        }
+        return cb_graph_load_json_file(name, &jd, out, err);
+    }
     const cb_example_graph *ex = cb_example_graph_find(name);
     if (ex != NULL) {
         return cb_graph_load_json(ex->text, ex->length, &jd, out, err);
@@ -102,8 +131,8 @@ static void decide(agent *a)
                 : d < 0.85 ? (cb_prng_double(&a->rng) < 0.5 ? 1.0f : -1.0f) *
                                  cb_prng_range(&a->rng, 0.7f, 1.9f)
                            : 3.14159265f + cb_prng_range(&a->rng, -0.7f, 0.7f);
-    a->goal_right = speed * sinf(dir);
-    a->goal_forward = speed * cosf(dir);
+    a->goal_right = speed * cb_det_sinf(dir);
+    a->goal_forward = speed * cb_det_cosf(dir);
     a->turn_rate = cb_prng_range(&a->rng, -0.6f, 0.6f);
     a->timer = cb_prng_range(&a->rng, 2.0f, 6.0f);
     if (cb_prng_double(&a->rng) < 0.15) {
@@ -143,8 +172,13 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
             return NULL;
         }
     }
+    if (d->pack != NULL && d->graph == NULL) {
+        fprintf(stderr, "crowdblend: a pack's clips run in a graph: name one\n");
+        cb_scene_destroy(s);
+        return NULL;
+    }
     if (d->graph != NULL) {
-        r = load_graph(d->graph, s->set, &s->graph, &err);
+        r = load_graph(d->graph, s->set, d->pack, &s->graph, &err);
         if (r != CB_OK) {
             fprintf(stderr, "crowdblend: graph: %s\n", err.message);
             cb_scene_destroy(s);
@@ -170,15 +204,17 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
     }
     const cb_graph *graphs[1] = {s->graph != NULL ? s->graph : s->blend};
     cb_crowd_desc cd = {
-        .skeleton = cb_embedded_skeleton(s->set),
-        .capacity = d->characters,
+        .skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->set),
+        .capacity = d->capacity > d->characters ? d->capacity : d->characters,
         .graphs = graphs,
         .graph_count = 1,
+        .jobs = d->jobs,
         .thread_count = d->threads,
         .batch_size = d->batch_size,
         .profile = d->profile,
+        .keep_weights = d->keep_weights,
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
-        .events = s->graph != NULL,
+        .events = s->graph != NULL || d->events,
     };
     r = cb_crowd_create(&cd, &s->crowd, &err);
     if (r != CB_OK) {
@@ -187,9 +223,12 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     s->fixed = d->fixed_three_clips;
-    s->threads = d->threads != 0 ? d->threads : cb_jobs_query_desc(NULL).thread_count;
+    s->threads = d->jobs != NULL     ? cb_jobs_thread_count(d->jobs)
+                 : d->threads != 0 ? d->threads
+                                   : cb_jobs_query_desc(NULL).thread_count;
     s->count = d->characters;
-    s->agents = calloc(d->characters ? d->characters : 1, sizeof *s->agents);
+    s->capacity = cd.capacity;
+    s->agents = calloc(s->capacity ? s->capacity : 1, sizeof *s->agents);
     if (s->agents == NULL) {
         fprintf(stderr, "crowdblend: out of memory for %u characters\n", d->characters);
         cb_scene_destroy(s);
@@ -209,24 +248,66 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         cb_graph_find_param(g, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, &s->p_additive);
         cb_graph_find_param(g, CB_GRAPH_BLEND_UPPER_WEIGHT, &s->p_upper);
     }
-    cb_prng layout = cb_prng_seed(d->seed);
+    s->seed = d->seed;
+    s->layout = cb_prng_seed(d->seed);
+    s->count = 0;
     for (uint32_t i = 0; i < d->characters; ++i) {
-        agent *a = &s->agents[i];
-        a->rng = cb_prng_seed(d->seed * 0x9E3779B97F4A7C15ull + i + 1);
-        a->x = cb_prng_range(&layout, -200.0f, 200.0f);
-        a->z = cb_prng_range(&layout, -200.0f, 200.0f);
-        a->yaw = cb_prng_range(&layout, -3.14159265f, 3.14159265f);
-        a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
-        a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
-        decide(a);
-        a->right = a->goal_right;
-        a->forward = a->goal_forward;
         cb_character ch;
-        /* Staggered phases, as in any real crowd. */
-        cb_crowd_add(s->crowd, 0, (float)cb_prng_double(&layout), &ch);
+        cb_scene_add(s, &ch);
     }
     cb_scene_host_step(s, 0.0f);
     return s;
+}
+
+cb_result cb_scene_add(cb_scene *s, cb_character *out)
+{
+    uint32_t i = cb_crowd_count(s->crowd, 0);
+    if (i >= s->capacity) {
+        return CB_ERR_CAPACITY;
+    }
+    agent *a = &s->agents[i];
+    *a = (agent){0};
+    a->rng = cb_prng_seed(s->seed * 0x9E3779B97F4A7C15ull + s->added + 1);
+    a->x = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->z = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->yaw = cb_prng_range(&s->layout, -3.14159265f, 3.14159265f);
+    a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
+    a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
+    decide(a);
+    a->right = a->goal_right;
+    a->forward = a->goal_forward;
+    /* Staggered phases, as in any real crowd. */
+    cb_result r = cb_crowd_add(s->crowd, 0, (float)cb_prng_double(&s->layout), out);
+    if (r == CB_OK) {
+        s->added++;
+        s->count = cb_crowd_count(s->crowd, 0);
+    }
+    return r;
+}
+
+cb_result cb_scene_remove(cb_scene *s, cb_character character)
+{
+    uint32_t kind, dense;
+    cb_result r = cb_crowd_locate(s->crowd, character, &kind, &dense);
+    if (r != CB_OK) {
+        return r;
+    }
+    uint32_t last = cb_crowd_count(s->crowd, kind) - 1;
+    r = cb_crowd_remove(s->crowd, character);
+    if (r == CB_OK) {
+        s->agents[dense] = s->agents[last]; /* mirror the crowd's swap-remove */
+        s->count = cb_crowd_count(s->crowd, 0);
+    }
+    return r;
+}
+
+void cb_scene_root(const cb_scene *s, uint32_t dense, float position[3], float *yaw)
+{
+    const agent *a = &s->agents[dense];
+    position[0] = a->x;
+    position[1] = 0.0f;
+    position[2] = a->z;
+    *yaw = a->yaw;
 }
 
 void cb_scene_destroy(cb_scene *s)
@@ -289,9 +370,11 @@ static void drive_graph(cb_scene *s, float dt)
             a->forward,
             a->upper,
             1.0f,
-            3.0f * sinf(a->look_yaw) * cosf(a->look_pitch), /* +X is the character's left */
-            1.6f + 3.0f * sinf(a->look_pitch),
-            3.0f * cosf(a->look_yaw) * cosf(a->look_pitch),
+            /* +X is the character's left. The host's own trigonometry is the library's
+             * deterministic one too, so the demo's checksums compare across machines. */
+            3.0f * cb_det_sinf(a->look_yaw) * cb_det_cosf(a->look_pitch),
+            1.6f + 3.0f * cb_det_sinf(a->look_pitch),
+            3.0f * cb_det_cosf(a->look_yaw) * cb_det_cosf(a->look_pitch),
             a->additive,
         };
         for (int k = 0; k < P_NAMED; ++k) {
@@ -301,7 +384,7 @@ static void drive_graph(cb_scene *s, float dt)
         }
         a->drift += dt;
         for (uint32_t k = 0; k < s->drifting_count; ++k) {
-            float v = 0.5f + 0.5f * sinf(0.4f * a->drift + 1.7f * (float)k);
+            float v = 0.5f + 0.5f * cb_det_sinf(0.4f * a->drift + 1.7f * (float)k);
             drifting[k][i] = v * v;
         }
     }
@@ -331,7 +414,7 @@ void cb_scene_host_step(cb_scene *s, float dt)
     for (uint32_t i = 0; i < n; ++i) {
         agent *a = &s->agents[i];
         /* Apply the animation's own motion (x is the character's left, z its forward). */
-        float cy = cosf(a->yaw), sy = sinf(a->yaw);
+        float cy = cb_det_cosf(a->yaw), sy = cb_det_sinf(a->yaw);
         a->x += cy * rm[i].translation[0] + sy * rm[i].translation[2];
         a->z += -sy * rm[i].translation[0] + cy * rm[i].translation[2];
         a->yaw += rm[i].yaw + a->turn_rate * dt;

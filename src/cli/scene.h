@@ -24,6 +24,18 @@ typedef struct cb_scene_desc {
     const char *graph;
     bool profile;
     uint64_t seed;
+    /* Most characters at once (cb_scene_add); 0: `characters`. */
+    uint32_t capacity;
+    /* Keep the clip weights of each frame (cb_crowd_weights), for `crowdblend serve`. */
+    bool keep_weights;
+    /* Report events even for the blend-space crowd (a graph's crowd always does). */
+    bool events;
+    /* The pool to run the crowd on (shared with the host's own parallel work); NULL: the
+     * crowd's own, of `threads` threads. */
+    cb_jobs *jobs;
+    /* issue 10: a pack's skeleton and clips instead of the embedded set. Needs `graph`: a file,
+     * or the name of a graph text stored in the pack. Not owned. */
+    const cb_pack *pack;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;
@@ -45,5 +57,16 @@ const cb_graph *cb_scene_graph(const cb_scene *scene);
  * weight and target, model space: +Y up, +Z forward, +X left), "w_lean" (additive lean
  * weight), and any other float named "w_..." (a weight that drifts slowly in [0, 1]). */
 void cb_scene_host_step(cb_scene *scene, float dt_s);
+
+/* Where the character at dense index `dense` stands: world position (m, +Y up; y is 0) and
+ * heading (rad about +Y; the character faces +Z at 0). */
+void cb_scene_root(const cb_scene *scene, uint32_t dense, float position[3], float *yaw);
+
+/* Adds a wandering character at a random place (within the capacity); CB_ERR_CAPACITY when
+ * full. */
+cb_result cb_scene_add(cb_scene *scene, cb_character *out);
+
+/* Removes a character; the host's agent moves with the crowd's swap-remove. */
+cb_result cb_scene_remove(cb_scene *scene, cb_character character);
 
 #endif

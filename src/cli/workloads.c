@@ -7,8 +7,11 @@
  *   W4  weights only, each solver, 10,000 characters;
  *   W5  10,000 characters on the example graph with state machines, an upper-body layer and a
  *       head look-at (examples/graphs/locomotion_upper_body_look_at.json), events on.
- * Each at one thread and at all threads. A frame's wall time is measured around
- * cb_crowd_update only (the host's steering is outside); figures are medians over frames. */
+ *   W1-plain  W1's pose and local-to-model jobs in a plain loop, no crowd runtime (beside W1);
+ *   W0  a control: pure arithmetic on the pool, the scaling the machine allows at the moment.
+ * Each at one thread and at all threads, several runs each. A frame's wall time is measured
+ * around cb_crowd_update only (the host's steering is outside); a run's figure is the median
+ * over its frames, and a workload reports the median run with the fastest and slowest. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "cli/scene.h"
+#include "simd/detmath.h"
 #include "cli/workloads.h"
 
 typedef struct workload_def {
@@ -36,23 +40,33 @@ static const workload_def defs[] = {
     {"W3", 100000, 12, false, true, NULL},
 };
 
-/* The fields every workload reports the same way, from its per-frame wall times (sorted in
- * place). */
+/* The fields every workload reports the same way, from the median frame time of each run
+ * (sorted in place): the median run and the range, so one invocation shows how far its own
+ * figures can be trusted. */
 static void set_timing(cb_workload_result *out, const char *name, uint32_t threads,
-                       uint32_t characters, double *frame_ns, uint32_t frames)
+                       uint32_t characters, double *run_ns, uint32_t runs, uint32_t frames)
 {
-    double median = cb_median(frame_ns, frames);
+    double median = cb_median(run_ns, runs);
     out->name = name;
     out->threads = threads;
     out->characters = characters;
     out->frames = frames;
+    out->runs = runs;
     out->frame_ns = median;
+    out->frame_ns_min = run_ns[0];
+    out->frame_ns_max = run_ns[runs - 1];
     out->characters_per_second = characters / (median / 1e9);
     out->ns_per_character = median / characters;
 }
 
+/* Frame times of one run, reduced to their median. */
+static double run_median(double *frame_ns, uint32_t frames)
+{
+    return cb_median(frame_ns, frames);
+}
+
 static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, double scale,
-                                    cb_workload_result *out)
+                                    uint32_t runs, cb_workload_result *out)
 {
     uint32_t characters = (uint32_t)fmax(1.0, w->characters * scale);
     uint32_t frames = w->frames;
@@ -72,6 +86,7 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     cb_crowd *crowd = cb_scene_crowd(scene);
     const float dt = 1.0f / 60.0f;
     double *frame_ns = malloc(frames * sizeof *frame_ns);
+    double run_ns[CB_WORKLOAD_MAX_RUNS];
     if (frame_ns == NULL) {
         cb_scene_destroy(scene);
         return CB_ERR_OUT_OF_MEMORY;
@@ -82,21 +97,25 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
         cb_crowd_update(crowd, dt);
     }
     cb_crowd_reset_stats(crowd);
-    for (uint32_t f = 0; f < frames; ++f) {
-        cb_scene_host_step(scene, dt);
-        uint64_t t0 = cb_now_ns();
-        cb_crowd_update(crowd, dt);
-        frame_ns[f] = (double)(cb_now_ns() - t0);
+    for (uint32_t r = 0; r < runs; ++r) {
+        for (uint32_t f = 0; f < frames; ++f) {
+            cb_scene_host_step(scene, dt);
+            uint64_t t0 = cb_now_ns();
+            cb_crowd_update(crowd, dt);
+            frame_ns[f] = (double)(cb_now_ns() - t0);
+        }
+        run_ns[r] = run_median(frame_ns, frames);
     }
     cb_crowd_stats st = cb_crowd_query_stats(crowd);
-    set_timing(out, w->name, cb_scene_threads(scene), characters, frame_ns, frames);
+    set_timing(out, w->name, cb_scene_threads(scene), characters, run_ns, runs, frames);
     uint64_t stage_total = 0;
     for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         stage_total += st.stage_ns[k];
     }
     for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         /* Per character, in thread time: what a stage costs one core. */
-        out->stage_ns_per_character[k] = (double)st.stage_ns[k] / ((double)characters * frames);
+        out->stage_ns_per_character[k] =
+            (double)st.stage_ns[k] / ((double)characters * frames * runs);
         out->stage_share[k] = stage_total ? (double)st.stage_ns[k] / (double)stage_total : 0.0;
     }
     out->checksum = cb_crowd_output_hash(crowd);
@@ -153,10 +172,10 @@ static cb_result make_solver(cb_solver_kind kind, cb_solver **out)
         nodes[0] = nodes[1] = 0.0f;
         for (int i = 0; i < 8; ++i) {
             float a = 6.2831853f * (float)i / 8.0f;
-            nodes[2 + 2 * i] = 1.4f * cosf(a);
-            nodes[2 + 2 * i + 1] = 1.4f * sinf(a);
-            nodes[18 + 2 * i] = 3.5f * cosf(a);
-            nodes[18 + 2 * i + 1] = 3.5f * sinf(a);
+            nodes[2 + 2 * i] = 1.4f * cb_det_cosf(a);
+            nodes[2 + 2 * i + 1] = 1.4f * cb_det_sinf(a);
+            nodes[18 + 2 * i] = 3.5f * cb_det_cosf(a);
+            nodes[18 + 2 * i + 1] = 3.5f * cb_det_sinf(a);
         }
         d.node_count = 17;
     }
@@ -164,7 +183,7 @@ static cb_result make_solver(cb_solver_kind kind, cb_solver **out)
 }
 
 static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, double scale,
-                                     cb_workload_result *out)
+                                     uint32_t runs, cb_workload_result *out)
 {
     uint32_t characters = (uint32_t)fmax(16.0, 10000 * scale);
     cb_solver *solver = NULL;
@@ -189,19 +208,23 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
     for (size_t p = 0; p < pc; ++p) {
         job.cols[p] = params + p * characters;
     }
-    enum { RUNS = 41 };
-    double ns[RUNS];
-    for (int run = -3; run < RUNS; ++run) {
-        uint64_t t0 = cb_now_ns();
+    enum { EVALUATIONS = 9 };
+    double ns[EVALUATIONS], run_ns[CB_WORKLOAD_MAX_RUNS];
+    for (int e = 0; e < 3; ++e) {
         cb_jobs_parallel_for(jobs, characters, 256, solver_chunk, &job);
-        if (run >= 0) {
-            ns[run] = (double)(cb_now_ns() - t0);
+    }
+    for (uint32_t run = 0; run < runs; ++run) {
+        for (int e = 0; e < EVALUATIONS; ++e) {
+            uint64_t t0 = cb_now_ns();
+            cb_jobs_parallel_for(jobs, characters, 256, solver_chunk, &job);
+            ns[e] = (double)(cb_now_ns() - t0);
         }
+        run_ns[run] = run_median(ns, EVALUATIONS);
     }
     static char names[_CB_SOLVER_KIND_COUNT][48];
     snprintf(names[kind], sizeof names[kind], "W4/%s", cb_solver_kind_name(kind));
     memset(out, 0, sizeof *out);
-    set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, ns, RUNS);
+    set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, run_ns, runs, EVALUATIONS);
     out->stage_ns_per_character[CB_CROWD_STAGE_WEIGHTS] = out->frame_ns * out->threads / characters;
     out->stage_share[CB_CROWD_STAGE_WEIGHTS] = 1.0;
     uint64_t h = 14695981039346656037ull;
@@ -217,20 +240,195 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* W1-plain: W1's work without the crowd runtime                                              */
 
-size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,
+/* The same characters and clips as W1 (walk_f, run_f, walk_fr at weights 0.5, 0.3, 0.2, one
+ * normalized phase per character advancing at the weight-averaged duration, as W1's sync group
+ * does), each frame a cb_pose_blend_job and a cb_ltm_job per character into its 4x4 matrices,
+ * over the characters in chunks of 64 (the crowd's batch size) on a pool of the same size. No
+ * parameters, weights, root motion or graph: the difference to W1 is the crowd runtime. */
+typedef struct plain {
+    const cb_skeleton *skeleton;
+    const cb_clip *clips[3];
+    float weights[3];
+    float phase_step; /* per frame */
+    float *phases;
+    float *matrices;
+    cb_xform_group *poses; /* one per thread */
+    size_t joints, groups, pose_bytes;
+} plain;
+
+static void plain_chunk(void *user, size_t begin, size_t end, uint32_t thread_index)
+{
+    plain *p = user;
+    cb_xform_group *pose = (cb_xform_group *)((char *)p->poses + thread_index * p->pose_bytes);
+    for (size_t i = begin; i < end; ++i) {
+        float t = p->phases[i] + p->phase_step;
+        t -= floorf(t);
+        p->phases[i] = t;
+        cb_blend_entry e[3];
+        for (int k = 0; k < 3; ++k) {
+            e[k] = (cb_blend_entry){p->clips[k], t, p->weights[k], CB_BLEND_MODE_NORMAL, {0}};
+        }
+        cb_pose_blend_job bj = {p->skeleton, {e, 3}, 0.0f, {pose, p->groups}};
+        cb_pose_blend_job_run(&bj, NULL);
+        cb_ltm_job lj = {.skeleton = p->skeleton,
+                         .local = {pose, p->groups},
+                         .model = {p->matrices + i * p->joints * 16, p->joints * 16}};
+        cb_ltm_job_run(&lj, NULL);
+    }
+}
+
+static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t runs,
+                                    cb_workload_result *out)
+{
+    const uint32_t characters = (uint32_t)fmax(1.0, defs[0].characters * scale);
+    const uint32_t frames = defs[0].frames;
+    cb_embedded *set = NULL;
+    cb_jobs *jobs = NULL;
+    cb_jobs_desc jd = {.thread_count = threads};
+    if (cb_embedded_create(NULL, &set, NULL) != CB_OK ||
+        cb_jobs_create(&jd, &jobs, NULL) != CB_OK) {
+        cb_embedded_destroy(set);
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    plain p = {.skeleton = cb_embedded_skeleton(set), .weights = {0.5f, 0.3f, 0.2f}};
+    static const char *const names[3] = {"walk_f", "run_f", "walk_fr"};
+    float duration = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        p.clips[k] = cb_embedded_find_clip(set, names[k]);
+        duration += p.weights[k] * cb_clip_duration(p.clips[k]);
+    }
+    const float dt = 1.0f / 60.0f;
+    p.phase_step = dt / duration;
+    p.joints = cb_skeleton_joint_count(p.skeleton);
+    p.groups = cb_skeleton_group_count(p.skeleton);
+    p.pose_bytes = cb_skeleton_pose_bytes(p.skeleton);
+    uint32_t pool = cb_jobs_thread_count(jobs);
+    p.phases = malloc(characters * sizeof(float));
+    p.matrices = malloc((size_t)characters * p.joints * 16 * sizeof(float));
+    p.poses = aligned_alloc(cb_simd_group_align(), p.pose_bytes * pool);
+    double *frame_ns = malloc(frames * sizeof *frame_ns);
+    double run_ns[CB_WORKLOAD_MAX_RUNS];
+    cb_result r = CB_ERR_OUT_OF_MEMORY;
+    if (p.phases != NULL && p.matrices != NULL && p.poses != NULL && frame_ns != NULL) {
+        cb_prng rng = cb_prng_seed(7);
+        for (uint32_t i = 0; i < characters; ++i) {
+            p.phases[i] = (float)cb_prng_double(&rng);
+        }
+        for (int f = 0; f < 3; ++f) {
+            cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
+        }
+        for (uint32_t run = 0; run < runs; ++run) {
+            for (uint32_t f = 0; f < frames; ++f) {
+                uint64_t t0 = cb_now_ns();
+                cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
+                frame_ns[f] = (double)(cb_now_ns() - t0);
+            }
+            run_ns[run] = run_median(frame_ns, frames);
+        }
+        memset(out, 0, sizeof *out);
+        set_timing(out, "W1-plain", pool, characters, run_ns, runs, frames);
+        uint64_t h = 14695981039346656037ull;
+        const unsigned char *b = (const unsigned char *)p.matrices;
+        for (size_t i = 0; i < (size_t)characters * p.joints * 16 * sizeof(float); ++i) {
+            h = (h ^ b[i]) * 1099511628211ull;
+        }
+        out->checksum = h;
+        r = CB_OK;
+    }
+    free(frame_ns), free(p.phases), free(p.matrices), free(p.poses);
+    cb_jobs_destroy(jobs);
+    cb_embedded_destroy(set);
+    return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* W0: the machine's own ceiling                                                              */
+
+/* 10,000 "characters" of pure arithmetic: each a dependent chain of 1,000 multiply-adds on
+ * registers (about as long as a W2 character on this machine, and touching no memory), over the
+ * pool in chunks of 64 like the crowd. A crowd workload cannot scale better than W0 at the same
+ * moment: on an idle 2-core machine W0 gives 2.0x; when other processes hold the cores it
+ * gives what they leave, and a W2 figure must be read against it. */
+static void w0_chunk(void *user, size_t begin, size_t end, uint32_t thread_index)
+{
+    (void)thread_index;
+    double *sink = user;
+    for (size_t i = begin; i < end; ++i) {
+        double a = 1.0 + 1e-9 * (double)i;
+        for (int k = 0; k < 1000; ++k) {
+            a = a * 0.9999999 + 1e-7;
+        }
+        sink[i] = a;
+    }
+}
+
+static cb_result run_control_workload(uint32_t threads, double scale, uint32_t runs,
+                                      cb_workload_result *out)
+{
+    const uint32_t characters = (uint32_t)fmax(64.0, 10000 * scale), frames = 60;
+    cb_jobs *jobs = NULL;
+    cb_jobs_desc jd = {.thread_count = threads};
+    double *sink = malloc(characters * sizeof *sink);
+    double frame_ns[60], run_ns[CB_WORKLOAD_MAX_RUNS];
+    if (sink == NULL || cb_jobs_create(&jd, &jobs, NULL) != CB_OK) {
+        free(sink);
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    for (int f = 0; f < 3; ++f) {
+        cb_jobs_parallel_for(jobs, characters, 64, w0_chunk, sink);
+    }
+    for (uint32_t run = 0; run < runs; ++run) {
+        for (uint32_t f = 0; f < frames; ++f) {
+            uint64_t t0 = cb_now_ns();
+            cb_jobs_parallel_for(jobs, characters, 64, w0_chunk, sink);
+            frame_ns[f] = (double)(cb_now_ns() - t0);
+        }
+        run_ns[run] = run_median(frame_ns, frames);
+    }
+    memset(out, 0, sizeof *out);
+    set_timing(out, "W0 (control)", cb_jobs_thread_count(jobs), characters, run_ns, runs, frames);
+    uint64_t h = 14695981039346656037ull;
+    const unsigned char *b = (const unsigned char *)sink;
+    for (size_t i = 0; i < characters * sizeof *sink; ++i) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    out->checksum = h;
+    cb_jobs_destroy(jobs);
+    free(sink);
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
                         cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user)
 {
+    runs = runs < 1 ? 1 : runs > CB_WORKLOAD_MAX_RUNS ? CB_WORKLOAD_MAX_RUNS : runs;
     size_t n = 0;
     uint32_t variants[2] = {1, all_threads};
     int variant_count = all_threads > 1 ? 2 : 1;
+    for (int v = 0; strstr(which, "W0") != NULL && v < variant_count && n < max_results; ++v) {
+        if (run_control_workload(variants[v], scale, runs, &results[n]) == CB_OK) {
+            on_result(&results[n], user);
+            n++;
+        }
+    }
     for (size_t d = 0; d < sizeof defs / sizeof defs[0]; ++d) {
         if (strstr(which, defs[d].name) == NULL) {
             continue;
         }
         for (int v = 0; v < variant_count && n < max_results; ++v) {
-            if (run_crowd_workload(&defs[d], variants[v], scale, &results[n]) == CB_OK) {
+            if (run_crowd_workload(&defs[d], variants[v], scale, runs, &results[n]) == CB_OK) {
+                on_result(&results[n], user);
+                n++;
+            }
+        }
+        /* W1's plain loop right after it, at the same thread counts. */
+        for (int v = 0; d == 0 && v < variant_count && n < max_results; ++v) {
+            if (run_plain_workload(variants[v], scale, runs, &results[n]) == CB_OK) {
                 on_result(&results[n], user);
                 n++;
             }
@@ -239,7 +437,7 @@ size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,
     if (strstr(which, "W4") != NULL) {
         for (int k = 1; k < _CB_SOLVER_KIND_COUNT; ++k) {
             for (int v = 0; v < variant_count && n < max_results; ++v) {
-                if (run_solver_workload((cb_solver_kind)k, variants[v], scale, &results[n]) ==
+                if (run_solver_workload((cb_solver_kind)k, variants[v], scale, runs, &results[n]) ==
                     CB_OK) {
                     on_result(&results[n], user);
                     n++;

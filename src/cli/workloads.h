@@ -7,23 +7,31 @@
 
 #include "crowdblend/crowdblend.h"
 
+/* Most runs per workload. */
+enum { CB_WORKLOAD_MAX_RUNS = 64 };
+
 typedef struct cb_workload_result {
-    const char *name; /* "W1", ..., "W4/<solver>" */
+    const char *name; /* "W1", ..., "W4/<solver>", "W1-plain" */
     uint32_t threads;
     uint32_t characters;
-    uint32_t frames;              /* frames (or runs) measured */
-    double frame_ns;              /* median wall time of one update (W4: one evaluation) */
-    double characters_per_second; /* wall */
-    double ns_per_character;      /* wall: frame_ns / characters */
+    uint32_t frames; /* frames (or evaluations) per run */
+    uint32_t runs;   /* runs, each the median of its frames */
+    double frame_ns; /* median over runs of the run's median frame (W4: evaluation) */
+    double frame_ns_min, frame_ns_max;                    /* the fastest and slowest run */
+    double characters_per_second;                         /* wall, from frame_ns */
+    double ns_per_character;                              /* wall: frame_ns / characters */
     double stage_ns_per_character[_CB_CROWD_STAGE_COUNT]; /* thread time per character */
     double stage_share[_CB_CROWD_STAGE_COUNT];
     uint64_t checksum; /* hash of the last frame's outputs */
 } cb_workload_result;
 
-/* Runs the workloads whose names appear in `which` (e.g. "W1,W2,W3,W4,W5") at one thread and at
- * all_threads, characters multiplied by scale; calls on_result after each. Returns how many
- * results were stored. */
-size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale,
+/* Runs the workloads whose names appear in `which` (e.g. "W0,W1,W2,W3,W4,W5"; "W1" also runs
+ * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime; "W0"
+ * is a control of pure arithmetic on the pool, the scaling the machine allows right now) at
+ * one thread and at all_threads, characters multiplied by scale, each `runs` times (each run
+ * the median of its frames); calls on_result after each. Returns how many results were
+ * stored. */
+size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
                         cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user);
 

@@ -31,6 +31,7 @@
 #include "base/scalar_math.h"
 #include "crowdblend/ik.h"
 #include "ik/ik_kernels.h"
+#include "simd/detmath.h"
 #include "simd/lane.h"
 
 /* The helpers below are small and called on one long dependency chain; inlining them all
@@ -461,7 +462,7 @@ static float soften_distance(float d, float dmin, float dmax, float soften, floa
     }
     *reached = false;
     if (zone > 0.0f) {
-        float e = expf(-(d - start) / zone);
+        float e = cb_det_expf(-(d - start) / zone);
         *gap = zone * e;
         return dmax - *gap;
     }
@@ -789,7 +790,7 @@ IK_INLINE qt point_aim(v3 pivot, v3 origin, v3 dir, v3 target, bool *hit)
 /* The angle between unit vectors, accurate at every angle (atan2 of the cross and dot). */
 IK_INLINE float angle_between(v3 a, v3 b)
 {
-    return atan2f(cb_fv_len(cb_fv_cross(a, b)), cb_fv_dot(a, b));
+    return cb_det_atan2f(cb_fv_len(cb_fv_cross(a, b)), cb_fv_dot(a, b));
 }
 
 /* The ease of the angle limit (see CB_IK_AIM_LIMIT_EASE): a C1 quadratic blend between the
@@ -825,8 +826,8 @@ IK_INLINE v3 turn_axis(v3 from, v3 to, v3 hint)
 /* Unit vector `from` turned by `angle` about the unit axis k perpendicular to it. */
 IK_INLINE v3 turn_towards(v3 from, v3 k, float angle)
 {
-    return cb_fv_add(cb_fv_scale(from, cosf(angle)),
-                     cb_fv_scale(cb_fv_cross(k, from), sinf(angle)));
+    return cb_fv_add(cb_fv_scale(from, cb_det_cosf(angle)),
+                     cb_fv_scale(cb_fv_cross(k, from), cb_det_sinf(angle)));
 }
 
 static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
@@ -868,7 +869,8 @@ static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
             job->angle_limit == 0.0f ? CB_IK_AIM_DEFAULT_ANGLE_LIMIT : job->angle_limit;
         /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
          * tenth of a look-at's time). */
-        const float ease_cos = limit < CB_FPI ? cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
+        const float ease_cos =
+            limit < CB_FPI ? cb_det_cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
 
         /* With a limit, the joints before the last aim at an eased target: the target turned
          * about the end joint back towards the animated forward axis by what the ease takes
@@ -883,9 +885,10 @@ static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
             float eased = ease_limit(angle, limit);
             if (eased < angle) {
                 v3 k = turn_axis(f0, want, u0);
-                float half = 0.5f * (eased - angle);
+                float half = 0.5f * (eased - angle), sin_half, cos_half;
+                cb_det_sincosf(half, &sin_half, &cos_half);
                 eased_target =
-                    cb_fv_add(fe->p, cb_fq_rotate(cb_fq_axis_half_angle(k, cosf(half), sinf(half)),
+                    cb_fv_add(fe->p, cb_fq_rotate(cb_fq_axis_half_angle(k, cos_half, sin_half),
                                                   cb_fv_sub(target, fe->p)));
             }
         }

@@ -88,10 +88,10 @@ CB_INLINE cb_col4 cb_col4_setr(float a, float b, float c, float d)
     return simde_mm_setr_ps(a, b, c, d);
 }
 CB_INLINE cb_col4 cb_col4_mul(cb_col4 a, cb_col4 b) { return simde_mm_mul_ps(a, b); }
-/* a * b + c; fused where the hardware has FMA (two roundings otherwise, as cb_vf_fmadd). */
+/* a * b + c with two roundings, on every kernel set (the multiply-add policy of vf.h). */
 CB_INLINE cb_col4 cb_col4_fmadd(cb_col4 a, cb_col4 b, cb_col4 c)
 {
-    return simde_mm_fmadd_ps(a, b, c);
+    return simde_mm_add_ps(simde_mm_mul_ps(a, b), c);
 }
 
 /* The four columns of a 4x4 matrix. */

@@ -9,6 +9,18 @@
  *
  * NaN conventions follow x86: min/max return the second operand when either is NaN, and
  * ordered comparisons (lt, le, gt, ge, eq) are false for NaN. cb_vf_clamp01 relies on that.
+ *
+ * One result everywhere (issue 11): every kernel set (W = 4, 8, 16, SIMDe's portable C, NEON
+ * through SIMDe) gives the same bits, lane for lane, because every operation here is one IEEE
+ * single-precision operation with round-to-nearest, which all of them implement exactly:
+ *  - no estimate instructions (rsqrtps, rcpps, vrsqrte: their results differ between vendors
+ *    and between the x86 and ARM tables); 1/sqrt is sqrt then div, both correctly rounded;
+ *  - one multiply-add policy: never fused. cb_vf_fmadd is a multiply then an add (two
+ *    roundings) on every set. Fusing where hardware has FMA would round once on AVX2, AVX-512
+ *    and NEON (SIMDe maps _mm_fmadd_ps to vfmaq_f32 there) and twice on SSE4.2 and in SIMDe's
+ *    emulation, so no single policy but "unfused" is available on every set at full speed.
+ *    meson also passes -ffp-contract=off, so the compiler does not fuse a * b + c by itself;
+ *  - nothing here adds lanes together; cb_vf_hsum (tests only) says what it depends on.
  */
 #ifndef CROWDBLEND_SIMD_VF_H
 #define CROWDBLEND_SIMD_VF_H
@@ -33,11 +45,9 @@ typedef simde__m512 cb_vf;
 typedef simde__mmask16 cb_vm;
 #elif CB_SIMD_WIDTH == 8
 #include <simde/x86/avx2.h>
-#include <simde/x86/fma.h>
 typedef simde__m256 cb_vf;
 typedef simde__m256 cb_vm;
 #elif CB_SIMD_WIDTH == 4
-#include <simde/x86/fma.h>
 #include <simde/x86/sse4.1.h>
 typedef simde__m128 cb_vf;
 typedef simde__m128 cb_vm;
@@ -67,8 +77,6 @@ CB_INLINE cb_vf cb_vf_add(cb_vf a, cb_vf b) { return simde_mm512_add_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sub(cb_vf a, cb_vf b) { return simde_mm512_sub_ps(a, b); }
 CB_INLINE cb_vf cb_vf_mul(cb_vf a, cb_vf b) { return simde_mm512_mul_ps(a, b); }
 CB_INLINE cb_vf cb_vf_div(cb_vf a, cb_vf b) { return simde_mm512_div_ps(a, b); }
-CB_INLINE cb_vf cb_vf_fmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm512_fmadd_ps(a, b, c); }
-CB_INLINE cb_vf cb_vf_fnmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm512_fnmadd_ps(a, b, c); }
 CB_INLINE cb_vf cb_vf_min(cb_vf a, cb_vf b) { return simde_mm512_min_ps(a, b); }
 CB_INLINE cb_vf cb_vf_max(cb_vf a, cb_vf b) { return simde_mm512_max_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sqrt(cb_vf a) { return simde_mm512_sqrt_ps(a); }
@@ -76,17 +84,6 @@ CB_INLINE cb_vf cb_vf_and(cb_vf a, cb_vf b) { return simde_mm512_and_ps(a, b); }
 CB_INLINE cb_vf cb_vf_andnot(cb_vf a, cb_vf b) { return simde_mm512_andnot_ps(a, b); }
 CB_INLINE cb_vf cb_vf_xor(cb_vf a, cb_vf b) { return simde_mm512_xor_ps(a, b); }
 CB_INLINE cb_vf cb_vf_floor(cb_vf a) { return simde_mm512_floor_ps(a); }
-
-/* SIMDe 0.7.4 has no 512-bit rsqrt14: estimate each 256-bit half. Natively this is two
- * vrsqrtps ymm plus a shuffle and an insert, still far cheaper than sqrt + div on zmm. */
-CB_INLINE cb_vf cb_vf_rsqrt_est(cb_vf a)
-{
-    simde__m256 lo = simde_mm512_castps512_ps256(a);
-    simde__m256 hi = simde_mm512_castps512_ps256(
-        simde_mm512_shuffle_f32x4(a, a, SIMDE_MM_SHUFFLE(3, 2, 3, 2)));
-    return simde_mm512_insertf32x8(simde_mm512_castps256_ps512(simde_mm256_rsqrt_ps(lo)),
-                                   simde_mm256_rsqrt_ps(hi), 1);
-}
 
 CB_INLINE cb_vm cb_vf_lt(cb_vf a, cb_vf b) { return simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_LT_OQ); }
 CB_INLINE cb_vm cb_vf_le(cb_vf a, cb_vf b) { return simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_LE_OQ); }
@@ -115,8 +112,6 @@ CB_INLINE cb_vf cb_vf_add(cb_vf a, cb_vf b) { return simde_mm256_add_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sub(cb_vf a, cb_vf b) { return simde_mm256_sub_ps(a, b); }
 CB_INLINE cb_vf cb_vf_mul(cb_vf a, cb_vf b) { return simde_mm256_mul_ps(a, b); }
 CB_INLINE cb_vf cb_vf_div(cb_vf a, cb_vf b) { return simde_mm256_div_ps(a, b); }
-CB_INLINE cb_vf cb_vf_fmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm256_fmadd_ps(a, b, c); }
-CB_INLINE cb_vf cb_vf_fnmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm256_fnmadd_ps(a, b, c); }
 CB_INLINE cb_vf cb_vf_min(cb_vf a, cb_vf b) { return simde_mm256_min_ps(a, b); }
 CB_INLINE cb_vf cb_vf_max(cb_vf a, cb_vf b) { return simde_mm256_max_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sqrt(cb_vf a) { return simde_mm256_sqrt_ps(a); }
@@ -124,7 +119,6 @@ CB_INLINE cb_vf cb_vf_and(cb_vf a, cb_vf b) { return simde_mm256_and_ps(a, b); }
 CB_INLINE cb_vf cb_vf_andnot(cb_vf a, cb_vf b) { return simde_mm256_andnot_ps(a, b); }
 CB_INLINE cb_vf cb_vf_xor(cb_vf a, cb_vf b) { return simde_mm256_xor_ps(a, b); }
 CB_INLINE cb_vf cb_vf_floor(cb_vf a) { return simde_mm256_floor_ps(a); }
-CB_INLINE cb_vf cb_vf_rsqrt_est(cb_vf a) { return simde_mm256_rsqrt_ps(a); }
 
 CB_INLINE cb_vm cb_vf_lt(cb_vf a, cb_vf b) { return simde_mm256_cmp_ps(a, b, SIMDE_CMP_LT_OQ); }
 CB_INLINE cb_vm cb_vf_le(cb_vf a, cb_vf b) { return simde_mm256_cmp_ps(a, b, SIMDE_CMP_LE_OQ); }
@@ -154,9 +148,6 @@ CB_INLINE cb_vf cb_vf_add(cb_vf a, cb_vf b) { return simde_mm_add_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sub(cb_vf a, cb_vf b) { return simde_mm_sub_ps(a, b); }
 CB_INLINE cb_vf cb_vf_mul(cb_vf a, cb_vf b) { return simde_mm_mul_ps(a, b); }
 CB_INLINE cb_vf cb_vf_div(cb_vf a, cb_vf b) { return simde_mm_div_ps(a, b); }
-/* Without FMA hardware (x86-64-v2) SIMDe computes a*b then +c: two roundings, same API. */
-CB_INLINE cb_vf cb_vf_fmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm_fmadd_ps(a, b, c); }
-CB_INLINE cb_vf cb_vf_fnmadd(cb_vf a, cb_vf b, cb_vf c) { return simde_mm_fnmadd_ps(a, b, c); }
 CB_INLINE cb_vf cb_vf_min(cb_vf a, cb_vf b) { return simde_mm_min_ps(a, b); }
 CB_INLINE cb_vf cb_vf_max(cb_vf a, cb_vf b) { return simde_mm_max_ps(a, b); }
 CB_INLINE cb_vf cb_vf_sqrt(cb_vf a) { return simde_mm_sqrt_ps(a); }
@@ -164,7 +155,6 @@ CB_INLINE cb_vf cb_vf_and(cb_vf a, cb_vf b) { return simde_mm_and_ps(a, b); }
 CB_INLINE cb_vf cb_vf_andnot(cb_vf a, cb_vf b) { return simde_mm_andnot_ps(a, b); }
 CB_INLINE cb_vf cb_vf_xor(cb_vf a, cb_vf b) { return simde_mm_xor_ps(a, b); }
 CB_INLINE cb_vf cb_vf_floor(cb_vf a) { return simde_mm_floor_ps(a); }
-CB_INLINE cb_vf cb_vf_rsqrt_est(cb_vf a) { return simde_mm_rsqrt_ps(a); }
 
 CB_INLINE cb_vm cb_vf_lt(cb_vf a, cb_vf b) { return simde_mm_cmplt_ps(a, b); }
 CB_INLINE cb_vm cb_vf_le(cb_vf a, cb_vf b) { return simde_mm_cmple_ps(a, b); }
@@ -201,32 +191,22 @@ CB_INLINE cb_vf cb_vf_sign_bits(cb_vf a) { return cb_vf_and(a, cb_vf_sign_mask()
 /* Negates the lanes of a where sign_bits (from cb_vf_sign_bits) is set: branch-free flips. */
 CB_INLINE cb_vf cb_vf_xor_sign(cb_vf a, cb_vf sign_bits) { return cb_vf_xor(a, sign_bits); }
 
-/* Newton-Raphson steps that bring the hardware estimate to float precision. Each step
- * roughly doubles the correct bits: x86's rsqrtps gives 12 bits, so one step suffices; SIMDe's
- * portable estimate (a magic-constant guess plus one step, ~9 bits) and NEON's vrsqrte (~8 bits)
- * need two. */
-#if defined(SIMDE_X86_SSE_NATIVE)
-#define CB_RSQRT_NEWTON_STEPS 1
-#else
-#define CB_RSQRT_NEWTON_STEPS 2
-#endif
+/* a * b + c, rounded twice (the multiply, then the add) on every kernel set: the one
+ * multiply-add policy of the file comment. The name stays because the kernels read as fused
+ * sums; what they cost against real FMA is in docs/performance.md (issue 11). */
+CB_INLINE cb_vf cb_vf_fmadd(cb_vf a, cb_vf b, cb_vf c) { return cb_vf_add(cb_vf_mul(a, b), c); }
 
-/* 1/sqrt(a) to about 23 bits: hardware estimate refined by Newton-Raphson,
- * y' = y (1.5 - 0.5 a y^2).
- * Estimates differ between CPU vendors, so results are reproducible on one machine (and across
- * thread counts and batch sizes), not across machines; this matches rtm's quat_normalize
- * versus quat_normalize_deterministic split. a = 0 gives NaN after the refinement (inf * 0):
- * callers select away lanes that are not strictly positive. */
+/* c - a * b, rounded twice. Equal, bit for bit, to -(a * b) + c. */
+CB_INLINE cb_vf cb_vf_fnmadd(cb_vf a, cb_vf b, cb_vf c) { return cb_vf_sub(c, cb_vf_mul(a, b)); }
+
+/* 1 / sqrt(a): a correctly rounded square root, then a correctly rounded division, so every
+ * kernel set gets the same bits (within 1.5 ulp of the exact value, about 1.8e-7 relative).
+ * It replaces a hardware estimate refined by Newton-Raphson, whose first guess differs between
+ * CPU vendors and between x86 and ARM. a = 0 gives +inf, a < 0 or NaN gives NaN: callers
+ * select away lanes that are not strictly positive. */
 CB_INLINE cb_vf cb_vf_rsqrt(cb_vf a)
 {
-    cb_vf y = cb_vf_rsqrt_est(a);
-    cb_vf half_a = cb_vf_mul(cb_vf_set1(0.5f), a);
-    for (int step = 0; step < CB_RSQRT_NEWTON_STEPS; ++step) {
-        /* 1.5 - (0.5 a y) y, fused. */
-        cb_vf corr = cb_vf_fnmadd(cb_vf_mul(half_a, y), y, cb_vf_set1(1.5f));
-        y = cb_vf_mul(y, corr);
-    }
-    return y;
+    return cb_vf_div(cb_vf_set1(1.0f), cb_vf_sqrt(a));
 }
 
 /* Clamps to [0, 1]; NaN becomes 0. max(a, 0) returns its second operand, 0, when a is NaN. */
@@ -242,7 +222,8 @@ CB_INLINE cb_vm cb_vf_is_finite(cb_vf a)
 }
 
 /* Sum of the lanes, in lane order, so the result does not depend on how the compiler would
- * have paired them. Not for inner loops. */
+ * have paired them. It does depend on W (it adds W lanes), so no result of the library may
+ * come from it: tests and debugging only. */
 CB_INLINE float cb_vf_hsum(cb_vf a)
 {
     CB_VF_ALIGNED float lanes[CB_W];

@@ -13,7 +13,9 @@
  *   cb_vf_log2    absolute error <= 2e-7 for x in [0.5, 2] (measured 1.1e-7), relative 1.2e-7
  *                 elsewhere (7.8e-8)
  *   cb_vf_exp2    relative error <= 2.5e-7 for x in [-126, 127] (measured 1.0e-7)
- * Results are deterministic for a given build (no estimate instructions are involved).
+ * Results are the same bits on every kernel set (no estimate instructions, no fused
+ * multiply-adds: vf.h); cb_vf_atan2 and cb_vf_exp2 also equal their scalar twins in
+ * simd/detmath.h bit for bit.
  *
  * Integer operations on the float bits (exponent extraction and construction) live here too,
  * as a few width-specific wrappers: this header is part of src/simd, the only place that may
@@ -21,6 +23,7 @@
 #ifndef CROWDBLEND_SIMD_VMATH_H
 #define CROWDBLEND_SIMD_VMATH_H
 
+#include "simd/detmath.h"
 #include "simd/vf.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -121,11 +124,7 @@ CB_INLINE cb_vf cb_vf_copysign(cb_vf a, cb_vf s)
 /* ------------------------------------------------------------------------------------------ */
 /* atan2                                                                                      */
 
-/* atan(a) / a as a polynomial in a^2 on a in [0, 1] (scripts/fit_vmath.py: error 1.8e-8). */
-static const float cb_vmath_atan_coeffs[9] = {
-    2.766283502e-3f,  -1.573124912e-2f, 4.213762359e-2f,  -7.456854826e-2f, 1.061837064e-1f,
-    -1.419779779e-1f, 1.999187203e-1f,  -3.333303671e-1f, 9.999999818e-1f,
-};
+/* cb_vmath_atan_coeffs (simd/detmath.h): atan(a) / a in a^2 on [0, 1], error 1.8e-8. */
 
 /* The angle of (x, y) in [-pi, pi], as C's atan2(y, x): the reduction takes
  * a = min(|x|, |y|) / max(|x|, |y|) in [0, 1], evaluates atan(a), then reflects it into the
@@ -194,11 +193,7 @@ CB_INLINE cb_vf cb_vf_log2(cb_vf x)
 /* ------------------------------------------------------------------------------------------ */
 /* exp2                                                                                       */
 
-/* 2^f on f in [-1/2, 1/2] (scripts/fit_vmath.py: error 2e-9; the constant term is 1, so
- * 2^0 = 1 exactly). */
-static const float cb_vmath_exp2_coeffs[7] = {1.54614447e-4f,  1.340042818e-3f, 9.618056679e-3f,
-                                              5.550327227e-2f, 2.402265092e-1f, 6.931472067e-1f,
-                                              1.0f};
+/* cb_vmath_exp2_coeffs (simd/detmath.h): 2^f on [-1/2, 1/2], error 2e-9, exact at 0. */
 
 /* 2^x. x = n + f with n = round(x) and f in [-1/2, 1/2]; 2^n is built in the exponent bits.
  * Integer x gives the exact power of two. x < -126 gives 0 (results would be denormal),

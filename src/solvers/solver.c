@@ -166,6 +166,30 @@ static cb_result check_options(const cb_solver_desc *d, cb_error *err)
     return CB_OK;
 }
 
+/* Distinct values of one coordinate closer than CB_SOLVER_MIN_SPACING: the 1D hat weights
+ * multiply by the reciprocal of each spacing, which overflows to inf below about 3e-39 (and
+ * 0 * inf is NaN at the knot itself). */
+static cb_result check_spacing(const cb_solver_desc *d, cb_error *err)
+{
+    for (uint32_t k = 0; k < d->dimension; ++k) {
+        for (uint32_t i = 0; i < d->node_count; ++i) {
+            float a = d->nodes[(size_t)i * d->dimension + k];
+            for (uint32_t j = i + 1; j < d->node_count; ++j) {
+                float gap = fabsf(d->nodes[(size_t)j * d->dimension + k] - a);
+                if (gap > 0.0f && gap < CB_SOLVER_MIN_SPACING) {
+                    return cb_error_set(err, CB_ERR_DUPLICATE,
+                                        "nodes[%u] and nodes[%u] are %g apart in %s: distinct "
+                                        "values must be at least %g apart",
+                                        i, j, (double)gap,
+                                        d->dimension == 1 ? "t" : (k == 0 ? "x" : "y"),
+                                        (double)CB_SOLVER_MIN_SPACING);
+                }
+            }
+        }
+    }
+    return CB_OK;
+}
+
 static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
 {
     if (d->kind == CB_SOLVER_KIND_DIRECT) {
@@ -189,23 +213,30 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
             }
         }
     }
-    /* Equal 1D thresholds form documented steps; bilinear grids check their own order. */
+    /* Equal 1D thresholds form documented steps, and bilinear grids share their lines and
+     * check their own order: only spacings too small to invert are refused there. */
     if (d->kind == CB_SOLVER_KIND_LINEAR_1D || d->kind == CB_SOLVER_KIND_BILINEAR_2D) {
-        return CB_OK;
+        return check_spacing(d, err);
     }
-    /* Nodes closer than 1e-6 of the bounding-box diagonal are duplicates: float coordinates
-     * cannot tell them apart reliably, and every method divides by their distance somewhere. */
+    /* Nodes closer than 1e-6 of the bounding-box diagonal, or of the largest coordinate's
+     * magnitude, are duplicates: float coordinates cannot tell them apart reliably (nodes a few
+     * ulps apart near 1.75 gave natural-neighbour weights summing to 1.1), and every method
+     * divides by their distance somewhere, which must stay above CB_SOLVER_MIN_SPACING. */
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (uint32_t i = 0; i < d->node_count; ++i) {
         double p[2];
         cb_solver_node(d, d->dimension, i, &p[0], &p[1]);
+        /* Comparisons, not fmin/fmax (the nodes are finite here): gcc 12.2 for aarch64 stops
+         * with an internal error vectorizing an fmin/fmax reduction at -O3. */
         for (int k = 0; k < 2; ++k) {
-            lo[k] = fmin(lo[k], p[k]);
-            hi[k] = fmax(hi[k], p[k]);
+            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
         }
     }
     double diag2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]);
-    double min2 = 1e-12 * diag2;
+    double big = fmax(fmax(fabs(lo[0]), fabs(hi[0])), fmax(fabs(lo[1]), fabs(hi[1])));
+    double min_spacing = CB_SOLVER_MIN_SPACING;
+    double min2 = fmax(1e-12 * fmax(diag2, big * big), min_spacing * min_spacing);
     for (uint32_t i = 0; i < d->node_count; ++i) {
         double xi, yi;
         cb_solver_node(d, d->dimension, i, &xi, &yi);
@@ -213,9 +244,11 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
             double xj, yj;
             cb_solver_node(d, d->dimension, j, &xj, &yj);
             double d2 = (xi - xj) * (xi - xj) + (yi - yj) * (yi - yj);
-            if (d2 <= min2) {
+            if (d2 < min2) {
                 return cb_error_set(err, CB_ERR_DUPLICATE,
-                                    "nodes[%u] and nodes[%u] are at the same position", i, j);
+                                    "nodes[%u] and nodes[%u] are %g apart: too close to tell "
+                                    "apart (at least %g here)",
+                                    i, j, sqrt(d2), sqrt(min2));
             }
         }
     }
@@ -372,18 +405,20 @@ static bool sanitize_one(const cb_solver *s, const float *params, float q[2])
     }
     q[0] = params[0];
     q[1] = s->dimension == 2 ? params[1] : 0.0f;
-    if (!isfinite(q[0]) || !isfinite(q[1])) {
+    /* As sanitize_block, operation for operation: a non-finite query becomes the origin, which
+     * a layout far from the origin then pulls in like any far query. */
+    bool finite = isfinite(q[0]) && isfinite(q[1]);
+    if (!finite) {
         q[0] = q[1] = 0.0f;
-        return false;
     }
     float dx = q[0] - s->far_cx, dy = q[1] - s->far_cy;
     float m = fmaxf(fabsf(dx), fabsf(dy));
     if (m > s->far) {
         float scale = s->far / m;
-        q[0] = fmaf(dx, scale, s->far_cx);
-        q[1] = fmaf(dy, scale, s->far_cy);
+        q[0] = dx * scale + s->far_cx;
+        q[1] = dy * scale + s->far_cy;
     }
-    return true;
+    return finite;
 }
 
 static unsigned popcount(unsigned bits)

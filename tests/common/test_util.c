@@ -18,6 +18,19 @@ uint64_t cb_test_seed(void)
     return seed;
 }
 
+double cb_test_scale(void)
+{
+    const char *s = getenv("CB_TEST_SCALE");
+    double v = s != NULL ? strtod(s, NULL) : 1.0;
+    return v > 0.0 && v <= 1.0 ? v : 1.0;
+}
+
+size_t cb_test_scaled(size_t n, size_t least)
+{
+    size_t v = (size_t)((double)n * cb_test_scale());
+    return v > least ? v : least;
+}
+
 cb_prng cb_test_prng(const char *case_name)
 {
     /* FNV-1a of the name, mixed with the run seed. */

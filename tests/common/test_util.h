@@ -23,6 +23,14 @@ uint64_t cb_test_seed(void);
  * not shift each other's numbers when one is added. */
 cb_prng cb_test_prng(const char *case_name);
 
+/* CB_TEST_SCALE from the environment, in (0, 1] (1 when unset): meson sets it below 1 in
+ * unoptimized, sanitized and emulated builds (tests/meson.build). */
+double cb_test_scale(void);
+
+/* n scaled by cb_test_scale(), at least `least`: the case count of a heavy randomized test, so
+ * that it finishes well inside meson's default timeout in every build (issue 11). */
+size_t cb_test_scaled(size_t n, size_t least);
+
 /* Prints "# <text>" (a TAP comment): figures that belong in the test log. */
 void cb_test_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -3,6 +3,7 @@
 
 #include "base/scalar_math.h"
 #include "graph/runtime/runtime_impl.h"
+#include "simd/detmath.h"
 #include "simd/lane.h"
 
 /* ---- inertialization (Bollo, "Inertialization: High-Performance Animation Transitions in
@@ -65,7 +66,7 @@ void cb_graph_inert_capture(const pose_ctx *x, float *st, const cb_xform_group *
         cb_fvec3 axis = cb_fv_normalize_len(cb_fv(q.x, q.y, q.z), &s);
         bool tiny = s < 1e-9f;
         o[0] = tiny ? 1.0f : axis.x, o[1] = tiny ? 0.0f : axis.y, o[2] = tiny ? 0.0f : axis.z;
-        o[3] = tiny ? 0.0f : 2.0f * atan2f(s, q.w); /* in [0, pi] */
+        o[3] = tiny ? 0.0f : 2.0f * cb_det_atan2f(s, q.w); /* in [0, pi] */
         /* The translation offset as a direction and a length. */
         float len;
         cb_fvec3 d = cb_fv_normalize_len(cb_fv_sub(ta, tb), &len);

@@ -8,6 +8,7 @@
 
 #include "graph/runtime/runtime_impl.h"
 #include "params/params_kernels.h"
+#include "simd/detmath.h"
 
 static void read_params(const cb_graph *g, const cb_graph_block *b,
                         const cb_graph_param_source *src, uint32_t first, uint32_t n,
@@ -51,7 +52,7 @@ static size_t quadrant(const gproc *p, uint32_t n, cb_graph_scratch *s)
         float x = SR(s, params, p->in[0], i), y = SR(s, params, p->in[1], i);
         if (x * x + y * y >= p->b * p->b) {
             s->cidx[m] = i;
-            s->qa[m] = atan2f(y, x);
+            s->qa[m] = cb_det_atan2f(y, x);
             float q = out[i];
             s->qstate[m] = (uint8_t)(q >= 0.0f && q <= 4.0f ? q : 0.0f);
             m++;

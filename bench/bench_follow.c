@@ -1,0 +1,189 @@
+/* The follow path (crowdblend/follow.h) as google-benchmark sees it, beside W2:
+ *   follow_update/10000          cb_follow_update alone for 10,000 characters: heading, root,
+ *                                local velocity into the parameters (per_character: its cost);
+ *   follow_frame/10000/64        cb_follow_update + cb_crowd_update on a W2 crowd (the 17
+ *                                locomotion clips, additive and upper-body layers);
+ *   follow_frame_w2/10000/64     the same crowd and velocities without the follower: the W2
+ *                                frame it sits beside (the difference is what following costs).
+ * One thread. The agents' motion (positions and velocities changing every frame) is computed
+ * outside the timing, as a simulation would hand it over. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_all.h"
+#include "crowdblend/crowdblend.h"
+#include "shim.h"
+
+static const char *const clip_names[17] = {
+    "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
+    "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
+};
+
+typedef struct world {
+    cb_embedded *set;
+    cb_graph *graph; /* the blend space the crowd runs */
+    cb_crowd *crowd;
+    cb_follow *follow;
+    uint32_t n;
+    float *pos, *vel;
+    float *right, *forward; /* the crowd's velocity columns (for the run without follower) */
+} world;
+
+static void world_destroy(world *w)
+{
+    cb_follow_destroy(w->follow);
+    cb_crowd_destroy(w->crowd);
+    cb_graph_destroy(w->graph);
+    cb_embedded_destroy(w->set);
+    free(w->pos);
+    free(w->vel);
+}
+
+static bool world_create(world *w, uint32_t n, bool follow)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    if (cb_embedded_create(NULL, &w->set, NULL) != CB_OK) {
+        return false;
+    }
+    const cb_clip *clips[17];
+    for (int k = 0; k < 17; ++k) {
+        clips[k] = cb_embedded_find_clip(w->set, clip_names[k]);
+    }
+    cb_graph_blend_desc bd = {
+        .skeleton = cb_embedded_skeleton(w->set),
+        .clips = clips,
+        .clip_count = 17,
+        .additive = {.clip = cb_embedded_find_clip(w->set, "lean_add")},
+        .upper_body = {.clip = cb_embedded_find_clip(w->set, "wave_upper"),
+                       .mask_joint = "spine_01"},
+    };
+    if (cb_graph_create_blend(&bd, &w->graph, NULL) != CB_OK) {
+        return false;
+    }
+    const cb_graph *graphs[1] = {w->graph};
+    cb_crowd_desc cd = {
+        .skeleton = cb_embedded_skeleton(w->set),
+        .capacity = n,
+        .graphs = graphs,
+        .graph_count = 1,
+        .thread_count = 1,
+    };
+    cb_follow_desc fd = {.capacity = n};
+    w->pos = calloc(3 * (size_t)n, sizeof(float));
+    w->vel = calloc(3 * (size_t)n, sizeof(float));
+    if (w->pos == NULL || w->vel == NULL || cb_crowd_create(&cd, &w->crowd, NULL) != CB_OK) {
+        return false;
+    }
+    fd.crowd = w->crowd;
+    if (follow && cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        float phase = (float)((i * 2654435761u) % 1000u) / 1000.0f;
+        cb_result r = follow ? cb_follow_add(w->follow, phase, 0.0f, &ch)
+                             : cb_crowd_add(w->crowd, 0, phase, &ch);
+        if (r != CB_OK) {
+            return false;
+        }
+    }
+    /* The blend space's parameters (crowdblend/graph.h): blend_0 right, blend_1 forward. */
+    uint32_t right = 0, forward = 0;
+    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "0", &right);
+    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "1", &forward);
+    w->right = cb_crowd_param_column(w->crowd, 0, right);
+    w->forward = cb_crowd_param_column(w->crowd, 0, forward);
+    return true;
+}
+
+/* Frame f of a wandering crowd: each agent walks or runs on a slowly turning circle. */
+static void move(world *w, uint32_t frame)
+{
+    const float dt = 1.0f / 60.0f;
+    for (uint32_t i = 0; i < w->n; ++i) {
+        float speed = 0.4f + 3.0f * (float)(i % 7) / 7.0f;
+        float turn = 0.2f + 0.1f * (float)(i % 5);
+        float a = turn * dt * (float)frame + (float)i;
+        w->vel[3 * i] = speed * sinf(a);
+        w->vel[3 * i + 2] = speed * cosf(a);
+        w->pos[3 * i] += w->vel[3 * i] * dt;
+        w->pos[3 * i + 2] += w->vel[3 * i + 2] * dt;
+    }
+}
+
+static void finish(cb_bench_state *st, const world *w)
+{
+    double chars = (double)w->n * (double)cb_bench_iterations(st);
+    cb_bench_set_items_processed(st, (int64_t)chars);
+    cb_bench_set_counter(st, "per_character", chars,
+                         CB_BENCH_COUNTER_RATE | CB_BENCH_COUNTER_INVERT);
+}
+
+/* The world of the benchmark's first argument (characters), or a skipped benchmark. */
+static bool world_start(cb_bench_state *st, world *w, bool follow)
+{
+    if (world_create(w, (uint32_t)cb_bench_range(st, 0), follow)) {
+        return true;
+    }
+    cb_bench_skip_with_error(st, "setup failed");
+    world_destroy(w);
+    return false;
+}
+
+static void bm_follow_update(cb_bench_state *st, void *user)
+{
+    (void)user;
+    world w;
+    if (!world_start(st, &w, true)) {
+        return;
+    }
+    uint32_t frame = 0;
+    while (cb_bench_keep_running(st)) {
+        cb_bench_pause_timing(st);
+        move(&w, frame++);
+        cb_bench_resume_timing(st);
+        cb_follow_update(w.follow, w.pos, w.vel, 0);
+        cb_bench_keep(cb_follow_roots(w.follow));
+    }
+    finish(st, &w);
+    world_destroy(&w);
+}
+
+/* user: non-NULL to follow, NULL for the plain W2 frame (the host writes the same local
+ * velocity it would get, without placing anything). */
+static void bm_frame(cb_bench_state *st, void *user)
+{
+    bool follow = user != NULL;
+    world w;
+    if (!world_start(st, &w, follow)) {
+        return;
+    }
+    uint32_t frame = 0;
+    while (cb_bench_keep_running(st)) {
+        cb_bench_pause_timing(st);
+        move(&w, frame++);
+        if (!follow) {
+            for (uint32_t i = 0; i < w.n; ++i) {
+                w.right[i] = 0.0f;
+                w.forward[i] = hypotf(w.vel[3 * i], w.vel[3 * i + 2]);
+            }
+        }
+        cb_bench_resume_timing(st);
+        if (follow) {
+            cb_follow_update(w.follow, w.pos, w.vel, 0);
+        }
+        cb_crowd_update(w.crowd, 1.0f / 60.0f);
+    }
+    finish(st, &w);
+    world_destroy(&w);
+}
+
+void cb_bench_register_follow(void)
+{
+    static int on = 1;
+    cb_bench_arg(cb_bench_register("follow_update", bm_follow_update, NULL), 10000);
+    cb_bench_args2(cb_bench_register("follow_frame", bm_frame, &on), 10000, 64);
+    cb_bench_args2(cb_bench_register("follow_frame_w2", bm_frame, NULL), 10000, 64);
+}

@@ -1,0 +1,162 @@
+/**
+ * @file crowdblend/follow.h
+ * @brief Characters that follow a simulation: an engine's steering or a crowd simulator owns
+ *        each agent's position, and the character's root goes exactly there.
+ *
+ * STEP BY STEP
+ *   1. Create a crowd (crowdblend/crowd.h), then a follower for one of its kinds:
+ *      cb_follow_create() with the crowd, the kind and how many characters may follow.
+ *   2. Add and remove characters through the follower (cb_follow_add(), cb_follow_remove()):
+ *      it mirrors the crowd's dense order (swap-remove), so its per-character state moves with
+ *      the crowd's. Do not add or remove characters of that kind behind its back.
+ *   3. Every frame, before cb_crowd_update(): cb_follow_update() with each character's world
+ *      position and velocity, in dense order. The follower
+ *        - places the character's root exactly at the position (cb_follow_roots()),
+ *        - turns its heading along the velocity, or holds it while the agent stands,
+ *        - writes the velocity in the character's own frame (to its right and forward, m/s)
+ *          into the kind's two velocity parameters, which the graph or blend space turns into
+ *          a walk, a run, a strafe.
+ *   4. After cb_crowd_update(), a joint's world matrix is the root's (cb_follow_root_matrix())
+ *      times the joint's model-space matrix (cb_crowd_matrices()). The crowd's root motion is
+ *      not applied: the simulation decides where the character is.
+ *
+ * FRAME: the crowd's world, +Y up (the skeleton's convention, crowdblend/skeleton.h); metres,
+ * seconds. A character at yaw 0 faces +Z; a positive yaw turns +Z towards +X (as root-motion
+ * yaw does, crowdblend/clip.h). A trajectory in a Z-up ground plane (x, y) maps to
+ * (X, Y, Z) = (x, elevation, -y).
+ *
+ * HEADING: with s the horizontal speed, below stand_speed_mps the heading is held; at or above
+ * follow_speed_mps it is exactly the direction of the velocity; in between it turns towards
+ * that direction by the fraction (s - stand) / (follow - stand) of the remaining angle on each
+ * update, so starting and stopping turn the character smoothly rather than at one frame.
+ *
+ * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
+ * the calling thread (a few nanoseconds per character: docs/performance.md). A follower is
+ * used by one thread at a time, never during cb_crowd_update() of its crowd.
+ */
+#ifndef CROWDBLEND_FOLLOW_H
+#define CROWDBLEND_FOLLOW_H
+
+#include "crowdblend/base.h"
+#include "crowdblend/crowd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A follower (opaque). */
+typedef struct cb_follow cb_follow;
+
+/** How to create a follower. Zero-initialise, then set what you need; zero means default. */
+typedef struct cb_follow_desc {
+    uint32_t _start_canary;
+    /** The crowd whose characters follow. Required; must outlive the follower. */
+    cb_crowd *crowd;
+    /** The kind (graph) whose characters follow. Default 0. */
+    uint32_t kind;
+    /** Most characters that follow at once, 1 to CB_CROWD_MAX_CAPACITY. Required. */
+    uint32_t capacity;
+    /** The float parameter receiving the velocity to the character's right, m/s. Default:
+     *  "vx" when the kind's graph has it (the example graphs), else "blend_0" (a blend-space
+     *  crowd's first axis). */
+    const char *right_param;
+    /** The float parameter receiving the velocity forward, m/s. Default: "vy", else
+     *  "blend_1". */
+    const char *forward_param;
+    /** Horizontal speed below which the heading is held, m/s, >= 0. Default 0.15. */
+    float stand_speed_mps;
+    /** Speed from which the heading is exactly along the velocity, m/s, > stand_speed_mps.
+     *  Default 2 x stand_speed_mps (0.3). */
+    float follow_speed_mps;
+    /** For the follower's memory. Default: the C library. */
+    cb_allocator allocator;
+    uint32_t _end_canary;
+} cb_follow_desc;
+
+/** Default stand speed, m/s: below a slow shuffle, above the sway of tracked standing people. */
+#define CB_FOLLOW_DEFAULT_STAND_SPEED 0.15f
+
+/** desc with every zero field that has a default replaced by it (desc may be NULL). The
+ *  parameter names are not resolved here (they depend on the crowd). */
+CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
+
+/**
+ * Creates a follower for desc->kind of desc->crowd, with no characters. The kind must have no
+ * characters yet (they must all be added through the follower).
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (desc, out, crowd), CB_ERR_CANARY, CB_ERR_ALLOCATOR,
+ *         CB_ERR_INVALID_ARGUMENT (kind, capacity, speeds, a kind that already has
+ *         characters), CB_ERR_NOT_FOUND (a velocity parameter), CB_ERR_MISMATCH (a velocity
+ *         parameter that is not a float, or the same parameter twice), CB_ERR_OUT_OF_MEMORY.
+ *         err names the field.
+ */
+CB_API cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err);
+
+/** Destroys the follower (not the crowd or its characters). NULL does nothing. */
+CB_API void cb_follow_destroy(cb_follow *follow);
+
+/**
+ * Adds a character to the crowd (cb_crowd_add() with this phase) facing heading_rad, placed at
+ * the origin until the next update.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE (phase or heading), CB_ERR_CAPACITY
+ *         (the follower's or the crowd's), CB_ERR_MISMATCH (the kind's count changed behind
+ *         the follower's back); nothing changes on failure.
+ */
+CB_API cb_result cb_follow_add(cb_follow *follow, float phase, float heading_rad,
+                               cb_character *out);
+
+/**
+ * Removes a character from the crowd (cb_crowd_remove()); the kind's last character moves into
+ * its dense index, in the crowd and in the follower.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_STALE_HANDLE, CB_ERR_INVALID_ARGUMENT (a
+ *         character of another kind), CB_ERR_MISMATCH (the kind's count changed behind the
+ *         follower's back).
+ */
+CB_API cb_result cb_follow_remove(cb_follow *follow, cb_character character);
+
+/** Characters following (equal to cb_crowd_count() of the kind when used as documented). */
+CB_API uint32_t cb_follow_count(const cb_follow *follow);
+
+/**
+ * Places every character and sets its velocity parameters, for the next cb_crowd_update().
+ * Character i (dense index) reads 3 floats at (const char *)positions + i * stride_bytes and
+ * 3 at (const char *)velocities + i * stride_bytes: world X, Y, Z (+Y up), metres and m/s.
+ * @param stride_bytes  bytes between characters; 0 means 3 floats (packed)
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (positions or velocities with characters to place),
+ *         CB_ERR_MISALIGNED (stride not a multiple of 4), CB_ERR_INVALID_ARGUMENT (stride
+ *         below 12, a coordinate beyond 1e9 m or a speed beyond 1e4 m/s), CB_ERR_NOT_FINITE,
+ *         CB_ERR_MISMATCH (the kind's count changed behind the follower's back). Nothing
+ *         changes on failure.
+ */
+CB_API cb_result cb_follow_update(cb_follow *follow, const float *positions,
+                                  const float *velocities, size_t stride_bytes);
+
+/** Where a character's root is, after cb_follow_update(). */
+typedef struct cb_follow_root {
+    float position[3]; /**< exactly the position given, world */
+    float yaw;         /**< heading about +Y, radians in (-pi, pi] */
+    float rotation[4]; /**< the same as a quaternion (x, y, z, w) */
+    float speed_mps;   /**< horizontal speed given */
+    float right_mps;   /**< velocity to the character's right (the parameter written) */
+    float forward_mps; /**< velocity forward (the parameter written) */
+} cb_follow_root;
+
+/** The roots of the characters, by dense index (cb_follow_count() of them). */
+CB_API const cb_follow_root *cb_follow_roots(const cb_follow *follow);
+
+/** A root as a 4x4 column-major matrix (cglm mat4 order): rotation about +Y by yaw, then the
+ *  translation. */
+CB_API void cb_follow_root_matrix(const cb_follow_root *root, float out[16]);
+
+/**
+ * The heading rule on its own (what cb_follow_update does per character): the heading after
+ * an update from `heading_rad` with horizontal velocity (vx, vz), for a desc's speeds (after
+ * cb_follow_query_desc). Offline tools use it to see the heading a trajectory will get.
+ */
+CB_API float cb_follow_heading(float heading_rad, float vx, float vz, float stand_speed_mps,
+                               float follow_speed_mps);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CROWDBLEND_FOLLOW_H */

@@ -1,0 +1,50 @@
+/* `crowdblend animate`: a crowd driven along simulator trajectories, measured (skate, pops)
+ * and optionally exported as glTF. cmd_animate.c reads the options and prints; animate_run.c
+ * runs one file. */
+#ifndef CROWDBLEND_CLI_ANIMATE_H
+#define CROWDBLEND_CLI_ANIMATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "crowdblend/crowdblend.h"
+#include "measure/measure.h"
+#include "traj/traj.h"
+
+typedef struct cb_animate_options {
+    const char *graph;  /* NULL: the blend-space crowd; else an example's name or a JSON file */
+    double rate_hz;     /* animation rate */
+    double seconds;     /* simulate at most this long from the file's start (0: all) */
+    bool host_warp;     /* the host-side playback-rate warp (reference) */
+    const char *out;    /* glTF/GLB path or NULL */
+    double out_rate_hz; /* export rate (0: the animation rate) */
+    uint32_t threads;   /* the crowd's pool (0: all CPUs) */
+    float stand_speed;  /* the follow path's speeds (0: its defaults) */
+    float follow_speed;
+} cb_animate_options;
+
+/* The embedded data and the crowd's clips, shared by every file of one command. */
+typedef struct cb_animate_assets {
+    cb_embedded *set;
+    const cb_clip *locomotion[17]; /* idle, walks, runs: the blend-space crowd's clips */
+    double clips_pops_p999;        /* the clips' own pops (cm), cb_animate_clip_pops */
+} cb_animate_assets;
+
+/* What one file gave. */
+typedef struct cb_animate_result {
+    uint32_t agents_shown;   /* agents that existed at one frame at least */
+    uint32_t max_concurrent; /* most agents at once */
+    uint32_t frames;
+    double character_seconds;
+    double wall_s; /* the whole run, measurement included */
+    cb_measure *measure;
+} cb_animate_result;
+
+bool cb_animate_assets_init(cb_animate_assets *a, double rate_hz);
+void cb_animate_assets_finish(cb_animate_assets *a);
+
+/* Runs one trajectory set; false with a message on stderr on failure. */
+bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_options *o,
+                    const cb_animate_assets *assets, cb_animate_result *out);
+
+#endif

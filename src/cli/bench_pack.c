@@ -1,0 +1,119 @@
+/* `crowdblend bench --pack FILE.cbpack`: the figures of docs/performance.md's per-asset table
+ * that need the runtime: how long a load of the pack takes (median of 21, file read included),
+ * and a W1-style frame on the pack's skeleton: 1,000 characters on one thread, a DIRECT blend of
+ * three of its clips at fixed weights 0.5 / 0.3 / 0.2 (repeating clips when it has fewer),
+ * sample + blend + local-to-model, characters per second per core (median of 300 frames). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "crowdblend/crowdblend.h"
+
+/* A JSON string body with quotes and backslashes escaped. */
+static void escaped(char *out, size_t size, const char *s)
+{
+    size_t o = 0;
+    for (; *s != '\0' && o + 3 < size; ++s) {
+        if (*s == '"' || *s == '\\') {
+            out[o++] = '\\';
+        }
+        out[o++] = *s;
+    }
+    out[o] = '\0';
+}
+
+/* The W1 graph over clips a, b, c of the pack. */
+static cb_result w1_graph(const cb_pack *p, cb_graph **out, cb_error *err)
+{
+    size_t n = cb_pack_clip_count(p);
+    char names[3][2 * CB_JOINT_NAME_MAX + 2], text[2048];
+    for (int k = 0; k < 3; ++k) {
+        escaped(names[k], sizeof names[k], cb_clip_name(cb_pack_clip(p, (size_t)k % n)));
+    }
+    snprintf(text, sizeof text,
+             "{\"name\": \"w1\", \"parameters\": [{\"name\": \"w0\", \"default\": 0.5}, "
+             "{\"name\": \"w1\", \"default\": 0.3}, {\"name\": \"w2\", \"default\": 0.2}], "
+             "\"root\": \"d\", \"nodes\": {\"d\": {\"type\": \"direct\", \"children\": ["
+             "{\"node\": \"c0\", \"weight\": \"w0\"}, {\"node\": \"c1\", \"weight\": \"w1\"}, "
+             "{\"node\": \"c2\", \"weight\": \"w2\"}]}, \"c0\": {\"type\": \"clip\", \"clip\": "
+             "\"%s\"}, \"c1\": {\"type\": \"clip\", \"clip\": \"%s\"}, \"c2\": {\"type\": "
+             "\"clip\", \"clip\": \"%s\"}}}",
+             names[0], names[1], names[2]);
+    cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(p),
+                             .clips = cb_pack_clips(p),
+                             .clip_count = (uint32_t)n,
+                             .source_name = "w1"};
+    return cb_graph_load_json(text, strlen(text), &jd, out, err);
+}
+
+static double frame_rate(const cb_pack *p, cb_error *err)
+{
+    enum { CHARACTERS = 1000, FRAMES = 300 };
+    cb_graph *g = NULL;
+    if (w1_graph(p, &g, err) != CB_OK) {
+        return -1.0;
+    }
+    const cb_graph *graphs[1] = {g};
+    cb_crowd_desc cd = {.skeleton = cb_pack_skeleton(p),
+                        .capacity = CHARACTERS,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1};
+    cb_crowd *crowd = NULL;
+    double cps = -1.0;
+    if (cb_crowd_create(&cd, &crowd, err) == CB_OK) {
+        for (uint32_t i = 0; i < CHARACTERS; ++i) {
+            cb_character ch;
+            cb_crowd_add(crowd, 0, (float)i / CHARACTERS, &ch);
+        }
+        double ns[FRAMES];
+        for (int f = -3; f < FRAMES; ++f) {
+            uint64_t t0 = cb_now_ns();
+            cb_crowd_update(crowd, 1.0f / 60.0f);
+            if (f >= 0) {
+                ns[f] = (double)(cb_now_ns() - t0);
+            }
+        }
+        cps = CHARACTERS / (cb_median(ns, FRAMES) / 1e9);
+    }
+    cb_crowd_destroy(crowd);
+    cb_graph_destroy(g);
+    return cps;
+}
+
+int cb_bench_pack(const char *path, bool json)
+{
+    enum { LOADS = 21 };
+    double ms[LOADS];
+    cb_pack *p = NULL;
+    cb_error err = {0};
+    for (int k = 0; k < LOADS; ++k) {
+        cb_pack_destroy(p);
+        uint64_t t0 = cb_now_ns();
+        if (cb_pack_load_file(path, NULL, &p, &err) != CB_OK) {
+            fprintf(stderr, "crowdblend bench: %s\n", err.message);
+            return CB_EXIT_FAILURE;
+        }
+        ms[k] = (double)(cb_now_ns() - t0) / 1e6;
+    }
+    double load_ms = cb_median(ms, LOADS);
+    double cps = cb_pack_clip_count(p) > 0 ? frame_rate(p, &err) : -1.0;
+    if (cps < 0.0) {
+        fprintf(stderr, "crowdblend bench: W1 on %s: %s\n", path, err.message);
+        cb_pack_destroy(p);
+        return CB_EXIT_FAILURE;
+    }
+    size_t joints = cb_skeleton_joint_count(cb_pack_skeleton(p));
+    if (json) {
+        printf("{\"pack\": \"%s\", \"joints\": %zu, \"clips\": %zu, \"load_ms\": %.4f, "
+               "\"w1_characters_per_second_per_core\": %.0f, \"simd_width\": %zu}\n",
+               path, joints, cb_pack_clip_count(p), load_ms, cps, cb_simd_width());
+    } else {
+        printf("%s: %zu joints, %zu clips; load %.3f ms (median of %d); W1-style frame on this "
+               "skeleton: %.0f characters/s on one core (W = %zu)\n",
+               path, joints, cb_pack_clip_count(p), load_ms, LOADS, cps, cb_simd_width());
+    }
+    cb_pack_destroy(p);
+    return CB_EXIT_OK;
+}

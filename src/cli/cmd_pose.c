@@ -1,0 +1,185 @@
+/* `crowdblend pose FILE.cbpack --clip NAME --time SECONDS [--json]`: the model-space position
+ * and rotation of every joint of a pack's clip at a time, so that scripts and tests can check
+ * poses from outside the library.
+ *
+ * The pose is sampled by the runtime's own job (cb_pose_sample_job) and taken to model space by
+ * the local-to-model job; the clip's root motion is put back first, so the result is the source
+ * animation as the importer read it: root = origin * delta(0, t) * pose(t) (crowdblend/clip.h,
+ * ROOT MOTION). --in-place leaves the root motion out. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "crowdblend/crowdblend.h"
+
+static const char *const CMD = "crowdblend pose";
+
+/* x = g * x, with g a rigid motion on the ground: position g.t, heading g_yaw about +Y. */
+static void put_back_root(cb_xform *x, const double g[3], double g_yaw)
+{
+    double c = cos(g_yaw), s = sin(g_yaw);
+    double t[3] = {x->translation[0], x->translation[1], x->translation[2]};
+    x->translation[0] = (float)(g[0] + c * t[0] + s * t[2]);
+    x->translation[1] = (float)(g[1] + t[1]);
+    x->translation[2] = (float)(g[2] - s * t[0] + c * t[2]);
+    double h[4] = {0, sin(0.5 * g_yaw), 0, cos(0.5 * g_yaw)};
+    const float *q = x->rotation;
+    double r[4] = {
+        h[3] * q[0] + h[0] * q[3] + h[1] * q[2] - h[2] * q[1],
+        h[3] * q[1] - h[0] * q[2] + h[1] * q[3] + h[2] * q[0],
+        h[3] * q[2] + h[0] * q[1] - h[1] * q[0] + h[2] * q[3],
+        h[3] * q[3] - h[0] * q[0] - h[1] * q[1] - h[2] * q[2],
+    };
+    for (int k = 0; k < 4; ++k) {
+        x->rotation[k] = (float)r[k];
+    }
+}
+
+/* Samples the clip at t seconds and writes model-space transforms into model. */
+static cb_result pose_at(const cb_clip *clip, const cb_skeleton *skel, double t_s, bool in_place,
+                         cb_xform *local, cb_xform *model)
+{
+    size_t n = cb_skeleton_joint_count(skel), groups = cb_skeleton_group_count(skel);
+    size_t bytes = (cb_skeleton_pose_bytes(skel) + cb_simd_group_align() - 1) /
+                   cb_simd_group_align() * cb_simd_group_align();
+    cb_xform_group *pose = aligned_alloc(cb_simd_group_align(), bytes);
+    if (pose == NULL) {
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    float u = (float)(t_s / (double)cb_clip_duration(clip));
+    cb_pose_sample_job sj = {.clip = clip, .time = u, .out = {pose, groups}};
+    cb_result r = cb_pose_sample_job_run(&sj, NULL);
+    cb_clip_root_motion rm = cb_clip_query_root_motion(clip);
+    if (r == CB_OK && !in_place && rm.mode != CB_ROOT_MOTION_NONE) {
+        cb_root_delta d;
+        cb_clip_root_delta(clip, 0.0f, u, &d);
+        double oy = rm.origin_yaw, c = cos(oy), s = sin(oy);
+        double g[3] = {rm.origin[0] + c * d.translation[0] + s * d.translation[2],
+                       rm.origin[1] + d.translation[1],
+                       rm.origin[2] - s * d.translation[0] + c * d.translation[2]};
+        cb_xform_unpack(pose, groups, (cb_xform_span){local, n});
+        put_back_root(&local[rm.joint], g, oy + d.yaw);
+        cb_xform_pack((cb_xform_cspan){local, n}, pose, groups);
+    }
+    if (r == CB_OK) {
+        cb_ltm_job lj = {.skeleton = skel, .local = {pose, groups}, .model_xforms = {model, n}};
+        r = cb_ltm_job_run(&lj, NULL);
+    }
+    free(pose);
+    return r;
+}
+
+static void print_json(const char *clip_name, double time_s, const cb_skeleton *skel,
+                       const cb_xform *model)
+{
+    printf("{\"clip\": ");
+    cb_json_string(stdout, clip_name);
+    printf(", \"time_s\": %.9g, \"joints\": [", time_s);
+    for (size_t j = 0; j < cb_skeleton_joint_count(skel); ++j) {
+        const cb_xform *x = &model[j];
+        printf("%s{\"name\": ", j ? ", " : "");
+        cb_json_string(stdout, cb_skeleton_joint_name(skel, j));
+        printf(", \"parent\": %d, \"position\": [%.9g, %.9g, %.9g], "
+               "\"rotation\": [%.9g, %.9g, %.9g, %.9g]}",
+               (int)cb_skeleton_parents(skel)[j], (double)x->translation[0],
+               (double)x->translation[1], (double)x->translation[2], (double)x->rotation[0],
+               (double)x->rotation[1], (double)x->rotation[2], (double)x->rotation[3]);
+    }
+    printf("]}\n");
+}
+
+static void print_text(const char *clip_name, double time_s, bool in_place, const cb_skeleton *skel,
+                       const cb_xform *model)
+{
+    printf("%s at %.4f s (model space%s)\n\n  %-28s %32s %40s\n", clip_name, time_s,
+           in_place ? ", in place" : ", root motion included", "joint", "position",
+           "rotation (x y z w)");
+    for (size_t j = 0; j < cb_skeleton_joint_count(skel); ++j) {
+        const cb_xform *x = &model[j];
+        printf("  %-28.28s %10.5f %10.5f %10.5f   %9.6f %9.6f %9.6f %9.6f\n",
+               cb_skeleton_joint_name(skel, j), (double)x->translation[0],
+               (double)x->translation[1], (double)x->translation[2], (double)x->rotation[0],
+               (double)x->rotation[1], (double)x->rotation[2], (double)x->rotation[3]);
+    }
+}
+
+int cb_cmd_pose(int argc, char **argv)
+{
+    bool help = false, json = false, in_place = false;
+    const char *clip_name = NULL, *times = NULL;
+    double time_s = NAN;
+    const cb_opt opts[] = {
+        {"clip", CB_OPT_STRING, &clip_name, "the clip's name (required)"},
+        {"time", CB_OPT_DOUBLE, &time_s, "seconds from the clip's start (required)"},
+        {"times", CB_OPT_STRING, &times,
+         "several times, t1,t2,... (with --json: one object per line)"},
+        {"json", CB_OPT_FLAG, &json, "print one JSON object"},
+        {"in-place", CB_OPT_FLAG, &in_place, "leave the root motion out"},
+        {"help", CB_OPT_FLAG, &help, "show this help"},
+        {0},
+    };
+    const char *positional[1] = {NULL};
+    size_t npos = 0;
+    if (!cb_opts_parse(CMD, argc, argv, 2, opts, positional, 1, &npos)) {
+        return CB_EXIT_USAGE;
+    }
+    if (help) {
+        cb_opts_print_help("crowdblend pose FILE.cbpack --clip NAME --time SECONDS [--json]", opts);
+        return CB_EXIT_OK;
+    }
+    if (npos != 1 || clip_name == NULL || (!isfinite(time_s) && (times == NULL || !json))) {
+        fprintf(stderr, "%s: needs FILE.cbpack, --clip NAME and a finite --time (try --help)\n",
+                CMD);
+        return CB_EXIT_USAGE;
+    }
+    cb_pack *pack = NULL;
+    cb_error err = {0};
+    if (cb_pack_load_file(positional[0], NULL, &pack, &err) != CB_OK) {
+        fprintf(stderr, "%s: %s\n", CMD, err.message);
+        return CB_EXIT_FAILURE;
+    }
+    size_t index = 0;
+    if (cb_pack_find_clip(pack, clip_name, &index) != CB_OK) {
+        fprintf(stderr, "%s: %s has no clip \"%s\"\n", CMD, positional[0], clip_name);
+        cb_pack_destroy(pack);
+        return CB_EXIT_FAILURE;
+    }
+    const cb_clip *clip = cb_pack_clip(pack, index);
+    const cb_skeleton *skel = cb_pack_skeleton(pack);
+    size_t n = cb_skeleton_joint_count(skel);
+    cb_xform *local = malloc(n * sizeof *local), *model = malloc(n * sizeof *model);
+    cb_result r = local != NULL && model != NULL ? CB_OK : CB_ERR_OUT_OF_MEMORY;
+    if (r == CB_OK && times != NULL) {
+        /* One pose per listed time, one JSON object per line. */
+        for (const char *p = times; r == CB_OK && *p != '\0';) {
+            char *end = NULL;
+            double t = strtod(p, &end);
+            if (end == p || !isfinite(t) || (*end != ',' && *end != '\0')) {
+                fprintf(stderr, "%s: --times: '%s' is not a list of numbers\n", CMD, times);
+                r = CB_ERR_INVALID_ARGUMENT;
+                break;
+            }
+            r = pose_at(clip, skel, t, in_place, local, model);
+            if (r == CB_OK) {
+                print_json(clip_name, t, skel, model);
+            }
+            p = *end == ',' ? end + 1 : end;
+        }
+    } else if (r == CB_OK) {
+        r = pose_at(clip, skel, time_s, in_place, local, model);
+        if (r == CB_OK && json) {
+            print_json(clip_name, time_s, skel, model);
+        } else if (r == CB_OK) {
+            print_text(clip_name, time_s, in_place, skel, model);
+        }
+    }
+    if (r != CB_OK && r != CB_ERR_INVALID_ARGUMENT) {
+        fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
+    }
+    free(local);
+    free(model);
+    cb_pack_destroy(pack);
+    return r == CB_OK ? CB_EXIT_OK : CB_EXIT_FAILURE;
+}

@@ -1,0 +1,81 @@
+/* `crowdblend serve`: the crowd as a service, streamed to the browser viewer (docs/serve.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/example_graphs.h"
+#include "crowdblend/crowd.h"
+#include "serve/serve.h"
+
+#ifndef CB_SERVE_WEB_ROOT
+#define CB_SERVE_WEB_ROOT "web"
+#endif
+
+int cb_cmd_serve(int argc, char **argv)
+{
+    bool help = false, verbose = false;
+    long characters = 1000, capacity = 0, threads = 0, max_clients = 16, seed = 1;
+    double seconds = 0.0;
+    const char *graph = CB_DEFAULT_EXAMPLE_GRAPH, *listen = "127.0.0.1:8080";
+    const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL;
+    const cb_opt opts[] = {
+        {"graph", CB_OPT_STRING, &graph,
+         "graph to run: an example's name, a JSON file, or none (default " CB_DEFAULT_EXAMPLE_GRAPH
+         ")"},
+        {"characters", CB_OPT_INT, &characters, "characters at start (default 1000)"},
+        {"capacity", CB_OPT_INT, &capacity,
+         "most characters at once, for clients that add some (default: characters + 25 %)"},
+        {"listen", CB_OPT_STRING, &listen,
+         "HOST:PORT to listen on; port 0 picks a free one (default 127.0.0.1:8080, loopback "
+         "only)"},
+        {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default: all CPUs)"},
+        {"max-clients", CB_OPT_INT, &max_clients, "WebSocket clients at once, 1..64 (default 16)"},
+        {"web-root", CB_OPT_STRING, &web_root,
+         "the viewer's folder, with public/ and node_modules/ (default: this source tree's web/)"},
+        {"model", CB_OPT_STRING, &model,
+         "a .glb whose joints the viewer drives by name (served at /models/NAME)"},
+        {"seconds", CB_OPT_DOUBLE, &seconds,
+         "stop after this many seconds (default: run until "
+         "Ctrl-C)"},
+        {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
+        {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
+        {"help", CB_OPT_FLAG, &help, "show this help"},
+        {0},
+    };
+    if (!cb_opts_parse("crowdblend serve", argc, argv, 2, opts, NULL, 0, NULL)) {
+        return CB_EXIT_USAGE;
+    }
+    if (help) {
+        cb_opts_print_help("crowdblend serve [--graph NAME|FILE|none] [--characters N] "
+                           "[--listen 127.0.0.1:8080] [--threads N]",
+                           opts);
+        return CB_EXIT_OK;
+    }
+    if (characters < 1 || characters > (long)CB_CROWD_MAX_CAPACITY || capacity < 0 ||
+        capacity > (long)CB_CROWD_MAX_CAPACITY || (capacity != 0 && capacity < characters)) {
+        fprintf(stderr,
+                "crowdblend serve: --characters must be in 1..%u, --capacity at least "
+                "--characters\n",
+                CB_CROWD_MAX_CAPACITY);
+        return CB_EXIT_USAGE;
+    }
+    if (threads < 0 || threads > 1024 || max_clients < 1 || max_clients > 64 || seconds < 0.0) {
+        fprintf(stderr, "crowdblend serve: --threads must be in 0..1024, --max-clients in 1..64, "
+                        "--seconds >= 0\n");
+        return CB_EXIT_USAGE;
+    }
+    cb_serve_desc d = {
+        .graph = graph,
+        .characters = (uint32_t)characters,
+        .capacity = (uint32_t)capacity,
+        .threads = (uint32_t)threads,
+        .listen = listen,
+        .web_root = web_root,
+        .model = model,
+        .max_clients = (uint32_t)max_clients,
+        .seconds = seconds,
+        .seed = (uint64_t)seed,
+        .verbose = verbose,
+    };
+    return cb_serve_run(&d);
+}

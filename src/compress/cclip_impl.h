@@ -1,0 +1,267 @@
+/* Internals of compressed clips (crowdblend/cclip.h): the stored form's layout, the loaded
+ * form (joint groups of W), the one rule that turns a quantized integer into a value, and the
+ * compressor's entry point with the switches that docs/performance.md's alternatives use. */
+#ifndef CROWDBLEND_COMPRESS_CCLIP_IMPL_H
+#define CROWDBLEND_COMPRESS_CCLIP_IMPL_H
+
+#include <math.h>
+
+#include "base/base_impl.h"
+#include "crowdblend/cclip.h"
+#include "crowdblend/clip.h"
+
+/* Components of a key, in stored order: translation x y z, rotation x y z w, scale - 1 x y z.
+ * Tracks: translation (3), rotation (4), scale (3). */
+enum {
+    CB_CCLIP_COMPONENTS = 10,
+    CB_CCLIP_TRACKS = 3,
+    CB_CCLIP_COMPONENTS_NO_SCALE = 7,
+    /* joint_bits marker of a component in a default track (nothing stored). */
+    CB_CCLIP_DEFAULT_TRACK = 0xFF,
+};
+
+/* First component and component count of each track. */
+static const uint8_t cb_cclip_track_first[CB_CCLIP_TRACKS] = {0, 3, 7};
+static const uint8_t cb_cclip_track_size[CB_CCLIP_TRACKS] = {3, 4, 3};
+
+/* The value of a quantized field: offset + step * q, a product and a sum each rounded to float
+ * (never fused: every decoder, scalar or SIMD, with or without FMA hardware, computes these two
+ * roundings, which is what makes them bit-identical). q < 2^24 converts exactly. A constant or
+ * default component has step 0 and q 0. */
+static inline float cb_cclip_value(float offset, float step, uint32_t q)
+{
+    float p = step * (float)q;
+    return offset + p;
+}
+
+/* The stored value of a default track's component: the rest pose (identity for additive
+ * clips), scale as its deviation from 1. */
+float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t joint,
+                             int component);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stored form (little-endian)                                                                */
+/*
+ *   0  "CBCC"           magic
+ *   4  u16 version      CB_CCLIP_STREAM_VERSION
+ *   6  u16 flags        bit 0: additive; other bits 0
+ *   8  u32 joint_count
+ *  12  u32 source_frames
+ *  16  u32 keys         2 <= keys <= source_frames <= CB_CLIP_MAX_FRAMES
+ *  20  f32 max_error_m, f32 shell_distance_m, f32 measured_error_m
+ *  32  u64 skeleton signature
+ *  40  i8 translation exponent e_t, i8 scale exponent e_s (-60..60), u16 0
+ *  44  per joint, per track (translation, rotation, scale):
+ *        u8 mode: 0 default (nothing follows), 1 quantized: per component
+ *          u8 bits (0..24), then for 0 bits f32 value, else u16 offset code and u16 step code
+ *          (cb_cclip_offset_value with the track's exponent, 0 for rotations; cb_cclip_step_value)
+ *      then the keys: key after key, joint after joint, component after component, each
+ *      quantized field of `bits` bits, least significant bit first, in one bit stream padded
+ *      with zero bits to a whole byte. Nothing follows.
+ */
+#define CB_CCLIP_MAGIC "CBCC"
+enum { CB_CCLIP_HEADER_BYTES = 44, CB_CCLIP_FLAG_ADDITIVE = 1, CB_CCLIP_MAX_EXPONENT = 60 };
+
+/* Offsets of quantized fields lie on a grid of 2^(e - 15) in [-2^e, 2^e), where 2^e bounds the
+ * track type's values in the clip: code o is (o - 32768) 2^(e - 15), exact in float. 16 bits
+ * instead of a float's 32, at the cost of an offset up to one grid step below the minimum,
+ * which the field's range absorbs. */
+static inline float cb_cclip_offset_value(uint16_t code, int exponent)
+{
+    return ldexpf((float)((int32_t)code - 32768), exponent - 15);
+}
+
+/* The code of an offset on the grid (exact: the value came from a code). */
+static inline uint16_t cb_cclip_offset_code(float offset, int exponent)
+{
+    return (uint16_t)(int32_t)(ldexpf(offset, 15 - exponent) + 32768.0f);
+}
+
+/* Steps keep 11 significant bits: code (x << 10 | m) is (1024 + m) 2^(x - 50), exact in float,
+ * from 2^-40 to 2047 * 2^13. Rounded up, a step covers its range; 1 part in 1024 coarser. */
+static inline float cb_cclip_step_value(uint16_t code)
+{
+    return ldexpf((float)(1024 + (code & 1023u)), (int)(code >> 10) - 50);
+}
+
+/* The code of the smallest representable step >= step (clamped to the representable range). */
+static inline uint16_t cb_cclip_step_code(float step)
+{
+    int e;
+    float m = frexpf(step, &e); /* step = m 2^e, m in [0.5, 1) */
+    uint32_t mant = (uint32_t)ceilf(m * 2048.0f);
+    if (mant >= 2048u) {
+        mant = 1024u, e++;
+    }
+    int x = e - 11 + 50;
+    if (!(step > 0.0f) || x < 0) {
+        return 0;
+    }
+    return x > 63 ? 0xFFFFu : (uint16_t)((uint32_t)x << 10 | (mant - 1024u));
+}
+
+/* One component of a joint as the stored form describes it. */
+typedef struct cb_cclip_field {
+    uint8_t bits; /* 0..24, or CB_CCLIP_DEFAULT_TRACK */
+    float offset;
+    float step;
+} cb_cclip_field;
+
+/* A validated stored form: the header and where its parts are. */
+typedef struct cb_cclip_parsed {
+    uint32_t joint_count, source_frames, keys;
+    bool additive;
+    int8_t exponent[CB_CCLIP_TRACKS]; /* per track type; rotations 0 */
+    float max_error_m, shell_distance_m, measured_error_m;
+    uint64_t signature;
+    const unsigned char *fields; /* the per-joint descriptions */
+    const unsigned char *data;   /* the bit stream */
+    uint32_t bits_per_key;
+    size_t size;
+} cb_cclip_parsed;
+
+/* Validates bytes as a stored form for skeleton (joint count and signature); on success fills
+ * p. Never reads outside [bytes, bytes + size). */
+cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t size,
+                         cb_cclip_parsed *p, cb_error *err);
+
+/* Reads the field descriptions of a parsed stream into fields[joint_count * 10] (defaults
+ * resolved: bits CB_CCLIP_DEFAULT_TRACK, offset the default value, step 0). */
+void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
+                            cb_cclip_field *fields);
+
+/* Writes a stored form. fields: joint_count * 10 (defaults marked as above); get_q(user, key,
+ * joint, component) gives the integers of the fields with bits. Returns the bytes written, or
+ * the bytes needed when dst is NULL. */
+size_t cb_cclip_write_stream(const cb_cclip_parsed *header, const cb_cclip_field *fields,
+                             uint32_t (*get_q)(const void *user, size_t key, size_t joint,
+                                               int component),
+                             const void *user, unsigned char *dst);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loaded form                                                                                */
+
+/* Where each component of one joint group sits in a key: all W lanes of component k share the
+ * field `bits` wide at bit `shift` of word `word` (of the group's `words` words per lane). The
+ * counts are the two shifts that cut it out (cb_vf_unpack_field). Only the `active` lanes (joints
+ * with some field of more than 0 bits) are stored: word m of the group is `active` consecutive
+ * words, which the group's lane permutation puts back in their lanes (zero elsewhere). */
+typedef struct cb_cclip_group {
+    uint32_t word_offset; /* first word of the group in a key */
+    uint32_t words;       /* words per lane; 0 when every component of the group is constant */
+    uint32_t active;      /* lanes stored */
+    uint8_t word[CB_CCLIP_COMPONENTS];
+    uint8_t shift[CB_CCLIP_COMPONENTS];
+    uint8_t bits[CB_CCLIP_COMPONENTS];
+    /* The two shift counts as the shift instructions take them (cb_vcount_load). */
+    uint64_t lcount[CB_CCLIP_COMPONENTS]; /* 32 - shift - bits */
+    uint64_t rcount[CB_CCLIP_COMPONENTS]; /* 32 - bits */
+} cb_cclip_group;
+
+struct cb_cclip {
+    cb_allocator allocator;
+    size_t alloc_bytes;
+    uint64_t skeleton_signature;
+    uint32_t joint_count;
+    uint32_t group_count;
+    uint32_t keys;
+    uint32_t source_frames;
+    uint32_t components; /* 7, or 10 when some decoded scale differs from 1 */
+    uint32_t key_words;  /* words of one key, all groups */
+    uint32_t bits_per_key;
+    bool additive;
+    bool has_scale;
+    int8_t exponent[CB_CCLIP_TRACKS];
+    float max_error_m, shell_distance_m, measured_error_m;
+    float keys_f; /* (float)(keys - 1): intervals, for locating a time */
+    size_t stream_bytes;
+    const cb_cclip_group *groups; /* group_count */
+    /* Per group, per component: offset[W] then step[W] (padding lanes: identity, step 0). */
+    const float *ranges;
+    const uint32_t *words;     /* keys * key_words, then W zero words (vector loads of a
+                                  group's last word may read past its active lanes) */
+    const void *perms;         /* group_count lane permutations (cb_cclip_lane_perm_bytes()) */
+    const uint8_t *joint_bits; /* joint_count * 10: bits, or CB_CCLIP_DEFAULT_TRACK */
+    const uint8_t *rank;       /* joint_count: position among its group's active lanes, or
+                                  0xFF when the joint stores no words */
+};
+
+/* Bytes and alignment of one group's lane permutation (src/simd/vbits.h), and its
+ * construction from src[W] (lane l takes stored element src[l], or 0 when src[l] < 0). */
+size_t cb_cclip_lane_perm_bytes(void);
+void cb_cclip_lane_perm_init(void *perm, const int32_t *src);
+
+/* Bytes the loaded form of clip c would hold in a build of SIMD width `width` (4, 8 or 16), for
+ * the figures of docs/performance.md; c's own cb_cclip_query_info().bytes is this for W. */
+size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width);
+
+/* Packs a validated stored form into joint groups (the one path of create and load). */
+cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
+                         const cb_allocator *allocator, cb_cclip **out, cb_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Compressor                                                                                 */
+
+/* Switches for measuring the design against its alternatives (docs/performance.md). All zero:
+ * what cb_cclip_create does. */
+typedef struct cb_cclip_options {
+    /* One precision for every animated track (the coarsest that meets the bound) instead of a
+     * search per track. */
+    bool uniform_precision;
+    /* Quantize over fixed ranges ([-1, 1] for rotations, +-the clip's largest magnitude for
+     * translations and scales) instead of each component's own range. */
+    bool no_range_reduction;
+    /* Skip the last pass that coarsens tracks one level at a time while the bound holds. */
+    bool no_trim;
+} cb_cclip_options;
+
+/* What the compressor did (for the report and docs). */
+typedef struct cb_cclip_compress_stats {
+    double seconds;       /* wall time of the whole compression */
+    uint32_t candidates;  /* key rates tried */
+    uint32_t feasible;    /* of which met the bound */
+    uint32_t chosen_keys; /* keys of the result */
+    uint32_t fixup_steps; /* precision raises after the per-track start */
+    uint32_t trim_steps;  /* precision lowerings kept by the trim pass */
+} cb_cclip_compress_stats;
+
+/* cb_cclip_create with switches; stats may be NULL. */
+cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *options,
+                             cb_cclip **out, cb_cclip_compress_stats *stats, cb_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fused sample + blend prototype (bench/bench_cclip.c; the plan for src/anim/pose.c in       */
+/* docs/architecture.md)                                                                      */
+
+typedef struct cb_cclip_blend_entry {
+    const cb_cclip *clip;
+    float time;   /* normalized */
+    float weight; /* >= 0 */
+    bool looping;
+} cb_cclip_blend_entry;
+
+/* The NORMAL part of cb_pose_blend_job_run with compressed clips: per joint group, each
+ * entry's two keys decoded in registers and accumulated, rest-pose fallback below threshold,
+ * one normalization. No validation (benchmarks and tests call it with checked inputs). */
+void cb_cclip_blend(const cb_skeleton *skeleton, const cb_cclip_blend_entry *entries, size_t count,
+                    float threshold, cb_xform_group *out);
+
+/* Where a normalized time falls between keys i and i + 1 (fraction f), as cb_clip_locate. */
+static inline void cb_cclip_locate(const struct cb_cclip *c, float t, bool looping, uint32_t *i,
+                                   float *f)
+{
+    if (looping) {
+        t = t - floorf(t);
+    } else {
+        t = !(t > 0.0f) ? 0.0f : t > 1.0f ? 1.0f : t;
+    }
+    float x = t * c->keys_f;
+    uint32_t k = (uint32_t)x;
+    if (k >= c->keys - 1) {
+        k = c->keys - 2;
+    }
+    *i = k;
+    *f = x - (float)k;
+}
+
+#endif

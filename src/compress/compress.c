@@ -1,0 +1,984 @@
+/* The compressor of crowdblend/cclip.h: picks, per track, the coarsest quantization whose
+ * object-space shell error stays within the bound, and per clip the key rate that gives the
+ * smallest stored form.
+ *
+ * The search follows ACL's (the animation compression library's) in spirit:
+ *   1. Per track, the coarsest level (default, constant, then finer and finer steps) whose error
+ *      alone is within the bound, measured on the joint's *dominant* shell: the shell distance
+ *      plus the farthest descendant, so a hip rotation is judged by the foot it moves.
+ *   2. The whole hierarchy is measured (every joint, every source frame, object space). Errors
+ *      of a chain add up, so while some joint exceeds the bound, the track on its chain whose next
+ *      level buys the largest error reduction per stored bit is refined.
+ *   3. A trim pass coarsens tracks one level at a time, largest first, while the bound holds.
+ * Steps 1-3 run for several key rates (the source's and lower ones, resampled uniformly); the
+ * smallest feasible result is kept.
+ *
+ * Everything is measured in double precision from the decoded float values, exactly as the
+ * decoders produce them (cb_cclip_value), so the error the compressor reports is the error the
+ * runtime sees, up to the rounding of float sampling. The compressor aims 0.1 % under the bound
+ * to leave room for that rounding. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+/* Build-time double-precision quaternion helpers, shared with the clip builder. */
+#include "base/scalar_math.h"
+#include "compress/cclip_impl.h"
+
+/* Levels of a track: DEFAULT (nothing stored), CONSTANT (all components 0 bits), then step
+ * sizes extent * 2^-k for k = 1 .. MAX_LEVEL (fields capped at CB_CCLIP_MAX_BITS). */
+enum { LEVEL_DEFAULT = -1, LEVEL_CONSTANT = 0, MAX_LEVEL = 30 };
+
+/* The compressor aims this far under the bound: float sampling may differ from the double
+ * measurement by rounding (about 1e-7 relative), far below 0.1 %. */
+#define BOUND_MARGIN 0.999
+
+/* A 3x4 affine transform in double: m row-major (m[r * 3 + c]), then the translation. */
+typedef struct daff {
+    double m[9], t[3];
+} daff;
+
+typedef struct comp {
+    double v[CB_CCLIP_COMPONENTS];
+} comp;
+
+typedef struct ctx {
+    cb_cclip_desc d;
+    cb_cclip_options opt;
+    const cb_allocator *alloc;
+    size_t joints, frames;
+    const int32_t *parents;
+    double bound, shell;
+    comp *src;                           /* frames x joints: t, q (unit, continuous), s - 1 */
+    daff *msrc;                          /* frames x joints: source model transforms */
+    double *dominant;                    /* joints: the shell distance of a joint's own error */
+    double range[CB_CCLIP_TRACKS];       /* largest magnitude per track type */
+    int exponent[CB_CCLIP_TRACKS];       /* offset grid exponents (cb_cclip_offset_value) */
+    float defaults[CB_CCLIP_COMPONENTS]; /* scratch */
+    /* Per candidate key rate. */
+    size_t keys;
+    comp *key;             /* keys x joints: the source resampled at the key rate */
+    int8_t *level;         /* joints x 3 */
+    cb_cclip_field *field; /* joints x 10 */
+    uint32_t *q;           /* keys x joints x 10 */
+    float *dec;            /* keys x joints x 10 */
+    daff *lcur;            /* frames x joints: decoded local transforms */
+    daff *mcur;            /* frames x joints: decoded model transforms */
+    double *jerr;          /* joints: max shell error over frames */
+    bool *dirty;           /* joints */
+    uint8_t *mark;         /* joints x 3: tracks visited by the trim pass */
+    size_t *path;          /* joints: a chain, for trial errors */
+    /* Scratch for one track's trial. */
+    cb_cclip_field tfield[4];
+    uint32_t *tq; /* keys x 4 */
+    float *tdec;  /* keys x 4 */
+    uint32_t fixups, trims;
+} ctx;
+
+/* ------------------------------------------------------------------------------------------ */
+/* Geometry                                                                                   */
+
+static void quat_normalize(double q[4])
+{
+    double l = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(l > 0.0)) {
+        q[0] = q[1] = q[2] = 0.0;
+        q[3] = 1.0;
+        return;
+    }
+    for (int i = 0; i < 4; ++i) {
+        q[i] /= l;
+    }
+}
+
+/* T * R * S from components (t, q, s - 1); q is normalized here. */
+static daff affine_of(const double v[CB_CCLIP_COMPONENTS])
+{
+    double q[4] = {v[3], v[4], v[5], v[6]};
+    quat_normalize(q);
+    double x = q[0], y = q[1], z = q[2], w = q[3];
+    double r[9] = {
+        1 - 2 * (y * y + z * z), 2 * (x * y - z * w),     2 * (x * z + y * w),
+        2 * (x * y + z * w),     1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+        2 * (x * z - y * w),     2 * (y * z + x * w),     1 - 2 * (x * x + y * y),
+    };
+    daff a;
+    for (int row = 0; row < 3; ++row) {
+        for (int col = 0; col < 3; ++col) {
+            a.m[row * 3 + col] = r[row * 3 + col] * (1.0 + v[7 + col]);
+        }
+        a.t[row] = v[row];
+    }
+    return a;
+}
+
+static daff compose(const daff *p, const daff *l)
+{
+    daff o;
+    for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) {
+            o.m[r * 3 + c] = p->m[r * 3] * l->m[c] + p->m[r * 3 + 1] * l->m[3 + c] +
+                             p->m[r * 3 + 2] * l->m[6 + c];
+        }
+        o.t[r] =
+            p->m[r * 3] * l->t[0] + p->m[r * 3 + 1] * l->t[1] + p->m[r * 3 + 2] * l->t[2] + p->t[r];
+    }
+    return o;
+}
+
+/* The largest distance between a(p) and b(p) over the shell points p = +-d e_axis:
+ * |dt +- d dA_axis|^2 = |dt|^2 + d^2 |dA_axis|^2 +- 2 d dt.dA_axis, largest with the sign that
+ * makes the last term positive. */
+static double shell_error(const daff *a, const daff *b, double d)
+{
+    double dt[3] = {a->t[0] - b->t[0], a->t[1] - b->t[1], a->t[2] - b->t[2]};
+    double tt = dt[0] * dt[0] + dt[1] * dt[1] + dt[2] * dt[2];
+    double worst = tt;
+    for (int c = 0; c < 3; ++c) {
+        double col[3] = {a->m[c] - b->m[c], a->m[3 + c] - b->m[3 + c], a->m[6 + c] - b->m[6 + c]};
+        double cc = col[0] * col[0] + col[1] * col[1] + col[2] * col[2];
+        double tc = dt[0] * col[0] + dt[1] * col[1] + dt[2] * col[2];
+        double e = tt + d * d * cc + 2.0 * d * fabs(tc);
+        worst = e > worst ? e : worst;
+    }
+    return sqrt(worst);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Source                                                                                     */
+
+static cb_result validate(const cb_cclip_desc *d, cb_error *err)
+{
+    if (d->_start_canary != 0 || d->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "cclip desc: a canary is not 0");
+    }
+    cb_result r = cb_allocator_check(&d->allocator, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (d->skeleton == NULL || d->frames.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip desc: %s is NULL",
+                            d->skeleton == NULL ? "skeleton" : "frames");
+    }
+    if (d->frame_count < 2 || d->frame_count > CB_CLIP_MAX_FRAMES) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cclip desc: frame_count %zu is outside 2..%d", d->frame_count,
+                            CB_CLIP_MAX_FRAMES);
+    }
+    size_t joints = cb_skeleton_joint_count(d->skeleton);
+    if (d->frames.count / joints < d->frame_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cclip desc: frames has %zu transforms, needs %zu x %zu joints",
+                            d->frames.count, d->frame_count, joints);
+    }
+    if (!isfinite(d->max_error_m) || !isfinite(d->shell_distance_m)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "cclip desc: %s is not finite",
+                            !isfinite(d->max_error_m) ? "max_error_m" : "shell_distance_m");
+    }
+    if (!(d->max_error_m > 0.0f) || !(d->shell_distance_m > 0.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip desc: %s must be > 0",
+                            !(d->max_error_m > 0.0f) ? "max_error_m" : "shell_distance_m");
+    }
+    if (d->keys <= _CB_CCLIP_KEYS_DEFAULT || d->keys >= _CB_CCLIP_KEYS_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cclip desc: keys %d is not a "
+                            "cb_cclip_keys",
+                            (int)d->keys);
+    }
+    for (size_t i = 0; i < d->frame_count * joints; ++i) {
+        const cb_xform *x = &d->frames.ptr[i];
+        double len2 = 0.0;
+        for (int c = 0; c < 4; ++c) {
+            if (!isfinite(x->rotation[c]) ||
+                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "cclip desc: frame %zu joint %zu is not finite", i / joints,
+                                    i % joints);
+            }
+            len2 += (double)x->rotation[c] * x->rotation[c];
+        }
+        if (!(len2 >= 1e-12)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "cclip desc: frame %zu joint %zu has a zero rotation", i / joints,
+                                i % joints);
+        }
+    }
+    return CB_OK;
+}
+
+/* Source components (rotations unit and continuous along time), model transforms and the
+ * dominant shell distances. */
+static void prepare_source(ctx *c)
+{
+    const size_t n = c->joints;
+    for (size_t f = 0; f < c->frames; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            const cb_xform *x = &c->d.frames.ptr[f * n + j];
+            double *v = c->src[f * n + j].v;
+            for (int k = 0; k < 3; ++k) {
+                v[k] = x->translation[k];
+                v[7 + k] = (double)x->scale[k] - 1.0;
+            }
+            for (int k = 0; k < 4; ++k) {
+                v[3 + k] = x->rotation[k];
+            }
+            quat_normalize(v + 3);
+            if (f > 0) {
+                const double *p = c->src[(f - 1) * n + j].v;
+                if (p[3] * v[3] + p[4] * v[4] + p[5] * v[5] + p[6] * v[6] < 0.0) {
+                    for (int k = 3; k < 7; ++k) {
+                        v[k] = -v[k];
+                    }
+                }
+            }
+            daff l = affine_of(v);
+            int32_t p = c->parents[j];
+            c->msrc[f * n + j] = p < 0 ? l : compose(&c->msrc[f * n + (size_t)p], &l);
+        }
+    }
+    /* dominant[j] = shell + the largest distance from j to a descendant over the clip: an
+     * error in j's local transform moves every point within that radius. Children follow
+     * parents, so one backward sweep per frame propagates distances upwards. */
+    for (size_t j = 0; j < n; ++j) {
+        c->dominant[j] = c->shell;
+    }
+    for (size_t f = 0; f < c->frames; ++f) {
+        for (size_t j = n; j-- > 0;) {
+            for (int32_t a = c->parents[j]; a >= 0; a = c->parents[a]) {
+                const double *pj = c->msrc[f * n + j].t, *pa = c->msrc[f * n + (size_t)a].t;
+                double dx = pj[0] - pa[0], dy = pj[1] - pa[1], dz = pj[2] - pa[2];
+                double r = sqrt(dx * dx + dy * dy + dz * dz) + c->shell;
+                c->dominant[a] = r > c->dominant[a] ? r : c->dominant[a];
+            }
+        }
+    }
+    /* Fixed ranges for the no-range-reduction alternative. */
+    c->range[0] = c->range[2] = 0.0;
+    c->range[1] = 1.0;
+    for (size_t i = 0; i < c->frames * n; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            double t = fabs(c->src[i].v[k]), s = fabs(c->src[i].v[7 + k]);
+            c->range[0] = t > c->range[0] ? t : c->range[0];
+            c->range[2] = s > c->range[2] ? s : c->range[2];
+        }
+    }
+    for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+        int e = c->range[x] > 0.0 ? (int)ceil(log2(c->range[x])) : 0;
+        c->exponent[x] = e < -CB_CCLIP_MAX_EXPONENT  ? -CB_CCLIP_MAX_EXPONENT
+                         : e > CB_CCLIP_MAX_EXPONENT ? CB_CCLIP_MAX_EXPONENT
+                                                     : e;
+    }
+}
+
+/* The source resampled at `keys` uniform keys (translation and scale lerped, rotation slerped,
+ * as the source interpolates between its keys). */
+static void resample(ctx *c)
+{
+    const size_t n = c->joints;
+    for (size_t i = 0; i < c->keys; ++i) {
+        double x = (double)i * (double)(c->frames - 1) / (double)(c->keys - 1);
+        size_t a = (size_t)x;
+        a = a > c->frames - 2 ? c->frames - 2 : a;
+        double u = x - (double)a;
+        for (size_t j = 0; j < n; ++j) {
+            const double *va = c->src[a * n + j].v, *vb = c->src[(a + 1) * n + j].v;
+            double *o = c->key[i * n + j].v;
+            for (int k = 0; k < 3; ++k) {
+                o[k] = va[k] + (vb[k] - va[k]) * u;
+                o[7 + k] = va[7 + k] + (vb[7 + k] - va[7 + k]) * u;
+            }
+            cb_dquat q = cb_dq_slerp((cb_dquat){va[3], va[4], va[5], va[6]},
+                                     (cb_dquat){vb[3], vb[4], vb[5], vb[6]}, u);
+            if (u == 0.0) {
+                q = (cb_dquat){va[3], va[4], va[5], va[6]};
+            } else if (u == 1.0) {
+                q = (cb_dquat){vb[3], vb[4], vb[5], vb[6]};
+            }
+            o[3] = q.x, o[4] = q.y, o[5] = q.z, o[6] = q.w;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Quantization of one track at one level                                                     */
+
+static int bits_for(double extent, double step)
+{
+    if (!(extent > step)) {
+        return 0;
+    }
+    int b = (int)ceil(log2(extent / step + 1.0));
+    return b > CB_CCLIP_MAX_BITS ? CB_CCLIP_MAX_BITS : b;
+}
+
+/* Fields and decoded values (keys x size, into c->tfield, c->tq, c->tdec) of track x of joint
+ * j at level lvl. */
+static void quantize(ctx *c, size_t j, int x, int lvl)
+{
+    const int first = cb_cclip_track_first[x], size = cb_cclip_track_size[x];
+    const size_t n = c->joints;
+    double lo[4], hi[4], extent = 0.0;
+    for (int k = 0; k < size; ++k) {
+        lo[k] = INFINITY, hi[k] = -INFINITY;
+        for (size_t i = 0; i < c->keys; ++i) {
+            double v = c->key[i * n + j].v[first + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+        extent = hi[k] - lo[k] > extent ? hi[k] - lo[k] : extent;
+    }
+    if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
+        extent = 2.0 * c->range[x];
+    }
+    const double step_goal = extent * ldexp(1.0, -lvl);
+    for (int k = 0; k < size; ++k) {
+        cb_cclip_field *fd = &c->tfield[k];
+        if (lvl == LEVEL_DEFAULT) {
+            *fd = (cb_cclip_field){
+                CB_CCLIP_DEFAULT_TRACK,
+                cb_cclip_default_value(c->d.skeleton, c->d.additive, j, first + k), 0.0f};
+        } else {
+            double a = lo[k], b = hi[k];
+            if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
+                a = -c->range[x], b = c->range[x];
+            }
+            int bits = lvl == LEVEL_CONSTANT ? 0 : bits_for(b - a, step_goal);
+            if (bits == 0) {
+                *fd = (cb_cclip_field){0, (float)(0.5 * (lo[k] + hi[k])), 0.0f};
+            } else {
+                /* The offset on its grid at or below the minimum, the step rounded up so that
+                 * the field still reaches the maximum. */
+                double o = floor(ldexp(a, 15 - c->exponent[x])) + 32768.0;
+                uint16_t code = (uint16_t)(o < 0.0 ? 0.0 : o > 65535.0 ? 65535.0 : o);
+                float off = cb_cclip_offset_value(code, c->exponent[x]);
+                double goal = (b - (double)off) / (double)((1u << bits) - 1u);
+                *fd = (cb_cclip_field){(uint8_t)bits, off,
+                                       cb_cclip_step_value(cb_cclip_step_code((float)goal))};
+            }
+        }
+        uint32_t top =
+            fd->bits == 0 || fd->bits == CB_CCLIP_DEFAULT_TRACK ? 0u : (1u << fd->bits) - 1u;
+        for (size_t i = 0; i < c->keys; ++i) {
+            uint32_t q = 0;
+            if (top > 0) {
+                double r = floor(((c->key[i * n + j].v[first + k]) - (double)fd->offset) /
+                                     (double)fd->step +
+                                 0.5);
+                q = r < 0.0 ? 0u : r > (double)top ? top : (uint32_t)r;
+            }
+            c->tq[i * 4 + k] = q;
+            c->tdec[i * 4 + k] = cb_cclip_value(fd->offset, fd->step, q);
+        }
+    }
+}
+
+/* Bits of a track per key, and bytes of its description in the stored form. */
+static size_t track_key_bits(const cb_cclip_field *f, int size)
+{
+    size_t b = 0;
+    for (int k = 0; k < size; ++k) {
+        b += f[k].bits == CB_CCLIP_DEFAULT_TRACK ? 0 : f[k].bits;
+    }
+    return b;
+}
+
+static size_t track_header_bytes(const cb_cclip_field *f, int size)
+{
+    if (f[0].bits == CB_CCLIP_DEFAULT_TRACK) {
+        return 1;
+    }
+    return 1 + 5 * (size_t)size;
+}
+
+/* Cost of a track in stored bits. */
+static double track_cost(const ctx *c, const cb_cclip_field *f, int size)
+{
+    return (double)track_key_bits(f, size) * (double)c->keys +
+           8.0 * (double)track_header_bytes(f, size);
+}
+
+/* Copies the trial in c->t* into the clip's state for track x of joint j. */
+static void commit(ctx *c, size_t j, int x, int lvl)
+{
+    const int first = cb_cclip_track_first[x], size = cb_cclip_track_size[x];
+    const size_t n = c->joints;
+    c->level[j * CB_CCLIP_TRACKS + x] = (int8_t)lvl;
+    for (int k = 0; k < size; ++k) {
+        c->field[j * CB_CCLIP_COMPONENTS + first + k] = c->tfield[k];
+        for (size_t i = 0; i < c->keys; ++i) {
+            c->q[(i * n + j) * CB_CCLIP_COMPONENTS + first + k] = c->tq[i * 4 + k];
+            c->dec[(i * n + j) * CB_CCLIP_COMPONENTS + first + k] = c->tdec[i * 4 + k];
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reconstruction and error                                                                   */
+
+/* Where source frame f falls among the keys. */
+static void key_pos(const ctx *c, size_t f, size_t *i, double *u)
+{
+    if (c->keys == c->frames) {
+        *i = f < c->keys - 1 ? f : c->keys - 2;
+        *u = f < c->keys - 1 ? 0.0 : 1.0;
+        return;
+    }
+    double x = (double)f * (double)(c->keys - 1) / (double)(c->frames - 1);
+    size_t a = (size_t)x;
+    a = a > c->keys - 2 ? c->keys - 2 : a;
+    *i = a;
+    *u = x - (double)a;
+}
+
+/* Joint j's decoded components at source frame f: the two keys around it lerped, as the
+ * sampler does (the rotation is normalized by affine_of). */
+static void decoded_at(const ctx *c, size_t j, size_t f, double out[CB_CCLIP_COMPONENTS])
+{
+    size_t i;
+    double u;
+    key_pos(c, f, &i, &u);
+    const float *a = &c->dec[(i * c->joints + j) * CB_CCLIP_COMPONENTS];
+    const float *b = a + c->joints * CB_CCLIP_COMPONENTS;
+    for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+        out[k] = (1.0 - u) * (double)a[k] + u * (double)b[k];
+    }
+}
+
+/* The same with track x taken from the trial (c->tdec). */
+static void trial_at(const ctx *c, size_t j, int x, size_t f, double out[CB_CCLIP_COMPONENTS])
+{
+    decoded_at(c, j, f, out);
+    size_t i;
+    double u;
+    key_pos(c, f, &i, &u);
+    const int first = cb_cclip_track_first[x];
+    for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+        out[first + k] =
+            (1.0 - u) * (double)c->tdec[i * 4 + k] + u * (double)c->tdec[(i + 1) * 4 + k];
+    }
+}
+
+/* Error of the trial track alone: joint j's source transform with track x replaced, under its
+ * source parent, on its dominant shell. */
+static double local_error(const ctx *c, size_t j, int x)
+{
+    const size_t n = c->joints;
+    const int first = cb_cclip_track_first[x];
+    double worst = 0.0;
+    for (size_t f = 0; f < c->frames; ++f) {
+        double v[CB_CCLIP_COMPONENTS], t[CB_CCLIP_COMPONENTS];
+        memcpy(v, c->src[f * n + j].v, sizeof v);
+        trial_at(c, j, x, f, t);
+        for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+            v[first + k] = t[first + k];
+        }
+        daff l = affine_of(v);
+        int32_t p = c->parents[j];
+        daff m = p < 0 ? l : compose(&c->msrc[f * n + (size_t)p], &l);
+        double e = shell_error(&m, &c->msrc[f * n + j], c->dominant[j]);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+/* Recomputes the decoded local and model transforms and the errors of joint j and of every
+ * joint below it; of all joints when j is SIZE_MAX. */
+static void refresh_from(ctx *c, size_t j)
+{
+    const size_t n = c->joints;
+    const bool all = j == SIZE_MAX;
+    memset(c->dirty, 0, n * sizeof *c->dirty);
+    for (size_t k = all ? 0 : j; k < n; ++k) {
+        int32_t p = c->parents[k];
+        if (!all && k != j && (p < 0 || !c->dirty[p])) {
+            continue;
+        }
+        c->dirty[k] = true;
+        double worst = 0.0;
+        for (size_t f = 0; f < c->frames; ++f) {
+            double v[CB_CCLIP_COMPONENTS];
+            decoded_at(c, k, f, v);
+            c->lcur[f * n + k] = affine_of(v);
+            c->mcur[f * n + k] = p < 0 ? c->lcur[f * n + k]
+                                       : compose(&c->mcur[f * n + (size_t)p], &c->lcur[f * n + k]);
+            double e = shell_error(&c->mcur[f * n + k], &c->msrc[f * n + k], c->shell);
+            worst = e > worst ? e : worst;
+        }
+        c->jerr[k] = worst;
+    }
+}
+
+/* Error of joint w with the trial on track x of joint a (an ancestor of w or w itself). */
+static double trial_error_at(const ctx *c, size_t a, int x, size_t w)
+{
+    const size_t n = c->joints;
+    size_t *path = c->path, depth = 0;
+    for (size_t k = w; k != a; k = (size_t)c->parents[k]) {
+        path[depth++] = k;
+    }
+    double worst = 0.0;
+    for (size_t f = 0; f < c->frames; ++f) {
+        double v[CB_CCLIP_COMPONENTS];
+        trial_at(c, a, x, f, v);
+        daff m = affine_of(v);
+        int32_t p = c->parents[a];
+        if (p >= 0) {
+            m = compose(&c->mcur[f * n + (size_t)p], &m);
+        }
+        for (size_t s = depth; s-- > 0;) {
+            m = compose(&m, &c->lcur[f * n + path[s]]);
+        }
+        double e = shell_error(&m, &c->msrc[f * n + w], c->shell);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static double max_error(const ctx *c, size_t *worst_joint)
+{
+    double m = 0.0;
+    *worst_joint = 0;
+    for (size_t j = 0; j < c->joints; ++j) {
+        if (c->jerr[j] > m) {
+            m = c->jerr[j];
+            *worst_joint = j;
+        }
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Search                                                                                     */
+
+static void set_level(ctx *c, size_t j, int x, int lvl)
+{
+    quantize(c, j, x, lvl);
+    commit(c, j, x, lvl);
+}
+
+/* Step 1: each track at the coarsest level that meets the bound alone (uniform_precision: only
+ * default and constant are chosen per track; the rest wait for one common level). Returns false
+ * when some track cannot meet it at any level (the key rate is too low). */
+static bool start_levels(ctx *c, double goal)
+{
+    for (size_t j = 0; j < c->joints; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            int top = c->opt.uniform_precision ? LEVEL_CONSTANT : MAX_LEVEL;
+            int lvl = LEVEL_DEFAULT;
+            for (; lvl <= top; ++lvl) {
+                quantize(c, j, x, lvl);
+                if (local_error(c, j, x) <= goal) {
+                    break;
+                }
+            }
+            if (lvl > top) {
+                if (!c->opt.uniform_precision) {
+                    return false;
+                }
+                lvl = 1; /* placeholder: the common level is searched next */
+                quantize(c, j, x, lvl);
+            }
+            commit(c, j, x, lvl);
+        }
+    }
+    return true;
+}
+
+/* uniform_precision: the coarsest common level for every animated track. */
+static bool common_level(ctx *c, double goal)
+{
+    for (int lvl = 1; lvl <= MAX_LEVEL; ++lvl) {
+        for (size_t j = 0; j < c->joints; ++j) {
+            for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+                if (c->level[j * CB_CCLIP_TRACKS + x] > LEVEL_CONSTANT) {
+                    set_level(c, j, x, lvl);
+                }
+            }
+        }
+        refresh_from(c, SIZE_MAX);
+        size_t w;
+        if (max_error(c, &w) <= goal) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Step 2: while a joint exceeds the goal, refine the track on its chain with the best error
+ * reduction per stored bit. */
+static bool fix_up(ctx *c, double goal)
+{
+    for (;;) {
+        size_t w;
+        double e = max_error(c, &w);
+        if (e <= goal) {
+            return true;
+        }
+        double best_score = 0.0;
+        size_t best_j = SIZE_MAX;
+        int best_x = 0;
+        for (int64_t a = (int64_t)w; a >= 0; a = c->parents[a]) {
+            for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+                int lvl = c->level[(size_t)a * CB_CCLIP_TRACKS + x];
+                if (lvl >= MAX_LEVEL) {
+                    continue;
+                }
+                const cb_cclip_field *cur =
+                    &c->field[(size_t)a * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+                double cost0 = track_cost(c, cur, cb_cclip_track_size[x]);
+                quantize(c, (size_t)a, x, lvl + 1);
+                double cost1 = track_cost(c, c->tfield, cb_cclip_track_size[x]);
+                double gain = e - trial_error_at(c, (size_t)a, x, w);
+                double score = gain / (cost1 - cost0 > 1.0 ? cost1 - cost0 : 1.0);
+                if (gain > 0.0 && score > best_score) {
+                    best_score = score, best_j = (size_t)a, best_x = x;
+                }
+            }
+        }
+        if (best_j == SIZE_MAX) {
+            /* No single refinement helps (the error is dominated elsewhere on the chain, or by
+             * rounding): refine every track of the chain that can still be refined. */
+            bool any = false;
+            size_t top = w;
+            for (int64_t a = (int64_t)w; a >= 0; a = c->parents[a]) {
+                for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+                    int lvl = c->level[(size_t)a * CB_CCLIP_TRACKS + x];
+                    if (lvl < MAX_LEVEL) {
+                        set_level(c, (size_t)a, x, lvl + 1);
+                        any = true;
+                    }
+                }
+                top = (size_t)a;
+            }
+            if (!any) {
+                return false;
+            }
+            refresh_from(c, top);
+            c->fixups++;
+            continue;
+        }
+        set_level(c, best_j, best_x, c->level[best_j * CB_CCLIP_TRACKS + best_x] + 1);
+        refresh_from(c, best_j);
+        c->fixups++;
+    }
+}
+
+/* Step 3: coarsen tracks, largest first, one level at a time while the goal holds. */
+static void trim(ctx *c, double goal)
+{
+    const size_t tracks = c->joints * CB_CCLIP_TRACKS;
+    for (int pass = 0; pass < 2; ++pass) {
+        bool changed = false;
+        /* Visit tracks from the most bits per key down (selection by repeated scans: the scan
+         * costs far less than the trials). */
+        uint8_t *visited = c->mark;
+        memset(visited, 0, tracks);
+        for (size_t round = 0; round < tracks; ++round) {
+            size_t pick = SIZE_MAX, pick_bits = 0;
+            for (size_t t = 0; t < tracks; ++t) {
+                size_t j = t / CB_CCLIP_TRACKS;
+                int x = (int)(t % CB_CCLIP_TRACKS);
+                size_t b =
+                    track_key_bits(&c->field[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]],
+                                   cb_cclip_track_size[x]);
+                if (!visited[t] && c->level[t] > LEVEL_DEFAULT &&
+                    (pick == SIZE_MAX || b > pick_bits)) {
+                    pick = t, pick_bits = b;
+                }
+            }
+            if (pick == SIZE_MAX) {
+                break;
+            }
+            visited[pick] = 1;
+            size_t j = pick / CB_CCLIP_TRACKS;
+            int x = (int)(pick % CB_CCLIP_TRACKS);
+            for (;;) {
+                int lvl = c->level[pick];
+                if (lvl <= LEVEL_DEFAULT) {
+                    break;
+                }
+                set_level(c, j, x, lvl - 1);
+                refresh_from(c, j);
+                size_t w;
+                if (max_error(c, &w) <= goal) {
+                    c->trims++;
+                    changed = true;
+                    continue;
+                }
+                set_level(c, j, x, lvl);
+                refresh_from(c, j);
+                break;
+            }
+        }
+        if (!changed) {
+            break;
+        }
+    }
+}
+
+/* Runs the search at c->keys; returns the stored size, or 0 when the rate cannot meet the
+ * bound. */
+static size_t search(ctx *c)
+{
+    const double goal = c->bound * BOUND_MARGIN;
+    resample(c);
+    if (!start_levels(c, goal)) {
+        return 0;
+    }
+    refresh_from(c, SIZE_MAX);
+    if (c->opt.uniform_precision) {
+        if (!common_level(c, goal)) {
+            return 0;
+        }
+    } else {
+        if (!fix_up(c, goal)) {
+            return 0;
+        }
+        if (!c->opt.no_trim) {
+            trim(c, goal);
+        }
+    }
+    size_t bits = 0, header = CB_CCLIP_HEADER_BYTES;
+    for (size_t j = 0; j < c->joints; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            const cb_cclip_field *f = &c->field[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+            bits += track_key_bits(f, cb_cclip_track_size[x]);
+            header += track_header_bytes(f, cb_cclip_track_size[x]);
+        }
+    }
+    return header + (bits * c->keys + 7) / 8;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Entry point                                                                                */
+
+cb_cclip_desc cb_cclip_query_desc(const cb_cclip_desc *desc)
+{
+    cb_cclip_desc d = {0};
+    if (desc != NULL) {
+        d = *desc;
+    }
+    if (d.max_error_m == 0.0f) {
+        d.max_error_m = CB_CCLIP_DEFAULT_MAX_ERROR_M;
+    }
+    if (d.shell_distance_m == 0.0f) {
+        d.shell_distance_m = CB_CCLIP_DEFAULT_SHELL_M;
+    }
+    if (d.keys == _CB_CCLIP_KEYS_DEFAULT) {
+        d.keys = CB_CCLIP_KEYS_REDUCE;
+    }
+    return d;
+}
+
+float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t joint,
+                             int component)
+{
+    cb_xform x = additive ? cb_xform_identity() : cb_skeleton_rest_xform(skeleton, joint);
+    if (component < 3) {
+        return x.translation[component];
+    }
+    if (component < 7) {
+        return x.rotation[component - 3];
+    }
+    return x.scale[component - 7] - 1.0f;
+}
+
+static void ctx_free(ctx *c)
+{
+    const cb_allocator *a = c->alloc;
+    size_t n = c->joints, fr = c->frames;
+    cb_free(a, c->src, fr * n * sizeof(comp));
+    cb_free(a, c->msrc, fr * n * sizeof(daff));
+    cb_free(a, c->dominant, n * sizeof(double));
+    cb_free(a, c->key, fr * n * sizeof(comp));
+    cb_free(a, c->level, n * CB_CCLIP_TRACKS);
+    cb_free(a, c->field, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field));
+    cb_free(a, c->q, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
+    cb_free(a, c->dec, fr * n * CB_CCLIP_COMPONENTS * sizeof(float));
+    cb_free(a, c->lcur, fr * n * sizeof(daff));
+    cb_free(a, c->mcur, fr * n * sizeof(daff));
+    cb_free(a, c->jerr, n * sizeof(double));
+    cb_free(a, c->dirty, n * sizeof(bool));
+    cb_free(a, c->mark, n * CB_CCLIP_TRACKS);
+    cb_free(a, c->path, n * sizeof(size_t));
+    cb_free(a, c->tq, fr * 4 * sizeof(uint32_t));
+    cb_free(a, c->tdec, fr * 4 * sizeof(float));
+}
+
+static bool ctx_alloc(ctx *c)
+{
+    const cb_allocator *a = c->alloc;
+    size_t n = c->joints, fr = c->frames;
+    c->src = cb_alloc(a, fr * n * sizeof(comp), _Alignof(comp));
+    c->msrc = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
+    c->dominant = cb_alloc(a, n * sizeof(double), _Alignof(double));
+    c->key = cb_alloc(a, fr * n * sizeof(comp), _Alignof(comp));
+    c->level = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
+    c->field =
+        cb_alloc(a, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field), _Alignof(cb_cclip_field));
+    c->q = cb_alloc(a, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t), _Alignof(uint32_t));
+    c->dec = cb_alloc(a, fr * n * CB_CCLIP_COMPONENTS * sizeof(float), _Alignof(float));
+    c->lcur = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
+    c->mcur = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
+    c->jerr = cb_alloc(a, n * sizeof(double), _Alignof(double));
+    c->dirty = cb_alloc(a, n * sizeof(bool), _Alignof(bool));
+    c->mark = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
+    c->path = cb_alloc(a, n * sizeof(size_t), _Alignof(size_t));
+    c->tq = cb_alloc(a, fr * 4 * sizeof(uint32_t), _Alignof(uint32_t));
+    c->tdec = cb_alloc(a, fr * 4 * sizeof(float), _Alignof(float));
+    return c->src && c->msrc && c->dominant && c->key && c->level && c->field && c->q && c->dec &&
+           c->lcur && c->mcur && c->jerr && c->dirty && c->mark && c->path && c->tq && c->tdec;
+}
+
+/* The candidate key counts: the source's, then about 2/3, 1/2, 1/3, 1/4, 1/6 and 1/8 of its
+ * intervals (each at least 1). */
+static size_t candidate_keys(size_t frames, int i)
+{
+    static const double ratio[] = {1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0};
+    if (i >= (int)(sizeof ratio / sizeof ratio[0])) {
+        return 0;
+    }
+    double intervals = ceil((double)(frames - 1) / ratio[i]);
+    return (size_t)(intervals < 1.0 ? 1.0 : intervals) + 1;
+}
+
+typedef struct array_q {
+    const uint32_t *q;
+    size_t joints;
+} array_q;
+
+static uint32_t get_array_q(const void *user, size_t key, size_t joint, int component)
+{
+    const array_q *a = user;
+    return a->q[(key * a->joints + joint) * CB_CCLIP_COMPONENTS + (size_t)component];
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *options,
+                             cb_cclip **out, cb_cclip_compress_stats *stats, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_cclip_create: %s is NULL",
+                            desc == NULL ? "desc" : "out");
+    }
+    double t0 = now_s();
+    ctx c = {.d = cb_cclip_query_desc(desc)};
+    cb_result r = validate(&c.d, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (options != NULL) {
+        c.opt = *options;
+    }
+    c.alloc = &c.d.allocator;
+    c.joints = cb_skeleton_joint_count(c.d.skeleton);
+    c.frames = c.d.frame_count;
+    c.parents = cb_skeleton_parents(c.d.skeleton);
+    c.bound = c.d.max_error_m;
+    c.shell = c.d.shell_distance_m;
+    if (!ctx_alloc(&c)) {
+        ctx_free(&c);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: working memory");
+    }
+    prepare_source(&c);
+
+    /* The best candidate's fields and integers are kept in copies. */
+    const size_t n = c.joints;
+    size_t field_bytes = n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field);
+    size_t q_bytes = c.frames * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t);
+    cb_cclip_field *best_field = cb_alloc(c.alloc, field_bytes, _Alignof(cb_cclip_field));
+    uint32_t *best_q = cb_alloc(c.alloc, q_bytes, _Alignof(uint32_t));
+    if (best_field == NULL || best_q == NULL) {
+        cb_free(c.alloc, best_field, field_bytes);
+        cb_free(c.alloc, best_q, q_bytes);
+        ctx_free(&c);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: working memory");
+    }
+    size_t best_size = 0, best_keys = 0, tried_last = 0;
+    double best_error = 0.0;
+    cb_cclip_compress_stats st = {0};
+    const int rates = c.d.keys == CB_CCLIP_KEYS_SOURCE ? 1 : 64;
+    for (int i = 0; i < rates; ++i) {
+        size_t keys = candidate_keys(c.frames, i);
+        if (keys == 0) {
+            break;
+        }
+        if (keys == tried_last) {
+            continue;
+        }
+        tried_last = keys;
+        c.keys = keys;
+        st.candidates++;
+        size_t size = search(&c);
+        if (size == 0) {
+            continue;
+        }
+        st.feasible++;
+        if (best_size == 0 || size < best_size) {
+            size_t w;
+            best_size = size;
+            best_keys = keys;
+            best_error = max_error(&c, &w);
+            memcpy(best_field, c.field, field_bytes);
+            memcpy(best_q, c.q, keys * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
+        }
+    }
+    st.fixup_steps = c.fixups;
+    st.trim_steps = c.trims;
+    ctx_free(&c);
+    if (best_size == 0) {
+        /* At the source rate the finest level reproduces every key to float precision, so this
+         * only happens for bounds near float rounding. */
+        cb_free(c.alloc, best_field, field_bytes);
+        cb_free(c.alloc, best_q, q_bytes);
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_cclip_create: max_error_m %g cannot be met even with %d-bit "
+                            "fields at the source rate",
+                            (double)c.d.max_error_m, CB_CCLIP_MAX_BITS);
+    }
+    cb_cclip_parsed h = {
+        .joint_count = (uint32_t)n,
+        .source_frames = (uint32_t)c.frames,
+        .keys = (uint32_t)best_keys,
+        .additive = c.d.additive,
+        .max_error_m = c.d.max_error_m,
+        .shell_distance_m = c.d.shell_distance_m,
+        .measured_error_m = (float)best_error,
+        .signature = cb_skeleton_signature(c.d.skeleton),
+        .exponent = {(int8_t)c.exponent[0], 0, (int8_t)c.exponent[2]},
+    };
+    array_q aq = {best_q, n};
+    size_t bytes = cb_cclip_write_stream(&h, best_field, get_array_q, &aq, NULL);
+    unsigned char *stream = cb_alloc(c.alloc, bytes, 8);
+    if (stream == NULL) {
+        cb_free(c.alloc, best_field, field_bytes);
+        cb_free(c.alloc, best_q, q_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: %zu bytes", bytes);
+    }
+    cb_cclip_write_stream(&h, best_field, get_array_q, &aq, stream);
+    cb_free(c.alloc, best_field, field_bytes);
+    cb_free(c.alloc, best_q, q_bytes);
+    cb_cclip_parsed p;
+    r = cb_cclip_parse(c.d.skeleton, stream, bytes, &p, err);
+    if (r == CB_OK) {
+        r = cb_cclip_build(&p, c.d.skeleton, &c.d.allocator, out, err);
+    }
+    cb_free(c.alloc, stream, bytes);
+    st.chosen_keys = (uint32_t)best_keys;
+    st.seconds = now_s() - t0;
+    if (stats != NULL) {
+        *stats = st;
+    }
+    return r;
+}
+
+cb_result cb_cclip_create(const cb_cclip_desc *desc, cb_cclip **out, cb_error *err)
+{
+    return cb_cclip_create_ex(desc, NULL, out, NULL, err);
+}

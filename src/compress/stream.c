@@ -1,0 +1,775 @@
+/* The stored form of compressed clips (layout in cclip_impl.h): validation, writing, the
+ * scalar reference decoder, and loading into joint groups of W.
+ *
+ * The stored form knows nothing of W: per joint and component a field width, an offset and a
+ * step, then the quantized integers key after key. Loading packs every group of W joints into
+ * "vertical" words: for each component, the widest field of the group's joints sets a common
+ * width, the components are laid out in order in 32-bit words (a field never straddles two
+ * words), and lane l of a word belongs to joint g * W + l. A joint with a narrower field simply
+ * leaves the high bits of its lane zero, so its integers, and with them every decoded value,
+ * are the same for every W. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress/cclip_impl.h"
+#include "crowdblend/config.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Little-endian fields                                                                       */
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static float rdf(const unsigned char *p)
+{
+    uint32_t u = rd32(p);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static unsigned char *wr32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; ++i) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+    return p + 4;
+}
+
+static unsigned char *wr16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v, p[1] = (unsigned char)(v >> 8);
+    return p + 2;
+}
+
+static unsigned char *wrf(unsigned char *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return wr32(p, u);
+}
+
+/* `bits` (<= 24) bits at bit position pos of a least-significant-bit-first stream. Reads only
+ * the bytes the field covers. */
+static uint32_t read_bits(const unsigned char *data, uint64_t pos, unsigned bits)
+{
+    uint32_t v = 0;
+    unsigned got = 0;
+    while (got < bits) {
+        unsigned in_byte = (unsigned)(pos & 7u);
+        unsigned take = 8 - in_byte < bits - got ? 8 - in_byte : bits - got;
+        uint32_t chunk = ((uint32_t)data[pos >> 3] >> in_byte) & ((1u << take) - 1u);
+        v |= chunk << got;
+        got += take;
+        pos += take;
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Validation                                                                                 */
+
+static uint16_t rd16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* One component's description at *at (advanced past it), with the track's offset exponent.
+ * Returns false when it runs past end or its width is out of range. */
+static bool read_component(const unsigned char **at, const unsigned char *end, int exponent,
+                           cb_cclip_field *f)
+{
+    const unsigned char *p = *at;
+    if (end - p < 5 || p[0] > CB_CCLIP_MAX_BITS) {
+        return false;
+    }
+    f->bits = p[0];
+    if (f->bits == 0) {
+        f->offset = rdf(p + 1);
+        f->step = 0.0f;
+    } else {
+        f->offset = cb_cclip_offset_value(rd16(p + 1), exponent);
+        f->step = cb_cclip_step_value(rd16(p + 3));
+    }
+    *at = p + 5;
+    return true;
+}
+
+static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *at,
+                              const unsigned char *end, const unsigned char **data_out,
+                              uint64_t *bits_out, cb_error *err)
+{
+    uint64_t bits = 0;
+    for (uint32_t j = 0; j < p->joint_count; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            if (at >= end) {
+                return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated at joint %u", j);
+            }
+            unsigned mode = *at++;
+            if (mode > 1) {
+                return cb_error_set(err, CB_ERR_PARSE,
+                                    "cclip stream: joint %u track %d has mode %u (0 or 1)", j, x,
+                                    mode);
+            }
+            for (int k = 0; mode == 1 && k < cb_cclip_track_size[x]; ++k) {
+                cb_cclip_field f = {0};
+                if (!read_component(&at, end, p->exponent[x], &f)) {
+                    return cb_error_set(err, CB_ERR_PARSE,
+                                        "cclip stream: joint %u track %d: truncated or a field "
+                                        "wider than %d bits",
+                                        j, x, CB_CCLIP_MAX_BITS);
+                }
+                if (!isfinite(f.offset)) {
+                    return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                        "cclip stream: joint %u has a non-finite value", j);
+                }
+                bits += f.bits;
+            }
+        }
+    }
+    *data_out = at;
+    *bits_out = bits;
+    return CB_OK;
+}
+
+cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t size,
+                         cb_cclip_parsed *p, cb_error *err)
+{
+    if (skeleton == NULL || bytes == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip stream: %s is NULL",
+                            skeleton == NULL ? "skeleton" : "bytes");
+    }
+    const unsigned char *b = bytes, *end = b + size;
+    if (size < CB_CCLIP_HEADER_BYTES || memcmp(b, CB_CCLIP_MAGIC, 4) != 0) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: %s",
+                            size < CB_CCLIP_HEADER_BYTES ? "shorter than its header"
+                                                         : "no CBCC magic");
+    }
+    unsigned version = (unsigned)b[4] | (unsigned)b[5] << 8;
+    unsigned flags = (unsigned)b[6] | (unsigned)b[7] << 8;
+    if (version != CB_CCLIP_STREAM_VERSION) {
+        return cb_error_set(err, CB_ERR_UNSUPPORTED, "cclip stream: version %u (this build: %d)",
+                            version, CB_CCLIP_STREAM_VERSION);
+    }
+    if ((flags & ~(unsigned)CB_CCLIP_FLAG_ADDITIVE) != 0) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: unknown flags 0x%x", flags);
+    }
+    *p = (cb_cclip_parsed){
+        .joint_count = rd32(b + 8),
+        .source_frames = rd32(b + 12),
+        .keys = rd32(b + 16),
+        .additive = (flags & CB_CCLIP_FLAG_ADDITIVE) != 0,
+        .max_error_m = rdf(b + 20),
+        .shell_distance_m = rdf(b + 24),
+        .measured_error_m = rdf(b + 28),
+        .signature = rd64(b + 32),
+        .exponent = {(int8_t)b[40], 0, (int8_t)b[41]},
+        .size = size,
+    };
+    if (abs(p->exponent[0]) > CB_CCLIP_MAX_EXPONENT ||
+        abs(p->exponent[2]) > CB_CCLIP_MAX_EXPONENT || b[42] != 0 || b[43] != 0) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: exponents %d, %d or reserved bytes",
+                            p->exponent[0], p->exponent[2]);
+    }
+    if (p->joint_count != cb_skeleton_joint_count(skeleton) ||
+        p->signature != cb_skeleton_signature(skeleton)) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cclip stream: built for another skeleton (%u joints, signature "
+                            "%016llx)",
+                            p->joint_count, (unsigned long long)p->signature);
+    }
+    if (p->keys < 2 || p->keys > p->source_frames || p->source_frames > CB_CLIP_MAX_FRAMES) {
+        return cb_error_set(err, CB_ERR_PARSE,
+                            "cclip stream: %u keys of %u source frames (2 <= keys <= frames <= "
+                            "%d)",
+                            p->keys, p->source_frames, CB_CLIP_MAX_FRAMES);
+    }
+    if (!isfinite(p->max_error_m) || !isfinite(p->shell_distance_m) ||
+        !isfinite(p->measured_error_m)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "cclip stream: a header number is not finite");
+    }
+    if (!(p->max_error_m > 0.0f) || !(p->shell_distance_m > 0.0f) || p->measured_error_m < 0.0f) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: bound, shell or error out of range");
+    }
+    p->fields = b + CB_CCLIP_HEADER_BYTES;
+    uint64_t bits = 0;
+    cb_result r = parse_fields(p, p->fields, end, &p->data, &bits, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    p->bits_per_key = (uint32_t)bits;
+    uint64_t data_bits = bits * p->keys;
+    uint64_t data_bytes = (data_bits + 7) / 8;
+    if ((uint64_t)(end - p->data) != data_bytes) {
+        return cb_error_set(
+            err, CB_ERR_PARSE, "cclip stream: %llu bytes of keys, expected %llu (%s)",
+            (unsigned long long)(end - p->data), (unsigned long long)data_bytes,
+            (uint64_t)(end - p->data) < data_bytes ? "truncated" : "trailing bytes");
+    }
+    /* Padding bits are zero, so one clip has one stored form. */
+    if (data_bits % 8 != 0 && (p->data[data_bytes - 1] >> (data_bits % 8)) != 0) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: padding bits are not zero");
+    }
+    return CB_OK;
+}
+
+void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
+                            cb_cclip_field *fields)
+{
+    const unsigned char *at = p->fields;
+    for (uint32_t j = 0; j < p->joint_count; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            unsigned mode = *at++;
+            for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+                int comp = cb_cclip_track_first[x] + k;
+                cb_cclip_field *f = &fields[(size_t)j * CB_CCLIP_COMPONENTS + (size_t)comp];
+                if (mode == 0) {
+                    *f = (cb_cclip_field){CB_CCLIP_DEFAULT_TRACK,
+                                          cb_cclip_default_value(skeleton, p->additive, j, comp),
+                                          0.0f};
+                    continue;
+                }
+                read_component(&at, at + 5, p->exponent[x], f);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing                                                                                    */
+
+typedef struct bit_writer {
+    unsigned char *at;
+    uint64_t acc;
+    unsigned count;
+} bit_writer;
+
+static void put_bits(bit_writer *w, uint32_t v, unsigned bits)
+{
+    w->acc |= (uint64_t)v << w->count;
+    w->count += bits;
+    while (w->count >= 8) {
+        *w->at++ = (unsigned char)w->acc;
+        w->acc >>= 8;
+        w->count -= 8;
+    }
+}
+
+size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
+                             uint32_t (*get_q)(const void *user, size_t key, size_t joint,
+                                               int component),
+                             const void *user, unsigned char *dst)
+{
+    const size_t n = h->joint_count;
+    size_t header = CB_CCLIP_HEADER_BYTES;
+    uint64_t bits = 0;
+    for (size_t j = 0; j < n; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+            header += 1;
+            for (int k = 0; f[0].bits != CB_CCLIP_DEFAULT_TRACK && k < cb_cclip_track_size[x];
+                 ++k) {
+                header += 5;
+                bits += f[k].bits;
+            }
+        }
+    }
+    size_t total = header + (size_t)((bits * h->keys + 7) / 8);
+    if (dst == NULL) {
+        return total;
+    }
+    memcpy(dst, CB_CCLIP_MAGIC, 4);
+    dst[4] = CB_CCLIP_STREAM_VERSION & 0xFF, dst[5] = CB_CCLIP_STREAM_VERSION >> 8;
+    dst[6] = h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0, dst[7] = 0;
+    unsigned char *at = wr32(dst + 8, h->joint_count);
+    at = wr32(at, h->source_frames);
+    at = wr32(at, h->keys);
+    at = wrf(at, h->max_error_m);
+    at = wrf(at, h->shell_distance_m);
+    at = wrf(at, h->measured_error_m);
+    at = wr32(wr32(at, (uint32_t)h->signature), (uint32_t)(h->signature >> 32));
+    *at++ = (unsigned char)h->exponent[0];
+    *at++ = (unsigned char)h->exponent[2];
+    *at++ = 0;
+    *at++ = 0;
+    for (size_t j = 0; j < n; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+            bool quantized = f[0].bits != CB_CCLIP_DEFAULT_TRACK;
+            *at++ = quantized ? 1 : 0;
+            for (int k = 0; quantized && k < cb_cclip_track_size[x]; ++k) {
+                *at++ = f[k].bits;
+                if (f[k].bits == 0) {
+                    at = wrf(at, f[k].offset);
+                } else {
+                    at = wr16(wr16(at, cb_cclip_offset_code(f[k].offset, h->exponent[x])),
+                              cb_cclip_step_code(f[k].step));
+                }
+            }
+        }
+    }
+    bit_writer w = {at, 0, 0};
+    for (size_t i = 0; i < h->keys; ++i) {
+        for (size_t j = 0; j < n; ++j) {
+            for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+                unsigned b = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
+                if (b > 0 && b != CB_CCLIP_DEFAULT_TRACK) {
+                    put_bits(&w, get_q(user, i, j, k), b);
+                }
+            }
+        }
+    }
+    if (w.count > 0) {
+        *w.at++ = (unsigned char)w.acc;
+    }
+    CB_ASSERT((size_t)(w.at - dst) == total);
+    return total;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Scalar reference decoder                                                                   */
+
+cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *bytes, size_t size,
+                                     size_t key, cb_xform_span out, cb_error *err)
+{
+    cb_cclip_parsed p;
+    cb_result r = cb_cclip_parse(skeleton, bytes, size, &p, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    if (key >= p.keys) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip decode: key %zu of %u", key,
+                            p.keys);
+    }
+    if (out.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip decode: out is NULL");
+    }
+    if (out.count < p.joint_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cclip decode: out has %zu transforms, "
+                            "needs %u",
+                            out.count, p.joint_count);
+    }
+    const unsigned char *at = p.fields;
+    uint64_t pos = (uint64_t)key * p.bits_per_key;
+    for (uint32_t j = 0; j < p.joint_count; ++j) {
+        float v[CB_CCLIP_COMPONENTS];
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            unsigned mode = *at++;
+            for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+                int comp = cb_cclip_track_first[x] + k;
+                if (mode == 0) {
+                    v[comp] = cb_cclip_value(cb_cclip_default_value(skeleton, p.additive, j, comp),
+                                             0.0f, 0);
+                    continue;
+                }
+                cb_cclip_field f = {0};
+                read_component(&at, at + 5, p.exponent[x], &f);
+                uint32_t q = 0;
+                if (f.bits > 0) {
+                    q = read_bits(p.data, pos, f.bits);
+                    pos += f.bits;
+                }
+                v[comp] = cb_cclip_value(f.offset, f.step, q);
+            }
+        }
+        cb_xform *o = &out.ptr[j];
+        for (int k = 0; k < 3; ++k) {
+            o->translation[k] = v[k];
+            o->scale[k] = 1.0f + v[7 + k];
+        }
+        for (int k = 0; k < 4; ++k) {
+            o->rotation[k] = v[3 + k];
+        }
+    }
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading: packing into joint groups                                                         */
+
+/* The common field widths of group g of `width` joints, where each component sits, and which
+ * lanes store words (ranks[l]: the lane's position among them, or -1). bits: joint_count x 10
+ * field widths (CB_CCLIP_DEFAULT_TRACK for default tracks). width is the build's W, except when
+ * cb_cclip_loaded_bytes sizes the loaded form for another W. */
+static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g, size_t width,
+                                   uint32_t components, int32_t *ranks)
+{
+    cb_cclip_group grp = {0};
+    uint32_t pos = 0; /* bit position in the lane's words */
+    for (uint32_t k = 0; k < components; ++k) {
+        unsigned widest = 0;
+        for (size_t l = 0; l < width && g * width + l < joints; ++l) {
+            unsigned b = bits[(g * width + l) * CB_CCLIP_COMPONENTS + k];
+            if (b != CB_CCLIP_DEFAULT_TRACK && b > widest) {
+                widest = b;
+            }
+        }
+        if (widest > 0 && pos % 32 + widest > 32) {
+            pos = (pos / 32 + 1) * 32; /* a field never straddles two words */
+        }
+        grp.bits[k] = (uint8_t)widest;
+        grp.word[k] = widest > 0 ? (uint8_t)(pos / 32) : 0;
+        grp.shift[k] = widest > 0 ? (uint8_t)(pos % 32) : 0;
+        grp.lcount[k] = 32u - grp.shift[k] - widest;
+        grp.rcount[k] = 32u - widest;
+        pos += widest;
+    }
+    grp.words = (pos + 31) / 32;
+    for (size_t l = 0; l < width; ++l) {
+        size_t j = g * width + l;
+        bool stores = false;
+        for (uint32_t k = 0; j < joints && k < components; ++k) {
+            unsigned b = bits[j * CB_CCLIP_COMPONENTS + k];
+            stores = stores || (b > 0 && b != CB_CCLIP_DEFAULT_TRACK);
+        }
+        ranks[l] = stores ? (int32_t)grp.active++ : -1;
+    }
+    return grp;
+}
+
+static bool needs_scale(const cb_cclip_field *fields, size_t joints)
+{
+    for (size_t j = 0; j < joints; ++j) {
+        for (int k = 7; k < CB_CCLIP_COMPONENTS; ++k) {
+            const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + (size_t)k];
+            /* -0.0 counts as scaled too, so that the stored form survives a load unchanged. */
+            if ((f->bits > 0 && f->bits != CB_CCLIP_DEFAULT_TRACK) || f->offset != 0.0f ||
+                signbit(f->offset)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Identity of a padding lane, per component. */
+static const float padding_value[CB_CCLIP_COMPONENTS] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+
+static void fill_ranges(struct cb_cclip *c, const cb_cclip_field *fields, float *ranges)
+{
+    for (size_t g = 0; g < c->group_count; ++g) {
+        for (uint32_t k = 0; k < c->components; ++k) {
+            float *off = ranges + (g * c->components + k) * 2 * CB_SIMD_WIDTH;
+            float *step = off + CB_SIMD_WIDTH;
+            for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
+                size_t j = g * CB_SIMD_WIDTH + l;
+                if (j >= c->joint_count) {
+                    off[l] = padding_value[k], step[l] = 0.0f;
+                    continue;
+                }
+                const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + k];
+                off[l] = f->offset;
+                step[l] = f->bits == CB_CCLIP_DEFAULT_TRACK ? 0.0f : f->step;
+            }
+        }
+    }
+}
+
+/* The word of joint j that holds component k, in key `key`. */
+static size_t word_index(const struct cb_cclip *c, size_t key, size_t j, int k)
+{
+    const cb_cclip_group *grp = &c->groups[j / CB_SIMD_WIDTH];
+    return key * c->key_words + grp->word_offset + (size_t)grp->word[k] * grp->active + c->rank[j];
+}
+
+static void fill_words(struct cb_cclip *c, const cb_cclip_parsed *p, const cb_cclip_field *fields,
+                       uint32_t *words)
+{
+    uint64_t pos = 0;
+    for (size_t i = 0; i < c->keys; ++i) {
+        for (size_t j = 0; j < c->joint_count; ++j) {
+            for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+                unsigned b = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
+                if (b == 0 || b == CB_CCLIP_DEFAULT_TRACK) {
+                    continue;
+                }
+                uint32_t q = read_bits(p->data, pos, b);
+                pos += b;
+                /* k < components here: a scale field with bits makes the clip scaled. */
+                words[word_index(c, i, j, k)] |= q << c->groups[j / CB_SIMD_WIDTH].shift[k];
+            }
+        }
+    }
+}
+
+/* Offsets of the parts of a loaded clip's block. */
+typedef struct block_layout {
+    size_t groups, perms, ranges, words, bits, rank, total;
+} block_layout;
+
+static block_layout plan_block(size_t groups, size_t joints, uint32_t components, size_t keys,
+                               size_t key_words, size_t width, size_t perm_bytes)
+{
+    const size_t align = width * sizeof(float);
+    block_layout b;
+    b.groups = cb_round_up(sizeof(struct cb_cclip), _Alignof(cb_cclip_group));
+    b.perms = cb_round_up(b.groups + groups * sizeof(cb_cclip_group), align);
+    b.ranges = cb_round_up(b.perms + groups * perm_bytes, align);
+    b.words = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
+    b.bits = b.words + (keys * key_words + width) * sizeof(uint32_t);
+    b.rank = b.bits + joints * CB_CCLIP_COMPONENTS;
+    b.total = b.rank + joints;
+    return b;
+}
+
+cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
+                         const cb_allocator *allocator, cb_cclip **out, cb_error *err)
+{
+    const size_t n = p->joint_count, groups = cb_skeleton_group_count(skeleton);
+    const size_t field_bytes = n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field);
+    cb_cclip_field *fields = cb_alloc(allocator, field_bytes, _Alignof(cb_cclip_field));
+    if (fields == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
+    }
+    cb_cclip_parsed_fields(p, skeleton, fields);
+    const uint32_t components = needs_scale(fields, n) ? (uint32_t)CB_CCLIP_COMPONENTS
+                                                       : (uint32_t)CB_CCLIP_COMPONENTS_NO_SCALE;
+    uint8_t *bits = cb_alloc(allocator, n * CB_CCLIP_COMPONENTS, 1);
+    if (bits == NULL) {
+        cb_free(allocator, fields, field_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
+    }
+    for (size_t i = 0; i < n * CB_CCLIP_COMPONENTS; ++i) {
+        bits[i] = fields[i].bits;
+    }
+    int32_t ranks[CB_SIMD_WIDTH];
+    size_t key_words = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        cb_cclip_group grp = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
+        key_words += (size_t)grp.words * grp.active;
+    }
+    block_layout bl = plan_block(groups, n, components, p->keys, key_words, CB_SIMD_WIDTH,
+                                 cb_cclip_lane_perm_bytes());
+    unsigned char *block = cb_alloc_zeroed(allocator, bl.total, cb_simd_group_align());
+    if (block == NULL) {
+        cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
+        cb_free(allocator, fields, field_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", bl.total);
+    }
+    struct cb_cclip *c = (struct cb_cclip *)block;
+    cb_cclip_group *grps = (cb_cclip_group *)(block + bl.groups);
+    uint8_t *rank = block + bl.rank;
+    uint32_t word_offset = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        grps[g] = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
+        grps[g].word_offset = word_offset;
+        word_offset += grps[g].words * grps[g].active;
+        cb_cclip_lane_perm_init(block + bl.perms + g * cb_cclip_lane_perm_bytes(), ranks);
+        for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < n; ++l) {
+            rank[g * CB_SIMD_WIDTH + l] = ranks[l] < 0 ? 0xFF : (uint8_t)ranks[l];
+        }
+    }
+    uint8_t *joint_bits = block + bl.bits;
+    memcpy(joint_bits, bits, n * CB_CCLIP_COMPONENTS);
+    cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
+    *c = (struct cb_cclip){
+        .allocator = allocator != NULL ? *allocator : (cb_allocator){0},
+        .alloc_bytes = bl.total,
+        .skeleton_signature = p->signature,
+        .joint_count = (uint32_t)n,
+        .group_count = (uint32_t)groups,
+        .keys = p->keys,
+        .source_frames = p->source_frames,
+        .components = components,
+        .key_words = (uint32_t)key_words,
+        .bits_per_key = p->bits_per_key,
+        .additive = p->additive,
+        .has_scale = components == CB_CCLIP_COMPONENTS,
+        .exponent = {p->exponent[0], p->exponent[1], p->exponent[2]},
+        .max_error_m = p->max_error_m,
+        .shell_distance_m = p->shell_distance_m,
+        .measured_error_m = p->measured_error_m,
+        .keys_f = (float)(p->keys - 1),
+        .stream_bytes = p->size,
+        .groups = grps,
+        .ranges = (const float *)(block + bl.ranges),
+        .words = (const uint32_t *)(block + bl.words),
+        .perms = block + bl.perms,
+        .joint_bits = joint_bits,
+        .rank = rank,
+    };
+    fill_ranges(c, fields, (float *)(block + bl.ranges));
+    fill_words(c, p, fields, (uint32_t *)(block + bl.words));
+    cb_free(allocator, fields, field_bytes);
+    *out = c;
+    return CB_OK;
+}
+
+cb_result cb_cclip_load(const void *bytes, size_t size, const cb_cclip_load_desc *desc,
+                        cb_cclip **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_cclip_load: %s is NULL",
+                            desc == NULL ? "desc" : "out");
+    }
+    if (desc->_start_canary != 0 || desc->_end_canary != 0) {
+        return cb_error_set(err, CB_ERR_CANARY, "cclip load desc: a canary is not 0");
+    }
+    cb_result r = cb_allocator_check(&desc->allocator, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    cb_cclip_parsed p;
+    r = cb_cclip_parse(desc->skeleton, bytes, size, &p, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    return cb_cclip_build(&p, desc->skeleton, &desc->allocator, out, err);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing the stored form of a loaded clip                                                   */
+
+/* The integer of joint j, component k, key i, read back from the packed words. */
+static uint32_t loaded_q(const void *user, size_t key, size_t joint, int k)
+{
+    const struct cb_cclip *c = user;
+    const cb_cclip_group *grp = &c->groups[joint / CB_SIMD_WIDTH];
+    uint32_t w = c->words[word_index(c, key, joint, k)];
+    unsigned b = c->joint_bits[joint * CB_CCLIP_COMPONENTS + (size_t)k];
+    return (w >> grp->shift[k]) & ((1u << b) - 1u);
+}
+
+/* Fields of a loaded clip, from its lanes. Components beyond c->components were constant
+ * zero-offset scale fields (or default with unit rest scale), recovered as such. */
+static cb_cclip_field loaded_field(const struct cb_cclip *c, size_t j, int k)
+{
+    cb_cclip_field f = {c->joint_bits[j * CB_CCLIP_COMPONENTS + (size_t)k], 0.0f, 0.0f};
+    if ((uint32_t)k < c->components) {
+        const float *off =
+            c->ranges + ((j / CB_SIMD_WIDTH) * c->components + (size_t)k) * 2 * CB_SIMD_WIDTH;
+        f.offset = off[j % CB_SIMD_WIDTH];
+        f.step = off[CB_SIMD_WIDTH + j % CB_SIMD_WIDTH];
+    }
+    return f;
+}
+
+size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
+{
+    if (c == NULL || width == 0 || width > 16 || (width & (width - 1)) != 0) {
+        return 0;
+    }
+    const size_t groups = (c->joint_count + width - 1) / width;
+    int32_t ranks[16];
+    size_t key_words = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        cb_cclip_group grp =
+            layout_group(c->joint_bits, c->joint_count, g, width, c->components, ranks);
+        key_words += (size_t)grp.words * grp.active;
+    }
+    /* A lane permutation: an index and a mask per lane and the mask bits, vector-aligned. */
+    size_t perm = cb_round_up(8 * width + 4, 4 * width);
+    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm).total;
+}
+
+size_t cb_cclip_stream_bytes(const cb_cclip *c)
+{
+    return c != NULL ? c->stream_bytes : 0;
+}
+
+cb_result cb_cclip_serialize(const cb_cclip *c, void *dst, size_t capacity)
+{
+    if (c == NULL || dst == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (capacity < c->stream_bytes) {
+        return CB_ERR_SPAN_TOO_SHORT;
+    }
+    cb_cclip_parsed h = {
+        .joint_count = c->joint_count,
+        .source_frames = c->source_frames,
+        .keys = c->keys,
+        .additive = c->additive,
+        .exponent = {c->exponent[0], c->exponent[1], c->exponent[2]},
+        .max_error_m = c->max_error_m,
+        .shell_distance_m = c->shell_distance_m,
+        .measured_error_m = c->measured_error_m,
+        .signature = c->skeleton_signature,
+    };
+    cb_allocator a = c->allocator;
+    size_t field_bytes = (size_t)c->joint_count * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field);
+    cb_cclip_field *fields = cb_alloc(&a, field_bytes, _Alignof(cb_cclip_field));
+    if (fields == NULL) {
+        return CB_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t j = 0; j < c->joint_count; ++j) {
+        for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+            fields[j * CB_CCLIP_COMPONENTS + (size_t)k] = loaded_field(c, j, k);
+        }
+    }
+    size_t written = cb_cclip_write_stream(&h, fields, loaded_q, c, dst);
+    cb_free(&a, fields, field_bytes);
+    CB_ASSERT(written == c->stream_bytes);
+    (void)written;
+    return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Queries                                                                                    */
+
+void cb_cclip_destroy(cb_cclip *c)
+{
+    if (c != NULL) {
+        cb_allocator a = c->allocator;
+        cb_free(&a, c, c->alloc_bytes);
+    }
+}
+
+cb_cclip_info cb_cclip_query_info(const cb_cclip *c)
+{
+    cb_cclip_info info = {0};
+    if (c == NULL) {
+        return info;
+    }
+    info.joint_count = c->joint_count;
+    info.source_frames = c->source_frames;
+    info.keys = c->keys;
+    info.has_scale = c->has_scale;
+    for (size_t j = 0; j < c->joint_count; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            const uint8_t *b = &c->joint_bits[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+            unsigned sum = 0;
+            for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+                sum += b[k];
+            }
+            if (b[0] == CB_CCLIP_DEFAULT_TRACK) {
+                info.tracks_default++;
+            } else if (sum == 0) {
+                info.tracks_constant++;
+            } else {
+                info.tracks_animated++;
+            }
+        }
+    }
+    info.bits_per_key = c->bits_per_key;
+    info.stream_bytes = c->stream_bytes;
+    info.bytes = c->alloc_bytes;
+    info.source_bytes = (size_t)c->joint_count * c->source_frames * 40;
+    info.max_error_m = c->max_error_m;
+    info.shell_distance_m = c->shell_distance_m;
+    info.measured_error_m = c->measured_error_m;
+    return info;
+}
+
+size_t cb_cclip_key_count(const cb_cclip *c)
+{
+    return c->keys;
+}
+
+size_t cb_cclip_joint_count(const cb_cclip *c)
+{
+    return c->joint_count;
+}
+
+uint64_t cb_cclip_skeleton_signature(const cb_cclip *c)
+{
+    return c->skeleton_signature;
+}

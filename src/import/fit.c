@@ -1,0 +1,500 @@
+/* One clip from one source animation: the rate is chosen by measuring. Each candidate grid of N
+ * intervals is sampled from the exact source, built into a clip exactly as the runtime stores it
+ * (cb_clip_create: root-motion extraction, hemisphere continuity, float frames), and compared
+ * with the source through the runtime's own sampling job at every source key, every stored frame
+ * and a quarter, half and three quarters between each pair of those times; the first candidate
+ * within the bound is kept. So the reported error is the error a crowd sees, not an estimate. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/import_impl.h"
+
+/* Rates tried after the source's own grid, in Hz: the common animation rates and their
+ * multiples, up to where a clip of a few seconds reaches CB_CLIP_MAX_FRAMES. */
+static const double ladder_hz[] = {15,  20,  24,   30,   40,   48,   60,   80,
+                                   96,  120, 160,  192,  240,  320,  384,  480,
+                                   640, 960, 1280, 1920, 2560, 3840, 5120, 7680};
+
+/* ---- candidates -------------------------------------------------------------------------- */
+
+/* The smallest N (1..max) whose grid t = k D / N holds every key time; 0 when none does. */
+static uint32_t key_grid(const double *keys, size_t count, double d, uint32_t max)
+{
+    for (uint32_t n = 1; n <= max; ++n) {
+        bool on = true;
+        for (size_t k = 0; k < count && on; ++k) {
+            double x = keys[k] * n / d;
+            on = fabs(x - floor(x + 0.5)) <= 1e-3;
+        }
+        if (on) {
+            return n;
+        }
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Candidate interval counts, ascending and unique; returns the count. */
+static size_t candidates(uint32_t grid, double d, uint32_t *out, size_t max)
+{
+    size_t n = 0;
+    const uint32_t limit = CB_CLIP_MAX_FRAMES - 1;
+    for (uint32_t m = 1; grid > 0 && m <= 64 && (uint64_t)grid * m <= limit && n < max; ++m) {
+        out[n++] = grid * m;
+    }
+    for (size_t i = 0; i < sizeof ladder_hz / sizeof ladder_hz[0] && n < max; ++i) {
+        double x = ceil(d * ladder_hz[i] - 1e-9);
+        if (x <= limit) {
+            out[n++] = x < 1.0 ? 1u : (uint32_t)x;
+        }
+    }
+    qsort(out, n, sizeof *out, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (u == 0 || out[i] != out[u - 1]) {
+            out[u++] = out[i];
+        }
+    }
+    return u;
+}
+
+/* ---- building a candidate ---------------------------------------------------------------- */
+
+typedef struct tracks {
+    float *times;  /* N + 1 */
+    float *values; /* joints x 10 x (N + 1): t, q, s per joint, key-major within a channel */
+    cb_clip_track *tracks;
+} tracks;
+
+static void tracks_free(tracks *t)
+{
+    free(t->times);
+    free(t->values);
+    free(t->tracks);
+}
+
+/* Samples the source on the grid of n intervals. */
+static cb_result sample_grid(const imp_clip_job *job, float dur, uint32_t n, tracks *t,
+                             cb_error *err)
+{
+    const size_t joints = job->rig->joint_count, keys = (size_t)n + 1;
+    t->times = malloc(keys * sizeof(float));
+    t->values = malloc(joints * 10 * keys * sizeof(float));
+    t->tracks = malloc(joints * 3 * sizeof(cb_clip_track));
+    if (t->times == NULL || t->values == NULL || t->tracks == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu keys", joints * keys);
+    }
+    for (size_t f = 0; f < keys; ++f) {
+        /* The clip evaluates its tracks at f * duration / N; the keys sit there (the last one
+         * exactly at the duration). */
+        double tau = f == n ? (double)dur : (double)dur * (double)f / n;
+        t->times[f] = f == n ? dur : (float)tau;
+        for (size_t j = 0; j < joints; ++j) {
+            dxf x = imp_joint_local(job->scene, job->rig, job->anim, j, tau);
+            float *base = t->values + j * 10 * keys;
+            for (int c = 0; c < 3; ++c) {
+                base[f * 3 + (size_t)c] = (float)x.t[c];
+                /* A scale within 1e-6 of 1 is 1: decomposed node matrices and exporters leave
+                 * such residues, and storing them would cost every joint of every frame 12
+                 * bytes more (the measured error includes what this drops). */
+                base[3 * keys + f * 3 + (size_t)c] =
+                    fabs(x.s[c] - 1.0) < 1e-6 ? 1.0f : (float)x.s[c];
+            }
+            for (int c = 0; c < 4; ++c) {
+                base[6 * keys + f * 4 + (size_t)c] = (float)x.q[c];
+            }
+        }
+    }
+    for (size_t j = 0; j < joints; ++j) {
+        float *base = t->values + j * 10 * keys;
+        t->tracks[j * 3 + 0] = (cb_clip_track){.joint = (uint32_t)j,
+                                               .channel = CB_CHANNEL_TRANSLATION,
+                                               .key_count = keys,
+                                               .times = t->times,
+                                               .values = base};
+        t->tracks[j * 3 + 1] = (cb_clip_track){.joint = (uint32_t)j,
+                                               .channel = CB_CHANNEL_ROTATION,
+                                               .key_count = keys,
+                                               .times = t->times,
+                                               .values = base + 6 * keys};
+        t->tracks[j * 3 + 2] = (cb_clip_track){.joint = (uint32_t)j,
+                                               .channel = CB_CHANNEL_SCALE,
+                                               .key_count = keys,
+                                               .times = t->times,
+                                               .values = base + 3 * keys};
+    }
+    return CB_OK;
+}
+
+/* ---- measuring --------------------------------------------------------------------------- */
+
+/* The stored clip's model pose at source time tau, root motion put back:
+ * root = origin * delta(0, u) * pose(u). */
+static void clip_model_pose(const cb_clip *clip, const imp_rig *rig, uint32_t root_joint, float dur,
+                            double tau, cb_xform_group *pose, cb_xform *local, dxf *model)
+{
+    float u = (float)(tau / dur);
+    size_t joints = rig->joint_count, groups = cb_simd_group_count(joints);
+    cb_pose_sample_job job = {.clip = clip, .time = u, .out = {pose, groups}};
+    cb_pose_sample_job_run(&job, NULL);
+    cb_xform_unpack(pose, groups, (cb_xform_span){local, joints});
+    cb_clip_root_motion rm = cb_clip_query_root_motion(clip);
+    cb_root_delta d = {{0, 0, 0}, 0};
+    cb_clip_root_delta(clip, 0.0f, u, &d);
+    /* origin * delta, a rigid motion on the ground (y carried along). */
+    double oy = rm.origin_yaw, c = cos(oy), s = sin(oy);
+    dxf g = imp_identity();
+    g.t[0] = rm.origin[0] + c * d.translation[0] + s * d.translation[2];
+    g.t[1] = rm.origin[1] + d.translation[1];
+    g.t[2] = rm.origin[2] - s * d.translation[0] + c * d.translation[2];
+    double yaw = oy + d.yaw;
+    g.q[1] = sin(0.5 * yaw);
+    g.q[3] = cos(0.5 * yaw);
+    for (size_t j = 0; j < joints; ++j) {
+        dxf x;
+        for (int k = 0; k < 3; ++k) {
+            x.t[k] = local[j].translation[k];
+            x.s[k] = local[j].scale[k];
+        }
+        for (int k = 0; k < 4; ++k) {
+            x.q[k] = local[j].rotation[k];
+        }
+        if (j == root_joint && rm.mode != CB_ROOT_MOTION_NONE) {
+            x = imp_compose(&g, &x);
+        }
+        model[j] = rig->parents[j] < 0 ? x : imp_compose(&model[rig->parents[j]], &x);
+    }
+}
+
+typedef struct measure {
+    double max;   /* largest joint distance */
+    double at_s;  /* where */
+    size_t joint; /* which */
+} measure;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Uniform frames cannot jump: across a STEP key the stored clip ramps over the frame interval
+ * around it (the one before it when the key is on the grid, the one holding it when it is not).
+ * Those intervals are the format's step itself, not a sampling error, and are left out of the
+ * measure: every time within one frame interval of a STEP key (docs/import.md). */
+static bool in_step_ramp(double tau, const double *steps, size_t count, double h)
+{
+    for (size_t i = 0; i < count; ++i) {
+        if (fabs(tau - steps[i]) < h) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Measures until the error exceeds stop_above (INFINITY: everywhere); a failing candidate is
+ * known as soon as one joint at one time is out of bounds. */
+static cb_result measure_clip(const imp_clip_job *job, const cb_clip *clip, uint32_t root_joint,
+                              float dur, const double *keys, size_t key_count, double skip_after,
+                              const double *steps, size_t step_count, double stop_above,
+                              measure *out, cb_error *err)
+{
+    const uint32_t n = (uint32_t)cb_clip_frame_count(clip) - 1;
+    const size_t joints = job->rig->joint_count;
+    double *base = malloc((key_count + n + 1) * sizeof *base);
+    dxf *src = malloc(joints * sizeof *src), *got = malloc(joints * sizeof *got);
+    cb_xform *local = malloc(joints * sizeof *local);
+    cb_xform_group *pose =
+        aligned_alloc(cb_simd_group_align(),
+                      imp_round_up(cb_skeleton_pose_bytes(job->skeleton), cb_simd_group_align()));
+    cb_result r = CB_OK;
+    if (base == NULL || src == NULL || got == NULL || pose == NULL || local == NULL) {
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: measuring");
+        goto done;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < key_count; ++k) {
+        base[m++] = keys[k];
+    }
+    for (uint32_t f = 0; f <= n; ++f) {
+        base[m++] = f == n ? (double)dur : (double)dur * f / n;
+    }
+    qsort(base, m, sizeof *base, cmp_double);
+    *out = (measure){0.0, 0.0, 0};
+    for (size_t i = 0; i < m && out->max <= stop_above; ++i) {
+        for (int q = 0; q < 4; ++q) {
+            if (q > 0 && (i + 1 == m || base[i + 1] - base[i] < 1e-9)) {
+                break;
+            }
+            double tau = q == 0 ? base[i] : base[i] + (base[i + 1] - base[i]) * q / 4.0;
+            if (tau > skip_after || in_step_ramp(tau, steps, step_count, dur / (double)n)) {
+                continue;
+            }
+            imp_model_pose(job->scene, job->rig, job->anim, tau, src);
+            clip_model_pose(clip, job->rig, root_joint, dur, tau, pose, local, got);
+            for (size_t j = 0; j < joints; ++j) {
+                double dx = src[j].t[0] - got[j].t[0], dy = src[j].t[1] - got[j].t[1],
+                       dz = src[j].t[2] - got[j].t[2];
+                double e = sqrt(dx * dx + dy * dy + dz * dz);
+                if (!(e <= out->max)) {
+                    *out = (measure){isfinite(e) ? e : INFINITY, tau, j};
+                }
+            }
+        }
+    }
+done:
+    free(base);
+    free(src);
+    free(got);
+    free(local);
+    free(pose);
+    return r;
+}
+
+/* ---- markers ----------------------------------------------------------------------------- */
+
+enum { MAX_MARKERS = 512 };
+
+static float marker_time(double t, float dur, bool looping)
+{
+    float x = (float)t;
+    x = x > dur ? dur : x < 0.0f ? 0.0f : x;
+    return looping && x >= dur ? 0.0f : x;
+}
+
+/* Sidecar markers, then detected plants and lifts. */
+static size_t collect_markers(const imp_clip_job *job, float dur, bool looping,
+                              cb_clip_marker_desc *out, double *ground_speed)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < job->marker_count && n < MAX_MARKERS; ++i) {
+        out[n++] = job->markers[i];
+    }
+    *ground_speed = 0.0;
+    if (job->desc->foot_left == NULL || job->desc->foot_right == NULL) {
+        return n;
+    }
+    const char *feet[2] = {job->desc->foot_left, job->desc->foot_right};
+    static const char *const plant[2] = {"foot_plant_l", "foot_plant_r"};
+    static const char *const lift[2] = {"foot_lift_l", "foot_lift_r"};
+    for (int side = 0; side < 2; ++side) {
+        size_t foot = 0;
+        for (size_t j = 0; j < job->rig->joint_count; ++j) {
+            foot = strcmp(job->rig->names[j], feet[side]) == 0 ? j : foot;
+        }
+        imp_contact c[64];
+        double speed = 0.0;
+        size_t k =
+            imp_detect_contacts(job->scene, job->rig, job->anim, foot, looping, c, 64, &speed);
+        *ground_speed = fmax(*ground_speed, speed);
+        for (size_t i = 0; i < k && n + 2 <= MAX_MARKERS; ++i) {
+            out[n++] =
+                (cb_clip_marker_desc){plant[side], marker_time(c[i].start_s, dur, looping), false};
+            if (c[i].end_s >= 0.0) {
+                out[n++] =
+                    (cb_clip_marker_desc){lift[side], marker_time(c[i].end_s, dur, looping), true};
+            }
+        }
+    }
+    return n;
+}
+
+/* ---- the clip ---------------------------------------------------------------------------- */
+
+/* The root-motion mode: as asked, or XZ_YAW unless the joint's +Z axis comes within 30
+ * degrees of vertical somewhere (there its heading is not defined, and a yaw track would jump). */
+static cb_root_motion choose_mode(const imp_clip_job *job, uint32_t root, const double *keys,
+                                  size_t key_count)
+{
+    if (job->desc->root_motion != _CB_ROOT_MOTION_DEFAULT) {
+        return job->desc->root_motion;
+    }
+    dxf *model = malloc(job->rig->joint_count * sizeof *model);
+    double worst = 1.0;
+    for (size_t k = 0; model != NULL && k < key_count; ++k) {
+        imp_model_pose(job->scene, job->rig, job->anim, keys[k], model);
+        double len = 0.0;
+        imp_heading(model[root].q, &len);
+        worst = fmin(worst, len);
+    }
+    free(model);
+    return worst < 0.5 ? CB_ROOT_MOTION_XZ : CB_ROOT_MOTION_XZ_YAW;
+}
+
+static cb_result root_joint_of(const imp_clip_job *job, uint32_t *root, cb_error *err)
+{
+    *root = 0;
+    const char *name = job->desc->root_motion_joint;
+    if (name == NULL) {
+        return CB_OK;
+    }
+    for (size_t j = 0; j < job->rig->joint_count; ++j) {
+        if (strcmp(job->rig->names[j], name) == 0) {
+            if (job->rig->parents[j] >= 0) {
+                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                 "import: --root-motion-joint \"%s\" has a parent joint; root "
+                                 "motion comes from a root",
+                                 name);
+            }
+            *root = (uint32_t)j;
+            return CB_OK;
+        }
+    }
+    return cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root-motion-joint \"%s\" is not a joint",
+                     name);
+}
+
+cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_report *rep,
+                         char *warning, size_t warning_size, cb_error *err)
+{
+    warning[0] = '\0';
+    const imp_anim *anim = job->anim;
+    double d = anim->duration_s > 1e-6 ? anim->duration_s : 1.0 / 30.0;
+    const float dur = (float)d;
+    uint32_t root = 0;
+    cb_result r = root_joint_of(job, &root, err);
+    double *keys = NULL;
+    size_t key_count = r == CB_OK ? imp_key_times(job->scene, job->rig, anim, &keys) : 0;
+    double *steps = NULL;
+    size_t step_count = r == CB_OK ? imp_step_times(job->scene, job->rig, anim, &steps) : 0;
+    if (r == CB_OK && keys == NULL) {
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: key times");
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    const cb_root_motion mode = choose_mode(job, root, keys, key_count);
+    const double seam = imp_seam(job->scene, job->rig, anim, mode, root);
+    const cb_import_loop loop = job->desc->loop;
+    const bool looping =
+        loop == CB_IMPORT_LOOP_FORCE || (loop != CB_IMPORT_LOOP_NEVER && seam <= job->bound_m);
+    cb_clip_marker_desc *markers = malloc(MAX_MARKERS * sizeof *markers);
+    if (markers == NULL) {
+        free(keys);
+        free(steps);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: markers");
+    }
+    double ground_speed = 0.0;
+    size_t marker_count = collect_markers(job, dur, looping, markers, &ground_speed);
+    uint32_t grid = key_grid(keys, key_count, d, CB_CLIP_MAX_FRAMES - 1);
+    uint32_t cand[128];
+    size_t cand_count = candidates(grid, d, cand, 128);
+    if (step_count > 0) {
+        /* STEP keys: the stored clip ramps over the interval before each jump, so the grid is
+         * kept at four or more frames per key interval, and the ramp at a quarter of it. */
+        uint32_t least = 4 * (grid > 0 ? grid : (uint32_t)key_count);
+        size_t k = 0;
+        for (size_t i = 0; i < cand_count; ++i) {
+            if (cand[i] >= least || i + 1 == cand_count) {
+                cand[k++] = cand[i];
+            }
+        }
+        cand_count = k;
+    }
+    /* A forced loop with a seam: the last interval blends into the start, away from the
+     * source; it is reported as the seam, not measured. */
+    double skip_after = looping && seam > job->bound_m ? d - d / cand[cand_count - 1] : INFINITY;
+    cb_clip *best = NULL;
+    measure best_m = {INFINITY, 0, 0};
+    uint32_t tried = 0;
+    for (size_t i = 0; i < cand_count && r == CB_OK; ++i) {
+        tracks t = {0};
+        r = sample_grid(job, dur, cand[i], &t, err);
+        cb_clip *clip = NULL;
+        if (r == CB_OK) {
+            cb_clip_desc cd = {
+                .name = anim->name,
+                .skeleton = job->skeleton,
+                .duration_s = dur,
+                .sample_rate_hz = (float)(cand[i] / (double)dur),
+                .tracks = t.tracks,
+                .track_count = job->rig->joint_count * 3,
+                .wrap = looping ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+                .root_motion = mode,
+                .root_joint = root,
+                .markers = markers,
+                .marker_count = marker_count,
+            };
+            cb_error inner = {0};
+            cb_result cr = cb_clip_create(&cd, &clip, &inner);
+            if (cr != CB_OK) {
+                r = cb_error_set(err, cr, "import: %s", inner.message);
+            }
+        }
+        tracks_free(&t);
+        measure m = {INFINITY, 0, 0};
+        if (r == CB_OK) {
+            ++tried;
+            if (looping && seam > job->bound_m) {
+                skip_after = d - d / cand[i];
+            }
+            bool last = i + 1 == cand_count;
+            r = measure_clip(job, clip, root, dur, keys, key_count, skip_after, steps, step_count,
+                             last ? INFINITY : job->bound_m, &m, err);
+        }
+        if (getenv("CB_IMPORT_TRACE") != NULL) {
+            /* Diagnostics (docs/import.md): every candidate, and where it failed. */
+            fprintf(stderr, "import trace: %s: %u intervals (%.2f Hz): %s%.3g m at %.6f s, %s\n",
+                    anim->name, cand[i], cand[i] / d, m.max > job->bound_m ? ">= " : "", m.max,
+                    m.at_s, job->rig->names[m.joint]);
+        }
+        cb_clip_destroy(best);
+        best = clip;
+        best_m = m;
+        if (r == CB_OK && m.max <= job->bound_m) {
+            break;
+        }
+    }
+    free(keys);
+    free(steps);
+    free(markers);
+    if (r != CB_OK) {
+        cb_clip_destroy(best);
+        return r;
+    }
+    const uint32_t frames = (uint32_t)cb_clip_frame_count(best);
+    const size_t stride = cb_clip_frame_stride(best);
+    *rep = (cb_import_clip_report){
+        .name = cb_clip_name(best),
+        .duration_s = dur,
+        .source_keys = (uint32_t)key_count,
+        .source_grid_hz = grid > 0 ? (float)(grid / d) : 0.0f,
+        .source_even = grid > 0 && grid + 1 == key_count,
+        .frames = frames,
+        .rate_hz = cb_clip_sample_rate(best),
+        .pack_bytes = (size_t)frames * job->rig->joint_count * stride * 4 +
+                      (mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0),
+        .runtime_bytes = cb_clip_bytes(best),
+        .max_error_m = (float)best_m.max,
+        .error_bound_m = (float)job->bound_m,
+        .bound_met = best_m.max <= job->bound_m,
+        .candidates = tried,
+        .looping = looping,
+        .seam_m = (float)seam,
+        .root_motion = mode,
+        .root_speed_mps = cb_clip_query_root_motion(best).speed_mps,
+        .markers = (uint32_t)cb_clip_marker_count(best),
+        .ground_speed_mps = (float)ground_speed,
+    };
+    if (!rep->bound_met) {
+        snprintf(warning, warning_size,
+                 "%s: no rate up to %u frames holds %.3g m: kept %u frames, max error %.3g m "
+                 "(joint \"%s\" at %.4f s)",
+                 anim->name, CB_CLIP_MAX_FRAMES, job->bound_m, frames, best_m.max,
+                 job->rig->names[best_m.joint], best_m.at_s);
+    } else if (looping && seam > job->bound_m) {
+        snprintf(warning, warning_size,
+                 "%s: forced loop has a seam of %.3g m (bound %.3g m): the last %.4f s blend back "
+                 "to the start",
+                 anim->name, seam, job->bound_m, d / (frames - 1));
+    }
+    *out = best;
+    return CB_OK;
+}

@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""`crowdblend animate`: the trajectory loaders against an independent reader, and the command's
+measurement, agent bookkeeping, errors and glTF output. Prints TAP.
+
+Every file of tests/data/trajectories is read here with Python's own sqlite3, csv and gzip
+(and plain splitting for PeTrack and Vadere), and what the loader reports through
+`animate --summary --json` (agents, samples, each agent's sample count, first and last time,
+extents) must match. Then `animate --json` must show the agents the file implies on the frame
+grid, and a glTF export must hold one node per agent and joint with their channels.
+Usage: test_animate.py <crowdblend command> <tests/data/trajectories>
+"""
+import collections
+import csv
+import gzip
+import json
+import math
+import os
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+
+EXE, DATA = sys.argv[1], sys.argv[2]
+results = []
+
+
+def check(ok, what):
+    results.append((bool(ok), what))
+
+
+def run(*args, timeout=600):
+    return subprocess.run([EXE, "animate", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# ---- independent readers: id -> list of (t, x, y, z) ----------------------------------------
+
+def read_jupedsim(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    fps = float(db.execute("SELECT value FROM metadata WHERE key = 'fps'").fetchone()[0])
+    agents = collections.defaultdict(list)
+    for frame, pid, x, y in db.execute("SELECT frame, id, pos_x, pos_y FROM trajectory_data"):
+        agents[pid].append((frame / fps, x, y, 0.0))
+    return agents
+
+
+def read_vadere(path):
+    agents = collections.defaultdict(set)
+    with open(path) as f:
+        rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
+    head = [h.split("-")[0] for h in rows[0]]
+    col = {name: head.index(name) for name in
+           ("pedestrianId", "simTime", "endTime", "startX", "startY", "endX", "endY")}
+    for r in rows[1:]:
+        pid = int(r[col["pedestrianId"]])
+        agents[pid].add((float(r[col["simTime"]]), float(r[col["startX"]]),
+                         float(r[col["startY"]]), 0.0))
+        agents[pid].add((float(r[col["endTime"]]), float(r[col["endX"]]),
+                         float(r[col["endY"]]), 0.0))
+    return {k: sorted(v) for k, v in agents.items()}
+
+
+def read_pathfinder(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    head, units = rows[0], rows[1]
+    assert units[head.index("x")] == "m" and units[head.index("t")] == "s"
+    agents = collections.defaultdict(list)
+    for r in rows[2:]:
+        agents[int(r[head.index("id")])].append(
+            (float(r[head.index("t")]), float(r[head.index("x")]), float(r[head.index("y")]),
+             float(r[head.index("z")])))
+    return agents
+
+
+def read_crowdit(path):
+    with gzip.open(path, "rt", newline="") as f:
+        rows = list(csv.reader(f))
+    head = rows[0]
+    agents = collections.defaultdict(list)
+    for r in rows[1:]:
+        agents[int(r[head.index("pedID")])].append(
+            (float(r[head.index("time")]), float(r[head.index("posX")]),
+             float(r[head.index("posY")]), 0.0))
+    return agents
+
+
+def read_petrack(path):
+    fps = None
+    agents = collections.defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                if "framerate:" in line:
+                    fps = float(line.split("framerate:")[1].split()[0])
+                continue
+            if line.strip():
+                pid, frame, x, y = line.split()[:4]
+                agents[int(pid)].append((int(frame) / fps, float(x), float(y), 0.0))
+    return agents
+
+
+FILES = {
+    "jupedsim_trajectories.sqlite": ("jupedsim", read_jupedsim),
+    "vadere_bottleneck_postvis.traj": ("vadere", read_vadere),
+    "pathfinder_30.csv": ("pathfinder", read_pathfinder),
+    "crowdit.csv.gz": ("crowdit", read_crowdit),
+    "fzj_bottleneck_040_c_56_h-_10.txt": ("petrack", read_petrack),
+}
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+# ---- the loaders against the independent reading -------------------------------------------
+
+ref = {}
+for name, (fmt, reader) in FILES.items():
+    path = os.path.join(DATA, name)
+    agents = {k: sorted(v) for k, v in reader(path).items()}
+    ref[name] = agents
+    proc = run(path, "--summary", "--json")
+    check(proc.returncode == 0, f"{name}: --summary exits 0 ({proc.stderr.strip()})")
+    try:
+        doc = json.loads(proc.stdout)["files"][0]
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"{name}: --summary --json prints JSON ({e})")
+        continue
+    check(doc["format"] == fmt, f"{name}: recognised as {fmt} (got {doc['format']})")
+    check(doc["agents"] == len(agents), f"{name}: {len(agents)} agents (got {doc['agents']})")
+    total = sum(len(v) for v in agents.values())
+    check(doc["samples"] == total, f"{name}: {total} samples (got {doc['samples']})")
+    got = {a["id"]: a for a in doc["per_agent"]}
+    bad = []
+    for pid, samples in agents.items():
+        a = got.get(pid)
+        xs, ys, zs = ([s[k] for s in samples] for k in (1, 2, 3))
+        want = (len(samples), samples[0][0], samples[-1][0], min(xs), min(ys), min(zs),
+                max(xs), max(ys), max(zs))
+        have = None if a is None else (a["samples"], a["t_first"], a["t_last"], *a["min"],
+                                       *a["max"])
+        if have is None or have[0] != want[0] or not all(map(close, have[1:], want[1:])):
+            bad.append((pid, have, want))
+    check(not bad, f"{name}: every agent's samples, time span and extents match "
+                   f"({bad[:1]})")
+    tmin = min(s[0][0] for s in agents.values())
+    tmax = max(s[-1][0] for s in agents.values())
+    check(close(doc["t_min"], tmin) and close(doc["t_max"], tmax), f"{name}: time span")
+
+
+# ---- animate: agents in and out on the frame grid ------------------------------------------
+
+def grid_expectation(agents, rate, seconds):
+    """Agents shown, most at once and character-frames on the grid t_min + k / rate."""
+    tmin = min(s[0][0] for s in agents.values())
+    tmax = max(s[-1][0] for s in agents.values())
+    span = min(tmax - tmin, seconds) if seconds else tmax - tmin
+    frames = math.floor(span * rate + 1e-9) + 1
+    live = [0] * (frames + 1)
+    shown = char_frames = 0
+    for s in agents.values():
+        first = math.ceil((s[0][0] - tmin) * rate - 1e-9)
+        last = min(math.floor((s[-1][0] - tmin) * rate + 1e-9), frames - 1)
+        if first <= last:
+            shown += 1
+            char_frames += last - first + 1
+            live[first] += 1
+            live[last + 1] -= 1
+    most = run_sum = 0
+    for d in live[:frames]:
+        run_sum += d
+        most = max(most, run_sum)
+    return frames, shown, most, char_frames
+
+
+def check_stats(name, d):
+    s = d["skate"]
+    check(s["count"] > 0 and 0.0 <= s["above_5"] <= 1.0 and
+          0.0 <= s["median"] <= s["p95"] * (1 + 1e-9),
+          f"{name}: skate summary is consistent ({s})")
+    for key in ("skate_by_speed", "skate_by_turn"):
+        check(sum(b["skate"]["count"] for b in d[key]) == s["count"] and len(d[key]) == 5,
+              f"{name}: the {key} bands hold every planted sample")
+    check(d["pops"]["count"] > 0 and d["pops"]["p999"] > 0 and d["pops"]["clips_p999"] > 0,
+          f"{name}: pops measured ({d['pops']})")
+
+
+for name, seconds, extra in (("crowdit.csv.gz", 0, []),
+                             ("pathfinder_30.csv", 40, []),
+                             ("vadere_bottleneck_postvis.traj", 8, ["--graph",
+                                                                    "locomotion_8dir"]),
+                             ("jupedsim_trajectories.sqlite", 5, ["--host-warp"]),
+                             ("fzj_bottleneck_040_c_56_h-_10.txt", 5, ["--rate", "50"])):
+    rate = float(extra[extra.index("--rate") + 1]) if "--rate" in extra else 60.0
+    args = [os.path.join(DATA, name), "--json", *extra]
+    if seconds:
+        args += ["--seconds", str(seconds)]
+    proc = run(*args)
+    check(proc.returncode == 0, f"animate {name} {' '.join(extra)} exits 0 "
+                                f"({proc.stderr.strip()[-300:]})")
+    try:
+        d = json.loads(proc.stdout)["files"][0]
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"animate {name}: JSON ({e})")
+        continue
+    frames, shown, most, char_frames = grid_expectation(ref[name], rate, seconds)
+    check((d["frames"], d["agents_shown"], d["max_concurrent"]) == (frames, shown, most),
+          f"{name}: frames, agents shown, most at once = {(frames, shown, most)} "
+          f"(got {(d['frames'], d['agents_shown'], d['max_concurrent'])})")
+    check(abs(d["character_seconds"] - char_frames / rate) <= 1e-6 * char_frames / rate,
+          f"{name}: {char_frames} character-frames (got {d['character_seconds'] * rate})")
+    check(d["crowd"] == (extra[1] if extra[:1] == ["--graph"] else "blend_space") and
+          d["host_warp"] == ("--host-warp" in extra), f"{name}: the run says what ran")
+    check_stats(name, d)
+
+# Several files: each its own crowd, and "all" merges their figures.
+two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
+proc = run(*two, "--json", "--seconds", "3")
+try:
+    d = json.loads(proc.stdout)
+    files, total = d["files"], d["all"]
+    n = sum(f["skate"]["count"] for f in files)
+    mean = sum(f["skate"]["count"] * f["skate"]["mean"] for f in files) / n
+    check(len(files) == 2 and total["skate"]["count"] == n and
+          abs(total["skate"]["mean"] - mean) <= 1e-3 and
+          abs(total["character_seconds"] - sum(f["character_seconds"] for f in files)) < 1e-6,
+          "two files: 'all' merges their planted samples, mean and character-seconds")
+except (ValueError, KeyError, ZeroDivisionError) as e:
+    check(False, f"two files: JSON with 'all' ({e}; {proc.stderr.strip()})")
+
+# ---- errors ---------------------------------------------------------------------------------
+
+with tempfile.TemporaryDirectory() as tmp:
+    bad = os.path.join(tmp, "bad.csv")
+    with open(bad, "w") as f:
+        f.write("time,id,x,y\n0,1,0,0\n0.5,1,oops,0\n")
+    proc = run(bad)
+    check(proc.returncode == 1 and f"{bad}:3: column 'x': 'oops' is not a finite number"
+          in proc.stderr, f"a bad row: exit 1 and file:line in the message ({proc.stderr!r})")
+    proc = run(os.path.join(tmp, "missing.csv"))
+    check(proc.returncode == 1 and "missing.csv: cannot open" in proc.stderr,
+          f"a missing file: exit 1 and its name ({proc.stderr!r})")
+    for args, what in ((["--pack", "x.pack", bad], "--pack is not available yet"),
+                       ([], "give at least one trajectory file"),
+                       ([bad, "--rate", "0"], "--rate must be"),
+                       ([bad, "--format", "xml"], "unknown --format")):
+        proc = run(*args)
+        check(proc.returncode == 2 and what in proc.stderr, f"usage error: {what}")
+
+    # ---- glTF: one node per agent and joint, every node animated ---------------------------
+    crowdit = os.path.join(DATA, "crowdit.csv.gz")
+    for out in ("crowd.glb", "crowd.gltf"):
+        path = os.path.join(tmp, out)
+        proc = run(crowdit, "--seconds", "2", "--out", path, "--out-rate", "30")
+        check(proc.returncode == 0, f"--out {out} exits 0 ({proc.stderr.strip()})")
+        if proc.returncode != 0:
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if out.endswith(".glb"):
+            magic, version, length = struct.unpack_from("<III", data, 0)
+            json_len, json_type = struct.unpack_from("<II", data, 12)
+            check(magic == 0x46546C67 and version == 2 and length == len(data) and
+                  json_type == 0x4E4F534A, "GLB header and JSON chunk")
+            doc = json.loads(data[20:20 + json_len])
+            bin_len = struct.unpack_from("<I", data, 20 + json_len)[0]
+        else:
+            doc = json.loads(data)
+            bin_len = os.path.getsize(os.path.join(tmp, doc["buffers"][0]["uri"]))
+        agents = len(ref["crowdit.csv.gz"])
+        nodes = agents * 65
+        anim = doc["animations"][0]
+        check(len(doc["nodes"]) == nodes and len(doc["scenes"][0]["nodes"]) == agents,
+              f"{out}: {agents} agents x (1 + 64 joints) nodes")
+        check(len(anim["channels"]) == 2 * nodes + agents and
+              doc["buffers"][0]["byteLength"] == bin_len,
+              f"{out}: translation + rotation per node, scale per agent; buffer length")
+        times = [a for a in doc["accessors"] if a["type"] == "SCALAR"]
+        check(all(a["max"][0] <= 2.0 + 1e-6 for a in times), f"{out}: keys within the 2 s run")
+
+print(f"1..{len(results)}")
+for i, (ok, what) in enumerate(results, 1):
+    print(f"{'ok' if ok else 'not ok'} {i} - {what}")
+sys.exit(0 if all(ok for ok, _ in results) else 1)

@@ -1,0 +1,770 @@
+/* Compressed clips (crowdblend/cclip.h): the error bound against the source keys, measured here
+ * in double precision in object space (tests/common/anim_test.c's reference local-to-model) on
+ * the embedded clips, random skeletons with scale, and real assets read from tests/data/assets;
+ * the SIMD group decoder against the scalar reference, bit for bit; the stored form (round
+ * trip, truncation, corruption, another skeleton); bad parameters. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anim_test.h"
+#include "asset_reader.h"
+#include "compress/cclip_impl.h" /* cb_cclip_blend, the fused blend prototype */
+#include "test_util.h"
+
+#ifndef CB_TEST_ASSET_DIR
+#error "CB_TEST_ASSET_DIR must name tests/data/assets"
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* The shell error, written from the contract in crowdblend/cclip.h                           */
+
+static dref_xform to_dref(const cb_xform *x)
+{
+    dref_xform d;
+    for (int k = 0; k < 3; ++k) {
+        d.t[k] = x->translation[k];
+        d.s[k] = x->scale[k];
+    }
+    for (int k = 0; k < 4; ++k) {
+        d.q[k] = x->rotation[k];
+    }
+    dref_quat_normalize(d.q);
+    return d;
+}
+
+/* Largest distance between a(p) and b(p) over p = +-d on each axis. */
+static double shell_distance(const dref_mat *a, const dref_mat *b, double d)
+{
+    double worst = 0.0;
+    for (int axis = 0; axis < 3; ++axis) {
+        for (int sign = -1; sign <= 1; sign += 2) {
+            double e2 = 0.0;
+            for (int r = 0; r < 3; ++r) {
+                double pa = a->m[3][r] + sign * d * a->m[axis][r];
+                double pb = b->m[3][r] + sign * d * b->m[axis][r];
+                e2 += (pa - pb) * (pa - pb);
+            }
+            worst = fmax(worst, sqrt(e2));
+        }
+    }
+    return worst;
+}
+
+typedef struct bound_check {
+    double max_error;
+    size_t worst_joint, worst_frame;
+} bound_check;
+
+/* Decodes every key with the scalar reference from the stored form, samples it at each source
+ * frame as the runtime does (the two keys around the frame lerped, rotation normalized), and
+ * measures the shell error against the source frames after local-to-model. */
+static bound_check measure(const cb_skeleton *s, const cb_cclip *clip, const cb_xform *src,
+                           size_t frames)
+{
+    const size_t n = cb_skeleton_joint_count(s), keys = cb_cclip_key_count(clip);
+    const cb_cclip_info info = cb_cclip_query_info(clip);
+    size_t bytes = cb_cclip_stream_bytes(clip);
+    unsigned char *stream = malloc(bytes);
+    cb_xform *dec = malloc(keys * n * sizeof *dec);
+    dref_xform *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+    dref_mat *ma = malloc(n * sizeof *ma), *mb = malloc(n * sizeof *mb);
+    assert_int_equal(cb_cclip_serialize(clip, stream, bytes), CB_OK);
+    for (size_t k = 0; k < keys; ++k) {
+        cb_error err = {0};
+        cb_result r =
+            cb_cclip_decode_stream_ref(s, stream, bytes, k, (cb_xform_span){dec + k * n, n}, &err);
+        CB_CHECK(r == CB_OK, "decode key %zu: %s", k, err.message);
+    }
+    bound_check out = {0, 0, 0};
+    for (size_t f = 0; f < frames; ++f) {
+        double x = (double)f * (double)(keys - 1) / (double)(frames - 1);
+        size_t i = x >= (double)(keys - 1) ? keys - 2 : (size_t)x;
+        double u = x - (double)i;
+        for (size_t j = 0; j < n; ++j) {
+            for (int c = 0; c < 3; ++c) {
+                la[j].t[c] = (1 - u) * dec[i * n + j].translation[c] +
+                             u * dec[(i + 1) * n + j].translation[c];
+                la[j].s[c] = (1 - u) * dec[i * n + j].scale[c] + u * dec[(i + 1) * n + j].scale[c];
+            }
+            for (int c = 0; c < 4; ++c) {
+                la[j].q[c] = (1 - u) * (double)dec[i * n + j].rotation[c] +
+                             u * (double)dec[(i + 1) * n + j].rotation[c];
+            }
+            dref_quat_normalize(la[j].q);
+            lb[j] = to_dref(&src[f * n + j]);
+        }
+        dref_local_to_model(cb_skeleton_parents(s), n, la, ma);
+        dref_local_to_model(cb_skeleton_parents(s), n, lb, mb);
+        for (size_t j = 0; j < n; ++j) {
+            double e = shell_distance(&ma[j], &mb[j], info.shell_distance_m);
+            if (e > out.max_error) {
+                out = (bound_check){e, j, f};
+            }
+        }
+    }
+    free(stream), free(dec), free(la), free(lb), free(ma), free(mb);
+    return out;
+}
+
+static cb_cclip *compress(const cb_skeleton *s, const cb_xform *frames, size_t count, bool additive,
+                          float bound)
+{
+    cb_cclip_desc d = {
+        .skeleton = s,
+        .frames = {frames, count * cb_skeleton_joint_count(s)},
+        .frame_count = count,
+        .additive = additive,
+        .max_error_m = bound,
+    };
+    cb_cclip *c = NULL;
+    cb_error err = {0};
+    cb_result r = cb_cclip_create(&d, &c, &err);
+    CB_CHECK(r == CB_OK, "cb_cclip_create: %s", err.message);
+    return c;
+}
+
+/* Compresses, checks the bound (with a margin of 1e-9 m for the double evaluation itself) and
+ * that the clip's own report agrees with the measurement; returns the measured error. */
+static double check_bound(const char *what, const cb_skeleton *s, const cb_xform *frames,
+                          size_t count, bool additive, float bound)
+{
+    cb_cclip *c = compress(s, frames, count, additive, bound);
+    bound_check b = measure(s, c, frames, count);
+    cb_cclip_info info = cb_cclip_query_info(c);
+    cb_test_note("%-22s %4zu frames -> %4u keys, %6zu -> %5zu bytes (%5.1fx), shell error "
+                 "%.4f mm (bound %.3f mm; joint %zu, frame %zu)",
+                 what, count, info.keys, info.source_bytes, info.stream_bytes,
+                 (double)info.source_bytes / (double)info.stream_bytes, b.max_error * 1e3,
+                 (double)bound * 1e3, b.worst_joint, b.worst_frame);
+    CB_CHECK(b.max_error <= (double)bound + 1e-9, "%s: shell error %.6g m exceeds %.6g m", what,
+             b.max_error, (double)bound);
+    CB_CHECK(fabs(b.max_error - (double)info.measured_error_m) <= 1e-3 * (double)bound + 1e-9,
+             "%s: measured %.6g, the clip reports %.6g", what, b.max_error,
+             (double)info.measured_error_m);
+    cb_cclip_destroy(c);
+    return b.max_error;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bound                                                                                      */
+
+static void cclip_embedded_within_bound(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+        const cb_clip *clip = cb_embedded_clip(set, i);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(clip, &frames);
+        check_bound(cb_clip_name(clip), s, src, frames, cb_clip_is_additive(clip),
+                    CB_CCLIP_DEFAULT_MAX_ERROR_M);
+        free(src);
+    }
+    cb_embedded_destroy(set);
+}
+
+/* Other bounds, and a tighter bound never gives a smaller clip. */
+static void cclip_bounds_scale(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, "run_fl"), &frames);
+    const float bounds[] = {1e-2f, 1e-3f, 1e-4f, 1e-5f};
+    size_t last = 0;
+    for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; ++b) {
+        check_bound("run_fl", s, src, frames, false, bounds[b]);
+        cb_cclip *c = compress(s, src, frames, false, bounds[b]);
+        size_t bytes = cb_cclip_stream_bytes(c);
+        CB_CHECK(bytes >= last, "bound %g gives %zu bytes, the looser one %zu", (double)bounds[b],
+                 bytes, last);
+        last = bytes;
+        cb_cclip_destroy(c);
+    }
+    free(src);
+    cb_embedded_destroy(set);
+}
+
+/* Random skeletons with non-uniform rest scales and random scaled clips: scale tracks, deep
+ * chains, branching. */
+static void cclip_random_within_bound(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng("cclip_random_within_bound");
+    for (int round = 0; round < 6; ++round) {
+        size_t n = 4 + cb_prng_below(&r, 40);
+        bool scaled = round % 2 == 1;
+        cb_skeleton *s = cb_test_random_skeleton(&r, n, scaled, round % 3 == 0);
+        cb_test_tracks t = cb_test_random_tracks(&r, s, 1.5f, n, scaled, 1.2f);
+        cb_clip_desc d = {.skeleton = s,
+                          .duration_s = t.duration,
+                          .tracks = t.tracks,
+                          .track_count = t.count,
+                          .root_motion = CB_ROOT_MOTION_NONE,
+                          .additive = round == 4 ? CB_ADDITIVE_FIRST_FRAME : CB_ADDITIVE_NONE};
+        cb_clip *clip = cb_test_clip_create(&d);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(clip, &frames);
+        char what[64];
+        snprintf(what, sizeof what, "random %zu joints%s", n, scaled ? " s" : "");
+        check_bound(what, s, src, frames, cb_clip_is_additive(clip), 1e-4f);
+        free(src);
+        cb_clip_destroy(clip);
+        cb_test_tracks_free(&t);
+        cb_skeleton_destroy(s);
+    }
+}
+
+static void check_asset(const cb_test_asset *a, const char *file)
+{
+    for (size_t i = 0; i < a->clip_count; ++i) {
+        char what[160];
+        snprintf(what, sizeof what, "%s %s", file, a->clips[i].name);
+        check_bound(what, a->skeleton, a->clips[i].frames, a->clips[i].frame_count, false,
+                    CB_CCLIP_DEFAULT_MAX_ERROR_M);
+    }
+}
+
+static void cclip_assets_within_bound(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        double scale;
+    } glbs[] = {
+        {"Fox/Fox.glb", 0.01}, /* authored in centimetres */
+        {"CesiumMan/CesiumMan.glb", 1.0},
+        {"RiggedFigure/RiggedFigure.glb", 1.0},
+    };
+    for (size_t i = 0; i < sizeof glbs / sizeof glbs[0]; ++i) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", CB_TEST_ASSET_DIR, glbs[i].file);
+        cb_test_asset a;
+        cb_error err = {0};
+        cb_result r = cb_test_read_glb(path, glbs[i].scale, &a, &err);
+        CB_CHECK(r == CB_OK, "%s: %s", path, err.message);
+        CB_CHECK(a.clip_count > 0, "%s has no animation", path);
+        check_asset(&a, glbs[i].file);
+        cb_test_asset_free(&a);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/CMU_walk_bvh/walk.bvh", CB_TEST_ASSET_DIR);
+    cb_test_asset a;
+    cb_error err = {0};
+    /* Frame 0 is a rest-like pose; the walk starts at frame 1 (tests/data/assets/README). */
+    cb_result r = cb_test_read_bvh(path, 0.0254 / 0.45, 1, &a, &err);
+    CB_CHECK(r == CB_OK, "%s: %s", path, err.message);
+    check_asset(&a, "CMU walk.bvh");
+    cb_test_asset_free(&a);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* SIMD decoder = scalar reference                                                            */
+
+static bool same_bits(const cb_xform *a, const cb_xform *b)
+{
+    return memcmp(a->rotation, b->rotation, sizeof a->rotation) == 0 &&
+           memcmp(a->translation, b->translation, sizeof a->translation) == 0 &&
+           memcmp(a->scale, b->scale, sizeof a->scale) == 0;
+}
+
+static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    size_t bytes = cb_cclip_stream_bytes(c);
+    unsigned char *stream = malloc(bytes);
+    assert_int_equal(cb_cclip_serialize(c, stream, bytes), CB_OK);
+    cb_xform *ref = malloc(n * sizeof *ref), *simd = malloc(n * sizeof *simd);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    for (size_t k = 0; k < cb_cclip_key_count(c); ++k) {
+        assert_int_equal(
+            cb_cclip_decode_stream_ref(s, stream, bytes, k, (cb_xform_span){ref, n}, NULL), CB_OK);
+        assert_int_equal(cb_cclip_decode(c, k, (cb_xform_group_span){pose, groups}), CB_OK);
+        assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){simd, n}), CB_OK);
+        for (size_t j = 0; j < n; ++j) {
+            CB_CHECK(same_bits(&ref[j], &simd[j]),
+                     "%s key %zu joint %zu: SIMD %.9g %.9g %.9g "
+                     "%.9g, reference %.9g %.9g %.9g %.9g",
+                     what, k, j, simd[j].rotation[0], simd[j].rotation[1], simd[j].rotation[2],
+                     simd[j].rotation[3], ref[j].rotation[0], ref[j].rotation[1],
+                     ref[j].rotation[2], ref[j].rotation[3]);
+        }
+    }
+    free(stream), free(ref), free(simd), free(pose);
+}
+
+static void cclip_simd_matches_ref(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+        const cb_clip *clip = cb_embedded_clip(set, i);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(clip, &frames);
+        /* A tight and a loose bound: wide and narrow fields, groups with and without words. */
+        for (int b = 0; b < 2; ++b) {
+            cb_cclip *c = compress(s, src, frames, cb_clip_is_additive(clip), b ? 1e-6f : 1e-2f);
+            check_decoders(cb_clip_name(clip), s, c);
+            cb_cclip_destroy(c);
+        }
+        free(src);
+    }
+    cb_embedded_destroy(set);
+    /* Scaled random skeletons: ten components per key. */
+    cb_prng r = cb_test_prng("cclip_simd_matches_ref");
+    for (int round = 0; round < 4; ++round) {
+        cb_skeleton *s2 = cb_test_random_skeleton(&r, 3 + cb_prng_below(&r, 37), true, false);
+        cb_test_tracks t = cb_test_random_tracks(&r, s2, 1.0f, 40, true, 2.0f);
+        cb_clip_desc d = {.skeleton = s2,
+                          .duration_s = t.duration,
+                          .tracks = t.tracks,
+                          .track_count = t.count,
+                          .root_motion = CB_ROOT_MOTION_NONE};
+        cb_clip *clip = cb_test_clip_create(&d);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(clip, &frames);
+        cb_cclip *c = compress(s2, src, frames, false, 1e-5f);
+        CB_CHECK(cb_cclip_query_info(c).has_scale, "the random clip should keep scale");
+        check_decoders("random scaled", s2, c);
+        cb_cclip_destroy(c);
+        free(src);
+        cb_clip_destroy(clip);
+        cb_test_tracks_free(&t);
+        cb_skeleton_destroy(s2);
+    }
+}
+
+/* Sampling at a key's time gives that key normalized; halfway gives the normalized lerp. */
+static void cclip_sample_matches_keys(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, "walk_fl"), &frames);
+    cb_cclip *c = compress(s, src, frames, false, 1e-4f);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true), *key = cb_test_pose_alloc(s, true);
+    cb_xform_group *key2 = cb_test_pose_alloc(s, true);
+    cb_err_track e = cb_err_track_make("sample vs decoded keys");
+    size_t keys = cb_cclip_key_count(c);
+    for (size_t k = 0; k + 1 < keys; ++k) {
+        for (int half = 0; half < 2; ++half) {
+            float t = ((float)k + 0.5f * (float)half) / (float)(keys - 1);
+            assert_int_equal(
+                cb_cclip_sample(c, t + 3.0f, true, (cb_xform_group_span){pose, groups}), CB_OK);
+            cb_cclip_decode(c, k, (cb_xform_group_span){key, groups});
+            cb_cclip_decode(c, k + 1, (cb_xform_group_span){key2, groups});
+            for (size_t j = 0; j < n; ++j) {
+                dref_xform got = dref_from_pose(pose, j), a = dref_from_pose(key, j);
+                dref_xform b = dref_from_pose(key2, j);
+                double u = 0.5 * half, q[4];
+                for (int i = 0; i < 4; ++i) {
+                    q[i] = (1 - u) * a.q[i] + u * b.q[i];
+                }
+                dref_quat_normalize(q);
+                for (int i = 0; i < 4; ++i) {
+                    cb_err_track_add(&e, got.q[i], q[i], j);
+                }
+                for (int i = 0; i < 3; ++i) {
+                    cb_err_track_add(&e, got.t[i], (1 - u) * a.t[i] + u * b.t[i], j);
+                }
+            }
+        }
+    }
+    /* Float lerp and normalization of unit-length data: a few ulps. */
+    cb_err_track_check(&e, 1e-6);
+    assert_int_equal(cb_cclip_sample(c, NAN, true, (cb_xform_group_span){pose, groups}),
+                     CB_ERR_NOT_FINITE);
+    free(pose), free(key), free(key2), free(src);
+    cb_cclip_destroy(c);
+    cb_embedded_destroy(set);
+}
+
+/* The fused blend prototype against blending the decoded keys in double. */
+static void cclip_blend_prototype(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    cb_cclip *clips[3];
+    const char *names[3] = {"walk_f", "run_fl", "idle"};
+    for (int i = 0; i < 3; ++i) {
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, names[i]), &frames);
+        clips[i] = compress(s, src, frames, false, 1e-4f);
+        free(src);
+    }
+    cb_prng r = cb_test_prng("cclip_blend_prototype");
+    cb_xform_group *pose = cb_test_pose_alloc(s, true), *ka = cb_test_pose_alloc(s, false);
+    cb_xform_group *kb = cb_test_pose_alloc(s, false);
+    cb_err_track e = cb_err_track_make("fused blend vs double blend of decoded keys");
+    for (int round = 0; round < 50; ++round) {
+        cb_cclip_blend_entry en[3];
+        for (int i = 0; i < 3; ++i) {
+            en[i] =
+                (cb_cclip_blend_entry){clips[i], cb_prng_range(&r, -2.0f, 2.0f),
+                                       round % 7 == 0 ? 0.0f : cb_prng_range(&r, 0.0f, 1.0f), true};
+        }
+        cb_cclip_blend(s, en, 3, CB_BLEND_DEFAULT_THRESHOLD, pose);
+        for (size_t j = 0; j < n; ++j) {
+            double t[3] = {0}, q[4] = {0}, wsum = 0;
+            for (int i = 0; i < 3; ++i) {
+                if (en[i].weight < 1e-5f) {
+                    continue;
+                }
+                uint32_t k;
+                float f;
+                cb_cclip_locate(clips[i], en[i].time, true, &k, &f);
+                cb_cclip_decode(clips[i], k, (cb_xform_group_span){ka, groups});
+                cb_cclip_decode(clips[i], k + 1, (cb_xform_group_span){kb, groups});
+                dref_xform a = dref_from_pose(ka, j), b = dref_from_pose(kb, j);
+                double w = en[i].weight, d = 0;
+                for (int c = 0; c < 4; ++c) {
+                    d += a.q[c] * q[c];
+                }
+                double sign = d < 0 ? -1 : 1;
+                for (int c = 0; c < 3; ++c) {
+                    t[c] += w * ((1 - f) * a.t[c] + f * b.t[c]);
+                }
+                for (int c = 0; c < 4; ++c) {
+                    q[c] += sign * w * ((1 - f) * a.q[c] + f * b.q[c]);
+                }
+                wsum += w;
+            }
+            cb_xform rest = cb_skeleton_rest_xform(s, j);
+            if (wsum < CB_BLEND_DEFAULT_THRESHOLD) {
+                double wr = CB_BLEND_DEFAULT_THRESHOLD - wsum, d = 0;
+                for (int c = 0; c < 4; ++c) {
+                    d += rest.rotation[c] * q[c];
+                }
+                for (int c = 0; c < 3; ++c) {
+                    t[c] += wr * rest.translation[c];
+                }
+                for (int c = 0; c < 4; ++c) {
+                    q[c] += (d < 0 ? -wr : wr) * rest.rotation[c];
+                }
+                wsum += wr;
+            }
+            dref_quat_normalize(q);
+            dref_xform got = dref_from_pose(pose, j);
+            for (int c = 0; c < 4; ++c) {
+                cb_err_track_add(&e, got.q[c], q[c], j);
+            }
+            for (int c = 0; c < 3; ++c) {
+                cb_err_track_add(&e, got.t[c], t[c] / wsum, j);
+            }
+        }
+    }
+    /* Float accumulation of three weighted samples, one normalization (as pose.h's 5e-7). */
+    cb_err_track_check(&e, 1e-6);
+    free(pose), free(ka), free(kb);
+    for (int i = 0; i < 3; ++i) {
+        cb_cclip_destroy(clips[i]);
+    }
+    cb_embedded_destroy(set);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stored form                                                                                */
+
+typedef struct fixture {
+    cb_embedded *set;
+    const cb_skeleton *s;
+    cb_cclip *clip;
+    unsigned char *stream;
+    size_t bytes;
+} fixture;
+
+static fixture fixture_make(void)
+{
+    fixture f = {0};
+    assert_int_equal(cb_embedded_create(NULL, &f.set, NULL), CB_OK);
+    f.s = cb_embedded_skeleton(f.set);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(f.set, "run_b"), &frames);
+    f.clip = compress(f.s, src, frames, false, 1e-4f);
+    free(src);
+    f.bytes = cb_cclip_stream_bytes(f.clip);
+    f.stream = malloc(f.bytes);
+    assert_int_equal(cb_cclip_serialize(f.clip, f.stream, f.bytes), CB_OK);
+    return f;
+}
+
+static void fixture_free(fixture *f)
+{
+    free(f->stream);
+    cb_cclip_destroy(f->clip);
+    cb_embedded_destroy(f->set);
+}
+
+static cb_result load(const cb_skeleton *s, const void *bytes, size_t size, cb_cclip **out,
+                      cb_error *err)
+{
+    cb_cclip_load_desc d = {.skeleton = s};
+    return cb_cclip_load(bytes, size, &d, out, err);
+}
+
+static void cclip_stream_roundtrip(void **state)
+{
+    (void)state;
+    fixture f = fixture_make();
+    cb_cclip *again = NULL;
+    assert_int_equal(load(f.s, f.stream, f.bytes, &again, NULL), CB_OK);
+    unsigned char *copy = malloc(f.bytes);
+    assert_int_equal(cb_cclip_serialize(again, copy, f.bytes), CB_OK);
+    CB_CHECK(memcmp(copy, f.stream, f.bytes) == 0, "serialize(load(stream)) differs");
+    cb_cclip_info a = cb_cclip_query_info(f.clip), b = cb_cclip_query_info(again);
+    CB_CHECK(a.keys == b.keys && a.measured_error_m == b.measured_error_m &&
+                 a.stream_bytes == b.stream_bytes && a.bytes == b.bytes,
+             "loaded clip reports differently");
+    assert_int_equal(cb_cclip_serialize(again, copy, f.bytes - 1), CB_ERR_SPAN_TOO_SHORT);
+    free(copy);
+    cb_cclip_destroy(again);
+    fixture_free(&f);
+}
+
+static void expect_load_error(const cb_skeleton *s, const void *bytes, size_t size, cb_result want,
+                              const char *what)
+{
+    cb_cclip *out = (cb_cclip *)(uintptr_t)0x1;
+    cb_error err = {0};
+    cb_result r = load(s, bytes, size, &out, &err);
+    CB_CHECK(r == want, "%s: got %s, want %s (%s)", what, cb_result_str(r), cb_result_str(want),
+             err.message);
+    CB_CHECK(out == (cb_cclip *)(uintptr_t)0x1, "%s: out was written", what);
+    CB_CHECK(err.code == want, "%s: err.code %d", what, (int)err.code);
+}
+
+static void cclip_stream_errors(void **state)
+{
+    (void)state;
+    fixture f = fixture_make();
+    unsigned char *b = malloc(f.bytes + 1);
+    /* Every truncation is refused, and read no byte beyond its end (ASan in the test build). */
+    for (size_t len = 0; len < f.bytes; ++len) {
+        unsigned char *exact = malloc(len > 0 ? len : 1);
+        memcpy(exact, f.stream, len);
+        cb_cclip *out = NULL;
+        CB_CHECK(load(f.s, exact, len, &out, NULL) != CB_OK, "a %zu-byte prefix loaded", len);
+        free(exact);
+    }
+    memcpy(b, f.stream, f.bytes);
+    b[f.bytes] = 0;
+    expect_load_error(f.s, b, f.bytes + 1, CB_ERR_PARSE, "a trailing byte");
+    b[0] = 'X';
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "bad magic");
+    memcpy(b, f.stream, f.bytes);
+    b[4] = 2;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 2");
+    memcpy(b, f.stream, f.bytes);
+    b[6] = 0x80;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "unknown flag");
+    memcpy(b, f.stream, f.bytes);
+    b[16] = 1, b[17] = b[18] = b[19] = 0;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "one key");
+    memcpy(b, f.stream, f.bytes);
+    b[CB_CCLIP_HEADER_BYTES] = 7;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "track mode 7");
+    memcpy(b, f.stream, f.bytes);
+    b[40] = 100;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "translation exponent 100");
+    memcpy(b, f.stream, f.bytes);
+    b[43] = 1;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "reserved byte");
+    memcpy(b, f.stream, f.bytes);
+    memset(b + 20, 0xFF, 4);
+    expect_load_error(f.s, b, f.bytes, CB_ERR_NOT_FINITE, "NaN bound");
+    memcpy(b, f.stream, f.bytes);
+    b[f.bytes - 1] |= 0x80;
+    cb_cclip *out = NULL;
+    cb_result r = load(f.s, b, f.bytes, &out, NULL);
+    /* The last byte may be all data (then any value loads) or end in padding (must be 0). */
+    CB_CHECK(r == CB_OK || r == CB_ERR_PARSE, "padding: %s", cb_result_str(r));
+    cb_cclip_destroy(out);
+    /* Another skeleton. */
+    cb_prng rng = cb_test_prng("cclip_stream_errors");
+    cb_skeleton *other = cb_test_random_skeleton(&rng, 64, false, false);
+    expect_load_error(other, f.stream, f.bytes, CB_ERR_MISMATCH, "another skeleton");
+    cb_skeleton_destroy(other);
+    /* Random corruption: loads or is refused, never crashes; what loads decodes. */
+    const size_t groups = cb_skeleton_group_count(f.s);
+    cb_xform_group *pose = cb_test_pose_alloc(f.s, false);
+    cb_xform *ref = malloc(64 * sizeof *ref);
+    for (int round = 0; round < 400; ++round) {
+        memcpy(b, f.stream, f.bytes);
+        for (int k = 0; k < 1 + round % 4; ++k) {
+            b[cb_prng_below(&rng, (uint32_t)f.bytes)] ^=
+                (unsigned char)(1u << cb_prng_below(&rng, 8));
+        }
+        out = NULL;
+        if (load(f.s, b, f.bytes, &out, NULL) == CB_OK) {
+            for (size_t k = 0; k < cb_cclip_key_count(out); ++k) {
+                assert_int_equal(cb_cclip_decode(out, k, (cb_xform_group_span){pose, groups}),
+                                 CB_OK);
+                assert_int_equal(
+                    cb_cclip_decode_stream_ref(f.s, b, f.bytes, k, (cb_xform_span){ref, 64}, NULL),
+                    CB_OK);
+            }
+            cb_cclip_destroy(out);
+        }
+    }
+    expect_load_error(f.s, NULL, 10, CB_ERR_NULL_ARGUMENT, "NULL bytes");
+    cb_cclip_load_desc canary = {._end_canary = 1, .skeleton = f.s};
+    out = NULL;
+    assert_int_equal(cb_cclip_load(f.stream, f.bytes, &canary, &out, NULL), CB_ERR_CANARY);
+    free(ref), free(pose), free(b);
+    fixture_free(&f);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parameters                                                                                 */
+
+static void cclip_desc_defaults(void **state)
+{
+    (void)state;
+    cb_cclip_desc d = cb_cclip_query_desc(NULL);
+    assert_true(d.max_error_m == CB_CCLIP_DEFAULT_MAX_ERROR_M);
+    assert_true(d.shell_distance_m == CB_CCLIP_DEFAULT_SHELL_M);
+    assert_int_equal(d.keys, CB_CCLIP_KEYS_REDUCE);
+    assert_false(d.additive);
+    assert_null(d.skeleton);
+    cb_cclip_desc set = {
+        .max_error_m = 2e-3f, .shell_distance_m = 0.1f, .keys = CB_CCLIP_KEYS_SOURCE};
+    d = cb_cclip_query_desc(&set);
+    assert_true(d.max_error_m == 2e-3f && d.shell_distance_m == 0.1f);
+    assert_int_equal(d.keys, CB_CCLIP_KEYS_SOURCE);
+}
+
+static void expect_create_error(const cb_cclip_desc *d, cb_result want, const char *needle)
+{
+    cb_cclip *out = (cb_cclip *)(uintptr_t)0x1;
+    cb_error err = {0};
+    cb_result r = cb_cclip_create(d, &out, &err);
+    CB_CHECK(r == want, "want %s, got %s (%s)", cb_result_str(want), cb_result_str(r), err.message);
+    CB_CHECK(out == (cb_cclip *)(uintptr_t)0x1, "out was written on failure");
+    CB_CHECK(err.code == want, "err.code %d", (int)err.code);
+    CB_CHECK(needle == NULL || strstr(err.message, needle) != NULL,
+             "message \"%s\" does not name \"%s\"", err.message, needle);
+}
+
+static void cclip_bad_parameters(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, "walk_l"), &frames);
+    const size_t n = cb_skeleton_joint_count(s);
+    const cb_cclip_desc good = {.skeleton = s, .frames = {src, frames * n}, .frame_count = frames};
+    cb_cclip_desc d;
+    cb_cclip *out = NULL;
+    assert_int_equal(cb_cclip_create(NULL, &out, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_cclip_create(&good, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    d = good, d._start_canary = 1;
+    expect_create_error(&d, CB_ERR_CANARY, "canary");
+    d = good, d._end_canary = 1;
+    expect_create_error(&d, CB_ERR_CANARY, "canary");
+    d = good, d.allocator.alloc_fn = cb_test_counting_alloc;
+    expect_create_error(&d, CB_ERR_ALLOCATOR, NULL);
+    d = good, d.skeleton = NULL;
+    expect_create_error(&d, CB_ERR_NULL_ARGUMENT, "skeleton");
+    d = good, d.frames.ptr = NULL;
+    expect_create_error(&d, CB_ERR_NULL_ARGUMENT, "frames");
+    d = good, d.frame_count = 1;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "frame_count");
+    d = good, d.frame_count = CB_CLIP_MAX_FRAMES + 1;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "frame_count");
+    d = good, d.frames.count = frames * n - 1;
+    expect_create_error(&d, CB_ERR_SPAN_TOO_SHORT, "frames");
+    d = good, d.max_error_m = -1e-4f;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "max_error_m");
+    d = good, d.max_error_m = NAN;
+    expect_create_error(&d, CB_ERR_NOT_FINITE, "max_error_m");
+    d = good, d.shell_distance_m = -0.03f;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "shell_distance_m");
+    d = good, d.shell_distance_m = INFINITY;
+    expect_create_error(&d, CB_ERR_NOT_FINITE, "shell_distance_m");
+    d = good, d.keys = _CB_CCLIP_KEYS_COUNT;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "keys");
+    /* A bound float arithmetic cannot reach. */
+    d = good, d.max_error_m = 1e-12f;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "cannot be met");
+    /* Bad values, named by frame and joint. */
+    cb_xform saved = src[3 * n + 5];
+    src[3 * n + 5].translation[1] = NAN;
+    expect_create_error(&good, CB_ERR_NOT_FINITE, "frame 3 joint 5");
+    src[3 * n + 5] = saved;
+    saved = src[2 * n + 7];
+    memset(src[2 * n + 7].rotation, 0, sizeof src[0].rotation);
+    expect_create_error(&good, CB_ERR_DEGENERATE, "frame 2 joint 7");
+    src[2 * n + 7] = saved;
+    /* Allocation failure is reported, never a crash. */
+    d = good, d.allocator = cb_test_failing_allocator();
+    expect_create_error(&d, CB_ERR_OUT_OF_MEMORY, NULL);
+    /* The minimal valid desc passes, and a counting allocator sees every byte returned. */
+    cb_test_counter counter = {0};
+    d = good, d.allocator = cb_test_counting_allocator(&counter);
+    assert_int_equal(cb_cclip_create(&d, &out, NULL), CB_OK);
+    cb_cclip_destroy(out);
+    CB_CHECK(counter.live_bytes == 0, "%lld bytes leaked through the allocator",
+             counter.live_bytes);
+    /* Decoders refuse bad calls. */
+    out = compress(s, src, frames, false, 1e-4f);
+    cb_xform_group *pose = cb_test_pose_alloc(s, false);
+    size_t groups = cb_skeleton_group_count(s);
+    assert_int_equal(
+        cb_cclip_decode(out, cb_cclip_key_count(out), (cb_xform_group_span){pose, groups}),
+        CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_cclip_decode(out, 0, (cb_xform_group_span){pose, groups - 1}),
+                     CB_ERR_SPAN_TOO_SHORT);
+    assert_int_equal(
+        cb_cclip_decode(out, 0,
+                        (cb_xform_group_span){(cb_xform_group *)((char *)pose + 4), groups}),
+        CB_ERR_MISALIGNED);
+    assert_int_equal(cb_cclip_decode(NULL, 0, (cb_xform_group_span){pose, groups}),
+                     CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_cclip_sample(out, 0.5f, true, (cb_xform_group_span){NULL, groups}),
+                     CB_ERR_NULL_ARGUMENT);
+    size_t bytes = cb_cclip_stream_bytes(out);
+    unsigned char *stream = malloc(bytes);
+    cb_cclip_serialize(out, stream, bytes);
+    cb_xform one[64];
+    assert_int_equal(
+        cb_cclip_decode_stream_ref(s, stream, bytes, 0, (cb_xform_span){one, 63}, NULL),
+        CB_ERR_SPAN_TOO_SHORT);
+    assert_int_equal(
+        cb_cclip_decode_stream_ref(s, stream, bytes, 1u << 20, (cb_xform_span){one, 64}, NULL),
+        CB_ERR_INVALID_ARGUMENT);
+    free(stream), free(pose);
+    cb_cclip_destroy(out);
+    cb_cclip_destroy(NULL);
+    cb_cclip_info none = cb_cclip_query_info(NULL);
+    assert_int_equal(none.joint_count, 0);
+    free(src);
+    cb_embedded_destroy(set);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cclip_desc_defaults),         cmocka_unit_test(cclip_bad_parameters),
+        cmocka_unit_test(cclip_embedded_within_bound), cmocka_unit_test(cclip_bounds_scale),
+        cmocka_unit_test(cclip_random_within_bound),   cmocka_unit_test(cclip_assets_within_bound),
+        cmocka_unit_test(cclip_simd_matches_ref),      cmocka_unit_test(cclip_sample_matches_keys),
+        cmocka_unit_test(cclip_blend_prototype),       cmocka_unit_test(cclip_stream_roundtrip),
+        cmocka_unit_test(cclip_stream_errors),
+    };
+    return CB_RUN_TESTS(tests);
+}

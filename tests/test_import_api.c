@@ -1,0 +1,141 @@
+/* crowdblend-import's C API (crowdblend/import.h): desc defaults, every validation error, and an
+ * import whose result saves to a pack that loads. The importer's fidelity is tested from outside,
+ * against an independent reader (tests/test_import.py). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crowdblend/import.h"
+#include "test_util.h"
+
+#ifndef CB_TEST_ASSET_DIR
+#define CB_TEST_ASSET_DIR "tests/data/assets"
+#endif
+
+static void import_query_desc_defaults(void **state)
+{
+    (void)state;
+    cb_import_desc d = cb_import_query_desc(NULL);
+    assert_null(d.path);
+    assert_int_equal(d.skin, 0);
+    assert_null(d.root);
+    assert_true(d.scale == 0.0f);
+    assert_int_equal(d.up, _CB_IMPORT_UP_DEFAULT); /* per file: Y, or the FBX header's */
+    assert_int_equal(d.loop, CB_IMPORT_LOOP_AUTO);
+    assert_int_equal(d.root_motion, _CB_ROOT_MOTION_DEFAULT); /* per clip (import.h) */
+    assert_true(d.max_error_m == 0.0f);
+    assert_null(d.markers_path);
+    cb_import_desc set = {.loop = CB_IMPORT_LOOP_NEVER, .scale = 0.5f};
+    d = cb_import_query_desc(&set);
+    assert_int_equal(d.loop, CB_IMPORT_LOOP_NEVER);
+    assert_true(d.scale == 0.5f);
+}
+
+static void expect_import_error(const cb_import_desc *d, cb_result want, const char *needle)
+{
+    cb_import *imp = (cb_import *)(uintptr_t)0x1;
+    cb_error err = {0};
+    cb_result r = cb_import_file(d, &imp, &err);
+    CB_CHECK(r == want, "got %s, want %s: %s", cb_result_str(r), cb_result_str(want), err.message);
+    assert_true(imp == (cb_import *)(uintptr_t)0x1);
+    CB_CHECK(strstr(err.message, needle) != NULL, "'%s' lacks '%s'", err.message, needle);
+}
+
+static void import_rejects_bad_descs(void **state)
+{
+    (void)state;
+    const char *fox = CB_TEST_ASSET_DIR "/Fox/Fox.glb";
+    cb_import *imp = NULL;
+    assert_int_equal(cb_import_file(NULL, &imp, NULL), CB_ERR_NULL_ARGUMENT);
+    cb_import_desc d = {.path = fox};
+    assert_int_equal(cb_import_file(&d, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    expect_import_error(&(cb_import_desc){0}, CB_ERR_NULL_ARGUMENT, "path");
+    expect_import_error(&(cb_import_desc){._start_canary = 1, .path = fox}, CB_ERR_CANARY,
+                        "canary");
+    expect_import_error(&(cb_import_desc){.path = fox, .scale = -1.0f}, CB_ERR_INVALID_ARGUMENT,
+                        "scale");
+    expect_import_error(&(cb_import_desc){.path = fox, .max_error_m = NAN}, CB_ERR_INVALID_ARGUMENT,
+                        "max_error_m");
+    expect_import_error(&(cb_import_desc){.path = fox, .loop = _CB_IMPORT_LOOP_COUNT},
+                        CB_ERR_INVALID_ARGUMENT, "loop");
+    expect_import_error(&(cb_import_desc){.path = fox, .skin = -2}, CB_ERR_INVALID_ARGUMENT,
+                        "skin");
+    expect_import_error(&(cb_import_desc){.path = fox, .foot_left = "b_Hip_01"},
+                        CB_ERR_INVALID_ARGUMENT, "both feet");
+    expect_import_error(&(cb_import_desc){.path = fox, .clip_count = 2}, CB_ERR_NULL_ARGUMENT,
+                        "clips");
+    expect_import_error(&(cb_import_desc){.path = CB_TEST_ASSET_DIR "/nope.glb"}, CB_ERR_IO,
+                        "nope.glb");
+    expect_import_error(&(cb_import_desc){.path = fox, .skin = 4}, CB_ERR_NOT_FOUND, "--skin 4");
+    expect_import_error(&(cb_import_desc){.path = fox, .root = "tail"}, CB_ERR_NOT_FOUND, "tail");
+    const char *clips[1] = {"Trot"};
+    expect_import_error(&(cb_import_desc){.path = fox, .clips = clips, .clip_count = 1},
+                        CB_ERR_NOT_FOUND, "Trot");
+    expect_import_error(
+        &(cb_import_desc){.path = fox, .foot_left = "b_Hip_01", .foot_right = "paw"},
+        CB_ERR_NOT_FOUND, "paw");
+    expect_import_error(&(cb_import_desc){.path = fox, .root_motion_joint = "b_Hip_01"},
+                        CB_ERR_INVALID_ARGUMENT, "root");
+    expect_import_error(&(cb_import_desc){.path = fox, .markers_path = "/nonexistent.json"},
+                        CB_ERR_IO, "nonexistent");
+}
+
+static void import_result_saves_to_a_pack(void **state)
+{
+    (void)state;
+    const char *clips[2] = {"Run", "Walk"};
+    cb_import_desc d = {.path = CB_TEST_ASSET_DIR "/Fox/Fox.glb",
+                        .clips = clips,
+                        .clip_count = 2,
+                        .scale = 0.01f,
+                        .foot_left = "b_LeftFoot02_018",
+                        .foot_right = "b_RightFoot02_022"};
+    cb_import *imp = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_import_file(&d, &imp, &err) == CB_OK, "%s", err.message);
+    assert_int_equal(cb_skeleton_joint_count(cb_import_skeleton(imp)), 24);
+    assert_int_equal(cb_import_clip_count(imp), 2);
+    for (size_t i = 0; i < 2; ++i) {
+        cb_import_clip_report r = cb_import_query_report(imp, i);
+        assert_string_equal(r.name, clips[i]);
+        assert_string_equal(cb_clip_name(cb_import_clip(imp, i)), clips[i]);
+        assert_true(r.bound_met && r.max_error_m <= r.error_bound_m);
+        assert_true(r.error_bound_m == 1e-4f); /* a 0.61 m fox: human scale */
+        assert_true(r.looping && r.markers >= 2 && r.frames >= 2);
+        assert_int_equal(r.frames, cb_clip_frame_count(cb_import_clip(imp, i)));
+        cb_test_note("%s: %u frames at %.1f Hz, max error %.3g m, %u markers, ground %.2f m/s",
+                     r.name, r.frames, (double)r.rate_hz, (double)r.max_error_m, r.markers,
+                     (double)r.ground_speed_mps);
+    }
+    assert_null(cb_import_query_report(imp, 2).name);
+    assert_null(cb_import_clip(imp, 2));
+    assert_true(cb_import_warning_count(imp) >= 1); /* the skeleton's origin note */
+    assert_non_null(cb_import_warning(imp, 0));
+    assert_null(cb_import_warning(imp, 99));
+    cb_pack_desc pd = cb_import_pack_desc(imp);
+    assert_int_equal(pd.inverse_binds.count, 24 * 16);
+    size_t size = 0;
+    assert_int_equal(cb_pack_save_memory(&pd, NULL, 0, &size, &err), CB_OK);
+    unsigned char *bytes = malloc(size);
+    assert_non_null(bytes);
+    assert_int_equal(cb_pack_save_memory(&pd, bytes, size, &size, &err), CB_OK);
+    cb_pack *p = NULL;
+    CB_CHECK(cb_pack_load_memory(bytes, size, NULL, &p, &err) == CB_OK, "%s", err.message);
+    assert_int_equal(cb_pack_clip_count(p), 2);
+    assert_true(cb_pack_query_clip_info(p, 0).max_error_m ==
+                cb_import_query_report(imp, 0).max_error_m);
+    cb_pack_destroy(p);
+    free(bytes);
+    cb_import_destroy(imp);
+    cb_import_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(import_query_desc_defaults),
+        cmocka_unit_test(import_rejects_bad_descs),
+        cmocka_unit_test(import_result_saves_to_a_pack),
+    };
+    return CB_RUN_TESTS(tests);
+}

@@ -1,0 +1,764 @@
+/* Packs (crowdblend/pack.h): round trips byte for byte; every prefix, random bit flips (with
+ * and without a repaired checksum) and hand-made bad fields refused with messages that name the
+ * section and field; every failed allocation clean; the desc checks; and a checksum of the
+ * samples of the committed packs (written by a W = 16 build) that the test command compares
+ * across the W = 16, sanitized and portable W = 4 builds.
+ *
+ * Byte offsets used to corrupt fields come from the layout in docs/formats.md, read here with
+ * the test's own little-endian helpers. */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "anim_test.h"
+#include "crowdblend/pack.h"
+#include "crowdblend/pose.h"
+#include "test_util.h"
+
+#ifndef CB_TEST_PACK_DIR
+#define CB_TEST_PACK_DIR "tests/data/packs"
+#endif
+#ifndef CB_TEST_OUT_DIR
+#define CB_TEST_OUT_DIR "."
+#endif
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void set_u32(unsigned char *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) {
+        p[k] = (unsigned char)(v >> (8 * k));
+    }
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static void set_f32(unsigned char *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    set_u32(p, u);
+}
+
+/* Recomputes the checksum (XXH3-64 of everything after the 32-byte header, at byte 24), as a
+ * writer would after editing a field: the field's own check is then what must catch it. */
+static void repair_checksum(unsigned char *d, size_t size)
+{
+    uint64_t h = XXH3_64bits(d + 32, size - 32);
+    set_u32(d + 24, (uint32_t)h);
+    set_u32(d + 28, (uint32_t)(h >> 32));
+}
+
+/* Section i's offset and size from the table. */
+static size_t section_offset(const unsigned char *d, uint32_t i)
+{
+    return (size_t)get_u64(d + 40 + i * 24 + 8);
+}
+
+static uint32_t section_kind(const unsigned char *d, uint32_t i)
+{
+    return get_u32(d + 40 + i * 24);
+}
+
+/* ---- a synthetic pack using every part of the format -------------------------------------- */
+
+typedef struct fixture {
+    cb_skeleton *skel;
+    cb_clip *clips[4];
+    size_t clip_count;
+    cb_test_tracks tracks[4];
+    float *ibm;
+    float *mask_w[2];
+    cb_pack_desc desc;
+    cb_pack_mask masks[2];
+    cb_pack_graph graphs[1];
+    cb_pack_clip_info info[4];
+} fixture;
+
+static const char graph_text[] = "{\"name\": \"g\", \"root\": \"a\", \"nodes\": {\"a\": {\"type\": "
+                                 "\"clip\", \"clip\": \"loop_root\"}}}";
+
+static void fixture_make(fixture *f, cb_prng *rng)
+{
+    memset(f, 0, sizeof *f);
+    size_t n = 19;
+    f->skel = cb_test_random_skeleton(rng, n, true, true);
+    static const char *const names[4] = {"loop_root", "clamp_scaled", "additive", "straight"};
+    cb_clip_marker_desc md[2] = {{"foot_plant_l", 0.0f, false}, {"foot_lift_l", 0.2f, true}};
+    for (size_t k = 0; k < 4; ++k) {
+        f->tracks[k] = cb_test_random_tracks(rng, f->skel, 0.4f + 0.3f * (float)k, n, k == 1, 1.5f);
+        cb_clip_desc d = {
+            .name = names[k],
+            .skeleton = f->skel,
+            .duration_s = f->tracks[k].duration,
+            .sample_rate_hz = 30.0f + 7.0f * (float)k,
+            .tracks = f->tracks[k].tracks,
+            .track_count = f->tracks[k].count,
+            .wrap = k == 1 ? CB_CLIP_WRAP_CLAMP : CB_CLIP_WRAP_LOOP,
+            .root_motion = k == 2   ? CB_ROOT_MOTION_NONE
+                           : k == 3 ? CB_ROOT_MOTION_NONE
+                                    : (cb_root_motion)(2 + k),
+            .additive = k == 2 ? CB_ADDITIVE_FIRST_FRAME : CB_ADDITIVE_NONE,
+            .markers = md,
+            .marker_count = k == 0 ? 2 : 0,
+        };
+        f->clips[k] = cb_test_clip_create(&d);
+        f->info[k] = (cb_pack_clip_info){1e-5f * (float)k, k == 3 ? -1.0f : 1e-4f};
+    }
+    f->clip_count = 4;
+    f->ibm = calloc(n * 16, sizeof(float));
+    assert_non_null(f->ibm);
+    for (size_t j = 0; j < n; ++j) {
+        for (int c = 0; c < 4; ++c) {
+            f->ibm[j * 16 + c * 5] = 1.0f;
+        }
+        f->ibm[j * 16 + 12] = -0.1f * (float)j;
+    }
+    size_t soa = cb_skeleton_soa_joint_count(f->skel);
+    for (int m = 0; m < 2; ++m) {
+        f->mask_w[m] = calloc(soa, sizeof(float));
+        assert_non_null(f->mask_w[m]);
+        for (size_t j = 0; j < n; ++j) {
+            f->mask_w[m][j] = m == 0 ? (j > n / 2 ? 1.0f : 0.0f) : 0.25f;
+        }
+    }
+    f->masks[0] = (cb_pack_mask){"upper", {f->mask_w[0], soa}};
+    f->masks[1] = (cb_pack_mask){"lower", {f->mask_w[1], n}};
+    f->graphs[0] = (cb_pack_graph){"g", graph_text, strlen(graph_text)};
+    f->desc = (cb_pack_desc){
+        .skeleton = f->skel,
+        .inverse_binds = {f->ibm, n * 16},
+        .clips = (const cb_clip *const *)f->clips,
+        .clip_count = f->clip_count,
+        .clip_info = f->info,
+        .masks = f->masks,
+        .mask_count = 2,
+        .graphs = f->graphs,
+        .graph_count = 1,
+    };
+}
+
+static void fixture_free(fixture *f)
+{
+    for (size_t k = 0; k < f->clip_count; ++k) {
+        cb_clip_destroy(f->clips[k]);
+        cb_test_tracks_free(&f->tracks[k]);
+    }
+    free(f->ibm);
+    free(f->mask_w[0]);
+    free(f->mask_w[1]);
+    cb_skeleton_destroy(f->skel);
+}
+
+static unsigned char *save(const cb_pack_desc *d, size_t *size)
+{
+    cb_error err = {0};
+    cb_result r = cb_pack_save_memory(d, NULL, 0, size, &err);
+    CB_CHECK(r == CB_OK, "size query: %s", err.message);
+    unsigned char *bytes = malloc(*size);
+    assert_non_null(bytes);
+    r = cb_pack_save_memory(d, bytes, *size, size, &err);
+    CB_CHECK(r == CB_OK, "save: %s", err.message);
+    return bytes;
+}
+
+static cb_pack *load(const unsigned char *bytes, size_t size)
+{
+    cb_pack *p = NULL;
+    cb_error err = {0};
+    cb_result r = cb_pack_load_memory(bytes, size, NULL, &p, &err);
+    CB_CHECK(r == CB_OK, "load: %s", err.message);
+    return p;
+}
+
+/* Loading fails with `want` (any code when CB_OK is passed as "any"), naming `needle`. */
+static void expect_load_error(const unsigned char *bytes, size_t size, cb_result want,
+                              const char *needle)
+{
+    cb_pack *p = (cb_pack *)(uintptr_t)0x1;
+    cb_error err = {0};
+    cb_result r = cb_pack_load_memory(bytes, size, NULL, &p, &err);
+    CB_CHECK(r != CB_OK, "a bad pack loaded (want %s, needle %s)", cb_result_str(want),
+             needle ? needle : "-");
+    CB_CHECK(want == CB_OK || r == want, "got %s, want %s: %s", cb_result_str(r),
+             cb_result_str(want), err.message);
+    assert_int_equal(err.code, r);
+    assert_true(p == (cb_pack *)(uintptr_t)0x1);
+    CB_CHECK(strncmp(err.message, "pack: ", 6) == 0, "message lacks the source: %s", err.message);
+    if (needle != NULL) {
+        CB_CHECK(strstr(err.message, needle) != NULL, "message '%s' lacks '%s'", err.message,
+                 needle);
+    }
+}
+
+/* ---- round trips ---------------------------------------------------------------------------- */
+
+static void pack_round_trip_is_byte_identical(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_round_trip_is_byte_identical");
+    fixture f;
+    fixture_make(&f, &rng);
+    size_t size = 0, size2 = 0;
+    unsigned char *a = save(&f.desc, &size);
+    cb_pack *p = load(a, size);
+    cb_pack_desc contents = cb_pack_contents(p);
+    unsigned char *b = save(&contents, &size2);
+    assert_int_equal(size, size2);
+    assert_memory_equal(a, b, size);
+    cb_test_note("synthetic pack: %zu bytes, 4 clips, 2 masks, 1 graph: save(load(p)) == p", size);
+    /* What came back. */
+    assert_int_equal(cb_pack_clip_count(p), 4);
+    assert_int_equal(cb_skeleton_signature(cb_pack_skeleton(p)), cb_skeleton_signature(f.skel));
+    for (size_t k = 0; k < 4; ++k) {
+        const cb_clip *c = cb_pack_clip(p, k);
+        assert_string_equal(cb_clip_name(c), cb_clip_name(f.clips[k]));
+        size_t idx = 99;
+        assert_int_equal(cb_pack_find_clip(p, cb_clip_name(c), &idx), CB_OK);
+        assert_int_equal(idx, k);
+        size_t floats = cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c);
+        float *x = malloc(floats * 4), *y = malloc(floats * 4);
+        assert_int_equal(cb_clip_read_frames(c, (cb_float_span){x, floats}), CB_OK);
+        assert_int_equal(cb_clip_read_frames(f.clips[k], (cb_float_span){y, floats}), CB_OK);
+        assert_memory_equal(x, y, floats * 4);
+        free(x);
+        free(y);
+        cb_clip_root_motion ra = cb_clip_query_root_motion(c),
+                            rb = cb_clip_query_root_motion(f.clips[k]);
+        assert_memory_equal(&ra, &rb, sizeof ra);
+        assert_int_equal(cb_clip_marker_count(c), cb_clip_marker_count(f.clips[k]));
+        cb_pack_clip_info ci = cb_pack_query_clip_info(p, k);
+        assert_true(ci.max_error_m == f.info[k].max_error_m);
+        assert_true(ci.error_bound_m == f.info[k].error_bound_m);
+    }
+    size_t idx;
+    assert_int_equal(cb_pack_find_clip(p, "nope", &idx), CB_ERR_NOT_FOUND);
+    assert_null(cb_pack_clip(p, 4));
+    cb_float_cspan ibm = cb_pack_inverse_binds(p);
+    assert_int_equal(ibm.count, 19 * 16);
+    assert_memory_equal(ibm.ptr, f.ibm, 19 * 16 * 4);
+    assert_int_equal(cb_pack_mask_count(p), 2);
+    cb_pack_mask m = cb_pack_query_mask(p, 1);
+    assert_string_equal(m.name, "lower");
+    assert_int_equal(m.weights.count, cb_skeleton_soa_joint_count(f.skel));
+    assert_true(m.weights.ptr[3] == 0.25f && m.weights.ptr[m.weights.count - 1] == 0.0f);
+    assert_int_equal(cb_pack_graph_count(p), 1);
+    cb_pack_graph g = cb_pack_query_graph(p, 0);
+    assert_int_equal(g.length, strlen(graph_text));
+    assert_string_equal(g.text, graph_text);
+    /* The graph text loads against the pack's clips. */
+    cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(p),
+                             .clips = cb_pack_clips(p),
+                             .clip_count = (uint32_t)cb_pack_clip_count(p)};
+    cb_graph *graph = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_load_json(g.text, g.length, &jd, &graph, &err) == CB_OK, "%s", err.message);
+    cb_graph_destroy(graph);
+    /* Out of range queries. */
+    assert_null(cb_pack_query_mask(p, 2).name);
+    assert_null(cb_pack_query_graph(p, 1).text);
+    assert_true(cb_pack_query_clip_info(p, 9).max_error_m < 0.0f);
+    cb_pack_destroy(p);
+    cb_pack_destroy(NULL);
+    free(a);
+    free(b);
+    fixture_free(&f);
+}
+
+static void pack_saves_files_whole(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_saves_files_whole");
+    fixture f;
+    fixture_make(&f, &rng);
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_pack_tmp.cbpack", CB_TEST_OUT_DIR);
+    cb_error err = {0};
+    CB_CHECK(cb_pack_save(&f.desc, path, &err) == CB_OK, "%s", err.message);
+    cb_pack *p = NULL;
+    CB_CHECK(cb_pack_load_file(path, NULL, &p, &err) == CB_OK, "%s", err.message);
+    assert_int_equal(cb_pack_clip_count(p), 4);
+    cb_pack_destroy(p);
+    remove(path);
+    assert_int_equal(cb_pack_load_file(path, NULL, &p, &err), CB_ERR_IO);
+    assert_non_null(strstr(err.message, path));
+    assert_int_equal(cb_pack_save(&f.desc, "/nonexistent-dir/x.cbpack", &err), CB_ERR_IO);
+    assert_int_equal(cb_pack_load_file(NULL, NULL, &p, &err), CB_ERR_NULL_ARGUMENT);
+    fixture_free(&f);
+}
+
+/* ---- damaged packs -------------------------------------------------------------------------- */
+
+/* The packs the tests run on: the synthetic one and every committed pack. */
+typedef struct pack_file {
+    char name[256];
+    unsigned char *bytes;
+    size_t size;
+} pack_file;
+
+static size_t committed_packs(pack_file *out, size_t max)
+{
+    size_t count = 0;
+    DIR *dir = opendir(CB_TEST_PACK_DIR);
+    if (dir == NULL) {
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && count < max) {
+        size_t len = strlen(e->d_name);
+        if (len < 8 || strcmp(e->d_name + len - 7, ".cbpack") != 0) {
+            continue;
+        }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", CB_TEST_PACK_DIR, e->d_name);
+        FILE *fp = fopen(path, "rb");
+        assert_non_null(fp);
+        fseek(fp, 0, SEEK_END);
+        long n = ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        pack_file *pf = &out[count++];
+        snprintf(pf->name, sizeof pf->name, "%s", e->d_name);
+        pf->size = (size_t)n;
+        pf->bytes = malloc(pf->size);
+        assert_non_null(pf->bytes);
+        assert_int_equal(fread(pf->bytes, 1, pf->size, fp), pf->size);
+        fclose(fp);
+    }
+    closedir(dir);
+    /* Sorted by name so that runs are reproducible. */
+    for (size_t i = 1; i < count; ++i) {
+        for (size_t k = i; k > 0 && strcmp(out[k - 1].name, out[k].name) > 0; --k) {
+            pack_file t = out[k];
+            out[k] = out[k - 1];
+            out[k - 1] = t;
+        }
+    }
+    return count;
+}
+
+static size_t test_packs(pack_file *out, size_t max, cb_prng *rng)
+{
+    fixture f;
+    fixture_make(&f, rng);
+    snprintf(out[0].name, sizeof out[0].name, "synthetic");
+    out[0].bytes = save(&f.desc, &out[0].size);
+    fixture_free(&f);
+    return 1 + committed_packs(out + 1, max - 1);
+}
+
+static void free_packs(pack_file *packs, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        free(packs[i].bytes);
+    }
+}
+
+static void pack_every_prefix_is_refused(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_every_prefix_is_refused");
+    pack_file packs[16];
+    size_t count = test_packs(packs, 16, &rng);
+    for (size_t i = 0; i < count; ++i) {
+        /* Each prefix is copied to the end of one allocation of the pack's size, so a read past
+         * the prefix is a read past the allocation and ASan reports it (one allocation, not one
+         * per prefix: a quarter of a million mallocs under ASan took minutes). */
+        unsigned char *buf = malloc(packs[i].size);
+        assert_non_null(buf);
+        for (size_t len = 0; len < packs[i].size; ++len) {
+            unsigned char *prefix = buf + (packs[i].size - len);
+            memcpy(prefix, packs[i].bytes, len);
+            expect_load_error(prefix, len, CB_ERR_PARSE, "header");
+        }
+        free(buf);
+        cb_test_note("%s: all %zu prefixes refused", packs[i].name, packs[i].size);
+    }
+    free_packs(packs, count);
+}
+
+static void pack_bit_flips_are_refused(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_bit_flips_are_refused");
+    pack_file packs[16];
+    size_t count = test_packs(packs, 16, &rng);
+    for (size_t i = 0; i < count; ++i) {
+        size_t size = packs[i].size, loaded = 0, by_code[_CB_RESULT_COUNT] = {0};
+        unsigned char *d = malloc(size);
+        assert_non_null(d);
+        for (int k = 0; k < 10000; ++k) {
+            memcpy(d, packs[i].bytes, size);
+            size_t bit = cb_prng_below(&rng, (uint32_t)(size * 8));
+            d[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+            /* As damaged: the checksum (or a header field) refuses every flip. */
+            expect_load_error(d, size, CB_OK, NULL);
+            /* With the checksum repaired, the fields' own checks see the flip: either the pack
+             * is still valid (a value changed within its range) or it is refused with a
+             * message naming a section; never a crash (ASan and UBSan watch). */
+            if (bit / 8 >= 32 || bit / 8 < 24) {
+                repair_checksum(d, size);
+                cb_pack *p = NULL;
+                cb_error err = {0};
+                cb_result r = cb_pack_load_memory(d, size, NULL, &p, &err);
+                if (r == CB_OK) {
+                    ++loaded;
+                    cb_pack_destroy(p);
+                } else {
+                    CB_CHECK(err.code == r && strncmp(err.message, "pack: ", 6) == 0,
+                             "flip %zu: %s", bit, err.message);
+                    by_code[r]++;
+                }
+            }
+        }
+        cb_test_note("%s: 10000 flips refused as damaged; with the checksum repaired %zu still "
+                     "valid, %zu parse errors, %zu other codes",
+                     packs[i].name, loaded, by_code[CB_ERR_PARSE],
+                     10000 - loaded - by_code[CB_ERR_PARSE]);
+        free(d);
+    }
+    free_packs(packs, count);
+}
+
+static void pack_fields_are_checked(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_fields_are_checked");
+    fixture f;
+    fixture_make(&f, &rng);
+    size_t size = 0;
+    unsigned char *good = save(&f.desc, &size);
+    unsigned char *d = malloc(size + 16);
+    assert_non_null(d);
+    const size_t skel = section_offset(good, 0), clip = section_offset(good, 1);
+    assert_int_equal(section_kind(good, 0), 0x4C454B53u); /* "SKEL" */
+    const size_t n = 19;
+#define EDIT(edit, want, needle)                                                                   \
+    do {                                                                                           \
+        memcpy(d, good, size);                                                                     \
+        edit;                                                                                      \
+        repair_checksum(d, size);                                                                  \
+        expect_load_error(d, size, want, needle);                                                  \
+    } while (0)
+    /* Header. */
+    EDIT(d[0] = 'X', CB_ERR_PARSE, "header: magic");
+    EDIT(set_u32(d + 8, 2), CB_ERR_UNSUPPORTED, "header: version 2");
+    EDIT(set_u32(d + 8, 0), CB_ERR_PARSE, "header: version 0");
+    EDIT(set_u32(d + 12, 1), CB_ERR_PARSE, "header: flags");
+    EDIT(set_u32(d + 16, (uint32_t)size + 8), CB_ERR_PARSE, "header: file_size");
+    memcpy(d, good, size);
+    d[100] ^= 1;
+    expect_load_error(d, size, CB_ERR_PARSE, "header: checksum");
+    /* Table. */
+    EDIT(set_u32(d + 32, 0), CB_ERR_PARSE, "section table: section_count 0");
+    EDIT(set_u32(d + 36, 5), CB_ERR_PARSE, "reserved");
+    EDIT(set_u32(d + 32, 100000), CB_ERR_PARSE, "section_count");
+    EDIT(set_u32(d + 40, 0x58585858u), CB_ERR_PARSE, "section 0: kind");
+    EDIT(set_u32(d + 40 + 24, 0x4C454B53u), CB_ERR_PARSE, "section 1 (skeleton): kind");
+    EDIT(set_u32(d + 40, 0x50494C43u), CB_ERR_PARSE, "section 0 (clip): kind");
+    EDIT(set_u32(d + 44, 2), CB_ERR_UNSUPPORTED, "section 0 (skeleton): version 2");
+    EDIT(set_u32(d + 44 + 24, 9), CB_ERR_UNSUPPORTED, "section 1 (clip): version 9");
+    EDIT(set_u32(d + 48, 44), CB_ERR_PARSE, "section 0 (skeleton): offset");
+    EDIT(set_u32(d + 56, (uint32_t)size), CB_ERR_PARSE, "section 0 (skeleton): size");
+    /* Growing the data by 8 bytes: a trailing block after the last section. */
+    memcpy(d, good, size);
+    memset(d + size, 0, 8);
+    set_u32(d + 16, (uint32_t)size + 8);
+    repair_checksum(d, size + 8);
+    expect_load_error(d, size + 8, CB_ERR_PARSE, "follow the last section");
+    /* A table that ends within 7 bytes of the end: the padding before the first section would
+     * lie past the data (a fuzzing find). */
+    {
+        size_t table_end = 40 + 8 * 24, cut = table_end + 3;
+        memcpy(d, good, cut);
+        set_u32(d + 32, 8);
+        set_u32(d + 16, (uint32_t)cut);
+        repair_checksum(d, cut);
+        unsigned char *exact = malloc(cut);
+        assert_non_null(exact);
+        memcpy(exact, d, cut);
+        expect_load_error(exact, cut, CB_ERR_PARSE, "past the end of the data");
+        free(exact);
+    }
+    /* Skeleton. */
+    EDIT(set_u32(d + skel, 0), CB_ERR_PARSE, "section 0 (skeleton): joint_count 0");
+    EDIT(set_u32(d + skel, 70000), CB_ERR_PARSE, "joint_count 70000");
+    EDIT(set_u32(d + skel, 18), CB_ERR_PARSE, "section 0 (skeleton)");
+    EDIT(set_u32(d + skel + 4, 6), CB_ERR_PARSE, "flags");
+    EDIT(d[skel + 12 + 1] = 0, CB_ERR_PARSE, "names");
+    EDIT(set_u32(d + skel + 8, 2 * 19 - 1), CB_ERR_PARSE, "names_bytes");
+    /* Names "j0".."j18" (3 or 4 bytes each with the NUL): 10 x 3 + 9 x 4 = 66 -> 68 padded. */
+    const size_t parents = skel + 12 + 68, rest = parents + n * 4, ibm = rest + n * 40;
+    EDIT(set_u32(d + parents + 5 * 4, 7), CB_ERR_HIERARCHY, "section 0 (skeleton)");
+    EDIT(set_u32(d + parents + 5 * 4, 5), CB_ERR_HIERARCHY, "parent");
+    EDIT(set_f32(d + rest + 3 * 40 + 4, NAN), CB_ERR_NOT_FINITE, "rest[3]");
+    EDIT(set_f32(d + rest + 3 * 40 + 24, 2.0f), CB_ERR_PARSE, "rest[3].rotation has length");
+    EDIT(set_f32(d + ibm + 2 * 64 + 12, 1.0f), CB_ERR_PARSE, "inverse_binds[2] is not affine");
+    EDIT(set_f32(d + ibm + 17 * 4, INFINITY), CB_ERR_NOT_FINITE, "inverse_binds[17]");
+    EDIT(memcpy(d + skel + 12, "j1", 2), CB_ERR_DUPLICATE, "section 0 (skeleton)");
+    /* Clip 0 ("loop_root": name 9 bytes -> 4 + 12). */
+    const size_t fixed = clip + 16;
+    EDIT(set_u32(d + clip, 0), CB_ERR_PARSE, "section 1 (clip): name: length 0");
+    EDIT(set_u32(d + clip, 500), CB_ERR_PARSE, "name: length 500");
+    EDIT(d[clip + 4 + 9] = 'x', CB_ERR_PARSE, "name: a NUL");
+    EDIT(set_f32(d + fixed, -1.0f), CB_ERR_INVALID_ARGUMENT,
+         "section 1 (clip \"loop_root\"): clip \"loop_root\": duration_s");
+    EDIT(set_f32(d + fixed, NAN), CB_ERR_NOT_FINITE, "duration_s");
+    EDIT(set_u32(d + fixed + 4, 1), CB_ERR_PARSE, "frame_count 1");
+    EDIT(set_u32(d + fixed + 4, 100000), CB_ERR_PARSE, "frame_count 100000");
+    EDIT(set_u32(d + fixed + 4, get_u32(good + fixed + 4) - 1), CB_ERR_PARSE, "frames:");
+    EDIT(set_u32(d + fixed + 8, 18), CB_ERR_PARSE, "joint_count 18");
+    EDIT(set_u32(d + fixed + 12, 8), CB_ERR_PARSE, "flags 0x8");
+    /* Clip 1 ("clamp_scaled": 12 -> 4 + 16) marked looping: its last frame is not its first. */
+    EDIT(set_u32(d + section_offset(good, 2) + 20 + 12, 5), CB_ERR_DEGENERATE,
+         "section 2 (clip \"clamp_scaled\"): clip \"clamp_scaled\": frames: a looping clip");
+    EDIT(set_u32(d + fixed + 16, 1), CB_ERR_PARSE, "encoding 1");
+    EDIT(set_u32(d + fixed + 20, 9), CB_ERR_PARSE, "root_motion 9");
+    EDIT(set_u32(d + fixed + 24, 3), CB_ERR_INVALID_ARGUMENT, "root_joint");
+    EDIT(set_f32(d + fixed + 28, NAN), CB_ERR_NOT_FINITE, "root_origin[0]");
+    EDIT(set_f32(d + fixed + 44, INFINITY), CB_ERR_NOT_FINITE, "max_error_m");
+    EDIT(set_u32(d + fixed + 52, 2000), CB_ERR_PARSE, "marker_count 2000");
+    EDIT(set_u32(d + fixed + 52, 3), CB_ERR_PARSE, "markers[2]");
+    /* Markers: the first at fixed + 56: time, flags, name "foot_plant_l" (12 -> 4 + 16). */
+    const size_t mk = fixed + 56;
+    EDIT(set_f32(d + mk, 1.5f), CB_ERR_INVALID_ARGUMENT, "markers[0].time");
+    EDIT(set_u32(d + mk + 4, 2), CB_ERR_PARSE, "markers[0].flags");
+    EDIT(set_u32(d + mk + 8, 64), CB_ERR_PARSE, "markers[0].name: length 64");
+    /* Second marker "foot_lift_l" (11 -> 4 + 12) at mk + 28; frames after it at mk + 52. */
+    const size_t frames = mk + 28 + 8 + 16;
+    EDIT(set_f32(d + frames + 3 * 4, 0.0f), CB_ERR_DEGENERATE, "frame 0 joint 0 rotation");
+    EDIT(set_f32(d + frames + (7 * 5 + 1) * 4, NAN), CB_ERR_NOT_FINITE, "frames[36] is nan");
+    /* Root track: the last 4 floats per frame x frame_count; frame 0 must be zero. */
+    const size_t frame_count = get_u32(good + fixed + 4);
+    const size_t stride = (get_u32(good + fixed + 12) & 4u) ? 10 : 7;
+    const size_t track = frames + frame_count * n * stride * 4;
+    EDIT(set_f32(d + track, 0.5f), CB_ERR_INVALID_ARGUMENT, "root_track: frame 0");
+    /* A clip that repeats another's name: clip 3 "straight" renamed "additive" (clip 2). */
+    EDIT(memcpy(d + section_offset(good, 4) + 4, "additive", 8), CB_ERR_DUPLICATE,
+         "clip 2 has the same name");
+    /* Masks and graphs. */
+    const size_t mask0 = section_offset(good, 5), graph0 = section_offset(good, 7);
+    EDIT(set_f32(d + mask0 + 4 + 8 + 4 + 4 * 3, 2.0f), CB_ERR_PARSE, "weights[3]");
+    EDIT(set_u32(d + mask0 + 12, 5), CB_ERR_PARSE, "section 5 (mask): joint_count 5");
+    EDIT(memcpy(d + section_offset(good, 6) + 4, "upper", 5), CB_ERR_DUPLICATE,
+         "mask 0 has the same name");
+    EDIT(d[graph0 + 8 + 4 + 3] = 0, CB_ERR_PARSE, "section 7 (graph): text");
+    EDIT(set_u32(d + graph0 + 8, 1u << 30), CB_ERR_PARSE, "text_bytes");
+#undef EDIT
+    free(d);
+    free(good);
+    fixture_free(&f);
+}
+
+/* Fails the k-th allocation. */
+typedef struct fail_at {
+    size_t calls, fail;
+    long long live;
+} fail_at;
+
+static void *fail_alloc(size_t size, size_t align, void *user)
+{
+    fail_at *f = user;
+    if (f->calls++ == f->fail) {
+        return NULL;
+    }
+    f->live += (long long)size;
+    size_t a = align < sizeof(void *) ? sizeof(void *) : align;
+    return aligned_alloc(a, (size + a - 1) / a * a);
+}
+
+static void fail_free(void *ptr, size_t size, void *user)
+{
+    fail_at *f = user;
+    f->live -= (long long)size;
+    free(ptr);
+}
+
+static void pack_load_survives_failed_allocations(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_load_survives_failed_allocations");
+    fixture f;
+    fixture_make(&f, &rng);
+    size_t size = 0;
+    unsigned char *bytes = save(&f.desc, &size);
+    size_t k = 0;
+    for (;; ++k) {
+        fail_at fa = {0, k, 0};
+        cb_pack_load_desc ld = {.allocator = {fail_alloc, fail_free, &fa}};
+        cb_pack *p = NULL;
+        cb_error err = {0};
+        cb_result r = cb_pack_load_memory(bytes, size, &ld, &p, &err);
+        if (r == CB_OK) {
+            cb_pack_destroy(p);
+            assert_int_equal(fa.live, 0);
+            break;
+        }
+        CB_CHECK(r == CB_ERR_OUT_OF_MEMORY, "allocation %zu: %s", k, err.message);
+        CB_CHECK(fa.live == 0, "allocation %zu failed: %lld bytes leaked", k, fa.live);
+    }
+    cb_test_note("a load makes %zu allocations; failing each one is clean", k);
+    free(bytes);
+    fixture_free(&f);
+}
+
+static void pack_save_checks_its_desc(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_save_checks_its_desc");
+    fixture f;
+    fixture_make(&f, &rng);
+    size_t size = 0;
+    cb_pack_desc d;
+    cb_error err;
+#define SAVE_CASE(edit, want, needle)                                                              \
+    do {                                                                                           \
+        d = f.desc;                                                                                \
+        edit;                                                                                      \
+        err = (cb_error){0};                                                                       \
+        cb_result r_ = cb_pack_save_memory(&d, NULL, 0, &size, &err);                              \
+        CB_CHECK(r_ == want, "got %s: %s", cb_result_str(r_), err.message);                        \
+        CB_CHECK(strstr(err.message, needle) != NULL, "'%s' lacks '%s'", err.message, needle);     \
+    } while (0)
+    SAVE_CASE(d.skeleton = NULL, CB_ERR_NULL_ARGUMENT, "skeleton");
+    SAVE_CASE(d._end_canary = 1, CB_ERR_CANARY, "canary");
+    SAVE_CASE(d.inverse_binds.count = 5, CB_ERR_MISMATCH, "inverse_binds");
+    f.ibm[7] = NAN;
+    SAVE_CASE((void)0, CB_ERR_NOT_FINITE, "inverse_binds[7]");
+    f.ibm[7] = 0.0f;
+    /* What the loader refuses is refused at save: a bottom row that is not 0 0 0 1. */
+    f.ibm[16 + 15] = 0.5f;
+    SAVE_CASE((void)0, CB_ERR_INVALID_ARGUMENT, "inverse_binds[1] is not affine");
+    f.ibm[16 + 15] = 1.0f;
+    const cb_clip *two[2] = {f.clips[0], f.clips[0]};
+    SAVE_CASE((d.clips = two, d.clip_count = 2), CB_ERR_DUPLICATE, "both \"loop_root\"");
+    SAVE_CASE(d.clip_count = CB_PACK_MAX_CLIPS + 1, CB_ERR_TOO_MANY, "clips");
+    cb_skeleton *other = cb_test_random_skeleton(&rng, 5, false, false);
+    SAVE_CASE(d.skeleton = other, CB_ERR_MISMATCH, "another skeleton");
+    cb_skeleton_destroy(other);
+    cb_pack_clip_info bad_info[4] = {{NAN, 0}};
+    SAVE_CASE(d.clip_info = bad_info, CB_ERR_NOT_FINITE, "clip_info[0]");
+    f.mask_w[0][2] = 1.5f;
+    SAVE_CASE((void)0, CB_ERR_INVALID_ARGUMENT, "masks[0].weights[2]");
+    f.mask_w[0][2] = 0.0f;
+    cb_pack_mask same[2] = {f.masks[0], f.masks[0]};
+    SAVE_CASE(d.masks = same, CB_ERR_DUPLICATE, "masks[0] and masks[1]");
+    cb_pack_mask short_mask[1] = {{"m", {f.mask_w[0], 3}}};
+    SAVE_CASE((d.masks = short_mask, d.mask_count = 1), CB_ERR_MISMATCH, "masks[0].weights");
+    cb_pack_graph nul[1] = {{"g", "ab\0c", 4}};
+    SAVE_CASE((d.graphs = nul, d.graph_count = 1), CB_ERR_INVALID_ARGUMENT, "NUL");
+    cb_pack_graph noname[1] = {{"", "{}", 2}};
+    SAVE_CASE((d.graphs = noname, d.graph_count = 1), CB_ERR_INVALID_ARGUMENT, "graphs[0].name");
+    cb_xform rest[19];
+    for (size_t j = 0; j < 19; ++j) {
+        rest[j] = cb_skeleton_rest_xform(f.skel, j);
+    }
+    rest[4].translation[0] += 0.1f;
+    SAVE_CASE(d.rest_pose = ((cb_xform_cspan){rest, 19}), CB_ERR_INVALID_ARGUMENT, "rest_pose[4]");
+#undef SAVE_CASE
+    /* Capacity too small: nothing is written. */
+    assert_int_equal(cb_pack_save_memory(&f.desc, NULL, 0, &size, NULL), CB_OK);
+    unsigned char *buf = calloc(1, size);
+    assert_non_null(buf);
+    assert_int_equal(cb_pack_save_memory(&f.desc, buf, size - 1, &size, &err),
+                     CB_ERR_SPAN_TOO_SHORT);
+    for (size_t i = 0; i < size; ++i) {
+        assert_int_equal(buf[i], 0);
+    }
+    free(buf);
+    fixture_free(&f);
+}
+
+/* ---- the same samples in every build ------------------------------------------------------- */
+
+/* XXH3 over each committed pack's stored frames, root tracks and samples through the scalar
+ * reference blend at 997 times per clip, plus root deltas. Written to
+ * CB_TEST_OUT_DIR/pack_samples.txt; scripts/test.sh compares the files of every kernel set of
+ * the release build and of the sanitized build. */
+static void pack_samples_checksum(void **state)
+{
+    (void)state;
+    pack_file packs[16];
+    size_t count = committed_packs(packs, 16);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/pack_samples.txt", CB_TEST_OUT_DIR);
+    FILE *out = fopen(path, "w");
+    assert_non_null(out);
+    for (size_t i = 0; i < count; ++i) {
+        cb_pack *p = load(packs[i].bytes, packs[i].size);
+        const cb_skeleton *skel = cb_pack_skeleton(p);
+        XXH3_state_t *h = XXH3_createState();
+        assert_non_null(h);
+        XXH3_64bits_reset(h);
+        cb_xform_group *pose = cb_test_pose_alloc(skel, false);
+        size_t joints = cb_skeleton_joint_count(skel);
+        for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
+            const cb_clip *c = cb_pack_clip(p, k);
+            size_t floats = cb_clip_frame_count(c) * joints * cb_clip_frame_stride(c);
+            float *fr = malloc(floats * 4 + 16);
+            assert_non_null(fr);
+            cb_clip_read_frames(c, (cb_float_span){fr, floats});
+            XXH3_64bits_update(h, fr, floats * 4);
+            if (cb_clip_read_root_track(c, (cb_float_span){fr, floats}) == CB_OK) {
+                XXH3_64bits_update(h, fr, cb_clip_frame_count(c) * 16);
+            }
+            free(fr);
+            for (int s = 0; s < 997; ++s) {
+                float u = (float)s / 996.0f * 1.25f - 0.1f;
+                cb_blend_entry e = {.clip = c,
+                                    .time = u,
+                                    .weight = 1.0f,
+                                    .mode = cb_clip_is_additive(c) ? CB_BLEND_MODE_ADDITIVE : 0};
+                cb_pose_blend_job j = {.skeleton = skel,
+                                       .entries = {&e, 1},
+                                       .out = {pose, cb_skeleton_group_count(skel)}};
+                assert_int_equal(cb_pose_blend_job_run_ref(&j, NULL), CB_OK);
+                for (size_t jt = 0; jt < joints; ++jt) {
+                    dref_xform x = dref_from_pose(pose, jt);
+                    float v[10];
+                    for (int q = 0; q < 3; ++q) {
+                        v[q] = (float)x.t[q];
+                        v[7 + q] = (float)x.s[q];
+                    }
+                    for (int q = 0; q < 4; ++q) {
+                        v[3 + q] = (float)x.q[q];
+                    }
+                    XXH3_64bits_update(h, v, sizeof v);
+                }
+                cb_root_delta rd;
+                cb_clip_root_delta(c, 0.0f, u, &rd);
+                XXH3_64bits_update(h, &rd, sizeof rd);
+            }
+        }
+        unsigned long long sum = (unsigned long long)XXH3_64bits_digest(h);
+        XXH3_freeState(h);
+        fprintf(out, "%s %016llx\n", packs[i].name, sum);
+        cb_test_note("%s: samples checksum %016llx (W = %zu)", packs[i].name, sum, cb_simd_width());
+        free(pose);
+        cb_pack_destroy(p);
+    }
+    fclose(out);
+    free_packs(packs, count);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pack_round_trip_is_byte_identical),
+        cmocka_unit_test(pack_saves_files_whole),
+        cmocka_unit_test(pack_every_prefix_is_refused),
+        cmocka_unit_test(pack_bit_flips_are_refused),
+        cmocka_unit_test(pack_fields_are_checked),
+        cmocka_unit_test(pack_load_survives_failed_allocations),
+        cmocka_unit_test(pack_save_checks_its_desc),
+        cmocka_unit_test(pack_samples_checksum),
+    };
+    return CB_RUN_TESTS(tests);
+}

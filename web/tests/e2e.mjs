@@ -1,0 +1,180 @@
+// The end-to-end test of `crowdblend serve` and the viewer in headless Chromium (docs/serve.md,
+// "Tests"). Prints TAP. Usage: node e2e.mjs CROWDBLEND_BINARY SCREENSHOT.png
+// SCREENSHOT "--no-browser": only HTTP and the bad clients (for a sanitizer build of the server).
+import http from 'node:http';
+import WebSocket from 'ws';
+import { launch } from './browser.mjs';
+import { ok, done, until, sleep, serve } from './harness.mjs';
+
+const [binary, screenshot] = process.argv.slice(2);
+const N = 200;
+
+function get(port, path) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body }));
+    });
+    req.on('error', (e) => resolve({ status: 0, body: String(e) }));
+    req.end();
+  });
+}
+
+const server = await serve(binary, ['--characters', String(N), '--seconds', '600', '--threads', '2']);
+const { port } = server;
+
+// ---- HTTP: the viewer's files, and nothing outside the web root ----------------------------
+const index = await get(port, '/');
+ok(index.status === 200 && /text\/html/.test(index.type) && index.body.includes('importmap'), 'GET / serves the viewer');
+const three = await get(port, '/vendor/three/build/three.module.js');
+ok(three.status === 200 && /javascript/.test(three.type), 'three.js is served from node_modules');
+const traversal = ['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2f..%2fetc/passwd',
+  '/vendor/three/../../../../../../etc/passwd', '/vendor/three/%2e%2e/%2e%2e/package.json', '/../package.json',
+  '/%2e%2e/package.json', '/....//....//etc/passwd', '/js/../../package.json', '/vendor/uplot/../../../../package-lock.json',
+  '//etc/passwd', '/models/../../../etc/passwd'];
+for (const p of traversal) {
+  const r = await get(port, p);
+  const leaked = r.body.includes('root:') || r.body.includes('"devDependencies"') || r.body.includes('"lockfileVersion"');
+  ok(r.status !== 200 && !leaked, `no file outside the web root: ${p}`, `status ${r.status}`);
+}
+
+// ---- bad clients: the connection survives everything but an oversized message ---------------
+function connect(p) {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${p}/`, 'crowdblend');
+    const c = { ws, texts: [], frames: 0, closed: null, refused: false };
+    ws.on('message', (d, bin) => { if (bin) c.frames++; else c.texts.push(JSON.parse(d.toString())); });
+    ws.on('close', (code, reason) => { c.closed = { code, reason: reason.toString() }; });
+    ws.on('open', () => resolve(c));
+    ws.on('error', () => { c.refused = true; resolve(c); });
+  });
+}
+const errorsOf = (c, code) => c.texts.filter((m) => m.type === 'error' && m.code === code).length;
+{
+  const c = await connect(port);
+  c.ws.send(Buffer.from([0xde, 0xad, 0xbe, 0xef]));            // binary
+  c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }); // not UTF-8
+  c.ws.send('{"type":"pa', { fin: false });                    // fragmented, then whole
+  c.ws.send('use","req":77}', { fin: true });
+  c.ws.send('{"type":"resume","req":78}');
+  for (let k = 0; k < 300; k++) c.ws.send('{"type":"set_param","name":"no_such","value":1}');
+  await until(() => errorsOf(c, 'binary') >= 1 && errorsOf(c, 'malformed') >= 1 &&
+    c.texts.some((m) => m.type === 'ok' && m.req === 77), 30000, 'replies to bad messages').catch(() => null);
+  ok(errorsOf(c, 'binary') === 1, 'a binary message gets an error reply');
+  ok(errorsOf(c, 'malformed') === 1, 'text that is not UTF-8 gets an error reply');
+  ok(c.texts.some((m) => m.type === 'ok' && m.req === 77 && m.for === 'pause'), 'a fragmented message is put together');
+  const framesBefore = c.frames;
+  await until(() => c.frames > framesBefore + 5, 30000, 'frames after a flood').catch(() => null);
+  const flood = errorsOf(c, 'not_found') + errorsOf(c, 'refused');
+  ok(c.closed === null && c.frames > framesBefore + 5, 'after a flood of 300 bad requests the stream goes on', `${flood} errors back, the rest dropped (bounded queues)`);
+  c.ws.send('x'.repeat(5000));
+  await until(() => c.closed, 30000, 'the close').catch(() => null);
+  ok(c.closed && c.closed.code === 1009 && c.closed.reason.includes('too_large'), 'an oversized message closes with 1009 and says why', JSON.stringify(c.closed));
+}
+{
+  const small = await serve(binary, ['--characters', '10', '--max-clients', '2', '--seconds', '120', '--threads', '1']);
+  const a = await connect(small.port), b = await connect(small.port), d = await connect(small.port);
+  ok(!a.refused && !b.refused && d.refused, 'clients beyond --max-clients are refused');
+  a.ws.close();
+  await sleep(500);
+  const e = await connect(small.port);
+  ok(!e.refused, 'a slot that frees up is given to the next client');
+  await until(() => e.frames > 0 && b.frames > 0, 30000, 'frames').catch(() => null);
+  ok(e.frames > 0 && b.frames > 0, 'the admitted clients receive frames');
+  for (const c of [b, e]) c.ws.close();
+  small.proc.kill('SIGTERM');
+  await small.summary();
+}
+
+if (screenshot === '--no-browser') {
+  server.proc.kill('SIGTERM');
+  const end = await server.summary();
+  ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
+  done();
+  process.exit();
+}
+
+// ---- the page ------------------------------------------------------------------------------
+const { context, close } = await launch();
+const page = context.pages()[0] ?? await context.newPage();
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(e.message));
+await page.goto(`http://127.0.0.1:${port}/`);
+const v = (fn, arg) => page.evaluate(fn, arg);
+try {
+  await until(() => v(() => cbViewer.state.framesReceived >= 30 && cbViewer.state.charactersDrawn > 0), 90000, '30 frames');
+  const s = await v(() => ({ f: cbViewer.state.framesReceived, d: cbViewer.state.charactersDrawn, mode: cbViewer.state.mode }));
+  ok(s.f >= 30, 'the page received at least 30 frames', `${s.f}`);
+  ok(s.d === N, `the page draws all ${N} characters`, `${s.d} as ${s.mode}`);
+
+  // A character walking straight ahead at 1.5 m/s: its head moves about 2 m in 1.5 s.
+  const id = await v(() => cbViewer.state.frame.ids[7]);
+  await v((id) => { cbViewer.select(id); cbViewer.send({ type: 'steer', speed: 1.5, direction: 0, characters: [id] }); }, id);
+  await until(() => v(() => cbViewer.state.details !== null && cbViewer.state.drawnHistory.size > 5), 60000, 'details of the selected character');
+  await sleep(1500);
+  const scale = await v(() => cbViewer.state.hello.position_scale);
+  // pos16: each coordinate rounded to the position scale (error <= scale / 2 a component), then
+  // rotated by the root's yaw, which keeps lengths; plus float rounding at world coordinates
+  // of up to ~200 m (~2e-5 m) and the capsule matrix read back.
+  const bound = 0.5 * Math.sqrt(3) * scale + 1e-3;
+  const sample = () => v(() => {
+    const { drawnHistory, detailsHistory } = cbViewer.state;
+    const common = [...drawnHistory.keys()].filter((f) => detailsHistory.has(f));
+    const f = common.at(-1);
+    return f === undefined ? null : { frame: f, drawn: drawnHistory.get(f), server: detailsHistory.get(f) };
+  });
+  const a = await until(sample, 30000, 'a frame both drawn and described by the server');
+  await sleep(1500);
+  const b = await until(async () => { const x = await sample(); return x && x.frame > a.frame + 30 ? x : null; }, 30000, 'a later frame');
+  const dist = (p, q) => Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+  ok(dist(a.drawn, a.server) <= bound, `joint drawn where the server put it, frame ${a.frame}`, `error ${dist(a.drawn, a.server).toExponential(2)} m, bound ${bound.toExponential(2)}`);
+  ok(dist(b.drawn, b.server) <= bound, `joint drawn where the server put it, frame ${b.frame}`, `error ${dist(b.drawn, b.server).toExponential(2)} m`);
+  const moved = dist(a.server, b.server), movedDrawn = dist(a.drawn, b.drawn);
+  const seconds = (b.frame - a.frame) / 60;
+  ok(moved > 0.5 * 1.5 * seconds && Math.abs(moved - movedDrawn) <= 2 * bound, 'the joint moved consistently on the page and on the server',
+    `${moved.toFixed(3)} m (server) vs ${movedDrawn.toFixed(3)} m (page) in ${seconds.toFixed(2)} s`);
+
+  // A bad control message: an error is shown, and the stream goes on.
+  const before = await v(() => cbViewer.state.framesReceived);
+  await page.fill('#raw', '{"type":"bogus"}');
+  await page.click('#raw-send');
+  await page.fill('#raw', '{"type": "set_param", "name": "vx", "value": "fast"}');
+  await page.click('#raw-send');
+  await page.fill('#raw', '{not json');
+  await page.click('#raw-send');
+  await until(() => v(() => ['unknown_type', 'bad_field', 'malformed'].every((c) => document.getElementById('errors').textContent.includes(c))), 30000, 'the errors shown').catch(() => null);
+  const errs = await v(() => document.getElementById('errors').textContent);
+  ok(errs.includes('unknown_type') && errs.includes('bad_field') && errs.includes('malformed'), 'bad control messages show errors', errs.slice(0, 160));
+  await until(() => v((n) => cbViewer.state.framesReceived >= n + 15, before), 60000, 'frames after the errors');
+  ok(true, 'the stream continues after bad messages');
+
+  // Speed changes state: moving at 1.5 m/s, then stopped -> the locomotion machine goes idle.
+  // The machine whose states include idle (nested machines are numbered children first).
+  const m = await v(() => cbViewer.state.hello.graph.machines.findIndex((x) => x.states.includes('idle')));
+  const machine0 = () => v((m) => cbViewer.state.details && cbViewer.state.details.machines[m].state, m);
+  await until(async () => (await machine0()) === 'moving', 30000, 'state moving');
+  ok(true, 'at 1.5 m/s the character is in state "moving"');
+  await page.$eval('#speed', (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+  const idle = await until(async () => ((await machine0()) === 'idle' ? 'idle' : null), 30000, 'state idle').catch(() => null);
+  ok(idle === 'idle', 'speed 0 from the slider puts it in state "idle"', `${await machine0()}`);
+  const shown = await v(() => document.getElementById('sel-machines').textContent);
+  ok(shown.includes('idle'), 'the panel shows the state', shown);
+  const weights = await v(() => document.getElementById('sel-weights').textContent);
+  ok(weights.length > 0, 'the panel shows blend weights', weights.slice(0, 80));
+
+  await v(() => cbViewer.closeUp(7));
+  await sleep(1500);
+  await page.screenshot({ path: screenshot });
+  ok(true, `screenshot saved: ${screenshot}`);
+  ok(pageErrors.length === 0, 'no script errors on the page', pageErrors.join('; '));
+} catch (e) {
+  ok(false, 'browser test ran to the end', e.message);
+  await page.screenshot({ path: screenshot }).catch(() => {});
+} finally {
+  await close();
+  server.proc.kill('SIGTERM');
+  const end = await server.summary();
+  ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
+  done();
+}
