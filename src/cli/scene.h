@@ -40,6 +40,10 @@ typedef struct cb_scene_desc {
 
 typedef struct cb_scene cb_scene;
 
+/* The graph a scene on `pack` runs when none is named: the pack's first stored graph, or NULL
+ * when it stores none (a pack's clips then need a graph file). */
+const char *cb_scene_pack_default_graph(const cb_pack *pack);
+
 /* Builds everything; on failure prints the reason to stderr and returns NULL. */
 cb_scene *cb_scene_create(const cb_scene_desc *desc);
 void cb_scene_destroy(cb_scene *scene);
@@ -50,7 +54,8 @@ uint32_t cb_scene_threads(const cb_scene *scene);
 /* The graph a scene runs (NULL for the blend-space crowd, which has its own). */
 const cb_graph *cb_scene_graph(const cb_scene *scene);
 
-/* The host's part of a frame: moves the characters by last frame's root motion, steers them,
+/* The host's part of a frame: moves the characters by last frame's root motion (or, when a
+ * pack's clips all play in place, by last frame's "vx", "vy" velocity parameters), steers them,
  * and writes their parameters into the crowd's columns. Not timed by the benchmarks. For a
  * graph, the parameters it drives, when the graph declares them: "vx", "vy" (velocity to the
  * right and forward, m/s), "wave" (upper-body layer weight), "look" and "look_x/y/z" (look-at

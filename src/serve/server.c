@@ -524,6 +524,7 @@ int cb_serve_run(const cb_serve_desc *d)
         .seed = d->seed,
         .headroom = LWS_PRE,
         .model_url = d->model != NULL ? model_url : NULL,
+        .pack = d->pack,
     };
     srv.sim = cb_sim_create(&sd, why);
     if (srv.sim == NULL) {

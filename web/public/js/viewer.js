@@ -124,7 +124,7 @@ function onHello(h) {
   if (state.selectedId) select(0);
   if (h.model && h.model.url) {
     state.mode = 'loading model';
-    skinned.load(h.model.url, h.skeleton.joints, h.skeleton.parents).then((r) => {
+    skinned.load(h.model.url, h.skeleton.joints, h.skeleton.parents, h.skeleton.rest).then((r) => {
       state.model = r;
       state.mode = r.matched > 0 ? 'skinned meshes' : 'bones (no joint of the model matched)';
       if (r.matched > 0 && (query.get('encoding') ?? 'q16') === 'pos16') send({ type: 'encoding', encoding: 'q16' });
@@ -332,6 +332,7 @@ window.cbViewer = {
   injectFrame: (buffer) => onFrame(buffer),
   skinned,
   bones,
+  renderer,
   rendererName,
 };
 
