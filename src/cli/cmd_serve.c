@@ -16,7 +16,7 @@ int cb_cmd_serve(int argc, char **argv)
 {
     bool help = false, verbose = false;
     long characters = 1000, capacity = 0, threads = 0, max_clients = 16, seed = 1;
-    double seconds = 0.0;
+    double seconds = 0.0, area = 200.0;
     const char *graph = NULL, *listen = "127.0.0.1:8080";
     const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL, *pack_path = NULL;
     const cb_opt opts[] = {
@@ -42,6 +42,9 @@ int cb_cmd_serve(int argc, char **argv)
          "stop after this many seconds (default: run until "
          "Ctrl-C)"},
         {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
+        {"area", CB_OPT_DOUBLE, &area,
+         "half the side of the square, centred on the origin, where characters appear (m; "
+         "default 200)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -64,9 +67,10 @@ int cb_cmd_serve(int argc, char **argv)
                 CB_CROWD_MAX_CAPACITY);
         return CB_EXIT_USAGE;
     }
-    if (threads < 0 || threads > 1024 || max_clients < 1 || max_clients > 64 || seconds < 0.0) {
+    if (threads < 0 || threads > 1024 || max_clients < 1 || max_clients > 64 || seconds < 0.0 ||
+        !(area >= 1.0 && area <= 1e5)) {
         fprintf(stderr, "crowdblend serve: --threads must be in 0..1024, --max-clients in 1..64, "
-                        "--seconds >= 0\n");
+                        "--seconds >= 0, --area in [1, 100000]\n");
         return CB_EXIT_USAGE;
     }
     /* Both files are checked now, so that a bad one stops the command with a clear message
@@ -99,6 +103,7 @@ int cb_cmd_serve(int argc, char **argv)
         .seed = (uint64_t)seed,
         .verbose = verbose,
         .pack = pack,
+        .area = (float)area,
     };
     int code = cb_serve_run(&d);
     cb_pack_destroy(pack);

@@ -45,6 +45,7 @@ struct cb_scene {
     uint32_t drifting_count;
     uint32_t capacity;
     uint64_t seed;
+    float area;     /* half the side of the square where they appear (m) */
     cb_prng layout; /* where characters appear, also those added later */
     uint32_t added; /* characters ever added (seeds each one's stream) */
     /* The clips play in place (a pack's, like the Fox's): the host moves each character by the
@@ -255,6 +256,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         s->p_upper = cb_crowd_param_index(s->crowd, CB_CROWD_PARAM_UPPER_WEIGHT, 0);
     }
     s->seed = d->seed;
+    s->area = d->area > 0.0f ? d->area : 200.0f;
     s->layout = cb_prng_seed(d->seed);
     s->count = 0;
     for (uint32_t i = 0; i < d->characters; ++i) {
@@ -274,8 +276,8 @@ cb_result cb_scene_add(cb_scene *s, cb_character *out)
     agent *a = &s->agents[i];
     *a = (agent){0};
     a->rng = cb_prng_seed(s->seed * 0x9E3779B97F4A7C15ull + s->added + 1);
-    a->x = cb_prng_range(&s->layout, -200.0f, 200.0f);
-    a->z = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->x = cb_prng_range(&s->layout, -s->area, s->area);
+    a->z = cb_prng_range(&s->layout, -s->area, s->area);
     a->yaw = cb_prng_range(&s->layout, -3.14159265f, 3.14159265f);
     a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
     a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);

@@ -36,6 +36,8 @@ typedef struct cb_scene_desc {
     /* issue 10: a pack's skeleton and clips instead of the embedded set. Needs `graph`: a file,
      * or the name of a graph text stored in the pack. Not owned. */
     const cb_pack *pack;
+    /* Half the side of the square (m, centred on the origin) where characters appear; 0: 200. */
+    float area;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;

@@ -21,6 +21,7 @@ typedef struct cb_serve_desc {
     bool verbose; /* libwebsockets' notices too */
     /* A pack instead of the embedded set (sim.h; not owned). */
     const struct cb_pack *pack;
+    float area; /* half the side of the square where characters appear (m); 0: 200 */
 } cb_serve_desc;
 
 /* Runs the server until a signal or desc->seconds; prints "listening on http://HOST:PORT/"

@@ -413,6 +413,7 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
         .keep_weights = true,
         .events = true,
         .pack = s->desc.pack,
+        .area = s->desc.area,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {

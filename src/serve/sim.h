@@ -35,6 +35,7 @@ typedef struct cb_sim_desc {
      * outlive the sim). `graph` then names a graph stored in the pack or a JSON file; NULL:
      * the pack's first graph. */
     const struct cb_pack *pack;
+    float area; /* half the side of the square where characters appear (m); 0: 200 */
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */

@@ -50,7 +50,8 @@ const modelTriangles = gltf.meshes.flatMap((m) => m.primitives)
   .reduce((n, p) => n + gltf.accessors[p.indices ?? p.attributes.POSITION].count / 3, 0);
 
 // ---- the page --------------------------------------------------------------------------------
-const server = await serve(binary, ['--pack', packPath, '--model', modelPath, '--characters', String(N), '--seconds', '600', '--threads', '2']);
+// In a 24 m square, so that the screenshot shows a crowd.
+const server = await serve(binary, ['--pack', packPath, '--model', modelPath, '--characters', String(N), '--area', '12', '--seconds', '600', '--threads', '2']);
 await browserTest(server, '/', screenshot, 'pack test', async (page, v) => {
   await until(() => v(() => window.cbViewer && cbViewer.state.mode === 'skinned meshes' && cbViewer.state.framesDrawn >= 30), 120000, 'skinned meshes and 30 frames');
   const hello = await v(() => cbViewer.state.hello);
@@ -79,5 +80,5 @@ await browserTest(server, '/', screenshot, 'pack test', async (page, v) => {
   await jointFollowsServer(v, { bound: 0.5 * Math.sqrt(3) * hello.position_scale + 1e-3, gap: 45, speed: 1.5, what: 'the Fox\'s head' });
   const state = await until(() => v(() => cbViewer.state.details.machines[0].state === 'moving' && 'moving'), 30000, 'state moving').catch(() => null);
   ok(state === 'moving', 'at 1.5 m/s the Fox is in state "moving"');
-  await v(() => cbViewer.closeUp(2.5));
+  await v(() => cbViewer.closeUp(5));
 });
