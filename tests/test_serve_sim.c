@@ -14,6 +14,9 @@
 #ifndef CB_TEST_DATA_DIR
 #define CB_TEST_DATA_DIR "tests/data"
 #endif
+#ifndef CB_TEST_EXAMPLES_DIR
+#define CB_TEST_EXAMPLES_DIR "examples"
+#endif
 #define FOX_PACK CB_TEST_DATA_DIR "/packs/fox.cbpack"
 #define FOX_GLB CB_TEST_DATA_DIR "/assets/Fox/Fox.glb"
 /* tests/data/packs/README.md: the Fox was imported with --scale 0.01. */
@@ -628,6 +631,35 @@ static void serve_sim_fox_moves_in_place_clips(void **state)
     CB_CHECK(chord <= 1.5 + 1e-3 && chord >= 1.5 * sin(0.3) / 0.3 - 1e-3, "moved %.4f m", chord);
 }
 
+/* Cesium Man from its pack with the example graph file: its unnamed joints come as nodes[i], the
+ * glTF node index (19 skin joints, the first node 2: tests/data/assets/CesiumMan), and it runs. */
+static void serve_sim_cesium_man_graph_file(void **state)
+{
+    (void)state;
+    cb_pack *pack = NULL;
+    cb_error err = {0};
+    assert_int_equal(
+        cb_pack_load_file(CB_TEST_DATA_DIR "/packs/cesium_man.cbpack", NULL, &pack, &err), CB_OK);
+    char why[256] = "";
+    cb_sim_desc d = {.characters = 4,
+                     .threads = 1,
+                     .pack = pack,
+                     .graph = CB_TEST_EXAMPLES_DIR "/graphs/cesium_man/walk.json"};
+    cb_sim *sim = cb_sim_create(&d, why);
+    CB_CHECK(sim != NULL, "why: %s", why);
+    for (int k = 0; k < 30; ++k) {
+        cb_sim_tick(sim);
+    }
+    fixture f = {.sim = sim};
+    uint64_t epoch;
+    const char *h = hello(&f, &epoch);
+    assert_non_null(strstr(h, "\"joints\":[\"nodes[2]\""));
+    assert_non_null(strstr(h, "\"clips\":[\"clip0\"]"));
+    assert_int_equal(stats(&f).frame, 30);
+    cb_sim_destroy(sim);
+    cb_pack_destroy(pack);
+}
+
 /* A pack the sim cannot run gives a reason, not a half-built server: an embedded example graph
  * on the Fox's clips, and a pack that stores no graph without one named. */
 static void serve_sim_bad_pack_setups(void **state)
@@ -673,6 +705,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup_fox, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_fox_moves_in_place_clips, setup_fox, teardown),
+        cmocka_unit_test(serve_sim_cesium_man_graph_file),
         cmocka_unit_test(serve_sim_bad_pack_setups),
     };
     return CB_RUN_TESTS(tests);
