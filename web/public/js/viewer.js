@@ -286,7 +286,10 @@ function draw() {
     const sel = indexOfId(state.selectedId);
     const meshes = skinned.active ? skinned.update(f) : 0;
     bones.setVisible(meshes < f.header.characters);
-    bones.update(state.world, f.header.characters, f.header.joints, sel);
+    // Bones only when some character (or joint) has no mesh: they would be hidden anyway.
+    if (meshes < f.header.characters || skinned.matched < f.header.joints) {
+      bones.update(state.world, f.header.characters, f.header.joints, sel);
+    }
     follow(sel);
     state.charactersDrawn = f.header.characters;
     state.framesDrawn++;
