@@ -386,7 +386,8 @@ static bool publish_hello(cb_sim *s)
                                   "characters_per_message", CB_CTL_MAX_CHARACTERS, "clients",
                                   CB_SIM_MAX_CLIENTS, "subscriptions", CB_SIM_MAX_SUBSCRIPTIONS,
                                   "add", CB_CTL_MAX_ADD));
-    char *txt = json_dumps(h, JSON_COMPACT);
+    /* 9 significant digits keep every float; the rest positions would otherwise take 17. */
+    char *txt = json_dumps(h, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(h);
     if (txt == NULL || strlen(txt) > s->hello.capacity) {
         free(txt);
@@ -458,7 +459,12 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     s->epoch++;
     s->dirty = true;
     s->window_crowd = cb_crowd_query_stats(crowd);
-    return publish_hello(s);
+    if (!publish_hello(s)) {
+        snprintf(why, 256, "the hello of graph '%.160s' does not fit in %d bytes", graph,
+                 CB_SIM_HELLO_BYTES);
+        return false;
+    }
+    return true;
 }
 
 cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
@@ -696,10 +702,14 @@ static void apply_switch(cb_sim *s, const cb_sim_command *cmd)
     reply_ok(s, cmd, "");
 }
 
-/* The joint a subscription follows by default: the first whose name contains "head" in any
- * case (the embedded humanoid's "head", the Fox's "b_Head_05"), else joint 0. */
+/* The joint a subscription follows by default: "head" (the embedded humanoid's), else the first
+ * whose name contains "head" in any case (the Fox's "b_Head_05"), else joint 0. */
 static size_t head_joint(const cb_skeleton *sk)
 {
+    size_t exact;
+    if (cb_skeleton_find_joint(sk, "head", &exact) == CB_OK) {
+        return exact;
+    }
     for (size_t j = 0; j < cb_skeleton_joint_count(sk); ++j) {
         const char *name = cb_skeleton_joint_name(sk, j);
         for (size_t k = 0; name[k] != '\0'; ++k) {
