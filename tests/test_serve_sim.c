@@ -1,6 +1,8 @@
 /* The simulation side of `crowdblend serve` (src/serve/sim.h) without threads or sockets: every
  * control message applied to a real crowd, with its reply, and the frames it publishes decoded
- * and compared with the crowd's own matrices. */
+ * and compared with the crowd's own matrices; the same for a crowd of Foxes from a pack (the
+ * hello checked against Fox.glb, read here). */
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +11,22 @@
 #include "serve/sim.h"
 #include "test_util.h"
 
+#ifndef CB_TEST_DATA_DIR
+#define CB_TEST_DATA_DIR "tests/data"
+#endif
+#ifndef CB_TEST_EXAMPLES_DIR
+#define CB_TEST_EXAMPLES_DIR "examples"
+#endif
+#define FOX_PACK CB_TEST_DATA_DIR "/packs/fox.cbpack"
+#define FOX_GLB CB_TEST_DATA_DIR "/assets/Fox/Fox.glb"
+/* tests/data/packs/README.md: the Fox was imported with --scale 0.01. */
+#define FOX_IMPORT_SCALE 0.01
+
 enum { START = 20, CAPACITY = 30 };
 
 typedef struct fixture {
     cb_sim *sim;
+    cb_pack *pack;
     cb_sim_reply reply; /* the last reply */
     uint32_t replies;
 } fixture;
@@ -33,10 +47,36 @@ static int setup(void **state)
     return 0;
 }
 
+/* The same crowd of Foxes from the committed pack, running the graph stored in it. */
+static int setup_fox(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char why[256];
+    cb_error err = {0};
+    if (cb_pack_load_file(FOX_PACK, NULL, &f->pack, &err) != CB_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        free(f);
+        return -1;
+    }
+    cb_sim_desc d = {
+        .characters = START, .capacity = CAPACITY, .threads = 1, .seed = 3, .pack = f->pack};
+    f->sim = cb_sim_create(&d, why);
+    if (f->sim == NULL) {
+        fprintf(stderr, "sim: %s\n", why);
+        cb_pack_destroy(f->pack);
+        free(f);
+        return -1;
+    }
+    cb_sim_want(f->sim, CB_FRAME_Q16, 1);
+    *state = f;
+    return 0;
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
     cb_sim_destroy(f->sim);
+    cb_pack_destroy(f->pack);
     free(f);
     return 0;
 }
@@ -400,6 +440,255 @@ static void serve_sim_command_queue_is_bounded(void **state)
     assert_true(cb_sim_post(f->sim, &cmd));
 }
 
+/* ---- a pack: the Fox ----------------------------------------------------------------------- */
+
+/* The JSON chunk of a .glb (glTF 2.0 binary: 12-byte header, then the JSON chunk). */
+static json_t *read_glb_json(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    unsigned char head[20];
+    assert_int_equal(fread(head, 1, sizeof head, fp), sizeof head);
+    size_t n =
+        (size_t)head[12] | (size_t)head[13] << 8 | (size_t)head[14] << 16 | (size_t)head[15] << 24;
+    char *text = malloc(n);
+    assert_int_equal(fread(text, 1, n, fp), n);
+    fclose(fp);
+    json_error_t e;
+    json_t *root = json_loadb(text, n, 0, &e);
+    free(text);
+    assert_non_null(root);
+    return root;
+}
+
+/* Node `i`'s translation in the glTF scene's space, in doubles: the product of the node
+ * matrices from the scene root down (glTF 2.0, 5.25: T * R * S, or `matrix`). */
+static void gltf_scene_position(const json_t *nodes, size_t i, double out[3])
+{
+    double m[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    for (size_t at = i; at != SIZE_MAX;) {
+        const json_t *node = json_array_get(nodes, at);
+        double l[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+        const json_t *mat = json_object_get(node, "matrix");
+        if (mat != NULL) {
+            for (int k = 0; k < 16; ++k) {
+                l[k] = json_number_value(json_array_get(mat, (size_t)k));
+            }
+        } else {
+            double t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 1}, sc[3] = {1, 1, 1};
+            for (int k = 0; k < 4; ++k) {
+                const json_t *jt = json_object_get(node, "translation");
+                const json_t *jr = json_object_get(node, "rotation");
+                const json_t *js = json_object_get(node, "scale");
+                t[k % 3] =
+                    k < 3 && jt ? json_number_value(json_array_get(jt, (size_t)k)) : t[k % 3];
+                q[k] = jr ? json_number_value(json_array_get(jr, (size_t)k)) : q[k];
+                sc[k % 3] =
+                    k < 3 && js ? json_number_value(json_array_get(js, (size_t)k)) : sc[k % 3];
+            }
+            double x = q[0], y = q[1], z = q[2], w = q[3];
+            double r[9] = {
+                1 - 2 * (y * y + z * z), 2 * (x * y + z * w),     2 * (x * z - y * w),
+                2 * (x * y - z * w),     1 - 2 * (x * x + z * z), 2 * (y * z + x * w),
+                2 * (x * z + y * w),     2 * (y * z - x * w),     1 - 2 * (x * x + y * y)};
+            for (int c = 0; c < 3; ++c) {
+                for (int row = 0; row < 3; ++row) {
+                    l[4 * c + row] = r[3 * c + row] * sc[c];
+                }
+                l[12 + c] = t[c];
+            }
+        }
+        double p[16];
+        for (int c = 0; c < 4; ++c) { /* p = l * m */
+            for (int row = 0; row < 4; ++row) {
+                p[4 * c + row] = 0.0;
+                for (int k = 0; k < 4; ++k) {
+                    p[4 * c + row] += l[4 * k + row] * m[4 * c + k];
+                }
+            }
+        }
+        memcpy(m, p, sizeof m);
+        size_t parent = SIZE_MAX; /* the node whose children list `at` */
+        for (size_t n = 0; n < json_array_size(nodes) && parent == SIZE_MAX; ++n) {
+            const json_t *ch = json_object_get(json_array_get(nodes, n), "children");
+            for (size_t k = 0; k < json_array_size(ch); ++k) {
+                parent = (size_t)json_integer_value(json_array_get(ch, k)) == at ? n : parent;
+            }
+        }
+        at = parent;
+    }
+    memcpy(out, m + 12, sizeof(double) * 3);
+}
+
+/* The hello of a pack's crowd names the pack's character as its source file does: the joints
+ * are the .glb skin's joints, the rest positions are the file's node transforms in the import's
+ * units, the clips are its animations; the graphs are the pack's; the parameter types right. */
+static void serve_sim_fox_hello_is_the_source_file(void **state)
+{
+    fixture *f = *state;
+    uint64_t epoch;
+    json_error_t e;
+    json_t *h = json_loads(hello(f, &epoch), 0, &e);
+    assert_non_null(h);
+    json_t *gltf = read_glb_json(FOX_GLB);
+    const json_t *nodes = json_object_get(gltf, "nodes");
+    const json_t *skin =
+        json_object_get(json_array_get(json_object_get(gltf, "skins"), 0), "joints");
+    const json_t *joints = json_object_get(json_object_get(h, "skeleton"), "joints");
+    const json_t *rest = json_object_get(json_object_get(h, "skeleton"), "rest");
+    assert_int_equal(json_array_size(joints), json_array_size(skin));
+    assert_int_equal(json_array_size(rest), 3 * json_array_size(joints));
+    cb_err_track err = cb_err_track_make("rest position vs Fox.glb x 0.01 (m)");
+    for (size_t j = 0; j < json_array_size(joints); ++j) {
+        const char *name = json_string_value(json_array_get(joints, j));
+        size_t node = SIZE_MAX;
+        for (size_t k = 0; k < json_array_size(skin); ++k) {
+            size_t n = (size_t)json_integer_value(json_array_get(skin, k));
+            const char *nn = json_string_value(json_object_get(json_array_get(nodes, n), "name"));
+            node = nn != NULL && strcmp(nn, name) == 0 ? n : node;
+        }
+        CB_CHECK(node != SIZE_MAX, "joint '%s' is not a joint of Fox.glb's skin", name);
+        double p[3];
+        gltf_scene_position(nodes, node, p);
+        for (int c = 0; c < 3; ++c) {
+            cb_err_track_add(&err, json_number_value(json_array_get(rest, 3 * j + (size_t)c)),
+                             FOX_IMPORT_SCALE * p[c], (uint32_t)j);
+        }
+    }
+    cb_err_track_check(&err, 1e-6); /* float rest transforms of a 0.6 m figure */
+    const json_t *clips = json_object_get(h, "clips"), *anims = json_object_get(gltf, "animations");
+    assert_int_equal(json_array_size(clips), json_array_size(anims));
+    for (size_t k = 0; k < json_array_size(clips); ++k) {
+        bool found = false;
+        for (size_t a = 0; a < json_array_size(anims); ++a) {
+            found |=
+                strcmp(json_string_value(json_array_get(clips, k)),
+                       json_string_value(json_object_get(json_array_get(anims, a), "name"))) == 0;
+        }
+        assert_true(found);
+    }
+    /* Only the pack's graphs: the embedded examples do not run on its clips. */
+    const json_t *graphs = json_object_get(h, "graphs");
+    assert_int_equal(json_array_size(graphs), cb_pack_graph_count(f->pack));
+    assert_string_equal(json_string_value(json_array_get(graphs, 0)),
+                        cb_pack_query_graph(f->pack, 0).name);
+    const json_t *params = json_object_get(json_object_get(h, "graph"), "params");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(params, 0), "type")),
+                        "float"); /* vx, a float in examples/graphs/fox/locomotion.json */
+    json_decref(gltf);
+    json_decref(h);
+    send_msg(f, "{\"type\":\"switch_graph\",\"graph\":\"locomotion_8dir\"}");
+    assert_true(replied(f, "not_found"));
+}
+
+/* Where a character's root is in the newest q16 frame. */
+static void frame_root(fixture *f, uint32_t dense, uint32_t id, float root[3])
+{
+    size_t len;
+    uint64_t seq;
+    cb_frame_header h;
+    const uint8_t *fr = cb_board_read(cb_sim_frames(f->sim, CB_FRAME_Q16), &len, &seq, NULL);
+    assert_int_equal(cb_frame_read_header(fr, len, &h, NULL), CB_OK);
+    float rr[4], *p = malloc(sizeof(float) * 3 * h.joints),
+                 *q = malloc(sizeof(float) * 4 * h.joints);
+    uint32_t got;
+    assert_int_equal(cb_frame_decode_character(fr, len, &h, dense, &got, root, rr, p, q), CB_OK);
+    assert_int_equal(got, id);
+    free(p);
+    free(q);
+}
+
+/* Steered at 1.5 m/s, a Fox (whose clips play in place: the host moves it by its velocity
+ * parameters) is in state "moving", its details follow its head, and it covers 1.5 m a second
+ * along its arc. */
+static void serve_sim_fox_moves_in_place_clips(void **state)
+{
+    fixture *f = *state;
+    char text[256];
+    const uint32_t dense = 6, id = id_at(f, dense);
+    snprintf(text, sizeof text,
+             "{\"type\":\"steer\",\"speed\":1.5,\"direction\":0,\"characters\":[%u]}", id);
+    send_msg(f, text);
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%u}", id);
+    send_msg(f, text);
+    for (int k = 0; k < CB_SIM_HZ; ++k) {
+        cb_sim_tick(f->sim);
+    }
+    uint64_t mask;
+    const char *d = details(f, &mask);
+    assert_non_null(strstr(d, "\"name\":\"b_Head_05\""));
+    assert_non_null(strstr(d, "\"state\":\"moving\""));
+    assert_true(fabsf(column(f, "vy")[dense] - 1.5f) < 1e-6f);
+    float p0[3], p1[3];
+    frame_root(f, dense, id, p0);
+    for (int k = 0; k < CB_SIM_HZ; ++k) {
+        cb_sim_tick(f->sim);
+    }
+    frame_root(f, dense, id, p1);
+    /* 1.5 m along an arc turning at most 0.6 rad/s (the wandering's turn rate): the chord is
+     * between 1.5 * sin(0.3) / 0.3 m and 1.5 m. */
+    double chord = hypot(p1[0] - p0[0], p1[2] - p0[2]);
+    CB_CHECK(chord <= 1.5 + 1e-3 && chord >= 1.5 * sin(0.3) / 0.3 - 1e-3, "moved %.4f m", chord);
+}
+
+/* Cesium Man from its pack with the example graph file: its unnamed joints come as nodes[i], the
+ * glTF node index (19 skin joints, the first node 2: tests/data/assets/CesiumMan), and it runs. */
+static void serve_sim_cesium_man_graph_file(void **state)
+{
+    (void)state;
+    cb_pack *pack = NULL;
+    cb_error err = {0};
+    assert_int_equal(
+        cb_pack_load_file(CB_TEST_DATA_DIR "/packs/cesium_man.cbpack", NULL, &pack, &err), CB_OK);
+    char why[256] = "";
+    cb_sim_desc d = {.characters = 4,
+                     .threads = 1,
+                     .pack = pack,
+                     .graph = CB_TEST_EXAMPLES_DIR "/graphs/cesium_man/walk.json"};
+    cb_sim *sim = cb_sim_create(&d, why);
+    CB_CHECK(sim != NULL, "why: %s", why);
+    for (int k = 0; k < 30; ++k) {
+        cb_sim_tick(sim);
+    }
+    fixture f = {.sim = sim};
+    uint64_t epoch;
+    const char *h = hello(&f, &epoch);
+    assert_non_null(strstr(h, "\"joints\":[\"nodes[2]\""));
+    assert_non_null(strstr(h, "\"clips\":[\"clip0\"]"));
+    assert_int_equal(stats(&f).frame, 30);
+    cb_sim_destroy(sim);
+    cb_pack_destroy(pack);
+}
+
+/* A pack the sim cannot run gives a reason, not a half-built server: an embedded example graph
+ * on the Fox's clips, and a pack that stores no graph without one named. */
+static void serve_sim_bad_pack_setups(void **state)
+{
+    (void)state;
+    cb_pack *pack = NULL, *bare = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_pack_load_file(FOX_PACK, NULL, &pack, &err), CB_OK);
+    char why[256] = "";
+    cb_sim_desc d = {.characters = 4, .threads = 1, .pack = pack, .graph = "locomotion_8dir"};
+    assert_null(cb_sim_create(&d, why));
+    CB_CHECK(strstr(why, "locomotion_8dir") != NULL, "why: %s", why);
+    cb_pack_desc pd = cb_pack_contents(pack);
+    pd.graph_count = 0;
+    size_t size = 0;
+    assert_int_equal(cb_pack_save_memory(&pd, NULL, 0, &size, &err), CB_OK);
+    void *bytes = malloc(size);
+    assert_int_equal(cb_pack_save_memory(&pd, bytes, size, &size, &err), CB_OK);
+    assert_int_equal(cb_pack_load_memory(bytes, size, NULL, &bare, &err), CB_OK);
+    free(bytes);
+    d.pack = bare;
+    d.graph = NULL;
+    why[0] = '\0';
+    assert_null(cb_sim_create(&d, why));
+    CB_CHECK(strstr(why, "stores no graph") != NULL, "why: %s", why);
+    cb_pack_destroy(bare);
+    cb_pack_destroy(pack);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +701,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(serve_sim_subscribe_details, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_command_queue_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_fox_hello_is_the_source_file, setup_fox,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup_fox, teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_fox_moves_in_place_clips, setup_fox, teardown),
+        cmocka_unit_test(serve_sim_cesium_man_graph_file),
+        cmocka_unit_test(serve_sim_bad_pack_setups),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -120,7 +120,8 @@ int cb_cmd_demo(int argc, char **argv)
             named = named || strncmp(argv[i], "--graph", 7) == 0;
         }
         if (!named) {
-            graph = cb_pack_graph_count(pack) > 0 ? cb_pack_query_graph(pack, 0).name : "none";
+            graph = cb_scene_pack_default_graph(pack);
+            graph = graph != NULL ? graph : "none";
         }
     }
     cb_scene_desc sd = {

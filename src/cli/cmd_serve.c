@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "crowdblend/crowd.h"
+#include "crowdblend/pack.h"
 #include "serve/serve.h"
 
 #ifndef CB_SERVE_WEB_ROOT
@@ -15,13 +16,16 @@ int cb_cmd_serve(int argc, char **argv)
 {
     bool help = false, verbose = false;
     long characters = 1000, capacity = 0, threads = 0, max_clients = 16, seed = 1;
-    double seconds = 0.0;
-    const char *graph = CB_DEFAULT_EXAMPLE_GRAPH, *listen = "127.0.0.1:8080";
-    const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL;
+    double seconds = 0.0, area = 200.0;
+    const char *graph = NULL, *listen = "127.0.0.1:8080";
+    const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL, *pack_path = NULL;
     const cb_opt opts[] = {
+        {"pack", CB_OPT_STRING, &pack_path,
+         "run a pack's skeleton, clips and graphs instead of the embedded set (with --model: the "
+         "pack's source .glb, drawn as skinned meshes)"},
         {"graph", CB_OPT_STRING, &graph,
          "graph to run: an example's name, a JSON file, or none (default " CB_DEFAULT_EXAMPLE_GRAPH
-         ")"},
+         "; with --pack: a graph stored in the pack or a JSON file, default the pack's first)"},
         {"characters", CB_OPT_INT, &characters, "characters at start (default 1000)"},
         {"capacity", CB_OPT_INT, &capacity,
          "most characters at once, for clients that add some (default: characters + 25 %)"},
@@ -38,6 +42,9 @@ int cb_cmd_serve(int argc, char **argv)
          "stop after this many seconds (default: run until "
          "Ctrl-C)"},
         {"seed", CB_OPT_INT, &seed, "seed of the wandering (default 1)"},
+        {"area", CB_OPT_DOUBLE, &area,
+         "half the side of the square, centred on the origin, where characters appear (m; "
+         "default 200)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -46,7 +53,8 @@ int cb_cmd_serve(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend serve [--graph NAME|FILE|none] [--characters N] "
+        cb_opts_print_help("crowdblend serve [--pack FILE.cbpack [--model FILE.glb]] "
+                           "[--graph NAME|FILE|none] [--characters N] "
                            "[--listen 127.0.0.1:8080] [--threads N]",
                            opts);
         return CB_EXIT_OK;
@@ -59,10 +67,28 @@ int cb_cmd_serve(int argc, char **argv)
                 CB_CROWD_MAX_CAPACITY);
         return CB_EXIT_USAGE;
     }
-    if (threads < 0 || threads > 1024 || max_clients < 1 || max_clients > 64 || seconds < 0.0) {
+    if (threads < 0 || threads > 1024 || max_clients < 1 || max_clients > 64 || seconds < 0.0 ||
+        !(area >= 1.0 && area <= 1e5)) {
         fprintf(stderr, "crowdblend serve: --threads must be in 0..1024, --max-clients in 1..64, "
-                        "--seconds >= 0\n");
+                        "--seconds >= 0, --area in [1, 100000]\n");
         return CB_EXIT_USAGE;
+    }
+    /* Both files are checked now, so that a bad one stops the command with a clear message
+     * rather than a server that runs and then fails the viewer. */
+    cb_pack *pack = NULL;
+    cb_error err = {0};
+    if (pack_path != NULL && cb_pack_load_file(pack_path, NULL, &pack, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend serve: --pack: %s\n", err.message);
+        return CB_EXIT_FAILURE;
+    }
+    FILE *f = model != NULL ? fopen(model, "rb") : NULL;
+    if (model != NULL && f == NULL) {
+        fprintf(stderr, "crowdblend serve: --model: cannot read '%s'\n", model);
+        cb_pack_destroy(pack);
+        return CB_EXIT_FAILURE;
+    }
+    if (f != NULL) {
+        fclose(f);
     }
     cb_serve_desc d = {
         .graph = graph,
@@ -76,6 +102,10 @@ int cb_cmd_serve(int argc, char **argv)
         .seconds = seconds,
         .seed = (uint64_t)seed,
         .verbose = verbose,
+        .pack = pack,
+        .area = (float)area,
     };
-    return cb_serve_run(&d);
+    int code = cb_serve_run(&d);
+    cb_pack_destroy(pack);
+    return code;
 }

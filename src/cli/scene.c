@@ -47,8 +47,13 @@ struct cb_scene {
     uint32_t drifting_count;
     uint32_t capacity;
     uint64_t seed;
+    float area;     /* half the side of the square where they appear (m) */
     cb_prng layout; /* where characters appear, also those added later */
     uint32_t added; /* characters ever added (seeds each one's stream) */
+    /* The clips play in place (a pack's, like the Fox's): the host moves each character by the
+     * velocity its graph was given (vx, vy) instead of the animation's root motion, as a game
+     * moves a capsule under an in-place animation. */
+    bool in_place;
 };
 
 /* A graph text stored in a pack, by name. */
@@ -61,6 +66,11 @@ static const cb_pack_graph *pack_graph(const cb_pack *pack, const char *name, cb
         }
     }
     return NULL;
+}
+
+const char *cb_scene_pack_default_graph(const cb_pack *pack)
+{
+    return cb_pack_graph_count(pack) > 0 ? cb_pack_query_graph(pack, 0).name : NULL;
 }
 
 /* Loads the graph a scene runs: an embedded example by name (a graph stored in the pack, with
@@ -92,6 +102,17 @@ static cb_result load_graph(const char *name, const cb_embedded *set, const cb_p
         return cb_graph_load_json(ex->text, ex->length, &jd, out, err);
     }
     return cb_graph_load_json_file(name, &jd, out, err);
+}
+
+/* True when no clip of the pack moves its root (every clip's ground speed under 1 cm/s). */
+static bool clips_in_place(const cb_pack *pack)
+{
+    for (size_t k = 0; k < cb_pack_clip_count(pack); ++k) {
+        if (cb_clip_query_root_motion(cb_pack_clip(pack, k)).speed_mps >= 0.01f) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Finds the parameters the host drives in the scene's graph. */
@@ -185,6 +206,8 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
             return NULL;
         }
         find_driven(s);
+        s->in_place = d->pack != NULL && clips_in_place(d->pack) && s->driven[P_VX] != UINT32_MAX &&
+                      s->driven[P_VY] != UINT32_MAX;
     }
     if (s->graph == NULL) {
         cb_graph_blend_desc bd = {
@@ -223,7 +246,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     s->fixed = d->fixed_three_clips;
-    s->threads = d->jobs != NULL     ? cb_jobs_thread_count(d->jobs)
+    s->threads = d->jobs != NULL   ? cb_jobs_thread_count(d->jobs)
                  : d->threads != 0 ? d->threads
                                    : cb_jobs_query_desc(NULL).thread_count;
     s->count = d->characters;
@@ -249,6 +272,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         cb_graph_find_param(g, CB_GRAPH_BLEND_UPPER_WEIGHT, &s->p_upper);
     }
     s->seed = d->seed;
+    s->area = d->area > 0.0f ? d->area : 200.0f;
     s->layout = cb_prng_seed(d->seed);
     s->count = 0;
     for (uint32_t i = 0; i < d->characters; ++i) {
@@ -268,8 +292,8 @@ cb_result cb_scene_add(cb_scene *s, cb_character *out)
     agent *a = &s->agents[i];
     *a = (agent){0};
     a->rng = cb_prng_seed(s->seed * 0x9E3779B97F4A7C15ull + s->added + 1);
-    a->x = cb_prng_range(&s->layout, -200.0f, 200.0f);
-    a->z = cb_prng_range(&s->layout, -200.0f, 200.0f);
+    a->x = cb_prng_range(&s->layout, -s->area, s->area);
+    a->z = cb_prng_range(&s->layout, -s->area, s->area);
     a->yaw = cb_prng_range(&s->layout, -3.14159265f, 3.14159265f);
     a->additive = cb_prng_range(&a->rng, 0.3f, 0.9f);
     a->drift = cb_prng_range(&a->rng, 0.0f, 100.0f);
@@ -410,14 +434,23 @@ void cb_scene_host_step(cb_scene *s, float dt)
     float *forward = graph ? NULL : cb_crowd_param_column(c, 0, s->p_forward);
     float *additive = graph ? NULL : cb_crowd_param_column(c, 0, s->p_additive);
     float *upper = graph ? NULL : cb_crowd_param_column(c, 0, s->p_upper);
+    /* In place: last frame's velocity parameters, which a host (`crowdblend serve`) may have
+     * overridden after this step wrote them. */
+    const float *vx = s->in_place ? driven_column(s, P_VX) : NULL;
+    const float *vy = s->in_place ? driven_column(s, P_VY) : NULL;
     uint32_t n = cb_crowd_count(c, 0);
     for (uint32_t i = 0; i < n; ++i) {
         agent *a = &s->agents[i];
         /* Apply the animation's own motion (x is the character's left, z its forward). */
+        cb_root_delta m = rm[i];
+        if (s->in_place) {
+            m.translation[0] = -vx[i] * dt;
+            m.translation[2] = vy[i] * dt;
+        }
         float cy = cb_det_cosf(a->yaw), sy = cb_det_sinf(a->yaw);
-        a->x += cy * rm[i].translation[0] + sy * rm[i].translation[2];
-        a->z += -sy * rm[i].translation[0] + cy * rm[i].translation[2];
-        a->yaw += rm[i].yaw + a->turn_rate * dt;
+        a->x += cy * m.translation[0] + sy * m.translation[2];
+        a->z += -sy * m.translation[0] + cy * m.translation[2];
+        a->yaw += m.yaw + a->turn_rate * dt;
         a->timer -= dt;
         if (a->timer <= 0.0f) {
             decide(a);

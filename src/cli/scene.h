@@ -36,9 +36,15 @@ typedef struct cb_scene_desc {
     /* issue 10: a pack's skeleton and clips instead of the embedded set. Needs `graph`: a file,
      * or the name of a graph text stored in the pack. Not owned. */
     const cb_pack *pack;
+    /* Half the side of the square (m, centred on the origin) where characters appear; 0: 200. */
+    float area;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;
+
+/* The graph a scene on `pack` runs when none is named: the pack's first stored graph, or NULL
+ * when it stores none (a pack's clips then need a graph file). */
+const char *cb_scene_pack_default_graph(const cb_pack *pack);
 
 /* Builds everything; on failure prints the reason to stderr and returns NULL. */
 cb_scene *cb_scene_create(const cb_scene_desc *desc);
@@ -50,7 +56,8 @@ uint32_t cb_scene_threads(const cb_scene *scene);
 /* The graph a scene runs (NULL for the blend-space crowd, which has its own). */
 const cb_graph *cb_scene_graph(const cb_scene *scene);
 
-/* The host's part of a frame: moves the characters by last frame's root motion, steers them,
+/* The host's part of a frame: moves the characters by last frame's root motion (or, when a
+ * pack's clips all play in place, by last frame's "vx", "vy" velocity parameters), steers them,
  * and writes their parameters into the crowd's columns. Not timed by the benchmarks. For a
  * graph, the parameters it drives, when the graph declares them: "vx", "vy" (velocity to the
  * right and forward, m/s), "wave" (upper-body layer weight), "look" and "look_x/y/z" (look-at

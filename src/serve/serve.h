@@ -19,6 +19,9 @@ typedef struct cb_serve_desc {
     double seconds;       /* stop after this long; 0: until SIGINT or SIGTERM */
     uint64_t seed;
     bool verbose; /* libwebsockets' notices too */
+    /* A pack instead of the embedded set (sim.h; not owned). */
+    const struct cb_pack *pack;
+    float area; /* half the side of the square where characters appear (m); 0: 200 */
 } cb_serve_desc;
 
 /* Runs the server until a signal or desc->seconds; prints "listening on http://HOST:PORT/"

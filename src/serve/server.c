@@ -524,6 +524,8 @@ int cb_serve_run(const cb_serve_desc *d)
         .seed = d->seed,
         .headroom = LWS_PRE,
         .model_url = d->model != NULL ? model_url : NULL,
+        .pack = d->pack,
+        .area = d->area,
     };
     srv.sim = cb_sim_create(&sd, why);
     if (srv.sim == NULL) {

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli/example_graphs.h"
@@ -37,7 +38,7 @@ struct cb_sim {
     cb_sim_desc desc;
     char start_graph[512]; /* the graph given at start, which a client may switch back to */
     char graph_name[512];
-    cb_embedded *names; /* the embedded set, for clip and marker names */
+    cb_embedded *names; /* the embedded set (without a pack), for clip and marker names */
     cb_jobs *jobs;      /* one pool for the crowd's update and the encoding */
     uint32_t *clamped_by_thread;
     cb_scene *scene;
@@ -210,12 +211,88 @@ static float skeleton_reach(const cb_skeleton *sk)
     return reach > 0.1f ? reach : 0.1f;
 }
 
+/* The clips the hello lists and whose markers name events: the pack's, else the embedded set's. */
+static size_t clip_count(const cb_sim *s)
+{
+    return s->desc.pack != NULL ? cb_pack_clip_count(s->desc.pack)
+                                : cb_embedded_clip_count(s->names);
+}
+
+static const cb_clip *clip_at(const cb_sim *s, size_t k)
+{
+    return s->desc.pack != NULL ? cb_pack_clip(s->desc.pack, k) : cb_embedded_clip(s->names, k);
+}
+
+/* Graph k a client may switch to (NULL past the last): the one given at start, then the
+ * pack's stored graphs, or the embedded examples and "none" (the blend-space crowd). */
+static const char *graph_choice(const cb_sim *s, size_t k)
+{
+    if (k == 0) {
+        return s->start_graph;
+    }
+    k--;
+    if (s->desc.pack != NULL) {
+        for (size_t g = 0; g < cb_pack_graph_count(s->desc.pack); ++g) {
+            const char *name = cb_pack_query_graph(s->desc.pack, g).name;
+            if (strcmp(name, s->start_graph) != 0 && k-- == 0) {
+                return name;
+            }
+        }
+        return NULL;
+    }
+    for (const cb_example_graph *g = cb_example_graphs; g->name != NULL; ++g) {
+        if (strcmp(g->name, s->start_graph) != 0 && k-- == 0) {
+            return g->name;
+        }
+    }
+    return k == 0 && strcmp(s->start_graph, "none") != 0 ? "none" : NULL;
+}
+
 static bool known_graph(const cb_sim *s, const char *name)
 {
-    if (strcmp(name, "none") == 0 || strcmp(name, s->start_graph) == 0) {
-        return true;
+    for (size_t k = 0; graph_choice(s, k) != NULL; ++k) {
+        if (strcmp(graph_choice(s, k), name) == 0) {
+            return true;
+        }
     }
-    return cb_example_graph_find(name) != NULL;
+    return false;
+}
+
+/* Model-space rest positions of the joints, flat x, y, z (double-precision 4x4 products; parents
+ * come first): the viewer fits a model's units to them (docs/serve.md, "The mesh path"). */
+static json_t *rest_positions(const cb_skeleton *sk, uint32_t n)
+{
+    double(*m)[16] = malloc(sizeof *m * (n ? n : 1));
+    json_t *out = json_array();
+    const int32_t *parents = cb_skeleton_parents(sk);
+    for (uint32_t j = 0; m != NULL && j < n; ++j) {
+        cb_xform x = cb_skeleton_rest_xform(sk, j);
+        double qx = x.rotation[0], qy = x.rotation[1], qz = x.rotation[2], qw = x.rotation[3];
+        double r[9] = {
+            1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy + qz * qw),     2 * (qx * qz - qy * qw),
+            2 * (qx * qy - qz * qw),     1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz + qx * qw),
+            2 * (qx * qz + qy * qw),     2 * (qy * qz - qx * qw),     1 - 2 * (qx * qx + qy * qy)};
+        double local[16] = {0};
+        for (int c = 0; c < 3; ++c) {
+            for (int row = 0; row < 3; ++row) {
+                local[4 * c + row] = r[3 * c + row] * x.scale[c];
+            }
+            local[12 + c] = x.translation[c];
+        }
+        local[15] = 1.0;
+        for (int k = 0; k < 16; ++k) {
+            double v = 0.0;
+            for (int q = 0; parents[j] >= 0 && q < 4; ++q) {
+                v += m[parents[j]][4 * q + k % 4] * local[4 * (k / 4) + q];
+            }
+            m[j][k] = parents[j] >= 0 ? v : local[k];
+        }
+        for (int c = 0; c < 3; ++c) {
+            json_array_append_new(out, json_real(m[j][12 + c]));
+        }
+    }
+    free(m);
+    return out;
 }
 
 static void find_velocity_params(cb_sim *s)
@@ -244,17 +321,19 @@ static bool publish_hello(cb_sim *s)
         json_array_append_new(parents, json_integer(par[j]));
     }
     json_t *clips = json_array();
-    for (size_t k = 0; k < cb_embedded_clip_count(s->names); ++k) {
-        json_array_append_new(clips, json_string(cb_clip_name(cb_embedded_clip(s->names, k))));
+    for (size_t k = 0; k < clip_count(s); ++k) {
+        json_array_append_new(clips, json_string(cb_clip_name(clip_at(s, k))));
     }
     json_t *params = json_array();
     for (uint32_t p = 0; p < s->param_count; ++p) {
-        static const char *const types[] = {"float", "int", "bool", "trigger"};
+        /* Indexed by cb_param_type, whose 0 is the default (float). */
+        static const char *const types[_CB_PARAM_TYPE_COUNT] = {"float", "float", "int", "bool",
+                                                                "trigger"};
         cb_param_type t = cb_graph_param_type(s->graph, p);
-        json_array_append_new(params,
-                              json_pack("{s:s, s:s, s:f}", "name", cb_graph_param_name(s->graph, p),
-                                        "type", (unsigned)t < 4 ? types[t] : "float", "default",
-                                        (double)cb_graph_param_default(s->graph, p)));
+        json_array_append_new(
+            params, json_pack("{s:s, s:s, s:f}", "name", cb_graph_param_name(s->graph, p), "type",
+                              (unsigned)t < _CB_PARAM_TYPE_COUNT ? types[t] : "float", "default",
+                              (double)cb_graph_param_default(s->graph, p)));
     }
     json_t *machines = json_array();
     for (uint32_t m = 0; m < cb_graph_state_machine_count(s->graph); ++m) {
@@ -270,13 +349,8 @@ static bool publish_hello(cb_sim *s)
             clip_nodes, json_string(cb_graph_node_name(s->graph, cb_graph_clip_node(s->graph, c))));
     }
     json_t *graphs = json_array();
-    for (const cb_example_graph *g = cb_example_graphs; g->name != NULL; ++g) {
-        json_array_append_new(graphs, json_string(g->name));
-    }
-    json_array_append_new(graphs, json_string("none"));
-    if (s->start_graph[0] != '\0' && cb_example_graph_find(s->start_graph) == NULL &&
-        strcmp(s->start_graph, "none") != 0) {
-        json_array_append_new(graphs, json_string(s->start_graph));
+    for (size_t k = 0; graph_choice(s, k) != NULL; ++k) {
+        json_array_append_new(graphs, json_string(graph_choice(s, k)));
     }
     json_t *velocity = s->velocity[0] == UINT32_MAX
                            ? json_null()
@@ -295,7 +369,8 @@ static bool publish_hello(cb_sim *s)
     json_object_set_new(h, "encoding", json_string("q16"));
     json_object_set_new(h, "position_scale", json_real(s->position_scale));
     json_object_set_new(h, "skeleton",
-                        json_pack("{s:o, s:o}", "joints", joints, "parents", parents));
+                        json_pack("{s:o, s:o, s:o}", "joints", joints, "parents", parents, "rest",
+                                  rest_positions(s->skeleton, s->joints)));
     json_object_set_new(h, "clips", clips);
     json_object_set_new(h, "graph",
                         json_pack("{s:s, s:o, s:o, s:o}", "name", s->graph_name, "params", params,
@@ -311,7 +386,8 @@ static bool publish_hello(cb_sim *s)
                                   "characters_per_message", CB_CTL_MAX_CHARACTERS, "clients",
                                   CB_SIM_MAX_CLIENTS, "subscriptions", CB_SIM_MAX_SUBSCRIPTIONS,
                                   "add", CB_CTL_MAX_ADD));
-    char *txt = json_dumps(h, JSON_COMPACT);
+    /* 9 significant digits keep every float; the rest positions would otherwise take 17. */
+    char *txt = json_dumps(h, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(h);
     if (txt == NULL || strlen(txt) > s->hello.capacity) {
         free(txt);
@@ -337,6 +413,8 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
         .graph = strcmp(graph, "none") == 0 ? NULL : graph,
         .keep_weights = true,
         .events = true,
+        .pack = s->desc.pack,
+        .area = s->desc.area,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {
@@ -381,7 +459,12 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     s->epoch++;
     s->dirty = true;
     s->window_crowd = cb_crowd_query_stats(crowd);
-    return publish_hello(s);
+    if (!publish_hello(s)) {
+        snprintf(why, 256, "the hello of graph '%.160s' does not fit in %d bytes", graph,
+                 CB_SIM_HELLO_BYTES);
+        return false;
+    }
+    return true;
 }
 
 cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
@@ -396,8 +479,15 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
     uint32_t extra = d->characters / 4 > 64 ? d->characters / 4 : 64;
     uint64_t cap = d->capacity ? d->capacity : (uint64_t)d->characters + extra;
     s->capacity = (uint32_t)(cap < CB_CROWD_MAX_CAPACITY ? cap : CB_CROWD_MAX_CAPACITY);
-    snprintf(s->start_graph, sizeof s->start_graph, "%s",
-             d->graph != NULL ? d->graph : CB_DEFAULT_EXAMPLE_GRAPH);
+    const char *start = d->graph != NULL  ? d->graph
+                        : d->pack != NULL ? cb_scene_pack_default_graph(d->pack)
+                                          : CB_DEFAULT_EXAMPLE_GRAPH;
+    if (start == NULL) {
+        snprintf(why, 256, "the pack stores no graph: name a graph file (--graph)");
+        free(s);
+        return NULL;
+    }
+    snprintf(s->start_graph, sizeof s->start_graph, "%s", start);
     cb_error err = {0};
     cb_jobs_desc jd = {.thread_count = d->threads};
     if (cb_jobs_create(&jd, &s->jobs, &err) != CB_OK) {
@@ -406,13 +496,20 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
         return NULL;
     }
     s->clamped_by_thread = calloc(cb_jobs_thread_count(s->jobs), sizeof(uint32_t));
-    if (s->clamped_by_thread == NULL || cb_embedded_create(NULL, &s->names, &err) != CB_OK) {
+    if (s->clamped_by_thread == NULL ||
+        (d->pack == NULL && cb_embedded_create(NULL, &s->names, &err) != CB_OK)) {
         snprintf(why, 256, "embedded set: %.200s", err.message);
         cb_sim_destroy(s);
         return NULL;
     }
-    s->skeleton = cb_embedded_skeleton(s->names);
+    s->skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->names);
     s->joints = (uint32_t)cb_skeleton_joint_count(s->skeleton);
+    if (s->joints > CB_FRAME_MAX_JOINTS) {
+        snprintf(why, 256, "the skeleton has %u joints; frames carry at most %d", s->joints,
+                 CB_FRAME_MAX_JOINTS);
+        cb_sim_destroy(s);
+        return NULL;
+    }
     s->position_scale = cb_frame_position_scale(skeleton_reach(s->skeleton));
     bool ok = cb_board_init(&s->hello, CB_SIM_HELLO_BYTES, d->headroom) &&
               cb_board_init(&s->details, CB_SIM_DETAILS_BYTES, d->headroom) &&
@@ -605,6 +702,25 @@ static void apply_switch(cb_sim *s, const cb_sim_command *cmd)
     reply_ok(s, cmd, "");
 }
 
+/* The joint a subscription follows by default: "head" (the embedded humanoid's), else the first
+ * whose name contains "head" in any case (the Fox's "b_Head_05"), else joint 0. */
+static uint32_t head_joint(const cb_skeleton *sk)
+{
+    uint32_t exact;
+    if (cb_skeleton_find_joint(sk, "head", &exact) == CB_OK) {
+        return exact;
+    }
+    for (uint32_t j = 0; j < cb_skeleton_joint_count(sk); ++j) {
+        const char *name = cb_skeleton_joint_name(sk, j);
+        for (size_t k = 0; name[k] != '\0'; ++k) {
+            if (strncasecmp(name + k, "head", 4) == 0) {
+                return j;
+            }
+        }
+    }
+    return 0;
+}
+
 static void apply_subscribe(cb_sim *s, const cb_sim_command *cmd)
 {
     const cb_ctl *c = &cmd->ctl;
@@ -618,8 +734,8 @@ static void apply_subscribe(cb_sim *s, const cb_sim_command *cmd)
             reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no joint '%s'", c->name);
             return;
         }
-    } else if (cb_skeleton_find_joint(s->skeleton, "head", &joint) != CB_OK) {
-        joint = 0;
+    } else {
+        joint = head_joint(s->skeleton);
     }
     subscription *sub = NULL;
     for (uint32_t k = 0; k < s->sub_count; ++k) {
@@ -787,8 +903,8 @@ static void encode(cb_sim *s, cb_frame_encoding e, uint64_t wall_us)
 
 static const char *marker_name(const cb_sim *s, uint32_t hash)
 {
-    for (size_t k = 0; k < cb_embedded_clip_count(s->names); ++k) {
-        const cb_clip *clip = cb_embedded_clip(s->names, k);
+    for (size_t k = 0; k < clip_count(s); ++k) {
+        const cb_clip *clip = clip_at(s, k);
         size_t at;
         cb_clip_marker m;
         if (cb_clip_find_marker(clip, hash, 0, &at) == CB_OK &&

@@ -1,4 +1,5 @@
-/* The simulation side of `crowdblend serve`: the demo's wandering crowd (src/cli/scene.h) stepped
+/* The simulation side of `crowdblend serve`: the demo's wandering crowd (src/cli/scene.h, on the
+ * embedded set or a pack) stepped
  * at a fixed rate, control messages applied between steps, and what the clients read published
  * on boards (board.h): encoded frames per encoding, the hello, the subscribed characters'
  * details and the counters. It never touches a socket; the network thread (server.c) only
@@ -30,6 +31,11 @@ typedef struct cb_sim_desc {
     uint64_t seed;
     size_t headroom;       /* bytes before every published buffer (LWS_PRE) */
     const char *model_url; /* a .glb the hello names for the viewer, or NULL */
+    /* A pack's skeleton, clips and graphs instead of the embedded set (not owned; it must
+     * outlive the sim). `graph` then names a graph stored in the pack or a JSON file; NULL:
+     * the pack's first graph. */
+    const struct cb_pack *pack;
+    float area; /* half the side of the square where characters appear (m); 0: 200 */
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */

@@ -3,8 +3,7 @@
 // SCREENSHOT "--no-browser": only HTTP and the bad clients (for a sanitizer build of the server).
 import http from 'node:http';
 import WebSocket from 'ws';
-import { launch } from './browser.mjs';
-import { ok, done, until, sleep, serve } from './harness.mjs';
+import { ok, done, until, sleep, serve, browserTest, jointFollowsServer } from './harness.mjs';
 
 const [binary, screenshot] = process.argv.slice(2);
 const N = 200;
@@ -96,13 +95,7 @@ if (screenshot === '--no-browser') {
 }
 
 // ---- the page ------------------------------------------------------------------------------
-const { context, close } = await launch();
-const page = context.pages()[0] ?? await context.newPage();
-const pageErrors = [];
-page.on('pageerror', (e) => pageErrors.push(e.message));
-await page.goto(`http://127.0.0.1:${port}/`);
-const v = (fn, arg) => page.evaluate(fn, arg);
-try {
+await browserTest(server, '/', screenshot, 'browser test', async (page, v) => {
   await until(() => v(() => cbViewer.state.framesReceived >= 30 && cbViewer.state.charactersDrawn > 0), 90000, '30 frames');
   const s = await v(() => ({ f: cbViewer.state.framesReceived, d: cbViewer.state.charactersDrawn, mode: cbViewer.state.mode }));
   ok(s.f >= 30, 'the page received at least 30 frames', `${s.f}`);
@@ -117,23 +110,7 @@ try {
   // pos16: each coordinate rounded to the position scale (error <= scale / 2 a component), then
   // rotated by the root's yaw, which keeps lengths; plus float rounding at world coordinates
   // of up to ~200 m (~2e-5 m) and the capsule matrix read back.
-  const bound = 0.5 * Math.sqrt(3) * scale + 1e-3;
-  const sample = () => v(() => {
-    const { drawnHistory, detailsHistory } = cbViewer.state;
-    const common = [...drawnHistory.keys()].filter((f) => detailsHistory.has(f));
-    const f = common.at(-1);
-    return f === undefined ? null : { frame: f, drawn: drawnHistory.get(f), server: detailsHistory.get(f) };
-  });
-  const a = await until(sample, 30000, 'a frame both drawn and described by the server');
-  await sleep(1500);
-  const b = await until(async () => { const x = await sample(); return x && x.frame > a.frame + 30 ? x : null; }, 30000, 'a later frame');
-  const dist = (p, q) => Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
-  ok(dist(a.drawn, a.server) <= bound, `joint drawn where the server put it, frame ${a.frame}`, `error ${dist(a.drawn, a.server).toExponential(2)} m, bound ${bound.toExponential(2)}`);
-  ok(dist(b.drawn, b.server) <= bound, `joint drawn where the server put it, frame ${b.frame}`, `error ${dist(b.drawn, b.server).toExponential(2)} m`);
-  const moved = dist(a.server, b.server), movedDrawn = dist(a.drawn, b.drawn);
-  const seconds = (b.frame - a.frame) / 60;
-  ok(moved > 0.5 * 1.5 * seconds && Math.abs(moved - movedDrawn) <= 2 * bound, 'the joint moved consistently on the page and on the server',
-    `${moved.toFixed(3)} m (server) vs ${movedDrawn.toFixed(3)} m (page) in ${seconds.toFixed(2)} s`);
+  await jointFollowsServer(v, { bound: 0.5 * Math.sqrt(3) * scale + 1e-3, gap: 90, speed: 1.5, what: 'the head' });
 
   // A bad control message: an error is shown, and the stream goes on.
   const before = await v(() => cbViewer.state.framesReceived);
@@ -164,17 +141,4 @@ try {
   ok(weights.length > 0, 'the panel shows blend weights', weights.slice(0, 80));
 
   await v(() => cbViewer.closeUp(7));
-  await sleep(1500);
-  await page.screenshot({ path: screenshot });
-  ok(true, `screenshot saved: ${screenshot}`);
-  ok(pageErrors.length === 0, 'no script errors on the page', pageErrors.join('; '));
-} catch (e) {
-  ok(false, 'browser test ran to the end', e.message);
-  await page.screenshot({ path: screenshot }).catch(() => {});
-} finally {
-  await close();
-  server.proc.kill('SIGTERM');
-  const end = await server.summary();
-  ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
-  done();
-}
+});

@@ -3,13 +3,18 @@
 // rate, the latency from the end of a simulation step to a client's receipt on loopback (a
 // Node client and the viewer in Chromium), and the viewer's frame rate in headless Chromium
 // (continuous redraw, ?bench=1, and as streamed). Not a test: prints one JSON object per size.
-// Usage: node figures.mjs CROWDBLEND_BINARY [sizes...]   (default 1000 10000)
+// Usage: node figures.mjs CROWDBLEND_BINARY [sizes...] [-- serve options]   (default 1000 10000)
+// e.g. the Fox: node figures.mjs BIN 256 1000 -- --pack tests/data/packs/fox.cbpack --model \
+//   tests/data/assets/Fox/Fox.glb
 import WebSocket from 'ws';
 import { performance } from 'node:perf_hooks';
 import { launch } from './browser.mjs';
 import { sleep, serve, until } from './harness.mjs';
 
-const [binary, ...sizesArg] = process.argv.slice(2);
+const [binary, ...rest] = process.argv.slice(2);
+const dashes = rest.indexOf('--');
+const sizesArg = dashes < 0 ? rest : rest.slice(0, dashes);
+const serveArgs = dashes < 0 ? [] : rest.slice(dashes + 1);
 const sizes = sizesArg.length ? sizesArg.map(Number) : [1000, 10000];
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[s.length >> 1] : NaN; };
 const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN; };
@@ -82,7 +87,7 @@ async function viewer(port, query, seconds) {
 }
 
 for (const n of sizes) {
-  const server = await serve(binary, ['--characters', String(n), '--seconds', '600']);
+  const server = await serve(binary, ['--characters', String(n), '--seconds', '600', ...serveArgs]);
   const load = (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
   const network = await nodeClients(server.port, 10);
   const drawn = await viewer(server.port, '?bench=1', 10);

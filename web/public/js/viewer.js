@@ -124,7 +124,7 @@ function onHello(h) {
   if (state.selectedId) select(0);
   if (h.model && h.model.url) {
     state.mode = 'loading model';
-    skinned.load(h.model.url, h.skeleton.joints, h.skeleton.parents).then((r) => {
+    skinned.load(h.model.url, h.skeleton.joints, h.skeleton.parents, h.skeleton.rest).then((r) => {
       state.model = r;
       state.mode = r.matched > 0 ? 'skinned meshes' : 'bones (no joint of the model matched)';
       if (r.matched > 0 && (query.get('encoding') ?? 'q16') === 'pos16') send({ type: 'encoding', encoding: 'q16' });
@@ -286,7 +286,10 @@ function draw() {
     const sel = indexOfId(state.selectedId);
     const meshes = skinned.active ? skinned.update(f) : 0;
     bones.setVisible(meshes < f.header.characters);
-    bones.update(state.world, f.header.characters, f.header.joints, sel);
+    // Bones only when some character (or joint) has no mesh: they would be hidden anyway.
+    if (meshes < f.header.characters || skinned.matched < f.header.joints) {
+      bones.update(state.world, f.header.characters, f.header.joints, sel);
+    }
     follow(sel);
     state.charactersDrawn = f.header.characters;
     state.framesDrawn++;
@@ -332,6 +335,7 @@ window.cbViewer = {
   injectFrame: (buffer) => onFrame(buffer),
   skinned,
   bones,
+  renderer,
   rendererName,
 };
 
