@@ -163,18 +163,20 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
                bound_text, cb_clip_is_looping(c) ? "loop" : "clamp", mode_names[rm.mode],
                (double)rm.speed_mps);
     }
+    bool first = true;
     for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
         cb_cclip_info ci = cb_cclip_query_info(cb_pack_compressed_clip(p, i));
         if (ci.keys > 0) {
             printf("%s  %s: %zu bytes compressed, %zu as raw keys (%.1fx), %u of %u keys, "
                    "shell error %.3g mm (bound %.3g mm at %.3g cm)\n",
-                   i ? ""
-                     : "\nCompression (memory B: decoded at load until the sampler decodes "
-                       "compressed clips):\n\n",
+                   !first ? ""
+                          : "\nCompression (memory B: decoded at load until the sampler decodes "
+                            "compressed clips):\n\n",
                    cb_clip_name(cb_pack_clip(p, i)), ci.stream_bytes, ci.source_bytes,
                    (double)ci.source_bytes / (double)ci.stream_bytes, ci.keys, ci.source_frames,
                    1e3 * (double)ci.measured_error_m, 1e3 * (double)ci.max_error_m,
                    1e2 * (double)ci.shell_distance_m);
+            first = false;
         }
     }
     printf("\nMarkers (normalized time; \"(event)\": an event only, not a sync point):\n\n");
