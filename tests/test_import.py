@@ -483,6 +483,51 @@ def fidelity():
             compare(f"CesiumMan_{kind}", pack, report, joints, clips)
 
 
+# ---- compression (issue 13) ---------------------------------------------------------------------
+
+def compression():
+    """The packs fidelity() wrote are compressed (the default); the same imports with
+    --no-compress keep raw frames. Per asset: both sizes, the compressed fields of inspect --json,
+    and one raw pack checked against the source like the compressed ones."""
+    for name, rel, extra in CASES:
+        if name not in ("CesiumMan", "Fox", "walk"):
+            continue
+        packed = os.path.join(OUT, name + ".cbpack")
+        raw, raw_report = import_asset(name + "_raw", rel, extra + ["--no-compress"])
+        if raw is None or not os.path.exists(packed):
+            check(False, f"{name}: imported with and without compression", str(raw_report))
+            continue
+        zi = json.loads(run(["inspect", packed, "--json"]).stdout)
+        ri = json.loads(run(["inspect", raw, "--json"]).stdout)
+        zb, rb = os.path.getsize(packed), os.path.getsize(raw)
+        clips_ok = all(c["compressed"] and c["bytes"] < c["source_bytes"] and
+                       0 <= c["max_error_m"] <= c["error_bound_m"] and
+                       c["compression_error_m"] <= c["compression_bound_m"]
+                       for c in zi["clips"])
+        check(clips_ok, f"{name}: inspect --json gives each compressed clip's bytes, source_bytes "
+              "and max_error_m, within the bounds",
+              "; ".join(f"{c['name']}: {c['bytes']} of {c['source_bytes']} bytes, "
+                        f"{c['max_error_m'] * 1e3:.3g} mm (bound {c['error_bound_m'] * 1e3:.3g}), "
+                        f"shell {c['compression_error_m'] * 1e3:.3g} mm" for c in zi["clips"]))
+        # Raw frames: 28 or 40 bytes per joint and frame (source_bytes counts 40), root track.
+        frames_ok = all(c["bytes"] - (16 * c["frames"] if c["root_motion"] != "none" else 0)
+                        in (c["source_bytes"], c["source_bytes"] * 28 // 40) for c in ri["clips"])
+        check(frames_ok and not any(c["compressed"] for c in ri["clips"]),
+              f"{name}: --no-compress keeps raw frames",
+              "; ".join(f"{c['name']}: {c['bytes']} bytes" for c in ri["clips"]))
+        # The pack is several times smaller (skeleton, inverse binds and root tracks stay raw).
+        check(rb >= 4 * zb, f"{name}: the compressed pack is at least 4x smaller",
+              f"{rb} -> {zb} bytes ({rb / zb:.1f}x)")
+        note(f"{name}: pack {rb} -> {zb} bytes ({rb / zb:.1f}x); clips "
+             f"{sum(c['source_bytes'] for c in zi['clips'])} bytes as raw keys -> "
+             f"{sum(c['bytes'] for c in zi['clips'])}; max error "
+             f"{max(c['max_error_m'] for c in zi['clips']) * 1e3:.3g} mm; load "
+             f"{ri['load_ms']:.2f} ms raw, {zi['load_ms']:.2f} ms compressed")
+        if name == "CesiumMan":
+            joints, clips = gltf_reference(os.path.join(ASSETS, rel))
+            compare(name + " --no-compress", raw, raw_report, joints, clips)
+
+
 # ---- options -----------------------------------------------------------------------------------
 
 def options():
@@ -613,6 +658,7 @@ if PART == "damaged":
     damaged()
 else:
     fidelity()
+    compression()
     options()
     plants()
 print(f"1..{len(results)}")

@@ -1,6 +1,8 @@
 /* crowdblend-import's C API (crowdblend/import.h): desc defaults, every validation error, and an
- * import whose result saves to a pack that loads. The importer's fidelity is tested from outside,
- * against an independent reader (tests/test_import.py). */
+ * import whose result saves to a pack that loads, compressed by default: the loaded clips are
+ * bit for bit the clips the importer measured, and without compression the frames are raw. The
+ * importer's fidelity is tested from outside, against an independent reader (tests/test_import.py).
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@ static void import_query_desc_defaults(void **state)
     assert_int_equal(d.root_motion, _CB_ROOT_MOTION_DEFAULT); /* per clip (import.h) */
     assert_true(d.max_error_m == 0.0f);
     assert_null(d.markers_path);
+    assert_int_equal(d.compression, CB_IMPORT_COMPRESSION_ON);
+    assert_true(d.compression_error_m == 0.0f && d.compression_shell_m == 0.0f);
     cb_import_desc set = {.loop = CB_IMPORT_LOOP_NEVER, .scale = 0.5f};
     d = cb_import_query_desc(&set);
     assert_int_equal(d.loop, CB_IMPORT_LOOP_NEVER);
@@ -58,6 +62,12 @@ static void import_rejects_bad_descs(void **state)
                         "max_error_m");
     expect_import_error(&(cb_import_desc){.path = fox, .loop = _CB_IMPORT_LOOP_COUNT},
                         CB_ERR_INVALID_ARGUMENT, "loop");
+    expect_import_error(&(cb_import_desc){.path = fox, .compression = _CB_IMPORT_COMPRESSION_COUNT},
+                        CB_ERR_INVALID_ARGUMENT, "compression");
+    expect_import_error(&(cb_import_desc){.path = fox, .compression_error_m = -1e-4f},
+                        CB_ERR_INVALID_ARGUMENT, "compression_error_m");
+    expect_import_error(&(cb_import_desc){.path = fox, .compression_shell_m = INFINITY},
+                        CB_ERR_INVALID_ARGUMENT, "compression_shell_m");
     expect_import_error(&(cb_import_desc){.path = fox, .skin = -2}, CB_ERR_INVALID_ARGUMENT,
                         "skin");
     expect_import_error(&(cb_import_desc){.path = fox, .foot_left = "b_Hip_01"},
@@ -100,7 +110,12 @@ static void import_result_saves_to_a_pack(void **state)
         assert_string_equal(r.name, clips[i]);
         assert_string_equal(cb_clip_name(cb_import_clip(imp, i)), clips[i]);
         assert_true(r.bound_met && r.max_error_m <= r.error_bound_m);
-        assert_true(r.error_bound_m == 1e-4f); /* a 0.61 m fox: human scale */
+        /* A 0.61 m fox: human scale, 0.1 mm for the import and 0.1 mm for the compression. */
+        assert_true(r.error_bound_m == (float)(1e-4 + 1e-4));
+        assert_true(r.compressed && r.compression_bound_m == 1e-4f);
+        assert_true(r.compression_error_m <= r.compression_bound_m);
+        assert_true(r.compressed_bytes < r.source_bytes && r.compressed_keys <= r.frames);
+        assert_non_null(cb_import_compressed_clip(imp, i));
         assert_true(r.looping && r.markers >= 2 && r.frames >= 2);
         assert_int_equal(r.frames, cb_clip_frame_count(cb_import_clip(imp, i)));
         cb_test_note("%s: %u frames at %.1f Hz, max error %.3g m, %u markers, ground %.2f m/s",
@@ -124,10 +139,45 @@ static void import_result_saves_to_a_pack(void **state)
     assert_int_equal(cb_pack_clip_count(p), 2);
     assert_true(cb_pack_query_clip_info(p, 0).max_error_m ==
                 cb_import_query_report(imp, 0).max_error_m);
+    for (size_t i = 0; i < 2; ++i) {
+        /* The pack gives the crowd the clip the importer measured against the source. */
+        const cb_clip *a = cb_pack_clip(p, i), *b = cb_import_clip(imp, i);
+        size_t floats = cb_clip_frame_count(a) * cb_clip_joint_count(a) * cb_clip_frame_stride(a);
+        assert_int_equal(floats,
+                         cb_clip_frame_count(b) * cb_clip_joint_count(b) * cb_clip_frame_stride(b));
+        float *x = malloc(floats * 4), *y = malloc(floats * 4);
+        assert_true(x != NULL && y != NULL);
+        assert_int_equal(cb_clip_read_frames(a, (cb_float_span){x, floats}), CB_OK);
+        assert_int_equal(cb_clip_read_frames(b, (cb_float_span){y, floats}), CB_OK);
+        assert_memory_equal(x, y, floats * 4);
+        free(x);
+        free(y);
+        assert_non_null(cb_pack_compressed_clip(p, i));
+    }
     cb_pack_destroy(p);
     free(bytes);
     cb_import_destroy(imp);
     cb_import_destroy(NULL);
+}
+
+static void import_without_compression_keeps_raw_frames(void **state)
+{
+    (void)state;
+    cb_import_desc d = {.path = CB_TEST_ASSET_DIR "/CesiumMan/CesiumMan.glb",
+                        .compression = CB_IMPORT_COMPRESSION_NONE};
+    cb_import *imp = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_import_file(&d, &imp, &err) == CB_OK, "%s", err.message);
+    cb_import_clip_report r = cb_import_query_report(imp, 0);
+    assert_false(r.compressed);
+    assert_true(r.error_bound_m == 1e-4f && r.max_error_m <= r.error_bound_m);
+    assert_null(cb_import_compressed_clip(imp, 0));
+    cb_pack_desc pd = cb_import_pack_desc(imp);
+    size_t size = 0;
+    assert_int_equal(cb_pack_save_memory(&pd, NULL, 0, &size, &err), CB_OK);
+    /* The frames are in the file: at least frames x joints x 28 bytes. */
+    assert_true(size >= (size_t)r.frames * cb_skeleton_joint_count(cb_import_skeleton(imp)) * 28);
+    cb_import_destroy(imp);
 }
 
 int main(void)
@@ -136,6 +186,7 @@ int main(void)
         cmocka_unit_test(import_query_desc_defaults),
         cmocka_unit_test(import_rejects_bad_descs),
         cmocka_unit_test(import_result_saves_to_a_pack),
+        cmocka_unit_test(import_without_compression_keeps_raw_frames),
     };
     return CB_RUN_TESTS(tests);
 }

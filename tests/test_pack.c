@@ -2,7 +2,10 @@
  * and without a repaired checksum) and hand-made bad fields refused with messages that name the
  * section and field; every failed allocation clean; the desc checks; and a checksum of the
  * samples of the committed packs (written by a W = 16 build) that the test command compares
- * across the W = 16, sanitized and portable W = 4 builds.
+ * across the W = 16, sanitized and portable W = 4 builds. Compressed clips (pack version 2):
+ * the loaded clip within the compression bound of the clip that was compressed (shell error
+ * measured here in double), every bit of a compressed block flipped, its size field at every
+ * value, its stored form's fields; version 1 packs still load.
  *
  * Byte offsets used to corrupt fields come from the layout in docs/formats.md, read here with
  * the test's own little-endian helpers. */
@@ -81,7 +84,49 @@ typedef struct fixture {
     cb_pack_mask masks[2];
     cb_pack_graph graphs[1];
     cb_pack_clip_info info[4];
+    cb_cclip *packed[4]; /* clips 2 and 3 are stored compressed */
 } fixture;
+
+/* The synthetic pack's compressed clips: the additive one and the looping one without root
+ * motion (clips 0 and 1 stay raw, so the byte offsets of pack_fields_are_checked hold). */
+static bool fixture_compressed(size_t k)
+{
+    return k >= 2;
+}
+
+/* A clip's frames as transforms (scale 1 + the stored deviation). */
+static cb_xform *clip_xforms(const cb_clip *c)
+{
+    size_t frames = cb_clip_frame_count(c), n = cb_clip_joint_count(c);
+    size_t stride = cb_clip_frame_stride(c), floats = frames * n * stride;
+    float *raw = malloc(floats * sizeof *raw);
+    cb_xform *x = malloc(frames * n * sizeof *x);
+    assert_true(raw != NULL && x != NULL);
+    assert_int_equal(cb_clip_read_frames(c, (cb_float_span){raw, floats}), CB_OK);
+    for (size_t i = 0; i < frames * n; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            x[i].translation[k] = raw[i * stride + k];
+            x[i].scale[k] = stride == 10 ? 1.0f + raw[i * stride + 7 + k] : 1.0f;
+        }
+        memcpy(x[i].rotation, raw + i * stride + 3, sizeof x[i].rotation);
+    }
+    free(raw);
+    return x;
+}
+
+static cb_cclip *compress_clip(const cb_skeleton *s, const cb_clip *c)
+{
+    cb_xform *x = clip_xforms(c);
+    cb_cclip_desc d = {.skeleton = s,
+                       .frames = {x, cb_clip_frame_count(c) * cb_clip_joint_count(c)},
+                       .frame_count = cb_clip_frame_count(c),
+                       .additive = cb_clip_is_additive(c)};
+    cb_cclip *z = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_cclip_create(&d, &z, &err) == CB_OK, "compress: %s", err.message);
+    free(x);
+    return z;
+}
 
 static const char graph_text[] = "{\"name\": \"g\", \"root\": \"a\", \"nodes\": {\"a\": {\"type\": "
                                  "\"clip\", \"clip\": \"loop_root\"}}}";
@@ -112,6 +157,7 @@ static void fixture_make(fixture *f, cb_prng *rng)
         };
         f->clips[k] = cb_test_clip_create(&d);
         f->info[k] = (cb_pack_clip_info){1e-5f * (float)k, k == 3 ? -1.0f : 1e-4f};
+        f->packed[k] = fixture_compressed(k) ? compress_clip(f->skel, f->clips[k]) : NULL;
     }
     f->clip_count = 4;
     f->ibm = calloc(n * 16, sizeof(float));
@@ -139,6 +185,7 @@ static void fixture_make(fixture *f, cb_prng *rng)
         .clips = (const cb_clip *const *)f->clips,
         .clip_count = f->clip_count,
         .clip_info = f->info,
+        .compressed = (const cb_cclip *const *)f->packed,
         .masks = f->masks,
         .mask_count = 2,
         .graphs = f->graphs,
@@ -150,6 +197,7 @@ static void fixture_free(fixture *f)
 {
     for (size_t k = 0; k < f->clip_count; ++k) {
         cb_clip_destroy(f->clips[k]);
+        cb_cclip_destroy(f->packed[k]);
         cb_test_tracks_free(&f->tracks[k]);
     }
     free(f->ibm);
@@ -199,6 +247,77 @@ static void expect_load_error(const unsigned char *bytes, size_t size, cb_result
     }
 }
 
+/* ---- the shell error, from the contract in crowdblend/cclip.h ---------------------------- */
+
+/* Joint j of frame f of FRAMES-layout floats as a double transform (rotation normalized). */
+static dref_xform frame_joint(const float *frames, size_t n, size_t stride, size_t f, size_t j)
+{
+    const float *v = frames + (f * n + j) * stride;
+    dref_xform x;
+    for (int k = 0; k < 3; ++k) {
+        x.t[k] = v[k];
+        x.s[k] = stride == 10 ? 1.0 + (double)v[7 + k] : 1.0;
+    }
+    for (int k = 0; k < 4; ++k) {
+        x.q[k] = v[3 + k];
+    }
+    dref_quat_normalize(x.q);
+    return x;
+}
+
+/* Largest distance, over frames, joints and the points at +-d on each joint's axes carried to
+ * model space, between two clips' frames (same skeleton, frame count and stride). */
+static double shell_error(const cb_skeleton *s, const cb_clip *a, const cb_clip *b, double d)
+{
+    const size_t n = cb_skeleton_joint_count(s), frames = cb_clip_frame_count(a);
+    const size_t stride = cb_clip_frame_stride(a), floats = frames * n * stride;
+    assert_int_equal(cb_clip_frame_count(b), frames);
+    assert_int_equal(cb_clip_frame_stride(b), stride);
+    float *fa = malloc(floats * 4), *fb = malloc(floats * 4);
+    dref_xform *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+    dref_mat *ma = malloc(n * sizeof *ma), *mb = malloc(n * sizeof *mb);
+    assert_true(fa && fb && la && lb && ma && mb);
+    assert_int_equal(cb_clip_read_frames(a, (cb_float_span){fa, floats}), CB_OK);
+    assert_int_equal(cb_clip_read_frames(b, (cb_float_span){fb, floats}), CB_OK);
+    double worst = 0.0;
+    for (size_t f = 0; f < frames; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            la[j] = frame_joint(fa, n, stride, f, j);
+            lb[j] = frame_joint(fb, n, stride, f, j);
+        }
+        dref_local_to_model(cb_skeleton_parents(s), n, la, ma);
+        dref_local_to_model(cb_skeleton_parents(s), n, lb, mb);
+        for (size_t j = 0; j < n; ++j) {
+            for (int axis = 0; axis < 3; ++axis) {
+                for (int sign = -1; sign <= 1; sign += 2) {
+                    double e2 = 0.0;
+                    for (int r = 0; r < 3; ++r) {
+                        double pa = ma[j].m[3][r] + sign * d * ma[j].m[axis][r];
+                        double pb = mb[j].m[3][r] + sign * d * mb[j].m[axis][r];
+                        e2 += (pa - pb) * (pa - pb);
+                    }
+                    worst = fmax(worst, sqrt(e2));
+                }
+            }
+        }
+    }
+    free(fa), free(fb), free(la), free(lb), free(ma), free(mb);
+    return worst;
+}
+
+/* Two compressed clips store the same bytes. */
+static bool same_stream(const cb_cclip *a, const cb_cclip *b)
+{
+    size_t na = cb_cclip_stream_bytes(a), nb = cb_cclip_stream_bytes(b);
+    unsigned char *x = malloc(na), *y = malloc(nb);
+    assert_true(x != NULL && y != NULL);
+    bool same = na == nb && cb_cclip_serialize(a, x, na) == CB_OK &&
+                cb_cclip_serialize(b, y, nb) == CB_OK && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
 /* ---- round trips ---------------------------------------------------------------------------- */
 
 static void pack_round_trip_is_byte_identical(void **state)
@@ -224,13 +343,31 @@ static void pack_round_trip_is_byte_identical(void **state)
         size_t idx = 99;
         assert_int_equal(cb_pack_find_clip(p, cb_clip_name(c), &idx), CB_OK);
         assert_int_equal(idx, k);
-        size_t floats = cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c);
-        float *x = malloc(floats * 4), *y = malloc(floats * 4);
-        assert_int_equal(cb_clip_read_frames(c, (cb_float_span){x, floats}), CB_OK);
-        assert_int_equal(cb_clip_read_frames(f.clips[k], (cb_float_span){y, floats}), CB_OK);
-        assert_memory_equal(x, y, floats * 4);
-        free(x);
-        free(y);
+        if (fixture_compressed(k)) {
+            /* The stored form comes back whole; the clip is its decoding, within the bound of
+             * the frames that were compressed (a margin of 1e-6 m for the float frames). */
+            const cb_cclip *z = cb_pack_compressed_clip(p, k);
+            assert_non_null(z);
+            assert_true(same_stream(z, f.packed[k]));
+            cb_cclip_info ci = cb_cclip_query_info(z);
+            double e = shell_error(f.skel, c, f.clips[k], ci.shell_distance_m);
+            CB_CHECK(e <= (double)ci.max_error_m + 1e-6, "clip %zu: shell error %.3g m > %.3g m", k,
+                     e, (double)ci.max_error_m);
+            cb_test_note("%s: compressed %zu -> %zu bytes, loaded clip within %.3g m of its "
+                         "frames (bound %.3g m)",
+                         cb_clip_name(c), ci.source_bytes, ci.stream_bytes, e,
+                         (double)ci.max_error_m);
+        } else {
+            assert_null(cb_pack_compressed_clip(p, k));
+            size_t floats =
+                cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c);
+            float *x = malloc(floats * 4), *y = malloc(floats * 4);
+            assert_int_equal(cb_clip_read_frames(c, (cb_float_span){x, floats}), CB_OK);
+            assert_int_equal(cb_clip_read_frames(f.clips[k], (cb_float_span){y, floats}), CB_OK);
+            assert_memory_equal(x, y, floats * 4);
+            free(x);
+            free(y);
+        }
         cb_clip_root_motion ra = cb_clip_query_root_motion(c),
                             rb = cb_clip_query_root_motion(f.clips[k]);
         assert_memory_equal(&ra, &rb, sizeof ra);
@@ -242,6 +379,8 @@ static void pack_round_trip_is_byte_identical(void **state)
     size_t idx;
     assert_int_equal(cb_pack_find_clip(p, "nope", &idx), CB_ERR_NOT_FOUND);
     assert_null(cb_pack_clip(p, 4));
+    assert_null(cb_pack_compressed_clip(p, 4));
+    assert_null(cb_pack_compressed_clip(NULL, 0));
     cb_float_cspan ibm = cb_pack_inverse_binds(p);
     assert_int_equal(ibm.count, 19 * 16);
     assert_memory_equal(ibm.ptr, f.ibm, 19 * 16 * 4);
@@ -449,7 +588,9 @@ static void pack_fields_are_checked(void **state)
     } while (0)
     /* Header. */
     EDIT(d[0] = 'X', CB_ERR_PARSE, "header: magic");
-    EDIT(set_u32(d + 8, 2), CB_ERR_UNSUPPORTED, "header: version 2");
+    EDIT(set_u32(d + 8, 3), CB_ERR_UNSUPPORTED, "header: version 3");
+    /* A version 1 pack holds version 1 sections only (clip section 2 came with pack 2). */
+    EDIT(set_u32(d + 8, 1), CB_ERR_PARSE, "section 1 (clip): version 2: a version 1 pack");
     EDIT(set_u32(d + 8, 0), CB_ERR_PARSE, "header: version 0");
     EDIT(set_u32(d + 12, 1), CB_ERR_PARSE, "header: flags");
     EDIT(set_u32(d + 16, (uint32_t)size + 8), CB_ERR_PARSE, "header: file_size");
@@ -519,7 +660,9 @@ static void pack_fields_are_checked(void **state)
     /* Clip 1 ("clamp_scaled": 12 -> 4 + 16) marked looping: its last frame is not its first. */
     EDIT(set_u32(d + section_offset(good, 2) + 20 + 12, 5), CB_ERR_DEGENERATE,
          "section 2 (clip \"clamp_scaled\"): clip \"clamp_scaled\": frames: a looping clip");
-    EDIT(set_u32(d + fixed + 16, 1), CB_ERR_PARSE, "encoding 1");
+    EDIT(set_u32(d + fixed + 16, 2), CB_ERR_PARSE, "encoding 2 is not defined");
+    /* A raw clip marked compressed: its frames do not parse as a compressed block. */
+    EDIT(set_u32(d + fixed + 16, 1), CB_OK, "section 1 (clip \"loop_root\")");
     EDIT(set_u32(d + fixed + 20, 9), CB_ERR_PARSE, "root_motion 9");
     EDIT(set_u32(d + fixed + 24, 3), CB_ERR_INVALID_ARGUMENT, "root_joint");
     EDIT(set_f32(d + fixed + 28, NAN), CB_ERR_NOT_FINITE, "root_origin[0]");
@@ -543,6 +686,26 @@ static void pack_fields_are_checked(void **state)
     /* A clip that repeats another's name: clip 3 "straight" renamed "additive" (clip 2). */
     EDIT(memcpy(d + section_offset(good, 4) + 4, "additive", 8), CB_ERR_DUPLICATE,
          "clip 2 has the same name");
+    /* Clip 3 ("straight", compressed: name 8 -> 4 + 12, the fixed fields, no markers): the
+     * block's size at +72, the stored form (crowdblend/cclip.h's layout) at +76. */
+    const size_t c3 = section_offset(good, 4), zsize = c3 + 72, z = c3 + 76;
+    const uint32_t zlen = get_u32(good + zsize);
+    assert_int_equal(get_u32(good + c3 + 16 + 16), 1);
+    EDIT(set_u32(d + zsize, zlen + 4), CB_ERR_PARSE,
+         "section 4 (clip \"straight\"): compressed_bytes");
+    EDIT(set_u32(d + zsize, zlen - 4), CB_ERR_PARSE, "compressed_bytes");
+    EDIT(set_u32(d + zsize, 0xFFFFFFFFu), CB_ERR_PARSE, "compressed_bytes 4294967295");
+    if (zlen % 4 != 0) {
+        EDIT(d[z + zlen] = 1, CB_ERR_PARSE, "padding after the compressed clip");
+    }
+    EDIT(d[z] = 'X', CB_ERR_PARSE, "section 4 (clip \"straight\"): compressed clip:");
+    EDIT(set_u32(d + z + 4, 7), CB_ERR_UNSUPPORTED, "compressed clip:");
+    EDIT(set_u32(d + z + 8, 18), CB_OK, "compressed clip:");
+    EDIT(set_u32(d + z + 16, get_u32(good + z + 12) + 1), CB_ERR_PARSE, "compressed clip:");
+    EDIT(d[z + 32] ^= 1, CB_ERR_MISMATCH, "compressed clip:");
+    EDIT(set_f32(d + z + 20, NAN), CB_OK, "compressed clip:");
+    EDIT(set_u32(d + c3 + 16 + 4, get_u32(good + c3 + 16 + 4) - 1), CB_ERR_PARSE, "was made from");
+    EDIT(set_u32(d + c3 + 16 + 12, get_u32(good + c3 + 16 + 12) | 2u), CB_ERR_MISMATCH, "additive");
     /* Masks and graphs. */
     const size_t mask0 = section_offset(good, 5), graph0 = section_offset(good, 7);
     EDIT(set_f32(d + mask0 + 4 + 8 + 4 + 4 * 3, 2.0f), CB_ERR_PARSE, "weights[3]");
@@ -554,6 +717,183 @@ static void pack_fields_are_checked(void **state)
 #undef EDIT
     free(d);
     free(good);
+    fixture_free(&f);
+}
+
+/* ---- compressed blocks ------------------------------------------------------------------- */
+
+/* The pack `good` with section `index` replaced by `sec` (sec_size bytes), laid out again the
+ * canonical way (docs/formats.md: sections in table order, each at the next multiple of 8) with
+ * the table, file size and checksum updated: a well-framed pack around a bad section. */
+static unsigned char *with_section(const unsigned char *good, uint32_t index,
+                                   const unsigned char *sec, size_t sec_size, size_t *out_size)
+{
+    const uint32_t count = get_u32(good + 32);
+    const size_t table_end = 40 + (size_t)count * 24;
+    size_t total = table_end;
+    for (uint32_t i = 0; i < count; ++i) {
+        total = (total + 7) / 8 * 8 + (i == index ? sec_size : get_u64(good + 40 + i * 24 + 16));
+    }
+    unsigned char *d = calloc(total, 1);
+    assert_non_null(d);
+    memcpy(d, good, table_end);
+    size_t at = table_end;
+    for (uint32_t i = 0; i < count; ++i) {
+        unsigned char *e = d + 40 + i * 24;
+        size_t size = i == index ? sec_size : get_u64(good + 40 + i * 24 + 16);
+        at = (at + 7) / 8 * 8;
+        memcpy(d + at, i == index ? sec : good + get_u64(good + 40 + i * 24 + 8), size);
+        set_u32(e + 8, (uint32_t)at), set_u32(e + 12, 0);
+        set_u32(e + 16, (uint32_t)size), set_u32(e + 20, 0);
+        at += size;
+    }
+    set_u32(d + 16, (uint32_t)total), set_u32(d + 20, 0);
+    repair_checksum(d, total);
+    *out_size = total;
+    return d;
+}
+
+/* Loads; a refusal must name the section. Returns the code. */
+static cb_result load_named(const unsigned char *d, size_t size, const char *section)
+{
+    cb_pack *p = NULL;
+    cb_error err = {0};
+    cb_result r = cb_pack_load_memory(d, size, NULL, &p, &err);
+    if (r == CB_OK) {
+        cb_pack_destroy(p);
+    } else {
+        CB_CHECK(err.code == r && strstr(err.message, section) != NULL, "%s: %s", cb_result_str(r),
+                 err.message);
+    }
+    return r;
+}
+
+static void pack_compressed_blocks_are_checked(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_compressed_blocks_are_checked");
+    fixture f;
+    fixture_make(&f, &rng);
+    size_t size = 0;
+    unsigned char *good = save(&f.desc, &size);
+    /* Clip 2 ("additive", section 3), the first compressed one: name 8 -> 4 + 12, the fixed
+     * fields, no markers, the block's size at +72, the stored form at +76, no root track. */
+    const size_t c2 = section_offset(good, 3), sec_size = get_u64(good + 40 + 3 * 24 + 16);
+    const uint32_t zlen = get_u32(good + c2 + 72);
+    assert_int_equal(sec_size, 76 + (zlen + 3) / 4 * 4);
+    const char *where = "section 3 (clip \"additive\")";
+    /* Every truncation of the stored form, in a well-framed section of that size (every
+     * step-th with CB_TEST_SCALE below 1, as under qemu, and always the last eight). */
+    unsigned char *sec = malloc(sec_size);
+    assert_non_null(sec);
+    const uint32_t step = (uint32_t)(1.0 / cb_test_scale() + 0.5);
+    uint32_t cuts = 0;
+    for (uint32_t len = 0; len < zlen; len += (len + 8 >= zlen ? 1 : step), ++cuts) {
+        memset(sec, 0, sec_size);
+        memcpy(sec, good + c2, 76 + len);
+        set_u32(sec + 72, len);
+        size_t n = 0;
+        unsigned char *d = with_section(good, 3, sec, 76 + (len + 3) / 4 * 4, &n);
+        CB_CHECK(load_named(d, n, where) != CB_OK, "a stored form cut to %u of %u bytes loaded",
+                 len, zlen);
+        free(d);
+    }
+    /* The size field at values that do not match the section. */
+    for (uint32_t v = 0; v < 600; ++v) {
+        uint32_t value = v < 300 ? v : zlen - 300 + v;
+        if ((value + 3) / 4 == (zlen + 3) / 4) {
+            continue;
+        }
+        unsigned char *d = malloc(size);
+        assert_non_null(d);
+        memcpy(d, good, size);
+        set_u32(d + c2 + 72, value);
+        repair_checksum(d, size);
+        expect_load_error(d, size, CB_ERR_PARSE, "compressed_bytes");
+        free(d);
+    }
+    /* Bit flips: every bit of the size field, the stored form's header and the first 600
+     * bytes of its field descriptions, and 3000 random bits of the rest; each either loads
+     * (a value moved within its range) or is refused naming the section. */
+    unsigned char *d = malloc(size);
+    assert_non_null(d);
+    size_t loaded = 0, refused = 0, by_code[CB_RESULT_COUNT] = {0};
+    const size_t block = 4 + zlen, head_bits = cb_test_scaled(8 * (block < 648 ? block : 648), 256);
+    const size_t flips = head_bits + cb_test_scaled(3000, 100);
+    for (size_t k = 0; k < flips; ++k) {
+        size_t bit = k < head_bits ? k : cb_prng_below(&rng, (uint32_t)(8 * block));
+        memcpy(d, good, size);
+        d[c2 + 72 + bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        repair_checksum(d, size);
+        cb_result r = load_named(d, size, where);
+        loaded += r == CB_OK;
+        refused += r != CB_OK;
+        by_code[r]++;
+    }
+    cb_test_note("compressed block of %u bytes: %u truncations refused; %zu bit flips: %zu "
+                 "refused (%zu parse, %zu unsupported, %zu mismatch, %zu not finite, %zu other), "
+                 "%zu still valid",
+                 zlen, cuts, flips, refused, by_code[CB_ERR_PARSE], by_code[CB_ERR_UNSUPPORTED],
+                 by_code[CB_ERR_MISMATCH], by_code[CB_ERR_NOT_FINITE],
+                 refused - by_code[CB_ERR_PARSE] - by_code[CB_ERR_UNSUPPORTED] -
+                     by_code[CB_ERR_MISMATCH] - by_code[CB_ERR_NOT_FINITE],
+                 loaded);
+    free(d);
+    free(sec);
+    free(good);
+    fixture_free(&f);
+}
+
+/* A version 1 pack (before compressed clips) loads as it did: the synthetic pack without
+ * compression, written as version 1 (header and every section version 1, the only change), and
+ * the copy of cesium_man.cbpack that the version 1 writer made. */
+static void pack_version_1_still_loads(void **state)
+{
+    (void)state;
+    cb_prng rng = cb_test_prng("pack_version_1_still_loads");
+    fixture f;
+    fixture_make(&f, &rng);
+    f.desc.compressed = NULL;
+    size_t size = 0;
+    unsigned char *v2 = save(&f.desc, &size);
+    unsigned char *v1 = malloc(size);
+    assert_non_null(v1);
+    memcpy(v1, v2, size);
+    set_u32(v1 + 8, 1);
+    for (uint32_t i = 0; i < get_u32(v1 + 32); ++i) {
+        set_u32(v1 + 40 + i * 24 + 4, 1);
+    }
+    repair_checksum(v1, size);
+    cb_pack *p = load(v1, size);
+    cb_pack_desc contents = cb_pack_contents(p);
+    size_t size2 = 0;
+    unsigned char *again = save(&contents, &size2);
+    /* Saving writes version 2: the same bytes as the version 2 pack. */
+    assert_int_equal(size2, size);
+    assert_memory_equal(again, v2, size);
+    for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
+        assert_null(cb_pack_compressed_clip(p, k));
+    }
+    cb_pack_destroy(p);
+    free(again);
+    /* Encoding 1 in a version 1 clip section is refused. */
+    set_u32(v1 + section_offset(v1, 1) + 16 + 16, 1);
+    repair_checksum(v1, size);
+    expect_load_error(v1, size, CB_ERR_PARSE,
+                      "encoding 1 is not defined in clip section version 1");
+    free(v1);
+    free(v2);
+    /* The committed version 1 file. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/v1/cesium_man.cbpack", CB_TEST_PACK_DIR);
+    cb_error err = {0};
+    CB_CHECK(cb_pack_load_file(path, NULL, &p, &err) == CB_OK, "%s", err.message);
+    assert_int_equal(cb_pack_clip_count(p), 1);
+    assert_null(cb_pack_compressed_clip(p, 0));
+    cb_test_note("%s (version 1) loads: %zu joints, clip \"%s\" of %zu frames", path,
+                 cb_skeleton_joint_count(cb_pack_skeleton(p)), cb_clip_name(cb_pack_clip(p, 0)),
+                 cb_clip_frame_count(cb_pack_clip(p, 0)));
+    cb_pack_destroy(p);
     fixture_free(&f);
 }
 
@@ -756,6 +1096,8 @@ int main(void)
         cmocka_unit_test(pack_every_prefix_is_refused),
         cmocka_unit_test(pack_bit_flips_are_refused),
         cmocka_unit_test(pack_fields_are_checked),
+        cmocka_unit_test(pack_compressed_blocks_are_checked),
+        cmocka_unit_test(pack_version_1_still_loads),
         cmocka_unit_test(pack_load_survives_failed_allocations),
         cmocka_unit_test(pack_save_checks_its_desc),
         cmocka_unit_test(pack_samples_checksum),

@@ -219,6 +219,27 @@ CB_API cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const v
 CB_API cb_result cb_cclip_sample(const cb_cclip *clip, float t, bool looping,
                                  cb_xform_group_span out);
 
+/* ----------------------------------------------------------------------------------------- */
+/* Decoding into an uncompressed clip (the interim until the sampler decodes compressed clips)  */
+
+/**
+ * Creates an uncompressed clip (crowdblend/clip.h) holding what `clip` decodes to at each of its
+ * source frames: the stored keys lerped to the frame (as the compressor measured its error),
+ * rotations normalized and made continuous; a looping clip's last frame is set to its first.
+ * Packs use it to hand the crowd playable clips while the file keeps the compressed form
+ * (crowdblend/pack.h). Every field of `desc` but `frames` and `frame_count` is used as given
+ * (name, duration, wrap, root motion and its track of source_frames * 4 floats, markers,
+ * allocator); `has_scale` must be true when the clip stores a scale track (without it, the
+ * decoded scale is dropped: default tracks decode to the rest scale, which the clip's source
+ * without scale did not have), and `additive` must match the clip.
+ * The frames are the same bits in every build.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_ALLOCATOR, CB_ERR_MISMATCH (another skeleton, the
+ *         additive flag, scale), CB_ERR_SPAN_TOO_SHORT (root_track), CB_ERR_OUT_OF_MEMORY, and
+ *         the codes of cb_clip_create_from_frames.
+ */
+CB_API cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc,
+                                  cb_clip **out, cb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

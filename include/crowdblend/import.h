@@ -45,6 +45,16 @@
  * bound is kept. The default bound is 0.1 mm, or 1e-4 of the skeleton's height for figures
  * taller than 2.5 m (float32 cannot hold 0.1 mm on a figure 100 m tall).
  *
+ * COMPRESSION
+ * By default each clip is then compressed (crowdblend/cclip.h) to `compression_error_m` on a
+ * shell of `compression_shell_m` around every joint (defaults: the import bound, 0.1 mm, at
+ * 3 cm; both scaled with the bound for figures taller than 2.5 m) against the clip's stored
+ * frames, and the pack stores the compressed form. The clip the import gives (cb_import_clip)
+ * is then the compressed one decoded at its frames (cb_cclip_to_clip, exactly what a loaded
+ * pack gives the crowd), and the report's max_error_m is measured again on it against the
+ * source: its bound, error_bound_m, is the import bound plus the compression bound.
+ * CB_IMPORT_COMPRESSION_NONE keeps the raw frames.
+ *
  * LOOPING, ROOT MOTION, MARKERS
  * A clip loops when its first and last poses agree within the bound (relative to the root's
  * ground frame); `loop` forces either way, with a warning when a forced loop has a larger seam.
@@ -84,6 +94,14 @@ typedef enum cb_import_loop {
     _CB_IMPORT_LOOP_COUNT
 } cb_import_loop;
 
+/** Whether clips are stored compressed. */
+typedef enum cb_import_compression {
+    _CB_IMPORT_COMPRESSION_DEFAULT = 0, /**< CB_IMPORT_COMPRESSION_ON */
+    CB_IMPORT_COMPRESSION_ON,           /**< error-bounded compression (crowdblend/cclip.h) */
+    CB_IMPORT_COMPRESSION_NONE,         /**< raw frames */
+    _CB_IMPORT_COMPRESSION_COUNT
+} cb_import_compression;
+
 /** What to import and how. Zero-initialize; only `path` is required. */
 typedef struct cb_import_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -113,6 +131,12 @@ typedef struct cb_import_desc {
     /** Optional foot joints for foot-plant detection (both or neither). */
     const char *foot_left;
     const char *foot_right;
+    /** Compression. Default: on (see COMPRESSION). */
+    cb_import_compression compression;
+    /** The compression's bound in metres on the shell, > 0. Default (0): the import bound. */
+    float compression_error_m;
+    /** The shell distance in metres, > 0. Default (0): 3 cm (scaled as the bound). */
+    float compression_shell_m;
     uint32_t _end_canary; /**< must be 0 */
 } cb_import_desc;
 
@@ -143,6 +167,13 @@ typedef struct cb_import_clip_report {
     float root_speed_mps;       /**< root motion speed over one cycle */
     uint32_t markers;           /**< markers stored (sidecar and detected) */
     float ground_speed_mps;     /**< speed of the ground under a planted foot (detection); 0 */
+    bool compressed;            /**< stored compressed (then the fields below are set) */
+    size_t compressed_bytes;    /**< the compressed stored form in the pack */
+    size_t source_bytes;        /**< the frames as raw 32-bit keys: joints x frames x 40 */
+    uint32_t compressed_keys;   /**< keys the compressed form stores (<= frames) */
+    float compression_error_m;  /**< shell error of the compression, measured (cclip.h) */
+    float compression_bound_m;  /**< the shell bound it was held to */
+    float compress_ms;          /**< time to compress and decode the clip */
 } cb_import_clip_report;
 
 /**
@@ -172,6 +203,8 @@ CB_API size_t cb_import_warning_count(const cb_import *imp);
 CB_API const char *cb_import_warning(const cb_import *imp, size_t index);
 /** A desc for cb_pack_save with everything imported (valid as long as the import). */
 CB_API cb_pack_desc cb_import_pack_desc(const cb_import *imp);
+/** The compressed form of clip `index` (what the pack stores), or NULL (raw, out of range). */
+CB_API const cb_cclip *cb_import_compressed_clip(const cb_import *imp, size_t index);
 
 #ifdef __cplusplus
 }

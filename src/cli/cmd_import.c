@@ -28,8 +28,8 @@ typedef struct options {
     const char *input, *output, *root, *up, *clips, *root_motion, *root_joint, *markers, *feet,
         *graph;
     long skin;
-    double scale, max_error, timeout_s;
-    bool loop, no_loop, json, in_process;
+    double scale, max_error, timeout_s, compress_error, compress_shell;
+    bool loop, no_loop, json, in_process, no_compress;
 } options;
 
 static const char *const mode_names[] = {"default", "none", "xz", "xz_yaw", "xyz", "xyz_yaw"};
@@ -72,13 +72,18 @@ static void report_json(const options *o, const cb_import *imp, size_t pack_byte
                "\"frames\": %u, \"rate_hz\": %.9g, \"bytes\": %zu, \"runtime_bytes\": %zu, "
                "\"max_error_m\": %.9g, \"error_bound_m\": %.9g, \"bound_met\": %s, "
                "\"candidates\": %u, \"looping\": %s, \"seam_m\": %.9g, \"root_motion\": \"%s\", "
-               "\"root_speed_mps\": %.9g, \"markers\": %u, \"ground_speed_mps\": %.9g}",
+               "\"root_speed_mps\": %.9g, \"markers\": %u, \"ground_speed_mps\": %.9g, ",
                (double)r.duration_s, r.source_keys, (double)r.source_grid_hz,
                r.source_even ? "true" : "false", r.frames, (double)r.rate_hz, r.pack_bytes,
                r.runtime_bytes, (double)r.max_error_m, (double)r.error_bound_m,
                r.bound_met ? "true" : "false", r.candidates, r.looping ? "true" : "false",
                (double)r.seam_m, mode_names[r.root_motion], (double)r.root_speed_mps, r.markers,
                (double)r.ground_speed_mps);
+        printf("\"compressed\": %s, \"source_bytes\": %zu, \"compressed_keys\": %u, "
+               "\"compression_error_m\": %.9g, \"compression_bound_m\": %.9g, "
+               "\"compress_ms\": %.3f}",
+               r.compressed ? "true" : "false", r.source_bytes, r.compressed_keys,
+               (double)r.compression_error_m, (double)r.compression_bound_m, (double)r.compress_ms);
     }
     printf("], \"pack_bytes\": %zu, \"import_ms\": %.3f, \"warnings\": [", pack_bytes, ms);
     for (size_t i = 0; i < cb_import_warning_count(imp); ++i) {
@@ -113,7 +118,19 @@ static void report_text(const options *o, const cb_import *imp, size_t pack_byte
     printf("\n  keys: distinct source key times; key grid: the coarsest uniform grid holding them\n"
            "  (*: not every grid point is a key);\n"
            "  max error: largest joint distance to the source at every key, every stored frame\n"
-           "  and between them, root motion included.\n");
+           "  and between them, root motion included (of the compressed clip as decoded, when\n"
+           "  compressed: its bound is the import's plus the compression's).\n");
+    for (size_t i = 0; i < cb_import_clip_count(imp); ++i) {
+        cb_import_clip_report r = cb_import_query_report(imp, i);
+        if (r.compressed) {
+            printf("  %s: compressed %zu -> %zu bytes (%.1fx), %u of %u keys, shell error %.3g mm "
+                   "(bound %.3g mm), %.1f ms\n",
+                   r.name, r.source_bytes, r.pack_bytes,
+                   (double)r.source_bytes / (double)r.pack_bytes, r.compressed_keys, r.frames,
+                   1e3 * (double)r.compression_error_m, 1e3 * (double)r.compression_bound_m,
+                   (double)r.compress_ms);
+        }
+    }
 }
 
 /* The pack's optional graph: its text, checked against the imported clips. */
@@ -267,6 +284,11 @@ int cb_cmd_import(int argc, char **argv)
         {"detect-foot-plants", CB_OPT_STRING, &o.feet,
          "LEFT,RIGHT foot joints: foot_plant_l/r markers, foot_lift_l/r events"},
         {"graph", CB_OPT_STRING, &o.graph, "also store this graph JSON (checked) in the pack"},
+        {"no-compress", CB_OPT_FLAG, &o.no_compress, "store raw frames (default: compressed)"},
+        {"compress-error", CB_OPT_DOUBLE, &o.compress_error,
+         "compression bound in metres on the shell (default: the error bound)"},
+        {"compress-shell", CB_OPT_DOUBLE, &o.compress_shell,
+         "compression shell distance in metres (default 0.03, scaled as the bound)"},
         {"json", CB_OPT_FLAG, &o.json, "print the report as one JSON object"},
         {"timeout", CB_OPT_DOUBLE, &o.timeout_s, "seconds before a hung import is stopped (600)"},
         {"in-process", CB_OPT_FLAG, &o.in_process,
@@ -299,7 +321,14 @@ int cb_cmd_import(int argc, char **argv)
                         .scale = (float)o.scale,
                         .max_error_m = (float)o.max_error,
                         .root_motion_joint = o.root_joint,
-                        .markers_path = o.markers};
+                        .markers_path = o.markers,
+                        .compression =
+                            o.no_compress ? CB_IMPORT_COMPRESSION_NONE : CB_IMPORT_COMPRESSION_ON,
+                        .compression_error_m = (float)o.compress_error,
+                        .compression_shell_m = (float)o.compress_shell};
+    if (o.compress_error < 0.0 || o.compress_shell < 0.0) {
+        return usage_error("--compress-error and --compress-shell are > 0");
+    }
     if (o.skin < -1 || o.skin > 1000000 || o.scale < 0.0 || o.max_error < 0.0 ||
         !(o.timeout_s >= 1.0 && o.timeout_s <= 86400.0)) {
         return usage_error("--skin, --scale, --max-error or --timeout is out of range");

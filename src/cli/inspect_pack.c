@@ -11,10 +11,14 @@
 
 static const char *const mode_names[] = {"default", "none", "xz", "xz_yaw", "xyz", "xyz_yaw"};
 
-/* The clip's frames and root track as the pack stores them. */
-static size_t file_bytes(const cb_clip *c)
+/* Clip i's frames (or compressed form) and root track as the pack stores them. */
+static size_t file_bytes(const cb_pack *p, size_t i)
 {
-    size_t b = cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
+    const cb_clip *c = cb_pack_clip(p, i);
+    const cb_cclip *z = cb_pack_compressed_clip(p, i);
+    size_t b = z != NULL
+                   ? 4 + (cb_cclip_stream_bytes(z) + 3) / 4 * 4
+                   : cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
     return b + (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE
                     ? cb_clip_frame_count(c) * 16
                     : 0);
@@ -47,13 +51,31 @@ static void print_number_or_null(double v)
     }
 }
 
-static void pack_json(const char *path, long size, const cb_pack *p)
+/* Clip i's compression: source_bytes (its frames as raw 32-bit keys, 40 bytes per joint and
+ * frame, as cb_cclip_info.source_bytes) for every clip, the rest for compressed ones. */
+static void compression_json(const cb_pack *p, size_t i)
+{
+    const cb_clip *c = cb_pack_clip(p, i);
+    const cb_cclip *z = cb_pack_compressed_clip(p, i);
+    cb_cclip_info ci = cb_cclip_query_info(z);
+    printf(", \"compressed\": %s, \"source_bytes\": %zu", z != NULL ? "true" : "false",
+           cb_clip_frame_count(c) * cb_clip_joint_count(c) * 40);
+    if (z != NULL) {
+        printf(", \"compressed_keys\": %u, \"compression_error_m\": %.9g, "
+               "\"compression_bound_m\": %.9g, \"compression_shell_m\": %.9g",
+               ci.keys, (double)ci.measured_error_m, (double)ci.max_error_m,
+               (double)ci.shell_distance_m);
+    }
+}
+
+static void pack_json(const char *path, long size, double load_ms, const cb_pack *p)
 {
     const cb_skeleton *s = cb_pack_skeleton(p);
     size_t n = cb_skeleton_joint_count(s);
     printf("{\"file\": ");
     cb_json_string(stdout, path);
-    printf(", \"bytes\": %ld, \"skeleton\": {\"joints\": %zu, \"names\": [", size, n);
+    printf(", \"bytes\": %ld, \"load_ms\": %.3f, \"skeleton\": {\"joints\": %zu, \"names\": [",
+           size, load_ms, n);
     for (size_t j = 0; j < n; ++j) {
         printf(j ? ", " : "");
         cb_json_string(stdout, cb_skeleton_joint_name(s, j));
@@ -73,10 +95,11 @@ static void pack_json(const char *path, long size, const cb_pack *p)
         printf(", \"duration_s\": %.9g, \"frames\": %zu, \"rate_hz\": %.9g, \"bytes\": %zu, "
                "\"runtime_bytes\": %zu, \"max_error_m\": ",
                (double)cb_clip_duration(c), cb_clip_frame_count(c), (double)cb_clip_sample_rate(c),
-               file_bytes(c), cb_clip_bytes(c));
+               file_bytes(p, i), cb_clip_bytes(c));
         print_number_or_null(info.max_error_m);
         printf(", \"error_bound_m\": ");
         print_number_or_null(info.error_bound_m);
+        compression_json(p, i);
         printf(", \"looping\": %s, \"additive\": %s, \"root_motion\": \"%s\", "
                "\"root_speed_mps\": %.9g, \"markers\": [",
                cb_clip_is_looping(c) ? "true" : "false", cb_clip_is_additive(c) ? "true" : "false",
@@ -104,12 +127,14 @@ static void pack_json(const char *path, long size, const cb_pack *p)
     printf("]}\n");
 }
 
-static void pack_text(const char *path, long size, const cb_pack *p)
+static void pack_text(const char *path, long size, double load_ms, const cb_pack *p)
 {
     const cb_skeleton *s = cb_pack_skeleton(p);
     size_t n = cb_skeleton_joint_count(s);
     const int32_t *parents = cb_skeleton_parents(s);
-    printf("%s: %ld bytes; skeleton of %zu joints%s (+Y up, facing +Z, metres)\n\n", path, size, n,
+    printf("%s: %ld bytes, loaded in %.2f ms; skeleton of %zu joints%s (+Y up, facing +Z, "
+           "metres)\n\n",
+           path, size, load_ms, n,
            cb_pack_inverse_binds(p).count ? " with inverse bind matrices" : "");
     for (size_t j = 0; j < n; ++j) {
         int d = 0;
@@ -134,9 +159,25 @@ static void pack_text(const char *path, long size, const cb_pack *p)
         }
         printf("  %-16.16s %8.3fs %7zu %7.1fHz %10zu %10zu %11s %11s %-6s %-8s %7.3fm/s\n",
                cb_clip_name(c), (double)cb_clip_duration(c), cb_clip_frame_count(c),
-               (double)cb_clip_sample_rate(c), file_bytes(c), cb_clip_bytes(c), err_text,
+               (double)cb_clip_sample_rate(c), file_bytes(p, i), cb_clip_bytes(c), err_text,
                bound_text, cb_clip_is_looping(c) ? "loop" : "clamp", mode_names[rm.mode],
                (double)rm.speed_mps);
+    }
+    bool first = true;
+    for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
+        cb_cclip_info ci = cb_cclip_query_info(cb_pack_compressed_clip(p, i));
+        if (ci.keys > 0) {
+            printf("%s  %s: %zu bytes compressed, %zu as raw keys (%.1fx), %u of %u keys, "
+                   "shell error %.3g mm (bound %.3g mm at %.3g cm)\n",
+                   !first ? ""
+                          : "\nCompression (memory B: decoded at load until the sampler decodes "
+                            "compressed clips):\n\n",
+                   cb_clip_name(cb_pack_clip(p, i)), ci.stream_bytes, ci.source_bytes,
+                   (double)ci.source_bytes / (double)ci.stream_bytes, ci.keys, ci.source_frames,
+                   1e3 * (double)ci.measured_error_m, 1e3 * (double)ci.max_error_m,
+                   1e2 * (double)ci.shell_distance_m);
+            first = false;
+        }
     }
     printf("\nMarkers (normalized time; \"(event)\": an event only, not a sync point):\n\n");
     for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
@@ -162,7 +203,10 @@ int cb_inspect_pack(const char *path, bool json)
 {
     cb_pack *p = NULL;
     cb_error err = {0};
-    if (cb_pack_load_file(path, NULL, &p, &err) != CB_OK) {
+    uint64_t t0 = cb_now_ns();
+    cb_result r = cb_pack_load_file(path, NULL, &p, &err);
+    double load_ms = (double)(cb_now_ns() - t0) * 1e-6;
+    if (r != CB_OK) {
         fprintf(stderr, "crowdblend inspect: %s\n", err.message);
         return CB_EXIT_FAILURE;
     }
@@ -175,9 +219,9 @@ int cb_inspect_pack(const char *path, bool json)
         fclose(f);
     }
     if (json) {
-        pack_json(path, size, p);
+        pack_json(path, size, load_ms, p);
     } else {
-        pack_text(path, size, p);
+        pack_text(path, size, load_ms, p);
     }
     cb_pack_destroy(p);
     return CB_EXIT_OK;

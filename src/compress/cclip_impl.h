@@ -191,6 +191,10 @@ struct cb_cclip {
 size_t cb_cclip_lane_perm_bytes(void);
 void cb_cclip_lane_perm_init(void *perm, const int32_t *src);
 
+/* Whether some joint's scale track is stored (not default): a clip without scale (frames of 7
+ * floats, scale 1) can drop the decoded scale, which is the rest scale of default tracks. */
+bool cb_cclip_stores_scale(const cb_cclip *c);
+
 /* Bytes the loaded form of clip c would hold in a build of SIMD width `width` (4, 8 or 16), for
  * the figures of docs/performance.md; c's own cb_cclip_query_info().bytes is this for W. */
 size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width);

@@ -339,22 +339,24 @@ static cb_result root_joint_of(const imp_clip_job *job, uint32_t *root, cb_error
         if (strcmp(job->rig->names[j], name) == 0) {
             if (job->rig->parents[j] >= 0) {
                 return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                 "import: --root-motion-joint \"%s\" has a parent joint; root "
-                                 "motion comes from a root",
-                                 name);
+                                    "import: --root-motion-joint \"%s\" has a parent joint; root "
+                                    "motion comes from a root",
+                                    name);
             }
             *root = (uint32_t)j;
             return CB_OK;
         }
     }
     return cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root-motion-joint \"%s\" is not a joint",
-                     name);
+                        name);
 }
 
-cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_report *rep,
-                         char *warning, size_t warning_size, cb_error *err)
+cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **packed,
+                         cb_import_clip_report *rep, char *warning, size_t warning_size,
+                         cb_error *err)
 {
     warning[0] = '\0';
+    *packed = NULL;
     const imp_anim *anim = job->anim;
     double d = anim->duration_s > 1e-6 ? anim->duration_s : 1.0 / 30.0;
     const float dur = (float)d;
@@ -452,13 +454,29 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
             break;
         }
     }
+    const bool raw_met = best_m.max <= job->bound_m;
+    double compress_s = 0.0;
+    if (r == CB_OK && job->compress) {
+        /* What the crowd will play is the compressed clip decoded: measured again, everywhere. */
+        cb_clip *decoded = NULL;
+        r = imp_compress_clip(job, best, packed, &decoded, &compress_s, err);
+        if (r == CB_OK) {
+            cb_clip_destroy(best);
+            best = decoded;
+            r = measure_clip(job, best, root, dur, keys, key_count, skip_after, steps, step_count,
+                             INFINITY, &best_m, err);
+        }
+    }
     free(keys);
     free(steps);
     free(markers);
     if (r != CB_OK) {
         cb_clip_destroy(best);
+        cb_cclip_destroy(*packed);
+        *packed = NULL;
         return r;
     }
+    const double total_bound = job->bound_m + (*packed != NULL ? job->compress_bound_m : 0.0);
     const uint32_t frames = (uint32_t)cb_clip_frame_count(best);
     const size_t stride = cb_clip_frame_stride(best);
     *rep = (cb_import_clip_report){
@@ -473,8 +491,8 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
                       (mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0),
         .runtime_bytes = cb_clip_bytes(best),
         .max_error_m = (float)best_m.max,
-        .error_bound_m = (float)job->bound_m,
-        .bound_met = best_m.max <= job->bound_m,
+        .error_bound_m = (float)total_bound,
+        .bound_met = raw_met && best_m.max <= total_bound,
         .candidates = tried,
         .looping = looping,
         .seam_m = (float)seam,
@@ -483,7 +501,24 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_import_clip_
         .markers = (uint32_t)cb_clip_marker_count(best),
         .ground_speed_mps = (float)ground_speed,
     };
-    if (!rep->bound_met) {
+    if (*packed != NULL) {
+        cb_cclip_info ci = cb_cclip_query_info(*packed);
+        rep->compressed = true;
+        rep->compressed_bytes = ci.stream_bytes;
+        rep->source_bytes = ci.source_bytes;
+        rep->compressed_keys = ci.keys;
+        rep->compression_error_m = ci.measured_error_m;
+        rep->compression_bound_m = ci.max_error_m;
+        rep->compress_ms = (float)(compress_s * 1e3);
+        rep->pack_bytes = 4 + (ci.stream_bytes + 3) / 4 * 4 +
+                          (mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0);
+    }
+    if (raw_met && !rep->bound_met) {
+        snprintf(warning, warning_size,
+                 "%s: the compressed clip is %.3g m from the source (bound %.3g m: %.3g import, "
+                 "%.3g compression)",
+                 anim->name, best_m.max, total_bound, job->bound_m, job->compress_bound_m);
+    } else if (!rep->bound_met) {
         snprintf(warning, warning_size,
                  "%s: no rate up to %u frames holds %.3g m: kept %u frames, max error %.3g m "
                  "(joint \"%s\" at %.4f s)",

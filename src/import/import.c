@@ -12,6 +12,7 @@ enum { MAX_WARNINGS = 64, WARNING_BYTES = 256 };
 struct cb_import {
     cb_skeleton *skeleton;
     cb_clip **clips;
+    cb_cclip **compressed; /* per clip, or NULL entries (raw) */
     cb_import_clip_report *reports;
     cb_pack_clip_info *infos;
     size_t clip_count;
@@ -30,6 +31,9 @@ cb_import_desc cb_import_query_desc(const cb_import_desc *desc)
     if (d.loop == _CB_IMPORT_LOOP_DEFAULT) {
         d.loop = CB_IMPORT_LOOP_AUTO;
     }
+    if (d.compression == _CB_IMPORT_COMPRESSION_DEFAULT) {
+        d.compression = CB_IMPORT_COMPRESSION_ON;
+    }
     return d;
 }
 
@@ -42,21 +46,26 @@ static cb_result validate(const cb_import_desc *d, cb_error *err)
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "import desc: path is NULL");
     }
     if (!isfinite(d->scale) || d->scale < 0.0f || !isfinite(d->max_error_m) ||
-        d->max_error_m < 0.0f) {
+        d->max_error_m < 0.0f || !(d->compression_error_m >= 0.0f) ||
+        !isfinite(d->compression_error_m) || !(d->compression_shell_m >= 0.0f) ||
+        !isfinite(d->compression_shell_m)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                         "import desc: scale and max_error_m must be finite and > 0 (or 0 for "
-                         "the default)");
+                            "import desc: scale, max_error_m, compression_error_m and "
+                            "compression_shell_m must be finite and > 0 (or 0 for the default)");
     }
     if (d->up < _CB_IMPORT_UP_DEFAULT || d->up >= _CB_IMPORT_UP_COUNT ||
         d->loop <= _CB_IMPORT_LOOP_DEFAULT || d->loop >= _CB_IMPORT_LOOP_COUNT ||
+        d->compression <= _CB_IMPORT_COMPRESSION_DEFAULT ||
+        d->compression >= _CB_IMPORT_COMPRESSION_COUNT ||
         d->root_motion < _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT ||
         d->skin < -1) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                         "import desc: up, loop, root_motion or skin is out of range");
+                            "import desc: up, loop, root_motion, compression or skin is out of "
+                            "range");
     }
     if ((d->foot_left == NULL) != (d->foot_right == NULL)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                         "import desc: foot-plant detection needs both feet");
+                            "import desc: foot-plant detection needs both feet");
     }
     if (d->clips == NULL && d->clip_count > 0) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "import desc: clips is NULL");
@@ -78,8 +87,10 @@ void cb_import_destroy(cb_import *imp)
     }
     for (size_t i = 0; i < imp->clip_count; ++i) {
         cb_clip_destroy(imp->clips[i]);
+        cb_cclip_destroy(imp->compressed[i]);
     }
     free(imp->clips);
+    free(imp->compressed);
     free(imp->reports);
     free(imp->infos);
     free(imp->inverse_binds);
@@ -158,8 +169,8 @@ static cb_result pick_anims(const imp_scene *s, const cb_import_desc *d, const i
             out[i] = strcmp(s->anims[a].name, d->clips[i]) == 0 ? &s->anims[a] : NULL;
         }
         if (out[i] == NULL) {
-            return cb_error_set(err, CB_ERR_NOT_FOUND, "import: clip \"%s\" is not in %s", d->clips[i],
-                             d->path);
+            return cb_error_set(err, CB_ERR_NOT_FOUND, "import: clip \"%s\" is not in %s",
+                                d->clips[i], d->path);
         }
     }
     *count = d->clip_count;
@@ -176,7 +187,7 @@ static cb_result check_feet(const imp_rig *rig, const cb_import_desc *d, cb_erro
         }
         if (!found) {
             return cb_error_set(err, CB_ERR_NOT_FOUND,
-                             "import: --detect-foot-plants: \"%s\" is not a joint", feet[k]);
+                                "import: --detect-foot-plants: \"%s\" is not a joint", feet[k]);
         }
     }
     return CB_OK;
@@ -211,20 +222,32 @@ static cb_result build_clips(const imp_scene *s, const imp_rig *rig, const cb_im
                                 : pick_anims(s, d, anims, &count, err);
     if (r == CB_OK) {
         imp->clips = calloc(count, sizeof *imp->clips);
+        imp->compressed = calloc(count, sizeof *imp->compressed);
         imp->reports = calloc(count, sizeof *imp->reports);
         imp->infos = calloc(count, sizeof *imp->infos);
-        if (imp->clips == NULL || imp->reports == NULL || imp->infos == NULL) {
+        if (imp->clips == NULL || imp->compressed == NULL || imp->reports == NULL ||
+            imp->infos == NULL) {
             r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: clips");
         }
     }
     const double bound = d->max_error_m > 0.0f ? (double)d->max_error_m
                          : rig->height <= 2.5  ? 1e-4
                                                : 1e-4 * rig->height;
+    /* The compression's bound and shell scale with the import's (tall figures, float32). */
+    const double compress_bound =
+        d->compression_error_m > 0.0f ? (double)d->compression_error_m : bound;
+    const double compress_shell = d->compression_shell_m > 0.0f
+                                      ? (double)d->compression_shell_m
+                                      : CB_CCLIP_DEFAULT_SHELL_M * (compress_bound / 1e-4);
     for (size_t i = 0; i < count && r == CB_OK; ++i) {
         imp_clip_job job = {s, rig, anims[i], imp->skeleton, d, bound, NULL, 0};
         job.markers = imp_markers_for(mf, anims[i]->name, &job.marker_count);
+        job.compress = d->compression == CB_IMPORT_COMPRESSION_ON;
+        job.compress_bound_m = compress_bound;
+        job.compress_shell_m = compress_shell;
         char warning[WARNING_BYTES];
-        r = imp_clip_build(&job, &imp->clips[i], &imp->reports[i], warning, sizeof warning, err);
+        r = imp_clip_build(&job, &imp->clips[i], &imp->compressed[i], &imp->reports[i], warning,
+                           sizeof warning, err);
         if (r == CB_OK) {
             imp->infos[i] =
                 (cb_pack_clip_info){imp->reports[i].max_error_m, imp->reports[i].error_bound_m};
@@ -240,7 +263,7 @@ cb_result cb_import_file(const cb_import_desc *desc, cb_import **out, cb_error *
 {
     if (desc == NULL || out == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_import_file: %s is NULL",
-                         desc == NULL ? "desc" : "out");
+                            desc == NULL ? "desc" : "out");
     }
     cb_import_desc d = cb_import_query_desc(desc);
     cb_result r = validate(&d, err);
@@ -275,7 +298,7 @@ cb_result cb_import_file(const cb_import_desc *desc, cb_import **out, cb_error *
             r == CB_OK ? imp_markers_unknown_clip(mf, scene_has_anim, &scene) : NULL;
         if (unknown != NULL) {
             r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: %s names clip \"%s\", which %s lacks",
-                          d.markers_path, unknown, d.path);
+                             d.markers_path, unknown, d.path);
         }
     }
     if (r == CB_OK) {
@@ -339,5 +362,11 @@ cb_pack_desc cb_import_pack_desc(const cb_import *imp)
     d.clips = (const cb_clip *const *)imp->clips;
     d.clip_count = imp->clip_count;
     d.clip_info = imp->infos;
+    d.compressed = (const cb_cclip *const *)imp->compressed;
     return d;
+}
+
+const cb_cclip *cb_import_compressed_clip(const cb_import *imp, size_t index)
+{
+    return imp != NULL && index < imp->clip_count ? imp->compressed[index] : NULL;
 }

@@ -43,8 +43,10 @@ enum {
     CB_PACK_MARKER_EVENT_ONLY = 1u << 0,
 };
 
-/* Clip frame encodings of CLIP version 1: plain float frames (crowdblend/clip.h, FRAMES). */
-enum { CB_PACK_ENCODING_RAW = 0 };
+/* Clip frame encodings: plain float frames (crowdblend/clip.h, FRAMES), in every clip section
+ * version; the compressed stored form (crowdblend/cclip.h, cb_cclip_serialize), from clip section
+ * version 2. */
+enum { CB_PACK_ENCODING_RAW = 0, CB_PACK_ENCODING_CCLIP = 1 };
 
 /* Floats per rest transform: translation 3, rotation 4, scale 3. */
 enum { CB_PACK_REST_FLOATS = 10 };

@@ -18,6 +18,7 @@ struct cb_pack {
     cb_xform *rest;       /* joint_count: the rest transforms as the file has them */
     float *inverse_binds; /* joint_count * 16, or NULL */
     cb_clip **clips;
+    cb_cclip **compressed; /* per clip: the form it was stored in, or NULL (raw) */
     cb_pack_clip_info *infos;
     size_t clip_count;
     cb_pack_mask *masks; /* names and weights (soa joint count) owned */
@@ -36,8 +37,10 @@ typedef struct loader {
     const char *source;
     const cb_allocator *alloc;
     cb_error *err;
-    uint32_t section; /* the section being read */
-    char where[96];   /* "section 2 (clip \"Walk\")": the part being read, for messages */
+    uint32_t version;         /* the pack's format version */
+    uint32_t section;         /* the section being read */
+    uint32_t section_version; /* and its version */
+    char where[96];           /* "section 2 (clip \"Walk\")": the part being read, for messages */
 } loader;
 
 static cb_result fail(loader *l, cb_result code, const char *fmt, ...) CB_PRINTF_LIKE(3, 4);
@@ -175,8 +178,10 @@ static void pack_free(cb_pack *p)
     const cb_allocator *a = &p->allocator;
     for (size_t i = 0; i < p->clip_count; ++i) {
         cb_clip_destroy(p->clips[i]);
+        cb_cclip_destroy(p->compressed[i]);
     }
     cb_free(a, p->clips, p->clip_cap * sizeof *p->clips);
+    cb_free(a, p->compressed, p->clip_cap * sizeof *p->compressed);
     cb_free(a, p->infos, p->clip_cap * sizeof *p->infos);
     size_t soa = p->skeleton != NULL ? cb_skeleton_soa_joint_count(p->skeleton) : 0;
     for (size_t i = 0; i < p->mask_count; ++i) {
@@ -392,9 +397,10 @@ static cb_result read_clip_head(loader *l, cursor *c, size_t n, clip_head *h)
          ~(uint32_t)(CB_PACK_CLIP_LOOPING | CB_PACK_CLIP_ADDITIVE | CB_PACK_CLIP_SCALE)) != 0) {
         return fail(l, CB_ERR_PARSE, "flags 0x%x has unknown bits", h->flags);
     }
-    if (h->encoding != CB_PACK_ENCODING_RAW) {
-        return fail(l, CB_ERR_PARSE, "encoding %u is not defined in clip section version %d",
-                    h->encoding, CB_PACK_CLIP_VERSION);
+    if (h->encoding != CB_PACK_ENCODING_RAW &&
+        !(h->encoding == CB_PACK_ENCODING_CCLIP && l->section_version >= 2)) {
+        return fail(l, CB_ERR_PARSE, "encoding %u is not defined in clip section version %u",
+                    h->encoding, l->section_version);
     }
     if (h->root_mode <= _CB_ROOT_MOTION_DEFAULT || h->root_mode >= _CB_ROOT_MOTION_COUNT) {
         return fail(l, CB_ERR_PARSE, "root_motion %u is not a cb_root_motion", h->root_mode);
@@ -430,6 +436,96 @@ static cb_result read_markers(loader *l, cursor *c, uint32_t count, cb_clip_mark
     return r;
 }
 
+/* The raw encoding: frame_count x joint_count x stride floats. */
+static cb_result read_raw_frames(loader *l, cursor *c, const clip_head *h, size_t n,
+                                 size_t root_floats, float **frames, size_t *count)
+{
+    const size_t stride = (h->flags & CB_PACK_CLIP_SCALE) ? 10 : 7;
+    /* Bounded above: 16384 frames x 65535 joints x 10 floats, far below SIZE_MAX on 64 bits,
+     * and checked against the bytes left before anything is allocated. */
+    const size_t frame_floats = (size_t)h->frames * n * stride;
+    if ((frame_floats + root_floats) * 4 != c->left) {
+        return fail(l, CB_ERR_PARSE,
+                    "frames: %u frames x %zu joints x %zu floats%s need %zu bytes, the section has "
+                    "%zu left",
+                    h->frames, n, stride, root_floats ? " and the root track" : "",
+                    (frame_floats + root_floats) * 4, c->left);
+    }
+    *frames = pack_alloc(l, frame_floats * sizeof(float));
+    if (*frames == NULL) {
+        return fail(l, CB_ERR_OUT_OF_MEMORY, "frames");
+    }
+    *count = frame_floats;
+    return read_floats(l, c, "frames", *frames, frame_floats);
+}
+
+/* The compressed encoding: u32 size, the stored form (crowdblend/cclip.h), zeros to a multiple
+ * of 4. The stored form's own loader validates it against the pack's skeleton. */
+static cb_result read_compressed(loader *l, cursor *c, const clip_head *h, size_t root_floats,
+                                 const cb_skeleton *skeleton, cb_cclip **out)
+{
+    uint32_t len = 0;
+    cb_result r = read_u32(l, c, "compressed_bytes", &len);
+    const size_t padded = ((size_t)len + 3) / 4 * 4;
+    const unsigned char *bytes = NULL;
+    if (r == CB_OK && (padded > c->left || c->left - padded != root_floats * 4)) {
+        r = fail(l, CB_ERR_PARSE,
+                 "compressed_bytes %u (%zu with padding)%s need %zu bytes, the section has %zu "
+                 "left",
+                 len, padded, root_floats ? " and the root track" : "", padded + root_floats * 4,
+                 c->left);
+    }
+    if (r == CB_OK && (!take(c, padded, &bytes) || !all_zero(bytes + len, padded - len))) {
+        r = fail(l, CB_ERR_PARSE, "the padding after the compressed clip is not zero");
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    cb_cclip_load_desc ld = {.skeleton = skeleton, .allocator = *l->alloc};
+    cb_error inner = {0};
+    cb_result cr = cb_cclip_load(bytes, len, &ld, out, &inner);
+    if (cr != CB_OK) {
+        return fail(l, cr, "compressed clip: %s", inner.message);
+    }
+    cb_cclip_info info = cb_cclip_query_info(*out);
+    if (info.source_frames != h->frames) {
+        return fail(l, CB_ERR_PARSE,
+                    "frame_count %u, the compressed clip was made from %u source frames", h->frames,
+                    info.source_frames);
+    }
+    return CB_OK;
+}
+
+/* The clip from frames, or decoded from its compressed form (the interim of crowdblend/pack.h,
+ * COMPRESSED CLIPS). */
+static cb_result make_clip(loader *l, cb_pack *p, const clip_head *h, cb_float_cspan frames,
+                           cb_float_cspan track, const cb_clip_marker *markers, const cb_cclip *z)
+{
+    cb_clip_frames_desc fd = {
+        .name = h->name,
+        .skeleton = p->skeleton,
+        .duration_s = h->duration,
+        .frame_count = h->frames,
+        .has_scale = (h->flags & CB_PACK_CLIP_SCALE) != 0,
+        .frames = frames,
+        .wrap = (h->flags & CB_PACK_CLIP_LOOPING) ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+        .additive = (h->flags & CB_PACK_CLIP_ADDITIVE) != 0,
+        .root_motion = (cb_root_motion)h->root_mode,
+        .root_joint = h->root_joint,
+        .root_track = track,
+        .root_origin = {h->origin[0], h->origin[1], h->origin[2]},
+        .root_origin_yaw = h->origin[3],
+        .markers = markers,
+        .marker_count = h->marker_count,
+        .allocator = *l->alloc,
+    };
+    cb_error inner = {0};
+    cb_clip **out = &p->clips[p->clip_count];
+    cb_result cr = z != NULL ? cb_cclip_to_clip(z, &fd, out, &inner)
+                             : cb_clip_create_from_frames(&fd, out, &inner);
+    return cr != CB_OK ? pass_on(l, cr, &inner) : CB_OK;
+}
+
 static cb_result read_clip(loader *l, cursor *c, cb_pack *p)
 {
     const size_t n = p->joint_count;
@@ -443,64 +539,35 @@ static cb_result read_clip(loader *l, cursor *c, cb_pack *p)
             return fail(l, CB_ERR_DUPLICATE, "name: clip %zu has the same name", i);
         }
     }
-    const size_t stride = (h.flags & CB_PACK_CLIP_SCALE) ? 10 : 7;
     const bool root = h.root_mode != CB_ROOT_MOTION_NONE;
-    /* Bounded above: 16384 frames x 65535 joints x 10 floats, far below SIZE_MAX on 64 bits,
-     * and checked against the bytes left before anything is allocated. */
-    const size_t frame_floats = (size_t)h.frames * n * stride,
-                 root_floats = root ? h.frames * 4u : 0;
+    const size_t root_floats = root ? h.frames * 4u : 0;
     cb_clip_marker *markers = pack_alloc(l, h.marker_count * sizeof *markers);
     if (h.marker_count > 0 && markers == NULL) {
         return fail(l, CB_ERR_OUT_OF_MEMORY, "markers");
     }
     r = read_markers(l, c, h.marker_count, markers);
     float *frames = NULL, *track = NULL;
-    if (r == CB_OK && (frame_floats + root_floats) * 4 != c->left) {
-        r = fail(l, CB_ERR_PARSE,
-                 "frames: %u frames x %zu joints x %zu floats%s need %zu bytes, the section has "
-                 "%zu left",
-                 h.frames, n, stride, root ? " and the root track" : "",
-                 (frame_floats + root_floats) * 4, c->left);
-    }
+    size_t frame_floats = 0;
+    cb_cclip *z = NULL;
     if (r == CB_OK) {
-        frames = pack_alloc(l, frame_floats * sizeof(float));
-        track = root ? pack_alloc(l, root_floats * sizeof(float)) : NULL;
-        if (frames == NULL || (root && track == NULL)) {
-            r = fail(l, CB_ERR_OUT_OF_MEMORY, "frames");
-        }
-    }
-    if (r == CB_OK) {
-        r = read_floats(l, c, "frames", frames, frame_floats);
+        r = h.encoding == CB_PACK_ENCODING_CCLIP
+                ? read_compressed(l, c, &h, root_floats, p->skeleton, &z)
+                : read_raw_frames(l, c, &h, n, root_floats, &frames, &frame_floats);
     }
     if (r == CB_OK && root) {
-        r = read_floats(l, c, "root_track", track, root_floats);
+        track = pack_alloc(l, root_floats * sizeof(float));
+        r = track == NULL ? fail(l, CB_ERR_OUT_OF_MEMORY, "root_track")
+                          : read_floats(l, c, "root_track", track, root_floats);
     }
     if (r == CB_OK) {
-        cb_clip_frames_desc fd = {
-            .name = h.name,
-            .skeleton = p->skeleton,
-            .duration_s = h.duration,
-            .frame_count = h.frames,
-            .has_scale = stride == 10,
-            .frames = {frames, frame_floats},
-            .wrap = (h.flags & CB_PACK_CLIP_LOOPING) ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
-            .additive = (h.flags & CB_PACK_CLIP_ADDITIVE) != 0,
-            .root_motion = (cb_root_motion)h.root_mode,
-            .root_joint = h.root_joint,
-            .root_track = {track, root_floats},
-            .root_origin = {h.origin[0], h.origin[1], h.origin[2]},
-            .root_origin_yaw = h.origin[3],
-            .markers = markers,
-            .marker_count = h.marker_count,
-            .allocator = *l->alloc,
-        };
-        cb_error inner = {0};
-        cb_result cr = cb_clip_create_from_frames(&fd, &p->clips[p->clip_count], &inner);
-        if (cr != CB_OK) {
-            r = pass_on(l, cr, &inner);
-        } else {
-            p->infos[p->clip_count++] = h.info;
-        }
+        r = make_clip(l, p, &h, (cb_float_cspan){frames, frame_floats},
+                      (cb_float_cspan){track, root_floats}, markers, z);
+    }
+    if (r == CB_OK) {
+        p->compressed[p->clip_count] = z;
+        p->infos[p->clip_count++] = h.info;
+    } else {
+        cb_cclip_destroy(z);
     }
     cb_free(l->alloc, frames, frame_floats * sizeof(float));
     cb_free(l->alloc, track, root_floats * sizeof(float));
@@ -609,6 +676,7 @@ static cb_result read_header(loader *l)
         return fail(l, CB_ERR_PARSE, "magic: not a crowdblend pack");
     }
     uint32_t version = cb_le_u32(d + 8), flags = cb_le_u32(d + 12);
+    l->version = version;
     if (version == 0 || version > CB_PACK_VERSION) {
         return fail(l, version == 0 ? CB_ERR_PARSE : CB_ERR_UNSUPPORTED,
                     "version %u: this build reads versions 1..%d", version, CB_PACK_VERSION);
@@ -648,11 +716,14 @@ static const char *kind_name(uint32_t kind)
     return r >= 0 ? names[r] : "unknown";
 }
 
-static int kind_version(uint32_t kind)
+/* The newest version of a section kind that a pack of format `version` may hold: version 1
+ * packs were written before clip section version 2 existed. */
+static int kind_version(uint32_t kind, uint32_t version)
 {
     static const int versions[] = {CB_PACK_SKELETON_VERSION, CB_PACK_CLIP_VERSION,
                                    CB_PACK_MASK_VERSION, CB_PACK_GRAPH_VERSION};
-    return versions[kind_rank(kind)];
+    int rank = kind_rank(kind);
+    return rank < 0 ? 0 : version < 2 ? 1 : versions[rank];
 }
 
 /* Checks one section table entry against the canonical layout; *end is where the previous
@@ -673,9 +744,13 @@ static cb_result check_entry(loader *l, const unsigned char *e, uint32_t i, int 
                     "masks and graphs in that order");
     }
     *rank = k;
-    if (version == 0 || (int64_t)version > kind_version(kind)) {
-        return fail(l, version == 0 ? CB_ERR_PARSE : CB_ERR_UNSUPPORTED,
-                    "version %u: this build reads versions 1..%d", version, kind_version(kind));
+    const int newest = kind_version(kind, l->version);
+    if (version == 0 || (int64_t)version > newest) {
+        return fail(
+            l,
+            version == 0 || newest < kind_version(kind, CB_PACK_VERSION) ? CB_ERR_PARSE
+                                                                         : CB_ERR_UNSUPPORTED,
+            "version %u: a version %u pack holds versions 1..%d", version, l->version, newest);
     }
     size_t expected = cb_round_up(*end, CB_PACK_SECTION_ALIGN);
     /* The padding before the section must itself lie inside the data (found by fuzzing: a table
@@ -760,10 +835,12 @@ static cb_result read_sections(loader *l, cb_pack *p)
     p->mask_cap = per_kind[2] ? per_kind[2] : 1;
     p->graph_cap = per_kind[3] ? per_kind[3] : 1;
     p->clips = cb_alloc_zeroed(l->alloc, p->clip_cap * sizeof *p->clips, 16);
+    p->compressed = cb_alloc_zeroed(l->alloc, p->clip_cap * sizeof *p->compressed, 16);
     p->infos = cb_alloc_zeroed(l->alloc, p->clip_cap * sizeof *p->infos, 16);
     p->masks = cb_alloc_zeroed(l->alloc, p->mask_cap * sizeof *p->masks, 16);
     p->graphs = cb_alloc_zeroed(l->alloc, p->graph_cap * sizeof *p->graphs, 16);
-    if (p->clips == NULL || p->infos == NULL || p->masks == NULL || p->graphs == NULL) {
+    if (p->clips == NULL || p->compressed == NULL || p->infos == NULL || p->masks == NULL ||
+        p->graphs == NULL) {
         return fail(l, CB_ERR_OUT_OF_MEMORY, "the pack's tables");
     }
     for (uint32_t i = 0; i < count; ++i) {
@@ -771,6 +848,7 @@ static cb_result read_sections(loader *l, cb_pack *p)
         uint32_t kind = cb_le_u32(e);
         snprintf(l->where, sizeof l->where, "section %u (%s)", i, kind_name(kind));
         l->section = i;
+        l->section_version = cb_le_u32(e + 4);
         cursor c = {l->data + cb_le_u64(e + 8), (size_t)cb_le_u64(e + 16)};
         cb_result r = read_section(l, kind, &c, p);
         if (r != CB_OK) {
@@ -810,7 +888,8 @@ cb_result cb_pack_load_memory(const void *data, size_t size, const cb_pack_load_
     if (r != CB_OK) {
         return r;
     }
-    loader l = {data, size, d.source_name, &d.allocator, err, 0, ""};
+    loader l = {
+        .data = data, .size = size, .source = d.source_name, .alloc = &d.allocator, .err = err};
     r = read_header(&l);
     if (r != CB_OK) {
         return r;
@@ -880,6 +959,7 @@ cb_pack_desc cb_pack_contents(const cb_pack *p)
     d.clips = (const cb_clip *const *)p->clips;
     d.clip_count = p->clip_count;
     d.clip_info = p->infos;
+    d.compressed = (const cb_cclip *const *)p->compressed;
     d.masks = p->masks;
     d.mask_count = p->mask_count;
     d.graphs = p->graphs;
@@ -927,6 +1007,11 @@ cb_result cb_pack_find_clip(const cb_pack *p, const char *name, size_t *index)
         }
     }
     return CB_ERR_NOT_FOUND;
+}
+
+const cb_cclip *cb_pack_compressed_clip(const cb_pack *p, size_t index)
+{
+    return p != NULL && index < p->clip_count ? p->compressed[index] : NULL;
 }
 
 cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *p, size_t index)

@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "base/base_impl.h"
+#include "compress/cclip_impl.h"
 #include "io/pack_format.h"
 
 uint64_t cb_pack_checksum(const unsigned char *data, size_t size)
@@ -81,6 +82,29 @@ static cb_result check_rest(const cb_pack_desc *d, size_t n, cb_error *err)
     return CB_OK;
 }
 
+/* A compressed clip stored for clip i must decode to a clip like it (crowdblend/pack.h). */
+static cb_result check_compressed(const cb_pack_desc *d, size_t i, cb_error *err)
+{
+    const cb_cclip *z = d->compressed != NULL ? d->compressed[i] : NULL;
+    const cb_clip *c = d->clips[i];
+    if (z == NULL) {
+        return CB_OK;
+    }
+    const char *wrong = cb_cclip_skeleton_signature(z) != cb_clip_skeleton_signature(c)
+                            ? "another skeleton"
+                        : z->source_frames != cb_clip_frame_count(c) ? "another frame count"
+                        : z->additive != cb_clip_is_additive(c)      ? "another additive flag"
+                        : cb_clip_frame_stride(c) != 10 && cb_cclip_stores_scale(z)
+                            ? "scale where the clip has none"
+                            : NULL;
+    if (wrong != NULL) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "pack desc: compressed[%zu] does not match clips[%zu] (\"%s\"): %s", i,
+                            i, cb_clip_name(c), wrong);
+    }
+    return CB_OK;
+}
+
 static cb_result check_clips(const cb_pack_desc *d, cb_error *err)
 {
     if (d->clip_count > CB_PACK_MAX_CLIPS) {
@@ -107,6 +131,10 @@ static cb_result check_clips(const cb_pack_desc *d, cb_error *err)
                                     "pack desc: clips[%zu] and clips[%zu] are both \"%s\"", k, i,
                                     cb_clip_name(c));
             }
+        }
+        cb_result r = check_compressed(d, i, err);
+        if (r != CB_OK) {
+            return r;
         }
         if (d->clip_info != NULL) {
             const cb_pack_clip_info *ci = &d->clip_info[i];
@@ -248,7 +276,13 @@ static size_t skeleton_bytes(const cb_pack_desc *d)
     return 12 + (names + 3) / 4 * 4 + n * 4 + n * CB_PACK_REST_FLOATS * 4 + ibm;
 }
 
-static size_t clip_bytes(const cb_clip *c)
+/* The compressed clip of clips[i], or NULL. */
+static const cb_cclip *compressed_of(const cb_pack_desc *d, size_t i)
+{
+    return d->compressed != NULL ? d->compressed[i] : NULL;
+}
+
+static size_t clip_bytes(const cb_clip *c, const cb_cclip *z)
 {
     size_t bytes = cb_pack_name_bytes(strlen(cb_clip_name(c))) + CB_PACK_CLIP_FIXED_BYTES;
     for (size_t k = 0; k < cb_clip_marker_count(c); ++k) {
@@ -257,7 +291,8 @@ static size_t clip_bytes(const cb_clip *c)
         bytes += 8 + cb_pack_name_bytes(strlen(m.name));
     }
     size_t frames = cb_clip_frame_count(c);
-    bytes += frames * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
+    bytes += z != NULL ? 4 + (cb_cclip_stream_bytes(z) + 3) / 4 * 4
+                       : frames * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
     if (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE) {
         bytes += frames * 4 * 4;
     }
@@ -348,8 +383,21 @@ static void write_skeleton(writer *w, const cb_pack_desc *d)
     }
 }
 
+/* The compressed stored form: its size, the bytes, zeros to a multiple of 4. */
+static void write_compressed(writer *w, const cb_cclip *z)
+{
+    size_t len = cb_cclip_stream_bytes(z), padded = (len + 3) / 4 * 4;
+    w_u32(w, (uint32_t)len);
+    cb_result r = cb_cclip_serialize(z, w->p, len);
+    CB_ASSERT(r == CB_OK);
+    (void)r;
+    memset(w->p + len, 0, padded - len);
+    w->p += padded;
+}
+
 /* Writes a clip; frames and root track are read through `scratch` (large enough for both). */
-static void write_clip(writer *w, const cb_clip *c, const cb_pack_clip_info *info, float *scratch)
+static void write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
+                       const cb_pack_clip_info *info, float *scratch)
 {
     cb_clip_root_motion rm = cb_clip_query_root_motion(c);
     size_t frames = cb_clip_frame_count(c), n = cb_clip_joint_count(c);
@@ -361,7 +409,7 @@ static void write_clip(writer *w, const cb_clip *c, const cb_pack_clip_info *inf
     w_u32(w, (cb_clip_is_looping(c) ? CB_PACK_CLIP_LOOPING : 0) |
                  (cb_clip_is_additive(c) ? CB_PACK_CLIP_ADDITIVE : 0) |
                  (stride == 10 ? CB_PACK_CLIP_SCALE : 0));
-    w_u32(w, CB_PACK_ENCODING_RAW);
+    w_u32(w, z != NULL ? CB_PACK_ENCODING_CCLIP : CB_PACK_ENCODING_RAW);
     w_u32(w, (uint32_t)rm.mode);
     w_u32(w, rm.joint);
     w_floats(w, rm.origin, 3);
@@ -376,9 +424,13 @@ static void write_clip(writer *w, const cb_clip *c, const cb_pack_clip_info *inf
         w_u32(w, m.event_only ? CB_PACK_MARKER_EVENT_ONLY : 0);
         w_name(w, m.name);
     }
-    size_t count = frames * n * stride;
-    cb_clip_read_frames(c, (cb_float_span){scratch, count});
-    w_floats(w, scratch, count);
+    if (z != NULL) {
+        write_compressed(w, z);
+    } else {
+        size_t count = frames * n * stride;
+        cb_clip_read_frames(c, (cb_float_span){scratch, count});
+        w_floats(w, scratch, count);
+    }
     if (rm.mode != CB_ROOT_MOTION_NONE) {
         cb_clip_read_root_track(c, (cb_float_span){scratch, frames * 4});
         w_floats(w, scratch, frames * 4);
@@ -419,7 +471,7 @@ static size_t plan_sections(const cb_pack_desc *d, section_plan *plan)
                                skeleton_bytes(d)};
         } else if (i <= d->clip_count) {
             s = (section_plan){CB_PACK_KIND_CLIP, CB_PACK_CLIP_VERSION, i - 1, 0,
-                               clip_bytes(d->clips[i - 1])};
+                               clip_bytes(d->clips[i - 1], compressed_of(d, i - 1))};
         } else if (i <= d->clip_count + d->mask_count) {
             size_t k = i - 1 - d->clip_count;
             s = (section_plan){CB_PACK_KIND_MASK, CB_PACK_MASK_VERSION, k, 0,
@@ -502,7 +554,8 @@ cb_result cb_pack_save_memory(const cb_pack_desc *desc, void *dst, size_t capaci
             write_skeleton(&w, desc);
         } else if (plan[i].kind == CB_PACK_KIND_CLIP) {
             size_t k = plan[i].index;
-            write_clip(&w, desc->clips[k], desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
+            write_clip(&w, desc->clips[k], compressed_of(desc, k),
+                       desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
         } else if (plan[i].kind == CB_PACK_KIND_MASK) {
             write_mask(&w, &desc->masks[plan[i].index], n);
         } else {

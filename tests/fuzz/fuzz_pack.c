@@ -4,7 +4,10 @@
  * the header and layout checks under fire), and with its checksum and size repaired, so that the
  * mutations reach every field's own check. Contract: a load either fails with a code and a
  * message that names the source, or gives a pack that saves back to exactly the bytes it was
- * loaded from (save(load(p)) == p). ASan and UBSan watch every read. */
+ * loaded from (save(load(p)) == p); a version 1 pack (which loads, and saves as version 2) saves
+ * to a pack that itself loads and saves to the same bytes. Compressed clips (version 2) go
+ * through the compressed stored form's own loader (fuzz_cclip fuzzes it directly). ASan and
+ * UBSan watch every read. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,24 @@
 #include <xxhash.h>
 
 #include "crowdblend/crowdblend.h"
+
+static void check_load(const uint8_t *data, size_t size);
+
+/* A version 1 pack saved as version 2: that pack must load and save to itself. */
+static void check_upgrade(const cb_pack *p)
+{
+    cb_pack_desc d = cb_pack_contents(p);
+    cb_error err = {0};
+    size_t size = 0;
+    uint8_t *out = NULL;
+    if (cb_pack_save_memory(&d, NULL, 0, &size, &err) != CB_OK || (out = malloc(size)) == NULL ||
+        cb_pack_save_memory(&d, out, size, &size, &err) != CB_OK) {
+        fprintf(stderr, "contract: a loaded version 1 pack does not save: %s\n", err.message);
+        abort();
+    }
+    check_load(out, size);
+    free(out);
+}
 
 static void check_load(const uint8_t *data, size_t size)
 {
@@ -24,6 +45,11 @@ static void check_load(const uint8_t *data, size_t size)
                     err.message);
             abort();
         }
+        return;
+    }
+    if (data[8] == 1) {
+        check_upgrade(p);
+        cb_pack_destroy(p);
         return;
     }
     cb_pack_desc d = cb_pack_contents(p);

@@ -1,0 +1,174 @@
+/* A compressed clip decoded into an uncompressed one at its source frames: how packs give the
+ * runtime playable clips until the sampler decodes compressed clips itself (docs/architecture.md,
+ * "The second step"). Load-time code: the keys come from the group decoder (cb_cclip_decode, the
+ * same bits at every W as the scalar reference, tests/test_cclip.c), then are lerped to each
+ * source frame and normalized in double precision exactly where the compressor measured its
+ * error and rounded once to float, so every build, whatever its W, writes the same frames. (The
+ * scalar reference decoder parses the stored form for every key: 36x slower to load the CMU
+ * walk's 1716 keys.) */
+#include <math.h>
+#include <string.h>
+
+#include "compress/cclip_impl.h"
+
+/* Source frame f among `keys` keys spread over `frames` frames: keys i and i + 1, fraction u (the
+ * compressor's own rule, compress.c key_pos). */
+static void frame_keys(size_t frames, size_t keys, size_t f, size_t *i, double *u)
+{
+    if (keys == frames) {
+        *i = f < keys - 1 ? f : keys - 2;
+        *u = f < keys - 1 ? 0.0 : 1.0;
+        return;
+    }
+    double x = (double)f * (double)(keys - 1) / (double)(frames - 1);
+    size_t a = (size_t)x;
+    a = a > keys - 2 ? keys - 2 : a;
+    *i = a;
+    *u = x - (double)a;
+}
+
+/* One joint of one frame in the FRAMES layout (crowdblend/clip.h) from two decoded keys. */
+static void lerp_joint(const cb_xform *a, const cb_xform *b, double u, size_t stride, float *dst)
+{
+    double q[4], len = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        dst[k] = (float)((1.0 - u) * a->translation[k] + u * (double)b->translation[k]);
+    }
+    for (int k = 0; k < 4; ++k) {
+        q[k] = (1.0 - u) * a->rotation[k] + u * (double)b->rotation[k];
+        len += q[k] * q[k];
+    }
+    len = sqrt(len);
+    for (int k = 0; k < 4; ++k) {
+        dst[3 + k] = (float)(q[k] / len);
+    }
+    for (int k = 0; k < 3 && stride == 10; ++k) {
+        /* The decoder gives 1 + deviation rounded to float; the difference is exact. */
+        double da = (double)a->scale[k] - 1.0, db = (double)b->scale[k] - 1.0;
+        dst[7 + k] = (float)((1.0 - u) * da + u * db);
+    }
+}
+
+/* Each rotation into the hemisphere of the previous frame's, and a looping clip's last frame
+ * its first (the decoded end of a loop differs from its start by the quantization; the source's
+ * agreed within CB_CLIP_FRAMES_SEAM_TOLERANCE, so the copy stays within the bound too). */
+static void make_continuous(float *frames, size_t count, size_t joints, size_t stride, bool loop)
+{
+    const size_t per_frame = joints * stride;
+    if (loop) {
+        memcpy(frames + (count - 1) * per_frame, frames, per_frame * sizeof *frames);
+    }
+    for (size_t f = 1; f < count; ++f) {
+        for (size_t j = 0; j < joints; ++j) {
+            float *q = frames + f * per_frame + j * stride + 3;
+            const float *p = q - per_frame;
+            float dot = p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] * q[3];
+            for (int k = 0; k < 4 && dot < 0.0f; ++k) {
+                q[k] = -q[k];
+            }
+        }
+    }
+}
+
+static void decode_frames(const cb_cclip *clip, cb_xform_group *groups, cb_xform *keys,
+                          float *frames, size_t stride, bool loop)
+{
+    const size_t n = clip->joint_count, key_count = clip->keys, count = clip->source_frames;
+    for (size_t k = 0; k < key_count; ++k) {
+        cb_result r = cb_cclip_decode(clip, k, (cb_xform_group_span){groups, clip->group_count});
+        r = r == CB_OK
+                ? cb_xform_unpack(groups, clip->group_count, (cb_xform_span){keys + k * n, n})
+                : r;
+        CB_ASSERT(r == CB_OK);
+        (void)r;
+    }
+    for (size_t f = 0; f < count; ++f) {
+        size_t i;
+        double u;
+        frame_keys(count, key_count, f, &i, &u);
+        for (size_t j = 0; j < n; ++j) {
+            lerp_joint(&keys[i * n + j], &keys[(i + 1) * n + j], u, stride,
+                       frames + (f * n + j) * stride);
+        }
+    }
+    make_continuous(frames, count, n, stride, loop);
+}
+
+bool cb_cclip_stores_scale(const cb_cclip *c)
+{
+    for (size_t j = 0; j < c->joint_count; ++j) {
+        for (int k = 7; k < CB_CCLIP_COMPONENTS; ++k) {
+            if (c->joint_bits[j * CB_CCLIP_COMPONENTS + k] != CB_CCLIP_DEFAULT_TRACK) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static cb_result check_match(const cb_cclip *clip, const cb_clip_frames_desc *d, cb_error *err)
+{
+    if (d->skeleton == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip to clip: skeleton is NULL");
+    }
+    if (cb_skeleton_signature(d->skeleton) != clip->skeleton_signature) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cclip to clip: the clip was compressed for another skeleton");
+    }
+    if (d->additive != clip->additive) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cclip to clip: the desc says %sadditive, the compressed clip is %s",
+                            d->additive ? "" : "not ", clip->additive ? "additive" : "not");
+    }
+    if (!d->has_scale && cb_cclip_stores_scale(clip)) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cclip to clip: the compressed clip has scale, the desc has none");
+    }
+    if (d->root_motion != _CB_ROOT_MOTION_DEFAULT && d->root_motion != CB_ROOT_MOTION_NONE &&
+        d->root_track.ptr != NULL && d->root_track.count < (size_t)clip->source_frames * 4) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cclip to clip: root_track has %zu floats, %u frames need %u",
+                            d->root_track.count, clip->source_frames, clip->source_frames * 4);
+    }
+    return CB_OK;
+}
+
+cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                           cb_error *err)
+{
+    if (clip == NULL || desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_cclip_to_clip: %s is NULL",
+                            clip == NULL   ? "clip"
+                            : desc == NULL ? "desc"
+                                           : "out");
+    }
+    cb_clip_frames_desc d = cb_clip_query_frames_desc(desc);
+    cb_result r = cb_allocator_check(&d.allocator, err);
+    if (r == CB_OK) {
+        r = check_match(clip, &d, err);
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    const size_t n = clip->joint_count, stride = d.has_scale ? 10 : 7;
+    const size_t group_bytes = cb_skeleton_pose_bytes(d.skeleton);
+    const size_t key_bytes = (size_t)clip->keys * n * sizeof(cb_xform);
+    const size_t frame_bytes = (size_t)clip->source_frames * n * stride * sizeof(float);
+    cb_xform_group *groups = cb_alloc(&d.allocator, group_bytes, cb_simd_group_align());
+    cb_xform *keys = cb_alloc(&d.allocator, key_bytes, 16);
+    float *frames = cb_alloc(&d.allocator, frame_bytes, 16);
+    if (groups == NULL || keys == NULL || frames == NULL) {
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_to_clip: %zu bytes",
+                         group_bytes + key_bytes + frame_bytes);
+    }
+    if (r == CB_OK) {
+        decode_frames(clip, groups, keys, frames, stride, d.wrap == CB_CLIP_WRAP_LOOP);
+        d.frame_count = clip->source_frames;
+        d.frames = (cb_float_cspan){frames, frame_bytes / sizeof(float)};
+        r = cb_clip_create_from_frames(&d, out, err);
+    }
+    cb_free(&d.allocator, groups, group_bytes);
+    cb_free(&d.allocator, keys, key_bytes);
+    cb_free(&d.allocator, frames, frame_bytes);
+    return r;
+}
