@@ -20,7 +20,7 @@
  *   ik_legs_pose/C/64, ik_legs_model/C/64   the same with the feet only: the legs come last in
  *                                  the joint order, so the refresh after is short
  * No variant is SIMD: a job solves one chain, a few dozen dependent scalar operations (see
- * src/anim/ik.c); the comparisons that matter are pose against model. Job costs do not depend
+ * src/ik/ik.c); the comparisons that matter are pose against model. Job costs do not depend
  * on the values (no iteration, no data-dependent loops), so repeating a job in place on a pose
  * it already corrected measures the same work. */
 #include <stdio.h>

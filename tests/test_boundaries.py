@@ -26,6 +26,7 @@ INTERFACES = {
     "ik": {"ik_kernels.h"},
     "ltm": {"ltm_kernels.h"},
     "graph": {"runtime.h"},
+    "compress": {"cclip_impl.h"},  # the stored form, for the pack writer (src/io)
 }
 # The command path: hosts of the library (public API plus the header-only helpers below), free
 # to use each other's headers.

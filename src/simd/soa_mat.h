@@ -1,4 +1,4 @@
-/* Matrix kernels for local-to-model (src/anim/ltm.c) on top of soa.h:
+/* Matrix kernels for local-to-model (src/ltm/ltm.c) on top of soa.h:
  *  - cb_soa_mat34: W affine 3x4 matrices in SoA form (one vector per element), built from SoA
  *    transforms and multiplied lane by lane (SIMD over joints or over characters);
  *  - cb_col4: one 4-float matrix column, for the per-joint products along the hierarchy, where
