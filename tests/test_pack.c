@@ -817,7 +817,7 @@ static void pack_compressed_blocks_are_checked(void **state)
      * (a value moved within its range) or is refused naming the section. */
     unsigned char *d = malloc(size);
     assert_non_null(d);
-    size_t loaded = 0, refused = 0, by_code[CB_RESULT_COUNT] = {0};
+    size_t loaded = 0, refused = 0, by_code[_CB_RESULT_COUNT] = {0};
     const size_t block = 4 + zlen, head_bits = cb_test_scaled(8 * (block < 648 ? block : 648), 256);
     const size_t flips = head_bits + cb_test_scaled(3000, 100);
     for (size_t k = 0; k < flips; ++k) {
@@ -890,7 +890,7 @@ static void pack_version_1_still_loads(void **state)
     CB_CHECK(cb_pack_load_file(path, NULL, &p, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_pack_clip_count(p), 1);
     assert_null(cb_pack_compressed_clip(p, 0));
-    cb_test_note("%s (version 1) loads: %zu joints, clip \"%s\" of %zu frames", path,
+    cb_test_note("%s (version 1) loads: %u joints, clip \"%s\" of %zu frames", path,
                  cb_skeleton_joint_count(cb_pack_skeleton(p)), cb_clip_name(cb_pack_clip(p, 0)),
                  cb_clip_frame_count(cb_pack_clip(p, 0)));
     cb_pack_destroy(p);
