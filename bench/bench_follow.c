@@ -130,7 +130,7 @@ static void bm_follow_update(cb_bench_state *st, void *user)
         cb_bench_pause_timing(st);
         move(&w, frame++);
         cb_bench_resume_timing(st);
-        cb_follow_update(w.follow, w.pos, w.vel, 0);
+        cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
         cb_bench_keep(cb_follow_roots(w.follow));
     }
     finish(st, &w);
@@ -158,7 +158,7 @@ static void bm_frame(cb_bench_state *st, void *user)
         }
         cb_bench_resume_timing(st);
         if (follow) {
-            cb_follow_update(w.follow, w.pos, w.vel, 0);
+            cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
         }
         cb_crowd_update(w.crowd, 1.0f / 60.0f);
     }
