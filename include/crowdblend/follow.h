@@ -91,9 +91,10 @@ enum { CB_FOLLOW_FEET = 2 };
  * of the coming update are predicted from the last update's advance, so a lock starts on the
  * frame of its plant marker and releases on the frame of its lift marker. A lock the leg cannot
  * hold (the joint ended more than max_error_m from the target: beyond the leg's reach or in its
- * soft zone) is a reach failure: it is counted (cb_follow_stats) and released, and that foot does
- * not lock again before its next plant. Needs the crowd's matrices in CB_MATRIX_LAYOUT_MAT4 and
- * desc.keep_weights.
+ * soft zone) is a reach failure: counted once per plant (cb_follow_stats, the foot's `failed`),
+ * and the locked point moves to where the leg got, so the foot slides only as far as the leg
+ * falls short, and holds again from there. Needs the crowd's matrices in
+ * CB_MATRIX_LAYOUT_MAT4 and desc.keep_weights.
  */
 typedef struct cb_follow_lock {
     /** Float parameters of each foot's IK target (model space x, y, z). */
@@ -227,7 +228,7 @@ typedef struct cb_follow_foot {
     float lock[3]; /**< the locked world position (while weight > 0) */
     float weight;  /**< the IK weight written */
     bool locked;   /**< held (weight 1), not releasing */
-    bool failed;   /**< the lock failed during this plant: no new lock before the next one */
+    bool failed;   /**< the leg fell short of the lock during this plant (reach failure) */
 } cb_follow_foot;
 
 /** The feet of the characters, CB_FOLLOW_FEET per dense index (NULL without locking). */
@@ -236,7 +237,7 @@ CB_API const cb_follow_foot *cb_follow_feet(const cb_follow *follow);
 /** Counts since create. */
 typedef struct cb_follow_stats {
     uint64_t locks;          /**< plants locked */
-    uint64_t reach_failures; /**< locks released because the leg could not hold them */
+    uint64_t reach_failures; /**< plants during which the leg could not hold the lock */
     uint64_t rate_clamped;   /**< character-updates whose rate hit a bound */
 } cb_follow_stats;
 

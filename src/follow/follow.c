@@ -526,16 +526,18 @@ static void observe_feet(cb_follow *f, uint32_t i, const cb_follow_root *root, f
         if (ft->locked) {
             float dx = p[0] - ft->lock[0], dy = p[1] - ft->lock[1], dz = p[2] - ft->lock[2];
             if (dx * dx + dy * dy + dz * dz > k->max_error * k->max_error) {
-                ft->locked = false;
+                /* Out of reach: the lock moves to where the leg got, so the foot slides only
+                 * as far as the leg falls short (the animation's own slide is usually more). */
+                f->stats.reach_failures += !ft->failed;
                 ft->failed = true;
-                f->stats.reach_failures++;
+                memcpy(ft->lock, p, sizeof ft->lock);
             }
         }
         bool planted = planting_weight(f, i, foot, w, stride, times) >= CB_FOLLOW_PLANT_WEIGHT;
         if (!planted) {
             ft->locked = false;
             ft->failed = false;
-        } else if (!ft->locked && !ft->failed) {
+        } else if (!ft->locked) {
             /* Where the foot is now, partly released or not: the lock starts without a jump. */
             ft->locked = true;
             memcpy(ft->lock, p, sizeof ft->lock);
