@@ -97,6 +97,20 @@ static void follow_create_validates(void **state)
     expect_create(&(cb_follow_desc){.crowd = f.crowd}, CB_ERR_INVALID_ARGUMENT, "capacity");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .kind = 1},
                   CB_ERR_INVALID_ARGUMENT, "kind");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .max_turn_rps = -1},
+                  CB_ERR_INVALID_ARGUMENT, "max_turn_rps");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .warp = {.rate_param = "blend_0", .gait_speed_mps = 0}},
+                  CB_ERR_INVALID_ARGUMENT, "gait_speed_mps");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .warp = {.rate_param = "nope", .gait_speed_mps = 1.4f}},
+                  CB_ERR_NOT_FOUND, "nope");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .lock = {.weight_param = {"blend_0", "blend_1"}}},
+                  CB_ERR_NULL_ARGUMENT, "target");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .stand_speed_mps = -1},
                   CB_ERR_INVALID_ARGUMENT, "speeds");
     expect_create(
@@ -346,6 +360,40 @@ static void follow_finds_graph_parameters(void **state)
     cb_crowd_destroy(crowd);
     cb_graph_destroy(g);
     cb_embedded_destroy(set);
+}
+
+/* With max_turn_rps the heading turns at most max_turn_rps x dt per update, towards the
+ * velocity's direction (the shorter way), and gets there; the root is still exactly on the
+ * position and the local velocity is the world velocity seen from the limited heading. */
+static void follow_turn_rate_limit(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, false);
+    cb_follow_desc fd = {.crowd = f.crowd, .capacity = 1, .max_turn_rps = 2.0f};
+    cb_error err = {0};
+    CB_CHECK(cb_follow_create(&fd, &f.follow, &err) == CB_OK, "%s", err.message);
+    cb_character ch;
+    assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_OK);
+    const double dt = 1.0 / 60.0, target = -2.5; /* 2.5 rad to the right, at 1.2 m/s */
+    float pos[3] = {1.0f, 0.0f, 2.0f};
+    float vel[3] = {(float)(1.2 * sin(target)), 0.0f, (float)(1.2 * cos(target))};
+    double yaw = 0.0;
+    for (int k = 0; k < 90; ++k) {
+        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, (float)dt), CB_OK);
+        const cb_follow_root *r = cb_follow_roots(f.follow);
+        /* The closed form: the limit's steps until the direction is reached. */
+        yaw = fmax(target, yaw - 2.0 * dt);
+        CB_CHECK(fabs(r->yaw - yaw) < 2e-5, "update %d: yaw %g, want %g", k, (double)r->yaw, yaw);
+        assert_memory_equal(r->position, pos, sizeof pos);
+        double fwd = vel[0] * sin(yaw) + vel[2] * cos(yaw);
+        double right = -(vel[0] * cos(yaw) - vel[2] * sin(yaw));
+        CB_CHECK(fabs(r->forward_mps - fwd) < 1e-4 && fabs(r->right_mps - right) < 1e-4,
+                 "update %d: local velocity (%g, %g), want (%g, %g)", k, (double)r->right_mps,
+                 (double)r->forward_mps, right, fwd);
+    }
+    assert_true(yaw == target); /* reached after 75 updates */
+    fixture_finish(&f);
 }
 
 /* ---- playback-rate warping and foot locking (examples/graphs/locomotion_follow.json) ---- */
@@ -598,6 +646,7 @@ int main(void)
         cmocka_unit_test(follow_mirrors_the_dense_order),
         cmocka_unit_test(follow_update_validates),
         cmocka_unit_test(follow_finds_graph_parameters),
+        cmocka_unit_test(follow_turn_rate_limit),
         cmocka_unit_test(follow_warp_matches_the_commanded_speed),
         cmocka_unit_test(follow_lock_holds_planted_feet),
     };

@@ -141,6 +141,12 @@ typedef struct cb_follow_desc {
     /** Speed from which the heading is exactly along the velocity, m/s, > stand_speed_mps.
      *  Default 2 x stand_speed_mps (0.3). */
     float follow_speed_mps;
+    /** Most the heading turns per second, rad/s, >= 0 (applied after the heading rule, with
+     *  the dt of cb_follow_update). Default 0: no limit. A limit keeps noisy or cornered
+     *  trajectories from swinging the whole body within a frame; the velocity's part across
+     *  the heading then goes into the right parameter (a sidestep), and the root stays exactly
+     *  on the position. */
+    float max_turn_rps;
     /** Playback-rate warping (below); off unless warp.rate_param is set. */
     cb_follow_warp warp;
     /** Foot locking (below); off unless lock.weight_param[0] is set. */

@@ -26,6 +26,7 @@ typedef struct cb_animate_options {
      * examples/graphs/locomotion_follow.json) unless turned off. */
     bool no_warp, no_lock;
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
+    float max_turn;           /* the heading's turn-rate limit, rad/s (0: none) */
 } cb_animate_options;
 
 /* The embedded data and the crowd's clips, shared by every file of one command. */

@@ -282,7 +282,8 @@ static bool make_crowd(run *r, uint32_t capacity)
     cb_follow_desc fd = {.crowd = r->crowd,
                          .capacity = capacity,
                          .stand_speed_mps = r->o->stand_speed,
-                         .follow_speed_mps = r->o->follow_speed};
+                         .follow_speed_mps = r->o->follow_speed,
+                         .max_turn_rps = r->o->max_turn};
     enable_features(r, &fd);
     if (cb_follow_create(&fd, &r->follow, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);

@@ -237,7 +237,7 @@ int cb_cmd_animate(int argc, char **argv)
     bool help = false, json = false, summary = false, host_warp = false, no_warp = false,
          no_lock = false;
     double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0, stand = 0.0, follow = 0.0;
-    double min_rate = 0.0, max_rate = 0.0;
+    double min_rate = 0.0, max_rate = 0.0, max_turn = 0.0;
     long threads = 1;
     const char *graph = "none", *out = NULL, *pack = NULL, *format = "auto";
     const cb_opt opts[] = {
@@ -264,6 +264,8 @@ int cb_cmd_animate(int argc, char **argv)
          "no foot locking even if the graph has the foot IK parameters"},
         {"min-rate", CB_OPT_DOUBLE, &min_rate, "the warp's lowest rate (default 0.5)"},
         {"max-rate", CB_OPT_DOUBLE, &max_rate, "the warp's highest rate (default 1.35)"},
+        {"max-turn", CB_OPT_DOUBLE, &max_turn,
+         "most the heading turns per second, rad/s (default 0: no limit)"},
         {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default 1; 0: all)"},
         {"summary", CB_OPT_FLAG, &summary, "only describe the files (agents, samples, extents)"},
         {"json", CB_OPT_FLAG, &json, "print JSON"},
@@ -291,6 +293,7 @@ int cb_cmd_animate(int argc, char **argv)
                       : !(out_rate >= 0.0 && out_rate <= rate) ? "--out-rate must be in (0, --rate]"
                       : threads < 0 || threads > 1024          ? "--threads must be in 0..1024"
                       : !(min_rate >= 0.0 && min_rate <= 1.0)  ? "--min-rate must be in (0, 1]"
+                      : !(max_turn >= 0.0 && max_turn <= 1000.0) ? "--max-turn must be in [0, 1000]"
                       : !(max_rate == 0.0 || (max_rate >= 1.0 && max_rate <= 4.0))
                           ? "--max-rate must be in [1, 4]"
                       : out != NULL && count != 1 ? "--out takes one trajectory file"
@@ -313,6 +316,7 @@ int cb_cmd_animate(int argc, char **argv)
         .no_lock = no_lock,
         .min_rate = (float)min_rate,
         .max_rate = (float)max_rate,
+        .max_turn = (float)max_turn,
     };
     return run_files(files, count, &ld, &o, summary, json);
 }

@@ -36,6 +36,7 @@ struct cb_follow {
     uint32_t count;
     uint32_t p_right, p_forward;
     float stand, follow;
+    float max_turn; /* rad/s, 0: none */
     cb_allocator allocator;
     cb_follow_root *roots; /* capacity, dense order: the heading lives in roots[i].yaw */
     warp_state warp;
@@ -76,32 +77,41 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     return d;
 }
 
+/* The float parameter `name` of the kind's graph. */
+static cb_result find_float_param(const cb_crowd *crowd, uint32_t kind, const char *name,
+                                  const char *field, uint32_t *out, cb_error *err)
+{
+    const cb_graph *g = cb_crowd_graph(crowd, kind);
+    if (cb_graph_find_param(g, name, out) != CB_OK) {
+        return cb_error_set(err, CB_ERR_NOT_FOUND,
+                            "cb_follow_create: %s: the graph has no parameter '%s'", field, name);
+    }
+    if (cb_graph_param_type(g, *out) != CB_PARAM_FLOAT) {
+        return cb_error_set(err, CB_ERR_MISMATCH, "cb_follow_create: %s: '%s' is not a float",
+                            field, name);
+    }
+    return CB_OK;
+}
+
 /* The parameter `name`, or the first of two defaults the kind's graph has. */
 static cb_result find_velocity_param(const cb_crowd *crowd, uint32_t kind, const char *name,
                                      const char *first, const char *second, const char *field,
                                      uint32_t *out, cb_error *err)
 {
+    if (name != NULL) {
+        return find_float_param(crowd, kind, name, field, out, err);
+    }
     const cb_graph *g = cb_crowd_graph(crowd, kind);
-    const char *tried = name != NULL ? name : first;
-    cb_result r = cb_graph_find_param(g, tried, out);
-    if (r != CB_OK && name == NULL) {
-        tried = second;
-        r = cb_graph_find_param(g, tried, out);
+    if (cb_graph_find_param(g, first, out) == CB_OK) {
+        return find_float_param(crowd, kind, first, field, out, err);
     }
-    if (r != CB_OK) {
-        return name != NULL ? cb_error_set(err, CB_ERR_NOT_FOUND,
-                                           "cb_follow_create: %s: the graph has no parameter '%s'",
-                                           field, name)
-                            : cb_error_set(err, CB_ERR_NOT_FOUND,
-                                           "cb_follow_create: %s: the graph has neither '%s' nor "
-                                           "'%s'; name the parameter",
-                                           field, first, second);
+    if (cb_graph_find_param(g, second, out) == CB_OK) {
+        return find_float_param(crowd, kind, second, field, out, err);
     }
-    if (cb_graph_param_type(g, *out) != CB_PARAM_FLOAT) {
-        return cb_error_set(err, CB_ERR_MISMATCH, "cb_follow_create: %s: '%s' is not a float",
-                            field, tried);
-    }
-    return CB_OK;
+    return cb_error_set(err, CB_ERR_NOT_FOUND,
+                        "cb_follow_create: %s: the graph has neither '%s' nor '%s'; name the "
+                        "parameter",
+                        field, first, second);
 }
 
 static cb_result check_desc(const cb_follow_desc *d, cb_error *err)
@@ -138,6 +148,11 @@ static cb_result check_desc(const cb_follow_desc *d, cb_error *err)
                             "follow_speed_mps (%g) <= %d",
                             (double)d->stand_speed_mps, (double)d->follow_speed_mps, MAX_SPEED);
     }
+    if (!(d->max_turn_rps >= 0.0f && d->max_turn_rps <= 1000.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: max_turn_rps (%g) must be in [0, 1000]",
+                            (double)d->max_turn_rps);
+    }
     return CB_OK;
 }
 
@@ -157,8 +172,7 @@ static cb_result setup_warp(const cb_follow_desc *d, warp_state *w, cb_error *er
     }
     *w = (warp_state){
         .on = true, .gait = x->gait_speed_mps, .min_rate = x->min_rate, .max_rate = x->max_rate};
-    return find_velocity_param(d->crowd, d->kind, x->rate_param, NULL, NULL, "warp.rate_param",
-                               &w->p_rate, err);
+    return find_float_param(d->crowd, d->kind, x->rate_param, "warp.rate_param", &w->p_rate, err);
 }
 
 /* The lock's parameters, joints and slots, checked and resolved (nothing allocated). */
@@ -176,11 +190,11 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                                 "are needed",
                                 fields[foot]);
         }
-        r = find_velocity_param(d->crowd, d->kind, x->weight_param[foot], NULL, NULL, fields[foot],
-                                &k->p_weight[foot], err);
+        r = find_float_param(d->crowd, d->kind, x->weight_param[foot], fields[foot],
+                             &k->p_weight[foot], err);
         for (int c = 0; c < 3 && r == CB_OK; ++c) {
-            r = find_velocity_param(d->crowd, d->kind, x->target_param[foot][c], NULL, NULL,
-                                    fields[foot], &k->p_target[foot][c], err);
+            r = find_float_param(d->crowd, d->kind, x->target_param[foot][c], fields[foot],
+                                 &k->p_target[foot][c], err);
         }
         size_t joint = 0;
         if (r == CB_OK &&
@@ -310,6 +324,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .p_forward = forward,
         .stand = d.stand_speed_mps,
         .follow = d.follow_speed_mps,
+        .max_turn = d.max_turn_rps,
         .allocator = d.allocator,
         .roots = roots,
         .warp = warp,
@@ -622,7 +637,13 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         if (f->lock.on && f->lock.seen[i] != 0) {
             observe_feet(f, i, root, dt_s); /* the root still is the one of the last update */
         }
-        set_yaw(root, cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow));
+        float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
+        if (f->max_turn > 0.0f) {
+            float turn = wrap_angle(yaw - root->yaw), most = f->max_turn * dt_s;
+            turn = turn > most ? most : turn < -most ? -most : turn;
+            yaw = wrap_angle(root->yaw + turn);
+        }
+        set_yaw(root, yaw);
         memcpy(root->position, p, sizeof root->position);
         /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
          * model) is (cos yaw, 0, -sin yaw); right is minus left. */
