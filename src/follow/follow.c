@@ -484,53 +484,72 @@ static void yaw_sin_cos(const cb_follow_root *root, float *s, float *c)
     *c = ch * ch - sh * sh;
 }
 
-/* Each slot's clip time at the end of the coming update, predicted from the last one's
- * advance (a plant is then locked on the frame it happens, not one later, and a lift
- * released before the animation raises the foot), into `out`; the times are kept for the
- * next prediction. */
-static void predict_times(cb_follow *f, uint32_t i, float *out)
+/* The crowd's columns foot locking reads and writes, fetched once per update. */
+typedef struct lock_frame {
+    const float *times[CB_FOLLOW_MAX_SLOTS]; /* per slot: clip times by dense index */
+    const float *weights;                    /* slot s of character i at [s * stride + i] */
+    size_t stride;
+    float *weight_col[CB_FOLLOW_FEET], *target_col[CB_FOLLOW_FEET][3];
+} lock_frame;
+
+static void lock_frame_init(const cb_follow *f, lock_frame *lf)
 {
-    lock_state *k = &f->lock;
-    float *prev = &k->prev_time[(size_t)i * k->slot_count];
+    const lock_state *k = &f->lock;
     for (uint32_t s = 0; s < k->slot_count; ++s) {
-        float t = cb_crowd_clip_times(f->crowd, f->kind, s)[i];
-        float advance = k->seen[i] >= 2 ? t - prev[s] : 0.0f;
-        advance = advance < 0.0f ? advance + 1.0f : advance; /* the clip wrapped */
-        advance = advance < 0.5f ? advance : 0.0f;           /* a jump (a restart): none */
-        prev[s] = t;
-        float next = t + advance;
-        out[s] = next >= 1.0f ? next - 1.0f : next;
+        lf->times[s] = cb_crowd_clip_times(f->crowd, f->kind, s);
+    }
+    lf->weights = cb_crowd_weights(f->crowd, f->kind, &lf->stride);
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        lf->weight_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_weight[foot]);
+        for (int a = 0; a < 3; ++a) {
+            lf->target_col[foot][a] =
+                cb_crowd_param_column(f->crowd, f->kind, k->p_target[foot][a]);
+        }
     }
 }
 
-/* The planting weight of a foot: the weights of the slots whose clips hold it down at the
- * times given. */
-static float planting_weight(const cb_follow *f, uint32_t i, int foot, const float *w,
-                             size_t stride, const float *times)
+/* The planting weight of each foot: the blend weights of the slots whose clips hold it down
+ * at their times predicted for the end of the coming update, from the last update's advance
+ * (a plant is then locked on the frame it happens, not one later, and a lift released before
+ * the animation raises the foot). The times are kept for the next prediction. */
+static void planting_weights(cb_follow *f, const lock_frame *lf, uint32_t i,
+                             float sum[CB_FOLLOW_FEET])
 {
-    float sum = 0.0f;
-    for (uint32_t s = 0; s < f->lock.slot_count; ++s) {
-        float ws = w[s * stride + i];
-        if (ws > 0.0f && f->lock.slot_feet[s].count[foot] != 0 &&
-            cb_follow_clip_feet_down(&f->lock.slot_feet[s], foot, times[s])) {
-            sum += ws;
+    lock_state *k = &f->lock;
+    float *prev = &k->prev_time[(size_t)i * k->slot_count];
+    bool steady = k->seen[i] >= 2; /* prev holds the times of the update before */
+    sum[0] = sum[1] = 0.0f;
+    for (uint32_t s = 0; s < k->slot_count; ++s) {
+        float t = lf->times[s][i], w = lf->weights[s * lf->stride + i];
+        float advance = steady ? t - prev[s] : 0.0f;
+        prev[s] = t;
+        if (!(w > 0.0f)) {
+            continue;
+        }
+        advance = advance < 0.0f ? advance + 1.0f : advance; /* the clip wrapped */
+        advance = advance < 0.5f ? advance : 0.0f;           /* a jump (a restart): none */
+        float next = t + advance;
+        next = next >= 1.0f ? next - 1.0f : next;
+        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+            const cb_follow_clip_feet *cf = &k->slot_feet[s];
+            if (cf->count[foot] != 0 && cb_follow_clip_feet_down(cf, foot, next)) {
+                sum[foot] += w;
+            }
         }
     }
-    return sum;
 }
 
 /* Reads character i's last crowd output (its root then was `root`): checks the held locks,
  * locks the feet the clips now plant, releases the ones they lift. */
-static void observe_feet(cb_follow *f, uint32_t i, const cb_follow_root *root, float dt)
+static void observe_feet(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
+                         float dt)
 {
     lock_state *k = &f->lock;
-    size_t stride = 0;
-    const float *w = cb_crowd_weights(f->crowd, f->kind, &stride);
     const float *m = cb_crowd_matrices(f->crowd, f->kind, i);
     float s, c;
     yaw_sin_cos(root, &s, &c);
-    float times[CB_FOLLOW_MAX_SLOTS];
-    predict_times(f, i, times);
+    float planting[CB_FOLLOW_FEET];
+    planting_weights(f, lf, i, planting);
     k->seen[i] = k->seen[i] < 2 ? k->seen[i] + 1 : 2;
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
         cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
@@ -548,7 +567,7 @@ static void observe_feet(cb_follow *f, uint32_t i, const cb_follow_root *root, f
                 memcpy(ft->lock, p, sizeof ft->lock);
             }
         }
-        bool planted = planting_weight(f, i, foot, w, stride, times) >= CB_FOLLOW_PLANT_WEIGHT;
+        bool planted = planting[foot] >= CB_FOLLOW_PLANT_WEIGHT;
         if (!planted) {
             ft->locked = false;
             ft->failed = false;
@@ -569,7 +588,8 @@ static void observe_feet(cb_follow *f, uint32_t i, const cb_follow_root *root, f
 }
 
 /* Character i's IK targets: the locked world points in its new model space. */
-static void write_lock_targets(cb_follow *f, uint32_t i, const cb_follow_root *root)
+static void write_lock_targets(cb_follow *f, const lock_frame *lf, uint32_t i,
+                               const cb_follow_root *root)
 {
     lock_state *k = &f->lock;
     float s, c;
@@ -580,9 +600,9 @@ static void write_lock_targets(cb_follow *f, uint32_t i, const cb_follow_root *r
                       ft->lock[2] - root->position[2]};
         /* The inverse of the root's turn: model +X is (c, 0, -s), forward (s, 0, c). */
         float target[3] = {c * d[0] - s * d[2], d[1], s * d[0] + c * d[2]};
-        cb_crowd_param_column(f->crowd, f->kind, k->p_weight[foot])[i] = ft->weight;
+        lf->weight_col[foot][i] = ft->weight;
         for (int a = 0; a < 3 && ft->weight > 0.0f; ++a) {
-            cb_crowd_param_column(f->crowd, f->kind, k->p_target[foot][a])[i] = target[a];
+            lf->target_col[foot][a][i] = target[a];
         }
     }
 }
@@ -631,11 +651,15 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     float *right = cb_crowd_param_column(f->crowd, f->kind, f->p_right);
     float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
+    lock_frame lf = {.weights = NULL}; /* filled when locking */
+    if (f->lock.on) {
+        lock_frame_init(f, &lf);
+    }
     for (uint32_t i = 0; i < f->count; ++i) {
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
         cb_follow_root *root = &f->roots[i];
         if (f->lock.on && f->lock.seen[i] != 0) {
-            observe_feet(f, i, root, dt_s); /* the root still is the one of the last update */
+            observe_feet(f, &lf, i, root, dt_s); /* the root still is the last update's */
         }
         float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
         if (f->max_turn > 0.0f) {
@@ -661,7 +685,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         right[i] = root->right_mps * inv;
         forward[i] = root->forward_mps * inv;
         if (f->lock.on) {
-            write_lock_targets(f, i, root);
+            write_lock_targets(f, &lf, i, root);
             f->lock.seen[i] = f->lock.seen[i] == 0 ? 1 : f->lock.seen[i];
         }
     }
