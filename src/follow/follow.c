@@ -235,10 +235,11 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
 
 static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
 {
-    cb_free(a, k->slot_feet, k->slot_count * sizeof *k->slot_feet);
+    /* + 1: a graph may have no clip slot, and an allocation is never empty */
+    cb_free(a, k->slot_feet, k->slot_count * sizeof *k->slot_feet + 1);
     cb_free(a, k->feet, CB_FOLLOW_FEET * capacity * sizeof *k->feet);
     cb_free(a, k->fade, CB_FOLLOW_FEET * capacity * sizeof *k->fade);
-    cb_free(a, k->prev_time, (size_t)k->slot_count * capacity * sizeof *k->prev_time);
+    cb_free(a, k->prev_time, (size_t)k->slot_count * capacity * sizeof *k->prev_time + 1);
     cb_free(a, k->seen, capacity * sizeof *k->seen);
 }
 
