@@ -550,6 +550,67 @@ static bool reachable(const gait_fixture *g, int foot, const float target[3])
     return dist3(a, t) < SOFTEN * (dist3(a, b) + dist3(b, c)) - 1e-4;
 }
 
+/* An allocator that fails from its n-th allocation on and checks that every free names a
+ * live allocation with its size. */
+typedef struct counting_alloc {
+    int left; /* allocations that succeed */
+    int live; /* allocations not freed */
+    size_t bytes;
+} counting_alloc;
+
+static void *counting_alloc_fn(size_t size, size_t align, void *user)
+{
+    counting_alloc *c = user;
+    if (c->left-- <= 0) {
+        return NULL;
+    }
+    c->live++;
+    c->bytes += size;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void counting_free_fn(void *ptr, size_t size, void *user)
+{
+    counting_alloc *c = user;
+    c->live--;
+    c->bytes -= size;
+    free(ptr);
+}
+
+/* Creating a follower with both features under an allocator that fails at each allocation in
+ * turn: CB_ERR_OUT_OF_MEMORY, nothing leaked, and destroy frees every byte with its size. */
+static void follow_features_allocation_failures(void **state)
+{
+    (void)state;
+    gait_fixture g;
+    gait_init(&g, 4, false, false);
+    uint32_t slots = cb_graph_clip_count(g.graph);
+    for (int n = 0;; ++n) {
+        counting_alloc c = {.left = n};
+        cb_follow_desc fd = {.crowd = g.crowd,
+                             .capacity = 4,
+                             .allocator = {counting_alloc_fn, counting_free_fn, &c},
+                             .warp = {.rate_param = "rate", .gait_speed_mps = 1.4f},
+                             .lock = {.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                       {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                      .weight_param = {"foot_l_w", "foot_r_w"},
+                                      .slot_clips = g.slot_clips,
+                                      .slot_count = slots}};
+        cb_follow *f = NULL;
+        cb_result r = cb_follow_create(&fd, &f, NULL);
+        if (r == CB_OK) {
+            cb_follow_destroy(f);
+            CB_CHECK(c.live == 0 && c.bytes == 0, "after destroy: %d allocations, %zu bytes",
+                     c.live, c.bytes);
+            CB_CHECK(n >= 6, "created with only %d allocations", n);
+            break;
+        }
+        CB_CHECK(r == CB_ERR_OUT_OF_MEMORY && f == NULL && c.live == 0 && c.bytes == 0,
+                 "allocation %d failing: %s, %d allocations left", n, cb_result_str(r), c.live);
+    }
+    gait_finish(&g);
+}
+
 /* A walk along an arc (turning 0.5 rad/s at 1.2 m/s): while a foot is locked its ball joint
  * stays where the lock began, within 1 mm, in the world, whenever the leg reaches it; a lock
  * is reported failed only where the leg cannot reach it; and engaging or releasing a lock does not
@@ -649,6 +710,7 @@ int main(void)
         cmocka_unit_test(follow_turn_rate_limit),
         cmocka_unit_test(follow_warp_matches_the_commanded_speed),
         cmocka_unit_test(follow_lock_holds_planted_feet),
+        cmocka_unit_test(follow_features_allocation_failures),
     };
     return CB_RUN_TESTS(tests);
 }
