@@ -215,7 +215,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         return NULL;
     }
     s->fixed = d->fixed_three_clips;
-    s->threads = d->jobs != NULL   ? cb_jobs_thread_count(d->jobs)
+    s->threads = d->jobs != NULL     ? cb_jobs_thread_count(d->jobs)
                  : d->threads != 0 ? d->threads
                                    : cb_jobs_query_desc(NULL).thread_count;
     s->count = d->characters;

@@ -21,8 +21,8 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "cli/scene.h"
-#include "cli/workloads.h"
 #include "simd/detmath.h"
+#include "cli/workloads.h"
 
 typedef struct workload_def {
     const char *name;
