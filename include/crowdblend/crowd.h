@@ -38,7 +38,7 @@
  *   kind's last character into the hole (swap-remove), as ECS archetype tables do, so a host
  *   whose own columns mirror that move can hand them to the crowd as views and nothing is
  *   copied. Handles stay valid across moves; removed handles are refused
- *   (CB_ERR_STALE_HANDLE).
+ *   (CB_ERR_STALE_HANDLE), forever (cb_character).
  *
  * DETERMINISM
  *   A character's outputs depend only on its own state, its parameters and dt: they are
@@ -71,9 +71,18 @@ typedef struct cb_crowd cb_crowd;
 /** Per-thread working memory for cb_crowd_update_range (opaque). */
 typedef struct cb_crowd_scratch cb_crowd_scratch;
 
-/** A character: a slot index and a generation. id 0 is never valid. */
+/**
+ * A character: its slot (the low 32 bits, which also say its kind) and that slot's generation
+ * (the high 32 bits). id 0 is never valid.
+ *
+ * A removed handle is never accepted again. Each removal gives its slot the next generation,
+ * and a slot whose generation is spent (after 4,294,967,295 characters have used it) is retired
+ * rather than wrapped: its kind holds one character less from then on (cb_crowd_add returns
+ * CB_ERR_CAPACITY earlier). (The id used to be 32 bits with a 10-bit generation, and a handle
+ * came back after 1,023 add/remove cycles of its slot.)
+ */
 typedef struct cb_character {
-    uint32_t id;
+    uint64_t id;
 } cb_character;
 
 /** Most characters a crowd can hold, over all kinds. */

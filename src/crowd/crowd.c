@@ -319,22 +319,22 @@ void cb_crowd_scratch_destroy(cb_crowd *c, cb_crowd_scratch *s)
 /* ------------------------------------------------------------------------------------------ */
 /* Characters                                                                                 */
 
-/* Handle ids carry their kind: kind k's slots are offset by k * capacity. */
-static uint32_t to_global(const cb_crowd *c, uint32_t kind, uint32_t id)
+/* Handle ids carry their kind: kind k's slots are offset by k * capacity (below 2^32, as
+ * capacity x kinds <= CB_CROWD_MAX_CAPACITY). */
+static uint64_t to_global(const cb_crowd *c, uint32_t kind, uint64_t id)
 {
-    uint32_t slot = id & CB_HANDLE_MAX_CAPACITY, gen = id >> CB_HANDLE_SLOT_BITS;
-    return (gen << CB_HANDLE_SLOT_BITS) | (slot + kind * c->capacity);
+    return cb_handle_make(cb_handle_slot(id) + kind * c->capacity, cb_handle_generation(id));
 }
 
-static bool to_local(const cb_crowd *c, uint32_t id, uint32_t *kind, uint32_t *local)
+static bool to_local(const cb_crowd *c, uint64_t id, uint32_t *kind, uint64_t *local)
 {
-    uint32_t slot = id & CB_HANDLE_MAX_CAPACITY, gen = id >> CB_HANDLE_SLOT_BITS;
+    uint32_t slot = cb_handle_slot(id);
     uint32_t k = slot / c->capacity;
     if (k >= c->kind_count) {
         return false;
     }
     *kind = k;
-    *local = (gen << CB_HANDLE_SLOT_BITS) | (slot - k * c->capacity);
+    *local = cb_handle_make(slot - k * c->capacity, cb_handle_generation(id));
     return true;
 }
 
@@ -350,7 +350,7 @@ cb_result cb_crowd_add(cb_crowd *c, uint32_t kind, float phase, cb_character *ou
         return CB_ERR_NOT_FINITE;
     }
     cb_crowd_kind *k = &c->kinds[kind];
-    uint32_t id;
+    uint64_t id;
     cb_result r = cb_handle_pool_add(&k->handles, &id);
     if (r != CB_OK) {
         return r;
@@ -373,7 +373,8 @@ cb_result cb_crowd_remove(cb_crowd *c, cb_character ch)
     if (c == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    uint32_t kind, local, from, to;
+    uint32_t kind, from, to;
+    uint64_t local;
     if (!to_local(c, ch.id, &kind, &local)) {
         return CB_ERR_STALE_HANDLE;
     }
@@ -406,7 +407,8 @@ cb_result cb_crowd_locate(const cb_crowd *c, cb_character ch, uint32_t *kind, ui
     if (c == NULL || kind == NULL || dense == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    uint32_t k, local;
+    uint32_t k;
+    uint64_t local;
     if (!to_local(c, ch.id, &k, &local)) {
         return CB_ERR_STALE_HANDLE;
     }
