@@ -44,6 +44,16 @@
  *   A character's outputs depend only on its own state, its parameters and dt: they are
  *   bit-identical whatever the thread count, the batch size and the update ranges.
  *
+ * OWNERSHIP
+ *   The crowd owns its characters' state, parameter columns, outputs, scratches and (desc.jobs
+ *   NULL) its thread pool, and frees them all at cb_crowd_destroy. It borrows the rest, which
+ *   must outlive it: the skeleton (not checked), the graphs (checked: a crowd counts as a user
+ *   of each graph it runs, and cb_graph_destroy refuses with CB_ERR_IN_USE until every crowd
+ *   running it is destroyed), desc.jobs, desc.matrices and parameter views (read at every
+ *   update). The desc itself and the graphs array are read at create only. Pointers the crowd
+ *   returns (columns, matrices, root motion, clip times, weights, events) stay valid until
+ *   cb_crowd_destroy; what they hold changes at each update, add and remove.
+ *
  * THREADS AND MEMORY
  *   Everything is allocated at create. Updates never allocate, lock or make system calls beyond
  *   waking the pool's sleeping workers. One cb_crowd_update at a time per crowd;
@@ -98,8 +108,8 @@ typedef struct cb_crowd_desc {
     const cb_skeleton *skeleton;
     /** Most characters at once, per kind, 1 to CB_CROWD_MAX_CAPACITY. Required. */
     uint32_t capacity;
-    /** Graphs to run, one kind each, 1 to CB_CROWD_MAX_KINDS (they must outlive the crowd and
-     *  use its skeleton). Required. */
+    /** Graphs to run, one kind each, 1 to CB_CROWD_MAX_KINDS (they must use its skeleton; the
+     *  crowd counts as their user until destroyed, see OWNERSHIP). Required. */
     const cb_graph *const *graphs;
     uint32_t graph_count;
     /** Thread pool to run cb_crowd_update on. NULL: the crowd creates its own. */
@@ -142,8 +152,8 @@ CB_API cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc);
  */
 CB_API cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err);
 
-/** Destroys the crowd (and its own pool; not the graphs, which are the caller's). NULL does
- *  nothing. */
+/** Destroys the crowd (and its own pool; not the graphs, which are the caller's: they may be
+ *  destroyed once no crowd runs them). NULL does nothing. */
 CB_API void cb_crowd_destroy(cb_crowd *crowd);
 
 /** Number of kinds (graphs). */

@@ -83,6 +83,7 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     const cb_allocator *a = &c->allocator;
     const cb_graph *g = k->graph;
     if (g != NULL) {
+        cb_graph_unuse(g);
         cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity));
         cb_free(a, k->sources,
                 (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source));
@@ -189,6 +190,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->kernels = &cb_graph_kernels_simd;
     for (uint32_t k = 0; k < d.graph_count; ++k) {
         c->kinds[k].graph = d.graphs[k];
+        cb_graph_use(d.graphs[k]); /* free_kind drops it, also when create fails */
     }
     c->kind_count = d.graph_count;
     for (uint32_t k = 0; k < c->kind_count && r == CB_OK; ++k) {

@@ -1,0 +1,171 @@
+/* crowd: the traps a new user fell into (issue 11), each against a property or an independent
+ * reference: stale handles after many add/remove cycles, a graph destroyed under a running
+ * crowd, matrices read before the first update, joint masks of one float per joint, a 1D blend
+ * space over in-place clips, NaN parameters. */
+#include "graph_fixture.h"
+
+static const char *const loco[17] = {
+    "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
+    "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
+};
+
+/* The humanoid's 17 locomotion clips in a 2D blend space. */
+static cb_graph *loco_graph(void)
+{
+    const cb_clip *clips[17];
+    for (int k = 0; k < 17; ++k) {
+        clips[k] = cb_embedded_find_clip(humanoid, loco[k]);
+    }
+    cb_graph_blend_desc d = {.skeleton = humanoid_skeleton(), .clips = clips, .clip_count = 17};
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_create_blend(&d, &g, &err) == CB_OK, "blend graph: %s", err.message);
+    return g;
+}
+
+static cb_crowd *crowd_of_kinds(const cb_graph *const *graphs, uint32_t graph_count,
+                                uint32_t capacity)
+{
+    cb_crowd_desc d = {.skeleton = humanoid_skeleton(),
+                       .capacity = capacity,
+                       .graphs = graphs,
+                       .graph_count = graph_count,
+                       .thread_count = 1};
+    cb_crowd *c = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "crowd: %s", err.message);
+    return c;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. Stale handles                                                                            */
+
+/* The slot freed last is reused first, so add/remove cycles hammer one slot; the 10-bit
+ * generation let the first handle back in at cycle 1,023. Through 3,000 cycles on two kinds,
+ * every earlier handle of the slot is refused by locate and by remove. */
+static void stale_handles_stay_refused_after_many_cycles(void **state)
+{
+    (void)state;
+    cb_graph *g = loco_graph();
+    const cb_graph *graphs[2] = {g, g};
+    cb_crowd *c = crowd_of_kinds(graphs, 2, 4);
+    enum { CYCLES = 3000 };
+    for (uint32_t kind = 0; kind < 2; ++kind) {
+        cb_character keep;
+        assert_int_equal(cb_crowd_add(c, kind, 0.0f, &keep), CB_OK); /* not in the cycle */
+        cb_character first = {0}, prev = {0};
+        for (uint32_t cycle = 0; cycle < CYCLES; ++cycle) {
+            cb_character ch;
+            uint32_t k, dense;
+            assert_int_equal(cb_crowd_add(c, kind, 0.0f, &ch), CB_OK);
+            assert_int_equal(cb_crowd_locate(c, ch, &k, &dense), CB_OK);
+            assert_int_equal(k, kind);
+            assert_int_equal(dense, 1);
+            if (cycle == 0) {
+                first = ch;
+            } else {
+                CB_CHECK(ch.id != first.id && ch.id != prev.id, "cycle %u reissued a handle",
+                         cycle);
+                CB_CHECK(cb_crowd_locate(c, first, &k, &dense) == CB_ERR_STALE_HANDLE,
+                         "kind %u cycle %u: the first handle is accepted again", kind, cycle);
+                assert_int_equal(cb_crowd_locate(c, prev, &k, &dense), CB_ERR_STALE_HANDLE);
+                assert_int_equal(cb_crowd_remove(c, first), CB_ERR_STALE_HANDLE);
+            }
+            assert_int_equal(cb_crowd_remove(c, ch), CB_OK);
+            assert_int_equal(cb_crowd_remove(c, ch), CB_ERR_STALE_HANDLE);
+            prev = ch;
+        }
+        assert_int_equal(cb_crowd_count(c, kind), 1);
+        uint32_t k, dense;
+        assert_int_equal(cb_crowd_locate(c, keep, &k, &dense), CB_OK);
+    }
+    cb_crowd_destroy(c);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3. A graph destroyed under a running crowd                                                  */
+
+/* Output hash of a crowd of 40 characters on a graph after 5 frames of moving parameters. */
+static uint64_t run_frames(cb_crowd *c)
+{
+    float *x = column(c, CB_GRAPH_BLEND_PARAM_PREFIX "0");
+    float *y = column(c, CB_GRAPH_BLEND_PARAM_PREFIX "1");
+    for (uint32_t f = 0; f < 5; ++f) {
+        for (uint32_t i = 0; i < cb_crowd_count(c, 0); ++i) {
+            x[i] = 0.1f * (float)((i + f) % 9) - 0.4f;
+            y[i] = 0.2f * (float)((i * 3 + f) % 11) - 1.0f;
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 30.0f), CB_OK);
+    }
+    return cb_crowd_output_hash(c);
+}
+
+typedef struct fail_after {
+    uint32_t left; /* allocations that succeed before the rest fail */
+} fail_after;
+
+static void *fail_after_alloc(size_t size, size_t align, void *user)
+{
+    fail_after *f = user;
+    if (f->left == 0) {
+        return NULL;
+    }
+    f->left--;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void fail_after_free(void *ptr, size_t size, void *user)
+{
+    (void)size;
+    (void)user;
+    free(ptr);
+}
+
+/* Crowds count themselves as the graph's users: cb_graph_destroy refuses while one runs it
+ * (the crowd still runs, bit for bit as a twin on an untouched graph), and frees it once the
+ * last one is gone, also after creates that failed halfway. */
+static void graph_in_use_is_not_destroyed(void **state)
+{
+    (void)state;
+    cb_graph *g = loco_graph(), *twin = loco_graph();
+    const cb_graph *both[2] = {g, g}, *one[1] = {g}, *other[1] = {twin};
+    cb_crowd *a = crowd_of_kinds(one, 1, 64), *b = crowd_of_kinds(both, 2, 8);
+    cb_crowd *t = crowd_of_kinds(other, 1, 64);
+    add_characters(a, 40, 0.37f);
+    add_characters(t, 40, 0.37f);
+    assert_int_equal(cb_graph_destroy(g), CB_ERR_IN_USE);
+    assert_int_equal(run_frames(a), run_frames(t));
+    cb_crowd_destroy(a);
+    assert_int_equal(cb_graph_destroy(g), CB_ERR_IN_USE); /* b runs it twice */
+    cb_crowd_destroy(b);
+    /* Creates that fail at every allocation in turn leave no user behind. */
+    for (uint32_t n = 0; n < 40; ++n) {
+        fail_after f = {n};
+        cb_crowd_desc d = {.skeleton = humanoid_skeleton(),
+                           .capacity = 8,
+                           .graphs = both,
+                           .graph_count = 2,
+                           .thread_count = 2,
+                           .keep_weights = true,
+                           .allocator = {fail_after_alloc, fail_after_free, &f}};
+        cb_crowd *c = NULL;
+        cb_result r = cb_crowd_create(&d, &c, NULL);
+        CB_CHECK(r == CB_OK || r == CB_ERR_OUT_OF_MEMORY || r == CB_ERR_THREAD,
+                 "create after %u allocations: %s", n, cb_result_str(r));
+        cb_crowd_destroy(c);
+    }
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+    cb_crowd_destroy(t);
+    assert_int_equal(cb_graph_destroy(twin), CB_OK);
+    assert_int_equal(cb_graph_destroy(NULL), CB_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stale_handles_stay_refused_after_many_cycles),
+        cmocka_unit_test(graph_in_use_is_not_destroyed),
+    };
+    return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
+}
