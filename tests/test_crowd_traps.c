@@ -161,11 +161,89 @@ static void graph_in_use_is_not_destroyed(void **state)
     assert_int_equal(cb_graph_destroy(NULL), CB_OK);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* 8. Matrices before the first update                                                         */
+
+/* A scene's rest pose taken to model space in double, against a character's matrices in
+ * either layout: the largest difference over every matrix entry. */
+static double rest_error(const scene *sc, const float *m, cb_matrix_layout layout)
+{
+    dref_xform local[NJ];
+    for (size_t j = 0; j < NJ; ++j) {
+        for (int k = 0; k < 3; ++k) {
+            local[j].t[k] = sc->rest[j].translation[k];
+            local[j].s[k] = sc->rest[j].scale[k];
+        }
+        for (int k = 0; k < 4; ++k) {
+            local[j].q[k] = sc->rest[j].rotation[k];
+        }
+    }
+    dref_mat model[NJ];
+    dref_local_to_model(sc->parents, NJ, local, model);
+    double worst = 0.0;
+    for (size_t j = 0; j < NJ; ++j) {
+        for (int col = 0; col < 4; ++col) {
+            for (int row = 0; row < (layout == CB_MATRIX_LAYOUT_MAT4 ? 4 : 3); ++row) {
+                float got = layout == CB_MATRIX_LAYOUT_MAT4 ? m[16 * j + 4 * col + row]
+                                                            : m[12 * j + 4 * row + col];
+                double d = fabs((double)got - model[j].m[col][row]);
+                worst = d > worst || isnan(d) ? d : worst;
+            }
+        }
+    }
+    return worst;
+}
+
+/* A character added and not yet updated reads the skeleton's rest pose (a double-precision
+ * reference of the scene's rest transforms), in both layouts and in a host buffer; after an
+ * update it reads its animated pose, and one added then still reads the rest pose. */
+static void new_characters_read_the_rest_pose(void **state)
+{
+    graph_fx *fx = *state;
+    cb_error err = {0};
+    cb_graph_builder *b = builder_of(fx->sc);
+    add_clip(b, "a", CLIP_A);
+    cb_graph *g = build(b);
+    const cb_graph *gs[1] = {g};
+    for (int layout = CB_MATRIX_LAYOUT_MAT4; layout <= CB_MATRIX_LAYOUT_MAT3X4; ++layout) {
+        size_t floats = NJ * cb_ltm_matrix_floats((cb_matrix_layout)layout);
+        float *host = malloc(5 * floats * sizeof(float) + 64);
+        for (size_t i = 0; i < 5 * floats + 16; ++i) {
+            host[i] = NAN; /* what the host had there */
+        }
+        cb_crowd_desc d = {.skeleton = fx->sc->sk,
+                           .capacity = 5,
+                           .graphs = gs,
+                           .graph_count = 1,
+                           .thread_count = 1,
+                           .matrix_layout = (cb_matrix_layout)layout,
+                           .matrices = layout == CB_MATRIX_LAYOUT_MAT3X4 ? host : NULL,
+                           .matrix_stride_bytes = (floats + 4) * sizeof(float)};
+        cb_crowd *c = NULL;
+        OK(cb_crowd_create(&d, &c, &err));
+        add_characters(c, 3, 0.3f);
+        for (uint32_t i = 0; i < 3; ++i) {
+            double e = rest_error(fx->sc, cb_crowd_matrices(c, 0, i), (cb_matrix_layout)layout);
+            CB_CHECK(e < 1e-5, "layout %d character %u: %g off the rest pose", layout, i, e);
+        }
+        assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+        double animated = rest_error(fx->sc, cb_crowd_matrices(c, 0, 1), (cb_matrix_layout)layout);
+        CB_CHECK(animated > 1e-3, "the clip moves the pose (%g off rest)", animated);
+        add_characters(c, 1, 0.0f);
+        double e = rest_error(fx->sc, cb_crowd_matrices(c, 0, 3), (cb_matrix_layout)layout);
+        CB_CHECK(e < 1e-5, "layout %d: added after an update, %g off the rest pose", layout, e);
+        cb_crowd_destroy(c);
+        free(host);
+    }
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stale_handles_stay_refused_after_many_cycles),
         cmocka_unit_test(graph_in_use_is_not_destroyed),
+        GRAPH_CASE(new_characters_read_the_rest_pose),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -168,7 +168,9 @@ CB_API const cb_graph *cb_crowd_graph(const cb_crowd *crowd, uint32_t kind);
 /**
  * Adds a character to a kind at dense index cb_crowd_count(kind) - 1: parameters at their
  * defaults, state machines in their initial states, every clip and sync group at normalized
- * time `phase` (wrapped into [0, 1); random phases stagger a crowd).
+ * time `phase` (wrapped into [0, 1); random phases stagger a crowd). Until its first update its
+ * matrices hold the skeleton's rest pose in model space (written by this call, also into a
+ * host's desc.matrices), its root motion is zero and it has no events.
  * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind), CB_ERR_NOT_FINITE (phase),
  *         CB_ERR_CAPACITY (the kind is full).
  */
@@ -258,7 +260,8 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /** Joints per character (matrices per character). */
 CB_API uint32_t cb_crowd_joint_count(const cb_crowd *crowd);
 
-/** The model-space matrices of a character (layout per the desc), or NULL out of range. */
+/** The model-space matrices of a character (layout per the desc), or NULL out of range: those
+ *  of its last update, or the rest pose before its first one (cb_crowd_add). */
 CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
 
 /** Root motion of the last update per dense index of a kind: the blended displacement and

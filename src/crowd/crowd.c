@@ -97,6 +97,21 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     }
 }
 
+/* The rest pose in model space, once: cb_crowd_add copies it to a new character. */
+static cb_result init_rest_matrices(cb_crowd *c, cb_error *err)
+{
+    size_t floats = c->joint_count * c->matrix_floats;
+    c->rest_matrices = cb_alloc(&c->allocator, floats * sizeof(float), 64);
+    if (c->rest_matrices == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_crowd_create: rest matrices");
+    }
+    cb_ltm_job job = {.skeleton = c->skeleton,
+                      .local = cb_skeleton_rest_pose(c->skeleton),
+                      .model_layout = c->layout,
+                      .model = {c->rest_matrices, floats}};
+    return cb_ltm_job_run(&job, err);
+}
+
 static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
 {
     if (desc->_start_canary != 0 || desc->_end_canary != 0) {
@@ -193,6 +208,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
         cb_graph_use(d.graphs[k]); /* free_kind drops it, also when create fails */
     }
     c->kind_count = d.graph_count;
+    r = init_rest_matrices(c, err);
     for (uint32_t k = 0; k < c->kind_count && r == CB_OK; ++k) {
         r = init_kind(c, &c->kinds[k], &d, k == 0, err);
     }
@@ -240,6 +256,7 @@ void cb_crowd_destroy(cb_crowd *c)
         cb_jobs_destroy(c->jobs);
     }
     cb_free(&a, c->thread_scratch, c->thread_count * sizeof(void *));
+    cb_free(&a, c->rest_matrices, c->joint_count * c->matrix_floats * sizeof(float));
     for (uint32_t k = 0; k < CB_CROWD_MAX_KINDS; ++k) {
         if (c->kinds[k].graph != NULL) {
             free_kind(c, &c->kinds[k]);
@@ -361,6 +378,8 @@ cb_result cb_crowd_add(cb_crowd *c, uint32_t kind, float phase, cb_character *ou
     float p = phase - floorf(phase);
     cb_graph_block_reset(&k->block, i, p < 1.0f ? p : 0.0f);
     k->root_motion[i] = (cb_root_delta){{0.0f, 0.0f, 0.0f}, 0.0f};
+    memcpy(k->matrices + i * k->matrix_stride, c->rest_matrices,
+           c->joint_count * c->matrix_floats * sizeof(float));
     if (k->kept_weights != NULL) {
         for (uint32_t n = 0; n < k->clip_count; ++n) {
             k->kept_weights[(size_t)n * c->capacity + i] = 0.0f;
