@@ -238,12 +238,117 @@ static void new_characters_read_the_rest_pose(void **state)
     assert_int_equal(cb_graph_destroy(g), CB_OK);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* 7. Joint masks of one float per joint                                                       */
+
+/* Whether joint j is `root` or below it, walking the parents. */
+static bool below(const int32_t *parents, int32_t j, int32_t root)
+{
+    while (j > root) {
+        j = parents[j];
+    }
+    return j == root;
+}
+
+/* cb_skeleton_build_mask fills a buffer of exactly one float per joint (nothing past it), for
+ * joint counts around the SIMD width, against the subtrees walked from the parents here; one
+ * float short is refused with the joint count in the message; a buffer with room for the
+ * padding gets zeros there. */
+static void joint_masks_take_one_float_per_joint(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    const uint32_t counts[] = {1, 5, 7, 9, 15, 17, 31, 33, 40};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+        uint32_t n = counts[c];
+        cb_skeleton *sk = cb_test_random_skeleton(&r, n, false, false);
+        uint32_t soa = cb_skeleton_soa_joint_count(sk);
+        const int32_t *parents = cb_skeleton_parents(sk);
+        uint32_t sub = cb_prng_below(&r, n), one = cb_prng_below(&r, n);
+        char sub_name[16], one_name[16];
+        snprintf(sub_name, sizeof sub_name, "j%u", sub);
+        snprintf(one_name, sizeof one_name, "j%u", one);
+        cb_mask_rule rules[2] = {{.joint = sub_name, .weight = 0.75f},
+                                 {.joint = one_name, .weight = 0.5f, .joint_only = true}};
+        float *buf = malloc((soa + 8) * sizeof(float));
+        for (uint32_t j = 0; j < soa + 8; ++j) {
+            buf[j] = -1.0f;
+        }
+        assert_int_equal(cb_skeleton_build_mask(sk, 0.25f, rules, 2, (cb_float_span){buf, n}, NULL),
+                         CB_OK);
+        for (uint32_t j = 0; j < n; ++j) {
+            float want = j == one ? 0.5f : below(parents, (int32_t)j, (int32_t)sub) ? 0.75f : 0.25f;
+            CB_CHECK(buf[j] == want, "%u joints: mask[%u] = %g, want %g", n, j, (double)buf[j],
+                     (double)want);
+        }
+        for (uint32_t j = n; j < soa + 8; ++j) {
+            CB_CHECK(buf[j] == -1.0f, "%u joints: wrote past the joints at %u", n, j);
+        }
+        cb_error err = {0};
+        assert_int_equal(
+            cb_skeleton_build_mask(sk, 0.25f, rules, 2, (cb_float_span){buf, n - 1}, &err),
+            CB_ERR_SPAN_TOO_SHORT);
+        char needs[32];
+        snprintf(needs, sizeof needs, "needs %u ", n);
+        CB_CHECK(strstr(err.message, needs) != NULL, "message: %s", err.message);
+        assert_int_equal(
+            cb_skeleton_build_mask(sk, 0.25f, rules, 2, (cb_float_span){buf, soa + 8}, NULL),
+            CB_OK);
+        for (uint32_t j = n; j < soa + 8; ++j) {
+            CB_CHECK(buf[j] == (j < soa ? 0.0f : -1.0f), "%u joints: padding entry %u = %g", n, j,
+                     (double)buf[j]);
+        }
+        free(buf);
+        cb_skeleton_destroy(sk);
+    }
+}
+
+/* A blend graph's upper-body layer with a mask of exactly joint_count floats (built by
+ * cb_skeleton_build_mask) runs bit for bit as the same layer given by its joint. */
+static void layer_masks_take_one_float_per_joint(void **state)
+{
+    (void)state;
+    const cb_skeleton *sk = humanoid_skeleton();
+    uint32_t n = cb_skeleton_joint_count(sk);
+    float *mask = malloc(n * sizeof(float));
+    cb_mask_rule upper = {.joint = "spine_01", .weight = 1.0f};
+    assert_int_equal(cb_skeleton_build_mask(sk, 0.0f, &upper, 1, (cb_float_span){mask, n}, NULL),
+                     CB_OK);
+    const cb_clip *clips[17];
+    for (int k = 0; k < 17; ++k) {
+        clips[k] = cb_embedded_find_clip(humanoid, loco[k]);
+    }
+    uint64_t hash[2];
+    for (int by_floats = 0; by_floats < 2; ++by_floats) {
+        cb_graph_blend_desc d = {.skeleton = sk, .clips = clips, .clip_count = 17};
+        d.upper_body.clip = cb_embedded_find_clip(humanoid, "wave_upper");
+        if (by_floats) {
+            d.upper_body.mask = (cb_float_cspan){mask, n};
+        } else {
+            d.upper_body.mask_joint = "spine_01";
+        }
+        cb_graph *g = NULL;
+        cb_error err = {0};
+        OK(cb_graph_create_blend(&d, &g, &err));
+        const cb_graph *gs[1] = {g};
+        cb_crowd *c = crowd_of_kinds(gs, 1, 64);
+        add_characters(c, 40, 0.37f);
+        hash[by_floats] = run_frames(c);
+        cb_crowd_destroy(c);
+        assert_int_equal(cb_graph_destroy(g), CB_OK);
+    }
+    assert_true(hash[0] == hash[1]);
+    free(mask);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stale_handles_stay_refused_after_many_cycles),
         cmocka_unit_test(graph_in_use_is_not_destroyed),
         GRAPH_CASE(new_characters_read_the_rest_pose),
+        cmocka_unit_test(joint_masks_take_one_float_per_joint),
+        cmocka_unit_test(layer_masks_take_one_float_per_joint),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -161,8 +161,12 @@ typedef struct cb_mask_rule {
  * Builds a per-joint weight array (a joint mask) for the blend jobs (crowdblend/pose.h).
  * @param base_weight  weight of the joints no rule touches, in [0, 1]
  * @param rules        rule_count rules (may be NULL when rule_count is 0)
- * @param out          at least cb_skeleton_soa_joint_count() floats; entry j is joint j's
- *                     weight, padding entries get 0; entries past that count are untouched
+ * @param out          at least cb_skeleton_joint_count() floats (one per joint); entry j is
+ *                     joint j's weight. When out holds cb_skeleton_soa_joint_count() floats or
+ *                     more, the padding entries (joint_count .. soa_joint_count - 1) get 0, so
+ *                     the mask can go to the pose jobs, which read it a group at a time
+ *                     (crowdblend/pose.h); entries past that are untouched. A graph layer's
+ *                     mask (crowdblend/graph.h) takes one float per joint.
  * @param err          optional detail on failure
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT, CB_ERR_INVALID_ARGUMENT (a weight
  *         outside [0, 1] or NaN), CB_ERR_NOT_FOUND (an unknown joint name). Nothing is written
