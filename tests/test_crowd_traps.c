@@ -341,6 +341,74 @@ static void layer_masks_take_one_float_per_joint(void **state)
     free(mask);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* 6. A blend space over in-place clips                                                        */
+
+/* The scene's looping clips play in place (root speed 0): a blend graph that derives its
+ * positions from root velocities is refused, naming two of the clips, for 1D kinds as for 2D
+ * (1D made a step of the weights at 0 and returned CB_OK); given positions, the 1D space
+ * blends linearly between neighbours (the closed form, at a query between two of them). */
+static void in_place_blend_spaces_need_positions(void **state)
+{
+    graph_fx *fx = *state;
+    const cb_clip *loops[3] = {fx->sc->clips[CLIP_A], fx->sc->clips[CLIP_B], fx->sc->clips[CLIP_C]};
+    const cb_solver_kind kinds[] = {CB_SOLVER_KIND_LINEAR_1D, CB_SOLVER_KIND_IDW,
+                                    CB_SOLVER_KIND_FREEFORM_DIRECTIONAL_2D,
+                                    CB_SOLVER_KIND_DELAUNAY_2D};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+        cb_graph_blend_desc d = {
+            .skeleton = fx->sc->sk, .clips = loops, .clip_count = 3, .solver = {.kind = kinds[k]}};
+        if (kinds[k] == CB_SOLVER_KIND_IDW) {
+            d.solver.dimension = 1;
+        }
+        cb_graph *g = NULL;
+        cb_error err = {0};
+        assert_int_equal(cb_graph_create_blend(&d, &g, &err), CB_ERR_DUPLICATE);
+        assert_null(g);
+        CB_CHECK(strstr(err.message, cb_clip_name(loops[0])) != NULL &&
+                     strstr(err.message, cb_clip_name(loops[1])) != NULL &&
+                     strstr(err.message, "positions") != NULL,
+                 "solver %d: %s", (int)kinds[k], err.message);
+    }
+    /* Direct weights need no positions. */
+    cb_graph_blend_desc direct = {.skeleton = fx->sc->sk,
+                                  .clips = loops,
+                                  .clip_count = 3,
+                                  .solver = {.kind = CB_SOLVER_KIND_DIRECT}};
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    OK(cb_graph_create_blend(&direct, &g, &err));
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+    /* Given positions, a 1D space blends. */
+    const float at[3] = {0.0f, 1.0f, 2.5f};
+    cb_graph_blend_desc d = {.skeleton = fx->sc->sk,
+                             .clips = loops,
+                             .clip_count = 3,
+                             .positions = at,
+                             .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D}};
+    OK(cb_graph_create_blend(&d, &g, &err));
+    cb_crowd *c = crowd_of(fx->sc, g, 8, 1, 0);
+    add_characters(c, 3, 0.0f);
+    float *x = column(c, CB_GRAPH_BLEND_PARAM_PREFIX "0");
+    const float query[3] = {0.25f, 1.75f, 0.0f};
+    for (uint32_t i = 0; i < 3; ++i) {
+        x[i] = query[i];
+    }
+    assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+    for (uint32_t i = 0; i < 3; ++i) {
+        double q = query[i], want[3] = {0.0, 0.0, 0.0};
+        uint32_t lo = q < at[1] ? 0 : 1;
+        double f = (q - at[lo]) / (at[lo + 1] - at[lo]);
+        want[lo] = 1.0 - f, want[lo + 1] = f;
+        for (uint32_t n = 0; n < 3; ++n) {
+            CB_CHECK(fabs(kept(c, n, i) - want[n]) < 1e-6, "x = %g: clip %u weight %g, want %g", q,
+                     n, (double)kept(c, n, i), want[n]);
+        }
+    }
+    cb_crowd_destroy(c);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +417,7 @@ int main(void)
         GRAPH_CASE(new_characters_read_the_rest_pose),
         cmocka_unit_test(joint_masks_take_one_float_per_joint),
         cmocka_unit_test(layer_masks_take_one_float_per_joint),
+        GRAPH_CASE(in_place_blend_spaces_need_positions),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -570,9 +570,12 @@ typedef struct cb_graph_blend_desc {
     const cb_clip *const *clips;
     /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
     uint32_t clip_count;
-    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D kinds the clips'
-     *  forward speed, for 2D kinds their (right, forward) root velocity in m/s
-     *  (cb_clip_query_root_motion()); DIRECT ignores positions. */
+    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D
+     *  kinds the clips' forward speed, for 2D kinds their (right, forward) root velocity in m/s
+     *  (cb_clip_query_root_motion()); two clips with the same one (in-place clips all have
+     *  speed 0) are refused with CB_ERR_DUPLICATE, naming them, for every kind: a 1D kind would
+     *  make a step of them (CB_SOLVER_KIND_LINEAR_1D), which given positions may ask for but
+     *  derived ones never mean. DIRECT ignores positions. */
     const float *positions;
     /** Override layer, usually masked to the upper body (weight CB_GRAPH_BLEND_UPPER_WEIGHT). */
     cb_graph_blend_layer upper_body;
