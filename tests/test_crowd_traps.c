@@ -409,6 +409,133 @@ static void in_place_blend_spaces_need_positions(void **state)
     assert_int_equal(cb_graph_destroy(g), CB_OK);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* 4. Non-finite parameters: one rule                                                          */
+
+static cb_graph *load_full_graph(void)
+{
+    const char *path = CB_TEST_GRAPH_DIR "/full.json";
+    FILE *f = fopen(path, "rb");
+    CB_CHECK(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)len + 1);
+    CB_CHECK(fread(text, 1, (size_t)len, f) == (size_t)len, "short read of %s", path);
+    fclose(f);
+    uint32_t clip_count = cb_embedded_clip_count(humanoid);
+    const cb_clip **all = malloc(clip_count * sizeof *all);
+    for (uint32_t k = 0; k < clip_count; ++k) {
+        all[k] = cb_embedded_clip(humanoid, k);
+    }
+    cb_graph_json_desc d = {.skeleton = humanoid_skeleton(),
+                            .clips = all,
+                            .clip_count = clip_count,
+                            .source_name = "full.json"};
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_load_json(text, (size_t)len, &d, &g, &err) == CB_OK, "full.json: %s",
+             err.message);
+    free(all);
+    free(text);
+    return g;
+}
+
+/* A host value for parameter p of pair `pair` at frame f, in the range its type uses. */
+static float host_value(cb_param_type type, uint32_t p, uint32_t pair, uint32_t f)
+{
+    uint32_t h = (p * 2654435761u) ^ (pair * 40503u) ^ ((f / 6) * 2246822519u);
+    h ^= h >> 13;
+    switch (type) {
+    case CB_PARAM_INT:
+        return (float)(1 + h % 4);
+    case CB_PARAM_BOOL:
+        return (float)(h % 2);
+    case CB_PARAM_TRIGGER:
+        return (float)(f % 9 == pair % 9);
+    default:
+        return -1.0f + 4.0f * (float)(h % 1000) / 1000.0f;
+    }
+}
+
+/* full.json runs every processor and every node kind (clip speeds, blend spaces, direct
+ * blends, layers, nested state machines with int, bool, trigger and float conditions, two-bone
+ * and aim IK). For each parameter the host writes, one character of a pair reads NaN, +inf or
+ * -inf in it during frames 10 to 29 and its twin reads 0; everything else is equal. The twins'
+ * outputs (matrices, root motion, clip times, machine states) stay bit-identical on every frame,
+ * during and after (the speed smoothing used to hold its value on a NaN target: the character
+ * kept moving), and each non-finite value is counted once. */
+static void nonfinite_parameters_read_as_zero_everywhere(void **state)
+{
+    (void)state;
+    cb_graph *g = load_full_graph();
+    const cb_graph *gs[1] = {g};
+    uint32_t pc = cb_graph_param_count(g);
+    /* Processor outputs are the graph's to write. */
+    static const char *const outputs[] = {"fwd",   "back", "left",  "right",
+                                          "speed", "quad", "vspeed"};
+    uint32_t host[64], hc = 0;
+    for (uint32_t p = 0; p < pc; ++p) {
+        bool out = false;
+        for (size_t o = 0; o < sizeof outputs / sizeof outputs[0]; ++o) {
+            out = out || strcmp(cb_graph_param_name(g, p), outputs[o]) == 0;
+        }
+        if (!out) {
+            host[hc++] = p;
+        }
+    }
+    cb_crowd *c = crowd_of_kinds(gs, 1, 2 * hc);
+    for (uint32_t pair = 0; pair < hc; ++pair) {
+        cb_character ch;
+        float phase = 0.07f * (float)pair;
+        assert_int_equal(cb_crowd_add(c, 0, phase, &ch), CB_OK);
+        assert_int_equal(cb_crowd_add(c, 0, phase, &ch), CB_OK);
+    }
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    uint64_t written = 0;
+    uint32_t joints = cb_crowd_joint_count(c), clips = cb_graph_clip_count(g);
+    uint32_t machines = cb_graph_state_machine_count(g);
+    for (uint32_t f = 0; f < 45; ++f) {
+        for (uint32_t q = 0; q < hc; ++q) {
+            float *col = cb_crowd_param_column(c, 0, host[q]);
+            cb_param_type type = cb_graph_param_type(g, host[q]);
+            for (uint32_t pair = 0; pair < hc; ++pair) {
+                float v = host_value(type, host[q], pair, f);
+                bool hit = pair == q && f >= 10 && f < 30;
+                col[2 * pair] = hit ? 0.0f : v;
+                col[2 * pair + 1] = hit ? bad[f % 3] : v;
+                written += hit;
+            }
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 30.0f), CB_OK);
+        const cb_root_delta *rm = cb_crowd_root_motion(c, 0);
+        for (uint32_t pair = 0; pair < hc; ++pair) {
+            uint32_t a = 2 * pair, b = a + 1;
+            const char *name = cb_graph_param_name(g, host[pair]);
+            CB_CHECK(memcmp(cb_crowd_matrices(c, 0, a), cb_crowd_matrices(c, 0, b),
+                            joints * 16 * sizeof(float)) == 0,
+                     "frame %u, '%s' non-finite: the pose differs from the twin's at 0", f, name);
+            CB_CHECK(memcmp(&rm[a], &rm[b], sizeof rm[a]) == 0,
+                     "frame %u, '%s' non-finite: root motion (%g, %g) vs (%g, %g)", f, name,
+                     (double)rm[b].translation[0], (double)rm[b].translation[2],
+                     (double)rm[a].translation[0], (double)rm[a].translation[2]);
+            for (uint32_t k = 0; k < clips; ++k) {
+                const float *t = cb_crowd_clip_times(c, 0, k);
+                CB_CHECK(memcmp(&t[a], &t[b], sizeof t[a]) == 0,
+                         "frame %u, '%s' non-finite: clip %u time", f, name, k);
+            }
+            for (uint32_t m = 0; m < machines; ++m) {
+                CB_CHECK(cb_crowd_state(c, 0, m, a) == cb_crowd_state(c, 0, m, b) &&
+                             cb_crowd_next_state(c, 0, m, a) == cb_crowd_next_state(c, 0, m, b),
+                         "frame %u, '%s' non-finite: machine %u", f, name, m);
+            }
+        }
+    }
+    assert_int_equal(cb_crowd_query_stats(c).nonfinite_params, written);
+    cb_crowd_destroy(c);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +545,7 @@ int main(void)
         cmocka_unit_test(joint_masks_take_one_float_per_joint),
         cmocka_unit_test(layer_masks_take_one_float_per_joint),
         GRAPH_CASE(in_place_blend_spaces_need_positions),
+        cmocka_unit_test(nonfinite_parameters_read_as_zero_everywhere),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -30,8 +30,16 @@
  *
  * PARAMETERS
  *   The graph's parameters, by index (cb_crowd_find_param()); a blend-space graph's names are in
- *   crowdblend/graph.h (CB_GRAPH_BLEND_PARAM_PREFIX, ...). NaN or infinite numbers are evaluated
- *   as 0; layer weights are clamped to [0, 1]; both are counted in the stats.
+ *   crowdblend/graph.h (CB_GRAPH_BLEND_PARAM_PREFIX, ...).
+ *   Non-finite values, one rule: a parameter that is NaN or infinite in its column or view is
+ *   read as 0 at the start of the frame, before anything uses it, and counted once per
+ *   character and frame (cb_crowd_stats.nonfinite_params). Every consumer then sees 0: the
+ *   processors (a speed smoothing moves towards 0, a velocity blend reads a 0 component, a
+ *   quadrant a 0 velocity: standing, it keeps its quadrant), blend spaces and direct blends (a
+ *   0 coordinate or weight), state-machine conditions (compared as 0; a trigger is not set),
+ *   clip speed parameters, layer weights and IK targets and weights. The column itself keeps
+ *   what the host wrote. Layer weights outside [0, 1] are clamped and counted
+ *   (clamped_weights).
  *
  * DENSE ORDER
  *   A kind's characters live densely at [0, cb_crowd_count(kind)). cb_crowd_remove() moves the

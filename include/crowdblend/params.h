@@ -16,7 +16,9 @@
  * so positive angles are to the right. Every function processes element i of each column
  * independently, W elements at a time; the last n % W go through the same vector code on a
  * padded copy, so results never depend on n. Non-finite inputs get the defined results stated
- * per function and are counted in *nonfinite_count (optional, may be NULL). n == 0 does
+ * per function and are counted in *nonfinite_count (optional, may be NULL). A crowd never
+ * hands them one: it reads every non-finite parameter as 0 first (crowdblend/crowd.h,
+ * PARAMETERS), so inside a graph a NaN speed target smooths towards 0. n == 0 does
  * nothing and succeeds. Functions are reentrant; calls with disjoint outputs may run
  * concurrently. Nothing is written when a function fails.
  */
