@@ -414,15 +414,6 @@ static void in_place_blend_spaces_need_positions(void **state)
 
 static cb_graph *load_full_graph(void)
 {
-    const char *path = CB_TEST_GRAPH_DIR "/full.json";
-    FILE *f = fopen(path, "rb");
-    CB_CHECK(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    CB_CHECK(fread(text, 1, (size_t)len, f) == (size_t)len, "short read of %s", path);
-    fclose(f);
     uint32_t clip_count = cb_embedded_clip_count(humanoid);
     const cb_clip **all = malloc(clip_count * sizeof *all);
     for (uint32_t k = 0; k < clip_count; ++k) {
@@ -434,10 +425,9 @@ static cb_graph *load_full_graph(void)
                             .source_name = "full.json"};
     cb_graph *g = NULL;
     cb_error err = {0};
-    CB_CHECK(cb_graph_load_json(text, (size_t)len, &d, &g, &err) == CB_OK, "full.json: %s",
-             err.message);
+    CB_CHECK(cb_graph_load_json_file(CB_TEST_GRAPH_DIR "/full.json", &d, &g, &err) == CB_OK,
+             "full.json: %s", err.message);
     free(all);
-    free(text);
     return g;
 }
 
