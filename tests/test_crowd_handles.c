@@ -134,10 +134,13 @@ static void handles_retire_a_spent_slot(void **state)
     cb_handle_pool pool;
     void *mem = malloc(cb_handle_pool_bytes(CAP));
     cb_handle_pool_init(&pool, CAP, mem);
-    pool.generation[0] = UINT32_MAX - 1;
-    uint64_t before_last, last, other, extra;
+    uint64_t first, before_last, last, other, extra;
     uint32_t dense, a, b;
+    assert_int_equal(cb_handle_pool_add(&pool, &first), CB_OK);
+    assert_int_equal(cb_handle_pool_remove(&pool, first, &a, &b), CB_OK);
+    pool.generation[0] = UINT32_MAX - 1; /* slot 0, free, as after 4 billion uses */
     assert_int_equal(cb_handle_pool_add(&pool, &before_last), CB_OK);
+    assert_int_equal(cb_handle_slot(before_last), 0);
     assert_int_equal(cb_handle_pool_remove(&pool, before_last, &a, &b), CB_OK);
     assert_int_equal(cb_handle_pool_add(&pool, &last), CB_OK);
     assert_int_equal(cb_handle_generation(last), UINT32_MAX);

@@ -526,6 +526,78 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
     assert_int_equal(cb_graph_destroy(g), CB_OK);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* 2. Memory follows use                                                                       */
+
+/* An allocator whose blocks come filled with 0xFF bytes (NaN floats, huge indices). */
+static void *poison_alloc(size_t size, size_t align, void *user)
+{
+    (void)user;
+    void *p = aligned_alloc(align, (size + align - 1) / align * align);
+    if (p != NULL) {
+        memset(p, 0xFF, size);
+    }
+    return p;
+}
+
+static void poison_free(void *ptr, size_t size, void *user)
+{
+    (void)size;
+    (void)user;
+    free(ptr);
+}
+
+/* Create no longer clears the matrices and handle tables (pages are touched as characters
+ * arrive): whatever the memory held, adds, removes and frames give the same bits as on clean
+ * memory, and before a frame the rest pose. */
+static void crowd_memory_is_not_read_before_it_is_written(void **state)
+{
+    (void)state;
+    cb_graph *g = loco_graph();
+    const cb_graph *gs[2] = {g, g};
+    uint64_t hash[2];
+    for (int poisoned = 0; poisoned < 2; ++poisoned) {
+        cb_crowd_desc d = {.skeleton = humanoid_skeleton(),
+                           .capacity = 70,
+                           .graphs = gs,
+                           .graph_count = 2,
+                           .thread_count = 2,
+                           .keep_weights = true};
+        if (poisoned) {
+            d.allocator = (cb_allocator){poison_alloc, poison_free, NULL};
+        }
+        cb_crowd *c = NULL;
+        assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+        cb_character ch[2][70];
+        for (uint32_t kind = 0; kind < 2; ++kind) {
+            for (uint32_t i = 0; i < 70; ++i) {
+                assert_int_equal(cb_crowd_add(c, kind, 0.013f * (float)i, &ch[kind][i]), CB_OK);
+            }
+            for (uint32_t i = 0; i < 70; i += 3) {
+                assert_int_equal(cb_crowd_remove(c, ch[kind][i]), CB_OK);
+            }
+        }
+        const float *m = cb_crowd_matrices(c, 1, 5);
+        for (uint32_t k = 0; k < cb_crowd_joint_count(c) * 16; ++k) {
+            CB_CHECK(isfinite(m[k]), "poisoned %d: matrix float %u before a frame", poisoned, k);
+        }
+        for (uint32_t kind = 0; kind < 2; ++kind) {
+            float *x = cb_crowd_param_column(c, kind, 0), *y = cb_crowd_param_column(c, kind, 1);
+            for (uint32_t i = 0; i < cb_crowd_count(c, kind); ++i) {
+                x[i] = 0.05f * (float)(i % 13) - 0.3f;
+                y[i] = 0.1f * (float)(i % 17);
+            }
+        }
+        for (int f = 0; f < 4; ++f) {
+            assert_int_equal(cb_crowd_update(c, 1.0f / 30.0f), CB_OK);
+        }
+        hash[poisoned] = cb_crowd_output_hash(c);
+        cb_crowd_destroy(c);
+    }
+    assert_true(hash[0] == hash[1]);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +608,7 @@ int main(void)
         cmocka_unit_test(layer_masks_take_one_float_per_joint),
         GRAPH_CASE(in_place_blend_spaces_need_positions),
         cmocka_unit_test(nonfinite_parameters_read_as_zero_everywhere),
+        cmocka_unit_test(crowd_memory_is_not_read_before_it_is_written),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -60,7 +60,9 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     } else {
         k->own_matrices = true;
         k->matrix_stride = first ? d->matrix_stride_bytes : packed;
-        k->matrices = cb_alloc_zeroed(&c->allocator, c->capacity * k->matrix_stride, 64);
+        /* Not touched here: cb_crowd_add writes a character's matrices (the rest pose), so
+         * memory follows use (issue 11: they were most of the 4.4 KB a slot cost at create). */
+        k->matrices = cb_alloc(&c->allocator, c->capacity * k->matrix_stride, 64);
     }
     if (d->keep_weights) {
         k->kept_weights = cb_alloc_zeroed(

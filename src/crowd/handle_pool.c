@@ -17,21 +17,24 @@ void cb_handle_pool_init(cb_handle_pool *pool, uint32_t capacity, void *memory)
     pool->generation = m;
     pool->dense_of_slot = m + capacity;
     pool->slot_of_dense = m + 2 * (size_t)capacity;
-    for (uint32_t s = 0; s < capacity; ++s) {
-        pool->generation[s] = 1;
-        pool->dense_of_slot[s] = s + 1; /* free list: slot s -> s + 1 */
-        pool->slot_of_dense[s] = 0;
-    }
-    pool->free_head = 0;
+    /* Nothing is written: slots are taken in order the first time (fresh), so memory is
+     * touched as characters arrive, not at create. */
+    pool->free_head = capacity;
+    pool->fresh = 0;
 }
 
 cb_result cb_handle_pool_add(cb_handle_pool *pool, uint64_t *id_out)
 {
-    if (pool->free_head >= pool->capacity) {
+    uint32_t slot;
+    if (pool->free_head < pool->capacity) {
+        slot = pool->free_head;
+        pool->free_head = pool->dense_of_slot[slot];
+    } else if (pool->fresh < pool->capacity) {
+        slot = pool->fresh++;
+        pool->generation[slot] = 1;
+    } else {
         return CB_ERR_CAPACITY;
     }
-    uint32_t slot = pool->free_head;
-    pool->free_head = pool->dense_of_slot[slot];
     uint32_t dense = pool->count++;
     pool->dense_of_slot[slot] = dense;
     pool->slot_of_dense[dense] = slot;
@@ -43,7 +46,7 @@ cb_result cb_handle_pool_lookup(const cb_handle_pool *pool, uint64_t id, uint32_
 {
     uint32_t slot = cb_handle_slot(id);
     uint32_t generation = cb_handle_generation(id);
-    if (slot >= pool->capacity || generation == 0 || pool->generation[slot] != generation) {
+    if (slot >= pool->fresh || generation == 0 || pool->generation[slot] != generation) {
         return CB_ERR_STALE_HANDLE;
     }
     uint32_t dense = pool->dense_of_slot[slot];

@@ -22,7 +22,8 @@
 typedef struct cb_handle_pool {
     uint32_t capacity;
     uint32_t count;          /* live handles = dense entries in use */
-    uint32_t free_head;      /* first free slot, or capacity when none */
+    uint32_t free_head;      /* first freed slot, or capacity when none */
+    uint32_t fresh;          /* slots ever issued; [fresh, capacity) are not touched yet */
     uint32_t retired;        /* slots whose generation is spent */
     uint32_t *generation;    /* [capacity], 1..UINT32_MAX */
     uint32_t *dense_of_slot; /* [capacity]; for a free slot: the next free slot */
