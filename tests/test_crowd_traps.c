@@ -101,21 +101,28 @@ static uint64_t run_frames(cb_crowd *c)
     return cb_crowd_output_hash(c);
 }
 
-typedef struct fail_after {
-    uint32_t left; /* allocations that succeed before the rest fail */
-} fail_after;
+/* A test allocator: `left` allocations succeed, then every one fails; with `poison`, blocks
+ * come filled with 0xFF bytes (NaN floats, huge indices). */
+typedef struct test_alloc {
+    uint32_t left;
+    bool poison;
+} test_alloc;
 
-static void *fail_after_alloc(size_t size, size_t align, void *user)
+static void *test_alloc_fn(size_t size, size_t align, void *user)
 {
-    fail_after *f = user;
-    if (f->left == 0) {
+    test_alloc *t = user;
+    if (t->left == 0) {
         return NULL;
     }
-    f->left--;
-    return aligned_alloc(align, (size + align - 1) / align * align);
+    t->left--;
+    void *p = aligned_alloc(align, (size + align - 1) / align * align);
+    if (p != NULL && t->poison) {
+        memset(p, 0xFF, size);
+    }
+    return p;
 }
 
-static void fail_after_free(void *ptr, size_t size, void *user)
+static void test_free_fn(void *ptr, size_t size, void *user)
 {
     (void)size;
     (void)user;
@@ -141,14 +148,14 @@ static void graph_in_use_is_not_destroyed(void **state)
     cb_crowd_destroy(b);
     /* Creates that fail at every allocation in turn leave no user behind. */
     for (uint32_t n = 0; n < 40; ++n) {
-        fail_after f = {n};
+        test_alloc f = {n, false};
         cb_crowd_desc d = {.skeleton = humanoid_skeleton(),
                            .capacity = 8,
                            .graphs = both,
                            .graph_count = 2,
                            .thread_count = 2,
                            .keep_weights = true,
-                           .allocator = {fail_after_alloc, fail_after_free, &f}};
+                           .allocator = {test_alloc_fn, test_free_fn, &f}};
         cb_crowd *c = NULL;
         cb_result r = cb_crowd_create(&d, &c, NULL);
         CB_CHECK(r == CB_OK || r == CB_ERR_OUT_OF_MEMORY || r == CB_ERR_THREAD,
@@ -529,24 +536,6 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* 2. Memory follows use                                                                       */
 
-/* An allocator whose blocks come filled with 0xFF bytes (NaN floats, huge indices). */
-static void *poison_alloc(size_t size, size_t align, void *user)
-{
-    (void)user;
-    void *p = aligned_alloc(align, (size + align - 1) / align * align);
-    if (p != NULL) {
-        memset(p, 0xFF, size);
-    }
-    return p;
-}
-
-static void poison_free(void *ptr, size_t size, void *user)
-{
-    (void)size;
-    (void)user;
-    free(ptr);
-}
-
 /* Create no longer clears the matrices and handle tables (pages are touched as characters
  * arrive): whatever the memory held, adds, removes and frames give the same bits as on clean
  * memory, and before a frame the rest pose. */
@@ -563,8 +552,9 @@ static void crowd_memory_is_not_read_before_it_is_written(void **state)
                            .graph_count = 2,
                            .thread_count = 2,
                            .keep_weights = true};
+        test_alloc poison = {UINT32_MAX, true};
         if (poisoned) {
-            d.allocator = (cb_allocator){poison_alloc, poison_free, NULL};
+            d.allocator = (cb_allocator){test_alloc_fn, test_free_fn, &poison};
         }
         cb_crowd *c = NULL;
         assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
