@@ -24,7 +24,7 @@ static void handles_match_a_swap_remove_model(void **state)
         if (add) {
             uint64_t id = 0;
             assert_int_equal(cb_handle_pool_add(&pool, &id), CB_OK);
-            CB_CHECK(id != 0, "id 0 issued");
+            CB_CHECK(id != 0 && id < (1ull << 53), "id %llx issued", (unsigned long long)id);
             model[count++] = id;
         } else {
             uint32_t d = cb_prng_below(&r, count);
@@ -80,6 +80,11 @@ static void handles_refuse_garbage_and_overflow(void **state)
     uint64_t id, again;
     assert_int_equal(cb_handle_pool_lookup(&pool, 0, &dense), CB_ERR_STALE_HANDLE);
     assert_int_equal(cb_handle_pool_lookup(&pool, UINT64_MAX, &dense), CB_ERR_STALE_HANDLE);
+    /* A live id with a bit above the 53 an id uses is not that id. */
+    uint64_t live;
+    assert_int_equal(cb_handle_pool_add(&pool, &live), CB_OK);
+    assert_int_equal(cb_handle_pool_lookup(&pool, live | 1ull << 60, &dense), CB_ERR_STALE_HANDLE);
+    assert_int_equal(cb_handle_pool_remove(&pool, live, &a, &b), CB_OK);
     /* A slot that was never handed out, with the right generation, is still refused. */
     assert_int_equal(cb_handle_pool_lookup(&pool, cb_handle_make(2, 1), &dense),
                      CB_ERR_STALE_HANDLE);
@@ -125,7 +130,7 @@ static void handles_stay_refused_past_the_old_wrap(void **state)
 }
 
 /* A slot whose generation is spent retires instead of wrapping: its ids stay refused and the
- * pool holds one fewer. The generation is set near its end directly (4 billion cycles would
+ * pool holds one fewer. The generation is set near its end directly (2 billion cycles would
  * take minutes). */
 static void handles_retire_a_spent_slot(void **state)
 {
@@ -138,12 +143,12 @@ static void handles_retire_a_spent_slot(void **state)
     uint32_t dense, a, b;
     assert_int_equal(cb_handle_pool_add(&pool, &first), CB_OK);
     assert_int_equal(cb_handle_pool_remove(&pool, first, &a, &b), CB_OK);
-    pool.generation[0] = UINT32_MAX - 1; /* slot 0, free, as after 4 billion uses */
+    pool.generation[0] = CB_HANDLE_GENERATION_MAX - 1; /* slot 0, free, as after 2^31 uses */
     assert_int_equal(cb_handle_pool_add(&pool, &before_last), CB_OK);
     assert_int_equal(cb_handle_slot(before_last), 0);
     assert_int_equal(cb_handle_pool_remove(&pool, before_last, &a, &b), CB_OK);
     assert_int_equal(cb_handle_pool_add(&pool, &last), CB_OK);
-    assert_int_equal(cb_handle_generation(last), UINT32_MAX);
+    assert_int_equal(cb_handle_generation(last), CB_HANDLE_GENERATION_MAX);
     assert_int_equal(cb_handle_pool_remove(&pool, last, &a, &b), CB_OK);
     assert_int_equal(pool.retired, 1);
     assert_int_equal(cb_handle_pool_add(&pool, &other), CB_OK);

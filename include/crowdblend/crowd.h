@@ -93,11 +93,12 @@ typedef struct cb_crowd cb_crowd;
 typedef struct cb_crowd_scratch cb_crowd_scratch;
 
 /**
- * A character: its slot (the low 32 bits, which also say its kind) and that slot's generation
- * (the high 32 bits). id 0 is never valid.
+ * A character: its slot (the low 22 bits, which also say its kind) and that slot's generation
+ * (the next 31 bits). id 0 is never valid, and ids stay below 2^53, so they pass through a JSON
+ * number or a JavaScript double exactly.
  *
  * A removed handle is never accepted again. Each removal gives its slot the next generation,
- * and a slot whose generation is spent (after 4,294,967,295 characters have used it) is retired
+ * and a slot whose generation is spent (after 2,147,483,647 characters have used it) is retired
  * rather than wrapped: its kind holds one character less from then on (cb_crowd_add returns
  * CB_ERR_CAPACITY earlier). (The id used to be 32 bits with a 10-bit generation, and a handle
  * came back after 1,023 add/remove cycles of its slot.)

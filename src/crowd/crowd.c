@@ -340,8 +340,8 @@ void cb_crowd_scratch_destroy(cb_crowd *c, cb_crowd_scratch *s)
 /* ------------------------------------------------------------------------------------------ */
 /* Characters                                                                                 */
 
-/* Handle ids carry their kind: kind k's slots are offset by k * capacity (below 2^32, as
- * capacity x kinds <= CB_CROWD_MAX_CAPACITY). */
+/* Handle ids carry their kind: kind k's slots are offset by k * capacity (still a slot, as
+ * capacity x kinds <= CB_HANDLE_MAX_CAPACITY). */
 static uint64_t to_global(const cb_crowd *c, uint32_t kind, uint64_t id)
 {
     return cb_handle_make(cb_handle_slot(id) + kind * c->capacity, cb_handle_generation(id));

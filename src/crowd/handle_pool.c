@@ -75,7 +75,7 @@ cb_result cb_handle_pool_remove(cb_handle_pool *pool, uint64_t id, uint32_t *mov
     *moved_to = dense;
     /* A new generation, then free; a spent generation would wrap to an old one: retire the slot
      * instead (its generation stays, so its last id is refused as a free slot's). */
-    if (pool->generation[slot] == UINT32_MAX) {
+    if (pool->generation[slot] == CB_HANDLE_GENERATION_MAX) {
         pool->dense_of_slot[slot] = pool->capacity;
         pool->retired++;
         return CB_OK;

@@ -1,14 +1,15 @@
 /* Character handles: generation-checked ids over dense, swap-removed storage.
  *
- * A handle's 64-bit id packs a slot (the low 32 bits, below 2^CB_HANDLE_SLOT_BITS) and that
- * slot's 32-bit generation (the high 32 bits, never 0, so id 0 is never valid). Slots are stable
- * while the character lives; its data sits at a dense index that moves when another character is
- * removed (the last one moves into the hole, as ECS archetype tables do), so every per-frame loop
- * runs over [0, count) with no gaps. Removing bumps the slot's generation: a stale handle names the
- * right slot but the wrong generation, and is refused (sokol_gfx's resource ids work the same way).
- * A slot whose generation reaches UINT32_MAX is retired when that character is removed (never
- * reused), so no generation ever comes back: a removed id is refused forever, at the cost of one
- * slot of capacity per 4,294,967,295 characters that used it. */
+ * A handle's 64-bit id packs a slot (the low CB_HANDLE_SLOT_BITS = 22 bits) and that slot's
+ * generation (the next 31 bits, never 0, so id 0 is never valid): 53 bits in all, so an id
+ * survives a JSON number or a JavaScript double exactly (the server sends ids to browsers). Slots
+ * are stable while the character lives; its data sits at a dense index that moves when another
+ * character is removed (the last one moves into the hole, as ECS archetype tables do), so every
+ * per-frame loop runs over [0, count) with no gaps. Removing bumps the slot's generation: a stale
+ * handle names the right slot but the wrong generation, and is refused (sokol_gfx's resource ids
+ * work the same way). A slot whose generation reaches CB_HANDLE_GENERATION_MAX is retired when that
+ * character is removed (never reused), so no generation ever comes back: a removed id is refused
+ * forever, at the cost of one slot of capacity per 2,147,483,647 characters that used it. */
 #ifndef CROWDBLEND_CROWD_HANDLE_POOL_H
 #define CROWDBLEND_CROWD_HANDLE_POOL_H
 
@@ -18,6 +19,8 @@
 
 #define CB_HANDLE_SLOT_BITS 22u
 #define CB_HANDLE_MAX_CAPACITY ((1u << CB_HANDLE_SLOT_BITS) - 1u)
+#define CB_HANDLE_GENERATION_BITS 31u
+#define CB_HANDLE_GENERATION_MAX ((1u << CB_HANDLE_GENERATION_BITS) - 1u)
 
 typedef struct cb_handle_pool {
     uint32_t capacity;
@@ -25,7 +28,7 @@ typedef struct cb_handle_pool {
     uint32_t free_head;      /* first freed slot, or capacity when none */
     uint32_t fresh;          /* slots ever issued; [fresh, capacity) are not touched yet */
     uint32_t retired;        /* slots whose generation is spent */
-    uint32_t *generation;    /* [capacity], 1..UINT32_MAX */
+    uint32_t *generation;    /* [capacity], 1..CB_HANDLE_GENERATION_MAX */
     uint32_t *dense_of_slot; /* [capacity]; for a free slot: the next free slot */
     uint32_t *slot_of_dense; /* [capacity] */
 } cb_handle_pool;
@@ -52,17 +55,19 @@ uint64_t cb_handle_pool_id_at(const cb_handle_pool *pool, uint32_t dense);
 /* The slot and generation of an id. */
 static inline uint32_t cb_handle_slot(uint64_t id)
 {
-    return (uint32_t)id;
+    return (uint32_t)(id & CB_HANDLE_MAX_CAPACITY);
 }
 
+/* 0 (never valid) for an id with bits above the 53 an id uses. */
 static inline uint32_t cb_handle_generation(uint64_t id)
 {
-    return (uint32_t)(id >> 32);
+    uint64_t g = id >> CB_HANDLE_SLOT_BITS;
+    return g <= CB_HANDLE_GENERATION_MAX ? (uint32_t)g : 0u;
 }
 
 static inline uint64_t cb_handle_make(uint32_t slot, uint32_t generation)
 {
-    return (uint64_t)generation << 32 | slot;
+    return (uint64_t)generation << CB_HANDLE_SLOT_BITS | slot;
 }
 
 #endif
