@@ -4,7 +4,12 @@
  *   follow_frame/10000/64        cb_follow_update + cb_crowd_update on a W2 crowd (the 17
  *                                locomotion clips, additive and upper-body layers);
  *   follow_frame_w2/10000/64     the same crowd and velocities without the follower: the W2
- *                                frame it sits beside (the difference is what following costs).
+ *                                frame it sits beside (the difference is what following costs);
+ *   follow_features/10000/M      cb_follow_update alone on a crowd of the example graph
+ *                                locomotion_follow (17 clips, two foot IK steps), M: 0 no
+ *                                feature, 1 playback-rate warping, 2 foot locking, 3 both;
+ *   follow_features_frame/10000/M  the same with cb_crowd_update: the whole frame, the IK
+ *                                steps that locked feet switch on included.
  * One thread. The agents' motion (positions and velocities changing every frame) is computed
  * outside the timing, as a simulation would hand it over. */
 #include <math.h>
@@ -12,6 +17,7 @@
 #include <string.h>
 
 #include "bench_all.h"
+#include "cli/example_graphs.h"
 #include "crowdblend/crowdblend.h"
 #include "shim.h"
 
@@ -22,7 +28,7 @@ static const char *const clip_names[17] = {
 
 typedef struct world {
     cb_embedded *set;
-    cb_graph *graph; /* the blend space the crowd runs */
+    cb_graph *graph; /* the feature worlds' locomotion_follow */
     cb_crowd *crowd;
     cb_follow *follow;
     uint32_t n;
@@ -113,6 +119,70 @@ static void move(world *w, uint32_t frame)
     }
 }
 
+/* The example graph locomotion_follow and a follower with the features of `mode` (bit 0:
+ * warping, bit 1: locking), n characters added through it. */
+static bool features_world_create(world *w, uint32_t n, int mode)
+{
+    memset(w, 0, sizeof *w);
+    w->n = n;
+    const cb_example_graph *ex = cb_example_graph_find("locomotion_follow");
+    if (ex == NULL || cb_embedded_create(NULL, &w->set, NULL) != CB_OK) {
+        return false;
+    }
+    const cb_clip *clips[32];
+    size_t count = cb_embedded_clip_count(w->set);
+    count = count < 32 ? count : 32;
+    for (size_t k = 0; k < count; ++k) {
+        clips[k] = cb_embedded_clip(w->set, k);
+    }
+    const cb_skeleton *sk = cb_embedded_skeleton(w->set);
+    cb_graph_json_desc jd = {.skeleton = sk, .clips = clips, .clip_count = (uint32_t)count};
+    if (cb_graph_load_json(ex->text, ex->length, &jd, &w->graph, NULL) != CB_OK) {
+        return false;
+    }
+    /* The example names each clip node after its clip. */
+    static const cb_clip *slots[32];
+    uint32_t slot_count = cb_graph_clip_count(w->graph);
+    for (uint32_t s = 0; s < slot_count && s < 32; ++s) {
+        slots[s] = cb_embedded_find_clip(
+            w->set, cb_graph_node_name(w->graph, cb_graph_clip_node(w->graph, s)));
+    }
+    const cb_graph *graphs[1] = {w->graph};
+    cb_crowd_desc cd = {.skeleton = sk,
+                        .capacity = n,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1,
+                        .keep_weights = true};
+    w->pos = calloc(3 * (size_t)n, sizeof(float));
+    w->vel = calloc(3 * (size_t)n, sizeof(float));
+    if (w->pos == NULL || w->vel == NULL || cb_crowd_create(&cd, &w->crowd, NULL) != CB_OK) {
+        return false;
+    }
+    cb_follow_desc fd = {.crowd = w->crowd, .capacity = n};
+    if (mode & 1) {
+        fd.warp = (cb_follow_warp){.rate_param = "rate", .gait_speed_mps = 1.4f};
+    }
+    if (mode & 2) {
+        fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                    {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                   .weight_param = {"foot_l_w", "foot_r_w"},
+                                   .slot_clips = slots,
+                                   .slot_count = slot_count};
+    }
+    if (cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        float phase = (float)((i * 2654435761u) % 1000u) / 1000.0f;
+        if (cb_follow_add(w->follow, phase, 0.0f, &ch) != CB_OK) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void finish(cb_bench_state *st, const world *w)
 {
     double chars = (double)w->n * (double)cb_bench_iterations(st);
@@ -144,7 +214,7 @@ static void bm_follow_update(cb_bench_state *st, void *user)
         cb_bench_pause_timing(st);
         move(&w, frame++);
         cb_bench_resume_timing(st);
-        cb_follow_update(w.follow, w.pos, w.vel, 0);
+        cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
         cb_bench_keep(cb_follow_roots(w.follow));
     }
     finish(st, &w);
@@ -172,9 +242,43 @@ static void bm_frame(cb_bench_state *st, void *user)
         }
         cb_bench_resume_timing(st);
         if (follow) {
-            cb_follow_update(w.follow, w.pos, w.vel, 0);
+            cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
         }
         cb_crowd_update(w.crowd, 1.0f / 60.0f);
+    }
+    finish(st, &w);
+    world_destroy(&w);
+}
+
+/* user: non-NULL to time the crowd update too. Two seconds of motion first, so that feet are
+ * locked and released as in a running crowd. */
+static void bm_features(cb_bench_state *st, void *user)
+{
+    bool frame_too = user != NULL;
+    world w;
+    if (!features_world_create(&w, (uint32_t)cb_bench_range(st, 0), (int)cb_bench_range(st, 1))) {
+        cb_bench_skip_with_error(st, "setup failed");
+        world_destroy(&w);
+        return;
+    }
+    uint32_t frame = 0;
+    for (; frame < 120; ++frame) {
+        move(&w, frame);
+        cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
+        cb_crowd_update(w.crowd, 1.0f / 60.0f);
+    }
+    while (cb_bench_keep_running(st)) {
+        cb_bench_pause_timing(st);
+        move(&w, frame++);
+        cb_bench_resume_timing(st);
+        cb_follow_update(w.follow, w.pos, w.vel, 0, 1.0f / 60.0f);
+        if (!frame_too) {
+            cb_bench_pause_timing(st);
+        }
+        cb_crowd_update(w.crowd, 1.0f / 60.0f);
+        if (!frame_too) {
+            cb_bench_resume_timing(st);
+        }
     }
     finish(st, &w);
     world_destroy(&w);
@@ -186,4 +290,8 @@ void cb_bench_register_follow(void)
     cb_bench_arg(cb_bench_register("follow_update", bm_follow_update, NULL), 10000);
     cb_bench_args2(cb_bench_register("follow_frame", bm_frame, &on), 10000, 64);
     cb_bench_args2(cb_bench_register("follow_frame_w2", bm_frame, NULL), 10000, 64);
+    for (int mode = 0; mode < 4; ++mode) {
+        cb_bench_args2(cb_bench_register("follow_features", bm_features, NULL), 10000, mode);
+        cb_bench_args2(cb_bench_register("follow_features_frame", bm_features, &on), 10000, mode);
+    }
 }

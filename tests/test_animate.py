@@ -215,6 +215,33 @@ for name, seconds, extra in (("crowdit.csv.gz", 0, []),
           d["host_warp"] == ("--host-warp" in extra), f"{name}: the run says what ran")
     check_stats(name, d)
 
+# The follow features (examples/graphs/locomotion_follow.json): warping and locking run when
+# the graph has their parameters, report their counts, and take the planted skate far below
+# the same graph's without them (docs/performance.md, AFTER).
+crowdit = os.path.join(DATA, "crowdit.csv.gz")
+runs = {}
+for label, extra in (("on", []), ("off", ["--no-warp", "--no-lock"])):
+    proc = run(crowdit, "--json", "--graph", "locomotion_follow", "--max-turn", "2", *extra)
+    check(proc.returncode == 0, f"animate --graph locomotion_follow {' '.join(extra)} exits 0 "
+                                f"({proc.stderr.strip()[-300:]})")
+    try:
+        runs[label] = json.loads(proc.stdout)["files"][0]
+        check_stats(f"locomotion_follow {label}", runs[label])
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"animate --graph locomotion_follow: JSON ({e})")
+if len(runs) == 2:
+    on, off = runs["on"], runs["off"]
+    check(on["warp"] and on["lock"] and not off["warp"] and not off["lock"],
+          "locomotion_follow: the features run when the graph has their parameters, and not "
+          "with --no-warp --no-lock")
+    check(on["locks"] > 0 and 0 <= on["reach_failures"] <= on["locks"] and
+          on["rate_clamped"] >= 0 and off["locks"] == 0,
+          f"locomotion_follow: plants locked {on['locks']}, reach failures "
+          f"{on['reach_failures']}")
+    check(on["skate"]["mean"] < 0.5 * off["skate"]["mean"],
+          f"locomotion_follow: warping and locking at least halve the planted skate "
+          f"({off['skate']['mean']} -> {on['skate']['mean']} cm/s)")
+
 # Several files: each its own crowd, and "all" merges their figures.
 two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
 proc = run(*two, "--json", "--seconds", "3")

@@ -26,7 +26,8 @@ INTERFACES = {
     "ik": {"ik_kernels.h"},
     "ltm": {"ltm_kernels.h"},
     "graph": {"runtime.h"},
-    "compress": {"cclip_impl.h"},  # the stored form, for the pack writer (src/io)
+    # the pack reader and writer (src/io) check a stored compressed clip against its clip
+    "compress": {"cclip_impl.h"},
 }
 # The command path: hosts of the library (public API plus the header-only helpers below), free
 # to use each other's headers.

@@ -6,6 +6,7 @@
  * failing update changes nothing. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crowdblend/crowdblend.h"
@@ -114,6 +115,20 @@ static void follow_create_validates(void **state)
     expect_create(&(cb_follow_desc){.crowd = f.crowd}, CB_ERR_INVALID_ARGUMENT, "capacity");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .kind = 1},
                   CB_ERR_INVALID_ARGUMENT, "kind");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .max_turn_rps = -1},
+                  CB_ERR_INVALID_ARGUMENT, "max_turn_rps");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .warp = {.rate_param = "blend_0", .gait_speed_mps = 0}},
+                  CB_ERR_INVALID_ARGUMENT, "gait_speed_mps");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .warp = {.rate_param = "nope", .gait_speed_mps = 1.4f}},
+                  CB_ERR_NOT_FOUND, "nope");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .lock = {.weight_param = {"blend_0", "blend_1"}}},
+                  CB_ERR_NULL_ARGUMENT, "target");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .stand_speed_mps = -1},
                   CB_ERR_INVALID_ARGUMENT, "speeds");
     expect_create(
@@ -155,7 +170,7 @@ static void follow_root_exactly_on_the_position(void **state)
             pos[i] = cb_prng_range(&r, -500.0f, 500.0f);
             vel[i] = i % 3 == 1 ? 0.0f : cb_prng_range(&r, -2.5f, 2.5f);
         }
-        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0), CB_OK);
+        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
         assert_int_equal(cb_crowd_update(f.crowd, 1.0f / 60.0f), CB_OK);
         const cb_follow_root *roots = cb_follow_roots(f.follow);
         for (int i = 0; i < N; ++i) {
@@ -201,7 +216,7 @@ static void follow_heading_and_local_velocity(void **state)
         float pos[3] = {1, 2, 3};
         float vel[3] = {(float)(speed * sin(dir)), cb_prng_range(&r, -1, 1),
                         (float)(speed * cos(dir))};
-        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0), CB_OK);
+        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
         const cb_follow_root *root = &cb_follow_roots(f.follow)[0];
         /* The closed form, in double. */
         double s = hypot(vel[0], vel[2]), target = atan2(vel[0], vel[2]), want;
@@ -279,7 +294,7 @@ static void follow_mirrors_the_dense_order(void **state)
     cb_character other;
     assert_int_equal(cb_crowd_add(f.crowd, 0, 0.0f, &other), CB_OK);
     float zero[18] = {0};
-    assert_int_equal(cb_follow_update(f.follow, zero, zero, 0), CB_ERR_MISMATCH);
+    assert_int_equal(cb_follow_update(f.follow, zero, zero, 0, 1.0f / 60.0f), CB_ERR_MISMATCH);
     assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch[1]), CB_ERR_MISMATCH);
     assert_int_equal(cb_follow_remove(f.follow, ch[0]), CB_ERR_MISMATCH);
     fixture_finish(&f);
@@ -298,7 +313,7 @@ static void follow_update_validates(void **state)
     /* Strided input: 4 floats per character. */
     float pos[12] = {1, 0, 1, -1, 2, 0, 2, -1, 3, 0, 3, -1};
     float vel[12] = {0, 0, 1, -1, 1, 0, 0, -1, 0, 0, -1, -1};
-    assert_int_equal(cb_follow_update(f.follow, pos, vel, 16), CB_OK);
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 16, 1.0f / 60.0f), CB_OK);
     cb_follow_root before[3];
     memcpy(before, cb_follow_roots(f.follow), sizeof before);
     assert_true(fabsf(before[1].yaw - PI / 2) < 1e-6f && fabsf(fabsf(before[2].yaw) - PI) < 1e-6f);
@@ -309,13 +324,15 @@ static void follow_update_validates(void **state)
     float bad[12];
     memcpy(bad, vel, sizeof bad);
     bad[9] = NAN;
-    assert_int_equal(cb_follow_update(f.follow, pos, bad, 16), CB_ERR_NOT_FINITE);
+    assert_int_equal(cb_follow_update(f.follow, pos, bad, 16, 1.0f / 60.0f), CB_ERR_NOT_FINITE);
     bad[9] = 2e4f;
-    assert_int_equal(cb_follow_update(f.follow, pos, bad, 16), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_follow_update(f.follow, pos, vel, 14), CB_ERR_MISALIGNED);
-    assert_int_equal(cb_follow_update(f.follow, pos, vel, 8), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_follow_update(f.follow, NULL, vel, 0), CB_ERR_NULL_ARGUMENT);
-    assert_int_equal(cb_follow_update(NULL, pos, vel, 0), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_follow_update(f.follow, pos, bad, 16, 1.0f / 60.0f),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 14, 1.0f / 60.0f), CB_ERR_MISALIGNED);
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 8, 1.0f / 60.0f),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_follow_update(f.follow, NULL, vel, 0, 1.0f / 60.0f), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_follow_update(NULL, pos, vel, 0, 1.0f / 60.0f), CB_ERR_NULL_ARGUMENT);
     assert_memory_equal(before, cb_follow_roots(f.follow), sizeof before);
     assert_memory_equal(fwd_before, fwd, sizeof fwd_before);
     fixture_finish(&f);
@@ -350,7 +367,7 @@ static void follow_finds_graph_parameters(void **state)
     cb_character ch;
     assert_int_equal(cb_follow_add(follow, 0.0f, 0.0f, &ch), CB_OK);
     float pos[3] = {0, 0, 0}, vel[3] = {0.5f, 0, 1.0f};
-    assert_int_equal(cb_follow_update(follow, pos, vel, 0), CB_OK);
+    assert_int_equal(cb_follow_update(follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
     /* Heading along the velocity: vy (forward) gets the speed, vx (right) nothing. */
     assert_true(fabsf(cb_crowd_param_column(crowd, 0, 0)[0] - hypotf(0.5f, 1.0f)) < 1e-6f);
     assert_true(fabsf(cb_crowd_param_column(crowd, 0, 1)[0]) < 1e-6f);
@@ -358,6 +375,337 @@ static void follow_finds_graph_parameters(void **state)
     cb_crowd_destroy(crowd);
     cb_graph_destroy(g);
     cb_embedded_destroy(set);
+}
+
+/* With max_turn_rps the heading turns at most max_turn_rps x dt per update, towards the
+ * velocity's direction (the shorter way), and gets there; the root is still exactly on the
+ * position and the local velocity is the world velocity seen from the limited heading. */
+static void follow_turn_rate_limit(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, false);
+    cb_follow_desc fd = {.crowd = f.crowd, .capacity = 1, .max_turn_rps = 2.0f};
+    cb_error err = {0};
+    CB_CHECK(cb_follow_create(&fd, &f.follow, &err) == CB_OK, "%s", err.message);
+    cb_character ch;
+    assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_OK);
+    const double dt = 1.0 / 60.0, target = -2.5; /* 2.5 rad to the right, at 1.2 m/s */
+    float pos[3] = {1.0f, 0.0f, 2.0f};
+    float vel[3] = {(float)(1.2 * sin(target)), 0.0f, (float)(1.2 * cos(target))};
+    double yaw = 0.0;
+    for (int k = 0; k < 90; ++k) {
+        assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, (float)dt), CB_OK);
+        const cb_follow_root *r = cb_follow_roots(f.follow);
+        /* The closed form: the limit's steps until the direction is reached. */
+        yaw = fmax(target, yaw - 2.0 * dt);
+        CB_CHECK(fabs(r->yaw - yaw) < 2e-5, "update %d: yaw %g, want %g", k, (double)r->yaw, yaw);
+        assert_memory_equal(r->position, pos, sizeof pos);
+        double fwd = vel[0] * sin(yaw) + vel[2] * cos(yaw);
+        double right = -(vel[0] * cos(yaw) - vel[2] * sin(yaw));
+        CB_CHECK(fabs(r->forward_mps - fwd) < 1e-4 && fabs(r->right_mps - right) < 1e-4,
+                 "update %d: local velocity (%g, %g), want (%g, %g)", k, (double)r->right_mps,
+                 (double)r->forward_mps, right, fwd);
+    }
+    assert_true(yaw == target); /* reached after 75 updates */
+    fixture_finish(&f);
+}
+
+/* ---- playback-rate warping and foot locking (examples/graphs/locomotion_follow.json) ---- */
+
+typedef struct gait_fixture {
+    cb_embedded *set;
+    cb_graph *graph;
+    cb_crowd *crowd;
+    cb_follow *follow;
+    const cb_clip *slot_clips[32];
+    uint32_t ball[2];
+} gait_fixture;
+
+static const float DT = 1.0f / 60.0f;
+
+/* The example graph from its file, a crowd of n, a follower with warping (walk: 1.4 m/s) and,
+ * when lock is set, foot locking. */
+static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(cb_embedded_create(NULL, &g->set, NULL), CB_OK);
+    const cb_clip *clips[32];
+    size_t count = cb_embedded_clip_count(g->set);
+    count = count < 32 ? count : 32;
+    for (size_t k = 0; k < count; ++k) {
+        clips[k] = cb_embedded_clip(g->set, k);
+    }
+    const cb_skeleton *sk = cb_embedded_skeleton(g->set);
+    cb_graph_json_desc jd = {.skeleton = sk, .clips = clips, .clip_count = (uint32_t)count};
+    cb_error err = {0};
+    const char *path = CB_EXAMPLES_DIR "/locomotion_follow.json";
+    CB_CHECK(cb_graph_load_json_file(path, &jd, &g->graph, &err) == CB_OK, "%s", err.message);
+    /* Slot s plays the clip named like its node (the example's convention). */
+    uint32_t slots = cb_graph_clip_count(g->graph);
+    assert_true(slots <= 32);
+    for (uint32_t s = 0; s < slots; ++s) {
+        const char *node = cb_graph_node_name(g->graph, cb_graph_clip_node(g->graph, s));
+        g->slot_clips[s] = cb_embedded_find_clip(g->set, node);
+        assert_non_null(g->slot_clips[s]);
+    }
+    const cb_graph *graphs[1] = {g->graph};
+    cb_crowd_desc cd = {.skeleton = sk,
+                        .capacity = n,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1,
+                        .keep_weights = true};
+    CB_CHECK(cb_crowd_create(&cd, &g->crowd, &err) == CB_OK, "%s", err.message);
+    cb_follow_desc fd = {.crowd = g->crowd, .capacity = n};
+    if (warp) {
+        fd.warp = (cb_follow_warp){.rate_param = "rate", .gait_speed_mps = 1.4f};
+    }
+    if (lock) {
+        fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                    {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                   .weight_param = {"foot_l_w", "foot_r_w"},
+                                   .slot_clips = g->slot_clips,
+                                   .slot_count = slots};
+    }
+    CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
+    assert_int_equal(cb_skeleton_find_joint(sk, "ball_l", &g->ball[0]), CB_OK);
+    assert_int_equal(cb_skeleton_find_joint(sk, "ball_r", &g->ball[1]), CB_OK);
+}
+
+static void gait_finish(gait_fixture *g)
+{
+    cb_follow_destroy(g->follow);
+    cb_crowd_destroy(g->crowd);
+    cb_graph_destroy(g->graph);
+    cb_embedded_destroy(g->set);
+}
+
+/* Joint j of character i in the world, in double: the root's matrix times the model matrix. */
+static void world_joint(const gait_fixture *g, uint32_t i, uint32_t j, double out[3])
+{
+    const cb_follow_root *root = &cb_follow_roots(g->follow)[i];
+    const float *t = &cb_crowd_matrices(g->crowd, 0, i)[16 * (size_t)j + 12];
+    double s = sin((double)root->yaw), c = cos((double)root->yaw);
+    out[0] = root->position[0] + c * t[0] + s * t[2];
+    out[1] = root->position[1] + t[1];
+    out[2] = root->position[2] - s * t[0] + c * t[2];
+}
+
+/* The rate is the commanded speed over the walk's, within the bounds, and the blend's root
+ * speed (the crowd's root motion over dt) equals the command: exactly the walk played at that
+ * rate inside the bounds, and still the command below them, where idle blends in. */
+static void follow_warp_matches_the_commanded_speed(void **state)
+{
+    (void)state;
+    const float speeds[] = {0.4f, 0.6f, 0.9f, 1.2f, 1.4f, 1.7f, 1.85f};
+    const uint32_t n = sizeof speeds / sizeof speeds[0];
+    gait_fixture g;
+    gait_init(&g, n, true, false);
+    uint32_t rate_param;
+    assert_int_equal(cb_graph_find_param(g.graph, "rate", &rate_param), CB_OK);
+    float pos[3 * 8] = {0}, vel[3 * 8] = {0};
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_follow_add(g.follow, 0.25f, 0.0f, &ch), CB_OK);
+        vel[3 * i + 2] = speeds[i]; /* straight along +Z, the heading */
+    }
+    double travelled[8] = {0};
+    const int frames = 240;
+    for (int k = 0; k < frames; ++k) {
+        assert_int_equal(cb_follow_update(g.follow, pos, vel, 0, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(g.crowd, DT), CB_OK);
+        const cb_root_delta *rm = cb_crowd_root_motion(g.crowd, 0);
+        for (uint32_t i = 0; i < n && k >= 60; ++i) { /* after the blend has settled */
+            travelled[i] += hypot(rm[i].translation[0], rm[i].translation[2]);
+        }
+    }
+    const float *rate = cb_crowd_param_column(g.crowd, 0, rate_param);
+    for (uint32_t i = 0; i < n; ++i) {
+        double want =
+            fmin(fmax(speeds[i] / 1.4, CB_FOLLOW_DEFAULT_MIN_RATE), CB_FOLLOW_DEFAULT_MAX_RATE);
+        CB_CHECK(fabs(rate[i] - want) < 1e-6, "speed %g: rate %g, want %g", (double)speeds[i],
+                 (double)rate[i], want);
+        double speed = travelled[i] / ((frames - 60) * (double)DT);
+        bool within = speeds[i] >= 1.4f * CB_FOLLOW_DEFAULT_MIN_RATE &&
+                      speeds[i] <= 1.4f * CB_FOLLOW_DEFAULT_MAX_RATE;
+        /* Inside the bounds the walk alone plays: its speed times the rate, to float
+         * rounding; outside, the blend space's interpolation of speeds (idle or run). */
+        double tolerance = within ? 1e-3 : 0.02 * speeds[i];
+        CB_CHECK(fabs(speed - speeds[i]) < tolerance, "commanded %g m/s: the root moves %g",
+                 (double)speeds[i], speed);
+    }
+    cb_follow_stats st = cb_follow_query_stats(g.follow);
+    assert_true(st.rate_clamped > 0); /* 0.4, 0.6 and 1.85 m/s */
+    gait_finish(&g);
+}
+
+#define SOFTEN 0.99 /* the example graph's two_bone_ik soften */
+static double dist3(const double a[3], const double b[3])
+{
+    return sqrt(pow(a[0] - b[0], 2) + pow(a[1] - b[1], 2) + pow(a[2] - b[2], 2));
+}
+
+/* Whether the leg reaches a point: closer to the thigh joint than the thigh-calf and calf-ball
+ * lengths together, with 0.1 mm to spare (the output's own bone lengths). */
+static bool reachable(const gait_fixture *g, int foot, const float target[3])
+{
+    static const char *const names[2][2] = {{"thigh_l", "calf_l"}, {"thigh_r", "calf_r"}};
+    uint32_t thigh, calf;
+    const cb_skeleton *sk = cb_embedded_skeleton(g->set);
+    assert_int_equal(cb_skeleton_find_joint(sk, names[foot][0], &thigh), CB_OK);
+    assert_int_equal(cb_skeleton_find_joint(sk, names[foot][1], &calf), CB_OK);
+    double a[3], b[3], c[3], t[3] = {target[0], target[1], target[2]};
+    world_joint(g, 0, thigh, a);
+    world_joint(g, 0, calf, b);
+    world_joint(g, 0, g->ball[foot], c);
+    return dist3(a, t) < SOFTEN * (dist3(a, b) + dist3(b, c)) - 1e-4;
+}
+
+/* An allocator that fails from its n-th allocation on and checks that every free names a
+ * live allocation with its size. */
+typedef struct counting_alloc {
+    int left; /* allocations that succeed */
+    int live; /* allocations not freed */
+    size_t bytes;
+} counting_alloc;
+
+static void *counting_alloc_fn(size_t size, size_t align, void *user)
+{
+    counting_alloc *c = user;
+    if (c->left-- <= 0) {
+        return NULL;
+    }
+    c->live++;
+    c->bytes += size;
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void counting_free_fn(void *ptr, size_t size, void *user)
+{
+    counting_alloc *c = user;
+    c->live--;
+    c->bytes -= size;
+    free(ptr);
+}
+
+/* Creating a follower with both features under an allocator that fails at each allocation in
+ * turn: CB_ERR_OUT_OF_MEMORY, nothing leaked, and destroy frees every byte with its size. */
+static void follow_features_allocation_failures(void **state)
+{
+    (void)state;
+    gait_fixture g;
+    gait_init(&g, 4, false, false);
+    uint32_t slots = cb_graph_clip_count(g.graph);
+    for (int n = 0;; ++n) {
+        counting_alloc c = {.left = n};
+        cb_follow_desc fd = {.crowd = g.crowd,
+                             .capacity = 4,
+                             .allocator = {counting_alloc_fn, counting_free_fn, &c},
+                             .warp = {.rate_param = "rate", .gait_speed_mps = 1.4f},
+                             .lock = {.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                       {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                      .weight_param = {"foot_l_w", "foot_r_w"},
+                                      .slot_clips = g.slot_clips,
+                                      .slot_count = slots}};
+        cb_follow *f = NULL;
+        cb_result r = cb_follow_create(&fd, &f, NULL);
+        if (r == CB_OK) {
+            cb_follow_destroy(f);
+            CB_CHECK(c.live == 0 && c.bytes == 0, "after destroy: %d allocations, %zu bytes",
+                     c.live, c.bytes);
+            CB_CHECK(n >= 6, "created with only %d allocations", n);
+            break;
+        }
+        CB_CHECK(r == CB_ERR_OUT_OF_MEMORY && f == NULL && c.live == 0 && c.bytes == 0,
+                 "allocation %d failing: %s, %d allocations left", n, cb_result_str(r), c.live);
+    }
+    gait_finish(&g);
+}
+
+/* A walk along an arc (turning 0.5 rad/s at 1.2 m/s): while a foot is locked its ball joint
+ * stays where the lock began, within 1 mm, in the world, whenever the leg reaches it; a lock
+ * is reported failed only where the leg cannot reach it; and engaging or releasing a lock does not
+ * pop: the second difference of every joint's world position stays within that of the same walk
+ * without locking, plus a margin for the foot's own stop. */
+static void follow_lock_holds_planted_feet(void **state)
+{
+    (void)state;
+    gait_fixture g, ref;
+    gait_init(&g, 1, true, true);
+    gait_init(&ref, 1, true, false);
+    cb_character ch;
+    assert_int_equal(cb_follow_add(g.follow, 0.25f, 0.0f, &ch), CB_OK);
+    assert_int_equal(cb_follow_add(ref.follow, 0.25f, 0.0f, &ch), CB_OK);
+    const double speed = 1.2, turn = 0.5, radius = speed / turn;
+    size_t joints = cb_crowd_joint_count(g.crowd);
+    double *hist = calloc(3 * 3 * joints * 2, sizeof *hist); /* 3 frames x joints x (g, ref) */
+    double worst_pop = 0.0, worst_ref_pop = 0.0, worst_drift = 0.0;
+    int locked_frames = 0, releases = 0;
+    bool was_locked[2] = {false, false}, was_failed[2] = {false, false};
+    uint64_t failures = 0;
+    const int frames = 600;
+    for (int k = 0; k < frames; ++k) {
+        double a = turn * k * (double)DT;
+        float pos[3] = {(float)(radius * (1.0 - cos(a))), 0.0f, (float)(radius * sin(a))};
+        float vel[3] = {(float)(speed * sin(a)), 0.0f, (float)(speed * cos(a))};
+        assert_int_equal(cb_follow_update(g.follow, pos, vel, 0, DT), CB_OK);
+        assert_int_equal(cb_follow_update(ref.follow, pos, vel, 0, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(g.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(ref.crowd, DT), CB_OK);
+        const cb_follow_foot *feet = cb_follow_feet(g.follow);
+        for (int f = 0; f < 2; ++f) {
+            double p[3];
+            world_joint(&g, 0, g.ball[f], p);
+            if (feet[f].failed && !was_failed[f]) {
+                /* A failure is reported where the leg cannot reach: out of its length. */
+                CB_CHECK(!reachable(&g, f, feet[f].lock), "frame %d: a reachable lock failed", k);
+                failures++;
+            }
+            was_failed[f] = feet[f].failed;
+            if (feet[f].locked && reachable(&g, f, feet[f].lock)) {
+                double d = sqrt(pow(p[0] - feet[f].lock[0], 2) + pow(p[1] - feet[f].lock[1], 2) +
+                                pow(p[2] - feet[f].lock[2], 2));
+                worst_drift = fmax(worst_drift, d);
+                locked_frames++;
+            }
+            releases += was_locked[f] && !feet[f].locked;
+            was_locked[f] = feet[f].locked;
+        }
+        for (size_t j = 0; j < joints; ++j) {
+            for (int w = 0; w < 2; ++w) {
+                double *h = &hist[3 * (3 * (j * 2 + (size_t)w))];
+                memmove(h, h + 3, 6 * sizeof *h);
+                world_joint(w == 0 ? &g : &ref, 0, (uint32_t)j, h + 6);
+                if (k < 62) {
+                    continue; /* after the start-up blend of the first second */
+                }
+                double d2 = sqrt(pow(h[6] - 2 * h[3] + h[0], 2) + pow(h[7] - 2 * h[4] + h[1], 2) +
+                                 pow(h[8] - 2 * h[5] + h[2], 2));
+                if (w == 0) {
+                    worst_pop = fmax(worst_pop, d2);
+                } else {
+                    worst_ref_pop = fmax(worst_ref_pop, d2);
+                }
+            }
+        }
+    }
+    cb_follow_stats st = cb_follow_query_stats(g.follow);
+    CB_CHECK(worst_drift < 1e-3, "a locked ball moved %g m", worst_drift);
+    CB_CHECK(st.locks >= 10 && releases >= 10 && locked_frames > 200,
+             "%llu locks, %d releases, %d locked foot-frames", (unsigned long long)st.locks,
+             releases, locked_frames);
+    /* The outer leg of the turn runs out of reach at the end of some stances: reported. */
+    CB_CHECK(st.reach_failures == failures && failures < st.locks / 2,
+             "%llu reach failures (%llu seen), %llu locks", (unsigned long long)st.reach_failures,
+             (unsigned long long)failures, (unsigned long long)st.locks);
+    /* The foot's stop at a plant: at most its speed over one frame (a 1.4 m/s walk's swing is
+     * slow there), 1 cm per frame squared beyond the reference. */
+    CB_CHECK(worst_pop < worst_ref_pop + 0.01, "pop %g m with locking, %g without", worst_pop,
+             worst_ref_pop);
+    free(hist);
+    gait_finish(&g);
+    gait_finish(&ref);
 }
 
 int main(void)
@@ -371,6 +719,10 @@ int main(void)
         cmocka_unit_test(follow_mirrors_the_dense_order),
         cmocka_unit_test(follow_update_validates),
         cmocka_unit_test(follow_finds_graph_parameters),
+        cmocka_unit_test(follow_turn_rate_limit),
+        cmocka_unit_test(follow_warp_matches_the_commanded_speed),
+        cmocka_unit_test(follow_lock_holds_planted_feet),
+        cmocka_unit_test(follow_features_allocation_failures),
     };
     return CB_RUN_TESTS(tests);
 }

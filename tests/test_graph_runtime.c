@@ -638,7 +638,7 @@ static void graph_layers_match_the_reference(void **state)
 }
 
 /* Direct blend: the kept weights are the parameters clamped at 0 and normalized, against a
- * double reference; a NaN parameter zeroes the node (the solver's rule for a non-finite query,
+ * double reference; a NaN parameter is read as 0 (the crowd's rule for every parameter,
  * counted); all zero leaves the rest pose. The graph's direct node runs the DIRECT solver's
  * rule: its weights equal cb_solver_evaluate_one's bit for bit, hard inputs included (huge,
  * subnormal: a sum of 1e-40 once gave every weight 1). */
@@ -688,19 +688,17 @@ static void graph_direct_weights_are_normalized_parameters(void **state)
         cb_crowd_update(c, DT);
         for (uint32_t i = 0; i < N; ++i) {
             double w[3], sum = 0.0;
-            bool nan_row = false;
             float q[3], one[3];
             for (int k = 0; k < 3; ++k) {
-                nan_row = nan_row || isnan(v[k][i]);
-                w[k] = v[k][i] > 0.0f ? v[k][i] : 0.0;
+                w[k] = v[k][i] > 0.0f ? v[k][i] : 0.0; /* NaN: 0 */
                 sum += w[k];
-                q[k] = v[k][i];
+                q[k] = isnan(v[k][i]) ? 0.0f : v[k][i];
             }
             assert_int_equal(cb_solver_evaluate_one(direct, q, one, NULL), CB_OK);
             dref_entry de[3];
             size_t n = 0;
             for (int k = 0; k < 3; ++k) {
-                double want = !nan_row && sum > 0.0 ? w[k] / sum : 0.0;
+                double want = sum > 0.0 ? w[k] / sum : 0.0;
                 /* Influence at or below CB_BLEND_WEIGHT_EPSILON is kept as none. */
                 float got = kept(c, (uint32_t)k, i);
                 float solver = one[k] > CB_BLEND_WEIGHT_EPSILON ? one[k] : 0.0f;

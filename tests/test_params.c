@@ -23,9 +23,8 @@ enum { N = 4099 };
 static void ref_velocity(double x, double y, double z, double min_sq, double out[4])
 {
     memset(out, 0, 4 * sizeof(double));
-    if (!isfinite(x) || !isfinite(y) || !isfinite(z)) {
-        return;
-    }
+    /* The library's rule: a non-finite component reads as 0. */
+    x = isfinite(x) ? x : 0.0, y = isfinite(y) ? y : 0.0, z = isfinite(z) ? z : 0.0;
     double s = fabs(x) + fabs(y) + fabs(z);
     if (x * x + y * y + z * z < min_sq || s == 0) {
         return;
@@ -126,8 +125,9 @@ static void params_velocity_blend_rejects_bad_arguments(void **state)
 /* Unreal's FMath::FInterpTo, in double, plus the documented non-finite rules. */
 static double ref_interp(double cur, double tgt, double dt, double speed)
 {
-    if (!isfinite(cur) || !isfinite(tgt)) {
-        return isfinite(tgt) ? tgt : isfinite(cur) ? cur : 0.0;
+    tgt = isfinite(tgt) ? tgt : 0.0; /* the library's rule: read as 0 */
+    if (!isfinite(cur)) {
+        return tgt;
     }
     if (speed <= 0) {
         return tgt;
@@ -180,9 +180,12 @@ static void params_interp_to_matches_reference(void **state)
         assert_int_equal(bad, want_bad);
         for (size_t i = 0; i < N; ++i) {
             double want = ref_interp(cur[i], tgt[i], dts[run], speeds[run]);
-            /* Relative to the value's scale (the overflow case is 3e38). */
-            double scale = fmax(1.0, fmax(fabs(cur[i]), fabs(tgt[i])));
-            cb_err_track_add(&t, (out[i] - want) / (isfinite(scale) ? scale : 1.0), 0.0, i);
+            /* Relative to the value's scale (the overflow case is 3e38), non-finite inputs
+             * read as 0 as the function reads them. */
+            double c = isfinite(cur[i]) ? fabs(cur[i]) : 0.0,
+                   g = isfinite(tgt[i]) ? fabs(tgt[i]) : 0.0;
+            double scale = fmax(1.0, fmax(c, g));
+            cb_err_track_add(&t, (out[i] - want) / scale, 0.0, i);
             CB_CHECK(isfinite(out[i]), "interp_to produced %g", (double)out[i]);
         }
     }
@@ -229,9 +232,7 @@ static void params_interp_to_rejects_bad_arguments(void **state)
 
 static uint8_t ref_quadrant(double a, uint8_t st, double dz)
 {
-    if (!isfinite(a)) {
-        return st == CB_QUADRANT_NONE ? CB_QUADRANT_FORWARD : st;
-    }
+    a = isfinite(a) ? a : 0.0; /* the library's rule: read as 0 */
     const double pi = 3.14159265358979323846;
     double fz = st == CB_QUADRANT_FORWARD ? 2 * dz : dz,
            bz = st == CB_QUADRANT_BACKWARD ? 2 * dz : dz;

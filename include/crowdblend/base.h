@@ -69,7 +69,8 @@ extern "C" {
     X(CB_ERR_PARSE, "a text input is malformed")                                                   \
     X(CB_ERR_IO, "a file could not be read or written")                                            \
     X(CB_ERR_UNSUPPORTED, "the input uses a feature this build does not support")                  \
-    X(CB_ERR_THREAD, "a thread could not be created")
+    X(CB_ERR_THREAD, "a thread could not be created")                                              \
+    X(CB_ERR_IN_USE, "an object is still used by another (destroy that one first)")
 
 /** Result of every fallible call. CB_OK is 0; every other value is an error. */
 typedef enum cb_result {

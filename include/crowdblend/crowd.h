@@ -30,25 +30,46 @@
  *
  * PARAMETERS
  *   The graph's parameters, by index (cb_crowd_find_param()); a blend-space graph's names are in
- *   crowdblend/graph.h (CB_GRAPH_BLEND_PARAM_PREFIX, ...). NaN or infinite numbers are evaluated
- *   as 0; layer weights are clamped to [0, 1]; both are counted in the stats.
+ *   crowdblend/graph.h (CB_GRAPH_BLEND_PARAM_PREFIX, ...).
+ *   Non-finite values, one rule: a parameter that is NaN or infinite in its column or view is
+ *   read as 0 at the start of the frame, before anything uses it, and counted once per
+ *   character and frame (cb_crowd_stats.nonfinite_params). Every consumer then sees 0: the
+ *   processors (a speed smoothing moves towards 0, a velocity blend reads a 0 component, a
+ *   quadrant a 0 velocity: standing, it keeps its quadrant), blend spaces and direct blends (a
+ *   0 coordinate or weight), state-machine conditions (compared as 0; a trigger is not set),
+ *   clip speed parameters, layer weights and IK targets and weights. The column itself keeps
+ *   what the host wrote. Layer weights outside [0, 1] are clamped and counted
+ *   (clamped_weights).
  *
  * DENSE ORDER
  *   A kind's characters live densely at [0, cb_crowd_count(kind)). cb_crowd_remove() moves the
  *   kind's last character into the hole (swap-remove), as ECS archetype tables do, so a host
  *   whose own columns mirror that move can hand them to the crowd as views and nothing is
  *   copied. Handles stay valid across moves; removed handles are refused
- *   (CB_ERR_STALE_HANDLE).
+ *   (CB_ERR_STALE_HANDLE), forever (cb_character).
  *
  * DETERMINISM
  *   A character's outputs depend only on its own state, its parameters and dt: they are
  *   bit-identical whatever the thread count, the batch size and the update ranges.
  *
+ * OWNERSHIP
+ *   The crowd owns its characters' state, parameter columns, outputs, scratches and (desc.jobs
+ *   NULL) its thread pool, and frees them all at cb_crowd_destroy. It borrows the rest, which
+ *   must outlive it: the skeleton (not checked), the graphs (checked: a crowd counts as a user
+ *   of each graph it runs, and cb_graph_destroy refuses with CB_ERR_IN_USE until every crowd
+ *   running it is destroyed), desc.jobs, desc.matrices and parameter views (read at every
+ *   update). The desc itself and the graphs array are read at create only. Pointers the crowd
+ *   returns (columns, matrices, root motion, clip times, weights, events) stay valid until
+ *   cb_crowd_destroy; what they hold changes at each update, add and remove.
+ *
  * THREADS AND MEMORY
- *   Everything is allocated at create. Updates never allocate, lock or make system calls beyond
- *   waking the pool's sleeping workers. One cb_crowd_update at a time per crowd;
- *   cb_crowd_update_range calls on disjoint ranges may run concurrently, each with its own
- *   scratch. Adding, removing and changing views must not overlap an update.
+ *   Everything is allocated at create, but create writes only the graph state of each slot
+ *   (about 250 bytes for a 17-clip blend space); a character's matrices and handle entries
+ *   are first written when it is added, so with the C library's allocator their pages are
+ *   only backed once used (docs/performance.md, creation cost). Updates never allocate, lock
+ *   or make system calls beyond waking the pool's sleeping workers. One cb_crowd_update at a
+ *   time per crowd; cb_crowd_update_range calls on disjoint ranges may run concurrently, each
+ *   with its own scratch. Adding, removing and changing views must not overlap an update.
  */
 #ifndef CROWDBLEND_CROWD_H
 #define CROWDBLEND_CROWD_H
@@ -71,9 +92,19 @@ typedef struct cb_crowd cb_crowd;
 /** Per-thread working memory for cb_crowd_update_range (opaque). */
 typedef struct cb_crowd_scratch cb_crowd_scratch;
 
-/** A character: a slot index and a generation. id 0 is never valid. */
+/**
+ * A character: its slot (the low 22 bits, which also say its kind) and that slot's generation
+ * (the next 31 bits). id 0 is never valid, and ids stay below 2^53, so they pass through a JSON
+ * number or a JavaScript double exactly.
+ *
+ * A removed handle is never accepted again. Each removal gives its slot the next generation,
+ * and a slot whose generation is spent (after 2,147,483,647 characters have used it) is retired
+ * rather than wrapped: its kind holds one character less from then on (cb_crowd_add returns
+ * CB_ERR_CAPACITY earlier). (The id used to be 32 bits with a 10-bit generation, and a handle
+ * came back after 1,023 add/remove cycles of its slot.)
+ */
 typedef struct cb_character {
-    uint32_t id;
+    uint64_t id;
 } cb_character;
 
 /** Most characters a crowd can hold, over all kinds. */
@@ -89,8 +120,8 @@ typedef struct cb_crowd_desc {
     const cb_skeleton *skeleton;
     /** Most characters at once, per kind, 1 to CB_CROWD_MAX_CAPACITY. Required. */
     uint32_t capacity;
-    /** Graphs to run, one kind each, 1 to CB_CROWD_MAX_KINDS (they must outlive the crowd and
-     *  use its skeleton). Required. */
+    /** Graphs to run, one kind each, 1 to CB_CROWD_MAX_KINDS (they must use its skeleton; the
+     *  crowd counts as their user until destroyed, see OWNERSHIP). Required. */
     const cb_graph *const *graphs;
     uint32_t graph_count;
     /** Thread pool to run cb_crowd_update on. NULL: the crowd creates its own. */
@@ -133,8 +164,8 @@ CB_API cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc);
  */
 CB_API cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err);
 
-/** Destroys the crowd (and its own pool; not the graphs, which are the caller's). NULL does
- *  nothing. */
+/** Destroys the crowd (and its own pool; not the graphs, which are the caller's: they may be
+ *  destroyed once no crowd runs them). NULL does nothing. */
 CB_API void cb_crowd_destroy(cb_crowd *crowd);
 
 /** Number of kinds (graphs). */
@@ -149,7 +180,9 @@ CB_API const cb_graph *cb_crowd_graph(const cb_crowd *crowd, uint32_t kind);
 /**
  * Adds a character to a kind at dense index cb_crowd_count(kind) - 1: parameters at their
  * defaults, state machines in their initial states, every clip and sync group at normalized
- * time `phase` (wrapped into [0, 1); random phases stagger a crowd).
+ * time `phase` (wrapped into [0, 1); random phases stagger a crowd). Until its first update its
+ * matrices hold the skeleton's rest pose in model space (written by this call, also into a
+ * host's desc.matrices), its root motion is zero and it has no events.
  * @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind), CB_ERR_NOT_FINITE (phase),
  *         CB_ERR_CAPACITY (the kind is full).
  */
@@ -239,7 +272,8 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /** Joints per character (matrices per character). */
 CB_API uint32_t cb_crowd_joint_count(const cb_crowd *crowd);
 
-/** The model-space matrices of a character (layout per the desc), or NULL out of range. */
+/** The model-space matrices of a character (layout per the desc), or NULL out of range: those
+ *  of its last update, or the rest pose before its first one (cb_crowd_add). */
 CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
 
 /** Root motion of the last update per dense index of a kind: the blended displacement and

@@ -31,8 +31,9 @@
  * update, so starting and stopping turn the character smoothly rather than at one frame.
  *
  * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
- * the calling thread (a few nanoseconds per character: docs/performance.md). A follower is
- * used by one thread at a time, never during cb_crowd_update() of its crowd.
+ * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking:
+ * docs/performance.md). A follower is used by one thread at a time, never during
+ * cb_crowd_update() of its crowd.
  */
 #ifndef CROWDBLEND_FOLLOW_H
 #define CROWDBLEND_FOLLOW_H
@@ -46,6 +47,79 @@ extern "C" {
 
 /** A follower (opaque). */
 typedef struct cb_follow cb_follow;
+
+/**
+ * PLAYBACK-RATE WARPING: the clips of one gait (a walk ring of the blend space: every walk clip
+ * at the same root speed, gait_speed_mps) play at a rate r so that the blended root speed is
+ * the commanded speed s, the root staying on the trajectory:
+ *   r = clamp(s / gait_speed_mps, min_rate, max_rate)
+ * is written into rate_param (the graph binds it to its clips' speed: "speed_param"), and the
+ * velocity parameters receive the velocity divided by r. Within the bounds the blend space is
+ * thus asked for exactly gait_speed_mps: a pure gait, played at r. Below min_rate x gait the
+ * blend space is asked for s / min_rate, less than the gait: it blends the gait (at min_rate)
+ * with idle, linearly in speed, so the root speed still matches and, below half of
+ * min_rate x gait, idle holds most of the weight (the low-speed rule, docs/trajectories.md).
+ * Above max_rate x gait it blends towards the faster ring (a run) at max_rate. The idle clip
+ * must not take the rate, and must not share the gait's sync group (the group would play the
+ * gait at the weight-averaged duration: examples/graphs/locomotion_follow.json).
+ */
+typedef struct cb_follow_warp {
+    /** The float parameter receiving the rate. NULL: no warping. */
+    const char *rate_param;
+    /** The gait's root speed at rate 1, m/s (the embedded walk: 1.4). Required with a rate. */
+    float gait_speed_mps;
+    /** Bounds of the rate, 0 < min_rate <= 1 <= max_rate <= 4. Defaults 0.5 and 1.35. */
+    float min_rate, max_rate;
+} cb_follow_warp;
+
+/** Default bounds of the playback rate. */
+#define CB_FOLLOW_DEFAULT_MIN_RATE 0.5f
+#define CB_FOLLOW_DEFAULT_MAX_RATE 1.35f
+
+/** The two feet, left then right. */
+enum { CB_FOLLOW_FEET = 2 };
+
+/**
+ * FOOT LOCKING: while the clips say a foot is planted (the clip slots whose markers
+ * "foot_plant_l/r" .. "foot_lift_l/r" hold the foot down carry at least half the blend weight,
+ * the rule of cb_follow_clip_feet_down), the foot's joint stays where it was in the world when
+ * the plant began: every update the follower converts that world point into the character's
+ * model space (the new root) and writes it into the target parameters of the graph's two-bone
+ * IK step for that leg, with weight 1. When the clips lift the foot the weight falls to 0 over
+ * release_s (a smoothstep), the target held, so the leg returns to the animation without a
+ * jump. The decisions use the crowd's outputs of the previous update (clip times, weights, the
+ * joint's world position), read at the start of cb_follow_update; the clips' times at the end
+ * of the coming update are predicted from the last update's advance, so a lock starts on the
+ * frame of its plant marker and releases on the frame of its lift marker. A lock the leg cannot
+ * hold (the joint ended more than max_error_m from the target: beyond the leg's reach or in its
+ * soft zone) is a reach failure: counted once per plant (cb_follow_stats, the foot's `failed`),
+ * and the locked point moves to where the leg got, so the foot slides only as far as the leg
+ * falls short, and holds again from there. Needs the crowd's matrices in
+ * CB_MATRIX_LAYOUT_MAT4 and desc.keep_weights.
+ */
+typedef struct cb_follow_lock {
+    /** Float parameters of each foot's IK target (model space x, y, z). */
+    const char *target_param[CB_FOLLOW_FEET][3];
+    /** Float parameter of each foot's IK weight. NULL (left): no foot locking. */
+    const char *weight_param[CB_FOLLOW_FEET];
+    /** The locked joint of each foot, the IK step's end joint. Default "ball_l", "ball_r". */
+    const char *joint[CB_FOLLOW_FEET];
+    /** The clip each clip slot of the kind plays (cb_crowd_clip_times order; NULL: a slot
+     *  that never plants), slot_count = cb_graph_clip_count() of the kind's graph, at most
+     *  CB_FOLLOW_MAX_SLOTS. */
+    const cb_clip *const *slot_clips;
+    uint32_t slot_count;
+    /** Seconds over which a released lock fades out, >= 0. Default 0.15. */
+    float release_s;
+    /** Distance from the target beyond which a lock counts as failed, m. Default 0.01. */
+    float max_error_m;
+} cb_follow_lock;
+
+/** Most clip slots of a kind with foot locking. */
+#define CB_FOLLOW_MAX_SLOTS 256
+
+#define CB_FOLLOW_DEFAULT_RELEASE_S 0.15f
+#define CB_FOLLOW_DEFAULT_MAX_ERROR_M 0.01f
 
 /** How to create a follower. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_follow_desc {
@@ -68,6 +142,16 @@ typedef struct cb_follow_desc {
     /** Speed from which the heading is exactly along the velocity, m/s, > stand_speed_mps.
      *  Default 2 x stand_speed_mps (0.3). */
     float follow_speed_mps;
+    /** Most the heading turns per second, rad/s, >= 0 (applied after the heading rule, with
+     *  the dt of cb_follow_update). Default 0: no limit. A limit keeps noisy or cornered
+     *  trajectories from swinging the whole body within a frame; the velocity's part across
+     *  the heading then goes into the right parameter (a sidestep), and the root stays exactly
+     *  on the position. */
+    float max_turn_rps;
+    /** Playback-rate warping (below); off unless warp.rate_param is set. */
+    cb_follow_warp warp;
+    /** Foot locking (below); off unless lock.weight_param[0] is set. */
+    cb_follow_lock lock;
     /** For the follower's memory. Default: the C library. */
     cb_allocator allocator;
     uint32_t _end_canary;
@@ -120,7 +204,10 @@ CB_API uint32_t cb_follow_count(const cb_follow *follow);
  * Places every character and sets its velocity parameters, for the next cb_crowd_update().
  * Character i (dense index) reads 3 floats at (const char *)positions + i * stride_bytes and
  * 3 at (const char *)velocities + i * stride_bytes: world X, Y, Z (+Y up), metres and m/s.
+ * With warping, it also writes the rate; with foot locking, it first reads the crowd's outputs
+ * of the previous update (call it once per cb_crowd_update) and then writes the IK targets.
  * @param stride_bytes  bytes between characters; 0 means 3 floats (packed)
+ * @param dt_s  the time the coming cb_crowd_update advances, s, >= 0 (the lock's release)
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (positions or velocities with characters to place),
  *         CB_ERR_MISALIGNED (stride not a multiple of 4), CB_ERR_INVALID_ARGUMENT (stride
  *         below 12, a coordinate beyond 1e9 m or a speed beyond 1e4 m/s), CB_ERR_NOT_FINITE,
@@ -128,7 +215,7 @@ CB_API uint32_t cb_follow_count(const cb_follow *follow);
  *         changes on failure.
  */
 CB_API cb_result cb_follow_update(cb_follow *follow, const float *positions,
-                                  const float *velocities, size_t stride_bytes);
+                                  const float *velocities, size_t stride_bytes, float dt_s);
 
 /** Where a character's root is, after cb_follow_update(). */
 typedef struct cb_follow_root {
@@ -143,6 +230,26 @@ typedef struct cb_follow_root {
 /** The roots of the characters, by dense index (cb_follow_count() of them). */
 CB_API const cb_follow_root *cb_follow_roots(const cb_follow *follow);
 
+/** A foot of a character, after cb_follow_update(). */
+typedef struct cb_follow_foot {
+    float lock[3]; /**< the locked world position (while weight > 0) */
+    float weight;  /**< the IK weight written */
+    bool locked;   /**< held (weight 1), not releasing */
+    bool failed;   /**< the leg fell short of the lock during this plant (reach failure) */
+} cb_follow_foot;
+
+/** The feet of the characters, CB_FOLLOW_FEET per dense index (NULL without locking). */
+CB_API const cb_follow_foot *cb_follow_feet(const cb_follow *follow);
+
+/** Counts since create. */
+typedef struct cb_follow_stats {
+    uint64_t locks;          /**< plants locked */
+    uint64_t reach_failures; /**< plants during which the leg could not hold the lock */
+    uint64_t rate_clamped;   /**< character-updates whose rate hit a bound */
+} cb_follow_stats;
+
+CB_API cb_follow_stats cb_follow_query_stats(const cb_follow *follow);
+
 /** A root as a 4x4 column-major matrix (cglm mat4 order): rotation about +Y by yaw, then the
  *  translation. */
 CB_API void cb_follow_root_matrix(const cb_follow_root *root, float out[16]);
@@ -154,6 +261,30 @@ CB_API void cb_follow_root_matrix(const cb_follow_root *root, float out[16]);
  */
 CB_API float cb_follow_heading(float heading_rad, float vx, float vz, float stand_speed_mps,
                                float follow_speed_mps);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Which feet the clips plant (used by foot locking and by the skate measurement)             */
+
+/** Most plant and lift markers per foot in one clip. */
+enum { CB_FOLLOW_MAX_FOOT_MARKERS = 32 };
+
+/** A clip's "foot_plant_l/r" and "foot_lift_l/r" markers of each foot, in time order. */
+typedef struct cb_follow_clip_feet {
+    uint32_t count[CB_FOLLOW_FEET];
+    float time[CB_FOLLOW_FEET][CB_FOLLOW_MAX_FOOT_MARKERS];
+    bool plant[CB_FOLLOW_FEET][CB_FOLLOW_MAX_FOOT_MARKERS];
+} cb_follow_clip_feet;
+
+/** Reads a clip's foot markers (clip may be NULL: none). A foot without both a plant and a
+ *  lift marker gets none. @return false when a foot has more than CB_FOLLOW_MAX_FOOT_MARKERS. */
+CB_API bool cb_follow_clip_feet_init(cb_follow_clip_feet *feet, const cb_clip *clip);
+
+/** Whether the clip holds foot (0 left, 1 right) down at normalized time t: the last of that
+ *  foot's plant and lift markers at or before t, cyclically, is a plant. */
+CB_API bool cb_follow_clip_feet_down(const cb_follow_clip_feet *feet, int foot, float t);
+
+/** The planting weight from which a foot counts as planted. */
+#define CB_FOLLOW_PLANT_WEIGHT 0.5f
 
 #ifdef __cplusplus
 }

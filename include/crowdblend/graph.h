@@ -31,9 +31,12 @@
  *                 local pose, targets from parameters (model space), each with an optional
  *                 weight parameter; a step of weight 0 costs nothing (IK level of detail).
  *
- * Build descs and the builder copy what they are given; nothing passed in is kept except the
- * skeleton and the clips, which must outlive the graph. A built graph is immutable and may be
- * shared by any number of crowds and threads.
+ * OWNERSHIP
+ *   Build descs and the builder copy what they are given (names, masks, solver nodes); nothing
+ *   passed in is kept except the skeleton and the clips, which the graph borrows: they must
+ *   outlive it (not checked). A built graph is immutable and may be shared by any number of
+ *   crowds and threads; it owns its solvers and tables. Crowds count themselves as its users,
+ *   and cb_graph_destroy refuses (CB_ERR_IN_USE) while one still runs it.
  */
 #ifndef CROWDBLEND_GRAPH_H
 #define CROWDBLEND_GRAPH_H
@@ -448,8 +451,13 @@ CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_e
  */
 CB_API cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err);
 
-/** Frees a graph. NULL does nothing. Crowds using it must be destroyed first. */
-CB_API void cb_graph_destroy(cb_graph *graph);
+/**
+ * Frees a graph, unless a crowd still runs it: crowds count themselves as its users from
+ * cb_crowd_create to cb_crowd_destroy, and while there is one this frees nothing and returns
+ * CB_ERR_IN_USE (destroy the crowds first, then call it again). NULL does nothing (CB_OK).
+ * @return CB_OK (freed), CB_ERR_IN_USE (nothing changed).
+ */
+CB_API cb_result cb_graph_destroy(cb_graph *graph);
 
 /** An event: a marker that an active clip crossed during the last update (crowdblend/sync.h
  *  says which crossings count: each once, at any frame rate, speed and number of loops). */
@@ -562,9 +570,12 @@ typedef struct cb_graph_blend_desc {
     const cb_clip *const *clips;
     /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
     uint32_t clip_count;
-    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D kinds the clips'
-     *  forward speed, for 2D kinds their (right, forward) root velocity in m/s
-     *  (cb_clip_query_root_motion()); DIRECT ignores positions. */
+    /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D
+     *  kinds the clips' forward speed, for 2D kinds their (right, forward) root velocity in m/s
+     *  (cb_clip_query_root_motion()); two clips with the same one (in-place clips all have
+     *  speed 0) are refused with CB_ERR_DUPLICATE, naming them, for every kind: a 1D kind would
+     *  make a step of them (CB_SOLVER_KIND_LINEAR_1D), which given positions may ask for but
+     *  derived ones never mean. DIRECT ignores positions. */
     const float *positions;
     /** Override layer, usually masked to the upper body (weight CB_GRAPH_BLEND_UPPER_WEIGHT). */
     cb_graph_blend_layer upper_body;

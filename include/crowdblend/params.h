@@ -15,8 +15,10 @@
  * Conventions: local velocity is (x forward, y right, z up); angles are atan2(y, x) in radians,
  * so positive angles are to the right. Every function processes element i of each column
  * independently, W elements at a time; the last n % W go through the same vector code on a
- * padded copy, so results never depend on n. Non-finite inputs get the defined results stated
- * per function and are counted in *nonfinite_count (optional, may be NULL). n == 0 does
+ * padded copy, so results never depend on n. Non-finite inputs follow the library's one rule,
+ * the crowd's (crowdblend/crowd.h, PARAMETERS): a NaN or infinite input value is read as 0,
+ * with the consequence stated per function, and counted in *nonfinite_count (optional, may be
+ * NULL; an element counts once however many of its inputs were non-finite). n == 0 does
  * nothing and succeeds. Functions are reentrant; calls with disjoint outputs may run
  * concurrently. Nothing is written when a function fails.
  */
@@ -38,8 +40,8 @@ typedef struct cb_velocity_blend {
  * Splits local velocities into direction shares: with s = |x| + |y| + |z|,
  * forward = max(x, 0) / s, backward = max(-x, 0) / s, right = max(y, 0) / s,
  * left = max(-y, 0) / s. The four sum to 1 - |z| / s (1 for ground motion). Velocities with
- * x^2 + y^2 + z^2 below min_sq_len (and s = 0) give all four 0, as do non-finite ones (which
- * are counted).
+ * x^2 + y^2 + z^2 below min_sq_len (and s = 0) give all four 0. A non-finite component is
+ * read as 0: (NaN, 1, 0) is a velocity to the right.
  * @param x, y   forward and right components, n floats each
  * @param z      up component, n floats, or NULL for 0
  * @param min_sq_len  squared speed below which the character counts as standing, in
@@ -60,8 +62,9 @@ CB_API cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, c
  *   else out = current + d * clamp(dt_s * speed, 0, 1)
  * Repeated every frame this approaches the target exponentially in frames (by the factor
  * 1 - dt_s * speed per frame) and then lands on it exactly.
- * Non-finite values (counted): a non-finite current with a finite target gives the target; a
- * non-finite target gives the current value if it is finite, else 0.
+ * Non-finite values (counted): a non-finite target is read as 0, so the value moves towards 0
+ * (it used to hold, and a character kept walking); a non-finite current gives the target
+ * (0 when that is non-finite too).
  * @param current  n values; out may be the same array (in-place update)
  * @param target   n values
  * @param dt_s     frame time in seconds, finite and >= 0
@@ -92,8 +95,8 @@ typedef enum cb_quadrant {
  *   right     else if angle > 0, left otherwise.
  * Forward and backward are widened by dead_zone, and by twice that while current, so a
  * character leaves a quadrant one dead_zone later than it enters it: an angle wobbling by less
- * than dead_zone around a boundary keeps its quadrant. A non-finite angle (counted) keeps the
- * state (NONE becomes FORWARD).
+ * than dead_zone around a boundary keeps its quadrant. A non-finite angle (counted) is read as
+ * 0: FORWARD.
  * @param angle_rad  n angles in radians (atan2(y, x) of the local velocity), any range within
  *                   [-pi, pi]; values outside are wrapped
  * @param dead_zone_rad  in [0, pi/8]

@@ -6,6 +6,12 @@
  * threads and characters. Joints are ordered parents before children (validated at create), so
  * every per-frame walk over the hierarchy is one forward pass.
  *
+ * OWNERSHIP: a skeleton owns its names, hierarchy and rest pose (one block, copied from the
+ * desc at create). Clips, graphs and crowds built for it borrow it: destroy them first (not
+ * checked; a graph in use is, crowdblend/graph.h). cb_skeleton_rest_pose() and the other
+ * pointers it returns stay valid until cb_skeleton_destroy. A mask built by
+ * cb_skeleton_build_mask() is the caller's array.
+ *
  * Poses are arrays of SoA joint groups (cb_xform_group, crowdblend/simd.h): a skeleton of n
  * joints uses cb_skeleton_group_count() groups of W joints, and the W * groups - n padding lanes
  * of the last group are identity joints that no real joint ever reads. Hosts allocate pose
@@ -96,7 +102,8 @@ CB_API cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc);
  */
 CB_API cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out, cb_error *err);
 
-/** Frees a skeleton. NULL does nothing. Clips built for it must not be used with it after. */
+/** Frees a skeleton. NULL does nothing. Clips, graphs and crowds built for it must be
+ *  destroyed first (see OWNERSHIP). */
 CB_API void cb_skeleton_destroy(cb_skeleton *skeleton);
 
 /** Number of joints. */
@@ -161,8 +168,12 @@ typedef struct cb_mask_rule {
  * Builds a per-joint weight array (a joint mask) for the blend jobs (crowdblend/pose.h).
  * @param base_weight  weight of the joints no rule touches, in [0, 1]
  * @param rules        rule_count rules (may be NULL when rule_count is 0)
- * @param out          at least cb_skeleton_soa_joint_count() floats; entry j is joint j's
- *                     weight, padding entries get 0; entries past that count are untouched
+ * @param out          at least cb_skeleton_joint_count() floats (one per joint); entry j is
+ *                     joint j's weight. When out holds cb_skeleton_soa_joint_count() floats or
+ *                     more, the padding entries (joint_count .. soa_joint_count - 1) get 0, so
+ *                     the mask can go to the pose jobs, which read it a group at a time
+ *                     (crowdblend/pose.h); entries past that are untouched. A graph layer's
+ *                     mask (crowdblend/graph.h) takes one float per joint.
  * @param err          optional detail on failure
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT, CB_ERR_INVALID_ARGUMENT (a weight
  *         outside [0, 1] or NaN), CB_ERR_NOT_FOUND (an unknown joint name). Nothing is written

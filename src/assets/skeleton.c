@@ -284,12 +284,15 @@ cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const 
                             : out.ptr == NULL ? "out"
                                               : "rules");
     }
-    size_t soa = cb_skeleton_soa_joint_count(s);
-    if (out.count < soa) {
+    /* One float per joint; the padding lanes too when out has room for them (the pose jobs
+     * read masks a group at a time). */
+    size_t n = s->joint_count, soa = cb_skeleton_soa_joint_count(s);
+    if (out.count < n) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                            "cb_skeleton_build_mask: out has %zu floats, needs %zu", out.count,
-                            soa);
+                            "cb_skeleton_build_mask: out has %zu floats, needs %zu (one per joint)",
+                            out.count, n);
     }
+    size_t written = out.count < soa ? n : soa;
     if (!(base_weight >= 0.0f && base_weight <= 1.0f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_skeleton_build_mask: base_weight %g is not in [0, 1]",
@@ -313,8 +316,8 @@ cb_result cb_skeleton_build_mask(const cb_skeleton *s, float base_weight, const 
                                 rules[r].joint);
         }
     }
-    for (size_t j = 0; j < soa; ++j) {
-        out.ptr[j] = j < s->joint_count ? base_weight : 0.0f;
+    for (size_t j = 0; j < written; ++j) {
+        out.ptr[j] = j < n ? base_weight : 0.0f;
     }
     for (uint32_t r = 0; r < rule_count; ++r) {
         uint32_t root = 0;

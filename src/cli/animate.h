@@ -21,6 +21,12 @@ typedef struct cb_animate_options {
     uint32_t threads;   /* the crowd's pool (0: all CPUs) */
     float stand_speed;  /* the follow path's speeds (0: its defaults) */
     float follow_speed;
+    /* The follow path's features, used when the graph has their parameters (a "rate"
+     * parameter: playback-rate warping; "foot_l_w" and the like: foot locking,
+     * examples/graphs/locomotion_follow.json) unless turned off. */
+    bool no_warp, no_lock;
+    float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
+    float max_turn;           /* the heading's turn-rate limit, rad/s (0: none) */
 } cb_animate_options;
 
 /* The embedded data and the crowd's clips, shared by every file of one command. */
@@ -36,7 +42,9 @@ typedef struct cb_animate_result {
     uint32_t max_concurrent; /* most agents at once */
     uint32_t frames;
     double character_seconds;
-    double wall_s; /* the whole run, measurement included */
+    double wall_s;   /* the whole run, measurement included */
+    bool warp, lock; /* which follow features ran */
+    cb_follow_stats follow_stats;
     cb_measure *measure;
 } cb_animate_result;
 

@@ -146,7 +146,8 @@ typedef struct run {
     float *weights;       /* slot_count scratch */
     float *times;
     uint32_t export_step;
-    float stand; /* the follow path's stand speed */
+    float stand;     /* the follow path's stand speed */
+    bool warp, lock; /* the follow features used */
 } run;
 
 /* The graph text: an example's, or a file's. */
@@ -242,6 +243,35 @@ static bool load_graph(run *r)
     return ok;
 }
 
+/* The follow features the graph has parameters for (docs/trajectories.md): a "rate" for
+ * playback-rate warping (the gait: the walk, whose root speed is walk_f's), "foot_l_w" and
+ * "foot_r_w" with "foot_l_x" ... "foot_r_z" for foot locking. */
+static void enable_features(run *r, cb_follow_desc *fd)
+{
+    uint32_t index;
+    if (r->graph == NULL) {
+        return;
+    }
+    if (!r->o->no_warp && cb_graph_find_param(r->graph, "rate", &index) == CB_OK) {
+        fd->warp = (cb_follow_warp){
+            .rate_param = "rate",
+            .gait_speed_mps = cb_clip_query_root_motion(r->assets->locomotion[1]).forward_mps,
+            .min_rate = r->o->min_rate,
+            .max_rate = r->o->max_rate};
+        r->warp = true;
+    }
+    if (!r->o->no_lock && cb_graph_find_param(r->graph, "foot_l_w", &index) == CB_OK) {
+        fd->lock = (cb_follow_lock){
+            .target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                             {"foot_r_x", "foot_r_y", "foot_r_z"}},
+            .weight_param = {"foot_l_w", "foot_r_w"},
+            .slot_clips = r->slot_clips,
+            .slot_count = r->slot_count,
+        };
+        r->lock = true;
+    }
+}
+
 static bool make_crowd(run *r, uint32_t capacity)
 {
     cb_error err = {0};
@@ -274,7 +304,9 @@ static bool make_crowd(run *r, uint32_t capacity)
     cb_follow_desc fd = {.crowd = r->crowd,
                          .capacity = capacity,
                          .stand_speed_mps = r->o->stand_speed,
-                         .follow_speed_mps = r->o->follow_speed};
+                         .follow_speed_mps = r->o->follow_speed,
+                         .max_turn_rps = r->o->max_turn};
+    enable_features(r, &fd);
     if (cb_follow_create(&fd, &r->follow, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
         return false;
@@ -369,7 +401,7 @@ static bool place(run *r, double t)
         to_world(p, &r->pos[3 * i]);
         to_world(v, &r->vel[3 * i]);
     }
-    cb_result res = cb_follow_update(r->follow, r->pos, r->vel, 0);
+    cb_result res = cb_follow_update(r->follow, r->pos, r->vel, 0, (float)(1.0 / r->o->rate_hz));
     if (res != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow update: %s\n", cb_result_str(res));
     }
@@ -634,6 +666,9 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->frames = frames;
         out->character_seconds = (double)cb_measure_query(r.measure).character_frames / o->rate_hz;
         out->measure = r.measure;
+        out->warp = r.warp;
+        out->lock = r.lock;
+        out->follow_stats = cb_follow_query_stats(r.follow);
         r.measure = NULL;
     } else {
         fprintf(stderr, "crowdblend animate: %s: failed\n", name);

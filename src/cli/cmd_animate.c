@@ -104,7 +104,12 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
            r->frames, o->rate_hz, r->character_seconds);
     print_json_string(o->graph != NULL ? o->graph : "blend_space");
-    printf(", \"host_warp\": %s, \"wall_s\": %.3f, ", o->host_warp ? "true" : "false", r->wall_s);
+    printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"locks\": %llu, "
+           "\"reach_failures\": %llu, \"rate_clamped\": %llu, \"wall_s\": %.3f, ",
+           o->host_warp ? "true" : "false", r->warp ? "true" : "false", r->lock ? "true" : "false",
+           (unsigned long long)r->follow_stats.locks,
+           (unsigned long long)r->follow_stats.reach_failures,
+           (unsigned long long)r->follow_stats.rate_clamped, r->wall_s);
     measure_json(&m, clips_pops);
     printf("}%s\n", last ? "" : ",");
 }
@@ -150,6 +155,14 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
            r->character_seconds, r->frames, o->rate_hz,
            o->graph != NULL ? o->graph : "blend-space crowd",
            o->host_warp ? " + host playback-rate warp" : "", r->wall_s);
+    if (r->warp || r->lock) {
+        printf("  follow: %s%s%s; %llu plants locked, %llu reach failures, %llu rates at a "
+               "bound\n",
+               r->warp ? "playback-rate warping" : "", r->warp && r->lock ? " + " : "",
+               r->lock ? "foot locking" : "", (unsigned long long)r->follow_stats.locks,
+               (unsigned long long)r->follow_stats.reach_failures,
+               (unsigned long long)r->follow_stats.rate_clamped);
+    }
     measure_text(&m, clips_pops);
 }
 
@@ -221,8 +234,10 @@ static int run_files(const char **files, size_t count, const cb_traj_load_desc *
 
 int cb_cmd_animate(int argc, char **argv)
 {
-    bool help = false, json = false, summary = false, host_warp = false;
+    bool help = false, json = false, summary = false, host_warp = false, no_warp = false,
+         no_lock = false;
     double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0, stand = 0.0, follow = 0.0;
+    double min_rate = 0.0, max_rate = 0.0, max_turn = 0.0;
     long threads = 1;
     const char *graph = "none", *out = NULL, *pack = NULL, *format = "auto";
     const cb_opt opts[] = {
@@ -243,6 +258,14 @@ int cb_cmd_animate(int argc, char **argv)
          "speed below which the heading is held, m/s (default 0.15: crowdblend/follow.h)"},
         {"follow-speed", CB_OPT_DOUBLE, &follow,
          "speed from which the heading is along the velocity (default 2 x --stand-speed)"},
+        {"no-warp", CB_OPT_FLAG, &no_warp,
+         "no playback-rate warping even if the graph has a \"rate\" parameter"},
+        {"no-lock", CB_OPT_FLAG, &no_lock,
+         "no foot locking even if the graph has the foot IK parameters"},
+        {"min-rate", CB_OPT_DOUBLE, &min_rate, "the warp's lowest rate (default 0.5)"},
+        {"max-rate", CB_OPT_DOUBLE, &max_rate, "the warp's highest rate (default 1.35)"},
+        {"max-turn", CB_OPT_DOUBLE, &max_turn,
+         "most the heading turns per second, rad/s (default 0: no limit)"},
         {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default 1; 0: all)"},
         {"summary", CB_OPT_FLAG, &summary, "only describe the files (agents, samples, extents)"},
         {"json", CB_OPT_FLAG, &json, "print JSON"},
@@ -269,8 +292,12 @@ int cb_cmd_animate(int argc, char **argv)
                       : !(fps >= 0.0 && fps <= 1e6)            ? "--fps must be in [0, 1e6]"
                       : !(out_rate >= 0.0 && out_rate <= rate) ? "--out-rate must be in (0, --rate]"
                       : threads < 0 || threads > 1024          ? "--threads must be in 0..1024"
-                      : out != NULL && count != 1              ? "--out takes one trajectory file"
-                                                               : NULL;
+                      : !(min_rate >= 0.0 && min_rate <= 1.0)  ? "--min-rate must be in (0, 1]"
+                      : !(max_turn >= 0.0 && max_turn <= 1000.0) ? "--max-turn must be in [0, 1000]"
+                      : !(max_rate == 0.0 || (max_rate >= 1.0 && max_rate <= 4.0))
+                          ? "--max-rate must be in [1, 4]"
+                      : out != NULL && count != 1 ? "--out takes one trajectory file"
+                                                  : NULL;
     if (bad != NULL) {
         fprintf(stderr, "crowdblend animate: %s\n", bad);
         return CB_EXIT_USAGE;
@@ -285,6 +312,11 @@ int cb_cmd_animate(int argc, char **argv)
         .threads = (uint32_t)threads,
         .stand_speed = (float)stand,
         .follow_speed = (float)follow,
+        .no_warp = no_warp,
+        .no_lock = no_lock,
+        .min_rate = (float)min_rate,
+        .max_rate = (float)max_rate,
+        .max_turn = (float)max_turn,
     };
     return run_files(files, count, &ld, &o, summary, json);
 }

@@ -60,7 +60,9 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     } else {
         k->own_matrices = true;
         k->matrix_stride = first ? d->matrix_stride_bytes : packed;
-        k->matrices = cb_alloc_zeroed(&c->allocator, c->capacity * k->matrix_stride, 64);
+        /* Not touched here: cb_crowd_add writes a character's matrices (the rest pose), so
+         * memory follows use (issue 11: they were most of the 4.4 KB a slot cost at create). */
+        k->matrices = cb_alloc(&c->allocator, c->capacity * k->matrix_stride, 64);
     }
     if (d->keep_weights) {
         k->kept_weights = cb_alloc_zeroed(
@@ -83,6 +85,7 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     const cb_allocator *a = &c->allocator;
     const cb_graph *g = k->graph;
     if (g != NULL) {
+        cb_graph_unuse(g);
         cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity));
         cb_free(a, k->sources,
                 (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source));
@@ -94,6 +97,21 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     if (k->own_matrices) {
         cb_free(a, k->matrices, c->capacity * k->matrix_stride);
     }
+}
+
+/* The rest pose in model space, once: cb_crowd_add copies it to a new character. */
+static cb_result init_rest_matrices(cb_crowd *c, cb_error *err)
+{
+    size_t floats = c->joint_count * c->matrix_floats;
+    c->rest_matrices = cb_alloc(&c->allocator, floats * sizeof(float), 64);
+    if (c->rest_matrices == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_crowd_create: rest matrices");
+    }
+    cb_ltm_job job = {.skeleton = c->skeleton,
+                      .local = cb_skeleton_rest_pose(c->skeleton),
+                      .model_layout = c->layout,
+                      .model = {c->rest_matrices, floats}};
+    return cb_ltm_job_run(&job, err);
 }
 
 static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
@@ -189,8 +207,10 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->kernels = &cb_graph_kernels_simd;
     for (uint32_t k = 0; k < d.graph_count; ++k) {
         c->kinds[k].graph = d.graphs[k];
+        cb_graph_use(d.graphs[k]); /* free_kind drops it, also when create fails */
     }
     c->kind_count = d.graph_count;
+    r = init_rest_matrices(c, err);
     for (uint32_t k = 0; k < c->kind_count && r == CB_OK; ++k) {
         r = init_kind(c, &c->kinds[k], &d, k == 0, err);
     }
@@ -238,6 +258,7 @@ void cb_crowd_destroy(cb_crowd *c)
         cb_jobs_destroy(c->jobs);
     }
     cb_free(&a, c->thread_scratch, c->thread_count * sizeof(void *));
+    cb_free(&a, c->rest_matrices, c->joint_count * c->matrix_floats * sizeof(float));
     for (uint32_t k = 0; k < CB_CROWD_MAX_KINDS; ++k) {
         if (c->kinds[k].graph != NULL) {
             free_kind(c, &c->kinds[k]);
@@ -319,22 +340,22 @@ void cb_crowd_scratch_destroy(cb_crowd *c, cb_crowd_scratch *s)
 /* ------------------------------------------------------------------------------------------ */
 /* Characters                                                                                 */
 
-/* Handle ids carry their kind: kind k's slots are offset by k * capacity. */
-static uint32_t to_global(const cb_crowd *c, uint32_t kind, uint32_t id)
+/* Handle ids carry their kind: kind k's slots are offset by k * capacity (still a slot, as
+ * capacity x kinds <= CB_HANDLE_MAX_CAPACITY). */
+static uint64_t to_global(const cb_crowd *c, uint32_t kind, uint64_t id)
 {
-    uint32_t slot = id & CB_HANDLE_MAX_CAPACITY, gen = id >> CB_HANDLE_SLOT_BITS;
-    return (gen << CB_HANDLE_SLOT_BITS) | (slot + kind * c->capacity);
+    return cb_handle_make(cb_handle_slot(id) + kind * c->capacity, cb_handle_generation(id));
 }
 
-static bool to_local(const cb_crowd *c, uint32_t id, uint32_t *kind, uint32_t *local)
+static bool to_local(const cb_crowd *c, uint64_t id, uint32_t *kind, uint64_t *local)
 {
-    uint32_t slot = id & CB_HANDLE_MAX_CAPACITY, gen = id >> CB_HANDLE_SLOT_BITS;
+    uint32_t slot = cb_handle_slot(id);
     uint32_t k = slot / c->capacity;
     if (k >= c->kind_count) {
         return false;
     }
     *kind = k;
-    *local = (gen << CB_HANDLE_SLOT_BITS) | (slot - k * c->capacity);
+    *local = cb_handle_make(slot - k * c->capacity, cb_handle_generation(id));
     return true;
 }
 
@@ -350,7 +371,7 @@ cb_result cb_crowd_add(cb_crowd *c, uint32_t kind, float phase, cb_character *ou
         return CB_ERR_NOT_FINITE;
     }
     cb_crowd_kind *k = &c->kinds[kind];
-    uint32_t id;
+    uint64_t id;
     cb_result r = cb_handle_pool_add(&k->handles, &id);
     if (r != CB_OK) {
         return r;
@@ -359,6 +380,8 @@ cb_result cb_crowd_add(cb_crowd *c, uint32_t kind, float phase, cb_character *ou
     float p = phase - floorf(phase);
     cb_graph_block_reset(&k->block, i, p < 1.0f ? p : 0.0f);
     k->root_motion[i] = (cb_root_delta){{0.0f, 0.0f, 0.0f}, 0.0f};
+    memcpy(k->matrices + i * k->matrix_stride, c->rest_matrices,
+           c->joint_count * c->matrix_floats * sizeof(float));
     if (k->kept_weights != NULL) {
         for (uint32_t n = 0; n < k->clip_count; ++n) {
             k->kept_weights[(size_t)n * c->capacity + i] = 0.0f;
@@ -373,7 +396,8 @@ cb_result cb_crowd_remove(cb_crowd *c, cb_character ch)
     if (c == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    uint32_t kind, local, from, to;
+    uint32_t kind, from, to;
+    uint64_t local;
     if (!to_local(c, ch.id, &kind, &local)) {
         return CB_ERR_STALE_HANDLE;
     }
@@ -406,7 +430,8 @@ cb_result cb_crowd_locate(const cb_crowd *c, cb_character ch, uint32_t *kind, ui
     if (c == NULL || kind == NULL || dense == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    uint32_t k, local;
+    uint32_t k;
+    uint64_t local;
     if (!to_local(c, ch.id, &k, &local)) {
         return CB_ERR_STALE_HANDLE;
     }

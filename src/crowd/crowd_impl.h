@@ -43,6 +43,8 @@ struct cb_crowd {
     uint32_t kind_count;
     cb_matrix_layout layout;
     size_t matrix_floats; /* per joint */
+    float *rest_matrices; /* the rest pose in model space, in the crowd's layout: a new
+                           * character's matrices until its first update */
     /* Threads. */
     cb_jobs *jobs;
     bool own_jobs;

@@ -2,9 +2,6 @@
 
 #include "base/base_impl.h"
 
-#define GENERATION_LIMIT (1u << (32u - CB_HANDLE_SLOT_BITS))
-#define SLOT_MASK ((1u << CB_HANDLE_SLOT_BITS) - 1u)
-
 size_t cb_handle_pool_bytes(uint32_t capacity)
 {
     return 3 * (size_t)capacity * sizeof(uint32_t);
@@ -16,41 +13,40 @@ void cb_handle_pool_init(cb_handle_pool *pool, uint32_t capacity, void *memory)
     CB_ASSERT(capacity <= CB_HANDLE_MAX_CAPACITY);
     pool->capacity = capacity;
     pool->count = 0;
+    pool->retired = 0;
     pool->generation = m;
     pool->dense_of_slot = m + capacity;
     pool->slot_of_dense = m + 2 * (size_t)capacity;
-    for (uint32_t s = 0; s < capacity; ++s) {
-        pool->generation[s] = 1;
-        pool->dense_of_slot[s] = s + 1; /* free list: slot s -> s + 1 */
-        pool->slot_of_dense[s] = 0;
-    }
-    pool->free_head = 0;
+    /* Nothing is written: slots are taken in order the first time (fresh), so memory is
+     * touched as characters arrive, not at create. */
+    pool->free_head = capacity;
+    pool->fresh = 0;
 }
 
-static uint32_t make_id(uint32_t slot, uint32_t generation)
+cb_result cb_handle_pool_add(cb_handle_pool *pool, uint64_t *id_out)
 {
-    return (generation << CB_HANDLE_SLOT_BITS) | slot;
-}
-
-cb_result cb_handle_pool_add(cb_handle_pool *pool, uint32_t *id_out)
-{
-    if (pool->free_head >= pool->capacity) {
+    uint32_t slot;
+    if (pool->free_head < pool->capacity) {
+        slot = pool->free_head;
+        pool->free_head = pool->dense_of_slot[slot];
+    } else if (pool->fresh < pool->capacity) {
+        slot = pool->fresh++;
+        pool->generation[slot] = 1;
+    } else {
         return CB_ERR_CAPACITY;
     }
-    uint32_t slot = pool->free_head;
-    pool->free_head = pool->dense_of_slot[slot];
     uint32_t dense = pool->count++;
     pool->dense_of_slot[slot] = dense;
     pool->slot_of_dense[dense] = slot;
-    *id_out = make_id(slot, pool->generation[slot]);
+    *id_out = cb_handle_make(slot, pool->generation[slot]);
     return CB_OK;
 }
 
-cb_result cb_handle_pool_lookup(const cb_handle_pool *pool, uint32_t id, uint32_t *dense_out)
+cb_result cb_handle_pool_lookup(const cb_handle_pool *pool, uint64_t id, uint32_t *dense_out)
 {
-    uint32_t slot = id & SLOT_MASK;
-    uint32_t generation = id >> CB_HANDLE_SLOT_BITS;
-    if (slot >= pool->capacity || generation == 0 || pool->generation[slot] != generation) {
+    uint32_t slot = cb_handle_slot(id);
+    uint32_t generation = cb_handle_generation(id);
+    if (slot >= pool->fresh || generation == 0 || pool->generation[slot] != generation) {
         return CB_ERR_STALE_HANDLE;
     }
     uint32_t dense = pool->dense_of_slot[slot];
@@ -62,7 +58,7 @@ cb_result cb_handle_pool_lookup(const cb_handle_pool *pool, uint32_t id, uint32_
     return CB_OK;
 }
 
-cb_result cb_handle_pool_remove(cb_handle_pool *pool, uint32_t id, uint32_t *moved_from,
+cb_result cb_handle_pool_remove(cb_handle_pool *pool, uint64_t id, uint32_t *moved_from,
                                 uint32_t *moved_to)
 {
     uint32_t dense;
@@ -70,23 +66,28 @@ cb_result cb_handle_pool_remove(cb_handle_pool *pool, uint32_t id, uint32_t *mov
     if (r != CB_OK) {
         return r;
     }
-    uint32_t slot = id & SLOT_MASK;
+    uint32_t slot = cb_handle_slot(id);
     uint32_t last = --pool->count;
     uint32_t last_slot = pool->slot_of_dense[last];
     pool->slot_of_dense[dense] = last_slot;
     pool->dense_of_slot[last_slot] = dense;
-    /* Retire the slot: a new generation (skipping 0, which marks "never valid"), then free. */
-    uint32_t g = pool->generation[slot] + 1;
-    pool->generation[slot] = g >= GENERATION_LIMIT ? 1 : g;
-    pool->dense_of_slot[slot] = pool->free_head;
-    pool->free_head = slot;
     *moved_from = last;
     *moved_to = dense;
+    /* A new generation, then free; a spent generation would wrap to an old one: retire the slot
+     * instead (its generation stays, so its last id is refused as a free slot's). */
+    if (pool->generation[slot] == CB_HANDLE_GENERATION_MAX) {
+        pool->dense_of_slot[slot] = pool->capacity;
+        pool->retired++;
+        return CB_OK;
+    }
+    pool->generation[slot]++;
+    pool->dense_of_slot[slot] = pool->free_head;
+    pool->free_head = slot;
     return CB_OK;
 }
 
-uint32_t cb_handle_pool_id_at(const cb_handle_pool *pool, uint32_t dense)
+uint64_t cb_handle_pool_id_at(const cb_handle_pool *pool, uint32_t dense)
 {
     uint32_t slot = pool->slot_of_dense[dense];
-    return make_id(slot, pool->generation[slot]);
+    return cb_handle_make(slot, pool->generation[slot]);
 }

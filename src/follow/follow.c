@@ -8,6 +8,27 @@
 #include "base/base_impl.h"
 #include "crowdblend/follow.h"
 
+/* Playback-rate warping (follow.h): the rate parameter and its bounds. */
+typedef struct warp_state {
+    bool on;
+    uint32_t p_rate;
+    float gait, min_rate, max_rate;
+} warp_state;
+
+/* Foot locking (follow.h): the IK parameters, the locked joints, each slot's foot markers. */
+typedef struct lock_state {
+    bool on;
+    uint32_t p_target[CB_FOLLOW_FEET][3], p_weight[CB_FOLLOW_FEET];
+    uint32_t joint[CB_FOLLOW_FEET];
+    uint32_t slot_count;
+    cb_follow_clip_feet *slot_feet; /* slot_count */
+    float release_s, max_error;
+    cb_follow_foot *feet; /* CB_FOLLOW_FEET per character */
+    float *fade;          /* CB_FOLLOW_FEET per character: 1 locked, falling to 0 on release */
+    float *prev_time;     /* slot_count per character: the clip times of the update before */
+    uint8_t *seen;        /* per character: crowd outputs seen, 0, 1 or 2 (= 2 or more) */
+} lock_state;
+
 struct cb_follow {
     cb_crowd *crowd;
     uint32_t kind;
@@ -15,8 +36,12 @@ struct cb_follow {
     uint32_t count;
     uint32_t p_right, p_forward;
     float stand, follow;
+    float max_turn; /* rad/s, 0: none */
     cb_allocator allocator;
     cb_follow_root *roots; /* capacity, dense order: the heading lives in roots[i].yaw */
+    warp_state warp;
+    lock_state lock;
+    cb_follow_stats stats;
 };
 
 enum { MAX_COORDINATE = 1000000000, MAX_SPEED = 10000 };
@@ -31,7 +56,41 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     if (d.follow_speed_mps == 0.0f) {
         d.follow_speed_mps = 2.0f * d.stand_speed_mps;
     }
+    if (d.warp.min_rate == 0.0f) {
+        d.warp.min_rate = CB_FOLLOW_DEFAULT_MIN_RATE;
+    }
+    if (d.warp.max_rate == 0.0f) {
+        d.warp.max_rate = CB_FOLLOW_DEFAULT_MAX_RATE;
+    }
+    static const char *const joints[CB_FOLLOW_FEET] = {"ball_l", "ball_r"};
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        if (d.lock.joint[foot] == NULL) {
+            d.lock.joint[foot] = joints[foot];
+        }
+    }
+    if (d.lock.release_s == 0.0f) {
+        d.lock.release_s = CB_FOLLOW_DEFAULT_RELEASE_S;
+    }
+    if (d.lock.max_error_m == 0.0f) {
+        d.lock.max_error_m = CB_FOLLOW_DEFAULT_MAX_ERROR_M;
+    }
     return d;
+}
+
+/* The float parameter `name` of the kind's graph. */
+static cb_result find_float_param(const cb_crowd *crowd, uint32_t kind, const char *name,
+                                  const char *field, uint32_t *out, cb_error *err)
+{
+    const cb_graph *g = cb_crowd_graph(crowd, kind);
+    if (cb_graph_find_param(g, name, out) != CB_OK) {
+        return cb_error_set(err, CB_ERR_NOT_FOUND,
+                            "cb_follow_create: %s: the graph has no parameter '%s'", field, name);
+    }
+    if (cb_graph_param_type(g, *out) != CB_PARAM_FLOAT) {
+        return cb_error_set(err, CB_ERR_MISMATCH, "cb_follow_create: %s: '%s' is not a float",
+                            field, name);
+    }
+    return CB_OK;
 }
 
 /* The parameter `name`, or the first of two defaults the kind's graph has. */
@@ -39,27 +98,20 @@ static cb_result find_velocity_param(const cb_crowd *crowd, uint32_t kind, const
                                      const char *first, const char *second, const char *field,
                                      uint32_t *out, cb_error *err)
 {
+    if (name != NULL) {
+        return find_float_param(crowd, kind, name, field, out, err);
+    }
     const cb_graph *g = cb_crowd_graph(crowd, kind);
-    const char *tried = name != NULL ? name : first;
-    cb_result r = cb_graph_find_param(g, tried, out);
-    if (r != CB_OK && name == NULL) {
-        tried = second;
-        r = cb_graph_find_param(g, tried, out);
+    if (cb_graph_find_param(g, first, out) == CB_OK) {
+        return find_float_param(crowd, kind, first, field, out, err);
     }
-    if (r != CB_OK) {
-        return name != NULL ? cb_error_set(err, CB_ERR_NOT_FOUND,
-                                           "cb_follow_create: %s: the graph has no parameter '%s'",
-                                           field, name)
-                            : cb_error_set(err, CB_ERR_NOT_FOUND,
-                                           "cb_follow_create: %s: the graph has neither '%s' nor "
-                                           "'%s'; name the parameter",
-                                           field, first, second);
+    if (cb_graph_find_param(g, second, out) == CB_OK) {
+        return find_float_param(crowd, kind, second, field, out, err);
     }
-    if (cb_graph_param_type(g, *out) != CB_PARAM_FLOAT) {
-        return cb_error_set(err, CB_ERR_MISMATCH, "cb_follow_create: %s: '%s' is not a float",
-                            field, tried);
-    }
-    return CB_OK;
+    return cb_error_set(err, CB_ERR_NOT_FOUND,
+                        "cb_follow_create: %s: the graph has neither '%s' nor '%s'; name the "
+                        "parameter",
+                        field, first, second);
 }
 
 static cb_result check_desc(const cb_follow_desc *d, cb_error *err)
@@ -96,6 +148,132 @@ static cb_result check_desc(const cb_follow_desc *d, cb_error *err)
                             "follow_speed_mps (%g) <= %d",
                             (double)d->stand_speed_mps, (double)d->follow_speed_mps, MAX_SPEED);
     }
+    if (!(d->max_turn_rps >= 0.0f && d->max_turn_rps <= 1000.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: max_turn_rps (%g) must be in [0, 1000]",
+                            (double)d->max_turn_rps);
+    }
+    return CB_OK;
+}
+
+static cb_result setup_warp(const cb_follow_desc *d, warp_state *w, cb_error *err)
+{
+    const cb_follow_warp *x = &d->warp;
+    if (x->rate_param == NULL) {
+        return CB_OK;
+    }
+    if (!(x->gait_speed_mps > 0.0f && x->gait_speed_mps <= (float)MAX_SPEED) ||
+        !(x->min_rate > 0.0f && x->min_rate <= 1.0f) ||
+        !(x->max_rate >= 1.0f && x->max_rate <= 4.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: warp: need gait_speed_mps > 0 (%g) and 0 < "
+                            "min_rate (%g) <= 1 <= max_rate (%g) <= 4",
+                            (double)x->gait_speed_mps, (double)x->min_rate, (double)x->max_rate);
+    }
+    *w = (warp_state){
+        .on = true, .gait = x->gait_speed_mps, .min_rate = x->min_rate, .max_rate = x->max_rate};
+    return find_float_param(d->crowd, d->kind, x->rate_param, "warp.rate_param", &w->p_rate, err);
+}
+
+/* The lock's parameters, joints and slots, checked and resolved (nothing allocated). */
+static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
+{
+    const cb_follow_lock *x = &d->lock;
+    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
+    static const char *const fields[CB_FOLLOW_FEET] = {"lock (left foot)", "lock (right foot)"};
+    cb_result r = CB_OK;
+    for (int foot = 0; foot < CB_FOLLOW_FEET && r == CB_OK; ++foot) {
+        if (x->weight_param[foot] == NULL || x->target_param[foot][0] == NULL ||
+            x->target_param[foot][1] == NULL || x->target_param[foot][2] == NULL) {
+            return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                                "cb_follow_create: %s: a weight and three target parameters "
+                                "are needed",
+                                fields[foot]);
+        }
+        r = find_float_param(d->crowd, d->kind, x->weight_param[foot], fields[foot],
+                             &k->p_weight[foot], err);
+        for (int c = 0; c < 3 && r == CB_OK; ++c) {
+            r = find_float_param(d->crowd, d->kind, x->target_param[foot][c], fields[foot],
+                                 &k->p_target[foot][c], err);
+        }
+        uint32_t joint = 0;
+        if (r == CB_OK &&
+            cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot], &joint) != CB_OK) {
+            r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: %s: no joint '%s'",
+                             fields[foot], x->joint[foot]);
+        }
+        k->joint[foot] = joint;
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    size_t stride = 0;
+    if (x->slot_clips == NULL || x->slot_count != cb_graph_clip_count(g) ||
+        x->slot_count > CB_FOLLOW_MAX_SLOTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: lock: slot_clips must name the %u clip slots "
+                            "of the graph (got %u; at most %d)",
+                            cb_graph_clip_count(g), x->slot_count, CB_FOLLOW_MAX_SLOTS);
+    }
+    if (cb_crowd_weights(d->crowd, d->kind, &stride) == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: lock: the crowd must keep its weights "
+                            "(keep_weights)");
+    }
+    if (!(x->release_s >= 0.0f && x->release_s <= 10.0f) ||
+        !(x->max_error_m > 0.0f && x->max_error_m <= 1.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: lock: need 0 <= release_s (%g) <= 10 and 0 < "
+                            "max_error_m (%g) <= 1",
+                            (double)x->release_s, (double)x->max_error_m);
+    }
+    k->slot_count = x->slot_count;
+    k->release_s = x->release_s;
+    k->max_error = x->max_error_m;
+    return CB_OK;
+}
+
+static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
+{
+    /* + 1: a graph may have no clip slot, and an allocation is never empty */
+    cb_free(a, k->slot_feet, k->slot_count * sizeof *k->slot_feet + 1);
+    cb_free(a, k->feet, CB_FOLLOW_FEET * capacity * sizeof *k->feet);
+    cb_free(a, k->fade, CB_FOLLOW_FEET * capacity * sizeof *k->fade);
+    cb_free(a, k->prev_time, (size_t)k->slot_count * capacity * sizeof *k->prev_time + 1);
+    cb_free(a, k->seen, capacity * sizeof *k->seen);
+}
+
+static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
+{
+    if (d->lock.weight_param[0] == NULL && d->lock.weight_param[1] == NULL) {
+        return CB_OK;
+    }
+    cb_result r = resolve_lock(d, k, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    cb_allocator a = d->allocator;
+    uint32_t n = d->capacity;
+    k->slot_feet = cb_alloc_zeroed(&a, k->slot_count * sizeof *k->slot_feet + 1, 64);
+    k->feet = cb_alloc_zeroed(&a, CB_FOLLOW_FEET * n * sizeof *k->feet, 64);
+    k->fade = cb_alloc_zeroed(&a, CB_FOLLOW_FEET * n * sizeof *k->fade, 64);
+    k->prev_time = cb_alloc_zeroed(&a, (size_t)k->slot_count * n * sizeof *k->prev_time + 1, 64);
+    k->seen = cb_alloc_zeroed(&a, n * sizeof *k->seen, 64);
+    if (k->slot_feet == NULL || k->feet == NULL || k->fade == NULL || k->prev_time == NULL ||
+        k->seen == NULL) {
+        free_lock(k, n, &a);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: lock state");
+    }
+    for (uint32_t s = 0; s < k->slot_count; ++s) {
+        if (!cb_follow_clip_feet_init(&k->slot_feet[s], d->lock.slot_clips[s])) {
+            free_lock(k, n, &a);
+            return cb_error_set(err, CB_ERR_TOO_MANY,
+                                "cb_follow_create: lock: clip '%s' has more than %d foot "
+                                "markers per foot",
+                                cb_clip_name(d->lock.slot_clips[s]), CB_FOLLOW_MAX_FOOT_MARKERS);
+        }
+    }
+    k->on = true;
     return CB_OK;
 }
 
@@ -119,6 +297,14 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         r = cb_error_set(err, CB_ERR_MISMATCH,
                          "cb_follow_create: right_param and forward_param are one parameter");
     }
+    warp_state warp = {0};
+    lock_state lock = {0};
+    if (r == CB_OK) {
+        r = setup_warp(&d, &warp, err);
+    }
+    if (r == CB_OK) {
+        r = setup_lock(&d, &lock, err);
+    }
     if (r != CB_OK) {
         return r;
     }
@@ -127,6 +313,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         f != NULL ? cb_alloc_zeroed(&d.allocator, d.capacity * sizeof *roots, 64) : NULL;
     if (roots == NULL) {
         cb_free(&d.allocator, f, sizeof *f);
+        free_lock(&lock, d.capacity, &d.allocator);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: %u characters",
                             d.capacity);
     }
@@ -138,8 +325,11 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .p_forward = forward,
         .stand = d.stand_speed_mps,
         .follow = d.follow_speed_mps,
+        .max_turn = d.max_turn_rps,
         .allocator = d.allocator,
         .roots = roots,
+        .warp = warp,
+        .lock = lock,
     };
     *out = f;
     return CB_OK;
@@ -151,6 +341,7 @@ void cb_follow_destroy(cb_follow *f)
         return;
     }
     cb_allocator a = f->allocator;
+    free_lock(&f->lock, f->capacity, &a);
     cb_free(&a, f->roots, f->capacity * sizeof *f->roots);
     cb_free(&a, f, sizeof *f);
 }
@@ -190,9 +381,15 @@ cb_result cb_follow_add(cb_follow *f, float phase, float heading_rad, cb_charact
     if (r != CB_OK) {
         return r;
     }
-    cb_follow_root *root = &f->roots[f->count++];
+    uint32_t i = f->count++;
+    cb_follow_root *root = &f->roots[i];
     memset(root, 0, sizeof *root);
     set_yaw(root, wrap_angle(heading_rad));
+    if (f->lock.on) {
+        memset(&f->lock.feet[CB_FOLLOW_FEET * i], 0, CB_FOLLOW_FEET * sizeof *f->lock.feet);
+        memset(&f->lock.fade[CB_FOLLOW_FEET * i], 0, CB_FOLLOW_FEET * sizeof *f->lock.fade);
+        f->lock.seen[i] = 0;
+    }
     return CB_OK;
 }
 
@@ -217,7 +414,20 @@ cb_result cb_follow_remove(cb_follow *f, cb_character character)
         return r;
     }
     /* The crowd moved its last character into the hole; so does the follower. */
-    f->roots[dense] = f->roots[--f->count];
+    uint32_t last = --f->count;
+    f->roots[dense] = f->roots[last];
+    if (f->lock.on) {
+        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+            f->lock.feet[CB_FOLLOW_FEET * dense + foot] =
+                f->lock.feet[CB_FOLLOW_FEET * last + foot];
+            f->lock.fade[CB_FOLLOW_FEET * dense + foot] =
+                f->lock.fade[CB_FOLLOW_FEET * last + foot];
+        }
+        f->lock.seen[dense] = f->lock.seen[last];
+        memcpy(&f->lock.prev_time[(size_t)dense * f->lock.slot_count],
+               &f->lock.prev_time[(size_t)last * f->lock.slot_count],
+               f->lock.slot_count * sizeof *f->lock.prev_time);
+    }
     return CB_OK;
 }
 
@@ -267,17 +477,163 @@ static cb_result check_inputs(const cb_follow *f, const float *pos, const float 
     return CB_OK;
 }
 
+/* The root's yaw as sine and cosine, from the half-angle quaternion (no trigonometry). */
+static void yaw_sin_cos(const cb_follow_root *root, float *s, float *c)
+{
+    float sh = root->rotation[1], ch = root->rotation[3];
+    *s = 2.0f * sh * ch;
+    *c = ch * ch - sh * sh;
+}
+
+/* The crowd's columns foot locking reads and writes, fetched once per update. */
+typedef struct lock_frame {
+    const float *times[CB_FOLLOW_MAX_SLOTS]; /* per slot: clip times by dense index */
+    const float *weights;                    /* slot s of character i at [s * stride + i] */
+    size_t stride;
+    float *weight_col[CB_FOLLOW_FEET], *target_col[CB_FOLLOW_FEET][3];
+} lock_frame;
+
+static void lock_frame_init(const cb_follow *f, lock_frame *lf)
+{
+    const lock_state *k = &f->lock;
+    for (uint32_t s = 0; s < k->slot_count; ++s) {
+        lf->times[s] = cb_crowd_clip_times(f->crowd, f->kind, s);
+    }
+    lf->weights = cb_crowd_weights(f->crowd, f->kind, &lf->stride);
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        lf->weight_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_weight[foot]);
+        for (int a = 0; a < 3; ++a) {
+            lf->target_col[foot][a] =
+                cb_crowd_param_column(f->crowd, f->kind, k->p_target[foot][a]);
+        }
+    }
+}
+
+/* The planting weight of each foot: the blend weights of the slots whose clips hold it down
+ * at their times predicted for the end of the coming update, from the last update's advance
+ * (a plant is then locked on the frame it happens, not one later, and a lift released before
+ * the animation raises the foot). The times are kept for the next prediction. */
+static void planting_weights(cb_follow *f, const lock_frame *lf, uint32_t i,
+                             float sum[CB_FOLLOW_FEET])
+{
+    lock_state *k = &f->lock;
+    float *prev = &k->prev_time[(size_t)i * k->slot_count];
+    bool steady = k->seen[i] >= 2; /* prev holds the times of the update before */
+    sum[0] = sum[1] = 0.0f;
+    for (uint32_t s = 0; s < k->slot_count; ++s) {
+        float t = lf->times[s][i], w = lf->weights[s * lf->stride + i];
+        float advance = steady ? t - prev[s] : 0.0f;
+        prev[s] = t;
+        if (!(w > 0.0f)) {
+            continue;
+        }
+        advance = advance < 0.0f ? advance + 1.0f : advance; /* the clip wrapped */
+        advance = advance < 0.5f ? advance : 0.0f;           /* a jump (a restart): none */
+        float next = t + advance;
+        next = next >= 1.0f ? next - 1.0f : next;
+        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+            const cb_follow_clip_feet *cf = &k->slot_feet[s];
+            if (cf->count[foot] != 0 && cb_follow_clip_feet_down(cf, foot, next)) {
+                sum[foot] += w;
+            }
+        }
+    }
+}
+
+/* Reads character i's last crowd output (its root then was `root`): checks the held locks,
+ * locks the feet the clips now plant, releases the ones they lift. */
+static void observe_feet(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
+                         float dt)
+{
+    lock_state *k = &f->lock;
+    const float *m = cb_crowd_matrices(f->crowd, f->kind, i);
+    float s, c;
+    yaw_sin_cos(root, &s, &c);
+    float planting[CB_FOLLOW_FEET];
+    planting_weights(f, lf, i, planting);
+    k->seen[i] = k->seen[i] < 2 ? k->seen[i] + 1 : 2;
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
+        float *fade = &k->fade[CB_FOLLOW_FEET * i + foot];
+        const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
+        float p[3] = {root->position[0] + c * t[0] + s * t[2], root->position[1] + t[1],
+                      root->position[2] - s * t[0] + c * t[2]};
+        if (ft->locked) {
+            float dx = p[0] - ft->lock[0], dy = p[1] - ft->lock[1], dz = p[2] - ft->lock[2];
+            if (dx * dx + dy * dy + dz * dz > k->max_error * k->max_error) {
+                /* Out of reach: the lock moves to where the leg got, so the foot slides only
+                 * as far as the leg falls short (the animation's own slide is usually more). */
+                f->stats.reach_failures += !ft->failed;
+                ft->failed = true;
+                memcpy(ft->lock, p, sizeof ft->lock);
+            }
+        }
+        bool planted = planting[foot] >= CB_FOLLOW_PLANT_WEIGHT;
+        if (!planted) {
+            ft->locked = false;
+            ft->failed = false;
+        } else if (!ft->locked) {
+            /* Where the foot is now, partly released or not: the lock starts without a jump. */
+            ft->locked = true;
+            memcpy(ft->lock, p, sizeof ft->lock);
+            f->stats.locks++;
+        }
+        if (ft->locked) {
+            *fade = 1.0f;
+        } else {
+            *fade = k->release_s > 0.0f ? *fade - dt / k->release_s : 0.0f;
+            *fade = *fade > 0.0f ? *fade : 0.0f;
+        }
+        ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* smoothstep: no kink */
+    }
+}
+
+/* Character i's IK targets: the locked world points in its new model space. */
+static void write_lock_targets(cb_follow *f, const lock_frame *lf, uint32_t i,
+                               const cb_follow_root *root)
+{
+    lock_state *k = &f->lock;
+    float s, c;
+    yaw_sin_cos(root, &s, &c);
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        const cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
+        float d[3] = {ft->lock[0] - root->position[0], ft->lock[1] - root->position[1],
+                      ft->lock[2] - root->position[2]};
+        /* The inverse of the root's turn: model +X is (c, 0, -s), forward (s, 0, c). */
+        float target[3] = {c * d[0] - s * d[2], d[1], s * d[0] + c * d[2]};
+        lf->weight_col[foot][i] = ft->weight;
+        for (int a = 0; a < 3 && ft->weight > 0.0f; ++a) {
+            lf->target_col[foot][a][i] = target[a];
+        }
+    }
+}
+
+/* The playback rate for a commanded speed (follow.h): the gait's own rate for it, within the
+ * bounds. */
+static float warp_rate(cb_follow *f, float speed)
+{
+    float r = speed / f->warp.gait;
+    if (r < f->warp.min_rate || r > f->warp.max_rate) {
+        f->stats.rate_clamped++;
+        r = r < f->warp.min_rate ? f->warp.min_rate : f->warp.max_rate;
+    }
+    return r;
+}
+
 cb_result cb_follow_update(cb_follow *f, const float *positions, const float *velocities,
-                           size_t stride_bytes)
+                           size_t stride_bytes, float dt_s)
 {
     if (f == NULL) {
         return CB_ERR_NULL_ARGUMENT;
+    }
+    if (!isfinite(dt_s)) {
+        return CB_ERR_NOT_FINITE;
     }
     size_t stride = stride_bytes != 0 ? stride_bytes : 3 * sizeof(float);
     if (stride % sizeof(float) != 0) {
         return CB_ERR_MISALIGNED;
     }
-    if (stride < 3 * sizeof(float)) {
+    if (stride < 3 * sizeof(float) || dt_s < 0.0f || dt_s > 3600.0f) {
         return CB_ERR_INVALID_ARGUMENT;
     }
     if (cb_crowd_count(f->crowd, f->kind) != f->count) {
@@ -295,22 +651,56 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     }
     float *right = cb_crowd_param_column(f->crowd, f->kind, f->p_right);
     float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
+    float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
+    lock_frame lf = {.weights = NULL}; /* filled when locking */
+    if (f->lock.on) {
+        lock_frame_init(f, &lf);
+    }
     for (uint32_t i = 0; i < f->count; ++i) {
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
         cb_follow_root *root = &f->roots[i];
-        set_yaw(root, cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow));
+        if (f->lock.on && f->lock.seen[i] != 0) {
+            observe_feet(f, &lf, i, root, dt_s); /* the root still is the last update's */
+        }
+        float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
+        if (f->max_turn > 0.0f) {
+            float turn = wrap_angle(yaw - root->yaw), most = f->max_turn * dt_s;
+            turn = turn > most ? most : turn < -most ? -most : turn;
+            yaw = wrap_angle(root->yaw + turn);
+        }
+        set_yaw(root, yaw);
         memcpy(root->position, p, sizeof root->position);
         /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
          * model) is (cos yaw, 0, -sin yaw); right is minus left. */
-        float sh = root->rotation[1], ch = root->rotation[3];
-        float s = 2.0f * sh * ch, c = ch * ch - sh * sh; /* from the half angle: no more trig */
+        float s, c;
+        yaw_sin_cos(root, &s, &c);
         root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
         root->forward_mps = v[0] * s + v[2] * c;
         root->right_mps = -(v[0] * c - v[2] * s);
-        right[i] = root->right_mps;
-        forward[i] = root->forward_mps;
+        /* With warping the blend space is asked for the velocity at rate 1. */
+        float inv = 1.0f;
+        if (rate != NULL) {
+            rate[i] = warp_rate(f, root->speed_mps);
+            inv = 1.0f / rate[i];
+        }
+        right[i] = root->right_mps * inv;
+        forward[i] = root->forward_mps * inv;
+        if (f->lock.on) {
+            write_lock_targets(f, &lf, i, root);
+            f->lock.seen[i] = f->lock.seen[i] == 0 ? 1 : f->lock.seen[i];
+        }
     }
     return CB_OK;
+}
+
+const cb_follow_foot *cb_follow_feet(const cb_follow *f)
+{
+    return f != NULL && f->lock.on ? f->lock.feet : NULL;
+}
+
+cb_follow_stats cb_follow_query_stats(const cb_follow *f)
+{
+    return f != NULL ? f->stats : (cb_follow_stats){0};
 }
 
 void cb_follow_root_matrix(const cb_follow_root *root, float out[16])

@@ -63,6 +63,26 @@ static void node_positions(const cb_graph_blend_desc *d, uint32_t dim, float *po
     }
 }
 
+/* Whether two clips got the same derived position, and which: in-place clips all have root
+ * speed 0, and a 1D space over them made a step of its weights (issue 11). */
+static bool equal_positions(const float *pos, uint32_t dim, uint32_t count, uint32_t *first,
+                            uint32_t *second)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        for (uint32_t j = i + 1; j < count; ++j) {
+            bool same = true;
+            for (uint32_t e = 0; e < dim; ++e) {
+                same = same && pos[i * dim + e] == pos[j * dim + e];
+            }
+            if (same) {
+                *first = i, *second = j;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* The layer's clip node and its entry in the layers node. */
 static cb_result add_layer(cb_graph_builder *b, const cb_graph_blend_layer *l, cb_layer_mode mode,
                            const char *weight, uint32_t index, cb_graph_layer *out, cb_error *err)
@@ -185,6 +205,16 @@ cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out,
     } else if (r == CB_OK) {
         float positions[2 * CB_SOLVER_MAX_NODES];
         node_positions(d, sd.dimension, positions);
+        uint32_t i, j;
+        if (d->positions == NULL &&
+            equal_positions(positions, sd.dimension, d->clip_count, &i, &j)) {
+            cb_graph_builder_destroy(b);
+            return cb_error_set(err, CB_ERR_DUPLICATE,
+                                "cb_graph_blend_desc.clips[%u] ('%s') and [%u] ('%s') have the "
+                                "same root velocity, and positions is NULL: give positions (clips "
+                                "that play in place all have velocity 0)",
+                                i, cb_clip_name(d->clips[i]), j, cb_clip_name(d->clips[j]));
+        }
         cb_graph_blend_space_desc bs = {
             .name = "blend",
             .solver = d->solver,

@@ -8,6 +8,7 @@
 
 #include "crowdblend/sync.h"
 #include "graph/compile.h"
+#include "graph/runtime.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Renumber                                                                                   */
@@ -655,10 +656,23 @@ fail:
     return r;
 }
 
-void cb_graph_destroy(cb_graph *g)
+void cb_graph_use(const cb_graph *g)
+{
+    atomic_fetch_add(&((cb_graph *)g)->users, 1);
+}
+
+void cb_graph_unuse(const cb_graph *g)
+{
+    atomic_fetch_sub(&((cb_graph *)g)->users, 1);
+}
+
+cb_result cb_graph_destroy(cb_graph *g)
 {
     if (g == NULL) {
-        return;
+        return CB_OK;
+    }
+    if (atomic_load(&g->users) != 0) {
+        return CB_ERR_IN_USE;
     }
     for (uint32_t i = 0; i < g->node_count; ++i) {
         if (g->nodes[i].type == GNODE_BLEND) {
@@ -668,4 +682,5 @@ void cb_graph_destroy(cb_graph *g)
     cb_allocator a = g->allocator;
     cb_free(&a, g->sync_first, g->sync_bytes ? g->sync_bytes : 4);
     cb_free(&a, g->memory, g->memory_bytes);
+    return CB_OK;
 }

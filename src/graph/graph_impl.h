@@ -9,6 +9,8 @@
 #ifndef CROWDBLEND_GRAPH_IMPL_H
 #define CROWDBLEND_GRAPH_IMPL_H
 
+#include <stdatomic.h>
+
 #include "base/base_impl.h"
 #include "crowdblend/graph.h"
 #include "crowdblend/ik.h"
@@ -208,6 +210,9 @@ typedef struct gedge {
 
 struct cb_graph {
     cb_allocator allocator;
+    /* Crowds running the graph: cb_graph_destroy refuses while any does (crowd create and
+     * destroy may run on different threads, hence atomic). */
+    _Atomic uint32_t users;
     char name[CB_GRAPH_NAME_MAX + 1];
     const cb_skeleton *skeleton;
     size_t joint_count, soa_joint_count, group_count;

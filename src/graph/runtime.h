@@ -11,6 +11,11 @@
 #include "crowdblend/graph.h"
 #include "crowdblend/pose.h"
 
+/* A crowd that runs a graph counts itself among its users from create to destroy, and
+ * cb_graph_destroy refuses while there is any (CB_ERR_IN_USE). */
+void cb_graph_use(const cb_graph *graph);
+void cb_graph_unuse(const cb_graph *graph);
+
 /* Events a character can report per frame; more are dropped and counted. */
 #define CB_GRAPH_EVENTS_PER_FRAME 8
 

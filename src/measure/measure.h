@@ -51,24 +51,12 @@ double cb_stat_share_above(const cb_stat *s);
 
 /* ---- which feet the clips plant ----------------------------------------------------------- */
 
-enum { CB_FOOT_LEFT, CB_FOOT_RIGHT, CB_FEET };
-enum { CB_FEET_MAX_MARKERS = 32 };
-
-/* A clip's plant and lift markers of each foot, in time order. */
-typedef struct cb_clip_feet {
-    uint32_t count[CB_FEET];
-    float time[CB_FEET][CB_FEET_MAX_MARKERS];
-    bool plant[CB_FEET][CB_FEET_MAX_MARKERS];
-} cb_clip_feet;
-
-/* Reads a clip's "foot_plant_l/r" and "foot_lift_l/r" markers (clip may be NULL: no markers).
- * Returns false when a foot has more than CB_FEET_MAX_MARKERS of them. */
-bool cb_clip_feet_init(cb_clip_feet *feet, const cb_clip *clip);
-
-/* Whether the clip's markers say the foot is down at normalized time t: the last of its plant
- * and lift markers at or before t, cyclically, is a plant. A clip without both kinds of
- * marker for that foot never says so. */
-bool cb_clip_feet_down(const cb_clip_feet *feet, int foot, float t);
+/* The rule lives in the runtime (crowdblend/follow.h), where foot locking uses it too. */
+enum { CB_FOOT_LEFT, CB_FOOT_RIGHT, CB_FEET = CB_FOLLOW_FEET };
+enum { CB_FEET_MAX_MARKERS = CB_FOLLOW_MAX_FOOT_MARKERS };
+typedef cb_follow_clip_feet cb_clip_feet;
+#define cb_clip_feet_init cb_follow_clip_feet_init
+#define cb_clip_feet_down cb_follow_clip_feet_down
 
 /* ---- the measurement of one run ----------------------------------------------------------- */
 
@@ -80,7 +68,7 @@ extern const double cb_measure_turn_edges[CB_MEASURE_TURN_BANDS];
 /* Skate above this counts as sliding (the 5 cm/s). */
 #define CB_MEASURE_SKATE_THRESHOLD_CMS 5.0
 /* The planting clips' weight from which a foot counts as planted. */
-#define CB_MEASURE_PLANT_WEIGHT 0.5
+#define CB_MEASURE_PLANT_WEIGHT CB_FOLLOW_PLANT_WEIGHT
 
 typedef struct cb_measure_desc {
     const cb_skeleton *skeleton;

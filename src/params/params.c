@@ -32,16 +32,21 @@ static void stage_in(float *stage, const float *src, size_t i, size_t count, flo
 /* ------------------------------------------------------------------------------------------ */
 /* Velocity blend                                                                             */
 
-/* Shares of W velocities: forward, backward, left, right (one vector each). Non-finite lanes
- * and lanes below the speed threshold give 0. Error: one division and one product per share,
- * within 2 ulp of the exact share. Returns the non-finite lanes' bits. */
+/* Shares of W velocities: forward, backward, left, right (one vector each). Non-finite
+ * components read as 0 (the library's one rule); lanes below the speed threshold give 0. Error: one
+ * division and one product per share, within 2 ulp of the exact share. Returns the non-finite
+ * lanes' bits. */
 CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_vf out[4])
 {
-    cb_vm finite = cb_vm_and(cb_vm_and(cb_vf_is_finite(x), cb_vf_is_finite(y)), cb_vf_is_finite(z));
+    cb_vm fx = cb_vf_is_finite(x), fy = cb_vf_is_finite(y), fz = cb_vf_is_finite(z);
+    cb_vm finite = cb_vm_and(cb_vm_and(fx, fy), fz);
+    x = cb_vf_select(fx, x, cb_vf_zero());
+    y = cb_vf_select(fy, y, cb_vf_zero());
+    z = cb_vf_select(fz, z, cb_vf_zero());
     /* Components beyond 1e30 would overflow the L1 sum: scale such lanes by 1 / max first
      * (shares are scale-invariant); other lanes keep their exact values. */
     cb_vf big = cb_vf_max(cb_vf_max(cb_vf_abs(x), cb_vf_abs(y)), cb_vf_abs(z));
-    cb_vm huge = cb_vm_and(finite, cb_vf_gt(big, cb_vf_set1(1e30f)));
+    cb_vm huge = cb_vf_gt(big, cb_vf_set1(1e30f));
     if (cb_vm_any(huge)) {
         cb_vf s = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(huge, big, cb_vf_set1(1.0f)));
         x = cb_vf_select(huge, cb_vf_mul(x, s), x);
@@ -50,11 +55,11 @@ CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_v
     }
     cb_vf len2 = cb_vf_fmadd(x, x, cb_vf_fmadd(y, y, cb_vf_mul(z, z)));
     cb_vf sum = cb_vf_add(cb_vf_add(cb_vf_abs(x), cb_vf_abs(y)), cb_vf_abs(z));
-    /* Moving: finite, above the threshold (huge lanes always are: |v| > 1e30 exceeds any
-     * float threshold's square root), and a positive L1 norm (len2 can underflow to 0 for
-     * denormal components while the sum does not). */
+    /* Moving: above the threshold (huge lanes always are: |v| > 1e30 exceeds any float
+     * threshold's square root), and a positive L1 norm (len2 can underflow to 0 for denormal
+     * components while the sum does not). */
     cb_vm above = cb_vm_or(huge, cb_vf_ge(len2, min_sq));
-    cb_vm moving = cb_vm_and(finite, cb_vm_and(above, cb_vf_gt(sum, cb_vf_zero())));
+    cb_vm moving = cb_vm_and(above, cb_vf_gt(sum, cb_vf_zero()));
     cb_vf inv = cb_vf_div(cb_vf_set1(1.0f), cb_vf_select(moving, sum, cb_vf_set1(1.0f)));
     cb_vf zero = cb_vf_zero();
     out[0] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(x, zero), inv), zero);
@@ -120,19 +125,21 @@ cb_result cb_params_velocity_blend_4dir(const float *x, const float *y, const fl
 /* Interp-to                                                                                  */
 
 /* FInterpTo on W lanes; alpha = clamp(dt speed, 0, 1) is the same for every lane, and speed
- * <= 0 (alpha_valid false) snaps. Non-finite lanes follow params.h. Error: the step
+ * <= 0 (alpha_valid false) snaps. Non-finite lanes follow params.h: a non-finite target reads
+ * as 0 (the library's one rule), a non-finite current gives the target. Error: the step
  * current + d alpha rounds twice (the fused form once), within 1 ulp of the value. Returns the
  * non-finite lanes' bits. */
 CB_INLINE unsigned interp_kernel(cb_vf cur, cb_vf tgt, cb_vf alpha, bool snap_all, cb_vf *out)
 {
     cb_vm cf = cb_vf_is_finite(cur), tf = cb_vf_is_finite(tgt);
+    tgt = cb_vf_select(tf, tgt, cb_vf_zero());
     cb_vf d = cb_vf_sub(tgt, cur);
     cb_vf step = cb_vf_fmadd(d, alpha, cur);
     cb_vm arrive = cb_vf_lt(cb_vf_mul(d, d), cb_vf_set1(1e-8f));
     cb_vf r = snap_all ? tgt : cb_vf_select(arrive, tgt, step);
-    /* Non-finite: target if finite, else current if finite, else 0. */
-    cb_vf fallback = cb_vf_select(tf, tgt, cb_vf_select(cf, cur, cb_vf_zero()));
-    cb_vm ok = cb_vm_and(cf, tf);
+    /* A non-finite current: the (finite) target. */
+    cb_vf fallback = tgt;
+    cb_vm ok = cf;
     /* A finite pair whose difference overflows: d = +-inf, d * alpha = +-inf or NaN: finish the
      * step in double-free form by moving alpha of the way as (1 - alpha) cur + alpha tgt. */
     cb_vm wide = cb_vm_not(cb_vf_is_finite(d));
@@ -140,7 +147,7 @@ CB_INLINE unsigned interp_kernel(cb_vf cur, cb_vf tgt, cb_vf alpha, bool snap_al
     r = cb_vf_select(cb_vm_and(wide, cb_vm_not(cb_vm_or(arrive, cb_vm_not(ok)))),
                      snap_all ? tgt : blend, r);
     *out = cb_vf_select(ok, r, fallback);
-    return ~cb_vm_bits(ok) & CB_VM_ALL_BITS;
+    return ~cb_vm_bits(cb_vm_and(cf, tf)) & CB_VM_ALL_BITS;
 }
 
 size_t cb_params_interp_to_unchecked(const float *current, const float *target, size_t n,
@@ -209,10 +216,8 @@ CB_INLINE unsigned quadrant_kernel(cb_vf angle, cb_vf state, cb_vf dead, cb_vf *
     cb_vm is_bwd = cb_vf_ge(abs_a, cb_vf_sub(cb_vf_set1(0.75f * pi), bwd_dz));
     cb_vf side = cb_vf_select(cb_vf_gt(a, cb_vf_zero()), cb_vf_set1((float)CB_QUADRANT_RIGHT),
                               cb_vf_set1((float)CB_QUADRANT_LEFT));
-    cb_vf q = cb_vf_select(is_fwd, fwd, cb_vf_select(is_bwd, bwd, side));
-    /* A non-finite angle keeps the state; NONE becomes FORWARD. */
-    cb_vf keep = cb_vf_select(cb_vf_eq(state, cb_vf_zero()), fwd, state);
-    *out = cb_vf_select(finite, q, keep);
+    /* A non-finite angle reads as 0 (the library's one rule): forward. */
+    *out = cb_vf_select(is_fwd, fwd, cb_vf_select(is_bwd, bwd, side));
     return ~cb_vm_bits(finite) & CB_VM_ALL_BITS;
 }
 

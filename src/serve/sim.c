@@ -654,7 +654,7 @@ static void apply_add(cb_sim *s, const cb_sim_command *cmd)
             break;
         }
         if (k < ADD_IDS_REPLIED) {
-            put(&t, "%s%u", k ? "," : "", ch.id);
+            put(&t, "%s%llu", k ? "," : "", (unsigned long long)ch.id);
         }
     }
     put(&t, "]");

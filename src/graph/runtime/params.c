@@ -1,8 +1,13 @@
 /* Stage 1: parameters. Every parameter of the batch is read from the block's column or the
  * host's view into scratch rows; the processors then derive parameters from parameters, in the
  * order they were added (the params module's unchecked kernels: the builder checked their
- * options), and their outputs persist in the block. Layer weights outside [0, 1]
- * and non-finite ints, bools and triggers are counted (the latter read as 0). */
+ * options), and their outputs persist in the block.
+ *
+ * One rule for non-finite numbers (crowdblend/crowd.h, PARAMETERS): a parameter value that is
+ * NaN or infinite (from a column or a view) is read as 0 here, and counted once; nothing
+ * downstream (processors, solvers, conditions, layer weights, clip speeds, IK) ever sees one,
+ * so every consumer treats it alike. (The speed smoothing used to hold its last value on a NaN
+ * target while the solvers read 0.) Layer weights outside [0, 1] are counted too. */
 #include <math.h>
 #include <string.h>
 
@@ -10,9 +15,21 @@
 #include "params/params_kernels.h"
 #include "simd/detmath.h"
 
+/* Non-finite values of a row read as 0; returns how many there were. */
+static size_t zero_nonfinite(float *row, uint32_t n)
+{
+    size_t bad = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        bool finite = isfinite(row[i]);
+        bad += !finite;
+        row[i] = finite ? row[i] : 0.0f;
+    }
+    return bad;
+}
+
 static void read_params(const cb_graph *g, const cb_graph_block *b,
                         const cb_graph_param_source *src, uint32_t first, uint32_t n,
-                        cb_graph_scratch *s)
+                        cb_graph_scratch *s, cb_graph_scratch_stats *st)
 {
     for (uint32_t p = 0; p < g->param_count; ++p) {
         float *dst = &SR(s, params, p, 0);
@@ -23,6 +40,8 @@ static void read_params(const cb_graph *g, const cb_graph_block *b,
         } else {
             memcpy(dst, &AT(b, params, p, first), n * sizeof(float));
         }
+        /* Every row: the host may write any column, triggers and processor state included. */
+        st->nonfinite_params += zero_nonfinite(dst, n);
     }
 }
 
@@ -93,24 +112,13 @@ void cb_graph_stage_params(const cb_graph *g, cb_graph_block *b, const cb_graph_
                            uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
                            cb_graph_scratch_stats *st)
 {
-    read_params(g, b, src, first, n, s);
+    read_params(g, b, src, first, n, s, st);
     run_processors(g, b, first, n, dt, s, st);
     for (uint32_t p = 0; p < g->param_count; ++p) {
         if (g->params[p].is_weight) {
             for (uint32_t i = 0; i < n; ++i) {
                 float v = SR(s, params, p, i);
                 st->clamped_weights += !(v >= 0.0f && v <= 1.0f);
-            }
-        }
-        if (g->params[p].type == CB_PARAM_FLOAT) {
-            continue;
-        }
-        /* Ints, bools and triggers compare exactly: a NaN would never compare equal. */
-        for (uint32_t i = 0; i < n; ++i) {
-            float v = SR(s, params, p, i);
-            if (!isfinite(v)) {
-                SR(s, params, p, i) = 0.0f;
-                st->nonfinite_params++;
             }
         }
     }
