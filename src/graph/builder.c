@@ -40,11 +40,14 @@ static bool vec_push(const cb_allocator *a, vec *v, const void *src, size_t n, s
     if (!vec_reserve(a, v, v->count + n)) {
         return false;
     }
-    void *dst = (char *)v->data + v->count * v->elem;
-    if (src != NULL) {
-        memcpy(dst, src, n * v->elem);
-    } else {
-        memset(dst, 0, n * v->elem);
+    /* n = 0 on an empty vector has no data pointer: nothing may touch or offset it. */
+    if (n > 0) {
+        void *dst = (char *)v->data + v->count * v->elem;
+        if (src != NULL) {
+            memcpy(dst, src, n * v->elem);
+        } else {
+            memset(dst, 0, n * v->elem);
+        }
     }
     if (at != NULL) {
         *at = v->count;
