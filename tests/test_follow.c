@@ -469,7 +469,7 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
                                    .slot_count = slots};
     }
     CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
-    size_t j;
+    uint32_t j;
     assert_int_equal(cb_skeleton_find_joint(sk, "ball_l", &j), CB_OK);
     g->ball[0] = (uint32_t)j;
     assert_int_equal(cb_skeleton_find_joint(sk, "ball_r", &j), CB_OK);
@@ -554,7 +554,7 @@ static double dist3(const double a[3], const double b[3])
 static bool reachable(const gait_fixture *g, int foot, const float target[3])
 {
     static const char *const names[2][2] = {{"thigh_l", "calf_l"}, {"thigh_r", "calf_r"}};
-    size_t thigh, calf;
+    uint32_t thigh, calf;
     const cb_skeleton *sk = cb_embedded_skeleton(g->set);
     assert_int_equal(cb_skeleton_find_joint(sk, names[foot][0], &thigh), CB_OK);
     assert_int_equal(cb_skeleton_find_joint(sk, names[foot][1], &calf), CB_OK);

@@ -196,7 +196,7 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
             r = find_float_param(d->crowd, d->kind, x->target_param[foot][c], fields[foot],
                                  &k->p_target[foot][c], err);
         }
-        size_t joint = 0;
+        uint32_t joint = 0;
         if (r == CB_OK &&
             cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot], &joint) != CB_OK) {
             r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: %s: no joint '%s'",
