@@ -64,9 +64,10 @@ static void serve_frame_sizes(void **state)
 {
     (void)state;
     for (uint32_t j = 0; j < 70; ++j) {
-        assert_int_equal(cb_frame_record_bytes(CB_FRAME_F32, j), 32 + 28 * j);
-        assert_int_equal(cb_frame_record_bytes(CB_FRAME_Q16, j), 24 + 12 * j);
-        assert_int_equal(cb_frame_record_bytes(CB_FRAME_POS16, j), (24 + 6 * j + 3) / 4 * 4);
+        /* id 8 + root position 12 + root rotation 16 (f32) or 6 + 2 padding (q16, pos16) */
+        assert_int_equal(cb_frame_record_bytes(CB_FRAME_F32, j), 36 + 28 * j);
+        assert_int_equal(cb_frame_record_bytes(CB_FRAME_Q16, j), 28 + 12 * j);
+        assert_int_equal(cb_frame_record_bytes(CB_FRAME_POS16, j), (28 + 6 * j + 3) / 4 * 4);
         for (int e = 0; e < CB_FRAME_ENCODING_COUNT; ++e) {
             assert_int_equal(cb_frame_record_bytes(e, j) % 4, 0);
             assert_int_equal(cb_frame_bytes(e, 1000, j), 64 + 1000 * cb_frame_record_bytes(e, j));
@@ -83,6 +84,14 @@ static void serve_frame_sizes(void **state)
 enum { J = 37, N = 9 };
 
 /* Random poses through every encoding and back, against the double values they came from. */
+/* Character ids of the round trip: 53-bit ids (cb_character, crowd.h) from 2^53 - 1 down, so
+ * the high half of every id is used and a 32-bit id field would lose it; consecutive ids differ
+ * in both halves. */
+static uint64_t id_of(int c)
+{
+    return CB_CTL_MAX_ID - (uint64_t)c * 0x100000001ull;
+}
+
 static void serve_frame_roundtrip_matches_reference(void **state)
 {
     (void)state;
@@ -121,7 +130,7 @@ static void serve_frame_roundtrip_matches_reference(void **state)
             float rq[4] = {(float)root_q[c][0], (float)root_q[c][1], (float)root_q[c][2],
                            (float)root_q[c][3]};
             uint32_t clamped =
-                cb_frame_encode_character(e, scale, 1000u + (uint32_t)c, root_p[c], rq, m[c], J,
+                cb_frame_encode_character(e, scale, id_of(c), root_p[c], rq, m[c], J,
                                           buf + 64 + (size_t)c * cb_frame_record_bytes(e, J));
             assert_int_equal(clamped, 0);
         }
@@ -131,12 +140,13 @@ static void serve_frame_roundtrip_matches_reference(void **state)
         cb_err_track rot = cb_err_track_make("rotation (rad)");
         cb_err_track rootrot = cb_err_track_make("root rotation (rad)");
         for (int c = 0; c < N; ++c) {
-            uint32_t id;
+            uint64_t id;
             float rp[3], rr[4], p[3 * J], rq[4 * J];
             assert_int_equal(
                 cb_frame_decode_character(buf, bytes, &got, (uint32_t)c, &id, rp, rr, p, rq),
                 CB_OK);
-            assert_int_equal(id, 1000u + (uint32_t)c);
+            CB_CHECK(id == id_of(c), "character %d: id %llu, sent %llu", c, (unsigned long long)id,
+                     (unsigned long long)id_of(c));
             assert_memory_equal(rp, root_p[c], sizeof rp); /* floats on the wire, exactly */
             rootrot.max = fmax(rootrot.max, angle_between(root_q[c], rr));
             for (int j = 0; j < J; ++j) {
@@ -188,7 +198,7 @@ static void serve_frame_clamps_far_positions(void **state)
     cb_frame_header got;
     size_t bytes = cb_frame_bytes(CB_FRAME_POS16, 1, 1);
     assert_int_equal(cb_frame_read_header(buf, bytes, &got, NULL), CB_OK);
-    uint32_t id;
+    uint64_t id;
     assert_int_equal(cb_frame_decode_character(buf, bytes, &got, 0, &id, root, rr, p, NULL), CB_OK);
     assert_true(p[0] == 32767.0f / 1024.0f && p[1] == -32767.0f / 1024.0f && p[2] == 0.0f);
 }
@@ -219,7 +229,7 @@ static void serve_frame_header_fields_roundtrip(void **state)
     assert_int_equal(g.joints, 1024);
     assert_int_equal(g.flags, CB_FRAME_FLAG_PAUSED);
     assert_true(g.position_scale == 0.0f); /* f32 frames carry no scale */
-    assert_int_equal(g.record_bytes, 32 + 28 * 1024);
+    assert_int_equal(g.record_bytes, 36 + 28 * 1024);
     assert_int_equal(g.epoch, 0xfeedbeef);
     assert_int_equal(g.step_us, 4321);
 }
@@ -246,7 +256,8 @@ static void serve_frame_header_validation(void **state)
     } cases[] = {
         {0, 0, 0, 63, "shorter than its header"},
         {0, 1, 'X', 0, "bad magic"},
-        {4, 1, 2, 0, "unsupported version"},
+        {4, 1, 1, 0, "unsupported version"}, /* version 1: 4-byte ids, a layout now gone */
+        {4, 1, 3, 0, "unsupported version"},
         {6, 1, 3, 0, "unknown encoding"},
         {37, 1, 0x08, 0, "too many joints"}, /* 2048 + 3 joints */
         {44, 1, 0x99, 0, "record size"},
@@ -272,7 +283,7 @@ static void serve_frame_header_validation(void **state)
     }
     cb_frame_write_header(&h, buf);
     assert_int_equal(cb_frame_read_header(buf, good, &g, NULL), CB_OK);
-    uint32_t id;
+    uint64_t id;
     float rp[3], rr[4], p[3 * JJ], q[4 * JJ];
     assert_int_equal(cb_frame_decode_character(buf, good, &g, CC, &id, rp, rr, p, q),
                      CB_ERR_INVALID_ARGUMENT);
@@ -405,9 +416,14 @@ static void serve_ctl_every_message(void **state)
     assert_true(c.clear && c.all);
     assert_int_equal(parse("{\"type\":\"add\",\"count\":10000}", &c, why), CB_CTL_OK);
     assert_true(c.kind == CB_CTL_ADD && c.count == 10000);
-    assert_int_equal(parse("{\"type\":\"remove\",\"characters\":[4294967295]}", &c, why),
+    /* Ids are 53 bits: past 2^32 and up to 2^53 - 1 they arrive exactly. */
+    assert_int_equal(parse("{\"type\":\"remove\",\"characters\":[4294967295,4294967296,"
+                           "9007199254740991,4194305]}",
+                           &c, why),
                      CB_CTL_OK);
-    assert_true(c.kind == CB_CTL_REMOVE && c.characters[0] == 4294967295u);
+    assert_true(c.kind == CB_CTL_REMOVE && c.character_count == 4 &&
+                c.characters[0] == 4294967295u && c.characters[1] == 4294967296ull &&
+                c.characters[2] == 9007199254740991ull && c.characters[3] == 4194305u);
     assert_int_equal(parse("{\"type\":\"pause\"}", &c, why), CB_CTL_OK);
     assert_int_equal(c.kind, CB_CTL_PAUSE);
     assert_int_equal(parse("{\"type\":\"resume\"}", &c, why), CB_CTL_OK);
@@ -429,6 +445,9 @@ static void serve_ctl_every_message(void **state)
     assert_true(c.kind == CB_CTL_UNSUBSCRIBE && c.all);
     assert_int_equal(parse("{\"type\":\"unsubscribe\",\"character\":5}", &c, why), CB_CTL_OK);
     assert_true(!c.all && c.characters[0] == 5);
+    assert_int_equal(parse("{\"type\":\"subscribe\",\"character\":9007199254740990}", &c, why),
+                     CB_CTL_OK);
+    assert_true(c.characters[0] == 9007199254740990ull);
     assert_int_equal(parse(" {\"encoding\":\"pos16\",\"type\":\"encoding\"} ", &c, why), CB_CTL_OK);
     assert_true(c.kind == CB_CTL_ENCODING && c.encoding == CB_FRAME_POS16);
     for (int k = 0; k < CB_CTL_KIND_COUNT; ++k) {
@@ -488,8 +507,26 @@ static void serve_ctl_refuses_bad_messages(void **state)
          CB_CTL_ERR_BAD_FIELD, "characters[]"},
         {"{\"type\":\"set_param\",\"name\":\"vx\",\"value\":1,\"characters\":[\"7\"]}",
          CB_CTL_ERR_BAD_FIELD, "characters[]"},
-        {"{\"type\":\"set_param\",\"name\":\"vx\",\"value\":1,\"characters\":[4294967296]}",
-         CB_CTL_ERR_BAD_FIELD, "characters[]"},
+        /* ids: whole numbers in [1, 2^53 - 1], never rounded from a real or cut to 32 bits */
+        {"{\"type\":\"set_param\",\"name\":\"vx\",\"value\":1,\"characters\":[9007199254740992]}",
+         CB_CTL_ERR_BAD_FIELD, "2^53 - 1"},
+        {"{\"type\":\"remove\",\"characters\":[9223372036854775807]}", CB_CTL_ERR_BAD_FIELD,
+         "characters[]"},
+        {"{\"type\":\"remove\",\"characters\":[-9223372036854775808]}", CB_CTL_ERR_BAD_FIELD,
+         "characters[]"},
+        {"{\"type\":\"remove\",\"characters\":[18446744073709551617]}", CB_CTL_ERR_MALFORMED,
+         "not JSON"},
+        {"{\"type\":\"remove\",\"characters\":[4294967296.0]}", CB_CTL_ERR_BAD_FIELD,
+         "characters[]"},
+        {"{\"type\":\"remove\",\"characters\":[1e3]}", CB_CTL_ERR_BAD_FIELD, "characters[]"},
+        {"{\"type\":\"remove\",\"characters\":[null]}", CB_CTL_ERR_BAD_FIELD, "characters[]"},
+        {"{\"type\":\"remove\",\"characters\":[[5]]}", CB_CTL_ERR_BAD_FIELD, "characters[]"},
+        {"{\"type\":\"subscribe\",\"character\":9007199254740992}", CB_CTL_ERR_BAD_FIELD,
+         "\"character\""},
+        {"{\"type\":\"subscribe\",\"character\":-1}", CB_CTL_ERR_BAD_FIELD, "\"character\""},
+        {"{\"type\":\"subscribe\",\"character\":2.5}", CB_CTL_ERR_BAD_FIELD, "\"character\""},
+        {"{\"type\":\"unsubscribe\",\"character\":\"5\"}", CB_CTL_ERR_BAD_FIELD, "\"character\""},
+        {"{\"type\":\"unsubscribe\",\"character\":1e20}", CB_CTL_ERR_BAD_FIELD, "\"character\""},
         {"{\"type\":\"steer\"}", CB_CTL_ERR_BAD_FIELD, "\"speed\""},
         {"{\"type\":\"steer\",\"speed\":-1}", CB_CTL_ERR_BAD_FIELD, "\"speed\""},
         {"{\"type\":\"steer\",\"speed\":21}", CB_CTL_ERR_BAD_FIELD, "\"speed\""},

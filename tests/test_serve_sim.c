@@ -2,6 +2,7 @@
  * control message applied to a real crowd, with its reply, and the frames it publishes decoded
  * and compared with the crowd's own matrices; the same for a crowd of Foxes from a pack (the
  * hello checked against Fox.glb, read here). */
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static cb_crowd *crowd(fixture *f)
     return cb_sim_crowd(f->sim);
 }
 
-static uint32_t id_at(fixture *f, uint32_t dense)
+static uint64_t id_at(fixture *f, uint32_t dense)
 {
     return cb_crowd_character_at(crowd(f), 0, dense).id;
 }
@@ -140,9 +141,10 @@ static void serve_sim_set_param_for_some_and_all(void **state)
 {
     fixture *f = *state;
     char text[256];
-    uint32_t a = id_at(f, 2), b = id_at(f, 5);
+    uint64_t a = id_at(f, 2), b = id_at(f, 5);
     snprintf(text, sizeof text,
-             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-4.5,\"characters\":[%u,%u],"
+             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-4.5,\"characters\":[%" PRIu64
+             ",%" PRIu64 "],"
              "\"req\":11}",
              a, b);
     send_msg(f, text);
@@ -175,7 +177,8 @@ static void serve_sim_set_param_errors(void **state)
                 replied(f, "\"req\":4"));
     char text[256];
     snprintf(text, sizeof text,
-             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-9,\"characters\":[%u,77777]}",
+             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-9,\"characters\":[%" PRIu64
+             ",77777]}",
              id_at(f, 0));
     send_msg(f, text);
     assert_true(replied(f, "not_found") && replied(f, "77777"));
@@ -188,7 +191,8 @@ static void serve_sim_steer_sets_velocity(void **state)
     fixture *f = *state;
     char text[256];
     snprintf(text, sizeof text,
-             "{\"type\":\"steer\",\"speed\":2,\"direction\":30,\"characters\":[%u]}", id_at(f, 3));
+             "{\"type\":\"steer\",\"speed\":2,\"direction\":30,\"characters\":[%" PRIu64 "]}",
+             id_at(f, 3));
     send_msg(f, text);
     assert_true(replied(f, "\"ok\""));
     cb_sim_tick(f->sim);
@@ -213,7 +217,8 @@ static void serve_sim_add_and_remove(void **state)
     /* The reply's ids are live characters. */
     const char *ids = strstr(f->reply.text, "\"ids\":[");
     assert_non_null(ids);
-    uint32_t first = (uint32_t)strtoul(ids + 7, NULL, 10), kind, dense;
+    uint64_t first = strtoull(ids + 7, NULL, 10);
+    uint32_t kind, dense;
     assert_int_equal(cb_crowd_locate(crowd(f), (cb_character){first}, &kind, &dense), CB_OK);
     assert_int_equal(dense, START);
     send_msg(f, "{\"type\":\"add\",\"count\":7}");
@@ -221,12 +226,14 @@ static void serve_sim_add_and_remove(void **state)
     assert_int_equal(cb_crowd_count(crowd(f), 0), START + 4);
 
     /* An override follows its character when a removal moves it (swap-remove). */
-    uint32_t last = id_at(f, START + 3), victim = id_at(f, 1);
+    uint64_t last = id_at(f, START + 3), victim = id_at(f, 1);
     char text[256];
     snprintf(text, sizeof text,
-             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-3,\"characters\":[%u]}", last);
+             "{\"type\":\"set_param\",\"name\":\"look_y\",\"value\":-3,\"characters\":[%" PRIu64
+             "]}",
+             last);
     send_msg(f, text);
-    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%u]}", victim);
+    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%" PRIu64 "]}", victim);
     send_msg(f, text);
     assert_true(replied(f, "\"ok\""));
     assert_int_equal(cb_crowd_count(crowd(f), 0), START + 3);
@@ -236,8 +243,8 @@ static void serve_sim_add_and_remove(void **state)
     /* Removed, unknown and twice-listed ids are refused and nothing is removed. */
     send_msg(f, text);
     assert_true(replied(f, "not_found"));
-    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%u,%u]}", id_at(f, 0),
-             id_at(f, 0));
+    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%" PRIu64 ",%" PRIu64 "]}",
+             id_at(f, 0), id_at(f, 0));
     send_msg(f, text);
     assert_true(replied(f, "not_found"));
     assert_int_equal(cb_crowd_count(crowd(f), 0), START + 3);
@@ -329,17 +336,19 @@ static void serve_sim_subscribe_details(void **state)
 {
     fixture *f = *state;
     char text[256], want[64];
-    uint32_t id = id_at(f, 4);
+    uint64_t id = id_at(f, 4);
     send_msg(f, "{\"type\":\"subscribe\",\"character\":999999}");
     assert_true(replied(f, "not_found"));
-    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%u,\"joint\":\"tail\"}", id);
+    snprintf(text, sizeof text,
+             "{\"type\":\"subscribe\",\"character\":%" PRIu64 ",\"joint\":\"tail\"}", id);
     send_msg(f, text);
     assert_true(replied(f, "not_found") && replied(f, "tail"));
-    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%u,\"joint\":\"hand_l\"}",
-             id);
+    snprintf(text, sizeof text,
+             "{\"type\":\"subscribe\",\"character\":%" PRIu64 ",\"joint\":\"hand_l\"}", id);
     send_as(f, 5, text);
     assert_true(replied(f, "\"ok\""));
-    snprintf(text, sizeof text, "{\"type\":\"steer\",\"speed\":1.4,\"characters\":[%u]}", id);
+    snprintf(text, sizeof text, "{\"type\":\"steer\",\"speed\":1.4,\"characters\":[%" PRIu64 "]}",
+             id);
     send_msg(f, text);
     for (int k = 0; k < 90; ++k) {
         cb_sim_tick(f->sim);
@@ -347,7 +356,7 @@ static void serve_sim_subscribe_details(void **state)
     uint64_t mask;
     const char *d = details(f, &mask);
     assert_int_equal(mask, 1ull << 5);
-    snprintf(want, sizeof want, "\"id\":%u", id);
+    snprintf(want, sizeof want, "\"id\":%" PRIu64, id);
     assert_non_null(strstr(d, want));
     assert_non_null(strstr(d, "\"name\":\"hand_l\""));
     assert_non_null(strstr(d, "\"state\":\"moving\""));
@@ -369,9 +378,9 @@ static void serve_sim_subscribe_details(void **state)
     assert_int_equal(mask, 0);
     assert_null(strstr(d, want));
     /* A removed character ends its subscriptions. */
-    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%u}", id);
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%" PRIu64 "}", id);
     send_as(f, 5, text);
-    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%u]}", id);
+    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%" PRIu64 "]}", id);
     send_msg(f, text);
     cb_sim_tick(f->sim);
     details(f, &mask);
@@ -397,7 +406,7 @@ static void serve_sim_frames_are_the_crowd(void **state)
     cb_err_track pos = cb_err_track_make("joint position (m)");
     float *p = malloc(sizeof(float) * 3 * h.joints), *q = malloc(sizeof(float) * 4 * h.joints);
     for (uint32_t c = 0; c < h.characters; ++c) {
-        uint32_t id;
+        uint64_t id;
         float rp[3], rr[4];
         assert_int_equal(cb_frame_decode_character(fr, len, &h, c, &id, rp, rr, p, q), CB_OK);
         assert_int_equal(id, id_at(f, c));
@@ -582,7 +591,7 @@ static void serve_sim_fox_hello_is_the_source_file(void **state)
 }
 
 /* Where a character's root is in the newest q16 frame. */
-static void frame_root(fixture *f, uint32_t dense, uint32_t id, float root[3])
+static void frame_root(fixture *f, uint32_t dense, uint64_t id, float root[3])
 {
     size_t len;
     uint64_t seq;
@@ -591,7 +600,7 @@ static void frame_root(fixture *f, uint32_t dense, uint32_t id, float root[3])
     assert_int_equal(cb_frame_read_header(fr, len, &h, NULL), CB_OK);
     float rr[4], *p = malloc(sizeof(float) * 3 * h.joints),
                  *q = malloc(sizeof(float) * 4 * h.joints);
-    uint32_t got;
+    uint64_t got;
     assert_int_equal(cb_frame_decode_character(fr, len, &h, dense, &got, root, rr, p, q), CB_OK);
     assert_int_equal(got, id);
     free(p);
@@ -605,11 +614,12 @@ static void serve_sim_fox_moves_in_place_clips(void **state)
 {
     fixture *f = *state;
     char text[256];
-    const uint32_t dense = 6, id = id_at(f, dense);
+    const uint32_t dense = 6;
+    const uint64_t id = id_at(f, dense);
     snprintf(text, sizeof text,
-             "{\"type\":\"steer\",\"speed\":1.5,\"direction\":0,\"characters\":[%u]}", id);
+             "{\"type\":\"steer\",\"speed\":1.5,\"direction\":0,\"characters\":[%" PRIu64 "]}", id);
     send_msg(f, text);
-    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%u}", id);
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%" PRIu64 "}", id);
     send_msg(f, text);
     for (int k = 0; k < CB_SIM_HZ; ++k) {
         cb_sim_tick(f->sim);
@@ -629,6 +639,48 @@ static void serve_sim_fox_moves_in_place_clips(void **state)
      * between 1.5 * sin(0.3) / 0.3 m and 1.5 m. */
     double chord = hypot(p1[0] - p0[0], p1[2] - p0[2]);
     CB_CHECK(chord <= 1.5 + 1e-3 && chord >= 1.5 * sin(0.3) / 0.3 - 1e-3, "moved %.4f m", chord);
+}
+
+/* Ids past 2^32 (a slot's 1,024th character; crowd.h's generations have 31 bits) travel
+ * exactly: in the add reply, through remove, subscribe and steer, in the details and in the
+ * frames; the id cut to 32 bits names no character. */
+static void serve_sim_ids_past_32_bits(void **state)
+{
+    fixture *f = *state;
+    char text[256], want[64];
+    send_msg(f, "{\"type\":\"pause\"}"); /* cycling ids needs no steps */
+    uint64_t id = id_at(f, START - 1);
+    while (id < (1ull << 32)) {
+        snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%" PRIu64 "]}", id);
+        send_msg(f, text);
+        assert_true(replied(f, "\"ok\""));
+        send_msg(f, "{\"type\":\"add\",\"count\":1}");
+        const char *ids = strstr(f->reply.text, "\"ids\":[");
+        assert_non_null(ids);
+        uint64_t next = strtoull(ids + 7, NULL, 10);
+        CB_CHECK(next > id && next == id_at(f, START - 1), "added %" PRIu64 " after %" PRIu64, next,
+                 id);
+        id = next;
+    }
+    CB_CHECK(id < (1ull << 33), "id %" PRIu64, id); /* the slot was reused each time */
+    snprintf(text, sizeof text, "{\"type\":\"remove\",\"characters\":[%" PRIu64 "]}",
+             id & 0xffffffffu);
+    send_msg(f, text);
+    assert_true(replied(f, "not_found"));
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%" PRIu64 "}", id);
+    send_msg(f, text);
+    assert_true(replied(f, "\"ok\""));
+    snprintf(text, sizeof text, "{\"type\":\"steer\",\"speed\":1,\"characters\":[%" PRIu64 "]}",
+             id);
+    send_msg(f, text);
+    assert_true(replied(f, "\"ok\""));
+    send_msg(f, "{\"type\":\"resume\"}");
+    cb_sim_tick(f->sim);
+    uint64_t mask;
+    snprintf(want, sizeof want, "\"id\":%" PRIu64 ",", id);
+    assert_non_null(strstr(details(f, &mask), want));
+    float root[3];
+    frame_root(f, START - 1, id, root);
 }
 
 /* Cesium Man from its pack with the example graph file: its unnamed joints come as nodes[i], the
@@ -701,6 +753,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(serve_sim_subscribe_details, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_command_queue_is_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_ids_past_32_bits, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_fox_hello_is_the_source_file, setup_fox,
                                         teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup_fox, teardown),

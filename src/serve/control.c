@@ -110,12 +110,18 @@ static cb_ctl_error name(json_t *v, const char *key, char out[CB_CTL_MAX_NAME], 
     return CB_CTL_OK;
 }
 
-static cb_ctl_error character_id(json_t *v, const char *key, uint32_t *out, char *why)
+/* A character id: a JSON integer in [1, 2^53 - 1]. jansson reads integers as json_int_t (long
+ * long, and refuses a literal beyond its range as malformed); a fraction or exponent ("1.0",
+ * "1e3") is a real, which is refused rather than rounded, so an id never changes on its way in. */
+static cb_ctl_error character_id(json_t *v, const char *key, uint64_t *out, char *why)
 {
-    int64_t id = 0;
-    cb_ctl_error e = whole(v, key, 1, UINT32_MAX, &id, why);
-    *out = (uint32_t)id;
-    return e;
+    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+        (uint64_t)json_integer_value(v) > CB_CTL_MAX_ID) {
+        return fail(why, CB_CTL_ERR_BAD_FIELD,
+                    "\"%s\" must be a character id: a whole number in [1, 2^53 - 1]", key);
+    }
+    *out = (uint64_t)json_integer_value(v);
+    return CB_CTL_OK;
 }
 
 /* "characters": absent means all (when allowed), else an array of 1..256 ids. */
@@ -236,7 +242,7 @@ static cb_ctl_error parse_head(json_t *o, cb_ctl *c, char *why)
     json_t *req = json_object_get(o, "req");
     if (req != NULL) {
         if (!json_is_integer(req) || json_integer_value(req) < 0 ||
-            json_integer_value(req) > 9007199254740991) {
+            (uint64_t)json_integer_value(req) > CB_CTL_MAX_ID) {
             return fail(why, CB_CTL_ERR_BAD_FIELD, "\"req\" must be a whole number >= 0");
         }
         c->req = json_integer_value(req);

@@ -94,10 +94,12 @@ static float get_f32(const uint8_t *p)
 
 /* ---- sizes ------------------------------------------------------------------------------- */
 
-/* id (4) + root position (12) + root rotation: 16 bytes of floats (f32) or 6 packed (+2). */
+/* id (8) + root position (12) + root rotation: 16 bytes of floats (f32) or 6 packed (+2). */
+enum { ID_BYTES = 8, ROOT_POSITION_AT = ID_BYTES, ROOT_ROTATION_AT = ID_BYTES + 12 };
+
 static size_t record_head_bytes(cb_frame_encoding e)
 {
-    return e == CB_FRAME_F32 ? 32 : 24;
+    return ROOT_ROTATION_AT + (e == CB_FRAME_F32 ? 16 : 8);
 }
 
 static size_t joint_bytes(cb_frame_encoding e)
@@ -346,16 +348,16 @@ static int16_t quantize(float v, float inv_scale, uint32_t *clamped)
     return (int16_t)(u >= 0.0f ? (int32_t)(u + 0.5f) : -(int32_t)(0.5f - u));
 }
 
-uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint32_t id,
+uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint64_t id,
                                    const float root_position[3], const float root_rotation[4],
                                    const float *matrices, uint32_t joints, uint8_t *out)
 {
     uint32_t clamped = 0;
-    put_u32(out, id);
+    put_u64(out, id);
     for (int k = 0; k < 3; ++k) {
-        put_f32(out + 4 + 4 * k, root_position[k]);
+        put_f32(out + ROOT_POSITION_AT + 4 * k, root_position[k]);
     }
-    uint8_t *p = out + 16;
+    uint8_t *p = out + ROOT_ROTATION_AT;
     if (e == CB_FRAME_F32) {
         for (int k = 0; k < 4; ++k) {
             put_f32(p + 4 * k, root_rotation[k]);
@@ -406,7 +408,7 @@ uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, ui
 }
 
 cb_result cb_frame_decode_character(const uint8_t *data, size_t size, const cb_frame_header *h,
-                                    uint32_t index, uint32_t *id, float root_position[3],
+                                    uint32_t index, uint64_t *id, float root_position[3],
                                     float root_rotation[4], float *positions, float *rotations)
 {
     if (data == NULL || h == NULL || id == NULL || root_position == NULL || root_rotation == NULL ||
@@ -420,11 +422,11 @@ cb_result cb_frame_decode_character(const uint8_t *data, size_t size, const cb_f
     }
     const uint8_t *p = data + CB_FRAME_HEADER_BYTES + (size_t)index * h->record_bytes;
     cb_frame_encoding e = h->encoding;
-    *id = get_u32(p);
+    *id = get_u64(p);
     for (int k = 0; k < 3; ++k) {
-        root_position[k] = get_f32(p + 4 + 4 * k);
+        root_position[k] = get_f32(p + ROOT_POSITION_AT + 4 * k);
     }
-    p += 16;
+    p += ROOT_ROTATION_AT;
     if (e == CB_FRAME_F32) {
         for (int k = 0; k < 4; ++k) {
             root_rotation[k] = get_f32(p + 4 * k);

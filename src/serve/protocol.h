@@ -15,14 +15,15 @@
 
 enum {
     CB_FRAME_MAGIC = 0x31464243u, /* "CBF1" read as a little-endian u32 */
-    CB_FRAME_VERSION = 1,
+    CB_FRAME_VERSION = 2,         /* 2: 8-byte character ids (53 bits used); 1 had 4-byte ids */
     CB_FRAME_HEADER_BYTES = 64,
     CB_FRAME_MAX_JOINTS = 1024,
     CB_FRAME_FLAG_PAUSED = 1,
 };
 
-/* How the transforms of a frame are written. Every encoding carries the character's id and its
- * root transform in floats; they differ in the per-joint model-space transforms. */
+/* How the transforms of a frame are written. Every encoding carries the character's id (a u64
+ * below 2^53, CB_CTL_MAX_ID) and its root transform in floats; they differ in the per-joint
+ * model-space transforms. */
 typedef enum cb_frame_encoding {
     CB_FRAME_F32,   /* position 3 x f32 + rotation 4 x f32: 28 bytes a joint */
     CB_FRAME_Q16,   /* position 3 x i16 (header scale) + rotation smallest-three 48 bits: 12 */
@@ -50,8 +51,8 @@ typedef struct cb_frame_header {
     uint32_t step_us;      /* how long the crowd update of this step took */
 } cb_frame_header;
 
-/* Bytes of one character's record: id, root position, root rotation, then the joints, padded
- * to a multiple of 4 so that a reader can view the record through aligned typed arrays. */
+/* Bytes of one character's record: id (8), root position, root rotation, then the joints,
+ * padded to a multiple of 4 so that a reader can view the record through aligned typed arrays. */
 size_t cb_frame_record_bytes(cb_frame_encoding e, uint32_t joints);
 /* Header plus `characters` records. */
 size_t cb_frame_bytes(cb_frame_encoding e, uint32_t characters, uint32_t joints);
@@ -68,7 +69,7 @@ void cb_frame_write_header(const cb_frame_header *header, uint8_t *out);
  * the root) at `matrices`. Rotations are taken from the matrices' normalized columns; scale is
  * not transmitted. Positions beyond the i16 range are clamped and counted in the return
  * value (0 when nothing was clamped). */
-uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint32_t id,
+uint32_t cb_frame_encode_character(cb_frame_encoding e, float position_scale, uint64_t id,
                                    const float root_position[3], const float root_rotation[4],
                                    const float *matrices, uint32_t joints, uint8_t *out);
 
@@ -82,7 +83,7 @@ cb_result cb_frame_read_header(const uint8_t *data, size_t size, cb_frame_header
  * position and rotation, joint positions (3 floats a joint, model space) and, unless the
  * encoding has none or rotations is NULL, joint rotations (4 floats a joint). */
 cb_result cb_frame_decode_character(const uint8_t *data, size_t size, const cb_frame_header *h,
-                                    uint32_t index, uint32_t *id, float root_position[3],
+                                    uint32_t index, uint64_t *id, float root_position[3],
                                     float root_rotation[4], float *positions, float *rotations);
 
 /* Smallest-three quaternion codec (exposed for the tests): q normalized on the way in, written
@@ -102,6 +103,10 @@ enum {
     CB_CTL_MAX_ADD = 10000,      /* characters added by one message */
     CB_CTL_MAX_STEP = 600,       /* frames stepped by one message */
 };
+
+/* The largest character id a message may name: 2^53 - 1, the largest integer a JSON number
+ * read as a double (JavaScript's) holds exactly. cb_character ids stay below it (crowd.h). */
+#define CB_CTL_MAX_ID 9007199254740991ull
 
 typedef enum cb_ctl_kind {
     CB_CTL_SET_PARAM,    /* {"type":"set_param","name":N,"value":x|null[,"characters":[ids]]} */
@@ -133,7 +138,7 @@ typedef struct cb_ctl {
     uint32_t count;      /* add: characters; step: frames */
     bool all;            /* set_param/steer without "characters", unsubscribe without "character" */
     uint32_t character_count;
-    uint32_t characters[CB_CTL_MAX_CHARACTERS]; /* ids; subscribe/unsubscribe use [0] */
+    uint64_t characters[CB_CTL_MAX_CHARACTERS]; /* ids; subscribe/unsubscribe use [0] */
     cb_frame_encoding encoding;
 } cb_ctl;
 

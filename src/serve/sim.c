@@ -5,6 +5,7 @@
  * Control actions that must allocate (switching graphs) are commands, not frames. */
 #include "serve/sim.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -27,7 +28,8 @@ typedef struct event_entry {
 } event_entry;
 
 typedef struct subscription {
-    uint32_t slot, serial, id, joint;
+    uint64_t id; /* a cb_character id: 53 bits */
+    uint32_t slot, serial, joint;
     uint32_t last_next[MAX_MACHINES];
     float transition_s[MAX_MACHINES];
     event_entry events[CB_SIM_EVENT_HISTORY];
@@ -560,7 +562,7 @@ void cb_sim_destroy(cb_sim *s)
 
 /* Every id must name a live character; returns the first that does not, or 0. Ids listed twice
  * count as unknown the second time when `distinct` (removing one twice is an error). */
-static uint32_t first_unknown(const cb_sim *s, const cb_ctl *c, bool distinct)
+static uint64_t first_unknown(const cb_sim *s, const cb_ctl *c, bool distinct)
 {
     for (uint32_t k = 0; k < c->character_count; ++k) {
         uint32_t kind, dense;
@@ -577,7 +579,7 @@ static uint32_t first_unknown(const cb_sim *s, const cb_ctl *c, bool distinct)
     return 0;
 }
 
-static uint32_t dense_of(const cb_sim *s, uint32_t id)
+static uint32_t dense_of(const cb_sim *s, uint64_t id)
 {
     uint32_t kind, dense;
     return cb_crowd_locate(s->crowd, (cb_character){id}, &kind, &dense) == CB_OK ? dense
@@ -603,14 +605,15 @@ static void set_override(cb_sim *s, const cb_ctl *c, uint32_t p, float v)
 static void apply_set_param(cb_sim *s, const cb_sim_command *cmd)
 {
     const cb_ctl *c = &cmd->ctl;
-    uint32_t p, bad;
+    uint32_t p;
+    uint64_t bad;
     if (cb_graph_find_param(s->graph, c->name, &p) != CB_OK) {
         reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "graph '%s' has no parameter '%s'", s->graph_name,
                     c->name);
         return;
     }
     if ((bad = first_unknown(s, c, false)) != 0) {
-        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %u", bad);
+        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %" PRIu64, bad);
         return;
     }
     set_override(s, c, p, c->clear ? NAN : c->value);
@@ -620,7 +623,7 @@ static void apply_set_param(cb_sim *s, const cb_sim_command *cmd)
 static void apply_steer(cb_sim *s, const cb_sim_command *cmd)
 {
     const cb_ctl *c = &cmd->ctl;
-    uint32_t bad;
+    uint64_t bad;
     if (s->velocity[0] == UINT32_MAX) {
         reply_error(s, cmd, CB_CTL_ERR_REFUSED,
                     "graph '%s' has no velocity parameters (vx, vy or blend_0, blend_1)",
@@ -628,7 +631,7 @@ static void apply_steer(cb_sim *s, const cb_sim_command *cmd)
         return;
     }
     if ((bad = first_unknown(s, c, false)) != 0) {
-        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %u", bad);
+        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %" PRIu64, bad);
         return;
     }
     /* direction 0 is forward and +90 degrees the character's right: right = sin, fwd = cos. */
@@ -654,7 +657,7 @@ static void apply_add(cb_sim *s, const cb_sim_command *cmd)
             break;
         }
         if (k < ADD_IDS_REPLIED) {
-            put(&t, "%s%llu", k ? "," : "", (unsigned long long)ch.id);
+            put(&t, "%s%" PRIu64, k ? "," : "", ch.id);
         }
     }
     put(&t, "]");
@@ -664,9 +667,10 @@ static void apply_add(cb_sim *s, const cb_sim_command *cmd)
 
 static void apply_remove(cb_sim *s, const cb_sim_command *cmd)
 {
-    uint32_t bad = first_unknown(s, &cmd->ctl, true);
+    uint64_t bad = first_unknown(s, &cmd->ctl, true);
     if (bad != 0) {
-        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %u (or listed twice)", bad);
+        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %" PRIu64 " (or listed twice)",
+                    bad);
         return;
     }
     for (uint32_t k = 0; k < cmd->ctl.character_count; ++k) {
@@ -724,9 +728,10 @@ static uint32_t head_joint(const cb_skeleton *sk)
 static void apply_subscribe(cb_sim *s, const cb_sim_command *cmd)
 {
     const cb_ctl *c = &cmd->ctl;
-    uint32_t id = c->characters[0], joint = 0;
+    uint64_t id = c->characters[0];
+    uint32_t joint = 0;
     if (dense_of(s, id) == UINT32_MAX) {
-        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %u", id);
+        reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %" PRIu64, id);
         return;
     }
     if (c->name[0] != '\0') {
@@ -953,7 +958,8 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
     float c = cosf(yaw), sn = sinf(yaw);
     float wx = pos[0] + c * m[12] + sn * m[14], wy = pos[1] + m[13];
     float wz = pos[2] - sn * m[12] + c * m[14];
-    put(t, "{\"id\":%u,\"clients\":\"%llx\",\"root\":[", sub->id, (unsigned long long)mask);
+    put(t, "{\"id\":%" PRIu64 ",\"clients\":\"%llx\",\"root\":[", sub->id,
+        (unsigned long long)mask);
     put_number(t, pos[0]);
     put(t, ",");
     put_number(t, pos[1]);

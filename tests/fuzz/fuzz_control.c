@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     assert((unsigned)c.kind < CB_CTL_KIND_COUNT);
     assert(c.character_count <= CB_CTL_MAX_CHARACTERS);
     for (uint32_t k = 0; k < c.character_count; ++k) {
-        assert(c.characters[k] != 0);
+        assert(c.characters[k] != 0 && c.characters[k] <= CB_CTL_MAX_ID); /* 53 bits */
     }
     assert(memchr(c.name, 0, sizeof c.name) != NULL);
     assert(isfinite(c.value) && isfinite(c.speed_mps) && isfinite(c.direction_rad));

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     float *pos = malloc(sizeof(float) * 3 * (h.joints + 1));
     float *rot = malloc(sizeof(float) * 4 * (h.joints + 1));
     for (uint32_t c = 0; c < h.characters; ++c) {
-        uint32_t id;
+        uint64_t id;
         float rp[3], rr[4];
         cb_result r = cb_frame_decode_character(data, size, &h, c, &id, rp, rr, pos, rot);
         assert(r == CB_OK);

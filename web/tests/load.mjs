@@ -85,7 +85,7 @@ ok(true, 'crowd step time', `median ${stepMs[stepMs.length >> 1]?.toFixed(2)} ms
 const early = rss.filter((r) => r.t >= 2 && r.t < 4).map((r) => r.kb);
 const late = rss.filter((r) => r.t >= SECONDS - 2).map((r) => r.kb);
 const maxKb = Math.max(...rss.map((r) => r.kb));
-const frameKb = (64 + CHARACTERS * (24 + 12 * 64)) / 1024;
+const frameKb = (64 + CHARACTERS * (28 + 12 * 64)) / 1024;
 // Bound: the crowd and boards (~30 MB here) plus at most one unsent frame per client held by
 // libwebsockets, with room to spare: 64 MB + 2 frames per client.
 const boundKb = 64 * 1024 + 2 * CLIENTS * frameKb;

@@ -82,25 +82,26 @@ function pack48(q) {
   w[1] |= (big & 1) << 15;
   return w;
 }
+// Ids of 53 bits (crowd.h): the largest, and one past 2^32 whose low half is 12.
 const characters = [
-  { id: 11, pos: [2, 0, 1], yaw: 30, pose: posed },
-  { id: 12, pos: [-1.5, 0, 0], yaw: -90, pose: rest },
+  { id: 2 ** 53 - 1, pos: [2, 0, 1], yaw: 30, pose: posed },
+  { id: 2 ** 32 + 12, pos: [-1.5, 0, 0], yaw: -90, pose: rest },
 ];
 function encode(frameNo) {
-  const J = joints.length, rec = 24 + 12 * J;
+  const J = joints.length, rec = 28 + 12 * J; // id 8, root 12 + 8, joints 12 (q16)
   const buf = Buffer.alloc(64 + characters.length * rec);
-  buf.writeUInt32LE(0x31464243, 0); buf.writeUInt16LE(1, 4); buf.writeUInt16LE(1, 6);
+  buf.writeUInt32LE(0x31464243, 0); buf.writeUInt16LE(2, 4); buf.writeUInt16LE(1, 6);
   buf.writeBigUInt64LE(BigInt(frameNo), 8); buf.writeDoubleLE(frameNo / 60, 16);
   buf.writeBigUInt64LE(BigInt(Date.now() * 1000), 24); buf.writeUInt32LE(characters.length, 32);
   buf.writeUInt16LE(J, 36); buf.writeFloatLE(scale, 40); buf.writeUInt32LE(rec, 44); buf.writeUInt32LE(1, 48);
   characters.forEach((c, i) => {
     const o = 64 + i * rec;
-    buf.writeUInt32LE(c.id, o);
-    c.pos.forEach((x, k) => buf.writeFloatLE(x, o + 4 + 4 * k));
+    buf.writeBigUInt64LE(BigInt(c.id), o);
+    c.pos.forEach((x, k) => buf.writeFloatLE(x, o + 8 + 4 * k));
     const h = c.yaw * Math.PI / 360;
-    pack48([0, Math.sin(h), 0, Math.cos(h)]).forEach((w, k) => buf.writeUInt16LE(w, o + 16 + 2 * k));
+    pack48([0, Math.sin(h), 0, Math.cos(h)]).forEach((w, k) => buf.writeUInt16LE(w, o + 20 + 2 * k));
     c.pose.forEach((m, j) => {
-      const p = o + 24 + 12 * j;
+      const p = o + 28 + 12 * j;
       [12, 13, 14].forEach((e, k) => buf.writeInt16LE(Math.round(m[e] / scale), p + 2 * k));
       pack48(matToQuat(m)).forEach((w, k) => buf.writeUInt16LE(w, p + 6 + 2 * k));
     });
@@ -130,6 +131,8 @@ try {
   ok(model.matched === joints.length, `the viewer loads ${url} and matches every joint by name`, JSON.stringify(model));
   await page.evaluate((bytes) => cbViewer.injectFrame(new Uint8Array(bytes).buffer), encode(1));
   await until(() => page.evaluate(() => cbViewer.state.framesDrawn >= 1), 30000, 'the frame drawn');
+  const ids = await page.evaluate(() => Array.from(cbViewer.state.frame.ids));
+  ok(ids.length === 2 && ids.every((id, c) => id === characters[c].id), 'the page reads 53-bit ids exactly', ids.join(', '));
   const drawn = await page.evaluate((n) => [0, 1].map((c) => Array.from({ length: n }, (_, j) => cbViewer.drawnJoint(c, j))), joints.length);
   ok(await page.evaluate(() => cbViewer.state.mode) === 'skinned meshes', 'drawn as skinned meshes');
   // q16: each model-space coordinate within half a step (plus float rounding), rotated by the

@@ -1,9 +1,15 @@
 // The wire format of `crowdblend serve` (docs/serve.md), read in the browser. Frames are
 // little-endian; records are padded to 4 bytes, so typed-array views over the frame's
 // ArrayBuffer stay aligned.
+// A record starts with its character's id: a u64 of which 53 bits are used (crowd.h), read as
+// two u32 halves, lo + hi * 2^32, which is exact in a double below 2^53. Ids are plain numbers,
+// equal (===) to the ids of the JSON messages.
 
 export const FRAME_MAGIC = 0x31464243; // "CBF1"
+export const FRAME_VERSION = 2; // 2: 8-byte ids; version 1 had 4-byte ids
 export const HEADER_BYTES = 64;
+const RECORD_HEAD_F32 = 36; // id 8, root position 12, root rotation 4 x f32
+const RECORD_HEAD_PACKED = 28; // id 8, root position 12, root rotation 48 bits + 2 padding
 export const ENCODINGS = ['f32', 'q16', 'pos16'];
 
 export function readHeader(buffer) {
@@ -24,7 +30,9 @@ export function readHeader(buffer) {
     epoch: v.getUint32(48, true),
     stepUs: v.getUint32(52, true),
   };
-  if (h.version !== 1 || h.encoding === undefined) throw new Error('unsupported frame');
+  if (h.version !== FRAME_VERSION || h.encoding === undefined) {
+    throw new Error(`unsupported frame (version ${h.version}; this viewer reads ${FRAME_VERSION})`);
+  }
   if (buffer.byteLength !== HEADER_BYTES + h.characters * h.recordBytes) {
     throw new Error('frame size does not match its header');
   }
@@ -56,7 +64,7 @@ export function unpackQuat(u16, i, out, o) {
 // positions (and rotations when the encoding has them), in flat typed arrays.
 export function decodeFrame(buffer, h = readHeader(buffer)) {
   const n = h.characters, J = h.joints;
-  const ids = new Uint32Array(n);
+  const ids = new Float64Array(n);
   const rootPos = new Float32Array(3 * n);
   const rootRot = new Float32Array(4 * n);
   const pos = new Float32Array(3 * J * n);
@@ -68,14 +76,14 @@ export function decodeFrame(buffer, h = readHeader(buffer)) {
   const s = h.positionScale;
   for (let c = 0; c < n; c++) {
     const base = HEADER_BYTES + c * h.recordBytes; // a multiple of 4
-    ids[c] = u32[base >> 2];
-    rootPos[3 * c] = f32[(base >> 2) + 1];
-    rootPos[3 * c + 1] = f32[(base >> 2) + 2];
-    rootPos[3 * c + 2] = f32[(base >> 2) + 3];
+    ids[c] = u32[base >> 2] + u32[(base >> 2) + 1] * 4294967296;
+    rootPos[3 * c] = f32[(base >> 2) + 2];
+    rootPos[3 * c + 1] = f32[(base >> 2) + 3];
+    rootPos[3 * c + 2] = f32[(base >> 2) + 4];
     let p;
     if (h.encoding === 'f32') {
-      for (let k = 0; k < 4; k++) rootRot[4 * c + k] = f32[(base >> 2) + 4 + k];
-      p = (base + 32) >> 2;
+      for (let k = 0; k < 4; k++) rootRot[4 * c + k] = f32[(base >> 2) + 5 + k];
+      p = (base + RECORD_HEAD_F32) >> 2;
       for (let j = 0; j < J; j++, p += 7) {
         const o = 3 * (c * J + j), q = 4 * (c * J + j);
         pos[o] = f32[p]; pos[o + 1] = f32[p + 1]; pos[o + 2] = f32[p + 2];
@@ -83,8 +91,8 @@ export function decodeFrame(buffer, h = readHeader(buffer)) {
       }
       continue;
     }
-    unpackQuat(u16, (base + 16) >> 1, rootRot, 4 * c);
-    p = (base + 24) >> 1;
+    unpackQuat(u16, (base + 20) >> 1, rootRot, 4 * c);
+    p = (base + RECORD_HEAD_PACKED) >> 1;
     const step = h.encoding === 'q16' ? 6 : 3;
     for (let j = 0; j < J; j++, p += step) {
       const o = 3 * (c * J + j);
