@@ -33,9 +33,12 @@ static double rest_height(const cb_skeleton *s)
     cb_ltm_job job = {.skeleton = s, .local = cb_skeleton_rest_pose(s), .model_xforms = {model, n}};
     if (model != NULL && cb_ltm_job_run(&job, NULL) == CB_OK) {
         lo = hi = model[0].translation[1];
+        /* Comparisons, not fmin/fmax: gcc 12 for aarch64 stops with an internal error
+         * vectorizing this reduction (docs/architecture.md, aarch64). */
         for (size_t j = 1; j < n; ++j) {
-            lo = fmin(lo, model[j].translation[1]);
-            hi = fmax(hi, model[j].translation[1]);
+            double y = model[j].translation[1];
+            lo = y < lo ? y : lo;
+            hi = y > hi ? y : hi;
         }
     }
     free(model);
