@@ -7,7 +7,7 @@ Every file of tests/data/trajectories is read here with Python's own sqlite3, cs
 `animate --summary --json` (agents, samples, each agent's sample count, first and last time,
 extents) must match. Then `animate --json` must show the agents the file implies on the frame
 grid, and a glTF export must hold one node per agent and joint with their channels.
-Usage: test_animate.py <crowdblend command> <tests/data/trajectories>
+Usage: test_animate.py <tests/data/trajectories> [emulator ...] <crowdblend command>
 """
 import collections
 import csv
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-EXE, DATA = sys.argv[1], sys.argv[2]
+DATA, EXE = sys.argv[1], sys.argv[2:]  # the command, after an emulator in a cross build
 results = []
 
 
@@ -30,7 +30,7 @@ def check(ok, what):
 
 
 def run(*args, timeout=600):
-    return subprocess.run([EXE, "animate", *args], capture_output=True, text=True,
+    return subprocess.run([*EXE, "animate", *args], capture_output=True, text=True,
                           timeout=timeout)
 
 
