@@ -278,7 +278,7 @@ static void finish_clips(cb_graph_compile *c)
         g->clip_states[s] = c->states_of[node];
         clip->node = node;
         clip->base_path = c->base[node];
-        clip->moves_root = clip->base_path && !clip->clamp;
+        clip->moves_root = clip->base_path;
         g->uniform_rate = g->uniform_rate && clip->speed == 1.0f && clip->speed_param == GNONE;
         g->clips[s] = *clip;
     }

@@ -39,7 +39,7 @@ typedef struct gclip {
     uint32_t slot;   /* index among clip nodes: per-character clip state */
     uint32_t node;   /* the clip's node (in graph->clips, the per-slot copy) */
     bool base_path;  /* reached from the root other than through a layer */
-    bool moves_root; /* base_path and looping: its root motion counts */
+    bool moves_root; /* base_path: its root motion counts (a clamped clip's up to its end) */
     float duration_s;
     bool additive;
     bool has_markers;    /* events are looked for */

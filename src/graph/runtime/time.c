@@ -227,8 +227,12 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
         float from, to;
         clip_interval(g, b, ch, c, was, s->active_d[a], dt, s, &from, &to);
         if (clip->moves_root) {
+            /* A clamped clip moves the root over the part of its interval inside [0, 1]: a
+             * one-shot start, turn or vault moves the character once, then it stands. */
+            float rf = clip->clamp ? fminf(fmaxf(from, 0.0f), 1.0f) : from;
+            float rt = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to;
             s->root_entries[root_count++] =
-                (cb_root_motion_entry){clip->clip, from, to, s->active_w[a]};
+                (cb_root_motion_entry){clip->clip, rf, rt, s->active_w[a]};
         }
         if (events && clip->has_markers) {
             /* (re)starts this frame, or was just added: its start counts */
