@@ -575,7 +575,9 @@ static bool start_levels(ctx *c, double goal)
                 if (!c->opt.uniform_precision) {
                     return false;
                 }
-                lvl = 1; /* placeholder: the common level is searched next */
+                /* The first animated level for now: common_level() then moves every animated
+                 * track to the coarsest level that meets the goal for all of them. */
+                lvl = 1;
                 quantize(c, j, x, lvl);
             }
             commit(c, j, x, lvl);
