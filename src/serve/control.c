@@ -297,35 +297,42 @@ cb_ctl_error cb_ctl_parse(const char *text, size_t length, cb_ctl *out,
     return e;
 }
 
+/* Writes the escaped form of byte c (at most 6 bytes) to esc; returns its length. */
+static size_t json_escape_byte(unsigned char c, char esc[6])
+{
+    static const char hex[] = "0123456789abcdef";
+    if (c == '"' || c == '\\') {
+        esc[0] = '\\', esc[1] = (char)c;
+        return 2;
+    }
+    if (c < 0x20) {
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
+        return 6;
+    }
+    esc[0] = (char)c;
+    return 1;
+}
+
+/* Appends len bytes at out[*n], keeping those that fit before the terminator; *n counts all. */
+static void put_bytes(char *out, size_t size, size_t *n, const char *bytes, size_t len)
+{
+    for (size_t k = 0; k < len; ++k, ++*n) {
+        if (*n + 1 < size) {
+            out[*n] = bytes[k];
+        }
+    }
+}
+
 size_t cb_json_quote(const char *s, char *out, size_t size)
 {
     size_t n = 0;
-#define EMIT(ch)                                                                                   \
-    do {                                                                                           \
-        if (n + 1 < size) {                                                                        \
-            out[n] = (ch);                                                                         \
-        }                                                                                          \
-        ++n;                                                                                       \
-    } while (0)
-    EMIT('"');
+    char esc[6];
+    put_bytes(out, size, &n, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; ++p) {
-        if (*p == '"' || *p == '\\') {
-            EMIT('\\');
-            EMIT((char)*p);
-        } else if (*p < 0x20) {
-            static const char hex[] = "0123456789abcdef";
-            EMIT('\\');
-            EMIT('u');
-            EMIT('0');
-            EMIT('0');
-            EMIT(hex[*p >> 4]);
-            EMIT(hex[*p & 15]);
-        } else {
-            EMIT((char)*p);
-        }
+        put_bytes(out, size, &n, esc, json_escape_byte(*p, esc));
     }
-    EMIT('"');
-#undef EMIT
+    put_bytes(out, size, &n, "\"", 1);
     if (size > 0) {
         out[n < size ? n : size - 1] = '\0';
     }
