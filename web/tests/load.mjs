@@ -41,13 +41,16 @@ const clients = Array.from({ length: CLIENTS }, (_, k) => client(k));
 await Promise.all(clients.map((c) => c.open));
 ok(true, `${CLIENTS} clients connected`);
 
+const newestFast = () => Math.max(...clients.filter((x) => !x.slow).map((x) => x.lastFrame));
+
 // The slow clients: stall the socket (nothing read, TCP fills up) for 1 s of every 1.5 s.
 const stalls = clients.filter((c) => c.slow).map((c) => (async () => {
   const t0 = Date.now();
   while (Date.now() - t0 < SECONDS * 1000 - 1500) {
+    const pausedAt = newestFast();
     c.ws._socket.pause();
     await sleep(1000);
-    c.resumedAt.push({ at: Date.now(), newest: Math.max(...clients.filter((x) => !x.slow).map((x) => x.lastFrame)) });
+    c.resumedAt.push({ at: Date.now(), newest: newestFast(), made: newestFast() - pausedAt });
     c.ws._socket.resume();
     await sleep(500);
   }
@@ -99,19 +102,35 @@ ok(fast.every((c) => c.backwards === 0) && slow.every((c) => c.backwards === 0),
 ok(fast.every((c) => rate(c) >= 5), 'fast clients keep receiving', fast.map((c) => rate(c).toFixed(1)).join(', ') + ' frames/s');
 ok(slow.every((c) => rate(c) < Math.min(...fast.map(rate))), 'stalled clients receive fewer frames', slow.map((c) => rate(c).toFixed(1)).join(', ') + ' frames/s');
 ok(s.frames_skipped > 0, 'the server skips frames for clients that cannot keep up', `${s.frames_skipped} skipped, ${s.frames_sent} sent`);
-// After a 1-s stall (60 frames made meanwhile) a slow client receives a few stale frames, those
-// its own kernel buffer and the server's small send buffer held, then new ones: never the
-// backlog of the stall, which a queue would deliver.
-let worstStale = 0, stallCount = 0;
+// After a 1-s stall (about 60 frames made meanwhile) a slow client first receives the stale
+// frames that were already on their way: those in its kernel receive buffer, the server's kernel
+// send buffer and the one frame libwebsockets holds. Then it jumps to the newest. A queue would
+// deliver every frame of the stall instead. Loopback TCP buffers grow up to the kernel's
+// tcp_rmem/tcp_wmem maxima (32 MB + 4 MB on one machine here, about 45 frames of 0.8 MB), so the
+// bound is read from this machine, not fixed.
+const frameBytes = frameKb * 1024;
+const maxOf = (file) => Number(readFileSync(file, 'utf8').trim().split(/\s+/).pop());
+const inFlight = Math.ceil((maxOf('/proc/sys/net/ipv4/tcp_rmem') + maxOf('/proc/sys/net/ipv4/tcp_wmem')) / frameBytes) + 2;
+let worstStale = 0, stallCount = 0, caughtUp = 0, madeMin = Infinity;
 for (const c of slow) {
   for (const r of c.resumedAt) {
-    const stale = c.frames.filter((f) => f.at >= r.at && f.at < r.at + 1000 && f.frame <= r.newest).length;
-    worstStale = Math.max(worstStale, stale);
+    const after = c.frames.filter((f) => f.at >= r.at && f.at < r.at + 1000);
+    worstStale = Math.max(worstStale, after.filter((f) => f.frame <= r.newest).length);
+    if (after.some((f) => f.frame > r.newest)) caughtUp++;
+    madeMin = Math.min(madeMin, r.made);
     stallCount++;
   }
 }
-ok(stallCount > 0 && worstStale <= 20, 'after a stall a slow client gets the newest frames, not the backlog',
-  `at most ${worstStale} stale frames after a 1-s stall (60 made), ${stallCount} stalls`);
+const staleText = `at most ${worstStale} stale frames after a 1-s stall (at least ${madeMin} made, ` +
+  `at most ${inFlight} can be in flight in this machine's buffers), ${stallCount} stalls`;
+if (inFlight < madeMin) {
+  ok(stallCount > 0 && worstStale <= inFlight && worstStale < madeMin,
+    'after a stall a slow client gets only the frames already in flight, not the backlog', staleText);
+} else {
+  ok(true, 'after a stall a slow client does not get the backlog # SKIP the kernel buffers here hold a whole stall', staleText);
+}
+ok(stallCount > 0 && caughtUp === stallCount, 'within 1 s of every stall the slow client receives a frame newer than any made before it resumed',
+  `${caughtUp} of ${stallCount} stalls`);
 ok(clients.every((c) => c.errors === 0), 'no client got an error');
 const mbps = clients.reduce((a, c) => a + c.bytes, 0) / SECONDS / 1e6;
 ok(true, 'throughput', `${mbps.toFixed(1)} MB/s to ${CLIENTS} clients, send cost ${s.send_ns_per_character} ns/character`);
