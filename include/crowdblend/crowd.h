@@ -305,6 +305,46 @@ CB_API uint32_t cb_crowd_next_state(const cb_crowd *crowd, uint32_t kind, uint32
                                     uint32_t dense);
 
 /**
+ * A state machine's transition for one character, as it stands after the last update
+ * (cb_crowd_query_transition). A transition starts in the update whose conditions fire it
+ * (elapsed_s 0 after that update) and runs while elapsed_s < duration_s; the update where
+ * elapsed_s reaches duration_s ends it, and the machine is then in `to`. A transition of
+ * duration 0 switches states within one update and is never seen running.
+ */
+typedef struct cb_crowd_transition {
+    /** A transition is running. When false: `from` is the current state, `to` is
+     *  CB_INVALID_INDEX, the times and progress are 0 and blend is _CB_TRANSITION_BLEND_DEFAULT. */
+    bool active;
+    /** The state it leaves: cb_crowd_state(). (When an interrupting transition fires, the
+     *  state the pose was closer to becomes the source: graph.h, interruption.) */
+    uint32_t from;
+    /** The state it leads to: cb_crowd_next_state(). */
+    uint32_t to;
+    /** Seconds since it fired: the sum of the dt of every update since, which stepped its
+     *  machine (a machine under a branch of no weight, such as a layer at weight 0, is not
+     *  stepped and holds still), summed in float as the runtime does; below duration_s. */
+    float elapsed_s;
+    /** Its blend time in seconds, as the graph's transition says (> 0). */
+    float duration_s;
+    /** elapsed_s / duration_s, in [0, 1). A crossfade shows the destination with weight
+     *  smoothstep(progress) (3x^2 - 2x^3). */
+    float progress;
+    /** How it blends: as the graph's transition says, except that an interrupting transition
+     *  inertializes (graph.h). */
+    cb_transition_blend blend;
+} cb_crowd_transition;
+
+/**
+ * A state machine's transition for a character (machine: cb_graph_state_machine_count() of the
+ * kind's graph; dense: its dense index in the kind). A query between updates: it reads the
+ * crowd's state and writes only *out, which it leaves untouched on error.
+ * @return CB_OK or: CB_ERR_NULL_ARGUMENT (crowd or out), CB_ERR_INVALID_ARGUMENT (kind,
+ *         machine or dense out of range). err (optional) names the argument and its range.
+ */
+CB_API cb_result cb_crowd_query_transition(const cb_crowd *crowd, uint32_t kind, uint32_t machine,
+                                           uint32_t dense, cb_crowd_transition *out, cb_error *err);
+
+/**
  * 64-bit FNV-1a hash of every output of the last update: all matrices of all characters, then
  * their root motion, kind by kind in dense order. Two runs that hash equal produced the same
  * bits.

@@ -581,6 +581,34 @@ uint32_t cb_crowd_next_state(const cb_crowd *c, uint32_t kind, uint32_t machine,
     return machine_field(c, kind, machine, dense, true);
 }
 
+cb_result cb_crowd_query_transition(const cb_crowd *c, uint32_t kind, uint32_t machine,
+                                    uint32_t dense, cb_crowd_transition *out, cb_error *err)
+{
+    static const char fn[] = "cb_crowd_query_transition";
+    if (c == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", fn,
+                            c == NULL ? "crowd" : "out");
+    }
+    if (kind >= c->kind_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: kind %u, the crowd has %u", fn, kind,
+                            c->kind_count);
+    }
+    const cb_crowd_kind *k = &c->kinds[kind];
+    uint32_t machines = cb_graph_state_machine_count(k->graph);
+    if (machine >= machines) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: machine %u, kind %u's graph has %u state machines", fn, machine,
+                            kind, machines);
+    }
+    if (dense >= k->handles.count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: dense index %u, kind %u has %u characters", fn, dense, kind,
+                            k->handles.count);
+    }
+    cb_graph_machine_transition(&k->block, machine, dense, out);
+    return CB_OK;
+}
+
 uint64_t cb_crowd_output_hash(const cb_crowd *c)
 {
     uint64_t h = CB_FNV1A64_BASIS;

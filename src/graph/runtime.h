@@ -59,6 +59,11 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase);
 /* Copies character `from`'s state to `to` (swap-remove). */
 void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to);
 
+/* Machine m's running transition for character i as crowd.h reports it (machine.c): a query
+ * between updates, never part of a frame. */
+void cb_graph_machine_transition(const cb_graph_block *b, uint32_t m, uint32_t i,
+                                 cb_crowd_transition *out);
+
 /* Whether the graph writes parameter `param` itself (a processor output or a trigger a
  * transition consumes): its column is state, not input, so it cannot be a host view. */
 bool cb_graph_param_is_state(const cb_graph *g, uint32_t param);

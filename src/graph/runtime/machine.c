@@ -246,3 +246,23 @@ void cb_graph_machine_times(const cb_graph *g, cb_graph_block *b, uint32_t ch, u
         }
     }
 }
+
+void cb_graph_machine_transition(const cb_graph_block *b, uint32_t m, uint32_t i,
+                                 cb_crowd_transition *out)
+{
+    uint16_t cur = AT(b, sm_current, m, i), next = AT(b, sm_next, m, i);
+    *out = (cb_crowd_transition){.from = cur, .to = CB_INVALID_INDEX};
+    if (next == NO_STATE) {
+        return;
+    }
+    const cb_graph *g = b->graph;
+    const gtransition *t = &g->transitions[g->sms[m].first_transition + AT(b, sm_transition, m, i)];
+    /* step_machine ends a transition in the update where its elapsed time reaches its
+     * duration, so one still running has elapsed < duration: the progress stays below 1. */
+    out->active = true;
+    out->to = next;
+    out->elapsed_s = AT(b, sm_elapsed, m, i);
+    out->duration_s = t->duration_s;
+    out->progress = out->elapsed_s / t->duration_s;
+    out->blend = AT(b, sm_inert, m, i) ? CB_TRANSITION_INERTIALIZE : CB_TRANSITION_CROSSFADE;
+}
