@@ -387,6 +387,182 @@ static void serve_sim_subscribe_details(void **state)
     assert_int_equal(mask, 0);
 }
 
+/* ---- transition progress in the details ---- */
+
+#define DEFAULT_GRAPH_FILE CB_TEST_EXAMPLES_DIR "/graphs/locomotion_upper_body_look_at.json"
+
+/* What the test remembers of one machine between ticks. */
+typedef struct machine_seen {
+    char state[64], next[64];
+    bool active, from_start; /* a transition runs; the test saw the update that fired it */
+    double since;            /* seconds of simulation since it fired (the sum of the ticks' dt) */
+    uint32_t followed, ended;
+} machine_seen;
+
+/* The graph file has a transition from `from` (or any state) to `to` of this duration and
+ * blend. */
+static bool file_has_transition(const json_t *machine, const char *from, const char *to,
+                                double duration, const char *blend)
+{
+    size_t k;
+    const json_t *t;
+    json_array_foreach(json_object_get(machine, "transitions"), k, t)
+    {
+        const char *tf = json_string_value(json_object_get(t, "from"));
+        const char *tb = json_string_value(json_object_get(t, "blend"));
+        if ((strcmp(tf, from) == 0 || strcmp(tf, "any") == 0) &&
+            strcmp(json_string_value(json_object_get(t, "to")), to) == 0 &&
+            fabs(json_number_value(json_object_get(t, "duration")) - duration) < 1e-6 &&
+            strcmp(tb != NULL ? tb : "crossfade", blend) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a machine of the file is a state of another (its node named by a state there). */
+static bool file_nested(const json_t *nodes, const char *machine)
+{
+    const char *name;
+    const json_t *node, *st;
+    size_t k;
+    json_object_foreach((json_t *)nodes, name, node)
+    {
+        json_array_foreach(json_object_get(node, "states"), k, st)
+        {
+            const char *n = json_string_value(json_object_get(st, "node"));
+            if (n != NULL && strcmp(n, machine) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* One machine of the details after a tick of dt seconds: a running transition's progress is
+ * elapsed / duration in [0, 1), its duration and blend are the graph file's, and its elapsed
+ * time is the sum of the ticks' dt since the tick that fired it (elapsed 0). A nested machine
+ * steps only in the ticks where its state has weight in the machine above (crowd.h), so its
+ * elapsed time either advanced by dt or held. */
+static void check_machine(const json_t *m, const json_t *file_machine, bool nested, double dt,
+                          machine_seen *seen)
+{
+    const char *state = json_string_value(json_object_get(m, "state"));
+    const json_t *next = json_object_get(m, "next"), *tr = json_object_get(m, "transition");
+    CB_CHECK(state != NULL && tr != NULL && json_is_null(next) == json_is_null(tr),
+             "state, next and transition disagree");
+    if (json_is_null(tr)) {
+        seen->ended += seen->active;
+        seen->active = false;
+        return;
+    }
+    double elapsed = json_number_value(json_object_get(tr, "elapsed_s"));
+    double duration = json_number_value(json_object_get(tr, "duration_s"));
+    double progress = json_number_value(json_object_get(tr, "progress"));
+    const char *blend = json_string_value(json_object_get(tr, "blend"));
+    CB_CHECK(progress >= 0.0 && progress < 1.0 && fabs(progress - elapsed / duration) < 1e-5,
+             "%s -> %s: progress %g, %g s of %g", state, json_string_value(next), progress, elapsed,
+             duration);
+    CB_CHECK(blend != NULL &&
+                 file_has_transition(file_machine, state, json_string_value(next), duration, blend),
+             "%s -> %s: %g s %s is not in the graph file", state, json_string_value(next), duration,
+             blend);
+    bool same = seen->active && strcmp(seen->state, state) == 0 &&
+                strcmp(seen->next, json_string_value(next)) == 0;
+    if (same) {
+        seen->since += nested && fabs(elapsed - seen->since) < 1e-5 ? 0.0 : dt;
+        seen->followed += seen->from_start;
+    } else {
+        /* A new transition (the test saw this machine's previous tick): it fired in this one. */
+        seen->from_start = seen->since >= 0.0;
+        seen->since = seen->from_start ? 0.0 : elapsed;
+    }
+    CB_CHECK(fabs(elapsed - seen->since) < 1e-5, "%s -> %s: elapsed %g s, the ticks say %g s",
+             state, json_string_value(next), elapsed, seen->since);
+    snprintf(seen->state, sizeof seen->state, "%s", state);
+    snprintf(seen->next, sizeof seen->next, "%s", json_string_value(next));
+    seen->active = true;
+}
+
+/* The subscribed character's machines in the details after a tick of dt seconds. */
+static void observe_machines(fixture *f, const json_t *file_nodes, double dt, machine_seen *seen)
+{
+    uint64_t mask;
+    json_t *d = json_loads(details(f, &mask), 0, NULL);
+    assert_non_null(d);
+    const json_t *machines =
+        json_object_get(json_array_get(json_object_get(d, "characters"), 0), "machines");
+    const cb_graph *g = cb_crowd_graph(crowd(f), 0);
+    assert_int_equal(json_array_size(machines), cb_graph_state_machine_count(g));
+    const char *name;
+    const json_t *node;
+    json_object_foreach((json_t *)file_nodes, name, node)
+    {
+        uint32_t m;
+        if (cb_graph_find_state_machine(g, name, &m) == CB_OK) {
+            check_machine(json_array_get(machines, m), node, file_nested(file_nodes, name), dt,
+                          &seen[m]);
+        }
+    }
+    json_decref(d);
+}
+
+/* Steered from standing to walking, turned at half speed, and stopped, a character's details
+ * show each state machine's running transition exactly: checked tick by tick against the
+ * simulation's dt and the default graph's file. The top machine (locomotion) steps every tick,
+ * so its elapsed times are exactly the sums of the ticks' dt. */
+static void serve_sim_details_transition_progress(void **state)
+{
+    fixture *f = *state;
+    json_t *file = json_load_file(DEFAULT_GRAPH_FILE, 0, NULL);
+    assert_non_null(file);
+    const json_t *nodes = json_object_get(file, "nodes");
+    char text[256];
+    const uint64_t id = id_at(f, 4);
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%" PRIu64 "}", id);
+    send_msg(f, text);
+    machine_seen seen[8];
+    for (int m = 0; m < 8; ++m) {
+        seen[m] = (machine_seen){.since = -1.0}; /* the first tick seen: a transition may run */
+    }
+    observe_machines(f, nodes, 0.0, seen);
+    /* Stand, walk ahead, halve the time scale, turn, stop. */
+    static const struct {
+        double speed, direction, time_scale; /* time_scale 0: a steer */
+    } legs[] = {{0, 0, 0}, {1.4, 0, 0}, {0, 0, 0.5}, {1.4, 120, 0}, {0, 0, 0}};
+    double scale = 1.0;
+    for (size_t leg = 0; leg < sizeof legs / sizeof legs[0]; ++leg) {
+        if (legs[leg].time_scale > 0) {
+            scale = legs[leg].time_scale;
+            snprintf(text, sizeof text, "{\"type\":\"time_scale\",\"value\":%g}", scale);
+        } else {
+            snprintf(text, sizeof text,
+                     "{\"type\":\"steer\",\"speed\":%g,\"direction\":%g,\"characters\":[%" PRIu64
+                     "]}",
+                     legs[leg].speed, legs[leg].direction, id);
+        }
+        send_msg(f, text); /* applied, then one tick */
+        double dt = (double)((float)scale / (float)CB_SIM_HZ);
+        observe_machines(f, nodes, dt, seen);
+        for (int k = 0; k < 60; ++k) {
+            cb_sim_tick(f->sim);
+            observe_machines(f, nodes, dt, seen);
+        }
+    }
+    /* The locomotion machine went idle -> moving and back: transitions followed from the tick
+     * that fired them to their end. */
+    uint32_t loco;
+    assert_int_equal(cb_graph_find_state_machine(cb_crowd_graph(crowd(f), 0), "locomotion", &loco),
+                     CB_OK);
+    for (uint32_t m = 0; m < cb_graph_state_machine_count(cb_crowd_graph(crowd(f), 0)); ++m) {
+        print_message("# machine %u: followed transitions for %u ticks, %u ended\n", m,
+                      seen[m].followed, seen[m].ended);
+    }
+    CB_CHECK(seen[loco].followed >= 10 && seen[loco].ended >= 2, "followed %u ticks, %u ended",
+             seen[loco].followed, seen[loco].ended);
+    json_decref(file);
+}
+
 /* The published q16 frame, decoded, is the crowd's own pose: ids in dense order, joint
  * positions within half a quantization step of the matrices' translations. */
 static void serve_sim_frames_are_the_crowd(void **state)
@@ -751,6 +927,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(serve_sim_pause_step_resume_time_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_switch_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_subscribe_details, setup, teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_details_transition_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_command_queue_is_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_ids_past_32_bits, setup, teardown),

@@ -30,8 +30,6 @@ typedef struct event_entry {
 typedef struct subscription {
     uint64_t id; /* a cb_character id: 53 bits */
     uint32_t slot, serial, joint;
-    uint32_t last_next[MAX_MACHINES];
-    float transition_s[MAX_MACHINES];
     event_entry events[CB_SIM_EVENT_HISTORY];
     uint32_t event_count; /* total ever; the last CB_SIM_EVENT_HISTORY are kept */
 } subscription;
@@ -757,9 +755,6 @@ static void apply_subscribe(cb_sim *s, const cb_sim_command *cmd)
         }
         sub = &s->subs[s->sub_count++];
         memset(sub, 0, sizeof *sub);
-        for (int m = 0; m < MAX_MACHINES; ++m) {
-            sub->last_next[m] = UINT32_MAX;
-        }
     }
     sub->slot = cmd->slot;
     sub->serial = cmd->serial;
@@ -920,8 +915,8 @@ static const char *marker_name(const cb_sim *s, uint32_t hash)
     return "?";
 }
 
-/* Remembers the subscribed characters' events and transition times of this step. */
-static void track_subscriptions(cb_sim *s, float dt)
+/* Remembers the subscribed characters' events of this step. */
+static void track_subscriptions(cb_sim *s)
 {
     uint32_t kept = 0;
     for (uint32_t k = 0; k < s->sub_count; ++k) {
@@ -936,15 +931,36 @@ static void track_subscriptions(cb_sim *s, float dt)
             sub->events[sub->event_count++ % CB_SIM_EVENT_HISTORY] =
                 (event_entry){s->frame, ev[q].marker_hash, ev[q].node, ev[q].weight};
         }
-        for (uint32_t m = 0; m < cb_graph_state_machine_count(s->graph); ++m) {
-            uint32_t next = cb_crowd_next_state(s->crowd, 0, m, dense);
-            sub->transition_s[m] =
-                next != UINT32_MAX && next == sub->last_next[m] ? sub->transition_s[m] + dt : 0.0f;
-            sub->last_next[m] = next;
-        }
         s->subs[kept++] = *sub;
     }
     s->sub_count = kept;
+}
+
+/* A machine's state and its running transition, exactly as the crowd keeps it
+ * (cb_crowd_query_transition): {"state", "next", "transition": null or its times}. */
+static void put_machine(const cb_sim *s, text *t, uint32_t machine, uint32_t dense)
+{
+    cb_crowd_transition tr;
+    if (cb_crowd_query_transition(s->crowd, 0, machine, dense, &tr, NULL) != CB_OK) {
+        put(t, "{\"state\":\"?\",\"next\":null,\"transition\":null}");
+        return;
+    }
+    put(t, "{\"state\":");
+    put_string(t, cb_graph_state_name(s->graph, machine, tr.from));
+    if (!tr.active) {
+        put(t, ",\"next\":null,\"transition\":null}");
+        return;
+    }
+    put(t, ",\"next\":");
+    put_string(t, cb_graph_state_name(s->graph, machine, tr.to));
+    put(t, ",\"transition\":{\"elapsed_s\":");
+    put_number(t, tr.elapsed_s);
+    put(t, ",\"duration_s\":");
+    put_number(t, tr.duration_s);
+    put(t, ",\"progress\":");
+    put_number(t, tr.progress);
+    put(t, ",\"blend\":\"%s\"}}",
+        tr.blend == CB_TRANSITION_INERTIALIZE ? "inertialize" : "crossfade");
 }
 
 static void put_character_details(cb_sim *s, text *t, const subscription *sub, uint64_t mask)
@@ -984,19 +1000,8 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
     }
     put(t, "},\"machines\":[");
     for (uint32_t mi = 0; mi < cb_graph_state_machine_count(s->graph); ++mi) {
-        uint32_t st = cb_crowd_state(s->crowd, 0, mi, dense);
-        uint32_t next = cb_crowd_next_state(s->crowd, 0, mi, dense);
-        put(t, "%s{\"state\":", mi ? "," : "");
-        put_string(t, st != UINT32_MAX ? cb_graph_state_name(s->graph, mi, st) : "?");
-        put(t, ",\"next\":");
-        if (next != UINT32_MAX) {
-            put_string(t, cb_graph_state_name(s->graph, mi, next));
-        } else {
-            put(t, "null");
-        }
-        put(t, ",\"transition_s\":");
-        put_number(t, sub->transition_s[mi]);
-        put(t, "}");
+        put(t, "%s", mi ? "," : "");
+        put_machine(s, t, mi, dense);
     }
     put(t, "],\"weights\":[");
     size_t stride = 0;
@@ -1135,7 +1140,7 @@ void cb_sim_tick(cb_sim *s)
         s->window_frames++;
         s->frame++;
         s->sim_time_s += dt;
-        track_subscriptions(s, dt);
+        track_subscriptions(s);
     }
     if (step || s->dirty) {
         uint64_t wall_us = now_ns(CLOCK_REALTIME) / 1000;

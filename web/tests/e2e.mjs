@@ -132,11 +132,37 @@ await browserTest(server, '/', screenshot, 'browser test', async (page, v) => {
   const machine0 = () => v((m) => cbViewer.state.details && cbViewer.state.details.machines[m].state, m);
   await until(async () => (await machine0()) === 'moving', 30000, 'state moving');
   ok(true, 'at 1.5 m/s the character is in state "moving"');
-  await page.$eval('#speed', (el) => { el.value = '0'; el.dispatchEvent(new Event('input')); });
+  // Every panel update from now on: the progress bars shown and the transitions they show.
+  await v(() => {
+    window.cbTransitions = [];
+    new MutationObserver(() => {
+      const bars = [...document.querySelectorAll('#sel-machines progress')].map((p) => p.value);
+      const ts = (cbViewer.state.details?.machines ?? []).filter((m) => m.transition).map((m) => m.transition);
+      if (bars.length || ts.length) window.cbTransitions.push({ bars, ts });
+    }).observe(document.getElementById('sel-machines'), { childList: true, subtree: true });
+  });
+  const setSpeed = (x) => page.$eval('#speed', (el, x) => { el.value = String(x); el.dispatchEvent(new Event('input')); }, x);
+  await setSpeed(0);
   const idle = await until(async () => ((await machine0()) === 'idle' ? 'idle' : null), 30000, 'state idle').catch(() => null);
   ok(idle === 'idle', 'speed 0 from the slider puts it in state "idle"', `${await machine0()}`);
   const shown = await v(() => document.getElementById('sel-machines').textContent);
   ok(shown.includes('idle'), 'the panel shows the state', shown);
+  // A transition seen in the panel: moving -> idle runs for 18 ticks, but a loaded browser may
+  // miss them all, so walk and stop again (a few times at most) until one was seen.
+  const seen = () => v(() => window.cbTransitions.length);
+  for (let k = 0; k < 4 && !(await seen()); k++) {
+    await setSpeed(1.5);
+    await until(async () => (await machine0()) === 'moving', 30000, 'state moving again').catch(() => null);
+    await setSpeed(0);
+    await until(async () => (await machine0()) === 'idle', 30000, 'state idle again').catch(() => null);
+  }
+  const rec = await v(() => window.cbTransitions);
+  const bars = rec.flatMap((r) => r.bars), ts = rec.flatMap((r) => r.ts);
+  ok(bars.length > 0 && bars.length === ts.length && bars.every((p, i) => p >= 0 && p <= 1 && Math.abs(p - ts[i].progress) < 1e-6),
+    'the panel shows transition progress in [0, 1], as the server sent it', `${bars.length} bars: ${bars.slice(0, 8).map((p) => p.toFixed(3)).join(' ')}`);
+  ok(ts.length > 0 && ts.every((t) => t.duration_s > 0 && t.elapsed_s >= 0 && t.elapsed_s < t.duration_s &&
+    Math.abs(t.progress - t.elapsed_s / t.duration_s) < 1e-5),
+    'each transition is elapsed / duration of a positive duration', JSON.stringify(ts[0]));
   const weights = await v(() => document.getElementById('sel-weights').textContent);
   ok(weights.length > 0, 'the panel shows blend weights', weights.slice(0, 80));
 

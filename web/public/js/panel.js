@@ -111,8 +111,13 @@ export class Panel {
 
   onDetails(d) {
     const machines = d.machines.map((m, i) => {
-      const tr = m.next ? ` -> ${m.next} (${m.transition_s.toFixed(2)} s)` : '';
-      return `<div class="machine" data-machine="${i}">machine ${i}: <b>${m.state}</b>${tr}</div>`;
+      const head = `<div class="machine" data-machine="${i}">machine ${i}: <b>${m.state}</b>`;
+      if (!m.transition) return `${head}</div>`;
+      // The server's exact transition (cb_crowd_query_transition): progress = elapsed / duration.
+      const t = m.transition;
+      return `${head} -> ${m.next} <small>${t.blend}</small>` +
+        `<div class="transition"><progress max="1" value="${t.progress}"></progress>` +
+        ` ${t.elapsed_s.toFixed(3)} / ${t.duration_s.toFixed(3)} s</div></div>`;
     });
     $('sel-machines').innerHTML = machines.join('');
     const w = [...d.weights].sort((a, b) => b[1] - a[1]);
