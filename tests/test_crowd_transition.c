@@ -4,8 +4,9 @@
  * the sums are exact in float and in double), its progress elapsed / duration, its blend what
  * the graph says or inertialization once it interrupts; before it fires and after it ends the
  * machine reports none. The crossfade's progress is also the one the pose uses: the kept clip
- * weights are smoothstep(progress). Characters move in dense order (swap-remove) with their
- * transitions. Bad arguments get an error code and a message, and leave *out alone. */
+ * weights are smoothstep(progress). A machine without weight holds its transition still.
+ * Characters move in dense order (swap-remove) with their transitions. Bad arguments get an
+ * error code and a message, and leave *out alone. */
 #include "graph_fixture.h"
 
 enum { IDLE, WALK, RUN, NSTATE };
@@ -89,9 +90,9 @@ static void ref_step(ref_machine *m, float speed, double dt, coverage *cov)
     }
 }
 
-static cb_graph *machine_graph(const scene *sc)
+/* The machine of the rules, named "locomotion", its parameter "speed" added with it. */
+static cb_graph_node add_locomotion(cb_graph_builder *b)
 {
-    cb_graph_builder *b = builder_of(sc);
     cb_error err = {0};
     OK(cb_graph_add_param(b, "speed", CB_PARAM_FLOAT, 0.0f, &err));
     cb_graph_state st[NSTATE];
@@ -115,6 +116,35 @@ static cb_graph *machine_graph(const scene *sc)
                                      .state_count = NSTATE,
                                      .transitions = tr,
                                      .transition_count = NRULES};
+    cb_graph_node m = {0};
+    OK(cb_graph_add_state_machine(b, &d, &m, &err));
+    return m;
+}
+
+static cb_graph *machine_graph(const scene *sc)
+{
+    cb_graph_builder *b = builder_of(sc);
+    add_locomotion(b);
+    return build(b);
+}
+
+/* The locomotion machine as state "go" of a machine "outer", whose other state "stand" plays a
+ * clip; "out" switches between them at once (no blend time). */
+static cb_graph *nested_graph(const scene *sc)
+{
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    cb_graph_node inner = add_locomotion(b);
+    OK(cb_graph_add_param(b, "out", CB_PARAM_BOOL, 0.0f, &err));
+    cb_graph_state st[2] = {{.name = "go", .node = inner},
+                            {.name = "stand", .node = add_clip(b, "stand", CLIP_E)}};
+    cb_graph_condition out_true = {"out", CB_COMPARE_TRUE, 0.0f};
+    cb_graph_condition out_false = {"out", CB_COMPARE_FALSE, 0.0f};
+    cb_graph_transition tr[2] = {
+        {.from = "go", .to = "stand", .conditions = &out_true, .condition_count = 1},
+        {.from = "stand", .to = "go", .conditions = &out_false, .condition_count = 1}};
+    cb_graph_state_machine_desc d = {
+        .name = "outer", .states = st, .state_count = 2, .transitions = tr, .transition_count = 2};
     cb_graph_node m = {0};
     OK(cb_graph_add_state_machine(b, &d, &m, &err));
     return build(b);
@@ -240,6 +270,35 @@ static void crowd_transition_one_crossfade(void **state)
     cb_graph_destroy(g);
 }
 
+/* A machine steps only in the updates where it has weight: while "outer" stands, the inner
+ * transition holds its elapsed time, and it goes on from there when "go" has weight again
+ * (the outer machine steps first in an update, so its switch counts in that same update). */
+static void crowd_transition_holds_without_weight(void **state)
+{
+    graph_fx *fx = *state;
+    cb_graph *g = nested_graph(fx->sc);
+    uint32_t loco;
+    assert_int_equal(cb_graph_find_state_machine(g, "locomotion", &loco), CB_OK);
+    cb_crowd *c = crowd_of(fx->sc, g, 1, 1, 8);
+    add_characters(c, 1, 0.0f);
+    cb_crowd_transition t;
+    int stepped = -1; /* updates of the inner machine since its transition fired */
+    for (int f = 0; f < 24; ++f) {
+        bool out = f >= 5 && f < 10;
+        column(c, "speed")[0] = f >= 2 ? 1.0f : 0.0f; /* fires in update 2 */
+        column(c, "out")[0] = out ? 1.0f : 0.0f;
+        assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+        stepped += f >= 2 && !out;
+        assert_int_equal(cb_crowd_query_transition(c, 0, loco, 0, &t, NULL), CB_OK);
+        bool want = stepped >= 0 && stepped < 8; /* 0.25 s is 8 updates of DT */
+        CB_CHECK(t.active == want && (!want || t.elapsed_s == (float)stepped * DT),
+                 "update %d: active %d, %g s; %d updates of the machine since it fired", f,
+                 t.active, (double)t.elapsed_s, stepped);
+    }
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+}
+
 /* A crowd of two kinds, the second a plain clip without machines. */
 static cb_crowd *two_kinds(const scene *sc, cb_graph *g, cb_graph **plain)
 {
@@ -309,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         GRAPH_CASE(crowd_transition_follows_the_rules),
         GRAPH_CASE(crowd_transition_one_crossfade),
+        GRAPH_CASE(crowd_transition_holds_without_weight),
         GRAPH_CASE(crowd_transition_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
