@@ -69,8 +69,8 @@ function expected(s, t) {
 // ---- the server, and a client that checks every frame it gets ------------------------------
 const server = await serve(binary, ['--trajectories', file, '--threads', '1', '--seconds', '120']);
 const ws = new WebSocket(`ws://127.0.0.1:${server.port}/`, 'crowdblend');
-const seen = { frames: 0, countWrong: [], far: [], swapped: [], counts: new Set(), wraps: 0, lastK: -1, worst: 0, replies: [] };
-const agentOf = new Map(); // character id -> the agent it was matched to
+const seen = { epochs: new Set(), switched: false, frames: 0, countWrong: [], far: [], swapped: [], counts: new Set(), wraps: 0, lastK: -1, worst: 0, replies: [] };
+const agentOf = new Map(); // epoch:character id -> the agent it was matched to
 ws.on('message', (data, isBinary) => {
   if (!isBinary) {
     const m = JSON.parse(data.toString());
@@ -81,6 +81,11 @@ ws.on('message', (data, isBinary) => {
   const k = Math.round(f.header.simTime * HZ) % N, t = tMin + k / HZ;
   if (k < seen.lastK) seen.wraps++;
   seen.lastK = k;
+  seen.epochs.add(f.header.epoch);
+  if (!seen.switched && k > N / 2) { // mid-file: a new crowd, the same agents where they are
+    ws.send('{"type":"switch_graph","graph":"locomotion_8dir","req":3}');
+    seen.switched = true;
+  }
   seen.frames++;
   const live = [...agents.entries()].filter(([, s]) => s.first <= k && k <= s.last);
   seen.counts.add(live.length);
@@ -96,7 +101,7 @@ ws.on('message', (data, isBinary) => {
     if (!best) continue;
     seen.worst = Math.max(seen.worst, best.dist);
     if (best.dist > best.bound) seen.far.push(`frame ${f.header.frame} agent ${best.id}: ${best.dist.toExponential(2)} m > ${best.bound.toExponential(2)}`);
-    const id = f.ids[c];
+    const id = `${f.header.epoch}:${f.ids[c]}`; // a new crowd (graph switch) numbers anew
     if (taken.has(best.id) || (agentOf.has(id) && agentOf.get(id) !== best.id)) seen.swapped.push(`frame ${f.header.frame} character ${id}`);
     taken.add(best.id);
     agentOf.set(id, best.id);
@@ -125,5 +130,7 @@ ok(seen.swapped.length === 0 && agentOf.size > agents.size, 'each character foll
   `${agentOf.size} characters for ${agents.size} agents; ${seen.swapped.slice(0, 3).join('; ')}`);
 const refused = (req) => seen.replies.some((m) => m.req === req && m.type === 'error' && m.code === 'refused');
 ok(refused(1) && refused(2), 'adding characters and a time scale are refused: the file decides', JSON.stringify(seen.replies));
+ok(seen.replies.some((m) => m.req === 3 && m.type === 'ok') && seen.epochs.size === 2,
+  'a graph switch mid-file goes on with the agents live then (checked above like every frame)', `epochs ${[...seen.epochs]}`);
 ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
 done();
