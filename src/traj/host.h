@@ -12,8 +12,9 @@
  * USE: cb_traj_host_create() plans the grid (how many frames, the most agents at once: the
  * capacity the crowd needs); the caller then creates its crowd and calls cb_traj_host_follow()
  * to create the follower on it; then cb_traj_host_step(k) for k = 0, 1, 2, ... before each
- * cb_crowd_update(). Stepping to an earlier frame than the last one (a loop) first removes every
- * live agent, so the file plays again from there.
+ * cb_crowd_update(). Stepping any other frame than the one after the last (a loop back to 0, a
+ * jump, the first step of a new host at frame k) first removes every live agent and then adds
+ * those live at that frame, so the file plays on from there.
  *
  * MEMORY: everything is allocated at create and follow; a step allocates nothing, takes no lock
  * and makes no system call (a scan over the agents for arrivals and departures, the spline
@@ -33,8 +34,8 @@ typedef struct cb_traj_host_desc {
     const cb_traj *traj; /* not owned; must outlive the host */
     double rate_hz;      /* the frame grid, in [1, 1000] */
     double seconds;      /* play at most this long from the file's start; 0: all of it */
-    /* Told after an agent was added (its dense index and starting heading) and after one was
-     * removed, so a caller can keep its own per-agent state. Either may be NULL. */
+    /* Told after an agent was added (its index in traj->agents, its starting heading) and
+     * after one was removed, so a caller can keep its own per-agent state. Either may be NULL. */
     void (*on_add)(void *user, uint32_t agent, float heading_rad);
     void (*on_remove)(void *user, uint32_t agent);
     void *user;
