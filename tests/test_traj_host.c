@@ -3,7 +3,7 @@
  * force over the grid rule of host.h; every root placed exactly where the spline puts its agent
  * (the file's (x, y, elevation) as the world's (x, elevation, -y)); the callbacks balanced; a
  * loop back to frame 0 and a jump into the middle starting again with the agents live there;
- * the --seconds cut; bad arguments refused. */
+ * the --seconds cut; bad arguments and a file too long for the grid refused. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +213,18 @@ static void host_bad_arguments(void **state)
     assert_int_equal(cb_traj_host_step(h, 0, 0.01f, &err), CB_ERR_INVALID_ARGUMENT);
     cb_traj_host_destroy(h);
     cb_traj_host_destroy(NULL);
+    cb_traj_destroy(t);
+    /* 1e8 s at 60 Hz: 6e9 frames, beyond what frame numbers hold. */
+    static const char LONG[] = "time,id,x,y\n0,1,0,0\n100000000,1,1,0\n";
+    assert_int_equal(cb_traj_load_text(LONG, strlen(LONG), NULL, &t, &err), CB_OK);
+    hd = (cb_traj_host_desc){.traj = t, .rate_hz = 60.0};
+    assert_int_equal(cb_traj_host_create(&hd, &h, &err), CB_ERR_TOO_MANY);
+    assert_null(h);
+    assert_non_null(strstr(err.message, "frames"));
+    hd.seconds = 10.0; /* the cut makes it playable */
+    assert_int_equal(cb_traj_host_create(&hd, &h, &err), CB_OK);
+    assert_int_equal(cb_traj_host_query_plan(h).frames, 601);
+    cb_traj_host_destroy(h);
     cb_traj_destroy(t);
 }
 

@@ -25,21 +25,63 @@ struct cb_traj_host {
 
 /* ---- the plan ----------------------------------------------------------------------------- */
 
+/* An arrival (+1 at first_k) or a departure (-1 at last_k + 1), ordered by frame. */
+typedef struct event {
+    int64_t frame, change;
+} event;
+
+static int by_frame(const void *a, const void *b)
+{
+    const event *x = a, *y = b;
+    return (x->frame > y->frame) - (x->frame < y->frame);
+}
+
+/* The most agents live at once: a sweep over the arrivals and departures sorted by frame, each
+ * frame counted once all of its events are in (so its memory follows the agents, not the
+ * frames). */
+static bool most_at_once(cb_traj_host *h, uint32_t *out)
+{
+    uint32_t n = h->desc.traj->agent_count, count = 0;
+    event *ev = malloc(2 * (size_t)(n ? n : 1) * sizeof *ev);
+    if (ev == NULL) {
+        return false;
+    }
+    for (uint32_t a = 0; a < n; ++a) {
+        if (h->first_k[a] <= h->last_k[a]) {
+            ev[count++] = (event){h->first_k[a], 1};
+            ev[count++] = (event){h->last_k[a] + 1, -1};
+        }
+    }
+    qsort(ev, count, sizeof *ev, by_frame);
+    int64_t live = 0, most = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        live += ev[i].change;
+        if (i + 1 == count || ev[i + 1].frame != ev[i].frame) {
+            most = live > most ? live : most;
+        }
+    }
+    free(ev);
+    *out = (uint32_t)(most > 0 ? most : 1);
+    return true;
+}
+
 /* Each agent's frames [first_k, last_k] on the grid t = t_min + k / rate (last_k < first_k:
- * the agent falls between two frames and never shows); the frame count; the most agents at
- * once (a sweep over arrivals and departures). */
-static bool plan_frames(cb_traj_host *h)
+ * the agent falls between two frames and never shows), the frame count, the most agents at
+ * once. CB_ERR_TOO_MANY for a span of more than CB_TRAJ_HOST_MAX_FRAMES frames. */
+static cb_result plan_frames(cb_traj_host *h, cb_error *err)
 {
     const cb_traj *t = h->desc.traj;
     double rate = h->desc.rate_hz, span = t->t_max - t->t_min;
     if (h->desc.seconds > 0.0 && h->desc.seconds < span) {
         span = h->desc.seconds;
     }
-    uint32_t frames = (uint32_t)floor(span * rate + 1e-9) + 1;
-    int64_t *delta = calloc((size_t)frames + 1, sizeof *delta);
-    if (delta == NULL) {
-        return false;
+    double frames_d = floor(span * rate + 1e-9) + 1.0;
+    if (!(frames_d <= CB_TRAJ_HOST_MAX_FRAMES)) {
+        return cb_error_set(err, CB_ERR_TOO_MANY,
+                            "trajectory host: %.17g s at %g Hz is more than %u frames", span, rate,
+                            CB_TRAJ_HOST_MAX_FRAMES);
     }
+    uint32_t frames = (uint32_t)frames_d;
     h->plan.agents_shown = 0;
     for (uint32_t a = 0; a < t->agent_count; ++a) {
         h->first_k[a] = (int64_t)ceil((cb_traj_agent_start(t, a) - t->t_min) * rate - 1e-9);
@@ -47,21 +89,13 @@ static bool plan_frames(cb_traj_host *h)
         if (h->last_k[a] >= (int64_t)frames) {
             h->last_k[a] = (int64_t)frames - 1;
         }
-        if (h->first_k[a] <= h->last_k[a]) {
-            delta[h->first_k[a]]++;
-            delta[h->last_k[a] + 1]--;
-            h->plan.agents_shown++;
-        }
+        h->plan.agents_shown += h->first_k[a] <= h->last_k[a];
     }
-    int64_t live = 0, most = 0;
-    for (uint32_t k = 0; k < frames; ++k) {
-        live += delta[k];
-        most = live > most ? live : most;
-    }
-    free(delta);
-    h->plan.max_concurrent = (uint32_t)(most > 0 ? most : 1);
     h->plan.frames = frames;
-    return true;
+    if (!most_at_once(h, &h->plan.max_concurrent)) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "trajectory host: out of memory");
+    }
+    return CB_OK;
 }
 
 cb_result cb_traj_host_create(const cb_traj_host_desc *d, cb_traj_host **out, cb_error *err)
@@ -87,9 +121,14 @@ cb_result cb_traj_host_create(const cb_traj_host_desc *d, cb_traj_host **out, cb
         h->live = calloc(n, sizeof *h->live);
     }
     if (h == NULL || h->first_k == NULL || h->last_k == NULL || h->handle == NULL ||
-        h->live == NULL || !plan_frames(h)) {
+        h->live == NULL) {
         cb_traj_host_destroy(h);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "trajectory host: out of memory");
+    }
+    cb_result res = plan_frames(h, err);
+    if (res != CB_OK) {
+        cb_traj_host_destroy(h);
+        return res;
     }
     *out = h;
     return CB_OK;

@@ -30,6 +30,9 @@
 
 typedef struct cb_traj_host cb_traj_host;
 
+/* Most frames a host plays: 2^31 - 1, over a year at 60 Hz (frame numbers stay in 32 bits). */
+#define CB_TRAJ_HOST_MAX_FRAMES 2147483647u
+
 typedef struct cb_traj_host_desc {
     const cb_traj *traj; /* not owned; must outlive the host */
     double rate_hz;      /* the frame grid, in [1, 1000] */
@@ -41,8 +44,8 @@ typedef struct cb_traj_host_desc {
     void *user;
 } cb_traj_host_desc;
 
-/* Plans the grid. CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (rate, seconds),
- * CB_ERR_TOO_FEW (no frame), CB_ERR_OUT_OF_MEMORY; err says which. */
+/* Plans the grid. CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (rate, seconds), CB_ERR_TOO_MANY
+ * (more than CB_TRAJ_HOST_MAX_FRAMES frames), CB_ERR_OUT_OF_MEMORY; err says which. */
 cb_result cb_traj_host_create(const cb_traj_host_desc *desc, cb_traj_host **out, cb_error *err);
 void cb_traj_host_destroy(cb_traj_host *host);
 
