@@ -259,6 +259,9 @@ if [ -x build/test-release/src/cli/crowdblend ] && build/test-release/src/cli/cr
     check "serve: skinned glTF fixture in the browser (build/serve-mesh.png)" \
         node web/tests/mesh.mjs "$cb" tests/data/assets/CesiumMan/CesiumMan.glb build/serve-mesh.png
     check "serve: load, 8 clients x 10 s x 1,000 characters" node web/tests/load.mjs "$cb" 10
+    # issue 12: --trajectories, every received root against the file read by the test (7 s at load 7).
+    check "serve: --trajectories plays a file's agents on their trajectories, looping" \
+        node web/tests/trajectories.mjs "$cb" tests/data/trajectories/fzj_bottleneck_cut.csv
     # issue 14, --pack: bad pack files refused, then 40 Foxes from the committed pack drawn as
     # skinned meshes of Fox.glb, a head checked against the server's pose (14 s at load
     # average 5, 43 s at 17; the whole serve block took 177 s at 17).

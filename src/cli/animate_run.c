@@ -1,6 +1,7 @@
-/* One trajectory file through a crowd: agents appear and leave as the file says, follow their
- * interpolated trajectories (crowdblend/follow.h), and every frame is measured (measure.h) and
- * optionally recorded for glTF (export/gltf.h). docs/trajectories.md describes the whole. */
+/* One trajectory file through a crowd: the trajectory host (traj/host.h) adds and removes the
+ * agents as the file says and places them on their interpolated trajectories
+ * (crowdblend/follow.h); here every frame is measured (measure.h) and optionally recorded for
+ * glTF (export/gltf.h). docs/trajectories.md describes the whole. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "export/gltf.h"
+#include "traj/host.h"
 
 static const char *const locomotion_names[17] = {
     "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
@@ -126,24 +128,20 @@ typedef struct run {
     cb_graph *blend; /* else: the locomotion blend-space graph it runs */
     cb_crowd *crowd;
     cb_crowd_scratch *scratch;
-    cb_follow *follow;
+    cb_traj_host *host; /* the agents in and out, and their follower */
+    cb_follow *follow;  /* the host's */
     cb_measure *measure;
     cb_gltf *gltf;
     const cb_clip *slot_clips[256];
     uint32_t slot_count;
     /* per agent */
-    int64_t *first_k, *last_k;
     uint32_t *measure_slot;
     float *prev_yaw;
     float *rate;            /* host warp: this frame's playback rate */
     float *anim_speed;      /* host warp: the blend's own root speed last frame, m/s */
     uint32_t *export_first; /* index of the first exported frame on the export grid */
     uint32_t *export_agent; /* index in the export, UINT32_MAX when not exported */
-    /* per dense index */
-    uint32_t *dense_agent;
-    cb_character *handle; /* per agent */
-    float *pos, *vel;     /* 3 per dense index */
-    float *weights;       /* slot_count scratch */
+    float *weights;         /* slot_count scratch */
     float *times;
     uint32_t export_step;
     float stand;     /* the follow path's stand speed */
@@ -243,33 +241,20 @@ static bool load_graph(run *r)
     return ok;
 }
 
-/* The follow features the graph has parameters for (docs/trajectories.md): a "rate" for
- * playback-rate warping (the gait: the walk, whose root speed is walk_f's), "foot_l_w" and
- * "foot_r_w" with "foot_l_x" ... "foot_r_z" for foot locking. */
+/* The follow features the graph has parameters for (cb_traj_host_enable_features). */
 static void enable_features(run *r, cb_follow_desc *fd)
 {
-    uint32_t index;
     if (r->graph == NULL) {
         return;
     }
-    if (!r->o->no_warp && cb_graph_find_param(r->graph, "rate", &index) == CB_OK) {
-        fd->warp = (cb_follow_warp){
-            .rate_param = "rate",
-            .gait_speed_mps = cb_clip_query_root_motion(r->assets->locomotion[1]).forward_mps,
-            .min_rate = r->o->min_rate,
-            .max_rate = r->o->max_rate};
-        r->warp = true;
-    }
-    if (!r->o->no_lock && cb_graph_find_param(r->graph, "foot_l_w", &index) == CB_OK) {
-        fd->lock = (cb_follow_lock){
-            .target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
-                             {"foot_r_x", "foot_r_y", "foot_r_z"}},
-            .weight_param = {"foot_l_w", "foot_r_w"},
-            .slot_clips = r->slot_clips,
-            .slot_count = r->slot_count,
-        };
-        r->lock = true;
-    }
+    cb_traj_host_features f = {.gait = r->assets->locomotion[1],
+                               .slot_clips = r->slot_clips,
+                               .slot_count = r->slot_count,
+                               .no_warp = r->o->no_warp,
+                               .no_lock = r->o->no_lock,
+                               .min_rate = r->o->min_rate,
+                               .max_rate = r->o->max_rate};
+    cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
 }
 
 static bool make_crowd(run *r, uint32_t capacity)
@@ -307,10 +292,11 @@ static bool make_crowd(run *r, uint32_t capacity)
                          .follow_speed_mps = r->o->follow_speed,
                          .max_turn_rps = r->o->max_turn};
     enable_features(r, &fd);
-    if (cb_follow_create(&fd, &r->follow, &err) != CB_OK) {
+    if (cb_traj_host_follow(r->host, &fd, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
         return false;
     }
+    r->follow = cb_traj_host_follower(r->host);
     r->stand = cb_follow_query_desc(&fd).stand_speed_mps;
     uint32_t ball_l = 0, ball_r = 0;
     cb_skeleton_find_joint(r->skeleton, "ball_l", &ball_l);
@@ -325,88 +311,24 @@ static bool make_crowd(run *r, uint32_t capacity)
     return r->measure != NULL;
 }
 
-/* ---- agents in and out -------------------------------------------------------------------- */
+/* ---- agents in and out (told by the host) ------------------------------------------------ */
 
-/* The file's ground plane (x, y, elevation z) in the crowd's world (+Y up): (x, z, -y). */
-static void to_world(const double g[3], float w[3])
+static void agent_added(void *user, uint32_t a, float heading)
 {
-    w[0] = (float)g[0];
-    w[1] = (float)g[2];
-    w[2] = (float)-g[1];
-}
-
-/* The heading an agent starts with: along its first tangent fast enough to set one (the file
- * knows where a standing agent will go), else facing +Z. */
-static float initial_heading(const cb_traj *t, uint32_t a, float follow_speed)
-{
-    const cb_traj_agent *ag = &t->agents[a];
-    for (uint32_t i = 0; i < ag->count; ++i) {
-        const double *m = &t->m[3 * (size_t)(ag->first + i)];
-        float w[3];
-        to_world(m, w);
-        if (hypotf(w[0], w[2]) >= follow_speed) {
-            return atan2f(w[0], w[2]);
-        }
-    }
-    return 0.0f;
-}
-
-/* A phase in [0, 1) from the agent's id, so a crowd is staggered the same way every run. */
-static float phase_of(int64_t id)
-{
-    uint64_t z = (uint64_t)id + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (float)((z ^ (z >> 31)) >> 40) / 16777216.0f;
-}
-
-static bool add_agent(run *r, uint32_t a)
-{
-    cb_follow_desc fd = {.stand_speed_mps = r->o->stand_speed,
-                         .follow_speed_mps = r->o->follow_speed};
-    float heading = initial_heading(r->traj, a, cb_follow_query_desc(&fd).follow_speed_mps);
-    uint32_t dense = cb_follow_count(r->follow);
-    if (cb_follow_add(r->follow, phase_of(r->traj->agents[a].id), heading, &r->handle[a]) !=
-        CB_OK) {
-        fprintf(stderr, "crowdblend animate: cannot add agent %lld\n",
-                (long long)r->traj->agents[a].id);
-        return false;
-    }
-    r->dense_agent[dense] = a;
+    run *r = user;
     r->measure_slot[a] = cb_measure_slot_take(r->measure);
     r->prev_yaw[a] = heading;
     r->rate[a] = 1.0f;
     r->anim_speed[a] = 0.0f;
-    return true;
 }
 
-static void remove_agent(run *r, uint32_t a)
+static void agent_removed(void *user, uint32_t a)
 {
-    uint32_t kind, dense;
-    cb_crowd_locate(r->crowd, r->handle[a], &kind, &dense);
-    uint32_t last = cb_follow_count(r->follow) - 1;
-    cb_follow_remove(r->follow, r->handle[a]);
-    r->dense_agent[dense] = r->dense_agent[last];
+    run *r = user;
     cb_measure_slot_release(r->measure, r->measure_slot[a]);
 }
 
 /* ---- a frame ------------------------------------------------------------------------------ */
-
-static bool place(run *r, double t)
-{
-    uint32_t n = cb_follow_count(r->follow);
-    for (uint32_t i = 0; i < n; ++i) {
-        double p[3], v[3];
-        cb_traj_eval(r->traj, r->dense_agent[i], t, p, v);
-        to_world(p, &r->pos[3 * i]);
-        to_world(v, &r->vel[3 * i]);
-    }
-    cb_result res = cb_follow_update(r->follow, r->pos, r->vel, 0, (float)(1.0 / r->o->rate_hz));
-    if (res != CB_OK) {
-        fprintf(stderr, "crowdblend animate: follow update: %s\n", cb_result_str(res));
-    }
-    return res == CB_OK;
-}
 
 /* The reference playback-rate warp, done by the host through the public API: each character
  * is updated alone with dt scaled by rate = commanded speed / the blend's own root speed (of
@@ -415,8 +337,9 @@ static cb_result update_warped(run *r, float dt)
 {
     uint32_t n = cb_follow_count(r->follow);
     const cb_follow_root *roots = cb_follow_roots(r->follow);
+    const uint32_t *dense_agent = cb_traj_host_dense_agents(r->host);
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t a = r->dense_agent[i];
+        uint32_t a = dense_agent[i];
         float cmd = roots[i].speed_mps, own = r->anim_speed[a];
         float rate = cmd >= r->stand && own > 0.05f ? cmd / own : 1.0f;
         rate = fminf(fmaxf(rate, 0.25f), 4.0f);
@@ -428,7 +351,7 @@ static cb_result update_warped(run *r, float dt)
     }
     const cb_root_delta *rm = cb_crowd_root_motion(r->crowd, 0);
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t a = r->dense_agent[i];
+        uint32_t a = dense_agent[i];
         r->anim_speed[a] = hypotf(rm[i].translation[0], rm[i].translation[2]) / (dt * r->rate[a]);
     }
     return CB_OK;
@@ -447,8 +370,9 @@ static void measure_frame(run *r, uint32_t k)
     size_t stride = 0;
     const float *w = cb_crowd_weights(r->crowd, 0, &stride);
     float dt = (float)(1.0 / r->o->rate_hz);
+    const uint32_t *dense_agent = cb_traj_host_dense_agents(r->host);
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t a = r->dense_agent[i];
+        uint32_t a = dense_agent[i];
         for (uint32_t s = 0; s < r->slot_count; ++s) {
             r->weights[s] = w[s * stride + i];
             r->times[s] = cb_crowd_clip_times(r->crowd, 0, s)[i];
@@ -475,23 +399,16 @@ static void measure_frame(run *r, uint32_t k)
 static bool alloc_tables(run *r)
 {
     uint32_t n = r->traj->agent_count;
-    r->first_k = malloc(n * sizeof *r->first_k);
-    r->last_k = malloc(n * sizeof *r->last_k);
     r->measure_slot = malloc(n * sizeof *r->measure_slot);
     r->prev_yaw = malloc(n * sizeof *r->prev_yaw);
     r->rate = malloc(n * sizeof *r->rate);
     r->anim_speed = malloc(n * sizeof *r->anim_speed);
     r->export_first = calloc(n, sizeof *r->export_first);
     r->export_agent = calloc(n, sizeof *r->export_agent);
-    r->handle = malloc(n * sizeof *r->handle);
-    r->dense_agent = malloc(n * sizeof *r->dense_agent);
-    r->pos = malloc(3 * (size_t)n * sizeof *r->pos);
-    r->vel = malloc(3 * (size_t)n * sizeof *r->vel);
     r->weights = malloc(256 * sizeof *r->weights);
     r->times = malloc(256 * sizeof *r->times);
-    bool ok = r->first_k && r->last_k && r->measure_slot && r->prev_yaw && r->rate &&
-              r->anim_speed && r->export_first && r->export_agent && r->handle && r->dense_agent &&
-              r->pos && r->vel && r->weights && r->times;
+    bool ok = r->measure_slot && r->prev_yaw && r->rate && r->anim_speed && r->export_first &&
+              r->export_agent && r->weights && r->times;
     if (!ok) {
         fprintf(stderr, "crowdblend animate: out of memory\n");
     }
@@ -501,60 +418,19 @@ static bool alloc_tables(run *r)
 static void free_run(run *r)
 {
     cb_gltf_destroy(r->gltf);
-    cb_follow_destroy(r->follow);
+    cb_traj_host_destroy(r->host); /* and its follower */
     cb_crowd_scratch_destroy(r->crowd, r->scratch);
     cb_crowd_destroy(r->crowd);
     cb_graph_destroy(r->graph);
     cb_graph_destroy(r->blend);
-    free(r->first_k);
-    free(r->last_k);
     free(r->measure_slot);
     free(r->prev_yaw);
     free(r->rate);
     free(r->anim_speed);
     free(r->export_first);
     free(r->export_agent);
-    free(r->handle);
-    free(r->dense_agent);
-    free(r->pos);
-    free(r->vel);
     free(r->weights);
     free(r->times);
-}
-
-/* Each agent's frames [first_k, last_k] on the grid t = t_min + k / rate (last_k < first_k:
- * the agent falls between two frames and never shows); the frame count; the most agents at
- * once (a sweep over arrivals and departures). */
-static uint32_t plan_frames(run *r, uint32_t *max_concurrent, uint32_t *shown)
-{
-    const cb_traj *t = r->traj;
-    double rate = r->o->rate_hz, span = t->t_max - t->t_min;
-    if (r->o->seconds > 0.0 && r->o->seconds < span) {
-        span = r->o->seconds;
-    }
-    uint32_t frames = (uint32_t)floor(span * rate + 1e-9) + 1;
-    int64_t *delta = calloc((size_t)frames + 1, sizeof *delta);
-    *shown = 0;
-    for (uint32_t a = 0; a < t->agent_count; ++a) {
-        r->first_k[a] = (int64_t)ceil((cb_traj_agent_start(t, a) - t->t_min) * rate - 1e-9);
-        r->last_k[a] = (int64_t)floor((cb_traj_agent_end(t, a) - t->t_min) * rate + 1e-9);
-        if (r->last_k[a] >= (int64_t)frames) {
-            r->last_k[a] = (int64_t)frames - 1;
-        }
-        if (r->first_k[a] <= r->last_k[a] && delta != NULL) {
-            delta[r->first_k[a]]++;
-            delta[r->last_k[a] + 1]--;
-            ++*shown;
-        }
-    }
-    int64_t live = 0, most = 0;
-    for (uint32_t k = 0; delta != NULL && k < frames; ++k) {
-        live += delta[k];
-        most = live > most ? live : most;
-    }
-    free(delta);
-    *max_concurrent = (uint32_t)(most > 0 ? most : 1);
-    return delta != NULL || frames == 0 ? frames : 0;
 }
 
 static bool make_export(run *r, uint32_t frames)
@@ -569,8 +445,10 @@ static bool make_export(run *r, uint32_t frames)
     for (uint32_t a = 0; ok && a < n; ++a) {
         /* Exported frames: the multiples of the step within [first_k, last_k]. Agents never
          * on that grid are left out of the file; the others are numbered compactly. */
-        int64_t e0 = (r->first_k[a] + r->export_step - 1) / r->export_step;
-        int64_t e1 = r->last_k[a] >= 0 ? r->last_k[a] / r->export_step : -1;
+        int64_t first_k, last_k;
+        cb_traj_host_agent_frames(r->host, a, &first_k, &last_k);
+        int64_t e0 = (first_k + r->export_step - 1) / r->export_step;
+        int64_t e1 = last_k >= 0 ? last_k / r->export_step : -1;
         r->export_first[a] = (uint32_t)e0;
         r->export_agent[a] = e1 >= e0 ? used : UINT32_MAX;
         if (e1 >= e0) {
@@ -600,36 +478,17 @@ static bool make_export(run *r, uint32_t frames)
     return ok;
 }
 
-/* Arrivals and departures at frame k: agents whose last frame was k - 1 leave, agents whose
- * first frame is k arrive. Agents are few next to frames, so a scan per frame is cheap; an
- * index sorted by frame would serve files with millions of agents. */
-static bool agents_at(run *r, int64_t k)
-{
-    for (uint32_t a = 0; a < r->traj->agent_count; ++a) {
-        if (r->first_k[a] <= r->last_k[a] && r->last_k[a] == k - 1) {
-            remove_agent(r, a);
-        }
-    }
-    for (uint32_t a = 0; a < r->traj->agent_count; ++a) {
-        if (r->first_k[a] <= r->last_k[a] && r->first_k[a] == k && !add_agent(r, a)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool frames_loop(run *r, uint32_t frames)
 {
     float dt = (float)(1.0 / r->o->rate_hz);
     for (uint32_t k = 0; k < frames; ++k) {
-        if (!agents_at(r, k)) {
+        cb_error err = {0};
+        if (cb_traj_host_step(r->host, k, dt, &err) != CB_OK) {
+            fprintf(stderr, "crowdblend animate: %s\n", err.message);
             return false;
         }
         if (cb_follow_count(r->follow) == 0) {
             continue;
-        }
-        if (!place(r, r->traj->t_min + (double)k / r->o->rate_hz)) {
-            return false;
         }
         cb_result res = r->o->host_warp ? update_warped(r, dt) : cb_crowd_update(r->crowd, dt);
         if (res != CB_OK) {
@@ -647,14 +506,24 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
     uint64_t t0 = cb_now_ns();
     run r = {.traj = traj, .o = o, .assets = assets, .skeleton = cb_embedded_skeleton(assets->set)};
     memset(out, 0, sizeof *out);
-    bool ok = alloc_tables(&r);
-    uint32_t concurrent = 1, shown = 0;
-    uint32_t frames = ok ? plan_frames(&r, &concurrent, &shown) : 0;
+    cb_traj_host_desc hd = {.traj = traj,
+                            .rate_hz = o->rate_hz,
+                            .seconds = o->seconds,
+                            .on_add = agent_added,
+                            .on_remove = agent_removed,
+                            .user = &r};
+    cb_error err = {0};
+    bool ok = cb_traj_host_create(&hd, &r.host, &err) == CB_OK;
+    if (!ok) {
+        fprintf(stderr, "crowdblend animate: %s\n", err.message);
+    }
+    ok = ok && alloc_tables(&r);
+    cb_traj_host_plan plan = ok ? cb_traj_host_query_plan(r.host) : (cb_traj_host_plan){0};
+    uint32_t concurrent = plan.max_concurrent, shown = plan.agents_shown, frames = plan.frames;
     ok = ok && frames > 0 && (o->graph == NULL || load_graph(&r)) && make_crowd(&r, concurrent);
     ok = ok && (o->out == NULL || make_export(&r, frames));
     ok = ok && frames_loop(&r, frames);
     if (ok && r.gltf != NULL) {
-        cb_error err = {0};
         if (cb_gltf_write(r.gltf, o->out, &err) != CB_OK) {
             fprintf(stderr, "crowdblend animate: %s\n", err.message);
             ok = false;

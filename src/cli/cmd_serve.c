@@ -7,6 +7,7 @@
 #include "crowdblend/crowd.h"
 #include "crowdblend/pack.h"
 #include "serve/serve.h"
+#include "traj/traj.h"
 
 #ifndef CB_SERVE_WEB_ROOT
 #define CB_SERVE_WEB_ROOT "web"
@@ -19,6 +20,7 @@ int cb_cmd_serve(int argc, char **argv)
     double seconds = 0.0, area = 200.0;
     const char *graph = NULL, *listen = "127.0.0.1:8080";
     const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL, *pack_path = NULL;
+    const char *trajectories = NULL;
     const cb_opt opts[] = {
         {"pack", CB_OPT_STRING, &pack_path,
          "run a pack's skeleton, clips and graphs instead of the embedded set (with --model: the "
@@ -45,6 +47,9 @@ int cb_cmd_serve(int argc, char **argv)
         {"area", CB_OPT_DOUBLE, &area,
          "half the side of the square, centred on the origin, where characters appear (m; "
          "default 200)"},
+        {"trajectories", CB_OPT_STRING, &trajectories,
+         "play a crowd-simulator trajectory file (formats: crowdblend animate) in real time, "
+         "looping: its agents are the characters (--characters is then ignored)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -54,7 +59,7 @@ int cb_cmd_serve(int argc, char **argv)
     }
     if (help) {
         cb_opts_print_help("crowdblend serve [--pack FILE.cbpack [--model FILE.glb]] "
-                           "[--graph NAME|FILE|none] [--characters N] "
+                           "[--graph NAME|FILE|none] [--characters N | --trajectories FILE] "
                            "[--listen 127.0.0.1:8080] [--threads N]",
                            opts);
         return CB_EXIT_OK;
@@ -90,6 +95,12 @@ int cb_cmd_serve(int argc, char **argv)
     if (f != NULL) {
         fclose(f);
     }
+    cb_traj *traj = NULL;
+    if (trajectories != NULL && cb_traj_load_file(trajectories, NULL, &traj, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend serve: --trajectories: %s\n", err.message);
+        cb_pack_destroy(pack);
+        return CB_EXIT_FAILURE;
+    }
     cb_serve_desc d = {
         .graph = graph,
         .characters = (uint32_t)characters,
@@ -104,8 +115,10 @@ int cb_cmd_serve(int argc, char **argv)
         .verbose = verbose,
         .pack = pack,
         .area = (float)area,
+        .traj = traj,
     };
     int code = cb_serve_run(&d);
+    cb_traj_destroy(traj);
     cb_pack_destroy(pack);
     return code;
 }

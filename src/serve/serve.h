@@ -22,6 +22,7 @@ typedef struct cb_serve_desc {
     /* A pack instead of the embedded set (sim.h; not owned). */
     const struct cb_pack *pack;
     float area; /* half the side of the square where characters appear (m); 0: 200 */
+    const struct cb_traj *traj; /* --trajectories (sim.h; not owned) */
 } cb_serve_desc;
 
 /* Runs the server until a signal or desc->seconds; prints "listening on http://HOST:PORT/"

@@ -526,6 +526,7 @@ int cb_serve_run(const cb_serve_desc *d)
         .model_url = d->model != NULL ? model_url : NULL,
         .pack = d->pack,
         .area = d->area,
+        .traj = d->traj,
     };
     srv.sim = cb_sim_create(&sd, why);
     if (srv.sim == NULL) {
@@ -601,8 +602,13 @@ int cb_serve_run(const cb_serve_desc *d)
         return 1;
     }
     struct lws_vhost *vh = lws_get_vhost_by_name(srv.ctx, "default");
-    printf("listening on http://%s:%d/ (%u characters, web root %s)\n", host,
-           vh != NULL ? lws_get_vhost_listen_port(vh) : port, d->characters, d->web_root);
+    char who[64];
+    snprintf(who, sizeof who, "%u characters", d->characters);
+    if (d->traj != NULL) {
+        snprintf(who, sizeof who, "characters from the trajectory file");
+    }
+    printf("listening on http://%s:%d/ (%s, web root %s)\n", host,
+           vh != NULL ? lws_get_vhost_listen_port(vh) : port, who, d->web_root);
     fflush(stdout);
 
     stop_requested = 0;

@@ -18,6 +18,7 @@
 #include "cli/example_graphs.h"
 #include "cli/scene.h"
 #include "crowdblend/crowdblend.h"
+#include "serve/traj_source.h"
 
 enum { MAX_MACHINES = 8, MAX_MARKERS = 256, MAX_PARAMS = 256, ADD_IDS_REPLIED = 32 };
 
@@ -42,6 +43,7 @@ struct cb_sim {
     cb_jobs *jobs;      /* one pool for the crowd's update and the encoding */
     uint32_t *clamped_by_thread;
     cb_scene *scene;
+    cb_serve_traj *traj; /* --trajectories: drives the scene's crowd instead of its host */
     cb_crowd *crowd;
     const cb_graph *graph;
     const cb_skeleton *skeleton;
@@ -404,7 +406,7 @@ static bool publish_hello(cb_sim *s)
 static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *why)
 {
     cb_scene_desc sd = {
-        .characters = characters,
+        .characters = s->traj != NULL ? 0 : characters, /* the file adds them */
         .capacity = s->capacity,
         .jobs = s->jobs,
         .layers = true,
@@ -435,6 +437,12 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
                        s->capacity);
     if (ov == NULL) {
         snprintf(why, 256, "out of memory");
+        cb_scene_destroy(scene);
+        return false;
+    }
+    const cb_clip *gait = s->names != NULL ? cb_embedded_find_clip(s->names, "walk_f") : NULL;
+    if (s->traj != NULL && !cb_serve_traj_attach(s->traj, crowd, gait, why)) {
+        free(ov);
         cb_scene_destroy(scene);
         return false;
     }
@@ -478,13 +486,22 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
     s->time_scale = 1.0f;
     uint32_t extra = d->characters / 4 > 64 ? d->characters / 4 : 64;
     uint64_t cap = d->capacity ? d->capacity : (uint64_t)d->characters + extra;
+    if (d->traj != NULL) { /* the file's most agents at once */
+        s->traj = cb_serve_traj_create(d->traj, CB_SIM_HZ, why);
+        if (s->traj == NULL) {
+            free(s);
+            return NULL;
+        }
+        uint32_t most = cb_serve_traj_capacity(s->traj);
+        cap = d->capacity > most ? d->capacity : most;
+    }
     s->capacity = (uint32_t)(cap < CB_CROWD_MAX_CAPACITY ? cap : CB_CROWD_MAX_CAPACITY);
     const char *start = d->graph != NULL  ? d->graph
                         : d->pack != NULL ? cb_scene_pack_default_graph(d->pack)
                                           : CB_DEFAULT_EXAMPLE_GRAPH;
     if (start == NULL) {
         snprintf(why, 256, "the pack stores no graph: name a graph file (--graph)");
-        free(s);
+        cb_sim_destroy(s);
         return NULL;
     }
     snprintf(s->start_graph, sizeof s->start_graph, "%s", start);
@@ -540,6 +557,7 @@ void cb_sim_destroy(cb_sim *s)
         return;
     }
     cb_sim_stop(s);
+    cb_serve_traj_destroy(s->traj); /* its follower, before the crowd */
     cb_scene_destroy(s->scene);
     cb_jobs_destroy(s->jobs);
     free(s->clamped_by_thread);
@@ -779,8 +797,25 @@ static void apply_unsubscribe(cb_sim *s, const cb_sim_command *cmd)
     reply_ok(s, cmd, "");
 }
 
+/* With --trajectories the file decides which characters exist and when, in real time: adding,
+ * removing and a time scale other than 1 are refused. */
+static bool refused_by_file(cb_sim *s, const cb_sim_command *cmd)
+{
+    cb_ctl_kind k = cmd->ctl.kind;
+    if (s->traj == NULL || (k != CB_CTL_ADD && k != CB_CTL_REMOVE &&
+                            (k != CB_CTL_TIME_SCALE || cmd->ctl.value == 1.0f))) {
+        return false;
+    }
+    reply_error(s, cmd, CB_CTL_ERR_REFUSED,
+                "the trajectory file decides the characters and plays in real time");
+    return true;
+}
+
 static void apply(cb_sim *s, const cb_sim_command *cmd)
 {
+    if (refused_by_file(s, cmd)) {
+        return;
+    }
     switch (cmd->ctl.kind) {
     case CB_CTL_SET_PARAM:
         apply_set_param(s, cmd);
@@ -847,6 +882,16 @@ static void apply_overrides(cb_sim *s)
     }
 }
 
+/* Where a character's root is: on its trajectory, or where the wandering host put it. */
+static void root_of(const cb_sim *s, uint32_t dense, float pos[3], float *yaw)
+{
+    if (s->traj != NULL) {
+        cb_serve_traj_root(s->traj, dense, pos, yaw);
+    } else {
+        cb_scene_root(s->scene, dense, pos, yaw);
+    }
+}
+
 typedef struct encode_job {
     cb_sim *sim;
     cb_frame_encoding encoding;
@@ -862,7 +907,7 @@ static void encode_range(void *user, size_t begin, size_t end, uint32_t thread)
     size_t rec = cb_frame_record_bytes(job->encoding, s->joints);
     for (size_t i = begin; i < end; ++i) {
         float pos[3], yaw;
-        cb_scene_root(s->scene, (uint32_t)i, pos, &yaw);
+        root_of(s, (uint32_t)i, pos, &yaw);
         float rot[4] = {0.0f, sinf(0.5f * yaw), 0.0f, cosf(0.5f * yaw)};
         s->clamped_by_thread[thread] += cb_frame_encode_character(
             job->encoding, s->position_scale, cb_crowd_character_at(s->crowd, 0, (uint32_t)i).id,
@@ -967,7 +1012,7 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
 {
     uint32_t dense = dense_of(s, sub->id);
     float pos[3], yaw;
-    cb_scene_root(s->scene, dense, pos, &yaw);
+    root_of(s, dense, pos, &yaw);
     const float *m = cb_crowd_matrices(s->crowd, 0, dense) + 16 * (size_t)sub->joint;
     /* The joint in world space, computed here in floats from the crowd's own matrix: the
      * reference the browser test compares its decoded, quantized pose with. */
@@ -1130,7 +1175,11 @@ void cb_sim_tick(cb_sim *s)
             s->steps_pending--;
         }
         float dt = s->time_scale / (float)CB_SIM_HZ;
-        cb_scene_host_step(s->scene, dt);
+        if (s->traj != NULL) {
+            cb_serve_traj_step(s->traj, s->frame + 1, dt);
+        } else {
+            cb_scene_host_step(s->scene, dt);
+        }
         apply_overrides(s);
         cb_crowd_update(s->crowd, dt);
         uint64_t step_ns = now_ns(CLOCK_MONOTONIC) - t0;

@@ -36,6 +36,10 @@ typedef struct cb_sim_desc {
      * the pack's first graph. */
     const struct cb_pack *pack;
     float area; /* half the side of the square where characters appear (m); 0: 200 */
+    /* --trajectories: a trajectory file drives the characters (traj_source.h; not owned, must
+     * outlive the sim). `characters` is then ignored, and the capacity is at least the file's
+     * most agents at once. */
+    const struct cb_traj *traj;
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */
