@@ -112,6 +112,69 @@ cb_result cb_ltm_job_validate(const cb_ltm_job *job, cb_error *err)
     return cb_ltm_check(job, err, &to);
 }
 
+/* Inverse binds: the crowd checks them once at create, so the frame can trust them. */
+
+/* Determinant of a column-major matrix's 3x3 part over the product of its column lengths: 1
+ * for a rotation times any scale, 0 for a matrix that flattens space. */
+static double relative_det3(const float *m)
+{
+    double c[3][3], len = 1.0;
+    for (int k = 0; k < 3; ++k) {
+        for (int r = 0; r < 3; ++r) {
+            c[k][r] = m[4 * k + r];
+        }
+        len *= sqrt(c[k][0] * c[k][0] + c[k][1] * c[k][1] + c[k][2] * c[k][2]);
+    }
+    double det = c[0][0] * (c[1][1] * c[2][2] - c[1][2] * c[2][1]) -
+                 c[1][0] * (c[0][1] * c[2][2] - c[0][2] * c[2][1]) +
+                 c[2][0] * (c[0][1] * c[1][2] - c[0][2] * c[1][1]);
+    return len > 0.0 ? fabs(det) / len : 0.0;
+}
+
+static cb_result check_inverse_bind(const float *m, size_t j, const char *what, cb_error *err)
+{
+    for (int e = 0; e < 16; ++e) {
+        if (!isfinite(m[e])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE, "%s[%zu] element %d is %g", what, j, e,
+                                (double)m[e]);
+        }
+    }
+    /* Column-major: the bottom row is floats 3, 7, 11, 15. */
+    if (fabsf(m[3]) > 1e-6f || fabsf(m[7]) > 1e-6f || fabsf(m[11]) > 1e-6f ||
+        fabsf(m[15] - 1.0f) > 1e-6f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s[%zu] is not affine (bottom row %g %g %g %g, want 0 0 0 1)", what, j,
+                            (double)m[3], (double)m[7], (double)m[11], (double)m[15]);
+    }
+    double d = relative_det3(m);
+    if (!(d >= 1e-6)) {
+        return cb_error_set(err, CB_ERR_DEGENERATE,
+                            "%s[%zu] is singular (relative determinant %g): not the inverse of "
+                            "a bind matrix",
+                            what, j, d);
+    }
+    return CB_OK;
+}
+
+cb_result cb_ltm_check_inverse_binds(cb_float_cspan ibm, size_t joint_count, const char *what,
+                                     cb_error *err)
+{
+    if (ibm.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s has %zu floats but no pointer", what,
+                            ibm.count);
+    }
+    if (ibm.count != joint_count * 16) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "%s has %zu floats; the skeleton's %zu joints need %zu (16 each)", what,
+                            ibm.count, joint_count, joint_count * 16);
+    }
+    cb_result r = CB_OK;
+    for (size_t j = 0; j < joint_count && r == CB_OK; ++j) {
+        r = check_inverse_bind(ibm.ptr + j * 16, j, what, err);
+    }
+    return r;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Matrices                                                                                   */
 
@@ -140,13 +203,15 @@ CB_INLINE void store_matrix(float *m, cb_mat4c x, cb_matrix_layout layout)
     }
 }
 
-/* The layout is a template parameter in effect: each call site passes a constant, so the
- * compiler builds one loop per layout with no per-joint branch on it. */
-CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix_layout ml)
+/* The layouts are template parameters in effect: each call site passes constants, so the
+ * compiler builds one loop per pair with no per-joint branch on them (sl only matters with
+ * skinning). */
+CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix_layout ml,
+                        cb_matrix_layout sl)
 {
     const struct cb_skeleton *s = job->skeleton;
     const size_t mf = cb_ltm_matrix_floats(ml);
-    const size_t sf = cb_ltm_matrix_floats(job->skinning_layout);
+    const size_t sf = cb_ltm_matrix_floats(sl);
     const bool skin = job->skinning.ptr != NULL;
     float *model = job->model.ptr;
     CB_VF_ALIGNED float local[12 * CB_W];
@@ -181,8 +246,7 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
             prev = x;
             if (skin) {
                 store_matrix(job->skinning.ptr + j * sf,
-                             cb_mat4c_mul(&x, job->inverse_bind.ptr + j * 16),
-                             job->skinning_layout);
+                             cb_mat4c_mul(&x, job->inverse_bind.ptr + j * 16), sl);
             }
         }
     }
@@ -220,16 +284,36 @@ void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to)
     }
 }
 
+/* The four layout pairs of `matrices`, each a loop of its own. */
+static void matrices_any(const cb_ltm_job *job, size_t from, size_t to)
+{
+    const bool m34 = job->model_layout == CB_MATRIX_LAYOUT_MAT3X4;
+    const bool s34 = job->skinning_layout == CB_MATRIX_LAYOUT_MAT3X4;
+    if (m34 && s34) {
+        matrices(job, from, to, CB_MATRIX_LAYOUT_MAT3X4, CB_MATRIX_LAYOUT_MAT3X4);
+    } else if (m34) {
+        matrices(job, from, to, CB_MATRIX_LAYOUT_MAT3X4, CB_MATRIX_LAYOUT_MAT4);
+    } else if (s34) {
+        matrices(job, from, to, CB_MATRIX_LAYOUT_MAT4, CB_MATRIX_LAYOUT_MAT3X4);
+    } else {
+        matrices(job, from, to, CB_MATRIX_LAYOUT_MAT4, CB_MATRIX_LAYOUT_MAT4);
+    }
+}
+
 void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                             cb_matrix_layout layout, float *model)
 {
     const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, model);
     CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
-    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
-        matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT3X4);
-    } else {
-        matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT4);
-    }
+    matrices_any(&job, 0, skeleton->joint_count);
+}
+
+void cb_ltm_skin_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
+                           const cb_ltm_skin *skin)
+{
+    const cb_ltm_job job = cb_ltm_skin_job(skeleton, local, skin);
+    CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
+    matrices_any(&job, 0, skeleton->joint_count);
 }
 
 cb_result cb_ltm_job_run(const cb_ltm_job *job, cb_error *err)
@@ -239,16 +323,11 @@ cb_result cb_ltm_job_run(const cb_ltm_job *job, cb_error *err)
     if (r != CB_OK) {
         return r;
     }
-    size_t from = job->from;
     if (job->model.ptr != NULL) {
-        if (job->model_layout == CB_MATRIX_LAYOUT_MAT3X4) {
-            matrices(job, from, to, CB_MATRIX_LAYOUT_MAT3X4);
-        } else {
-            matrices(job, from, to, CB_MATRIX_LAYOUT_MAT4);
-        }
+        matrices_any(job, job->from, to);
     }
     if (job->model_xforms.ptr != NULL) {
-        cb_ltm_model_xforms(job, from, to);
+        cb_ltm_model_xforms(job, job->from, to);
     }
     return CB_OK;
 }

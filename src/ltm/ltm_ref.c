@@ -102,6 +102,13 @@ void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_grou
     model_matrices(&job, 0, skeleton->joint_count);
 }
 
+void cb_ltm_skin_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
+                               const cb_ltm_skin *skin)
+{
+    const cb_ltm_job job = cb_ltm_skin_job(skeleton, local, skin);
+    model_matrices(&job, 0, skeleton->joint_count);
+}
+
 cb_result cb_ltm_job_run_ref(const cb_ltm_job *job, cb_error *err)
 {
     size_t to;
