@@ -203,6 +203,28 @@ CB_INLINE void store_matrix(float *m, cb_mat4c x, cb_matrix_layout layout)
     }
 }
 
+/* model x inverse bind for an affine inverse bind: its bottom row's first three elements
+ * (floats 3, 7, 11) are taken as 0 and their products (model column 3 x 0) left out of columns
+ * 0 to 2: 3 of the 16 broadcasts and products. Each of those columns starts from +0 instead,
+ * so its bottom element, a sum of signed zeros, is +0 as in the full product (a MAT4 output's
+ * bottom row reads 0 0 0 1, never -0). Column 3 keeps all four terms, so a float 15 of 1 adds
+ * the translation exactly. */
+CB_INLINE cb_mat4c mul_inverse_bind(const cb_mat4c *m, const float *ib)
+{
+    const cb_col4 zero = cb_col4_set1(0.0f);
+    cb_mat4c r;
+    for (int c = 0; c < 3; ++c) {
+        cb_col4 v = cb_col4_fmadd(m->c[0], cb_col4_set1(ib[4 * c + 0]), zero);
+        v = cb_col4_fmadd(m->c[1], cb_col4_set1(ib[4 * c + 1]), v);
+        r.c[c] = cb_col4_fmadd(m->c[2], cb_col4_set1(ib[4 * c + 2]), v);
+    }
+    cb_col4 v = cb_col4_mul(m->c[0], cb_col4_set1(ib[12]));
+    v = cb_col4_fmadd(m->c[1], cb_col4_set1(ib[13]), v);
+    v = cb_col4_fmadd(m->c[2], cb_col4_set1(ib[14]), v);
+    r.c[3] = cb_col4_fmadd(m->c[3], cb_col4_set1(ib[15]), v);
+    return r;
+}
+
 /* The layouts are template parameters in effect: each call site passes constants, so the
  * compiler builds one loop per pair with no per-joint branch on them (sl only matters with
  * skinning). */
@@ -246,7 +268,7 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
             prev = x;
             if (skin) {
                 store_matrix(job->skinning.ptr + j * sf,
-                             cb_mat4c_mul(&x, job->inverse_bind.ptr + j * 16), sl);
+                             mul_inverse_bind(&x, job->inverse_bind.ptr + j * 16), sl);
             }
         }
     }
