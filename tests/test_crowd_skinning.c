@@ -8,7 +8,8 @@
  *    for the Fox, a rotation for Cesium Man, whose vertices are stored Z-up);
  *  - skinning_only gives the same bits without keeping model matrices;
  *  - bit-identical for 1 or 2 threads, any batch size and update ranges;
- *  - host views (padded stride, kept across add/remove and switches) and bad input refused. */
+ *  - host views (padded stride, kept across add/remove and switches), bad input refused, and
+ *    failed allocations at create leave nothing behind. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -551,6 +552,64 @@ static void bad_inverse_binds_are_refused(void **state)
     unload(&f);
 }
 
+/* An allocator that fails its n-th call and keeps the balance of bytes. */
+typedef struct budget {
+    int calls, fail_at;
+    long long live;
+} budget;
+
+static void *budget_alloc(size_t size, size_t align, void *user)
+{
+    budget *b = user;
+    if (b->calls++ == b->fail_at) {
+        return NULL;
+    }
+    void *p = aligned_alloc(align, (size + align - 1) / align * align);
+    b->live += p != NULL ? (long long)size : 0;
+    return p;
+}
+
+static void budget_free(void *ptr, size_t size, void *user)
+{
+    ((budget *)user)->live -= (long long)size;
+    free(ptr);
+}
+
+/* Every allocation of a skinning crowd's create failing in turn: out of memory, nothing left
+ * allocated, nothing returned; then the create that fails nothing works. */
+static void failed_allocations_leave_nothing(void **state)
+{
+    (void)state;
+    fixture f = load(CESIUM_PACK);
+    const cb_graph *graphs[1] = {f.graph};
+    for (int only = 0; only < 2; ++only) {
+        bool created = false;
+        for (int n = 0; !created && n < 200; ++n) {
+            budget b = {.fail_at = n};
+            cb_crowd_desc d = skin_desc(&f, graphs);
+            d.skinning_only = only;
+            d.allocator = (cb_allocator){budget_alloc, budget_free, &b};
+            cb_crowd *c = NULL;
+            cb_error err = {0};
+            cb_result r = cb_crowd_create(&d, &c, &err);
+            created = r == CB_OK;
+            if (created) {
+                populate(c, "skinning_budget");
+                assert_int_equal(cb_crowd_update(c, 0.1f), CB_OK);
+                assert_non_null(cb_crowd_skinning(c, 0, CHARACTERS - 1));
+                cb_crowd_destroy(c);
+            } else {
+                CB_CHECK(r == CB_ERR_OUT_OF_MEMORY || r == CB_ERR_THREAD,
+                         "allocation %d failed: %s (%s)", n, cb_result_str(r), err.message);
+                assert_null(c);
+            }
+            CB_CHECK(b.live == 0, "allocation %d failed: %lld bytes left", n, b.live);
+        }
+        assert_true(created);
+    }
+    unload(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +619,7 @@ int main(void)
         cmocka_unit_test(bit_identical_across_threads_and_batches),
         cmocka_unit_test(host_view_follows_the_characters),
         cmocka_unit_test(bad_inverse_binds_are_refused),
+        cmocka_unit_test(failed_allocations_leave_nothing),
     };
     return CB_RUN_TESTS(tests);
 }
