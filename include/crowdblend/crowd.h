@@ -14,8 +14,9 @@
  *   4. Every frame: cb_crowd_update(crowd, dt) runs every character on the crowd's thread pool;
  *      or, from your own scheduler, cb_crowd_update_range() over sub-ranges of a kind, one
  *      cb_crowd_scratch per thread.
- *   5. Read the outputs: model-space matrices, the frame's root motion, events (markers
- *      crossed), current states, optionally the clip weights.
+ *   5. Read the outputs: model-space matrices, skinning matrices (with inverse binds), the
+ *      frame's root motion, events (markers crossed), current states, optionally the clip
+ *      weights.
  *
  * KINDS
  *   Each graph the crowd runs is a kind, 0 .. cb_crowd_kind_count() - 1, with its own dense
@@ -26,7 +27,17 @@
  *   parameters (and processors) -> weights (state machines step; solvers SIMD over the batch)
  *   -> time & sync (sync groups at weight-averaged durations, root motion, events) -> pose
  *   (fused sample + blend, crossfades, inertialization, layers) -> post-process (IK) ->
- *   local-to-model.
+ *   local-to-model (and skinning).
+ *
+ * SKINNING
+ *   Given the skeleton's inverse bind matrices (desc.inverse_binds, e.g. cb_pack_inverse_binds()
+ *   of a pack), the crowd also writes each character's skinning matrices, model[j] x
+ *   inverse_bind[j], what a vertex shader multiplies bind-pose vertices by
+ *   (cb_crowd_skinning()), in their own layout (desc.skinning_layout: MAT4, or the 3x4 rows a
+ *   shader's float3x4 reads: 25 % less to upload). They go to the crowd's own buffer, or per
+ *   kind to a host buffer such as a mapped GPU buffer (cb_crowd_set_skinning_view()). An engine
+ *   that only skins can drop the model matrices (desc.skinning_only): they are then computed
+ *   in each thread's scratch and never stored (docs/performance.md, skinning, measures both).
  *
  * PARAMETERS
  *   The graph's parameters, by index (cb_crowd_find_param()); a blend-space graph's names are in
@@ -57,8 +68,10 @@
  *   NULL) its thread pool, and frees them all at cb_crowd_destroy. It borrows the rest, which
  *   must outlive it: the skeleton (not checked), the graphs (checked: a crowd counts as a user
  *   of each graph it runs, and cb_graph_destroy refuses with CB_ERR_IN_USE until every crowd
- *   running it is destroyed), desc.jobs, desc.matrices and parameter views (read at every
- *   update). The desc itself and the graphs array are read at create only. Pointers the crowd
+ *   running it is destroyed), desc.jobs, desc.matrices, parameter views (read at every update)
+ *   and skinning views (written at every update, add and remove). desc.inverse_binds is
+ *   copied at create (joint_count x 64 bytes), so a pack may be destroyed after it; the desc
+ *   itself and the graphs array are read at create only. Pointers the crowd
  *   returns (columns, matrices, root motion, clip times, weights, events) stay valid until
  *   cb_crowd_destroy; what they hold changes at each update, add and remove.
  *
@@ -140,6 +153,15 @@ typedef struct cb_crowd_desc {
     size_t matrix_stride_bytes;
     /** Keep each character's clip weights of the last frame (cb_crowd_weights()). */
     bool keep_weights;
+    /** The skeleton's inverse bind matrices: joint_count column-major 4x4 (16 floats each,
+     *  exactly joint_count x 16), finite, affine (bottom row 0 0 0 1 within 1e-6) and
+     *  invertible; copied. Empty (default): no skinning matrices. */
+    cb_float_cspan inverse_binds;
+    /** Layout of the skinning matrices (needs inverse_binds). Default CB_MATRIX_LAYOUT_MAT4. */
+    cb_matrix_layout skinning_layout;
+    /** Keep no model matrices, only skinning ones (needs inverse_binds; not with `matrices`):
+     *  cb_crowd_matrices() then returns NULL. */
+    bool skinning_only;
     /** Report the markers active clips cross (cb_crowd_events()). Off by default: looking for
      *  crossings costs a little per active clip with markers (docs/performance.md), and a
      *  crowd that only syncs on markers need not pay for it. */
@@ -158,9 +180,12 @@ CB_API cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc);
  * Creates a crowd with no characters.
  * @return CB_OK or: CB_ERR_NULL_ARGUMENT (desc, out, skeleton, graphs or a graph NULL),
  *   CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_INVALID_ARGUMENT (capacity 0 or too large, a
- *   layout, a batch size, a matrix stride too small), CB_ERR_TOO_FEW (no graph),
- *   CB_ERR_TOO_MANY (graphs), CB_ERR_MISMATCH (a graph built for another skeleton),
- *   CB_ERR_OUT_OF_MEMORY, CB_ERR_THREAD. err names the field.
+ *   layout, a batch size, a matrix stride too small, skinning_layout or skinning_only without
+ *   inverse_binds, skinning_only with matrices, an inverse bind that is not affine),
+ *   CB_ERR_TOO_FEW (no graph), CB_ERR_TOO_MANY (graphs), CB_ERR_MISMATCH (a graph built for
+ *   another skeleton, inverse_binds not joint_count x 16 floats), CB_ERR_NOT_FINITE and
+ *   CB_ERR_DEGENERATE (an inverse bind NaN or infinite, or singular), CB_ERR_OUT_OF_MEMORY,
+ *   CB_ERR_THREAD. err names the field (and the joint).
  */
 CB_API cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err);
 
@@ -272,9 +297,31 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /** Joints per character (matrices per character). */
 CB_API uint32_t cb_crowd_joint_count(const cb_crowd *crowd);
 
-/** The model-space matrices of a character (layout per the desc), or NULL out of range: those
- *  of its last update, or the rest pose before its first one (cb_crowd_add). */
+/** The model-space matrices of a character (layout per the desc), or NULL out of range or with
+ *  desc.skinning_only: those of its last update, or the rest pose before its first one
+ *  (cb_crowd_add). */
 CB_API const float *cb_crowd_matrices(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
+
+/** The skinning matrices of a character, joint_count of desc.skinning_layout (model x inverse
+ *  bind; SKINNING), in the kind's skinning view if it has one; NULL out of range or without
+ *  desc.inverse_binds. Like the matrices: the last update's, or the rest pose's after add. */
+CB_API const float *cb_crowd_skinning(const cb_crowd *crowd, uint32_t kind, uint32_t dense);
+
+/**
+ * Writes a kind's skinning matrices into host memory from now on: the character at dense index
+ * i writes its joint_count matrices at (char *)base + i * stride_bytes, at every update, add
+ * and remove (remove moves the last character's matrices into the hole, as in the crowd's own
+ * buffer). The memory must cover cb_crowd_count(kind) characters, up to the kind's capacity as
+ * characters are added, and must not overlap the kind's current view (the same base again
+ * copies nothing). The kind's current skinning matrices are copied into it now, so it holds
+ * valid matrices at once; base NULL copies them back and returns to the crowd's own buffer.
+ * Must not overlap an update.
+ * @return CB_ERR_NULL_ARGUMENT (crowd), CB_ERR_INVALID_ARGUMENT (kind, a crowd without
+ *         inverse binds, stride below joint_count matrices), CB_ERR_MISALIGNED (base or stride
+ *         not a multiple of 4). Nothing changes on failure.
+ */
+CB_API cb_result cb_crowd_set_skinning_view(cb_crowd *crowd, uint32_t kind, float *base,
+                                            size_t stride_bytes);
 
 /** Root motion of the last update per dense index of a kind: the blended displacement and
  *  heading change, in the character's frame at the start of that update. */
@@ -345,8 +392,9 @@ CB_API cb_result cb_crowd_query_transition(const cb_crowd *crowd, uint32_t kind,
                                            uint32_t dense, cb_crowd_transition *out, cb_error *err);
 
 /**
- * 64-bit FNV-1a hash of every output of the last update: all matrices of all characters, then
- * their root motion, kind by kind in dense order. Two runs that hash equal produced the same
+ * 64-bit FNV-1a hash of every output of the last update: all model matrices of all characters
+ * (none with skinning_only), then their skinning matrices (with inverse binds), then their root
+ * motion, kind by kind in dense order. Two runs that hash equal produced the same
  * bits.
  */
 CB_API uint64_t cb_crowd_output_hash(const cb_crowd *crowd);
@@ -358,7 +406,7 @@ typedef enum cb_crowd_stage {
     CB_CROWD_STAGE_TIME,         /**< clip times, sync, root motion, events */
     CB_CROWD_STAGE_SAMPLE_BLEND, /**< fused sample + blend, crossfades, layers */
     CB_CROWD_STAGE_POST_PROCESS, /**< IK steps on the local pose */
-    CB_CROWD_STAGE_LTM,          /**< local-to-model into the output */
+    CB_CROWD_STAGE_LTM,          /**< local-to-model (and skinning) into the outputs */
     _CB_CROWD_STAGE_COUNT
 } cb_crowd_stage;
 

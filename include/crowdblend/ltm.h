@@ -62,7 +62,8 @@ typedef struct cb_ltm_job {
     cb_float_span model;
     /**
      * Optional inverse bind matrices: joint_count column-major 4x4 matrices (16 floats each,
-     * any affine matrix). With them the job also writes skinning = model x inverse_bind.
+     * any affine matrix: floats 3, 7 and 11, the bottom row's first three, are taken as 0 and
+     * not read). With them the job also writes skinning = model x inverse_bind.
      */
     cb_float_cspan inverse_bind;
     /** Layout of `skinning` (default MAT4). */

@@ -2,7 +2,11 @@
  * that need the runtime: how long a load of the pack takes (median of 21, file read included),
  * and a W1-style frame on the pack's skeleton: 1,000 characters on one thread, a DIRECT blend of
  * three of its clips at fixed weights 0.5 / 0.3 / 0.2 (repeating clips when it has fewer),
- * sample + blend + local-to-model, characters per second per core (median of 300 frames). */
+ * sample + blend + local-to-model, characters per second per core (median of 300 frames).
+ * With inverse binds, also what skinning output costs on that frame: four crowds, model
+ * matrices only, model + skinning (MAT4), skinning only (MAT4, 3x4), their frames interleaved
+ * so that the machine's load falls on all alike; nanoseconds per character (medians), with
+ * 1,000 characters (outputs in cache) and 10,000 (outputs stream to memory). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +86,84 @@ static double frame_rate(const cb_pack *p, cb_error *err)
     return cps;
 }
 
+/* The outputs of the skinning comparison, in the order bench prints them. */
+enum { SKIN_MODES = 4 };
+static const char *const skin_mode_names[SKIN_MODES] = {"model", "model_and_skinning",
+                                                        "skinning_only_mat4", "skinning_only_3x4"};
+
+static cb_result skin_crowd(const cb_pack *p, const cb_graph *const *graphs, int mode,
+                            uint32_t characters, cb_crowd **out, cb_error *err)
+{
+    cb_crowd_desc cd = {.skeleton = cb_pack_skeleton(p),
+                        .capacity = characters,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1};
+    if (mode > 0) {
+        cd.inverse_binds = cb_pack_inverse_binds(p);
+        cd.skinning_only = mode >= 2;
+        cd.skinning_layout = mode == 3 ? CB_MATRIX_LAYOUT_MAT3X4 : CB_MATRIX_LAYOUT_MAT4;
+    }
+    cb_result r = cb_crowd_create(&cd, out, err);
+    for (uint32_t i = 0; i < characters && r == CB_OK; ++i) {
+        cb_character ch;
+        r = cb_crowd_add(*out, 0, (float)i / characters, &ch);
+    }
+    return r;
+}
+
+/* ns per character of the W1 frame for each mode: interleaved frames, rotating which mode goes
+ * first, medians of FRAMES. */
+static cb_result skinning_costs(const cb_pack *p, uint32_t characters,
+                                double ns_per_character[SKIN_MODES], cb_error *err)
+{
+    enum { FRAMES = 101 };
+    cb_graph *g = NULL;
+    cb_crowd *crowds[SKIN_MODES] = {0};
+    cb_result r = w1_graph(p, &g, err);
+    const cb_graph *graphs[1] = {g};
+    for (int m = 0; m < SKIN_MODES && r == CB_OK; ++m) {
+        r = skin_crowd(p, graphs, m, characters, &crowds[m], err);
+    }
+    static double ns[SKIN_MODES][FRAMES];
+    for (int f = -3; f < FRAMES && r == CB_OK; ++f) {
+        for (int k = 0; k < SKIN_MODES; ++k) {
+            int m = (k + (f < 0 ? 0 : f)) % SKIN_MODES;
+            uint64_t t0 = cb_now_ns();
+            cb_crowd_update(crowds[m], 1.0f / 60.0f);
+            if (f >= 0) {
+                ns[m][f] = (double)(cb_now_ns() - t0) / characters;
+            }
+        }
+    }
+    for (int m = 0; m < SKIN_MODES; ++m) {
+        ns_per_character[m] = r == CB_OK ? cb_median(ns[m], FRAMES) : -1.0;
+        cb_crowd_destroy(crowds[m]);
+    }
+    cb_graph_destroy(g);
+    return r;
+}
+
+static const uint32_t skin_sizes[2] = {1000, 10000};
+
+static void print_skinning(double ns[2][SKIN_MODES], bool json)
+{
+    for (int k = 0; k < 2; ++k) {
+        if (json) {
+            printf(", \"skinning_ns_per_character_%u\": {", skin_sizes[k]);
+            for (int m = 0; m < SKIN_MODES; ++m) {
+                printf("%s\"%s\": %.1f", m ? ", " : "", skin_mode_names[m], ns[k][m]);
+            }
+            printf("}");
+            continue;
+        }
+        printf("skinning on that frame, %u characters, ns per character (interleaved medians): "
+               "model matrices only %.1f, model + skinning %.1f, skinning only %.1f (MAT4) / "
+               "%.1f (3x4)\n",
+               skin_sizes[k], ns[k][0], ns[k][1], ns[k][2], ns[k][3]);
+    }
+}
+
 int cb_bench_pack(const char *path, bool json)
 {
     enum { LOADS = 21 };
@@ -104,15 +186,30 @@ int cb_bench_pack(const char *path, bool json)
         cb_pack_destroy(p);
         return CB_EXIT_FAILURE;
     }
+    double skin_ns[2][SKIN_MODES];
+    bool skin = cb_pack_inverse_binds(p).count > 0;
+    if (skin && (skinning_costs(p, skin_sizes[0], skin_ns[0], &err) != CB_OK ||
+                 skinning_costs(p, skin_sizes[1], skin_ns[1], &err) != CB_OK)) {
+        fprintf(stderr, "crowdblend bench: skinning on %s: %s\n", path, err.message);
+        cb_pack_destroy(p);
+        return CB_EXIT_FAILURE;
+    }
     size_t joints = cb_skeleton_joint_count(cb_pack_skeleton(p));
     if (json) {
         printf("{\"pack\": \"%s\", \"joints\": %zu, \"clips\": %zu, \"load_ms\": %.4f, "
-               "\"w1_characters_per_second_per_core\": %.0f, \"simd_width\": %zu}\n",
+               "\"w1_characters_per_second_per_core\": %.0f, \"simd_width\": %zu",
                path, joints, cb_pack_clip_count(p), load_ms, cps, cb_simd_width());
+        if (skin) {
+            print_skinning(skin_ns, true);
+        }
+        printf("}\n");
     } else {
         printf("%s: %zu joints, %zu clips; load %.3f ms (median of %d); W1-style frame on this "
                "skeleton: %.0f characters/s on one core (W = %zu)\n",
                path, joints, cb_pack_clip_count(p), load_ms, LOADS, cps, cb_simd_width());
+        if (skin) {
+            print_skinning(skin_ns, false);
+        }
     }
     cb_pack_destroy(p);
     return CB_EXIT_OK;

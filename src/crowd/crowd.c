@@ -31,6 +31,9 @@ cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc)
     if (d.matrix_layout == _CB_MATRIX_LAYOUT_DEFAULT) {
         d.matrix_layout = CB_MATRIX_LAYOUT_MAT4;
     }
+    if (d.skinning_layout == _CB_MATRIX_LAYOUT_DEFAULT && d.inverse_binds.ptr != NULL) {
+        d.skinning_layout = CB_MATRIX_LAYOUT_MAT4; /* only with binds: without, it must stay 0 */
+    }
     if (d.matrix_stride_bytes == 0 && d.skeleton != NULL) {
         d.matrix_stride_bytes = cb_skeleton_joint_count(d.skeleton) *
                                 cb_ltm_matrix_floats(d.matrix_layout) * sizeof(float);
@@ -54,7 +57,9 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
         &c->allocator, (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source), 16);
     k->root_motion = cb_alloc_zeroed(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
     size_t packed = c->joint_count * c->matrix_floats * sizeof(float);
-    if (first && d->matrices != NULL) {
+    if (!c->keep_matrices) {
+        k->matrices = NULL; /* skinning_only: the frame's model matrices stay in scratch */
+    } else if (first && d->matrices != NULL) {
         k->matrices = (char *)d->matrices;
         k->matrix_stride = d->matrix_stride_bytes;
     } else {
@@ -70,10 +75,14 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
             (size_t)(k->clip_count ? k->clip_count : 1) * c->capacity * sizeof(float), 64);
     }
     if (k->handle_memory == NULL || k->block_memory == NULL || k->sources == NULL ||
-        k->root_motion == NULL || k->matrices == NULL ||
+        k->root_motion == NULL || (c->keep_matrices && k->matrices == NULL) ||
         (d->keep_weights && k->kept_weights == NULL)) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_crowd_create: state of %u characters",
                             c->capacity);
+    }
+    cb_result r = cb_crowd_init_kind_skinning(c, k, err);
+    if (r != CB_OK) {
+        return r;
     }
     cb_handle_pool_init(&k->handles, c->capacity, k->handle_memory);
     cb_graph_block_init(&k->block, g, c->capacity, k->block_memory);
@@ -97,6 +106,7 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     if (k->own_matrices) {
         cb_free(a, k->matrices, c->capacity * k->matrix_stride);
     }
+    cb_crowd_free_kind_skinning(c, k);
 }
 
 /* The rest pose in model space, once: cb_crowd_add copies it to a new character. */
@@ -150,6 +160,10 @@ static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
                             "cb_crowd_desc: capacity x graph_count exceeds %u",
                             CB_HANDLE_MAX_CAPACITY);
     }
+    cb_result sr = cb_crowd_check_skinning_desc(desc, cb_skeleton_joint_count(desc->skeleton), err);
+    if (sr != CB_OK) {
+        return sr;
+    }
     for (uint32_t k = 0; k < desc->graph_count; ++k) {
         if (desc->graphs[k] == NULL) {
             return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_crowd_desc.graphs[%u] is NULL", k);
@@ -202,6 +216,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->batch_size = d.batch_size;
     c->layout = d.matrix_layout;
     c->matrix_floats = matrix_floats;
+    c->keep_matrices = !d.skinning_only;
     c->profile = d.profile;
     c->events = d.events;
     c->kernels = &cb_graph_kernels_simd;
@@ -211,6 +226,9 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     }
     c->kind_count = d.graph_count;
     r = init_rest_matrices(c, err);
+    if (r == CB_OK) {
+        r = cb_crowd_init_skinning(c, &d, err);
+    }
     for (uint32_t k = 0; k < c->kind_count && r == CB_OK; ++k) {
         r = init_kind(c, &c->kinds[k], &d, k == 0, err);
     }
@@ -259,6 +277,7 @@ void cb_crowd_destroy(cb_crowd *c)
     }
     cb_free(&a, c->thread_scratch, c->thread_count * sizeof(void *));
     cb_free(&a, c->rest_matrices, c->joint_count * c->matrix_floats * sizeof(float));
+    cb_crowd_free_skinning(c);
     for (uint32_t k = 0; k < CB_CROWD_MAX_KINDS; ++k) {
         if (c->kinds[k].graph != NULL) {
             free_kind(c, &c->kinds[k]);
@@ -288,6 +307,10 @@ cb_result cb_crowd_scratch_alloc(cb_crowd *c, cb_crowd_scratch **out)
         at[k] = bytes;
         bytes += cb_round_up(cb_graph_scratch_bytes(c->kinds[k].graph, c->batch_size), 64);
     }
+    size_t model_at = bytes;
+    if (!c->keep_matrices) {
+        bytes += c->joint_count * 16 * sizeof(float);
+    }
     size_t align = cb_simd_group_align() > 64 ? cb_simd_group_align() : 64;
     char *m = cb_alloc_zeroed(&c->allocator, bytes, align);
     if (m == NULL) {
@@ -296,6 +319,7 @@ cb_result cb_crowd_scratch_alloc(cb_crowd *c, cb_crowd_scratch **out)
     cb_crowd_scratch *s = (cb_crowd_scratch *)m;
     s->crowd = c;
     s->bytes = bytes;
+    s->model_scratch = c->keep_matrices ? NULL : (float *)(m + model_at);
     for (uint32_t k = 0; k < c->kind_count; ++k) {
         s->graph[k] = cb_graph_scratch_init(c->kinds[k].graph, c->batch_size, m + at[k]);
     }
@@ -380,8 +404,13 @@ cb_result cb_crowd_add(cb_crowd *c, uint32_t kind, float phase, cb_character *ou
     float p = phase - floorf(phase);
     cb_graph_block_reset(&k->block, i, p < 1.0f ? p : 0.0f);
     k->root_motion[i] = (cb_root_delta){{0.0f, 0.0f, 0.0f}, 0.0f};
-    memcpy(k->matrices + i * k->matrix_stride, c->rest_matrices,
-           c->joint_count * c->matrix_floats * sizeof(float));
+    if (k->matrices != NULL) {
+        memcpy(k->matrices + i * k->matrix_stride, c->rest_matrices,
+               c->joint_count * c->matrix_floats * sizeof(float));
+    }
+    if (k->skinning != NULL) {
+        memcpy(k->skinning + i * k->skinning_stride, c->rest_skinning, cb_crowd_skinning_bytes(c));
+    }
     if (k->kept_weights != NULL) {
         for (uint32_t n = 0; n < k->clip_count; ++n) {
             k->kept_weights[(size_t)n * c->capacity + i] = 0.0f;
@@ -415,8 +444,14 @@ cb_result cb_crowd_remove(cb_crowd *c, cb_character ch)
         }
     }
     /* Outputs follow the character, so `to` reads correct matrices until the next update. */
-    memcpy(k->matrices + to * k->matrix_stride, k->matrices + from * k->matrix_stride,
-           c->joint_count * c->matrix_floats * sizeof(float));
+    if (k->matrices != NULL) {
+        memcpy(k->matrices + to * k->matrix_stride, k->matrices + from * k->matrix_stride,
+               c->joint_count * c->matrix_floats * sizeof(float));
+    }
+    if (k->skinning != NULL) {
+        memcpy(k->skinning + to * k->skinning_stride, k->skinning + from * k->skinning_stride,
+               cb_crowd_skinning_bytes(c));
+    }
     return CB_OK;
 }
 
@@ -513,7 +548,8 @@ uint32_t cb_crowd_joint_count(const cb_crowd *c)
 
 const float *cb_crowd_matrices(const cb_crowd *c, uint32_t kind, uint32_t dense)
 {
-    if (c == NULL || kind >= c->kind_count || dense >= c->kinds[kind].handles.count) {
+    if (c == NULL || kind >= c->kind_count || dense >= c->kinds[kind].handles.count ||
+        c->kinds[kind].matrices == NULL) {
         return NULL;
     }
     return (const float *)(c->kinds[kind].matrices + dense * c->kinds[kind].matrix_stride);
@@ -618,8 +654,11 @@ uint64_t cb_crowd_output_hash(const cb_crowd *c)
     size_t bytes = c->joint_count * c->matrix_floats * sizeof(float);
     for (uint32_t kind = 0; kind < c->kind_count; ++kind) {
         const cb_crowd_kind *k = &c->kinds[kind];
-        for (uint32_t i = 0; i < k->handles.count; ++i) {
+        for (uint32_t i = 0; i < k->handles.count && k->matrices != NULL; ++i) {
             h = cb_fnv1a64(h, k->matrices + i * k->matrix_stride, bytes);
+        }
+        for (uint32_t i = 0; i < k->handles.count && k->skinning != NULL; ++i) {
+            h = cb_fnv1a64(h, k->skinning + i * k->skinning_stride, cb_crowd_skinning_bytes(c));
         }
         h = cb_fnv1a64(h, k->root_motion, k->handles.count * sizeof(cb_root_delta));
     }

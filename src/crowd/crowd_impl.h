@@ -16,9 +16,12 @@ typedef struct cb_crowd_kind {
     cb_graph_block block;
     void *block_memory;
     cb_graph_param_source *sources; /* per parameter: view or own column */
-    char *matrices;
+    char *matrices;                 /* NULL with skinning_only */
     size_t matrix_stride;
     bool own_matrices;
+    char *skinning; /* the view or own_skinning; NULL without inverse binds */
+    size_t skinning_stride;
+    char *own_skinning; /* capacity packed characters */
     cb_root_delta *root_motion;
     float *kept_weights; /* clip rows of capacity, or NULL */
     uint32_t clip_count, param_count;
@@ -31,6 +34,7 @@ struct cb_crowd_scratch {
     cb_graph_scratch *graph[CB_CROWD_MAX_KINDS];
     cb_graph_scratch_stats stats;
     uint64_t characters_updated;
+    float *model_scratch; /* joint_count MAT4 with skinning_only, else NULL */
 };
 
 struct cb_crowd {
@@ -45,6 +49,13 @@ struct cb_crowd {
     size_t matrix_floats; /* per joint */
     float *rest_matrices; /* the rest pose in model space, in the crowd's layout: a new
                            * character's matrices until its first update */
+    bool keep_matrices;   /* !desc.skinning_only */
+    /* Skinning (desc.inverse_binds): the crowd's copy of the inverse binds, the layout, and the
+     * rest pose's skinning matrices (a new character's until its first update). */
+    float *inverse_binds;
+    cb_matrix_layout skinning_layout;
+    size_t skinning_floats; /* per joint */
+    float *rest_skinning;
     /* Threads. */
     cb_jobs *jobs;
     bool own_jobs;
@@ -63,6 +74,15 @@ void cb_crowd_run_range(cb_crowd *crowd, cb_crowd_scratch *scratch, float dt_s, 
 
 /* Allocates a scratch and links it into the crowd's list. */
 cb_result cb_crowd_scratch_alloc(cb_crowd *crowd, cb_crowd_scratch **out);
+
+/* Skinning (skinning.c): the desc's checks, the crowd's and each kind's buffers. */
+cb_result cb_crowd_check_skinning_desc(const cb_crowd_desc *d, size_t joint_count, cb_error *err);
+cb_result cb_crowd_init_skinning(cb_crowd *c, const cb_crowd_desc *d, cb_error *err);
+void cb_crowd_free_skinning(cb_crowd *c);
+cb_result cb_crowd_init_kind_skinning(cb_crowd *c, cb_crowd_kind *k, cb_error *err);
+void cb_crowd_free_kind_skinning(cb_crowd *c, cb_crowd_kind *k);
+/* Bytes of one character's skinning matrices. */
+size_t cb_crowd_skinning_bytes(const cb_crowd *c);
 
 /* Checks dt for update and update_range. */
 cb_result cb_crowd_check_dt(float dt_s);

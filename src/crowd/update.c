@@ -35,6 +35,11 @@ void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kin
         .kept_weights = k->kept_weights,
         .kept_stride = c->capacity,
         .events = c->events,
+        .inverse_binds = c->inverse_binds,
+        .skinning = k->skinning,
+        .skinning_stride = k->skinning_stride,
+        .skinning_layout = c->skinning_layout,
+        .model_scratch = s->model_scratch,
     };
     for (uint32_t b = 0; b < count; b += c->batch_size) {
         uint32_t n = count - b < c->batch_size ? count - b : c->batch_size;

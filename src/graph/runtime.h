@@ -10,6 +10,7 @@
 #include "crowdblend/crowd.h"
 #include "crowdblend/graph.h"
 #include "crowdblend/pose.h"
+#include "ltm/ltm_kernels.h"
 
 /* A crowd that runs a graph counts itself among its users from create to destroy, and
  * cb_graph_destroy refuses while there is any (CB_ERR_IN_USE). */
@@ -85,15 +86,23 @@ typedef struct cb_graph_kernels {
                   float threshold, cb_xform_group *out);
     void (*ltm)(const cb_skeleton *s, const cb_xform_group *local, cb_matrix_layout layout,
                 float *model);
+    void (*skin)(const cb_skeleton *s, const cb_xform_group *local, const cb_ltm_skin *skin);
 } cb_graph_kernels;
 
 extern const cb_graph_kernels cb_graph_kernels_simd, cb_graph_kernels_ref;
 
 /* Outputs of a batch. */
 typedef struct cb_graph_outputs {
-    char *matrices; /* character i at matrices + i * matrix_stride */
+    char *matrices; /* character i at matrices + i * matrix_stride; NULL: not kept */
     size_t matrix_stride;
     cb_matrix_layout layout;
+    /* Skinning (inverse_binds not NULL): character i's at skinning + i * skinning_stride. When
+     * matrices is NULL the model matrices go to model_scratch (MAT4, the thread's own). */
+    const float *inverse_binds;
+    char *skinning;
+    size_t skinning_stride;
+    cb_matrix_layout skinning_layout;
+    float *model_scratch;
     cb_root_delta *root_motion; /* per character */
     float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;

@@ -18,6 +18,22 @@ static inline cb_ltm_job cb_ltm_model_job(const cb_skeleton *skeleton, const cb_
     };
 }
 
+/* The job of the skinning kernels: every joint, model and skinning matrices. */
+static inline cb_ltm_job cb_ltm_skin_job(const cb_skeleton *skeleton, const cb_xform_group *local,
+                                         const cb_ltm_skin *skin)
+{
+    const size_t n = skeleton->joint_count;
+    return (cb_ltm_job){
+        .skeleton = skeleton,
+        .local = {local, skeleton->group_count},
+        .model_layout = skin->model_layout,
+        .model = {skin->model, n * cb_ltm_matrix_floats(skin->model_layout)},
+        .inverse_bind = {skin->inverse_binds, n * 16},
+        .skinning_layout = skin->skinning_layout,
+        .skinning = {skin->skinning, n * cb_ltm_matrix_floats(skin->skinning_layout)},
+    };
+}
+
 /* Checks shared by cb_ltm_job_run and its reference; on success *to holds the resolved end. */
 cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to);
 

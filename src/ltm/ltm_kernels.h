@@ -14,4 +14,31 @@ void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *l
 void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
                                 cb_matrix_layout layout, float *model);
 
+/* The outputs of a skinning local-to-model: model matrices (which the hierarchy reads back, so
+ * they are always written, into a scratch when the caller does not keep them) and skinning
+ * matrices = model x inverse bind. */
+typedef struct cb_ltm_skin {
+    cb_matrix_layout model_layout;
+    float *model;               /* joint_count matrices of model_layout */
+    const float *inverse_binds; /* joint_count column-major 4x4, checked (below) */
+    cb_matrix_layout skinning_layout;
+    float *skinning; /* joint_count matrices of skinning_layout */
+} cb_ltm_skin;
+
+/* cb_ltm_job_run on valid arguments, every joint, model and skinning matrices. */
+void cb_ltm_skin_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
+                           const cb_ltm_skin *skin);
+
+/* The same through the scalar reference. */
+void cb_ltm_skin_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
+                               const cb_ltm_skin *skin);
+
+/* Whether `inverse_binds` can skin `joint_count` joints: exactly joint_count x 16 floats, all
+ * finite, each matrix affine (bottom row 0 0 0 1 within 1e-6, the pack format's rule) and
+ * invertible (the 3x3 part's determinant at least 1e-6 of the product of its column lengths:
+ * an inverse bind is the inverse of a matrix, so a singular one is corrupt data). The message
+ * starts with `what` and names the joint and the fault. */
+cb_result cb_ltm_check_inverse_binds(cb_float_cspan inverse_binds, size_t joint_count,
+                                     const char *what, cb_error *err);
+
 #endif

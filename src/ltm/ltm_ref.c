@@ -89,6 +89,7 @@ static void model_matrices(const cb_ltm_job *job, size_t from, size_t to)
         store(job->model.ptr + j * mf, &x, ml);
         if (job->skinning.ptr != NULL) {
             mat4 ib = load(job->inverse_bind.ptr + j * 16, CB_MATRIX_LAYOUT_MAT4);
+            ib.m[0][3] = ib.m[1][3] = ib.m[2][3] = 0.0f; /* affine: not read (ltm.h) */
             mat4 sk = mat4_mul(&x, &ib);
             store(job->skinning.ptr + j * sf, &sk, sl);
         }
@@ -99,6 +100,13 @@ void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_grou
                                 cb_matrix_layout layout, float *model)
 {
     const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, model);
+    model_matrices(&job, 0, skeleton->joint_count);
+}
+
+void cb_ltm_skin_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
+                               const cb_ltm_skin *skin)
+{
+    const cb_ltm_job job = cb_ltm_skin_job(skeleton, local, skin);
     model_matrices(&job, 0, skeleton->joint_count);
 }
 

@@ -18,12 +18,14 @@ const cb_graph_kernels cb_graph_kernels_simd = {
     cb_solver_evaluate_unchecked,
     cb_pose_blend_unchecked,
     cb_ltm_model_unchecked,
+    cb_ltm_skin_unchecked,
 };
 
 const cb_graph_kernels cb_graph_kernels_ref = {
     cb_solver_evaluate_unchecked_ref,
     cb_pose_blend_unchecked_ref,
     cb_ltm_model_unchecked_ref,
+    cb_ltm_skin_unchecked_ref,
 };
 
 static uint64_t now_ns(void)
@@ -41,6 +43,28 @@ static inline void lap(bool profile, uint64_t *mark, cb_graph_scratch_stats *st,
         st->stage_ns[stage] += t - *mark;
         *mark = t;
     }
+}
+
+/* Stage 6 for character ch: its model matrices, and with inverse binds its skinning matrices
+ * (the model ones then in the thread's scratch when the crowd keeps none). */
+static void local_to_model(const pose_ctx *x, const cb_xform_group *pose, uint32_t ch,
+                           const cb_graph_outputs *out)
+{
+    const cb_skeleton *skeleton = x->g->skeleton;
+    float *model =
+        out->matrices != NULL ? (float *)(out->matrices + (size_t)ch * out->matrix_stride) : NULL;
+    if (out->inverse_binds == NULL) {
+        x->k->ltm(skeleton, pose, out->layout, model);
+        return;
+    }
+    cb_ltm_skin skin = {
+        .model_layout = model != NULL ? out->layout : CB_MATRIX_LAYOUT_MAT4,
+        .model = model != NULL ? model : out->model_scratch,
+        .inverse_binds = out->inverse_binds,
+        .skinning_layout = out->skinning_layout,
+        .skinning = (float *)(out->skinning + (size_t)ch * out->skinning_stride),
+    };
+    x->k->skin(skeleton, pose, &skin);
 }
 
 /* Stages 4 to 6 for characters [base, base + m) of the batch (m <= POSE_CHUNK). */
@@ -69,9 +93,7 @@ static void pose_chunk(pose_ctx *x, uint32_t first, uint32_t base, uint32_t m,
         lap(profile, mark, st, CB_CROWD_STAGE_POST_PROCESS);
     }
     for (uint32_t j = 0; j < m; ++j) {
-        uint32_t ch = first + base + j;
-        x->k->ltm(g->skeleton, pose_at(g, x->s, j), out->layout,
-                  (float *)(out->matrices + (size_t)ch * out->matrix_stride));
+        local_to_model(x, pose_at(g, x->s, j), first + base + j, out);
     }
     lap(profile, mark, st, CB_CROWD_STAGE_LTM);
 }
