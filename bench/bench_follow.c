@@ -140,13 +140,6 @@ static bool features_world_create(world *w, uint32_t n, int mode)
     if (cb_graph_load_json(ex->text, ex->length, &jd, &w->graph, NULL) != CB_OK) {
         return false;
     }
-    /* The example names each clip node after its clip. */
-    static const cb_clip *slots[32];
-    uint32_t slot_count = cb_graph_clip_count(w->graph);
-    for (uint32_t s = 0; s < slot_count && s < 32; ++s) {
-        slots[s] = cb_embedded_find_clip(
-            w->set, cb_graph_node_name(w->graph, cb_graph_clip_node(w->graph, s)));
-    }
     const cb_graph *graphs[1] = {w->graph};
     cb_crowd_desc cd = {.skeleton = sk,
                         .capacity = n,
@@ -166,9 +159,8 @@ static bool features_world_create(world *w, uint32_t n, int mode)
     if (mode & 2) {
         fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
                                                     {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"},
-                                   .slot_clips = slots,
-                                   .slot_count = slot_count};
+                                   .weight_param = {"foot_l_w", "foot_r_w"}};
+        /* slot_clips NULL: the clips the graph's clip nodes play. */
     }
     if (cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
         return false;

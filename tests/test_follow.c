@@ -441,13 +441,14 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
     cb_error err = {0};
     const char *path = CB_EXAMPLES_DIR "/locomotion_follow.json";
     CB_CHECK(cb_graph_load_json_file(path, &jd, &g->graph, &err) == CB_OK, "%s", err.message);
-    /* Slot s plays the clip named like its node (the example's convention). */
+    /* Slot s plays the clip the graph says (cb_graph_clip); the example names each clip node
+     * after its clip, an independent check of the query. */
     uint32_t slots = cb_graph_clip_count(g->graph);
     assert_true(slots <= 32);
     for (uint32_t s = 0; s < slots; ++s) {
         const char *node = cb_graph_node_name(g->graph, cb_graph_clip_node(g->graph, s));
-        g->slot_clips[s] = cb_embedded_find_clip(g->set, node);
-        assert_non_null(g->slot_clips[s]);
+        g->slot_clips[s] = cb_graph_clip(g->graph, s);
+        assert_ptr_equal(g->slot_clips[s], cb_embedded_find_clip(g->set, node));
     }
     const cb_graph *graphs[1] = {g->graph};
     cb_crowd_desc cd = {.skeleton = sk,
@@ -464,9 +465,8 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
     if (lock) {
         fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
                                                     {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"},
-                                   .slot_clips = g->slot_clips,
-                                   .slot_count = slots};
+                                   .weight_param = {"foot_l_w", "foot_r_w"}};
+        /* slot_clips NULL: the graph's own (the allocation test passes them explicitly). */
     }
     CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_skeleton_find_joint(sk, "ball_l", &g->ball[0]), CB_OK);
@@ -597,6 +597,15 @@ static void follow_features_allocation_failures(void **state)
     gait_fixture g;
     gait_init(&g, 4, false, false);
     uint32_t slots = cb_graph_clip_count(g.graph);
+    /* Explicit slot clips must cover the graph's slots exactly. */
+    cb_follow_desc wrong = {.crowd = g.crowd,
+                            .capacity = 4,
+                            .lock = {.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                      {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                     .weight_param = {"foot_l_w", "foot_r_w"},
+                                     .slot_clips = g.slot_clips,
+                                     .slot_count = slots - 1}};
+    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "clip slots");
     for (int n = 0;; ++n) {
         counting_alloc c = {.left = n};
         cb_follow_desc fd = {.crowd = g.crowd,

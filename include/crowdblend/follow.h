@@ -104,9 +104,10 @@ typedef struct cb_follow_lock {
     const char *weight_param[CB_FOLLOW_FEET];
     /** The locked joint of each foot, the IK step's end joint. Default "ball_l", "ball_r". */
     const char *joint[CB_FOLLOW_FEET];
-    /** The clip each clip slot of the kind plays (cb_crowd_clip_times order; NULL: a slot
-     *  that never plants), slot_count = cb_graph_clip_count() of the kind's graph, at most
-     *  CB_FOLLOW_MAX_SLOTS. */
+    /** The clips whose foot markers say when each clip slot plants (cb_crowd_clip_times
+     *  order; a NULL entry: a slot that never plants), slot_count = cb_graph_clip_count() of
+     *  the kind's graph, at most CB_FOLLOW_MAX_SLOTS. NULL (default): the clips the graph's
+     *  clip nodes play (cb_graph_clip), slot_count ignored. */
     const cb_clip *const *slot_clips;
     uint32_t slot_count;
     /** Seconds over which a released lock fades out, >= 0. Default 0.15. */

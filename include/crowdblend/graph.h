@@ -640,6 +640,16 @@ CB_API cb_result cb_graph_find_node(const cb_graph *graph, const char *name, uin
 CB_API uint32_t cb_graph_clip_count(const cb_graph *graph);
 CB_API uint32_t cb_graph_clip_node(const cb_graph *graph, uint32_t clip);
 
+/** The clip that clip slot `clip` plays (one of the clips the graph was built from, the
+ *  pointer given in cb_graph_builder_desc.clips; cb_clip_name() names it), so a host can map
+ *  the slots of cb_crowd_clip_times and cb_crowd_weights, or the nodes of events, to clip
+ *  data (markers, root motion). NULL for a slot out of range. */
+CB_API const cb_clip *cb_graph_clip(const cb_graph *graph, uint32_t clip);
+
+/** The clip slot of node `node` (a node index of the built graph, as cb_graph_find_node and
+ *  events give): CB_INVALID_INDEX when the node is out of range or is not a clip node. */
+CB_API uint32_t cb_graph_node_clip(const cb_graph *graph, uint32_t node);
+
 #ifdef __cplusplus
 }
 #endif

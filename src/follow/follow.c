@@ -208,12 +208,12 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
         return r;
     }
     size_t stride = 0;
-    if (x->slot_clips == NULL || x->slot_count != cb_graph_clip_count(g) ||
-        x->slot_count > CB_FOLLOW_MAX_SLOTS) {
+    uint32_t slots = cb_graph_clip_count(g);
+    if ((x->slot_clips != NULL && x->slot_count != slots) || slots > CB_FOLLOW_MAX_SLOTS) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_follow_create: lock: slot_clips must name the %u clip slots "
                             "of the graph (got %u; at most %d)",
-                            cb_graph_clip_count(g), x->slot_count, CB_FOLLOW_MAX_SLOTS);
+                            slots, x->slot_count, CB_FOLLOW_MAX_SLOTS);
     }
     if (cb_crowd_weights(d->crowd, d->kind, &stride) == NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -227,7 +227,7 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                             "max_error_m (%g) <= 1",
                             (double)x->release_s, (double)x->max_error_m);
     }
-    k->slot_count = x->slot_count;
+    k->slot_count = slots;
     k->release_s = x->release_s;
     k->max_error = x->max_error_m;
     return CB_OK;
@@ -264,13 +264,17 @@ static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *er
         free_lock(k, n, &a);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: lock state");
     }
+    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
     for (uint32_t s = 0; s < k->slot_count; ++s) {
-        if (!cb_follow_clip_feet_init(&k->slot_feet[s], d->lock.slot_clips[s])) {
+        /* The slot's clip: the desc's, or the one the graph's clip node plays. */
+        const cb_clip *clip =
+            d->lock.slot_clips != NULL ? d->lock.slot_clips[s] : cb_graph_clip(g, s);
+        if (!cb_follow_clip_feet_init(&k->slot_feet[s], clip)) {
             free_lock(k, n, &a);
             return cb_error_set(err, CB_ERR_TOO_MANY,
                                 "cb_follow_create: lock: clip '%s' has more than %d foot "
                                 "markers per foot",
-                                cb_clip_name(d->lock.slot_clips[s]), CB_FOLLOW_MAX_FOOT_MARKERS);
+                                cb_clip_name(clip), CB_FOLLOW_MAX_FOOT_MARKERS);
         }
     }
     k->on = true;
