@@ -33,7 +33,7 @@ typedef struct world {
     cb_follow *follow;
     uint32_t n;
     float *pos, *vel;
-    float *right, *forward; /* the crowd's velocity columns (for the run without follower) */
+    float *left, *forward; /* the crowd's velocity columns (for the run without follower) */
 } world;
 
 static void world_destroy(world *w)
@@ -95,11 +95,11 @@ static bool world_create(world *w, uint32_t n, bool follow)
             return false;
         }
     }
-    /* The blend space's parameters (crowdblend/graph.h): blend_0 right, blend_1 forward. */
-    uint32_t right = 0, forward = 0;
-    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "0", &right);
+    /* The blend space's parameters (crowdblend/graph.h): blend_0 left (+X), blend_1 forward. */
+    uint32_t left = 0, forward = 0;
+    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "0", &left);
     cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "1", &forward);
-    w->right = cb_crowd_param_column(w->crowd, 0, right);
+    w->left = cb_crowd_param_column(w->crowd, 0, left);
     w->forward = cb_crowd_param_column(w->crowd, 0, forward);
     return true;
 }
@@ -228,7 +228,7 @@ static void bm_frame(cb_bench_state *st, void *user)
         move(&w, frame++);
         if (!follow) {
             for (uint32_t i = 0; i < w.n; ++i) {
-                w.right[i] = 0.0f;
+                w.left[i] = 0.0f;
                 w.forward[i] = hypotf(w.vel[3 * i], w.vel[3 * i + 2]);
             }
         }

@@ -134,7 +134,7 @@ static void run_script(const char *name, bool look_at)
             cb_crowd *both[2] = {c, c2};
             for (int k = 0; k < 2; ++k) {
                 for (uint32_t i = 0; i < N; ++i) {
-                    column(both[k], "vx")[i] = script[l].right;
+                    column(both[k], "vx")[i] = -script[l].right; /* vx: to the left (+X) */
                     column(both[k], "vy")[i] = script[l].forward;
                     if (look_at) {
                         /* Something 3 m away, 40 degrees to the left, at eye height. */
@@ -309,7 +309,7 @@ static void sweep_directions(const char *name, float speed_mps, double bound_deg
     for (int f = 0; f < 120; ++f) {
         for (uint32_t i = 0; i < SWEEP_STEPS; ++i) {
             double a = 0.5 * (double)i * deg_rad;
-            column(c, "vx")[i] = speed_mps * (float)sin(a); /* to the right */
+            column(c, "vx")[i] = -speed_mps * (float)sin(a); /* a is to the right, vx left */
             column(c, "vy")[i] = speed_mps * (float)cos(a);
         }
         assert_int_equal(cb_crowd_update(c, dt), CB_OK);
@@ -364,7 +364,7 @@ static void turn_through_directions(const char *name, double bound_deg)
         for (int f = 0; f < FRAMES; ++f) {
             for (uint32_t i = 0; i < N; ++i) {
                 deg[i] = sense[i] * 0.5 * (double)(step > 0 ? step : 0);
-                column(c, "vx")[i] = speed[i] * (float)sin(deg[i] * deg_rad);
+                column(c, "vx")[i] = -speed[i] * (float)sin(deg[i] * deg_rad); /* vx: left */
                 column(c, "vy")[i] = speed[i] * (float)cos(deg[i] * deg_rad);
             }
             assert_int_equal(cb_crowd_update(c, dt), CB_OK);
@@ -401,6 +401,72 @@ static void graph_example_every_direction_reaches_its_state(void **state)
     }
 }
 
+/* One convention for the character's frame (docs/architecture.md, Conventions): a character
+ * commanded along +x by its direction parameters moves along +x, which is the side of its
+ * left leg (the skeleton's _l joints). Checked for the blend-space graph over the embedded
+ * locomotion clips (positions derived from the clips' root motion) and for the locomotion
+ * examples: after 1.5 s commanded at 1.4 m/s along +x (and -x), the root motion of the last
+ * half second points along the command within SWEEP_BOUND_DEG; the example's quadrant says
+ * left, and its direction machine is in a left state. */
+static void check_axes(cb_graph *g, const char *x, const char *y, const char *name)
+{
+    enum { N = 2 };
+    cb_crowd *c = crowd_of(g, N, 1);
+    uint32_t thigh_l = 0, quad = 0, dir = 0;
+    assert_int_equal(cb_skeleton_find_joint(cb_embedded_skeleton(set), "thigh_l", &thigh_l), CB_OK);
+    bool example = cb_graph_find_param(g, "quad", &quad) == CB_OK;
+    double sum[N][2] = {{0}};
+    for (int f = 0; f < 90; ++f) {
+        for (uint32_t i = 0; i < N; ++i) {
+            column(c, x)[i] = i == 0 ? 1.4f : -1.4f;
+            column(c, y)[i] = 0.0f;
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f), CB_OK);
+        for (uint32_t i = 0; f >= 60 && i < N; ++i) {
+            sum[i][0] += cb_crowd_root_motion(c, 0)[i].translation[0];
+            sum[i][1] += cb_crowd_root_motion(c, 0)[i].translation[2];
+        }
+    }
+    for (uint32_t i = 0; i < N; ++i) {
+        double want = i == 0 ? 90.0 : -90.0; /* atan2(x, z) of the command, degrees */
+        double got = atan2(sum[i][0], sum[i][1]) / deg_rad;
+        CB_CHECK(fabs(angle_diff_deg(got, want)) <= SWEEP_BOUND_DEG,
+                 "%s: commanded along %cx, the root moved at %.2f degrees (atan2(x, z))", name,
+                 i == 0 ? '+' : '-', got);
+        /* The left thigh is at +x in the model, whichever way the character walks. */
+        CB_CHECK(cb_crowd_matrices(c, 0, i)[16 * thigh_l + 12] > 0.0f, "%s: thigh_l at x %g", name,
+                 (double)cb_crowd_matrices(c, 0, i)[16 * thigh_l + 12]);
+    }
+    if (example) {
+        dir = machine(g, "direction");
+        CB_CHECK(column(c, "quad")[0] == (float)CB_QUADRANT_LEFT, "%s: quadrant %g, want left",
+                 name, (double)column(c, "quad")[0]);
+        const char *state = cb_graph_state_name(g, dir, cb_crowd_state(c, 0, dir, 0));
+        CB_CHECK(strstr(state, "left") != NULL, "%s: +x walks in state %s", name, state);
+    }
+    cb_crowd_destroy(c);
+}
+
+static void graph_parameters_and_root_motion_share_their_axes(void **state)
+{
+    (void)state;
+    /* The embedded set's first 17 clips: idle, then the eight walks and eight runs. */
+    cb_graph_blend_desc bd = {
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = 17};
+    cb_graph *blend = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_create_blend(&bd, &blend, &err) == CB_OK, "%s", err.message);
+    check_axes(blend, CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1", "blend");
+    cb_graph_destroy(blend);
+    static const char *const names[3] = {"locomotion_8dir", "locomotion_upper_body_look_at",
+                                         "locomotion_follow"};
+    for (int k = 0; k < 3; ++k) {
+        cb_graph *g = load(names[k]);
+        check_axes(g, "vx", "vy", names[k]);
+        cb_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +474,7 @@ int main(void)
         cmocka_unit_test(graph_example_upper_body_and_look_at),
         cmocka_unit_test(graph_example_direct_blend_weights),
         cmocka_unit_test(graph_example_every_direction_reaches_its_state),
+        cmocka_unit_test(graph_parameters_and_root_motion_share_their_axes),
     };
     return setup_set(NULL) == 0 ? (CB_RUN_TESTS(tests) | teardown_set(NULL)) : 1;
 }

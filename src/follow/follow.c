@@ -34,7 +34,7 @@ struct cb_follow {
     uint32_t kind;
     uint32_t capacity;
     uint32_t count;
-    uint32_t p_right, p_forward;
+    uint32_t p_left, p_forward;
     float stand, follow;
     float max_turn; /* rad/s, 0: none */
     cb_allocator allocator;
@@ -288,18 +288,18 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     }
     cb_follow_desc d = cb_follow_query_desc(desc);
     cb_result r = check_desc(&d, err);
-    uint32_t right = 0, forward = 0;
+    uint32_t left = 0, forward = 0;
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.right_param, "vx", "blend_0", "right_param",
-                                &right, err);
+        r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx", "blend_0", "left_param", &left,
+                                err);
     }
     if (r == CB_OK) {
         r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy", "blend_1", "forward_param",
                                 &forward, err);
     }
-    if (r == CB_OK && right == forward) {
+    if (r == CB_OK && left == forward) {
         r = cb_error_set(err, CB_ERR_MISMATCH,
-                         "cb_follow_create: right_param and forward_param are one parameter");
+                         "cb_follow_create: left_param and forward_param are one parameter");
     }
     warp_state warp = {0};
     lock_state lock = {0};
@@ -325,7 +325,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .crowd = d.crowd,
         .kind = d.kind,
         .capacity = d.capacity,
-        .p_right = right,
+        .p_left = left,
         .p_forward = forward,
         .stand = d.stand_speed_mps,
         .follow = d.follow_speed_mps,
@@ -653,7 +653,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     if (r != CB_OK) {
         return r;
     }
-    float *right = cb_crowd_param_column(f->crowd, f->kind, f->p_right);
+    float *left = cb_crowd_param_column(f->crowd, f->kind, f->p_left);
     float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
     lock_frame lf = {.weights = NULL}; /* filled when locking */
@@ -675,19 +675,19 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         set_yaw(root, yaw);
         memcpy(root->position, p, sizeof root->position);
         /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
-         * model) is (cos yaw, 0, -sin yaw); right is minus left. */
+         * model) is (cos yaw, 0, -sin yaw). */
         float s, c;
         yaw_sin_cos(root, &s, &c);
         root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
         root->forward_mps = v[0] * s + v[2] * c;
-        root->right_mps = -(v[0] * c - v[2] * s);
+        root->left_mps = v[0] * c - v[2] * s;
         /* With warping the blend space is asked for the velocity at rate 1. */
         float inv = 1.0f;
         if (rate != NULL) {
             rate[i] = warp_rate(f, root->speed_mps);
             inv = 1.0f / rate[i];
         }
-        right[i] = root->right_mps * inv;
+        left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;
         if (f->lock.on) {
             write_lock_targets(f, &lf, i, root);
