@@ -456,6 +456,9 @@ static void graph_parameters_and_root_motion_share_their_axes(void **state)
     cb_graph *blend = NULL;
     cb_error err = {0};
     CB_CHECK(cb_graph_create_blend(&bd, &blend, &err) == CB_OK, "%s", err.message);
+    for (uint32_t k = 0; k < 17; ++k) { /* its clip slots are its clips, in order */
+        assert_ptr_equal(cb_graph_clip(blend, k), clips[k]);
+    }
     check_axes(blend, CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1", "blend");
     cb_graph_destroy(blend);
     static const char *const names[3] = {"locomotion_8dir", "locomotion_upper_body_look_at",

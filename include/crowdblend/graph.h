@@ -573,10 +573,11 @@ typedef struct cb_graph_blend_desc {
     uint32_t clip_count;
     /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D
      *  kinds the clips' forward speed, for 2D kinds their (left, forward) root velocity in m/s
-     *  (+X and +Z: cb_clip_query_root_motion() displacement / duration); two clips with the same one (in-place clips all have
-     *  speed 0) are refused with CB_ERR_DUPLICATE, naming them, for every kind: a 1D kind would
-     *  make a step of them (CB_SOLVER_KIND_LINEAR_1D), which given positions may ask for but
-     *  derived ones never mean. DIRECT ignores positions. */
+     *  (+X and +Z: cb_clip_query_root_motion() displacement / duration); two clips with the
+     *  same one (in-place clips all have speed 0) are refused with CB_ERR_DUPLICATE, naming
+     *  them, for every kind: a 1D kind would make a step of them (CB_SOLVER_KIND_LINEAR_1D),
+     *  which given positions may ask for but derived ones never mean. DIRECT ignores
+     *  positions. */
     const float *positions;
     /** Override layer, usually masked to the upper body (weight CB_GRAPH_BLEND_UPPER_WEIGHT). */
     cb_graph_blend_layer upper_body;
@@ -641,10 +642,10 @@ CB_API cb_result cb_graph_find_node(const cb_graph *graph, const char *name, uin
 CB_API uint32_t cb_graph_clip_count(const cb_graph *graph);
 CB_API uint32_t cb_graph_clip_node(const cb_graph *graph, uint32_t clip);
 
-/** The clip that clip slot `clip` plays (one of the clips the graph was built from, the
- *  pointer given in cb_graph_builder_desc.clips; cb_clip_name() names it), so a host can map
- *  the slots of cb_crowd_clip_times and cb_crowd_weights, or the nodes of events, to clip
- *  data (markers, root motion). NULL for a slot out of range. */
+/** The clip that clip slot `clip` plays (the pointer the graph was given in its builder, JSON
+ *  or blend desc's clips; cb_clip_name() names it), so a host can map the slots of
+ *  cb_crowd_clip_times and cb_crowd_weights, or the nodes of events, to clip data (markers,
+ *  root motion). NULL for a slot out of range. */
 CB_API const cb_clip *cb_graph_clip(const cb_graph *graph, uint32_t clip);
 
 /** The clip slot of node `node` (a node index of the built graph, as cb_graph_find_node and
