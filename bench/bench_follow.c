@@ -33,7 +33,7 @@ typedef struct world {
     cb_follow *follow;
     uint32_t n;
     float *pos, *vel;
-    float *right, *forward; /* the crowd's velocity columns (for the run without follower) */
+    float *left, *forward; /* the crowd's velocity columns (for the run without follower) */
 } world;
 
 static void world_destroy(world *w)
@@ -95,11 +95,11 @@ static bool world_create(world *w, uint32_t n, bool follow)
             return false;
         }
     }
-    /* The blend space's parameters (crowdblend/graph.h): blend_0 right, blend_1 forward. */
-    uint32_t right = 0, forward = 0;
-    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "0", &right);
+    /* The blend space's parameters (crowdblend/graph.h): blend_0 left (+X), blend_1 forward. */
+    uint32_t left = 0, forward = 0;
+    cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "0", &left);
     cb_crowd_find_param(w->crowd, 0, CB_GRAPH_BLEND_PARAM_PREFIX "1", &forward);
-    w->right = cb_crowd_param_column(w->crowd, 0, right);
+    w->left = cb_crowd_param_column(w->crowd, 0, left);
     w->forward = cb_crowd_param_column(w->crowd, 0, forward);
     return true;
 }
@@ -140,13 +140,6 @@ static bool features_world_create(world *w, uint32_t n, int mode)
     if (cb_graph_load_json(ex->text, ex->length, &jd, &w->graph, NULL) != CB_OK) {
         return false;
     }
-    /* The example names each clip node after its clip. */
-    static const cb_clip *slots[32];
-    uint32_t slot_count = cb_graph_clip_count(w->graph);
-    for (uint32_t s = 0; s < slot_count && s < 32; ++s) {
-        slots[s] = cb_embedded_find_clip(
-            w->set, cb_graph_node_name(w->graph, cb_graph_clip_node(w->graph, s)));
-    }
     const cb_graph *graphs[1] = {w->graph};
     cb_crowd_desc cd = {.skeleton = sk,
                         .capacity = n,
@@ -166,9 +159,8 @@ static bool features_world_create(world *w, uint32_t n, int mode)
     if (mode & 2) {
         fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
                                                     {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"},
-                                   .slot_clips = slots,
-                                   .slot_count = slot_count};
+                                   .weight_param = {"foot_l_w", "foot_r_w"}};
+        /* slot_clips NULL: the clips the graph's clip nodes play. */
     }
     if (cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
         return false;
@@ -236,7 +228,7 @@ static void bm_frame(cb_bench_state *st, void *user)
         move(&w, frame++);
         if (!follow) {
             for (uint32_t i = 0; i < w.n; ++i) {
-                w.right[i] = 0.0f;
+                w.left[i] = 0.0f;
                 w.forward[i] = hypotf(w.vel[3 * i], w.vel[3 * i + 2]);
             }
         }

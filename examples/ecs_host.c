@@ -1,7 +1,7 @@
 /* An ECS-style host driving a crowd: the engine owns the data and the threads.
  *
  * The host keeps one archetype table of "walker" entities: SoA columns for position and
- * heading, and an AoS animation component { speed right, speed forward, lean, wave } per entity.
+ * heading, and an AoS animation component { speed left, speed forward, lean, wave } per entity.
  * It hands the crowd *views* of that component (base pointer + stride), so nothing is copied,
  * and runs the animation system on its own pthreads, each calling cb_crowd_update_range() on a
  * slice with its own cb_crowd_scratch. Entities are despawned with swap-remove in the table and
@@ -25,9 +25,9 @@
 enum { HOST_THREADS = 3, DEFAULT_FRAMES = 240, DEFAULT_START = 3000 };
 
 typedef struct anim_component {
-    float speed_right, speed_forward; /* m/s in the walker's frame */
-    float lean;                       /* additive layer weight */
-    float wave;                       /* upper-body layer weight */
+    float speed_left, speed_forward; /* m/s in the walker's frame (left: +X) */
+    float lean;                      /* additive layer weight */
+    float wave;                      /* upper-body layer weight */
 } anim_component;
 
 /* The archetype table: columns of equal length, swap-removed together. */
@@ -60,7 +60,7 @@ static void movement_system(walkers *w, uint32_t frame)
         uint32_t h = hash32(w->seed[i] + frame / 90);
         float speed = (float)(h % 400) / 100.0f;      /* 0 .. 4 m/s, changes every 1.5 s */
         float dir = (float)((h >> 9) % 628) / 100.0f; /* any direction */
-        w->anim[i].speed_right = speed * sinf(dir);
+        w->anim[i].speed_left = speed * sinf(dir);
         w->anim[i].speed_forward = speed * cosf(dir);
         w->anim[i].lean = 0.5f;
         w->anim[i].wave = (h >> 20) % 7 == 0 ? 1.0f : 0.0f;
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     static const char *const names[4] = {
         CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1",
         CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_GRAPH_BLEND_UPPER_WEIGHT};
-    const float *columns[4] = {&w.anim[0].speed_right, &w.anim[0].speed_forward, &w.anim[0].lean,
+    const float *columns[4] = {&w.anim[0].speed_left, &w.anim[0].speed_forward, &w.anim[0].lean,
                                &w.anim[0].wave};
     for (int k = 0; k < 4; ++k) {
         uint32_t p = 0;

@@ -29,11 +29,11 @@ static int run(cb_crowd *crowd, cb_error *err)
         return fail("the graph has no parameter vx or vy", err);
     }
     float forward_m = 0.0f;
-    for (int frame = 0; frame < FRAMES; ++frame) {          /* every frame */
-        float *right = cb_crowd_param_column(crowd, 0, vx); /* write parameters ... */
+    for (int frame = 0; frame < FRAMES; ++frame) {         /* every frame */
+        float *left = cb_crowd_param_column(crowd, 0, vx); /* write parameters ... */
         float *ahead = cb_crowd_param_column(crowd, 0, vy);
         for (uint32_t i = 0; i < cb_crowd_count(crowd, 0); ++i) {
-            right[i] = 0.0f, ahead[i] = 1.4f; /* m/s */
+            left[i] = 0.0f, ahead[i] = 1.4f; /* m/s; vx is to the left (+X) */
         }
         cb_result r = cb_crowd_update(crowd, 1.0f / 60.0f); /* ... run every character ... */
         if (r != CB_OK) {

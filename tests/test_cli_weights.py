@@ -114,11 +114,12 @@ def _():
 @case("velocity_blend_4dir: [x, y, z] in, [forward, backward, left, right] out")
 def _():
     w, _ = weights_of({"solver": "velocity_blend_4dir",
-                       "nodes": [[1, 0], [-1, 0], [0, -1], [0, 1]],
+                       "nodes": [[1, 0], [-1, 0], [0, 1], [0, -1]],
                        "options": {"min_sq_len": 0.01},
                        "queries": [[3, 4, 0], [0, -2, 0], [-1, 0, 1], [0.05, 0.05, 0]]})
-    assert close(w[0], [3 / 7, 0, 0, 4 / 7]), w[0]
-    assert close(w[1], [0, 0, 1, 0]), w[1]
+    # y is to the left (crowdblend/params.h): +4 is a left share, -2 a right one.
+    assert close(w[0], [3 / 7, 0, 4 / 7, 0]), w[0]
+    assert close(w[1], [0, 0, 0, 1]), w[1]
     assert close(w[2], [0, 0.5, 0, 0]), w[2]
     assert close(w[3], [0, 0, 0, 0]), w[3]
 

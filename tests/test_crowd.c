@@ -585,7 +585,7 @@ static void crowd_single_clip_root_motion_matches_the_clip(void **state)
     assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
     cb_character ch;
     assert_int_equal(cb_crowd_add(c, 0, 0.0f, &ch), CB_OK);
-    cb_crowd_param_column(c, 0, 0)[0] = rm.right_mps;
+    cb_crowd_param_column(c, 0, 0)[0] = -rm.right_mps; /* blend_0 is +X, the left */
     cb_crowd_param_column(c, 0, 1)[0] = rm.forward_mps;
     const float dur = cb_clip_duration(walk);
     const int steps = 100;
@@ -625,7 +625,7 @@ static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
     assert_int_equal(cb_crowd_add(c, 0, 0.25f, &ch), CB_OK);
     cb_clip_root_motion walk = cb_clip_query_root_motion(clips[1]);
     cb_clip_root_motion run = cb_clip_query_root_motion(clips[9]);
-    cb_crowd_param_column(c, 0, 0)[0] = 0.5f * (walk.right_mps + run.right_mps);
+    cb_crowd_param_column(c, 0, 0)[0] = -0.5f * (walk.right_mps + run.right_mps); /* +X: left */
     cb_crowd_param_column(c, 0, 1)[0] = 0.5f * (walk.forward_mps + run.forward_mps);
     const float dt = 0.01f;
     assert_int_equal(cb_crowd_update(c, dt), CB_OK);

@@ -75,7 +75,7 @@ static void follow_desc_defaults(void **state)
     assert_null(d.crowd);
     assert_int_equal(d.kind, 0);
     assert_int_equal(d.capacity, 0);
-    assert_null(d.right_param);
+    assert_null(d.left_param);
     assert_null(d.forward_param);
     cb_follow_desc set = {.stand_speed_mps = 0.4f};
     assert_true(cb_follow_query_desc(&set).follow_speed_mps == 0.8f);
@@ -135,11 +135,11 @@ static void follow_create_validates(void **state)
         &(cb_follow_desc){
             .crowd = f.crowd, .capacity = 8, .stand_speed_mps = 0.5f, .follow_speed_mps = 0.4f},
         CB_ERR_INVALID_ARGUMENT, "speeds");
-    expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .right_param = "vx"},
+    expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .left_param = "vx"},
                   CB_ERR_NOT_FOUND, "'vx'");
     expect_create(
         &(cb_follow_desc){
-            .crowd = f.crowd, .capacity = 8, .right_param = "blend_0", .forward_param = "blend_0"},
+            .crowd = f.crowd, .capacity = 8, .left_param = "blend_0", .forward_param = "blend_0"},
         CB_ERR_MISMATCH, "one parameter");
     cb_follow_desc alloc_half = d;
     alloc_half.allocator.alloc_fn = never_alloc; /* without a free_fn */
@@ -204,7 +204,7 @@ static void follow_heading_and_local_velocity(void **state)
     cb_character ch;
     assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.3f, &ch), CB_OK);
     assert_true(fabsf(cb_follow_roots(f.follow)[0].yaw - 0.3f) < 1e-7f);
-    const float *col_right = blend_column(&f, 0);
+    const float *col_left = blend_column(&f, 0);
     const float *col_fwd = blend_column(&f, 1);
     cb_err_track ey = cb_err_track_make("yaw"), ev = cb_err_track_make("local velocity");
     for (int k = 0; k < 2000; ++k) {
@@ -231,7 +231,7 @@ static void follow_heading_and_local_velocity(void **state)
         double y = root->yaw;
         double fwd = vel[0] * sin(y) + vel[2] * cos(y), left = vel[0] * cos(y) - vel[2] * sin(y);
         cb_err_track_add(&ev, col_fwd[0], fwd, (size_t)k);
-        cb_err_track_add(&ev, col_right[0], -left, (size_t)k);
+        cb_err_track_add(&ev, col_left[0], left, (size_t)k); /* +X: the model's left */
         cb_err_track_add(&ev, root->speed_mps, s, (size_t)k);
         /* The quaternion is the yaw about +Y. */
         cb_err_track_add(&ey, root->rotation[1], sin(y / 2), (size_t)k);
@@ -240,7 +240,7 @@ static void follow_heading_and_local_velocity(void **state)
         if (s >= 0.3) {
             /* Along the velocity: all of it forward, none sideways. */
             cb_err_track_add(&ev, col_fwd[0], s, (size_t)k);
-            cb_err_track_add(&ev, col_right[0], 0.0, (size_t)k);
+            cb_err_track_add(&ev, col_left[0], 0.0, (size_t)k);
         }
     }
     /* float trigonometry and the float products of a few-m/s velocity */
@@ -368,7 +368,7 @@ static void follow_finds_graph_parameters(void **state)
     assert_int_equal(cb_follow_add(follow, 0.0f, 0.0f, &ch), CB_OK);
     float pos[3] = {0, 0, 0}, vel[3] = {0.5f, 0, 1.0f};
     assert_int_equal(cb_follow_update(follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
-    /* Heading along the velocity: vy (forward) gets the speed, vx (right) nothing. */
+    /* Heading along the velocity: vy (forward) gets the speed, vx (left) nothing. */
     assert_true(fabsf(cb_crowd_param_column(crowd, 0, 0)[0] - hypotf(0.5f, 1.0f)) < 1e-6f);
     assert_true(fabsf(cb_crowd_param_column(crowd, 0, 1)[0]) < 1e-6f);
     cb_follow_destroy(follow);
@@ -402,10 +402,10 @@ static void follow_turn_rate_limit(void **state)
         CB_CHECK(fabs(r->yaw - yaw) < 2e-5, "update %d: yaw %g, want %g", k, (double)r->yaw, yaw);
         assert_memory_equal(r->position, pos, sizeof pos);
         double fwd = vel[0] * sin(yaw) + vel[2] * cos(yaw);
-        double right = -(vel[0] * cos(yaw) - vel[2] * sin(yaw));
-        CB_CHECK(fabs(r->forward_mps - fwd) < 1e-4 && fabs(r->right_mps - right) < 1e-4,
-                 "update %d: local velocity (%g, %g), want (%g, %g)", k, (double)r->right_mps,
-                 (double)r->forward_mps, right, fwd);
+        double left = vel[0] * cos(yaw) - vel[2] * sin(yaw);
+        CB_CHECK(fabs(r->forward_mps - fwd) < 1e-4 && fabs(r->left_mps - left) < 1e-4,
+                 "update %d: local velocity (%g, %g), want (%g, %g)", k, (double)r->left_mps,
+                 (double)r->forward_mps, left, fwd);
     }
     assert_true(yaw == target); /* reached after 75 updates */
     fixture_finish(&f);
@@ -441,13 +441,14 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
     cb_error err = {0};
     const char *path = CB_EXAMPLES_DIR "/locomotion_follow.json";
     CB_CHECK(cb_graph_load_json_file(path, &jd, &g->graph, &err) == CB_OK, "%s", err.message);
-    /* Slot s plays the clip named like its node (the example's convention). */
+    /* Slot s plays the clip the graph says (cb_graph_clip); the example names each clip node
+     * after its clip, an independent check of the query. */
     uint32_t slots = cb_graph_clip_count(g->graph);
     assert_true(slots <= 32);
     for (uint32_t s = 0; s < slots; ++s) {
         const char *node = cb_graph_node_name(g->graph, cb_graph_clip_node(g->graph, s));
-        g->slot_clips[s] = cb_embedded_find_clip(g->set, node);
-        assert_non_null(g->slot_clips[s]);
+        g->slot_clips[s] = cb_graph_clip(g->graph, s);
+        assert_ptr_equal(g->slot_clips[s], cb_embedded_find_clip(g->set, node));
     }
     const cb_graph *graphs[1] = {g->graph};
     cb_crowd_desc cd = {.skeleton = sk,
@@ -464,9 +465,8 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
     if (lock) {
         fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
                                                     {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"},
-                                   .slot_clips = g->slot_clips,
-                                   .slot_count = slots};
+                                   .weight_param = {"foot_l_w", "foot_r_w"}};
+        /* slot_clips NULL: the graph's own (the allocation test passes them explicitly). */
     }
     CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_skeleton_find_joint(sk, "ball_l", &g->ball[0]), CB_OK);
@@ -597,6 +597,15 @@ static void follow_features_allocation_failures(void **state)
     gait_fixture g;
     gait_init(&g, 4, false, false);
     uint32_t slots = cb_graph_clip_count(g.graph);
+    /* Explicit slot clips must cover the graph's slots exactly. */
+    cb_follow_desc wrong = {.crowd = g.crowd,
+                            .capacity = 4,
+                            .lock = {.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
+                                                      {"foot_r_x", "foot_r_y", "foot_r_z"}},
+                                     .weight_param = {"foot_l_w", "foot_r_w"},
+                                     .slot_clips = g.slot_clips,
+                                     .slot_count = slots - 1}};
+    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "clip slots");
     for (int n = 0;; ++n) {
         counting_alloc c = {.left = n};
         cb_follow_desc fd = {.crowd = g.crowd,

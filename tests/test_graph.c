@@ -312,6 +312,27 @@ static void graph_queries_name_what_was_built(void **state)
     assert_int_equal(cb_graph_find_state(g, mi, "none", &si), CB_ERR_NOT_FOUND);
     assert_int_equal(cb_graph_node_count(g), 3);
 
+    /* Which clip each clip node plays: the clips given to add_clip, by slot and by node; the
+     * machine is no clip node; indices out of range and a NULL graph answer invalid. */
+    uint32_t walk = 99, run = 99;
+    assert_int_equal(cb_graph_find_node(g, "walk", &walk), CB_OK);
+    assert_int_equal(cb_graph_find_node(g, "run", &run), CB_OK);
+    assert_int_equal(cb_graph_clip_count(g), 2);
+    assert_ptr_equal(cb_graph_clip(g, cb_graph_node_clip(g, walk)), sc->clips[CLIP_A]);
+    assert_ptr_equal(cb_graph_clip(g, cb_graph_node_clip(g, run)), sc->clips[CLIP_C]);
+    for (uint32_t s = 0; s < 2; ++s) {
+        assert_int_equal(cb_graph_node_clip(g, cb_graph_clip_node(g, s)), s);
+    }
+    assert_string_equal(cb_clip_name(cb_graph_clip(g, cb_graph_node_clip(g, run))),
+                        clip_names[CLIP_C]);
+    assert_int_equal(cb_graph_node_clip(g, 0), CB_INVALID_INDEX); /* the root: the machine */
+    assert_int_equal(cb_graph_node_clip(g, 3), CB_INVALID_INDEX);
+    assert_int_equal(cb_graph_node_clip(g, CB_INVALID_INDEX), CB_INVALID_INDEX);
+    assert_int_equal(cb_graph_node_clip(NULL, walk), CB_INVALID_INDEX);
+    assert_null(cb_graph_clip(g, 2));
+    assert_null(cb_graph_clip(g, CB_INVALID_INDEX));
+    assert_null(cb_graph_clip(NULL, 0));
+
     /* A character starts in the initial state with the parameters' defaults. */
     cb_crowd *c = crowd_of(sc, g, 8, 1, 0);
     add_characters(c, 3, 0.25f);

@@ -30,7 +30,7 @@ static void ref_velocity(double x, double y, double z, double min_sq, double out
         return;
     }
     out[0] = fmax(x, 0) / s, out[1] = fmax(-x, 0) / s;
-    out[2] = fmax(-y, 0) / s, out[3] = fmax(y, 0) / s;
+    out[2] = fmax(y, 0) / s, out[3] = fmax(-y, 0) / s; /* y is to the left (params.h) */
 }
 
 static void params_velocity_blend_matches_reference(void **state)
@@ -242,7 +242,7 @@ static uint8_t ref_quadrant(double a, uint8_t st, double dz)
     if (fabs(a) >= 3 * pi / 4 - bz) {
         return CB_QUADRANT_BACKWARD;
     }
-    return a > 0 ? CB_QUADRANT_RIGHT : CB_QUADRANT_LEFT;
+    return a > 0 ? CB_QUADRANT_LEFT : CB_QUADRANT_RIGHT; /* positive angles turn left */
 }
 
 static void params_quadrant_matches_reference(void **state)
@@ -288,10 +288,10 @@ static void params_quadrant_matches_reference(void **state)
     assert_int_equal(cb_params_quadrant(wrapped, 3, 0.0f, ws, NULL), CB_OK);
     assert_int_equal(ws[0], CB_QUADRANT_FORWARD);
     assert_int_equal(ws[1], CB_QUADRANT_BACKWARD);
-    assert_int_equal(ws[2], CB_QUADRANT_RIGHT);
+    assert_int_equal(ws[2], CB_QUADRANT_LEFT);
 }
 
-/* An angle sweeping across the forward/right boundary and back switches one dead zone late
+/* An angle sweeping across the forward/left boundary and back switches one dead zone late
  * in each direction, and noise smaller than the dead zone around a boundary never flips it. */
 static void params_quadrant_hysteresis(void **state)
 {
@@ -303,14 +303,14 @@ static void params_quadrant_hysteresis(void **state)
     for (a = 0.0f; a < pi / 2; a += 0.001f) {
         uint8_t prev = s;
         assert_int_equal(cb_params_quadrant(&a, 1, dz, &s, NULL), CB_OK);
-        if (prev == CB_QUADRANT_FORWARD && s == CB_QUADRANT_RIGHT) {
+        if (prev == CB_QUADRANT_FORWARD && s == CB_QUADRANT_LEFT) {
             up_switch = a;
         }
     }
     for (; a > 0.0f; a -= 0.001f) {
         uint8_t prev = s;
         assert_int_equal(cb_params_quadrant(&a, 1, dz, &s, NULL), CB_OK);
-        if (prev == CB_QUADRANT_RIGHT && s == CB_QUADRANT_FORWARD) {
+        if (prev == CB_QUADRANT_LEFT && s == CB_QUADRANT_FORWARD) {
             down_switch = a;
         }
     }

@@ -196,8 +196,9 @@ static void serve_sim_steer_sets_velocity(void **state)
     send_msg(f, text);
     assert_true(replied(f, "\"ok\""));
     cb_sim_tick(f->sim);
-    /* direction 30 degrees to the right of forward: right = 2 sin 30, forward = 2 cos 30. */
-    assert_float_equal(column(f, "vx")[3], 1.0f, 1e-5f);
+    /* direction 30 degrees to the right of forward: right = 2 sin 30, forward = 2 cos 30; vx
+     * is to the left (+X, crowdblend/clip.h). */
+    assert_float_equal(column(f, "vx")[3], -1.0f, 1e-5f);
     assert_float_equal(column(f, "vy")[3], 1.7320508f, 1e-5f);
     send_msg(f, "{\"type\":\"steer\",\"speed\":0}");
     cb_sim_tick(f->sim);
@@ -317,7 +318,7 @@ static void serve_sim_switch_graph(void **state)
     assert_int_equal(cb_crowd_count(crowd(f), 0), START);
     send_msg(f, "{\"type\":\"steer\",\"speed\":1,\"direction\":-90}");
     cb_sim_tick(f->sim);
-    assert_float_equal(column(f, "blend_0")[0], -1.0f, 1e-6f);
+    assert_float_equal(column(f, "blend_0")[0], 1.0f, 1e-6f); /* 90 degrees left: +X */
     /* Frames of the new graph carry the new epoch. */
     size_t len;
     uint64_t seq;

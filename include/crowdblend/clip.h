@@ -29,7 +29,12 @@
  * +Y). The stored frames then play in place, and the clip reports the motion separately: the
  * average velocity, the displacement over one cycle, and the root delta between any two
  * normalized times, including across loop wraps. Root-motion axes are model axes: +X left, +Y
- * up, +Z forward; a positive yaw turns forward (+Z) towards +X (left).
+ * up, +Z forward; a positive yaw turns forward (+Z) towards +X (left). These are the library's
+ * one convention for the character's frame (docs/architecture.md, Conventions): direction
+ * parameters use the same axes (a blend space's "blend_0", the example graphs' "vx", the
+ * processors' lateral y of crowdblend/params.h are all velocities to the left), so a character
+ * commanded along +x moves along +x. glTF fixes them: a model faces +Z with +Y up, so its left
+ * is +X.
  *
  * The reference frame is the root's ground frame at the clip's first frame: its extracted
  * position m(0) (X, Z, and Y for the XYZ modes) and, for the _YAW modes, its heading psi(0),

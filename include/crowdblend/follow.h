@@ -13,7 +13,8 @@
  *      position and velocity, in dense order. The follower
  *        - places the character's root exactly at the position (cb_follow_roots()),
  *        - turns its heading along the velocity, or holds it while the agent stands,
- *        - writes the velocity in the character's own frame (to its right and forward, m/s)
+ *        - writes the velocity in the character's own frame (to its left, +X, and forward, +Z,
+ *          m/s: the axes of root motion, crowdblend/clip.h)
  *          into the kind's two velocity parameters, which the graph or blend space turns into
  *          a walk, a run, a strafe.
  *   4. After cb_crowd_update(), a joint's world matrix is the root's (cb_follow_root_matrix())
@@ -104,9 +105,10 @@ typedef struct cb_follow_lock {
     const char *weight_param[CB_FOLLOW_FEET];
     /** The locked joint of each foot, the IK step's end joint. Default "ball_l", "ball_r". */
     const char *joint[CB_FOLLOW_FEET];
-    /** The clip each clip slot of the kind plays (cb_crowd_clip_times order; NULL: a slot
-     *  that never plants), slot_count = cb_graph_clip_count() of the kind's graph, at most
-     *  CB_FOLLOW_MAX_SLOTS. */
+    /** The clips whose foot markers say when each clip slot plants (cb_crowd_clip_times
+     *  order; a NULL entry: a slot that never plants), slot_count = cb_graph_clip_count() of
+     *  the kind's graph, at most CB_FOLLOW_MAX_SLOTS. NULL (default): the clips the graph's
+     *  clip nodes play (cb_graph_clip), slot_count ignored. */
     const cb_clip *const *slot_clips;
     uint32_t slot_count;
     /** Seconds over which a released lock fades out, >= 0. Default 0.15. */
@@ -130,10 +132,10 @@ typedef struct cb_follow_desc {
     uint32_t kind;
     /** Most characters that follow at once, 1 to CB_CROWD_MAX_CAPACITY. Required. */
     uint32_t capacity;
-    /** The float parameter receiving the velocity to the character's right, m/s. Default:
+    /** The float parameter receiving the velocity to the character's left (+X), m/s. Default:
      *  "vx" when the kind's graph has it (the example graphs), else "blend_0" (a blend-space
      *  crowd's first axis). */
-    const char *right_param;
+    const char *left_param;
     /** The float parameter receiving the velocity forward, m/s. Default: "vy", else
      *  "blend_1". */
     const char *forward_param;
@@ -145,7 +147,7 @@ typedef struct cb_follow_desc {
     /** Most the heading turns per second, rad/s, >= 0 (applied after the heading rule, with
      *  the dt of cb_follow_update). Default 0: no limit. A limit keeps noisy or cornered
      *  trajectories from swinging the whole body within a frame; the velocity's part across
-     *  the heading then goes into the right parameter (a sidestep), and the root stays exactly
+     *  the heading then goes into the left parameter (a sidestep), and the root stays exactly
      *  on the position. */
     float max_turn_rps;
     /** Playback-rate warping (below); off unless warp.rate_param is set. */
@@ -223,7 +225,7 @@ typedef struct cb_follow_root {
     float yaw;         /**< heading about +Y, radians in (-pi, pi] */
     float rotation[4]; /**< the same as a quaternion (x, y, z, w) */
     float speed_mps;   /**< horizontal speed given */
-    float right_mps;   /**< velocity to the character's right (the parameter written) */
+    float left_mps;    /**< velocity to the character's left, +X (the parameter written) */
     float forward_mps; /**< velocity forward (the parameter written) */
 } cb_follow_root;
 

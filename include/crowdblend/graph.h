@@ -145,7 +145,7 @@ CB_API void cb_graph_builder_destroy(cb_graph_builder *builder);
 CB_API cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_type type,
                                     float default_value, cb_error *err);
 
-/** Processor: splits the velocity (x forward, y right, z up; z may be NULL) into four share
+/** Processor: splits the velocity (x forward, y left, z up; z may be NULL) into four share
  *  parameters (see cb_params_velocity_blend_4dir). Every name must be a declared float. */
 typedef struct cb_graph_velocity_blend_desc {
     const char *x, *y, *z;
@@ -165,7 +165,7 @@ typedef struct cb_graph_interp_to_desc {
     float speed;
 } cb_graph_interp_to_desc;
 
-/** Processor: the movement quadrant of the velocity (x forward, y right) into an int
+/** Processor: the movement quadrant of the velocity (x forward, y left) into an int
  *  parameter: 0 none (standing), 1 forward, 2 right, 3 backward, 4 left (cb_quadrant), with a
  *  hysteresis band (cb_params_quadrant). Below min_speed the quadrant keeps its value. */
 typedef struct cb_graph_quadrant_desc {
@@ -533,8 +533,9 @@ CB_API cb_result cb_graph_load_json_file(const char *path, const cb_graph_json_d
 /* A blend-space graph in one call                                                           */
 
 /** The parameters of a graph made by cb_graph_create_blend: CB_GRAPH_BLEND_PARAM_PREFIX "0",
- *  "1", ... (the solver's parameters: for a 2D locomotion space "blend_0" is the velocity to the
- *  right and "blend_1" the velocity forward, in m/s in the character's frame; for DIRECT one per
+ *  "1", ... (the solver's parameters: for a 2D locomotion space "blend_0" is the velocity along
+ *  +X, to the character's left, and "blend_1" the velocity forward (+Z), in m/s in the
+ *  character's frame, the axes of its root motion (crowdblend/clip.h); for DIRECT one per
  *  clip), then the two layer weights, [0, 1]. Look them up with cb_graph_find_param or
  *  cb_crowd_find_param. */
 #define CB_GRAPH_BLEND_PARAM_PREFIX "blend_"
@@ -571,11 +572,12 @@ typedef struct cb_graph_blend_desc {
     /** Number of clips (nodes), 1 to CB_SOLVER_MAX_NODES. */
     uint32_t clip_count;
     /** Node positions, cb_solver_param_count() floats per node. NULL: for 1D
-     *  kinds the clips' forward speed, for 2D kinds their (right, forward) root velocity in m/s
-     *  (cb_clip_query_root_motion()); two clips with the same one (in-place clips all have
-     *  speed 0) are refused with CB_ERR_DUPLICATE, naming them, for every kind: a 1D kind would
-     *  make a step of them (CB_SOLVER_KIND_LINEAR_1D), which given positions may ask for but
-     *  derived ones never mean. DIRECT ignores positions. */
+     *  kinds the clips' forward speed, for 2D kinds their (left, forward) root velocity in m/s
+     *  (+X and +Z: cb_clip_query_root_motion() displacement / duration); two clips with the
+     *  same one (in-place clips all have speed 0) are refused with CB_ERR_DUPLICATE, naming
+     *  them, for every kind: a 1D kind would make a step of them (CB_SOLVER_KIND_LINEAR_1D),
+     *  which given positions may ask for but derived ones never mean. DIRECT ignores
+     *  positions. */
     const float *positions;
     /** Override layer, usually masked to the upper body (weight CB_GRAPH_BLEND_UPPER_WEIGHT). */
     cb_graph_blend_layer upper_body;
@@ -639,6 +641,16 @@ CB_API cb_result cb_graph_find_node(const cb_graph *graph, const char *name, uin
  *  cb_crowd_weights): count, and each one's node index (CB_INVALID_INDEX out of range). */
 CB_API uint32_t cb_graph_clip_count(const cb_graph *graph);
 CB_API uint32_t cb_graph_clip_node(const cb_graph *graph, uint32_t clip);
+
+/** The clip that clip slot `clip` plays (the pointer the graph was given in its builder, JSON
+ *  or blend desc's clips; cb_clip_name() names it), so a host can map the slots of
+ *  cb_crowd_clip_times and cb_crowd_weights, or the nodes of events, to clip data (markers,
+ *  root motion). NULL for a slot out of range. */
+CB_API const cb_clip *cb_graph_clip(const cb_graph *graph, uint32_t clip);
+
+/** The clip slot of node `node` (a node index of the built graph, as cb_graph_find_node and
+ *  events give): CB_INVALID_INDEX when the node is out of range or is not a clip node. */
+CB_API uint32_t cb_graph_node_clip(const cb_graph *graph, uint32_t node);
 
 #ifdef __cplusplus
 }

@@ -12,14 +12,17 @@
  *     hysteresis band so that an angle hovering at a boundary does not flicker (the cardinal
  *     direction selection of Unreal's Lyra sample).
  *
- * Conventions: local velocity is (x forward, y right, z up); angles are atan2(y, x) in radians,
- * so positive angles are to the right. Every function processes element i of each column
- * independently, W elements at a time; the last n % W go through the same vector code on a
- * padded copy, so results never depend on n. Non-finite inputs follow the library's one rule,
- * the crowd's (crowdblend/crowd.h, PARAMETERS): a NaN or infinite input value is read as 0,
- * with the consequence stated per function, and counted in *nonfinite_count (optional, may be
- * NULL; an element counts once however many of its inputs were non-finite). n == 0 does
- * nothing and succeeds. Functions are reentrant; calls with disjoint outputs may run
+ * Conventions: local velocity is (x forward, y left, z up), the character's model axes +Z, +X
+ * and +Y (one convention with root motion, crowdblend/clip.h, and with the blend parameters,
+ * crowdblend/graph.h); angles are atan2(y, x) in radians, so positive angles are to the left
+ * (counter-clockwise seen from above, as a positive root yaw turns). Every function processes
+ * element i of each column independently, W elements at a time; the last n % W go through the
+ * same vector code on a padded copy, so results never depend on n. Non-finite inputs follow
+ * the library's one rule, the crowd's (crowdblend/crowd.h, PARAMETERS): a NaN or infinite
+ * input value is read as 0, with the consequence stated per function, and counted in
+ * *nonfinite_count (optional, may be NULL; an element counts once however many of its inputs
+ * were non-finite). n == 0 does nothing and succeeds. Functions are reentrant; calls with
+ * disjoint outputs may run
  * concurrently. Nothing is written when a function fails.
  */
 #ifndef CROWDBLEND_PARAMS_H
@@ -38,11 +41,11 @@ typedef struct cb_velocity_blend {
 
 /**
  * Splits local velocities into direction shares: with s = |x| + |y| + |z|,
- * forward = max(x, 0) / s, backward = max(-x, 0) / s, right = max(y, 0) / s,
- * left = max(-y, 0) / s. The four sum to 1 - |z| / s (1 for ground motion). Velocities with
+ * forward = max(x, 0) / s, backward = max(-x, 0) / s, left = max(y, 0) / s,
+ * right = max(-y, 0) / s. The four sum to 1 - |z| / s (1 for ground motion). Velocities with
  * x^2 + y^2 + z^2 below min_sq_len (and s = 0) give all four 0. A non-finite component is
- * read as 0: (NaN, 1, 0) is a velocity to the right.
- * @param x, y   forward and right components, n floats each
+ * read as 0: (NaN, 1, 0) is a velocity to the left.
+ * @param x, y   forward and left components, n floats each
  * @param z      up component, n floats, or NULL for 0
  * @param min_sq_len  squared speed below which the character counts as standing, in
  *               (parameter units)^2, >= 0; e.g. 1e-4 for 1 cm/s in m/s
@@ -92,7 +95,7 @@ typedef enum cb_quadrant {
  *             dead_zone
  *   backward  else if |angle| >= 3 pi/4 - b, with b = 2 dead_zone while BACKWARD, else
  *             dead_zone
- *   right     else if angle > 0, left otherwise.
+ *   left      else if angle > 0, right otherwise.
  * Forward and backward are widened by dead_zone, and by twice that while current, so a
  * character leaves a quadrant one dead_zone later than it enters it: an angle wobbling by less
  * than dead_zone around a boundary keeps its quadrant. A non-finite angle (counted) is read as

@@ -2,7 +2,6 @@
  * agents as the file says and places them on their interpolated trajectories
  * (crowdblend/follow.h); here every frame is measured (measure.h) and optionally recorded for
  * glTF (export/gltf.h). docs/trajectories.md describes the whole. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,28 +188,18 @@ static char *graph_text(const char *name, size_t *length)
     return t;
 }
 
-/* Which clip each clip slot of the graph plays. The public API names a slot's node
- * (cb_graph_clip_node) but not its clip, so the node's "clip" member is read back from the
- * graph's JSON (docs/trajectories.md lists this among what the graph API lacks). */
-static bool map_graph_slots(run *r, const char *text, size_t length)
+/* Which clip each clip slot of the graph plays (measure's slots; the follower's lock asks the
+ * graph itself). */
+static bool map_graph_slots(run *r)
 {
-    json_error_t jerr;
-    json_t *doc = json_loadb(text, length, 0, &jerr);
-    json_t *nodes = doc != NULL ? json_object_get(doc, "nodes") : NULL;
     r->slot_count = cb_graph_clip_count(r->graph);
-    if (nodes == NULL || r->slot_count > 256) {
-        json_decref(doc);
-        fprintf(stderr, "crowdblend animate: cannot map the graph's clip nodes to clips\n");
+    if (r->slot_count > 256) {
+        fprintf(stderr, "crowdblend animate: more than 256 clip nodes\n");
         return false;
     }
     for (uint32_t s = 0; s < r->slot_count; ++s) {
-        const char *node = cb_graph_node_name(r->graph, cb_graph_clip_node(r->graph, s));
-        json_t *clip = json_object_get(json_object_get(nodes, node), "clip");
-        r->slot_clips[s] = json_is_string(clip)
-                               ? cb_embedded_find_clip(r->assets->set, json_string_value(clip))
-                               : NULL;
+        r->slot_clips[s] = cb_graph_clip(r->graph, s);
     }
-    json_decref(doc);
     return true;
 }
 
@@ -236,7 +225,7 @@ static bool load_graph(run *r)
     if (!ok) {
         fprintf(stderr, "crowdblend animate: graph: %s\n", err.message);
     }
-    ok = ok && map_graph_slots(r, text, length);
+    ok = ok && map_graph_slots(r);
     free(text);
     return ok;
 }

@@ -510,7 +510,7 @@ static int run_velocity(const input *in, const char *output, const char *plot, l
         float q[3];
         char why[64];
         if (!numbers(json_array_get(in->queries, c), 3, q, why, sizeof why)) {
-            rc = fail("queries[%zu]: %s (velocity_blend_4dir takes [x forward, y right, z up])", c,
+            rc = fail("queries[%zu]: %s (velocity_blend_4dir takes [x forward, y left, z up])", c,
                       why);
             break;
         }
@@ -524,8 +524,8 @@ static int run_velocity(const input *in, const char *output, const char *plot, l
     }
     if (rc == CB_EXIT_OK && plot != NULL) {
         /* The (x, y) plane of ground velocities, out to 1.5 units, the four direction nodes
-         * marked: forward (1, 0), backward (-1, 0), left (0, -1), right (0, 1). */
-        static const float dirs[8] = {1, 0, -1, 0, 0, -1, 0, 1};
+         * marked: forward (1, 0), backward (-1, 0), left (0, 1), right (0, -1). */
+        static const float dirs[8] = {1, 0, -1, 0, 0, 1, 0, -1};
         static const char *const labels[4] = {"F", "B", "L", "R"};
         velocity_ctx ctx = {(float)min_sq};
         cb_plot p = {

@@ -390,7 +390,7 @@ static void drive_graph(cb_scene *s, float dt)
         a->look_yaw = approach(a->look_yaw, a->look_goal_yaw, 1.5f * dt);
         a->look_pitch = approach(a->look_pitch, a->look_goal_pitch, 1.0f * dt);
         float values[P_NAMED] = {
-            a->right,
+            -a->right, /* vx: +X, the character's left (crowdblend/clip.h) */
             a->forward,
             a->upper,
             1.0f,
@@ -444,7 +444,7 @@ void cb_scene_host_step(cb_scene *s, float dt)
         /* Apply the animation's own motion (x is the character's left, z its forward). */
         cb_root_delta m = rm[i];
         if (s->in_place) {
-            m.translation[0] = -vx[i] * dt;
+            m.translation[0] = vx[i] * dt; /* both +X, the character's left */
             m.translation[2] = vy[i] * dt;
         }
         float cy = cb_det_cosf(a->yaw), sy = cb_det_sinf(a->yaw);
@@ -461,7 +461,7 @@ void cb_scene_host_step(cb_scene *s, float dt)
         a->wave_timer -= dt;
         a->upper = approach(a->upper, a->wave_timer > 0.0f ? 1.0f : 0.0f, 2.0f * dt);
         if (!graph) {
-            right[i] = a->right;
+            right[i] = -a->right; /* blend_0 is to the left (+X) */
             forward[i] = a->forward;
             additive[i] = a->additive;
             upper[i] = a->upper;

@@ -60,7 +60,7 @@ const cb_graph *cb_scene_graph(const cb_scene *scene);
  * pack's clips all play in place, by last frame's "vx", "vy" velocity parameters), steers them,
  * and writes their parameters into the crowd's columns. Not timed by the benchmarks. For a
  * graph, the parameters it drives, when the graph declares them: "vx", "vy" (velocity to the
- * right and forward, m/s), "wave" (upper-body layer weight), "look" and "look_x/y/z" (look-at
+ * left, +X, and forward, m/s), "wave" (upper-body layer weight), "look" and "look_x/y/z" (look-at
  * weight and target, model space: +Y up, +Z forward, +X left), "w_lean" (additive lean
  * weight), and any other float named "w_..." (a weight that drifts slowly in [0, 1]). */
 void cb_scene_host_step(cb_scene *scene, float dt_s);

@@ -34,7 +34,7 @@ struct cb_follow {
     uint32_t kind;
     uint32_t capacity;
     uint32_t count;
-    uint32_t p_right, p_forward;
+    uint32_t p_left, p_forward;
     float stand, follow;
     float max_turn; /* rad/s, 0: none */
     cb_allocator allocator;
@@ -208,12 +208,12 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
         return r;
     }
     size_t stride = 0;
-    if (x->slot_clips == NULL || x->slot_count != cb_graph_clip_count(g) ||
-        x->slot_count > CB_FOLLOW_MAX_SLOTS) {
+    uint32_t slots = cb_graph_clip_count(g);
+    if ((x->slot_clips != NULL && x->slot_count != slots) || slots > CB_FOLLOW_MAX_SLOTS) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_follow_create: lock: slot_clips must name the %u clip slots "
                             "of the graph (got %u; at most %d)",
-                            cb_graph_clip_count(g), x->slot_count, CB_FOLLOW_MAX_SLOTS);
+                            slots, x->slot_count, CB_FOLLOW_MAX_SLOTS);
     }
     if (cb_crowd_weights(d->crowd, d->kind, &stride) == NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -227,7 +227,7 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                             "max_error_m (%g) <= 1",
                             (double)x->release_s, (double)x->max_error_m);
     }
-    k->slot_count = x->slot_count;
+    k->slot_count = slots;
     k->release_s = x->release_s;
     k->max_error = x->max_error_m;
     return CB_OK;
@@ -264,13 +264,17 @@ static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *er
         free_lock(k, n, &a);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: lock state");
     }
+    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
     for (uint32_t s = 0; s < k->slot_count; ++s) {
-        if (!cb_follow_clip_feet_init(&k->slot_feet[s], d->lock.slot_clips[s])) {
+        /* The slot's clip: the desc's, or the one the graph's clip node plays. */
+        const cb_clip *clip =
+            d->lock.slot_clips != NULL ? d->lock.slot_clips[s] : cb_graph_clip(g, s);
+        if (!cb_follow_clip_feet_init(&k->slot_feet[s], clip)) {
             free_lock(k, n, &a);
             return cb_error_set(err, CB_ERR_TOO_MANY,
                                 "cb_follow_create: lock: clip '%s' has more than %d foot "
                                 "markers per foot",
-                                cb_clip_name(d->lock.slot_clips[s]), CB_FOLLOW_MAX_FOOT_MARKERS);
+                                cb_clip_name(clip), CB_FOLLOW_MAX_FOOT_MARKERS);
         }
     }
     k->on = true;
@@ -284,18 +288,18 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     }
     cb_follow_desc d = cb_follow_query_desc(desc);
     cb_result r = check_desc(&d, err);
-    uint32_t right = 0, forward = 0;
+    uint32_t left = 0, forward = 0;
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.right_param, "vx", "blend_0", "right_param",
-                                &right, err);
+        r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx", "blend_0", "left_param", &left,
+                                err);
     }
     if (r == CB_OK) {
         r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy", "blend_1", "forward_param",
                                 &forward, err);
     }
-    if (r == CB_OK && right == forward) {
+    if (r == CB_OK && left == forward) {
         r = cb_error_set(err, CB_ERR_MISMATCH,
-                         "cb_follow_create: right_param and forward_param are one parameter");
+                         "cb_follow_create: left_param and forward_param are one parameter");
     }
     warp_state warp = {0};
     lock_state lock = {0};
@@ -321,7 +325,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .crowd = d.crowd,
         .kind = d.kind,
         .capacity = d.capacity,
-        .p_right = right,
+        .p_left = left,
         .p_forward = forward,
         .stand = d.stand_speed_mps,
         .follow = d.follow_speed_mps,
@@ -649,7 +653,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     if (r != CB_OK) {
         return r;
     }
-    float *right = cb_crowd_param_column(f->crowd, f->kind, f->p_right);
+    float *left = cb_crowd_param_column(f->crowd, f->kind, f->p_left);
     float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
     lock_frame lf = {.weights = NULL}; /* filled when locking */
@@ -671,19 +675,19 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         set_yaw(root, yaw);
         memcpy(root->position, p, sizeof root->position);
         /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
-         * model) is (cos yaw, 0, -sin yaw); right is minus left. */
+         * model) is (cos yaw, 0, -sin yaw). */
         float s, c;
         yaw_sin_cos(root, &s, &c);
         root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
         root->forward_mps = v[0] * s + v[2] * c;
-        root->right_mps = -(v[0] * c - v[2] * s);
+        root->left_mps = v[0] * c - v[2] * s;
         /* With warping the blend space is asked for the velocity at rate 1. */
         float inv = 1.0f;
         if (rate != NULL) {
             rate[i] = warp_rate(f, root->speed_mps);
             inv = 1.0f / rate[i];
         }
-        right[i] = root->right_mps * inv;
+        left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;
         if (f->lock.on) {
             write_lock_targets(f, &lf, i, root);

@@ -57,7 +57,8 @@ static void node_positions(const cb_graph_blend_desc *d, uint32_t dim, float *po
         if (dim == 1) {
             pos[k] = rm.forward_mps;
         } else {
-            pos[2 * k] = rm.right_mps;
+            /* +X, to the left: the axes of the root motion (0 - r: an in-place clip stays +0). */
+            pos[2 * k] = 0.0f - rm.right_mps;
             pos[2 * k + 1] = rm.forward_mps;
         }
     }

@@ -141,3 +141,16 @@ uint32_t cb_graph_clip_node(const cb_graph *g, uint32_t clip)
 {
     return g != NULL && clip < g->clip_count ? g->clip_nodes[clip] : CB_INVALID_INDEX;
 }
+
+const cb_clip *cb_graph_clip(const cb_graph *g, uint32_t clip)
+{
+    return g != NULL && clip < g->clip_count ? g->clips[clip].clip : NULL;
+}
+
+uint32_t cb_graph_node_clip(const cb_graph *g, uint32_t node)
+{
+    if (g == NULL || node >= g->node_count || g->nodes[node].type != GNODE_CLIP) {
+        return CB_INVALID_INDEX;
+    }
+    return g->nodes[node].u.clip.slot;
+}

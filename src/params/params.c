@@ -64,8 +64,9 @@ CB_INLINE unsigned velocity_kernel(cb_vf x, cb_vf y, cb_vf z, cb_vf min_sq, cb_v
     cb_vf zero = cb_vf_zero();
     out[0] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(x, zero), inv), zero);
     out[1] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(cb_vf_neg(x), zero), inv), zero);
-    out[2] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(cb_vf_neg(y), zero), inv), zero);
-    out[3] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(y, zero), inv), zero);
+    /* y is the left component (crowdblend/params.h, conventions): left = max(y, 0). */
+    out[2] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(y, zero), inv), zero);
+    out[3] = cb_vf_select(moving, cb_vf_mul(cb_vf_max(cb_vf_neg(y), zero), inv), zero);
     return ~cb_vm_bits(finite) & CB_VM_ALL_BITS;
 }
 
@@ -214,8 +215,9 @@ CB_INLINE unsigned quadrant_kernel(cb_vf angle, cb_vf state, cb_vf dead, cb_vf *
     cb_vf bwd_dz = cb_vf_select(cb_vf_eq(state, bwd), cb_vf_add(dead, dead), dead);
     cb_vm is_fwd = cb_vf_le(abs_a, cb_vf_add(cb_vf_set1(0.25f * pi), fwd_dz));
     cb_vm is_bwd = cb_vf_ge(abs_a, cb_vf_sub(cb_vf_set1(0.75f * pi), bwd_dz));
-    cb_vf side = cb_vf_select(cb_vf_gt(a, cb_vf_zero()), cb_vf_set1((float)CB_QUADRANT_RIGHT),
-                              cb_vf_set1((float)CB_QUADRANT_LEFT));
+    /* Positive angles turn from forward towards the left (+y). */
+    cb_vf side = cb_vf_select(cb_vf_gt(a, cb_vf_zero()), cb_vf_set1((float)CB_QUADRANT_LEFT),
+                              cb_vf_set1((float)CB_QUADRANT_RIGHT));
     /* A non-finite angle reads as 0 (the library's one rule): forward. */
     *out = cb_vf_select(is_fwd, fwd, cb_vf_select(is_bwd, bwd, side));
     return ~cb_vm_bits(finite) & CB_VM_ALL_BITS;

@@ -53,7 +53,7 @@ struct cb_sim {
     uint32_t param_count;
     float *override;
     float global[MAX_PARAMS];
-    uint32_t velocity[2]; /* right, forward velocity parameters; UINT32_MAX: none */
+    uint32_t velocity[2]; /* left (+X), forward velocity parameters; UINT32_MAX: none */
     uint64_t frame;
     double sim_time_s;
     bool paused, dirty;
@@ -650,8 +650,9 @@ static void apply_steer(cb_sim *s, const cb_sim_command *cmd)
         reply_error(s, cmd, CB_CTL_ERR_NOT_FOUND, "no character %" PRIu64, bad);
         return;
     }
-    /* direction 0 is forward and +90 degrees the character's right: right = sin, fwd = cos. */
-    set_override(s, c, s->velocity[0], c->clear ? NAN : c->speed_mps * sinf(c->direction_rad));
+    /* direction 0 is forward and +90 degrees the character's right: right = sin, fwd = cos;
+     * the x parameter is to the left (+X, crowdblend/clip.h), so it takes -sin. */
+    set_override(s, c, s->velocity[0], c->clear ? NAN : -c->speed_mps * sinf(c->direction_rad));
     set_override(s, c, s->velocity[1], c->clear ? NAN : c->speed_mps * cosf(c->direction_rad));
     reply_ok(s, cmd, "");
 }

@@ -62,8 +62,8 @@ bool cb_serve_traj_attach(cb_serve_traj *s, cb_crowd *crowd, const cb_clip *gait
     cb_traj_host *host = make_host(s->traj, s->rate_hz, &err);
     cb_follow_desc fd = {.crowd = crowd, .capacity = s->plan.max_concurrent};
     bool warp = false, lock = false;
-    /* No foot locking: it needs the clip each of the graph's clip slots plays, which the
-     * public graph API does not give yet (animate reads it back from the graph's JSON). */
+    /* Foot locking, where the graph has its parameters, reads each slot's markers from the
+     * clips the graph's own clip nodes play (slot_clips NULL: cb_graph_clip). */
     cb_traj_host_features f = {.gait = gait};
     cb_traj_host_enable_features(cb_crowd_graph(crowd, 0), &f, &fd, &warp, &lock);
     if (host == NULL || cb_traj_host_follow(host, &fd, &err) != CB_OK) {

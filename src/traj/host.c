@@ -173,8 +173,7 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
                              .max_rate = f->max_rate};
         *warp = true;
     }
-    if (!f->no_lock && f->slot_clips != NULL &&
-        cb_graph_find_param(graph, "foot_l_w", &index) == CB_OK) {
+    if (!f->no_lock && cb_graph_find_param(graph, "foot_l_w", &index) == CB_OK) {
         fd->lock = (cb_follow_lock){
             .target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
                              {"foot_r_x", "foot_r_y", "foot_r_z"}},
