@@ -146,8 +146,8 @@ typedef struct run {
     float *weights;       /* slot_count scratch */
     float *times;
     uint32_t export_step;
-    float stand;     /* the follow path's stand speed */
-    bool warp, lock; /* the follow features used */
+    float stand;             /* the follow path's stand speed */
+    bool warp, lock, orient; /* the follow features used */
 } run;
 
 /* The graph text: an example's, or a file's. */
@@ -259,6 +259,10 @@ static void enable_features(run *r, cb_follow_desc *fd)
             .min_rate = r->o->min_rate,
             .max_rate = r->o->max_rate};
         r->warp = true;
+    }
+    if (r->o->orient_rad > 0.0f && cb_graph_find_param(r->graph, "warp", &index) == CB_OK) {
+        fd->orient = (cb_follow_orient){.angle_param = "warp", .max_angle_rad = r->o->orient_rad};
+        r->orient = true;
     }
     if (!r->o->no_lock && cb_graph_find_param(r->graph, "foot_l_w", &index) == CB_OK) {
         fd->lock = (cb_follow_lock){
@@ -668,6 +672,7 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->measure = r.measure;
         out->warp = r.warp;
         out->lock = r.lock;
+        out->orient = r.orient;
         out->follow_stats = cb_follow_query_stats(r.follow);
         r.measure = NULL;
     } else {
