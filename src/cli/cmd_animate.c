@@ -163,6 +163,10 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
                (unsigned long long)r->follow_stats.reach_failures,
                (unsigned long long)r->follow_stats.rate_clamped);
     }
+    if (r->orient) {
+        printf("  follow: orientation warping, up to %g degrees\n",
+               (double)o->orient_rad * 180.0 / 3.14159265358979323846);
+    }
     measure_text(&m, clips_pops);
 }
 
