@@ -663,7 +663,7 @@ static float warp_rate(cb_follow *f, float speed)
 static float orient_turn(const cb_follow *f, const cb_follow_root *root, const float *v, float dt)
 {
     float target = 0.0f;
-    if (root->speed_mps >= f->stand) {
+    if (root->speed_mps >= f->stand && root->speed_mps > 0.0f) { /* standing: release */
         float a = wrap_angle(cb_det_atan2f(v[0], v[2]) - root->yaw);
         float most = f->orient.max_angle;
         target = a > most ? most : a < -most ? -most : a;
