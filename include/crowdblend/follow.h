@@ -31,8 +31,8 @@
  * update, so starting and stopping turn the character smoothly rather than at one frame.
  *
  * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
- * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking, a few
- * more with orientation warping: docs/performance.md). A follower is used by one thread at a time,
+ * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking,
+ * about 40 more with orientation warping: docs/performance.md). A follower is used by one thread at a time,
  * never during cb_crowd_update() of its crowd.
  */
 #ifndef CROWDBLEND_FOLLOW_H
