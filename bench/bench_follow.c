@@ -8,6 +8,11 @@
  *   follow_features/10000/M      cb_follow_update alone on a crowd of the example graph
  *                                locomotion_follow (17 clips, two foot IK steps), M: 0 no
  *                                feature, 1 playback-rate warping, 2 foot locking, 3 both;
+ *                                + 4 the heading's turn limited to 0.25 rad/s (the agents
+ *                                turn at 0.2-0.6 rad/s and start facing +Z, so headings lag
+ *                                their velocities), + 8 orientation warping (the pelvis turned
+ *                                towards the velocity, the spine back; counter "warped": the
+ *                                share of characters whose lower body was turned at the end);
  *   follow_features_frame/10000/M  the same with cb_crowd_update: the whole frame, the IK
  *                                steps that locked feet switch on included.
  * One thread. The agents' motion (positions and velocities changing every frame) is computed
@@ -120,7 +125,8 @@ static void move(world *w, uint32_t frame)
 }
 
 /* The example graph locomotion_follow and a follower with the features of `mode` (bit 0:
- * warping, bit 1: locking), n characters added through it. */
+ * warping, bit 1: locking, bit 2: turn limit, bit 3: orientation warping), n characters added
+ * through it. */
 static bool features_world_create(world *w, uint32_t n, int mode)
 {
     memset(w, 0, sizeof *w);
@@ -161,6 +167,12 @@ static bool features_world_create(world *w, uint32_t n, int mode)
                                                     {"foot_r_x", "foot_r_y", "foot_r_z"}},
                                    .weight_param = {"foot_l_w", "foot_r_w"}};
         /* slot_clips NULL: the clips the graph's clip nodes play. */
+    }
+    if (mode & 4) {
+        fd.max_turn_rps = 0.25f;
+    }
+    if (mode & 8) {
+        fd.orient = (cb_follow_orient){.angle_param = "warp"};
     }
     if (cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
         return false;
@@ -272,6 +284,12 @@ static void bm_features(cb_bench_state *st, void *user)
             cb_bench_resume_timing(st);
         }
     }
+    const cb_follow_root *roots = cb_follow_roots(w.follow);
+    uint32_t warped = 0;
+    for (uint32_t i = 0; i < w.n; ++i) {
+        warped += roots[i].warp_rad != 0.0f;
+    }
+    cb_bench_set_counter(st, "warped", (double)warped / (double)w.n, CB_BENCH_COUNTER_DEFAULT);
     finish(st, &w);
     world_destroy(&w);
 }
@@ -282,8 +300,10 @@ void cb_bench_register_follow(void)
     cb_bench_arg(cb_bench_register("follow_update", bm_follow_update, NULL), 10000);
     cb_bench_args2(cb_bench_register("follow_frame", bm_frame, &on), 10000, 64);
     cb_bench_args2(cb_bench_register("follow_frame_w2", bm_frame, NULL), 10000, 64);
-    for (int mode = 0; mode < 4; ++mode) {
-        cb_bench_args2(cb_bench_register("follow_features", bm_features, NULL), 10000, mode);
-        cb_bench_args2(cb_bench_register("follow_features_frame", bm_features, &on), 10000, mode);
+    static const int modes[] = {0, 1, 2, 3, 4, 12, 15};
+    for (size_t k = 0; k < sizeof modes / sizeof *modes; ++k) {
+        cb_bench_args2(cb_bench_register("follow_features", bm_features, NULL), 10000, modes[k]);
+        cb_bench_args2(cb_bench_register("follow_features_frame", bm_features, &on), 10000,
+                       modes[k]);
     }
 }

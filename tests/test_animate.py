@@ -242,6 +242,23 @@ if len(runs) == 2:
           f"locomotion_follow: warping and locking at least halve the planted skate "
           f"({off['skate']['mean']} -> {on['skate']['mean']} cm/s)")
 
+# Orientation warping (the graph's "warp" parameter and orientation_warp step): it runs when
+# asked for, and the root still follows the trajectory (check_stats) with the feet planted as
+# well as without it (the lower body turns towards the velocity, the locks hold the same).
+proc = run(crowdit, "--json", "--graph", "locomotion_follow", "--max-turn", "2",
+           "--orientation-warp", "45")
+try:
+    ow = json.loads(proc.stdout)["files"][0]
+    check_stats("locomotion_follow --orientation-warp 45", ow)
+    check(ow["orient"] and ow["warp"] and ow["lock"] and not runs.get("on", ow)["orient"],
+          "--orientation-warp: runs with the other features, and only when asked for")
+    if "on" in runs:
+        check(ow["skate"]["mean"] <= 1.5 * runs["on"]["skate"]["mean"] + 0.5,
+              f"--orientation-warp: the planted skate stays low ({runs['on']['skate']['mean']} "
+              f"-> {ow['skate']['mean']} cm/s)")
+except (ValueError, KeyError, IndexError) as e:
+    check(False, f"animate --orientation-warp: JSON ({e}; {proc.stderr.strip()[-300:]})")
+
 # Several files: each its own crowd, and "all" merges their figures.
 two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
 proc = run(*two, "--json", "--seconds", "3")
@@ -272,6 +289,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for args, what in ((["--pack", "x.pack", bad], "--pack is not available yet"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
+                       ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
                        ([bad, "--format", "xml"], "unknown --format")):
         proc = run(*args)
         check(proc.returncode == 2 and what in proc.stderr, f"usage error: {what}")

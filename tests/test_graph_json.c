@@ -321,6 +321,7 @@ static cb_graph *build_full_by_hand(void)
         {"ik_w", CB_PARAM_FLOAT, 0.5f},     {"lx", CB_PARAM_FLOAT, 0},
         {"ly", CB_PARAM_FLOAT, 1.6f},       {"lz", CB_PARAM_FLOAT, 2},
         {"look_w", CB_PARAM_FLOAT, 1},      {"vspeed", CB_PARAM_FLOAT, 0},
+        {"turn", CB_PARAM_FLOAT, 0.4f},
     };
     for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
         B(cb_graph_add_param(b, params[i].name, params[i].type, params[i].value, &berr));
@@ -551,6 +552,16 @@ static cb_graph *build_full_by_hand(void)
     B(cb_graph_add_layers(b, &top, &top_id, &berr));
     (void)add_clip(b, (cb_graph_clip_desc){.name = "unused", .clip = "walk_b", .clamp = true});
 
+    const char *spine[] = {"spine_01", "spine_02", "spine_03"};
+    const float spine_w[] = {0.3f, 0.3f, 0.4f};
+    cb_graph_orientation_warp_desc turn = {.hip_joint = "pelvis",
+                                           .spine_joints = spine,
+                                           .spine_weights = spine_w,
+                                           .spine_count = 3,
+                                           .angle = "turn",
+                                           .weight = "look_w",
+                                           .limit_rad = (float)(50 * deg)};
+    B(cb_graph_add_orientation_warp(b, &turn, &berr));
     cb_graph_two_bone_ik_desc arm = {.start_joint = "upperarm_l",
                                      .mid_joint = "lowerarm_l",
                                      .end_joint = "hand_l",

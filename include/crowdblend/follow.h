@@ -32,9 +32,9 @@
  * update, so starting and stopping turn the character smoothly rather than at one frame.
  *
  * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
- * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking:
- * docs/performance.md). A follower is used by one thread at a time, never during
- * cb_crowd_update() of its crowd.
+ * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking,
+ * about 40 more with orientation warping: docs/performance.md). A follower is used by one thread at
+ * a time, never during cb_crowd_update() of its crowd.
  */
 #ifndef CROWDBLEND_FOLLOW_H
 #define CROWDBLEND_FOLLOW_H
@@ -123,6 +123,38 @@ typedef struct cb_follow_lock {
 #define CB_FOLLOW_DEFAULT_RELEASE_S 0.15f
 #define CB_FOLLOW_DEFAULT_MAX_ERROR_M 0.01f
 
+/**
+ * ORIENTATION WARPING (Lyra's, after Unreal's Orientation Warping node): while the heading and
+ * the velocity part (the heading lagging behind a turn under max_turn_rps, or moving sideways),
+ * the lower body turns towards the velocity and the upper body keeps facing the heading. With
+ * a the velocity's angle from the heading (a yaw: positive towards the character's left), the
+ * follower
+ * keeps per character a turn w that moves towards
+ *   target = clamp(a, -max_angle_rad, max_angle_rad)   (0 while the agent stands)
+ * by at most rate_rps x dt per update (a rate limit: engaging and releasing never jump), and
+ * writes it into angle_param, which the graph's orientation_warp step reads (it turns the
+ * pelvis by w and the spine back by w: docs/graph.md). The velocity parameters then receive
+ * the velocity in the lower body's frame (the heading turned by w), so the blend space plays
+ * the clip of the remaining angle a - w: the forward clip while |a| <= max_angle_rad once w
+ * has settled, and the legs stride along the velocity. The root stays exactly on the
+ * position and keeps the heading. Behind the character (|a| > 90 degrees) the lower body
+ * turns by the limit towards the velocity's side and the blend space plays the rest.
+ */
+typedef struct cb_follow_orient {
+    /** The float parameter receiving the lower body's turn w, radians. NULL: no orientation
+     *  warping. */
+    const char *angle_param;
+    /** Largest turn, radians, in (0, pi/2]. Default CB_FOLLOW_DEFAULT_ORIENT_MAX (45 degrees:
+     *  the diagonal walks' angle). Keep the graph step's limit_deg at or above it. */
+    float max_angle_rad;
+    /** Most the turn changes per second, rad/s, in (0, 1000]. Default
+     *  CB_FOLLOW_DEFAULT_ORIENT_RATE. */
+    float rate_rps;
+} cb_follow_orient;
+
+#define CB_FOLLOW_DEFAULT_ORIENT_MAX 0.785398163f
+#define CB_FOLLOW_DEFAULT_ORIENT_RATE 3.0f
+
 /** How to create a follower. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_follow_desc {
     uint32_t _start_canary;
@@ -154,6 +186,8 @@ typedef struct cb_follow_desc {
     cb_follow_warp warp;
     /** Foot locking (below); off unless lock.weight_param[0] is set. */
     cb_follow_lock lock;
+    /** Orientation warping (above); off unless orient.angle_param is set. */
+    cb_follow_orient orient;
     /** For the follower's memory. Default: the C library. */
     cb_allocator allocator;
     uint32_t _end_canary;
@@ -171,9 +205,9 @@ CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
  * characters yet (they must all be added through the follower).
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (desc, out, crowd), CB_ERR_CANARY, CB_ERR_ALLOCATOR,
  *         CB_ERR_INVALID_ARGUMENT (kind, capacity, speeds, a kind that already has
- *         characters), CB_ERR_NOT_FOUND (a velocity parameter), CB_ERR_MISMATCH (a velocity
- *         parameter that is not a float, or the same parameter twice), CB_ERR_OUT_OF_MEMORY.
- *         err names the field.
+ *         characters, the bounds of a feature), CB_ERR_NOT_FOUND (a velocity parameter),
+ * CB_ERR_MISMATCH (a velocity parameter that is not a float, or the same parameter twice),
+ * CB_ERR_OUT_OF_MEMORY. err names the field.
  */
 CB_API cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err);
 
@@ -225,8 +259,10 @@ typedef struct cb_follow_root {
     float yaw;         /**< heading about +Y, radians in (-pi, pi] */
     float rotation[4]; /**< the same as a quaternion (x, y, z, w) */
     float speed_mps;   /**< horizontal speed given */
-    float left_mps;    /**< velocity to the character's left, +X (the parameter written) */
-    float forward_mps; /**< velocity forward (the parameter written) */
+    float left_mps;    /**< velocity to the character's left, +X (the parameter written; with
+                            orientation warping, to the lower body's left) */
+    float forward_mps; /**< velocity forward (the parameter written; the lower body's) */
+    float warp_rad;    /**< the lower body's turn from the heading (orientation warping) */
 } cb_follow_root;
 
 /** The roots of the characters, by dense index (cb_follow_count() of them). */

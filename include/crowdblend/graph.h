@@ -412,6 +412,32 @@ typedef struct cb_graph_aim_ik_desc {
     float limit_rad;
 } cb_graph_aim_ik_desc;
 
+/**
+ * Post-process: orientation warping (cb_ik_orient_job): the lower body turned about the
+ * vertical by an angle parameter, the spine turned back so the upper body keeps facing where
+ * it faced. A follower computes the angle from the heading and the velocity
+ * (cb_follow_desc.orient, crowdblend/follow.h); any host may write it.
+ */
+typedef struct cb_graph_orientation_warp_desc {
+    /** The lower body's joint (the hips' common parent). Default "pelvis". */
+    const char *hip_joint;
+    /** The joints that turn back, from the hip up (each a descendant of the one before, the
+     *  first of the hip), 0 to CB_IK_AIM_MAX_JOINTS - 1 of them. */
+    const char *const *spine_joints;
+    /** Each spine joint's share of the counter-turn, in [0, 1], summing to at most 1. NULL:
+     *  equal shares summing to 1 (the upper body keeps its orientation exactly). */
+    const float *spine_weights;
+    uint32_t spine_count;
+    /** Numeric parameter of the lower body's turn about +Y, radians (positive turns +Z
+     *  towards +X). Required. */
+    const char *angle;
+    /** Numeric parameter of the weight [0, 1] (clamped; 0 skips the step). NULL: 1. */
+    const char *weight;
+    /** Largest turn, radians, (0, pi]: the parameter is clamped to it. Default
+     *  CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT (90 degrees). */
+    float limit_rad;
+} cb_graph_orientation_warp_desc;
+
 /** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
  *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT,
  *          CB_ERR_TOO_MANY. */
@@ -419,6 +445,9 @@ CB_API cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b,
                                           const cb_graph_two_bone_ik_desc *desc, cb_error *err);
 CB_API cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *desc,
                                      cb_error *err);
+CB_API cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
+                                               const cb_graph_orientation_warp_desc *desc,
+                                               cb_error *err);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Defaults                                                                                  */
@@ -438,6 +467,10 @@ CB_API cb_graph_state cb_graph_query_state(const cb_graph_state *state);
 CB_API cb_graph_two_bone_ik_desc
 cb_graph_query_two_bone_ik_desc(const cb_graph_two_bone_ik_desc *desc);
 CB_API cb_graph_aim_ik_desc cb_graph_query_aim_ik_desc(const cb_graph_aim_ik_desc *desc);
+/** hip_joint "pelvis", limit_rad CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT; spine_weights stays NULL
+ *  (equal shares). */
+CB_API cb_graph_orientation_warp_desc
+cb_graph_query_orientation_warp_desc(const cb_graph_orientation_warp_desc *desc);
 
 /** Sets the root node (the last node added is the root if this is never called). */
 CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *err);

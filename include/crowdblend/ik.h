@@ -1,7 +1,8 @@
 /**
  * @file crowdblend/ik.h
  * @brief Inverse kinematics, the post-process, step (5) of the frame: two-bone IK (a leg or an
- *        arm reaching for a point) and aim IK over a joint chain (look-at, pointing a weapon).
+ *        arm reaching for a point), aim IK over a joint chain (look-at, pointing a weapon) and
+ *        orientation warping (the lower body turned towards the velocity, the upper body not).
  *
  * Both run on one character's LOCAL pose after blending and before local-to-model, as the graph
  * runtime's post-process stack does. They rotate chain joints only: every other joint, and every
@@ -344,6 +345,93 @@ CB_API cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
  *         or up axis vanishes in model space: a zero scale).
  */
 CB_API cb_result cb_ik_aim_job_run(const cb_ik_aim_job *job, cb_error *err);
+
+/* ----------------------------------------------------------------------------------------- */
+/* Orientation warping                                                                       */
+
+/** Default angle limit of cb_ik_orient_job, radians: 90 degrees. */
+#define CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT 1.57079633f
+
+/** What an orientation warp reports besides the pose. */
+typedef struct cb_ik_orient_result {
+    /** The turn applied to the lower body, radians: weight x the angle clamped to
+     *  +-angle_limit (0 when the job skipped all work). */
+    float angle;
+    /** True when the limit clamped the angle. */
+    bool limited;
+    /** The first joint whose model transform changed: hip_joint (0 when angle is 0). */
+    uint32_t first_joint;
+} cb_ik_orient_result;
+
+/**
+ * Orientation warping (Unreal's Orientation Warping node, as Lyra uses it): turns the lower
+ * body about the model's vertical axis (+Y) while the upper body keeps facing where it faced.
+ * A character whose root faces its heading, moving at angle a to it, plays its forward clip
+ * with the hip turned by a: the legs stride along the velocity, the chest and head face the
+ * heading.
+ *
+ * With t = weight x clamp(angle, -angle_limit, angle_limit): hip_joint (and with it everything
+ * below it) turns by t about the vertical axis through the hip, then each spine joint k turns
+ * back by t x spine[k].weight about the vertical axis through itself. Every turn is a rotation
+ * in model space (a left product on the joint's model rotation), so turns about one axis add:
+ * the model rotation of a joint below the last spine joint becomes R_y(t (1 - sum of the
+ * shares)) times its old one. Shares summing to 1 leave the upper body's orientation exactly
+ * as the animation had it (its position moves by the hip's turn of the spine below it); a sum
+ * below 1 lets the upper body turn part of the way with the legs. Translations and scales are
+ * not written; the hip's own position stays.
+ *
+ * Exact for joints whose model matrices are rotations times a uniform scale (as the other
+ * jobs). An angle of 0 (or weight 0) changes nothing, bit for bit, and skips all work.
+ */
+typedef struct cb_ik_orient_job {
+    const cb_skeleton *skeleton; /**< required */
+    /** The local pose: >= group count groups, aligned. Required. */
+    cb_xform_group_cspan pose;
+    /** Where the warped pose goes: `pose` itself (in place: only the rotations of the hip and
+     *  the spine joints are written), another aligned array (copy, then warp), or empty. */
+    cb_xform_group_span out;
+    /** Optional model matrices of `pose`, as in cb_ik_two_bone_job (the chain's are read). */
+    cb_float_cspan model;
+    /** Layout of `model` (default MAT4). */
+    cb_matrix_layout model_layout;
+    /** The lower body's joint: the hips' common parent, e.g. "pelvis". */
+    uint32_t hip_joint;
+    /** The joints that turn back, from the hip up (e.g. spine_01, spine_02, spine_03): 0 to
+     *  CB_IK_AIM_MAX_JOINTS, the first a descendant of hip_joint and each a descendant of the
+     *  one before; each `weight` is the joint's share of the counter-turn, in [0, 1], and the
+     *  shares sum to at most 1 (1 + 1e-5). */
+    cb_ik_aim_joint_cspan spine;
+    /** The lower body's turn about +Y, radians (positive turns +Z towards +X, as a heading);
+     *  finite. Clamped to +-angle_limit. */
+    float angle;
+    /** Largest turn, radians, in [0, pi]. Default (0): CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT. */
+    float angle_limit;
+    /** How much of the turn applies, in [0, 1] (the turn is scaled by it). */
+    float weight;
+    /** Optional result; written on success. */
+    cb_ik_orient_result *result;
+} cb_ik_orient_job;
+
+/**
+ * Checks an orientation warp without running it.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT (job, skeleton, pose; spine with a count but no
+ *         pointer; model with a count but no pointer), CB_ERR_TOO_MANY (more than
+ *         CB_IK_AIM_MAX_JOINTS spine joints), CB_ERR_SPAN_TOO_SHORT, CB_ERR_MISALIGNED,
+ *         CB_ERR_INVALID_ARGUMENT (a joint out of range, a share or weight outside [0, 1],
+ *         shares summing above 1, angle_limit outside [0, pi], a bad layout, partial overlap,
+ *         no output), CB_ERR_HIERARCHY (a spine joint that is not a descendant of the joint
+ *         before it, the hip for the first), CB_ERR_NOT_FINITE (angle, angle_limit, weight or a
+ *         share).
+ */
+CB_API cb_result cb_ik_orient_job_validate(const cb_ik_orient_job *job, cb_error *err);
+
+/**
+ * Validates, then warps and writes the pose and the result. Writes nothing on failure.
+ * @return the codes of cb_ik_orient_job_validate, and CB_ERR_NOT_FINITE (NaN or Inf in a chain
+ *         joint's model transform or local rotation), CB_ERR_INVALID_ARGUMENT (a chain
+ *         coordinate beyond CB_IK_MAX_COORDINATE).
+ */
+CB_API cb_result cb_ik_orient_job_run(const cb_ik_orient_job *job, cb_error *err);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@ typedef struct cb_animate_options {
     bool no_warp, no_lock;
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
     float max_turn;           /* the heading's turn-rate limit, rad/s (0: none) */
+    float orient_rad;         /* orientation warping's largest turn (0: off; a "warp" param) */
 } cb_animate_options;
 
 /* The embedded data and the crowd's clips, shared by every file of one command. */
@@ -44,6 +45,7 @@ typedef struct cb_animate_result {
     double character_seconds;
     double wall_s;   /* the whole run, measurement included */
     bool warp, lock; /* which follow features ran */
+    bool orient;     /* orientation warping ran */
     cb_follow_stats follow_stats;
     cb_measure *measure;
 } cb_animate_result;

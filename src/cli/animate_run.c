@@ -143,8 +143,8 @@ typedef struct run {
     float *weights;         /* slot_count scratch */
     float *times;
     uint32_t export_step;
-    float stand;     /* the follow path's stand speed */
-    bool warp, lock; /* the follow features used */
+    float stand;             /* the follow path's stand speed */
+    bool warp, lock, orient; /* the follow features used */
 } run;
 
 /* The graph text: an example's, or a file's. */
@@ -242,8 +242,10 @@ static void enable_features(run *r, cb_follow_desc *fd)
                                .no_warp = r->o->no_warp,
                                .no_lock = r->o->no_lock,
                                .min_rate = r->o->min_rate,
-                               .max_rate = r->o->max_rate};
+                               .max_rate = r->o->max_rate,
+                               .orient_rad = r->o->orient_rad};
     cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
+    r->orient = fd->orient.angle_param != NULL;
 }
 
 static bool make_crowd(run *r, uint32_t capacity)
@@ -526,6 +528,7 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->measure = r.measure;
         out->warp = r.warp;
         out->lock = r.lock;
+        out->orient = r.orient;
         out->follow_stats = cb_follow_query_stats(r.follow);
         r.measure = NULL;
     } else {

@@ -104,10 +104,10 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
            r->frames, o->rate_hz, r->character_seconds);
     print_json_string(o->graph != NULL ? o->graph : "blend_space");
-    printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"locks\": %llu, "
+    printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"orient\": %s, \"locks\": %llu, "
            "\"reach_failures\": %llu, \"rate_clamped\": %llu, \"wall_s\": %.3f, ",
            o->host_warp ? "true" : "false", r->warp ? "true" : "false", r->lock ? "true" : "false",
-           (unsigned long long)r->follow_stats.locks,
+           r->orient ? "true" : "false", (unsigned long long)r->follow_stats.locks,
            (unsigned long long)r->follow_stats.reach_failures,
            (unsigned long long)r->follow_stats.rate_clamped, r->wall_s);
     measure_json(&m, clips_pops);
@@ -162,6 +162,10 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
                r->lock ? "foot locking" : "", (unsigned long long)r->follow_stats.locks,
                (unsigned long long)r->follow_stats.reach_failures,
                (unsigned long long)r->follow_stats.rate_clamped);
+    }
+    if (r->orient) {
+        printf("  follow: orientation warping, up to %g degrees\n",
+               (double)o->orient_rad * 180.0 / 3.14159265358979323846);
     }
     measure_text(&m, clips_pops);
 }
@@ -237,7 +241,7 @@ int cb_cmd_animate(int argc, char **argv)
     bool help = false, json = false, summary = false, host_warp = false, no_warp = false,
          no_lock = false;
     double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0, stand = 0.0, follow = 0.0;
-    double min_rate = 0.0, max_rate = 0.0, max_turn = 0.0;
+    double min_rate = 0.0, max_rate = 0.0, max_turn = 0.0, orient_deg = 0.0;
     long threads = 1;
     const char *graph = "none", *out = NULL, *pack = NULL, *format = "auto";
     const cb_opt opts[] = {
@@ -266,6 +270,9 @@ int cb_cmd_animate(int argc, char **argv)
         {"max-rate", CB_OPT_DOUBLE, &max_rate, "the warp's highest rate (default 1.35)"},
         {"max-turn", CB_OPT_DOUBLE, &max_turn,
          "most the heading turns per second, rad/s (default 0: no limit)"},
+        {"orientation-warp", CB_OPT_DOUBLE, &orient_deg,
+         "turn the lower body towards the velocity by up to DEG degrees (graphs with a \"warp\" "
+         "parameter; default 0: off; pair it with --max-turn)"},
         {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default 1; 0: all)"},
         {"summary", CB_OPT_FLAG, &summary, "only describe the files (agents, samples, extents)"},
         {"json", CB_OPT_FLAG, &json, "print JSON"},
@@ -294,6 +301,8 @@ int cb_cmd_animate(int argc, char **argv)
                       : threads < 0 || threads > 1024          ? "--threads must be in 0..1024"
                       : !(min_rate >= 0.0 && min_rate <= 1.0)  ? "--min-rate must be in (0, 1]"
                       : !(max_turn >= 0.0 && max_turn <= 1000.0) ? "--max-turn must be in [0, 1000]"
+                      : !(orient_deg >= 0.0 && orient_deg <= 90.0)
+                          ? "--orientation-warp must be in [0, 90] degrees"
                       : !(max_rate == 0.0 || (max_rate >= 1.0 && max_rate <= 4.0))
                           ? "--max-rate must be in [1, 4]"
                       : out != NULL && count != 1 ? "--out takes one trajectory file"
@@ -317,6 +326,7 @@ int cb_cmd_animate(int argc, char **argv)
         .min_rate = (float)min_rate,
         .max_rate = (float)max_rate,
         .max_turn = (float)max_turn,
+        .orient_rad = (float)(orient_deg * 3.14159265358979323846 / 180.0),
     };
     return run_files(files, count, &ld, &o, summary, json);
 }

@@ -7,6 +7,7 @@
 
 #include "base/base_impl.h"
 #include "crowdblend/follow.h"
+#include "simd/detmath.h"
 
 /* Playback-rate warping (follow.h): the rate parameter and its bounds. */
 typedef struct warp_state {
@@ -29,6 +30,13 @@ typedef struct lock_state {
     uint8_t *seen;        /* per character: crowd outputs seen, 0, 1 or 2 (= 2 or more) */
 } lock_state;
 
+/* Orientation warping (follow.h): the angle parameter, its limit and rate. */
+typedef struct orient_state {
+    bool on;
+    uint32_t p_angle;
+    float max_angle, rate;
+} orient_state;
+
 struct cb_follow {
     cb_crowd *crowd;
     uint32_t kind;
@@ -41,6 +49,7 @@ struct cb_follow {
     cb_follow_root *roots; /* capacity, dense order: the heading lives in roots[i].yaw */
     warp_state warp;
     lock_state lock;
+    orient_state orient;
     cb_follow_stats stats;
 };
 
@@ -61,6 +70,12 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     }
     if (d.warp.max_rate == 0.0f) {
         d.warp.max_rate = CB_FOLLOW_DEFAULT_MAX_RATE;
+    }
+    if (d.orient.max_angle_rad == 0.0f) {
+        d.orient.max_angle_rad = CB_FOLLOW_DEFAULT_ORIENT_MAX;
+    }
+    if (d.orient.rate_rps == 0.0f) {
+        d.orient.rate_rps = CB_FOLLOW_DEFAULT_ORIENT_RATE;
     }
     static const char *const joints[CB_FOLLOW_FEET] = {"ball_l", "ball_r"};
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
@@ -173,6 +188,24 @@ static cb_result setup_warp(const cb_follow_desc *d, warp_state *w, cb_error *er
     *w = (warp_state){
         .on = true, .gait = x->gait_speed_mps, .min_rate = x->min_rate, .max_rate = x->max_rate};
     return find_float_param(d->crowd, d->kind, x->rate_param, "warp.rate_param", &w->p_rate, err);
+}
+
+static cb_result setup_orient(const cb_follow_desc *d, orient_state *o, cb_error *err)
+{
+    const cb_follow_orient *x = &d->orient;
+    if (x->angle_param == NULL) {
+        return CB_OK;
+    }
+    if (!(x->max_angle_rad > 0.0f && x->max_angle_rad <= 0.5f * PI) ||
+        !(x->rate_rps > 0.0f && x->rate_rps <= 1000.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: orient: need 0 < max_angle_rad (%g) <= pi/2 and "
+                            "0 < rate_rps (%g) <= 1000",
+                            (double)x->max_angle_rad, (double)x->rate_rps);
+    }
+    *o = (orient_state){.on = true, .max_angle = x->max_angle_rad, .rate = x->rate_rps};
+    return find_float_param(d->crowd, d->kind, x->angle_param, "orient.angle_param", &o->p_angle,
+                            err);
 }
 
 /* The lock's parameters, joints and slots, checked and resolved (nothing allocated). */
@@ -303,8 +336,12 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     }
     warp_state warp = {0};
     lock_state lock = {0};
+    orient_state orient = {0};
     if (r == CB_OK) {
         r = setup_warp(&d, &warp, err);
+    }
+    if (r == CB_OK) {
+        r = setup_orient(&d, &orient, err);
     }
     if (r == CB_OK) {
         r = setup_lock(&d, &lock, err);
@@ -334,6 +371,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .roots = roots,
         .warp = warp,
         .lock = lock,
+        .orient = orient,
     };
     *out = f;
     return CB_OK;
@@ -624,6 +662,21 @@ static float warp_rate(cb_follow *f, float speed)
     return r;
 }
 
+/* Orientation warping (follow.h): the lower body's turn after this update, moved towards the
+ * velocity's angle from the heading, within the limit, by at most rate x dt. */
+static float orient_turn(const cb_follow *f, const cb_follow_root *root, const float *v, float dt)
+{
+    float target = 0.0f;
+    if (root->speed_mps >= f->stand && root->speed_mps > 0.0f) { /* standing: release */
+        float a = wrap_angle(cb_det_atan2f(v[0], v[2]) - root->yaw);
+        float most = f->orient.max_angle;
+        target = a > most ? most : a < -most ? -most : a;
+    }
+    float step = target - root->warp_rad, most = f->orient.rate * dt;
+    step = step > most ? most : step < -most ? -most : step;
+    return root->warp_rad + step;
+}
+
 cb_result cb_follow_update(cb_follow *f, const float *positions, const float *velocities,
                            size_t stride_bytes, float dt_s)
 {
@@ -656,6 +709,8 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     float *left = cb_crowd_param_column(f->crowd, f->kind, f->p_left);
     float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
+    float *angle =
+        f->orient.on ? cb_crowd_param_column(f->crowd, f->kind, f->orient.p_angle) : NULL;
     lock_frame lf = {.weights = NULL}; /* filled when locking */
     if (f->lock.on) {
         lock_frame_init(f, &lf);
@@ -679,6 +734,15 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         float s, c;
         yaw_sin_cos(root, &s, &c);
         root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
+        if (angle != NULL) {
+            /* The velocity in the lower body's frame: the heading turned by the warp. */
+            root->warp_rad = orient_turn(f, root, v, dt_s);
+            angle[i] = root->warp_rad;
+            float sw, cw;
+            cb_det_sincosf(root->warp_rad, &sw, &cw);
+            float s2 = s * cw + c * sw, c2 = c * cw - s * sw;
+            s = s2, c = c2;
+        }
         root->forward_mps = v[0] * s + v[2] * c;
         root->left_mps = v[0] * c - v[2] * s;
         /* With warping the blend space is asked for the velocity at rate 1. */

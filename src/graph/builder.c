@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/scalar_math.h"
 #include "graph/builder_impl.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1238,10 +1239,14 @@ static cb_result validate_ik(const cb_graph_builder *b, const gik *g, const char
     if (g->type == GIK_TWO_BONE) {
         cb_ik_two_bone_job job = gik_two_bone_job(g, b->skeleton, pose, zero, zero, 1.0f);
         r = cb_ik_two_bone_job_validate(&job, &inner);
-    } else {
+    } else if (g->type == GIK_AIM) {
         cb_ik_aim_joint chain[CB_IK_AIM_MAX_JOINTS];
         cb_ik_aim_job job = gik_aim_job(g, b->skeleton, pose, chain, zero, 1.0f);
         r = cb_ik_aim_job_validate(&job, &inner);
+    } else {
+        cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
+        cb_ik_orient_job job = gik_orient_job(g, b->skeleton, pose, spine, 0.0f, 1.0f);
+        r = cb_ik_orient_job_validate(&job, &inner);
     }
     /* The job's message after its own "<job>: " prefix: `what` names the step. */
     const char *msg = strstr(inner.message, ": ");
@@ -1347,6 +1352,61 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
     g.pole[0] = g.pole[1] = g.pole[2] = GNONE;
     if (r == CB_OK)
         r = target_params(b, d->target, what, "target", g.target, false, err);
+    if (r == CB_OK)
+        r = find_optional_number(b, d->weight, what, &g.weight, err);
+    return r != CB_OK ? r : push_ik(b, &g, what, err);
+}
+
+cb_graph_orientation_warp_desc
+cb_graph_query_orientation_warp_desc(const cb_graph_orientation_warp_desc *desc)
+{
+    cb_graph_orientation_warp_desc d = desc != NULL ? *desc : (cb_graph_orientation_warp_desc){0};
+    if (d.hip_joint == NULL) {
+        d.hip_joint = "pelvis";
+    }
+    if (d.limit_rad == 0.0f) {
+        d.limit_rad = CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT;
+    }
+    return d;
+}
+
+cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
+                                        const cb_graph_orientation_warp_desc *desc, cb_error *err)
+{
+    if (b == NULL || desc == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "orientation warp: NULL argument");
+    }
+    const cb_graph_orientation_warp_desc dd = cb_graph_query_orientation_warp_desc(desc), *d = &dd;
+    const char *what = "orientation warp";
+    if (d->spine_count > CB_IK_AIM_MAX_JOINTS - 1 ||
+        (d->spine_count > 0 && d->spine_joints == NULL)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: 0 to %d spine joints are needed",
+                            what, CB_IK_AIM_MAX_JOINTS - 1);
+    }
+    if (!(d->limit_rad > 0.0f && d->limit_rad <= CB_FPI)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: limit_rad (%g) must be in (0, pi]",
+                            what, (double)d->limit_rad);
+    }
+    gik g = {.type = GIK_ORIENT, .joint_count = d->spine_count + 1, .limit_rad = d->limit_rad};
+    cb_result r = find_joint(b, d->hip_joint, what, &g.joints[0], err);
+    for (uint32_t k = 0; k < d->spine_count && r == CB_OK; ++k) {
+        r = find_joint(b, d->spine_joints[k], what, &g.joints[k + 1], err);
+        if (r == CB_OK && (!is_ancestor(b->skeleton, g.joints[k], g.joints[k + 1]) ||
+                           g.joints[k] == g.joints[k + 1])) {
+            r = cb_error_set(err, CB_ERR_HIERARCHY, "%s: '%s' is not an ancestor of '%s'", what,
+                             k == 0 ? d->hip_joint : d->spine_joints[k - 1], d->spine_joints[k]);
+        }
+        g.joint_weights[k + 1] =
+            d->spine_weights != NULL ? d->spine_weights[k] : 1.0f / (float)d->spine_count;
+    }
+    if (r == CB_OK)
+        r = validate_ik(b, &g, what, err);
+    g.target[1] = g.target[2] = g.pole[0] = g.pole[1] = g.pole[2] = GNONE;
+    if (r == CB_OK && d->angle == NULL) {
+        r = cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: the angle parameter is missing", what);
+    }
+    if (r == CB_OK)
+        r = find_number(b, d->angle, what, &g.target[0], err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
     return r != CB_OK ? r : push_ik(b, &g, what, err);

@@ -124,14 +124,16 @@ typedef struct gproc {
     float a, b;      /* min_sq_len | speed | dead zone, min speed */
 } gproc;
 
-typedef enum gik_type { GIK_TWO_BONE, GIK_AIM } gik_type;
+typedef enum gik_type { GIK_TWO_BONE, GIK_AIM, GIK_ORIENT } gik_type;
 
 typedef struct gik {
     gik_type type;
-    uint32_t joints[CB_IK_AIM_MAX_JOINTS]; /* two-bone: start, mid, end; aim: the chain */
+    uint32_t joints[CB_IK_AIM_MAX_JOINTS]; /* two-bone: start, mid, end; aim: the chain;
+                                              orientation warp: the hip, then the spine */
     float joint_weights[CB_IK_AIM_MAX_JOINTS];
     uint32_t joint_count;
-    uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none */
+    uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none; orientation
+                                            warp: target[0] is the angle */
     float soften;
     float mid_axis[3];            /* two-bone: the hinge */
     float forward[3], up[3];      /* aim */
@@ -179,6 +181,26 @@ static inline cb_ik_aim_job gik_aim_job(const gik *ik, const cb_skeleton *skelet
         .up = {ik->up[0], ik->up[1], ik->up[2]},
         .pole = {ik->pole_dir[0], ik->pole_dir[1], ik->pole_dir[2]},
         .offset = {ik->offset[0], ik->offset[1], ik->offset[2]},
+        .angle_limit = ik->limit_rad,
+        .weight = weight,
+    };
+}
+
+/* spine: room for ik->joint_count - 1 joints, filled here. */
+static inline cb_ik_orient_job gik_orient_job(const gik *ik, const cb_skeleton *skeleton,
+                                              cb_xform_group_span pose, cb_ik_aim_joint *spine,
+                                              float angle, float weight)
+{
+    for (uint32_t j = 1; j < ik->joint_count; ++j) {
+        spine[j - 1] = (cb_ik_aim_joint){ik->joints[j], ik->joint_weights[j]};
+    }
+    return (cb_ik_orient_job){
+        .skeleton = skeleton,
+        .pose = {pose.ptr, pose.count},
+        .out = pose,
+        .hip_joint = ik->joints[0],
+        .spine = {spine, ik->joint_count - 1},
+        .angle = angle,
         .angle_limit = ik->limit_rad,
         .weight = weight,
     };

@@ -1437,6 +1437,28 @@ static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
     return r == CB_OK ? cb_graph_add_two_bone_ik(l->b, &d, inner) : r;
 }
 
+/* An optional array of one number per joint (jc of them) into weights; *out points at it when
+ * the key is there. */
+static cb_result get_joint_weights(loader *l, json_t *p, const char *key, size_t jc, float *weights,
+                                   const float **out)
+{
+    json_t *jw = member(p, key);
+    if (jw == NULL) {
+        return CB_OK;
+    }
+    push_key(l, key);
+    cb_result r = CB_OK;
+    if (!json_is_array(jw) || json_array_size(jw) != jc) {
+        r = fail(l, CB_ERR_PARSE, "\"%s\" must have one number per joint (%zu)", key, jc);
+    }
+    for (size_t k = 0; r == CB_OK && k < jc; ++k) {
+        r = element_float(l, jw, k, &weights[k]);
+    }
+    pop(l);
+    *out = weights;
+    return r;
+}
+
 static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
 {
     static const char *const keys[] = {"type",    "joints", "joint_weights", "target", "weight",
@@ -1454,17 +1476,8 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
     if (r == CB_OK) {
         r = get_names(l, p, "joints", jc, true, "joint", joints);
     }
-    json_t *jw = member(p, "joint_weights");
-    if (r == CB_OK && jw != NULL) {
-        push_key(l, "joint_weights");
-        if (!json_is_array(jw) || json_array_size(jw) != jc) {
-            r = fail(l, CB_ERR_PARSE, "\"joint_weights\" must have one number per joint (%zu)", jc);
-        }
-        for (size_t k = 0; r == CB_OK && k < jc; ++k) {
-            r = element_float(l, jw, k, &weights[k]);
-        }
-        pop(l);
-        d.joint_weights = weights;
+    if (r == CB_OK) {
+        r = get_joint_weights(l, p, "joint_weights", jc, weights, &d.joint_weights);
     }
     if (r == CB_OK) {
         r = get_names(l, p, "target", 3, true, "parameter", d.target);
@@ -1492,6 +1505,42 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
     return r == CB_OK ? cb_graph_add_aim_ik(l->b, &d, inner) : r;
 }
 
+static cb_result load_orientation_warp(loader *l, json_t *p, cb_error *inner)
+{
+    static const char *const keys[] = {"type",  "hip",    "spine",     "spine_weights",
+                                       "angle", "weight", "limit_deg", NULL};
+    cb_graph_orientation_warp_desc d = {0};
+    const char *spine[CB_IK_AIM_MAX_JOINTS - 1];
+    float weights[CB_IK_AIM_MAX_JOINTS - 1];
+    json_t *js = NULL;
+    cb_result r = check_keys(l, p, "an orientation_warp step", keys);
+    if (r == CB_OK) {
+        r = get_string(l, p, "hip", false, &d.hip_joint);
+    }
+    if (r == CB_OK && member(p, "spine") != NULL) {
+        r = get_array(l, p, "spine", 1, CB_IK_AIM_MAX_JOINTS - 1, "joint names", &js);
+    }
+    size_t jc = r == CB_OK && js != NULL ? json_array_size(js) : 0;
+    if (r == CB_OK && jc > 0) {
+        r = get_names(l, p, "spine", jc, true, "joint", spine);
+    }
+    if (r == CB_OK) {
+        r = get_joint_weights(l, p, "spine_weights", jc, weights, &d.spine_weights);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "angle", true, &d.angle);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "weight", false, &d.weight);
+    }
+    if (r == CB_OK) {
+        r = get_degrees(l, p, "limit_deg", &d.limit_rad);
+    }
+    d.spine_joints = spine;
+    d.spine_count = (uint32_t)jc;
+    return r == CB_OK ? cb_graph_add_orientation_warp(l->b, &d, inner) : r;
+}
+
 static cb_result load_post(loader *l, json_t *root)
 {
     json_t *post = member(root, "post_process");
@@ -1501,8 +1550,8 @@ static cb_result load_post(loader *l, json_t *root)
     push_key(l, "post_process");
     cb_result r =
         json_is_array(post) ? CB_OK : fail(l, CB_ERR_PARSE, "\"post_process\" must be an array");
-    static const char *const type_names[] = {"two_bone_ik", "aim_ik"};
-    static const int type_values[] = {0, 1};
+    static const char *const type_names[] = {"two_bone_ik", "aim_ik", "orientation_warp"};
+    static const int type_values[] = {0, 1, 2};
     for (size_t i = 0; r == CB_OK && i < json_array_size(post); ++i) {
         json_t *p = json_array_get(post, i);
         push_index(l, i);
@@ -1513,10 +1562,12 @@ static cb_result load_post(loader *l, json_t *root)
             r = fail(l, CB_ERR_PARSE, "missing \"type\"");
         }
         if (r == CB_OK) {
-            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 2, &type);
+            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 3, &type);
         }
         if (r == CB_OK) {
-            r = type == 0 ? load_two_bone_ik(l, p, &inner) : load_aim_ik(l, p, &inner);
+            r = type == 0   ? load_two_bone_ik(l, p, &inner)
+                : type == 1 ? load_aim_ik(l, p, &inner)
+                            : load_orientation_warp(l, p, &inner);
         }
         if (r != CB_OK && inner.message[0] != '\0') {
             r = builder_fail(l, r, &inner);

@@ -980,3 +980,155 @@ cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err)
     CB_ASSERT(cb_ik_aim_job_validate(job, NULL) == CB_OK);
     return aim_solve(job, err);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Orientation warping                                                                        */
+
+/* Shares may sum to 1 written as decimals (0.3 + 0.3 + 0.4) without being refused. */
+#define ORIENT_SHARE_SUM_SLACK 1e-5f
+
+static io_fields orient_io(const cb_ik_orient_job *job)
+{
+    return IO_FIELDS("orientation warp job", job);
+}
+
+static cb_result check_orient_spine(const cb_ik_orient_job *job, cb_error *err)
+{
+    const cb_skeleton *s = job->skeleton;
+    float sum = 0.0f;
+    uint32_t before = job->hip_joint;
+    for (size_t k = 0; k < job->spine.count; ++k) {
+        const cb_ik_aim_joint *c = &job->spine.ptr[k];
+        if (c->joint >= s->joint_count) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "orientation warp job: spine[%zu].joint %u is out of range (%zu "
+                                "joints)",
+                                k, c->joint, s->joint_count);
+        }
+        if (c->joint <= before || !cb_skeleton_in_subtree(s, c->joint, before)) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "orientation warp job: spine[%zu].joint %u is not a descendant of "
+                                "%s %u",
+                                k, c->joint, k == 0 ? "hip_joint" : "the spine joint before,",
+                                before);
+        }
+        if (!isfinite(c->weight)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "orientation warp job: spine[%zu].weight is not finite", k);
+        }
+        if (c->weight < 0.0f || c->weight > 1.0f) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "orientation warp job: spine[%zu].weight %g is outside [0, 1]", k,
+                                (double)c->weight);
+        }
+        sum += c->weight;
+        before = c->joint;
+    }
+    if (sum > 1.0f + ORIENT_SHARE_SUM_SLACK) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "orientation warp job: the spine's shares sum to %g, above 1 (the "
+                            "upper body would turn past where it faced)",
+                            (double)sum);
+    }
+    return CB_OK;
+}
+
+cb_result cb_ik_orient_job_validate(const cb_ik_orient_job *job, cb_error *err)
+{
+    if (job == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "orientation warp job: job is NULL");
+    }
+    const io_fields io = orient_io(job);
+    cb_result r = check_io(&io, err);
+    if (r != CB_OK || (r = check_joint(&io, job->hip_joint, "hip_joint", err)) != CB_OK) {
+        return r;
+    }
+    if (job->spine.ptr == NULL && job->spine.count > 0) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "orientation warp job: spine has a count but no pointer");
+    }
+    if (job->spine.count > CB_IK_AIM_MAX_JOINTS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY,
+                            "orientation warp job: %zu spine joints, at most %d are supported",
+                            job->spine.count, CB_IK_AIM_MAX_JOINTS);
+    }
+    if ((r = check_orient_spine(job, err)) != CB_OK) {
+        return r;
+    }
+    if (!isfinite(job->angle) || !isfinite(job->angle_limit)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "orientation warp job: %s is not finite",
+                            isfinite(job->angle) ? "angle_limit" : "angle");
+    }
+    if (job->angle_limit < 0.0f || job->angle_limit > CB_FPI) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "orientation warp job: angle_limit %g is outside [0, pi]",
+                            (double)job->angle_limit);
+    }
+    if (job->out.ptr == NULL && job->result == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "orientation warp job: no output (out is empty and result is NULL)");
+    }
+    return CB_OK;
+}
+
+/* A turn by `angle` about model +Y. */
+IK_INLINE qt yaw_turn(float angle)
+{
+    float s, c;
+    cb_det_sincosf(0.5f * angle, &s, &c);
+    return (qt){0.0f, s, 0.0f, c};
+}
+
+static cb_result orient_solve(const cb_ik_orient_job *job, cb_error *err)
+{
+    const io_fields io = orient_io(job);
+    const float limit =
+        job->angle_limit == 0.0f ? CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT : job->angle_limit;
+    const float a = job->angle < -limit ? -limit : job->angle > limit ? limit : job->angle;
+    const float t = job->weight * a;
+    const size_t n = job->spine.count + 1; /* the hip, then the spine */
+    qt local[CB_IK_AIM_MAX_JOINTS + 1];
+    uint32_t joints[CB_IK_AIM_MAX_JOINTS + 1] = {job->hip_joint};
+    if (t != 0.0f) {
+        frame f[CB_IK_AIM_MAX_JOINTS + 1];
+        for (size_t k = 1; k < n; ++k) {
+            joints[k] = job->spine.ptr[k - 1].joint;
+        }
+        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, n, f);
+        cb_result r = check_chain(f, job->pose.ptr, joints, n, io.job, err);
+        if (r != CB_OK) {
+            return r;
+        }
+        /* Each turn about a vertical axis through its joint, in model space; the joints'
+         * frames are the animation's: a turn of an ancestor about the same axis commutes with
+         * the joint's own, so the turns of those before do not enter (ik.h). */
+        for (size_t k = 0; k < n; ++k) {
+            float share = k == 0 ? 1.0f : -job->spine.ptr[k - 1].weight;
+            local[k] = share != 0.0f ? to_local(&f[k], yaw_turn(share * t)) : cb_fq_identity();
+        }
+    }
+    if (job->out.ptr != NULL) {
+        prepare_out(&io);
+        for (size_t k = 0; k < n && t != 0.0f; ++k) {
+            apply_correction(job->out.ptr, joints[k], local[k]);
+        }
+    }
+    if (job->result != NULL) {
+        job->result->angle = t;
+        job->result->limited = a != job->angle;
+        job->result->first_joint = t != 0.0f ? job->hip_joint : 0;
+    }
+    return CB_OK;
+}
+
+cb_result cb_ik_orient_job_run(const cb_ik_orient_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_orient_job_validate(job, err);
+    return r != CB_OK ? r : orient_solve(job, err);
+}
+
+cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err)
+{
+    CB_ASSERT(cb_ik_orient_job_validate(job, NULL) == CB_OK);
+    return orient_solve(job, err);
+}

@@ -173,6 +173,9 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
                              .max_rate = f->max_rate};
         *warp = true;
     }
+    if (f->orient_rad > 0.0f && cb_graph_find_param(graph, "warp", &index) == CB_OK) {
+        fd->orient = (cb_follow_orient){.angle_param = "warp", .max_angle_rad = f->orient_rad};
+    }
     if (!f->no_lock && cb_graph_find_param(graph, "foot_l_w", &index) == CB_OK) {
         fd->lock = (cb_follow_lock){
             .target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},

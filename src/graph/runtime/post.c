@@ -4,7 +4,7 @@
  * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
- * counted. */
+ * counted. An orientation warp is a step too (its "target" is the angle parameter). */
 #include <math.h>
 
 #include "graph/runtime/runtime_impl.h"
@@ -28,12 +28,22 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
         if (!(w > 0.0f)) {
             continue;
         }
+        cb_result r;
+        if (ik->type == GIK_ORIENT) {
+            cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
+            float angle = param_or_zero(x, ik->target[0]);
+            if (angle == 0.0f) {
+                continue; /* no turn: nothing to do, the pose keeps its bits */
+            }
+            cb_ik_orient_job job = gik_orient_job(ik, g->skeleton, span, spine, angle, w);
+            st->refused_ik += cb_ik_orient_unchecked(&job, NULL) != CB_OK;
+            continue;
+        }
         float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
         for (int c = 0; c < 3; ++c) {
             target[c] = param_or_zero(x, ik->target[c]);
             pole[c] = ik->pole[0] != GNONE ? param_or_zero(x, ik->pole[c]) : 0.0f;
         }
-        cb_result r;
         if (ik->type == GIK_TWO_BONE) {
             cb_ik_two_bone_job job = gik_two_bone_job(ik, g->skeleton, span, target, pole, w);
             r = cb_ik_two_bone_unchecked(&job, NULL);
