@@ -19,7 +19,8 @@ typedef struct cb_crowd_kind {
     char *matrices;
     size_t matrix_stride;
     bool own_matrices;
-    cb_root_delta *root_motion;
+    cb_root_delta *root_motion; /* zeroed at create; written by the frame only if moves_root */
+    bool moves_root;     /* its graph has root motion and the desc did not skip it (create) */
     float *kept_weights; /* clip rows of capacity, or NULL */
     uint32_t clip_count, param_count;
 } cb_crowd_kind;

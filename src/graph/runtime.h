@@ -63,6 +63,10 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to);
  * transition consumes): its column is state, not input, so it cannot be a host view. */
 bool cb_graph_param_is_state(const cb_graph *g, uint32_t param);
 
+/* Whether a clip on the graph's base path has root motion (decided when it was compiled):
+ * without one, every root delta of the graph is zero. */
+bool cb_graph_moves_root(const cb_graph *g);
+
 /* Where one parameter is read from: the block's own column, or a host view. */
 typedef struct cb_graph_param_source {
     const char *base; /* NULL: the block's own column */
@@ -89,7 +93,8 @@ typedef struct cb_graph_outputs {
     char *matrices; /* character i at matrices + i * matrix_stride */
     size_t matrix_stride;
     cb_matrix_layout layout;
-    cb_root_delta *root_motion; /* per character */
+    cb_root_delta *root_motion; /* per character; NULL: no root motion (the time stage skips
+                                 * it, and writes nothing: cb_graph_moves_root) */
     float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
     bool events; /* report the markers crossed */
