@@ -56,7 +56,8 @@ static const char *const alt_names[ALTERNATIVES] = {
 typedef struct totals {
     size_t source, uncompressed, stream[ALTERNATIVES], loaded[ALTERNATIVES];
     double worst_error[ALTERNATIVES], seconds[ALTERNATIVES];
-    size_t loaded_w[3]; /* the chosen design's loaded form at W = 4, 8, 16 */
+    size_t loaded_w[3];           /* the chosen design's loaded form at W = 4, 8, 16 */
+    size_t root_raw, root_stored; /* root tracks: 16 bytes per frame raw, and in the stored form */
 } totals;
 
 /* Today's uncompressed clip of the same keys: tracks keyed at the source frames, resampled to
@@ -105,13 +106,17 @@ static size_t uncompressed_bytes(const cb_skeleton *s, const cb_xform *frames, s
     return bytes;
 }
 
+/* root: the clip's root track (count * 4 floats), stored with it; NULL: none. */
 static void report_clip(const char *asset, const char *name, const cb_skeleton *s,
                         const cb_xform *frames, size_t count, double rate_hz, bool additive,
-                        size_t uncompressed, totals *t)
+                        const float *root, size_t uncompressed, totals *t)
 {
     const size_t n = cb_skeleton_joint_count(s);
-    cb_cclip_desc d = {
-        .skeleton = s, .frames = {frames, count * n}, .frame_count = count, .additive = additive};
+    cb_cclip_desc d = {.skeleton = s,
+                       .frames = {frames, count * n},
+                       .frame_count = count,
+                       .additive = additive,
+                       .root_track = {root, root != NULL ? count * 4 : 0}};
     cb_cclip_info chosen = {0};
     double chosen_ms = 0.0;
     for (int a = 0; a < ALTERNATIVES; ++a) {
@@ -144,6 +149,8 @@ static void report_clip(const char *asset, const char *name, const cb_skeleton *
     }
     t->source += chosen.source_bytes;
     t->uncompressed += uncompressed;
+    t->root_raw += root != NULL ? count * 16 : 0;
+    t->root_stored += chosen.root_track_bytes;
     printf("| %s | %s | %zu | %zu (%.0f Hz) | %zu | %zu | %zu | **%.1fx** | %zu (%.1fx) | %u | "
            "%.4f | %.0f |\n",
            asset, name, n, count, rate_hz, chosen.source_bytes, uncompressed, chosen.stream_bytes,
@@ -158,8 +165,8 @@ static void report_asset(const char *label, const cb_test_asset *a, totals *t)
     for (size_t i = 0; i < a->clip_count; ++i) {
         const cb_test_asset_clip *c = &a->clips[i];
         size_t raw = uncompressed_bytes(a->skeleton, c->frames, c->frame_count, c->rate_hz, false);
-        report_clip(label, c->name, a->skeleton, c->frames, c->frame_count, c->rate_hz, false, raw,
-                    t);
+        report_clip(label, c->name, a->skeleton, c->frames, c->frame_count, c->rate_hz, false, NULL,
+                    raw, t);
     }
 }
 
@@ -174,6 +181,11 @@ static void print_totals(const char *what, const totals *t)
         printf("| %s | %zu | %.1fx | %zu | %.1fx | %.4f | %.2f |\n", alt_names[a], t->stream[a],
                (double)t->source / (double)t->stream[a], t->loaded[a],
                (double)t->source / (double)t->loaded[a], 1e3 * t->worst_error[a], t->seconds[a]);
+    }
+    if (t->root_raw > 0) {
+        printf("\nRoot tracks (in the stored bytes above): %zu bytes raw (16 per frame), %zu "
+               "stored (%.1fx)\n",
+               t->root_raw, t->root_stored, (double)t->root_raw / (double)t->root_stored);
     }
     printf("\nLoaded form of the chosen design by SIMD width: W = 4: %zu bytes (%.1fx), W = 8: %zu "
            "(%.1fx), W = 16: %zu (%.1fx)\n",
@@ -195,8 +207,15 @@ static void sizes(const char *dir)
             const cb_clip *clip = cb_embedded_clip(set, i);
             size_t frames = 0;
             cb_xform *src = cb_test_clip_frames(clip, &frames);
+            float *root = malloc(frames * 4 * sizeof *root);
+            if (root != NULL &&
+                cb_clip_read_root_track(clip, (cb_float_span){root, frames * 4}) != CB_OK) {
+                free(root);
+                root = NULL;
+            }
             report_clip("embedded", cb_clip_name(clip), s, src, frames, cb_clip_sample_rate(clip),
-                        cb_clip_is_additive(clip), cb_clip_bytes(clip), &emb);
+                        cb_clip_is_additive(clip), root, cb_clip_bytes(clip), &emb);
+            free(root);
             free(src);
         }
         cb_embedded_destroy(set);

@@ -264,6 +264,139 @@ static void cclip_assets_within_bound(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* The root track                                                                             */
+
+/* Root deltas of the decoded clip against the raw clip's, over many intervals within one cycle
+ * (crowdblend/cclip.h, ROOT TRACK): translation within the bound, yaw within the bound at the
+ * shell distance; and each decoded frame within its own bounds. */
+static void check_root(const char *what, const cb_clip *raw, const cb_skeleton *s, cb_err_track *te,
+                       cb_err_track *ye, size_t *stored, size_t *rawb)
+{
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(raw, &frames);
+    float *track = malloc(frames * 4 * sizeof *track), *dec = malloc(frames * 4 * sizeof *dec);
+    assert_int_equal(cb_clip_read_root_track(raw, (cb_float_span){track, frames * 4}), CB_OK);
+    const float bound = CB_CCLIP_DEFAULT_MAX_ERROR_M, shell = CB_CCLIP_DEFAULT_SHELL_M;
+    cb_cclip_desc d = {
+        .skeleton = s,
+        .frames = {src, frames * cb_skeleton_joint_count(s)},
+        .frame_count = frames,
+        .root_track = {track, frames * 4},
+    };
+    cb_cclip *z = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_cclip_create(&d, &z, &err) == CB_OK, "%s: %s", what, err.message);
+    cb_cclip_info info = cb_cclip_query_info(z);
+    *stored += info.root_track_bytes;
+    *rawb += frames * 16;
+    assert_int_equal(cb_cclip_read_root_track(z, (cb_float_span){dec, frames * 4}), CB_OK);
+    double reach = 0.0;
+    for (size_t f = 0; f < frames; ++f) {
+        const float *p = &track[f * 4];
+        reach = fmax(reach, sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]));
+    }
+    for (size_t f = 0; f < frames; ++f) {
+        double e2 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            e2 += ((double)dec[f * 4 + k] - track[f * 4 + k]) *
+                  ((double)dec[f * 4 + k] - track[f * 4 + k]);
+        }
+        CB_CHECK(sqrt(e2) <= bound / 4.0, "%s frame %zu: position off by %g m", what, f, sqrt(e2));
+        double ey = fabs((double)dec[f * 4 + 3] - track[f * 4 + 3]);
+        CB_CHECK(ey <= bound / (4.0 * fmax(shell, reach)), "%s frame %zu: yaw off by %g", what, f,
+                 ey);
+    }
+    /* The decoded clip, as a pack's loader makes it. */
+    cb_clip_root_motion rm = cb_clip_query_root_motion(raw);
+    cb_clip_frames_desc fd = {
+        .name = cb_clip_name(raw),
+        .skeleton = s,
+        .duration_s = cb_clip_duration(raw),
+        .has_scale = cb_clip_frame_stride(raw) == 10,
+        .wrap = cb_clip_is_looping(raw) ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+        .root_motion = rm.mode,
+        .root_joint = rm.joint,
+    };
+    cb_clip *back = NULL;
+    CB_CHECK(cb_cclip_to_clip(z, &fd, &back, &err) == CB_OK, "%s: %s", what, err.message);
+    cb_prng rng = cb_test_prng(what);
+    for (int i = 0; i < 2000; ++i) {
+        float from = cb_prng_range(&rng, 0.0f, 1.0f);
+        float to = from + cb_prng_range(&rng, -1.0f, 1.0f);
+        cb_root_delta a, b;
+        assert_int_equal(cb_clip_root_delta(raw, from, to, &a), CB_OK);
+        assert_int_equal(cb_clip_root_delta(back, from, to, &b), CB_OK);
+        double e2 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            e2 += ((double)a.translation[k] - b.translation[k]) *
+                  ((double)a.translation[k] - b.translation[k]);
+        }
+        cb_err_track_add(te, sqrt(e2) + 0.0, 0.0, (size_t)i);
+        cb_err_track_add(ye, fabs((double)a.yaw - b.yaw) * shell, 0.0, (size_t)i);
+    }
+    cb_clip_destroy(back);
+    cb_cclip_destroy(z);
+    free(src), free(track), free(dec);
+}
+
+static void cclip_root_track_within_bound(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    cb_err_track te = cb_err_track_make("root delta translation (m)");
+    cb_err_track ye = cb_err_track_make("root delta yaw at the shell distance (m)");
+    size_t stored = 0, raw = 0, clips = 0;
+    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+        const cb_clip *c = cb_embedded_clip(set, (uint32_t)i);
+        if (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE) {
+            check_root(cb_clip_name(c), c, s, &te, &ye, &stored, &raw);
+            clips++;
+        }
+    }
+    /* A long turning walk: 12 m along a curve, 240 frames, every component animated. */
+    enum { LONG = 240 };
+    size_t n = cb_skeleton_joint_count(s), per = 7;
+    float *frames = malloc(LONG * n * per * sizeof *frames),
+          *track = malloc(LONG * 4 * sizeof *track);
+    const cb_clip *walk = cb_embedded_find_clip(set, "walk_f");
+    size_t wf = cb_clip_frame_count(walk);
+    float *wframes = malloc(wf * n * per * sizeof *wframes);
+    assert_int_equal(cb_clip_read_frames(walk, (cb_float_span){wframes, wf * n * per}), CB_OK);
+    for (size_t f = 0; f < LONG; ++f) {
+        memcpy(frames + f * n * per, wframes + (f % (wf - 1)) * n * per, n * per * sizeof(float));
+        double u = (double)f / (LONG - 1), yaw = 1.3 * u * u;
+        track[f * 4 + 0] = (float)(3.0 * sin(2.0 * u));
+        track[f * 4 + 1] = (float)(0.02 * sin(40.0 * u));
+        track[f * 4 + 2] = (float)(12.0 * u);
+        track[f * 4 + 3] = (float)yaw;
+    }
+    cb_clip_frames_desc fd = {
+        .name = "long_walk",
+        .skeleton = s,
+        .duration_s = 8.0f,
+        .frame_count = LONG,
+        .frames = {frames, LONG * n * per},
+        .wrap = CB_CLIP_WRAP_CLAMP,
+        .root_motion = CB_ROOT_MOTION_XYZ_YAW,
+        .root_track = {track, LONG * 4},
+    };
+    cb_clip *longc = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_clip_create_from_frames(&fd, &longc, &err) == CB_OK, "long walk: %s", err.message);
+    check_root("long_walk", longc, s, &te, &ye, &stored, &raw);
+    cb_clip_destroy(longc);
+    free(frames), free(track), free(wframes);
+    cb_test_note("root tracks of %zu clips: %zu bytes raw, %zu stored (%.1fx)", clips + 1, raw,
+                 stored, (double)raw / (double)stored);
+    CB_CHECK(stored * 2 < raw, "root tracks stored in %zu bytes, raw %zu", stored, raw);
+    cb_err_track_check(&te, CB_CCLIP_DEFAULT_MAX_ERROR_M);
+    cb_err_track_check(&ye, CB_CCLIP_DEFAULT_MAX_ERROR_M / 2);
+    cb_embedded_destroy(set);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* SIMD decoder = scalar reference                                                            */
 
 static bool same_bits(const cb_xform *a, const cb_xform *b)
@@ -492,8 +625,21 @@ static fixture fixture_make(void)
     assert_int_equal(cb_embedded_create(NULL, &f.set, NULL), CB_OK);
     f.s = cb_embedded_skeleton(f.set);
     size_t frames = 0;
-    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(f.set, "run_b"), &frames);
-    f.clip = compress(f.s, src, frames, false, 1e-4f);
+    const cb_clip *run_b = cb_embedded_find_clip(f.set, "run_b");
+    cb_xform *src = cb_test_clip_frames(run_b, &frames);
+    /* With its root track, so that every truncation and corruption below covers it too. */
+    float *root = malloc(frames * 4 * sizeof *root);
+    assert_int_equal(cb_clip_read_root_track(run_b, (cb_float_span){root, frames * 4}), CB_OK);
+    cb_cclip_desc d = {
+        .skeleton = f.s,
+        .frames = {src, frames * cb_skeleton_joint_count(f.s)},
+        .frame_count = frames,
+        .root_track = {root, frames * 4},
+    };
+    cb_error err = {0};
+    CB_CHECK(cb_cclip_create(&d, &f.clip, &err) == CB_OK, "cb_cclip_create: %s", err.message);
+    assert_true(cb_cclip_query_info(f.clip).root_track_bytes > 0);
+    free(root);
     free(src);
     f.bytes = cb_cclip_stream_bytes(f.clip);
     f.stream = malloc(f.bytes);
@@ -565,8 +711,26 @@ static void cclip_stream_errors(void **state)
     b[0] = 'X';
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "bad magic");
     memcpy(b, f.stream, f.bytes);
-    b[4] = 2;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 2");
+    assert_int_equal(b[4], 2); /* with a root track */
+    b[4] = 3;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 3");
+    b[4] = 1;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 1 with a root track");
+    memcpy(b, f.stream, f.bytes);
+    b[6] &= (unsigned char)~CB_CCLIP_FLAG_ROOT;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 2 without a root track");
+    /* The root block: the last 36 + key bytes. Its first field's width, then its offset. */
+    const size_t root_at = f.bytes - cb_cclip_query_info(f.clip).root_track_bytes;
+    memcpy(b, f.stream, f.bytes);
+    b[root_at] = CB_CCLIP_MAX_BITS + 1;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a 25-bit root field");
+    memcpy(b, f.stream, f.bytes);
+    memset(b + root_at + 1, 0xFF, 4);
+    expect_load_error(f.s, b, f.bytes, CB_ERR_NOT_FINITE, "a NaN root offset");
+    memcpy(b, f.stream, f.bytes);
+    memcpy(b + root_at + 1, (const unsigned char[]){0, 0, 0x80, 0x7E}, 4); /* 8.5e37 */
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a root offset beyond the largest value");
+    expect_load_error(f.s, f.stream, root_at + 3, CB_ERR_PARSE, "the root block cut short");
     memcpy(b, f.stream, f.bytes);
     b[6] = 0x80;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "unknown flag");
@@ -759,12 +923,18 @@ static void cclip_bad_parameters(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cclip_desc_defaults),         cmocka_unit_test(cclip_bad_parameters),
-        cmocka_unit_test(cclip_embedded_within_bound), cmocka_unit_test(cclip_bounds_scale),
-        cmocka_unit_test(cclip_random_within_bound),   cmocka_unit_test(cclip_assets_within_bound),
-        cmocka_unit_test(cclip_simd_matches_ref),      cmocka_unit_test(cclip_sample_matches_keys),
-        cmocka_unit_test(cclip_blend_prototype),       cmocka_unit_test(cclip_stream_roundtrip),
+        cmocka_unit_test(cclip_desc_defaults),
+        cmocka_unit_test(cclip_bad_parameters),
+        cmocka_unit_test(cclip_embedded_within_bound),
+        cmocka_unit_test(cclip_bounds_scale),
+        cmocka_unit_test(cclip_random_within_bound),
+        cmocka_unit_test(cclip_assets_within_bound),
+        cmocka_unit_test(cclip_simd_matches_ref),
+        cmocka_unit_test(cclip_sample_matches_keys),
+        cmocka_unit_test(cclip_blend_prototype),
+        cmocka_unit_test(cclip_stream_roundtrip),
         cmocka_unit_test(cclip_stream_errors),
+        cmocka_unit_test(cclip_root_track_within_bound),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -4,6 +4,7 @@
  * own figures. */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -646,6 +647,131 @@ static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
     cb_crowd_destroy(c);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Root motion left out                                                                       */
+
+/* A copy of an embedded clip with the same stored pose frames and no root track. */
+static cb_clip *still_copy(const cb_clip *src)
+{
+    size_t floats = cb_clip_frame_count(src) * cb_clip_joint_count(src) * cb_clip_frame_stride(src);
+    float *frames = malloc(floats * sizeof *frames);
+    assert_non_null(frames);
+    assert_int_equal(cb_clip_read_frames(src, (cb_float_span){frames, floats}), CB_OK);
+    cb_clip_frames_desc d = {
+        .name = cb_clip_name(src),
+        .skeleton = cb_embedded_skeleton(set),
+        .duration_s = cb_clip_duration(src),
+        .frame_count = (uint32_t)cb_clip_frame_count(src),
+        .has_scale = cb_clip_frame_stride(src) == 10,
+        .frames = {frames, floats},
+        .root_motion = CB_ROOT_MOTION_NONE,
+    };
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_clip_create_from_frames(&d, &c, &err) == CB_OK, "still copy: %s", err.message);
+    free(frames);
+    return c;
+}
+
+/* W1's graph: a DIRECT blend of three clips. */
+static cb_graph *direct_graph(const cb_clip *const *three)
+{
+    cb_graph_blend_desc d = {
+        .skeleton = cb_embedded_skeleton(set), .clips = three, .clip_count = 3};
+    d.solver.kind = CB_SOLVER_KIND_DIRECT;
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_create_blend(&d, &g, &err) == CB_OK, "direct graph: %s", err.message);
+    return g;
+}
+
+enum { STILL_N = 150, STILL_FRAMES = 40 };
+
+/* Runs a crowd of graph g for STILL_FRAMES frames with weights that change per character and
+ * frame; its matrices into m, its summed |root motion| into *motion. */
+static void run_still(const cb_graph *g, bool skip, float *m, double *motion)
+{
+    const cb_graph *graphs[1] = {g};
+    cb_crowd_desc d = graph_desc(STILL_N, graphs);
+    d.thread_count = 2;
+    d.batch_size = 32;
+    d.skip_root_motion = skip;
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    for (uint32_t i = 0; i < STILL_N; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(c, 0, (float)i * 0.0173f, &ch), CB_OK);
+    }
+    *motion = 0.0;
+    for (uint32_t f = 0; f < STILL_FRAMES; ++f) {
+        for (uint32_t k = 0; k < 3; ++k) {
+            char name[32];
+            snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", k);
+            float *w = cb_crowd_param_column(c, 0, param(c, name));
+            for (uint32_t i = 0; i < STILL_N; ++i) {
+                w[i] = 0.5f + 0.5f * sinf(0.7f * (float)(i + 3 * k) + 0.13f * (float)f);
+            }
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.002f * (float)(f % 4)), CB_OK);
+        const cb_root_delta *rm = cb_crowd_root_motion(c, 0);
+        assert_non_null(rm);
+        for (uint32_t i = 0; i < STILL_N; ++i) {
+            *motion += fabs(rm[i].translation[0]) + fabs(rm[i].translation[1]) +
+                       fabs(rm[i].translation[2]) + fabs(rm[i].yaw);
+        }
+    }
+    size_t per = (size_t)cb_crowd_joint_count(c) * 16; /* 4x4, the default layout */
+    for (uint32_t i = 0; i < STILL_N; ++i) {
+        memcpy(m + i * per, cb_crowd_matrices(c, 0, i), per * sizeof(float));
+    }
+    cb_crowd_destroy(c);
+}
+
+/* Root motion is left out where a graph's clips have none (decided when the graph is built) and
+ * where the host asks (desc.skip_root_motion): the poses are the bits the crowd gives with root
+ * motion computed, the deltas are zero; where clips have root motion and the host keeps it, the
+ * deltas move the characters (their values: crowd_single_clip_root_motion_matches_the_clip). */
+static void crowd_root_motion_is_skipped_without_changing_poses(void **state)
+{
+    (void)state;
+    const cb_clip *moving[3] = {clips[1], clips[9], clips[8]}; /* walk_f, run_f, walk_fr */
+    cb_clip *still[3];
+    for (int k = 0; k < 3; ++k) {
+        still[k] = still_copy(moving[k]);
+    }
+    const cb_clip *still_c[3] = {still[0], still[1], still[2]};
+    cb_graph *gm = direct_graph(moving), *gs = direct_graph(still_c);
+    assert_true(gm->moves_root);
+    assert_false(gs->moves_root);
+    size_t floats = (size_t)STILL_N * cb_skeleton_joint_count(cb_embedded_skeleton(set)) * 16;
+    float *ref = malloc(floats * sizeof(float)), *got = malloc(floats * sizeof(float));
+    assert_true(ref != NULL && got != NULL);
+    double motion;
+    /* The reference: root motion computed from the clips' tracks. */
+    run_still(gm, false, ref, &motion);
+    CB_CHECK(motion > 1.0, "walking clips moved the crowd by only %g", motion);
+    /* The host left it out. */
+    run_still(gm, true, got, &motion);
+    assert_true(motion == 0.0);
+    assert_memory_equal(got, ref, floats * sizeof(float));
+    /* The clips have none: skipped by the graph. */
+    run_still(gs, false, got, &motion);
+    assert_true(motion == 0.0);
+    assert_memory_equal(got, ref, floats * sizeof(float));
+    /* The same graph with the skip defeated: root motion computed over clips without it. */
+    gs->moves_root = true;
+    run_still(gs, false, got, &motion);
+    assert_true(motion == 0.0);
+    assert_memory_equal(got, ref, floats * sizeof(float));
+    free(ref);
+    free(got);
+    cb_graph_destroy(gm);
+    cb_graph_destroy(gs);
+    for (int k = 0; k < 3; ++k) {
+        cb_clip_destroy(still[k]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +786,7 @@ int main(void)
         cmocka_unit_test(crowd_update_does_not_allocate),
         cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),
         cmocka_unit_test(crowd_phase_advances_at_the_weight_averaged_duration),
+        cmocka_unit_test(crowd_root_motion_is_skipped_without_changing_poses),
     };
     if (setup_set(NULL) != 0) {
         fprintf(stderr, "the embedded set could not be built\n");

@@ -897,6 +897,78 @@ static void pack_version_1_still_loads(void **state)
     fixture_free(&f);
 }
 
+/* Packs written before the root track was compressed (clip section version 2, encoding 1: the
+ * stored form without its root track, the track raw after it) load as they did, and saving
+ * them gives the same bytes: the committed copies in v2/ of fox.cbpack and cesium_man.cbpack as
+ * the issue 13 importer wrote them. */
+static void pack_encoding_1_still_loads(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"v2/cesium_man.cbpack", "v2/fox.cbpack"};
+    for (size_t i = 0; i < 2; ++i) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", CB_TEST_PACK_DIR, names[i]);
+        FILE *fp = fopen(path, "rb");
+        assert_non_null(fp);
+        fseek(fp, 0, SEEK_END);
+        size_t size = (size_t)ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        unsigned char *bytes = malloc(size);
+        assert_non_null(bytes);
+        assert_int_equal(fread(bytes, 1, size, fp), size);
+        fclose(fp);
+        cb_pack *p = load(bytes, size);
+        size_t root_clips = 0;
+        for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
+            const cb_cclip *z = cb_pack_compressed_clip(p, k);
+            assert_non_null(z);
+            assert_int_equal(cb_cclip_query_info(z).root_track_bytes, 0);
+            root_clips += cb_clip_query_root_motion(cb_pack_clip(p, k)).mode != CB_ROOT_MOTION_NONE;
+        }
+        CB_CHECK(root_clips > 0, "%s: no clip with root motion", path);
+        cb_pack_desc contents = cb_pack_contents(p);
+        size_t size2 = 0;
+        unsigned char *again = save(&contents, &size2);
+        assert_int_equal(size2, size);
+        assert_memory_equal(again, bytes, size);
+        cb_test_note("%s (clip encoding 1, raw root tracks) loads and saves to the same %zu bytes",
+                     names[i], size);
+        free(again);
+        cb_pack_destroy(p);
+        free(bytes);
+    }
+    /* Encoding 2 (the root track in the stored form) is section version 3's, and only its: the
+     * committed cesium_man.cbpack's one clip, "clip0" (a 12-byte name record, then duration,
+     * frame count, joint count and flags: the encoding at +28, the root mode at +32). */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cesium_man.cbpack", CB_TEST_PACK_DIR);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    size_t size = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *good = malloc(size), *d = malloc(size);
+    assert_true(good != NULL && d != NULL);
+    assert_int_equal(fread(good, 1, size, fp), size);
+    fclose(fp);
+    const size_t clip = section_offset(good, 1);
+    assert_int_equal(get_u32(good + 40 + 24 + 4), 3);
+    assert_int_equal(get_u32(good + clip + 28), 2);
+    memcpy(d, good, size);
+    set_u32(d + 40 + 24 + 4, 2);
+    repair_checksum(d, size);
+    expect_load_error(d, size, CB_ERR_PARSE, "encoding 2 is not defined in clip section version 2");
+    memcpy(d, good, size);
+    set_u32(d + clip + 28, 1);
+    repair_checksum(d, size);
+    expect_load_error(d, size, CB_ERR_PARSE, "encoding 1 is not defined in clip section version 3");
+    memcpy(d, good, size);
+    set_u32(d + clip + 32, CB_ROOT_MOTION_NONE);
+    repair_checksum(d, size);
+    expect_load_error(d, size, CB_ERR_PARSE, "without root motion");
+    free(good), free(d);
+}
+
 /* Fails the k-th allocation. */
 typedef struct fail_at {
     size_t calls, fail;
@@ -1098,6 +1170,7 @@ int main(void)
         cmocka_unit_test(pack_fields_are_checked),
         cmocka_unit_test(pack_compressed_blocks_are_checked),
         cmocka_unit_test(pack_version_1_still_loads),
+        cmocka_unit_test(pack_encoding_1_still_loads),
         cmocka_unit_test(pack_load_survives_failed_allocations),
         cmocka_unit_test(pack_save_checks_its_desc),
         cmocka_unit_test(pack_samples_checksum),

@@ -41,6 +41,19 @@
  * time in plain C and is bit-identical to it (tests/test_cclip.c). cb_cclip_sample samples at a
  * normalized time like cb_pose_sample_job.
  *
+ * ROOT TRACK
+ * A clip's root-motion track (clip.h, ROOT MOTION: x y z yaw per source frame, relative to
+ * frame 0) may be stored with it (cb_cclip_desc.root_track), quantized per component at every
+ * source frame (offset, step and width as the joints' fields, range reduction over the track).
+ * Its bound comes from the same max_error_m and shell: every decoded frame's position lies
+ * within max_error_m / 4 of the source's (as a vector), and its yaw within
+ * max_error_m / (4 max(shell_distance_m, reach)), reach being the farthest the root gets from
+ * its frame-0 position. So a root delta (cb_clip_root_delta) between two times of one cycle is
+ * within max_error_m of the raw track's in translation (two positions, and the start yaw turning
+ * a displacement of at most 2 reach), and its yaw within max_error_m / (2 shell_distance_m): the
+ * bound at the shell distance. A delta over k whole cycles adds up to k times the one-cycle
+ * error. Frame 0 decodes to exactly zero.
+ *
  * A compressed clip is immutable after create or load and may be shared by any threads.
  */
 #ifndef CROWDBLEND_CCLIP_H
@@ -63,8 +76,10 @@ typedef struct cb_cclip cb_cclip;
 #define CB_CCLIP_DEFAULT_SHELL_M 0.03f
 /** Widest quantized field, in bits (values stay exact in a float's 24-bit significand). */
 #define CB_CCLIP_MAX_BITS 24
-/** Version of the stored form written by cb_cclip_serialize. */
-#define CB_CCLIP_STREAM_VERSION 1
+/** Newest version of the stored form: 2 adds the root track. cb_cclip_serialize writes
+ *  version 1 for clips without a root track (so version 1 readers still read them), 2 with
+ *  one; cb_cclip_load reads both. */
+#define CB_CCLIP_STREAM_VERSION 2
 
 /** Whether the compressor may store fewer keys than the source has. */
 typedef enum cb_cclip_keys {
@@ -98,6 +113,10 @@ typedef struct cb_cclip_desc {
     float shell_distance_m;
     /** Key-rate reduction. Default: CB_CCLIP_KEYS_REDUCE. */
     cb_cclip_keys keys;
+    /** The root-motion track to store with the keys (see ROOT TRACK): frame_count * 4 finite
+     *  floats, x y z yaw per source frame, frame 0 all zero (cb_clip_read_root_track()).
+     *  Default (NULL): none. */
+    cb_float_cspan root_track;
     /** Allocator for the clip and the compressor's working memory. Default: the C library. */
     cb_allocator allocator;
     uint32_t _end_canary; /**< must be 0 */
@@ -134,6 +153,7 @@ typedef struct cb_cclip_info {
     uint32_t tracks_animated; /**< the other quantized tracks */
     uint32_t bits_per_key;    /**< bits of one key of the whole skeleton, stored form */
     size_t stream_bytes;      /**< size of the stored form (cb_cclip_serialize) */
+    size_t root_track_bytes;  /**< of which the root track (0 without one) */
     size_t bytes;             /**< memory held by the loaded clip (this build's W) */
     size_t source_bytes;      /**< the source as raw 32-bit keys: joints x frames x 40 bytes */
     float max_error_m;        /**< the bound the clip was compressed to */
@@ -151,6 +171,14 @@ CB_API size_t cb_cclip_key_count(const cb_cclip *clip);
 CB_API size_t cb_cclip_joint_count(const cb_cclip *clip);
 /** Signature of the skeleton the clip was built for (cb_skeleton_signature()). */
 CB_API uint64_t cb_cclip_skeleton_signature(const cb_cclip *clip);
+
+/**
+ * Writes the decoded root track (source_frames * 4 floats: x y z yaw per source frame, frame 0
+ * zero; see ROOT TRACK). The same bits in every build.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FOUND (the clip stores no root track),
+ *         CB_ERR_SPAN_TOO_SHORT (nothing written).
+ */
+CB_API cb_result cb_cclip_read_root_track(const cb_cclip *clip, cb_float_span out);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Stored form                                                                                */
@@ -229,7 +257,8 @@ CB_API cb_result cb_cclip_sample(const cb_cclip *clip, float t, bool looping,
  * Packs use it to hand the crowd playable clips while the file keeps the compressed form
  * (crowdblend/pack.h). Every field of `desc` but `frames` and `frame_count` is used as given
  * (name, duration, wrap, root motion and its track of source_frames * 4 floats, markers,
- * allocator); `has_scale` must be true when the clip stores a scale track (without it, the
+ * allocator), except that a clip storing its own root track uses that (decoded) and ignores
+ * desc->root_track; `has_scale` must be true when the clip stores a scale track (without it, the
  * decoded scale is dropped: default tracks decode to the rest scale, which the clip's source
  * without scale did not have), and `additive` must match the clip.
  * The frames are the same bits in every build.

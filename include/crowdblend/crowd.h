@@ -166,6 +166,11 @@ typedef struct cb_crowd_desc {
      *  crossings costs a little per active clip with markers (docs/performance.md), and a
      *  crowd that only syncs on markers need not pay for it. */
     bool events;
+    /** Leave root motion out: cb_crowd_root_motion() then gives zero deltas, and the frame
+     *  does none of its work (about 740 instructions per character for three blended clips,
+     *  docs/performance.md). For hosts that move their characters themselves. A kind whose
+     *  graph plays no clip with root motion on its base path skips it anyway. */
+    bool skip_root_motion;
     /** Time each stage (cb_crowd_query_stats()); costs a clock read per stage per batch. */
     bool profile;
     /** Allocation hooks for create. Default: the C library. */
@@ -324,7 +329,9 @@ CB_API cb_result cb_crowd_set_skinning_view(cb_crowd *crowd, uint32_t kind, floa
                                             size_t stride_bytes);
 
 /** Root motion of the last update per dense index of a kind: the blended displacement and
- *  heading change, in the character's frame at the start of that update. */
+ *  heading change, in the character's frame at the start of that update. Never NULL for a
+ *  valid kind: all zero where the kind has none (desc.skip_root_motion, or no clip of its
+ *  graph's base path has root motion; such a kind skips the work per frame). */
 CB_API const cb_root_delta *cb_crowd_root_motion(const cb_crowd *crowd, uint32_t kind);
 
 /** Normalized time of a clip node per dense index of a kind (clip: the clip nodes in the order

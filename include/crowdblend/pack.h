@@ -26,11 +26,15 @@
  * an ordinary clip at the source frames (cb_cclip_to_clip), which is what cb_pack_clip() gives the
  * crowd. This is the interim until the sampler decodes compressed clips itself
  * (docs/architecture.md): the file and cb_pack_compressed_clip() have the compressed size, the
- * loaded clip the raw size.
+ * loaded clip the raw size. A compressed clip that stores its root track (cb_cclip_desc.
+ * root_track, as `crowdblend import` makes them) is written with it (clip encoding 2): the
+ * root track is then error-bounded too (crowdblend/cclip.h, ROOT TRACK) instead of raw floats.
  *
  * VERSIONS
- * Version 2 added clip section version 2 and its encoding 1 (compressed). Version 1 packs (raw
- * frames only) still load, unchanged; this build writes version 2.
+ * Version 2 added clip section version 2 and its encoding 1 (compressed), then clip section
+ * version 3 and its encoding 2 (compressed with the root track). Version 1 packs (raw frames
+ * only) and version 2 packs of clip sections 1 and 2 still load, unchanged; this build writes
+ * version 2.
  *
  * SAVING
  * cb_pack_save_memory() / cb_pack_save() write what a cb_pack_desc names. cb_pack_contents()
@@ -54,10 +58,12 @@ extern "C" {
 /** The format version this build writes and the newest it reads. */
 #define CB_PACK_VERSION 2
 
-/** The version of each section kind this build writes and the newest it reads. Clip section
- *  version 2 (pack version 2) adds the compressed encoding. */
+/** The newest version of each section kind this build reads and writes. Clip section
+ *  version 2 (pack version 2) adds the compressed encoding, version 3 the compressed encoding
+ *  whose stored form holds the root track too (encoding 2); a clip section takes version 3
+ *  only when it uses encoding 2, so packs without it stay readable by older builds. */
 #define CB_PACK_SKELETON_VERSION 1
-#define CB_PACK_CLIP_VERSION 2
+#define CB_PACK_CLIP_VERSION 3
 #define CB_PACK_MASK_VERSION 1
 #define CB_PACK_GRAPH_VERSION 1
 

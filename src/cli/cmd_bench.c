@@ -253,7 +253,8 @@ int cb_cmd_bench(int argc, char **argv)
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
         {"workloads", CB_OPT_STRING, &which,
-         "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling)"},
+         "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling; W6: "
+         "W1 without root motion)"},
         {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
         {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},

@@ -19,9 +19,10 @@ static size_t file_bytes(const cb_pack *p, size_t i)
     size_t b = z != NULL
                    ? 4 + (cb_cclip_stream_bytes(z) + 3) / 4 * 4
                    : cb_clip_frame_count(c) * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
-    return b + (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE
-                    ? cb_clip_frame_count(c) * 16
-                    : 0);
+    /* The root track: raw floats after the frames, unless the stored form holds it. */
+    bool raw_root = cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE &&
+                    cb_cclip_query_info(z).root_track_bytes == 0;
+    return b + (raw_root ? cb_clip_frame_count(c) * 16 : 0);
 }
 
 /* The rest pose's extent along +Y in model space: the figure's height. */

@@ -38,6 +38,8 @@ typedef struct cb_scene_desc {
     const cb_pack *pack;
     /* Half the side of the square (m, centred on the origin) where characters appear; 0: 200. */
     float area;
+    /* Leave root motion out (cb_crowd_desc.skip_root_motion): workload W6. */
+    bool skip_root_motion;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;

@@ -8,6 +8,8 @@
  *   W5  10,000 characters on the example graph with state machines, an upper-body layer and a
  *       head look-at (examples/graphs/locomotion_upper_body_look_at.json), events on.
  *   W1-plain  W1's pose and local-to-model jobs in a plain loop, no crowd runtime (beside W1);
+ *   W6  W1 with the crowd's root motion left out (cb_crowd_desc.skip_root_motion): the work
+ *       W1-plain does, through the crowd runtime (not in the default list);
  *   W0  a control: pure arithmetic on the pool, the scaling the machine allows at the moment.
  * Each at one thread and at all threads, several runs each. A frame's wall time is measured
  * around cb_crowd_update only (the host's steering is outside); a run's figure is the median
@@ -21,8 +23,8 @@
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
 #include "cli/scene.h"
-#include "simd/detmath.h"
 #include "cli/workloads.h"
+#include "simd/detmath.h"
 
 typedef struct workload_def {
     const char *name;
@@ -31,6 +33,7 @@ typedef struct workload_def {
     bool fixed_three_clips;
     bool layers;
     const char *graph;
+    bool skip_root_motion;
 } workload_def;
 
 static const workload_def defs[] = {
@@ -38,6 +41,7 @@ static const workload_def defs[] = {
     {"W2", 10000, 60, false, true, NULL},
     {"W5", 10000, 60, false, false, CB_DEFAULT_EXAMPLE_GRAPH}, /* beside W2 */
     {"W3", 100000, 12, false, true, NULL},
+    {"W6", 1000, 300, true, false, NULL, true}, /* W1 without root motion */
 };
 
 /* The fields every workload reports the same way, from the median frame time of each run
@@ -78,6 +82,7 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
         .profile = true,
         .seed = 7,
         .graph = w->graph,
+        .skip_root_motion = w->skip_root_motion,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {

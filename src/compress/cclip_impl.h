@@ -57,10 +57,28 @@ float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t 
  *          (cb_cclip_offset_value with the track's exponent, 0 for rotations; cb_cclip_step_value)
  *      then the keys: key after key, joint after joint, component after component, each
  *      quantized field of `bits` bits, least significant bit first, in one bit stream padded
- *      with zero bits to a whole byte. Nothing follows.
+ *      with zero bits to a whole byte.
+ *   (version 2, flag bit 1) the root track: per component (x, y, z, yaw) u8 bits (0..24),
+ *      f32 offset, f32 step (0 when bits is 0); then source_frames keys of the four fields,
+ *      as above in their own bit stream padded to a whole byte. Frame f decodes to
+ *      value(f) - value(0) per component (cb_cclip_value each, in float), so frame 0 is
+ *      exactly zero as clip.h's root tracks are.
+ *   Nothing follows. Version 1 streams (no root track) still load.
  */
 #define CB_CCLIP_MAGIC "CBCC"
-enum { CB_CCLIP_HEADER_BYTES = 44, CB_CCLIP_FLAG_ADDITIVE = 1, CB_CCLIP_MAX_EXPONENT = 60 };
+enum {
+    CB_CCLIP_HEADER_BYTES = 44,
+    CB_CCLIP_FLAG_ADDITIVE = 1,
+    CB_CCLIP_FLAG_ROOT = 2,
+    CB_CCLIP_MAX_EXPONENT = 60,
+    /* Root track: its four components and the bytes of their descriptions. */
+    CB_CCLIP_ROOT_COMPONENTS = 4,
+    CB_CCLIP_ROOT_FIELD_BYTES = 9,
+};
+
+/* Largest magnitude a root field may reach (offset + step (2^bits - 1)), metres or radians:
+ * the loader refuses more, so every decoded value and difference is finite. */
+#define CB_CCLIP_ROOT_MAX_VALUE 1e6
 
 /* Offsets of quantized fields lie on a grid of 2^(e - 15) in [-2^e, 2^e), where 2^e bounds the
  * track type's values in the clip: code o is (o - 32768) 2^(e - 15), exact in float. 16 bits
@@ -117,6 +135,8 @@ typedef struct cb_cclip_parsed {
     const unsigned char *fields; /* the per-joint descriptions */
     const unsigned char *data;   /* the bit stream */
     uint32_t bits_per_key;
+    const unsigned char *root; /* the root track's block (version 2, flag bit 1), or NULL */
+    size_t root_bytes;
     size_t size;
 } cb_cclip_parsed;
 
@@ -131,12 +151,39 @@ void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleto
                             cb_cclip_field *fields);
 
 /* Writes a stored form. fields: joint_count * 10 (defaults marked as above); get_q(user, key,
- * joint, component) gives the integers of the fields with bits. Returns the bytes written, or
- * the bytes needed when dst is NULL. */
+ * joint, component) gives the integers of the fields with bits; header->root (root_bytes) is
+ * copied after them when not NULL (flag bit 1). Returns the bytes written, or the bytes needed
+ * when dst is NULL. */
 size_t cb_cclip_write_stream(const cb_cclip_parsed *header, const cb_cclip_field *fields,
                              uint32_t (*get_q)(const void *user, size_t key, size_t joint,
                                                int component),
                              const void *user, unsigned char *dst);
+
+/* ---- the root track's block (stream.c: validation, decoding, writing; root.c: compression) */
+
+typedef struct cb_cclip_root_field {
+    uint8_t bits; /* 0..24 */
+    float offset, step;
+} cb_cclip_root_field;
+
+/* Validates the root block at [at, at + size) for `frames` frames: it must take exactly size
+ * bytes. Never reads outside it. */
+cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t frames, cb_error *err);
+
+/* The track of a validated block: frames * 4 floats, x y z yaw per frame, frame 0 zero. */
+void cb_cclip_root_decode(const unsigned char *block, uint32_t frames, float *out);
+
+/* Writes a block from its fields and integers q (frames * 4); the bytes written, or the bytes
+ * needed when dst is NULL. */
+size_t cb_cclip_root_write(const cb_cclip_root_field *fields, const uint32_t *q, uint32_t frames,
+                           unsigned char *dst);
+
+/* Compresses a root track (frames * 4 floats, frame 0 zero) to the bound of crowdblend/cclip.h
+ * (ROOT TRACK) into a block allocated with `a` (*bytes of it); the largest errors measured per
+ * frame (position as a vector, m; yaw, rad) into pos_err and yaw_err. */
+cb_result cb_cclip_root_compress(const float *track, uint32_t frames, float max_error_m,
+                                 float shell_m, const cb_allocator *a, unsigned char **block,
+                                 size_t *bytes, double *pos_err, double *yaw_err, cb_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Loaded form                                                                                */
@@ -184,6 +231,9 @@ struct cb_cclip {
     const uint8_t *joint_bits; /* joint_count * 10: bits, or CB_CCLIP_DEFAULT_TRACK */
     const uint8_t *rank;       /* joint_count: position among its group's active lanes, or
                                   0xFF when the joint stores no words */
+    const unsigned char *root_block; /* the stored root block (serialize copies it), or NULL */
+    size_t root_block_bytes;
+    const float *root_track; /* source_frames * 4 decoded floats, or NULL */
 };
 
 /* Bytes and alignment of one group's lane permutation (src/simd/vbits.h), and its
@@ -227,6 +277,8 @@ typedef struct cb_cclip_compress_stats {
     uint32_t chosen_keys; /* keys of the result */
     uint32_t fixup_steps; /* precision raises after the per-track start */
     uint32_t trim_steps;  /* precision lowerings kept by the trim pass */
+    /* The root track's largest errors per frame (position as a vector, yaw). */
+    double root_pos_error_m, root_yaw_error_rad;
 } cb_cclip_compress_stats;
 
 /* cb_cclip_create with switches; stats may be NULL. */

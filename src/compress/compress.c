@@ -179,6 +179,26 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip desc: %s must be > 0",
                             !(d->max_error_m > 0.0f) ? "max_error_m" : "shell_distance_m");
     }
+    if (d->root_track.ptr != NULL) {
+        if (d->root_track.count < d->frame_count * 4) {
+            return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                                "cclip desc: root_track has %zu floats, %zu frames need %zu",
+                                d->root_track.count, d->frame_count, d->frame_count * 4);
+        }
+        for (size_t i = 0; i < d->frame_count * 4; ++i) {
+            if (!isfinite(d->root_track.ptr[i]) ||
+                fabsf(d->root_track.ptr[i]) > (float)(CB_CCLIP_ROOT_MAX_VALUE / 4)) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "cclip desc: root_track frame %zu is not finite or beyond "
+                                    "%g",
+                                    i / 4, CB_CCLIP_ROOT_MAX_VALUE / 4);
+            }
+            if (i < 4 && d->root_track.ptr[i] != 0.0f) {
+                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                    "cclip desc: root_track frame 0 is not zero");
+            }
+        }
+    }
     if (d->keys <= _CB_CCLIP_KEYS_DEFAULT || d->keys >= _CB_CCLIP_KEYS_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cclip desc: keys %d is not a "
@@ -955,17 +975,34 @@ cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *
         .signature = cb_skeleton_signature(c.d.skeleton),
         .exponent = {(int8_t)c.exponent[0], 0, (int8_t)c.exponent[2]},
     };
+    unsigned char *root = NULL;
+    if (c.d.root_track.ptr != NULL) {
+        double pos_err, yaw_err;
+        r = cb_cclip_root_compress(c.d.root_track.ptr, (uint32_t)c.frames, c.d.max_error_m,
+                                   c.d.shell_distance_m, c.alloc, &root, &h.root_bytes, &pos_err,
+                                   &yaw_err, err);
+        if (r != CB_OK) {
+            cb_free(c.alloc, best_field, field_bytes);
+            cb_free(c.alloc, best_q, q_bytes);
+            return r;
+        }
+        h.root = root;
+        st.root_pos_error_m = pos_err;
+        st.root_yaw_error_rad = yaw_err;
+    }
     array_q aq = {best_q, n};
     size_t bytes = cb_cclip_write_stream(&h, best_field, get_array_q, &aq, NULL);
     unsigned char *stream = cb_alloc(c.alloc, bytes, 8);
     if (stream == NULL) {
         cb_free(c.alloc, best_field, field_bytes);
         cb_free(c.alloc, best_q, q_bytes);
+        cb_free(c.alloc, root, h.root_bytes);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: %zu bytes", bytes);
     }
     cb_cclip_write_stream(&h, best_field, get_array_q, &aq, stream);
     cb_free(c.alloc, best_field, field_bytes);
     cb_free(c.alloc, best_q, q_bytes);
+    cb_free(c.alloc, root, h.root_bytes);
     cb_cclip_parsed p;
     r = cb_cclip_parse(c.d.skeleton, stream, bytes, &p, err);
     if (r == CB_OK) {

@@ -154,12 +154,19 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     }
     unsigned version = (unsigned)b[4] | (unsigned)b[5] << 8;
     unsigned flags = (unsigned)b[6] | (unsigned)b[7] << 8;
-    if (version != CB_CCLIP_STREAM_VERSION) {
-        return cb_error_set(err, CB_ERR_UNSUPPORTED, "cclip stream: version %u (this build: %d)",
+    if (version == 0 || version > CB_CCLIP_STREAM_VERSION) {
+        return cb_error_set(err, CB_ERR_UNSUPPORTED, "cclip stream: version %u (this build: 1..%d)",
                             version, CB_CCLIP_STREAM_VERSION);
     }
-    if ((flags & ~(unsigned)CB_CCLIP_FLAG_ADDITIVE) != 0) {
+    if ((flags & ~(unsigned)(CB_CCLIP_FLAG_ADDITIVE | CB_CCLIP_FLAG_ROOT)) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: unknown flags 0x%x", flags);
+    }
+    /* One clip has one stored form: version 2 exactly when there is a root track. */
+    if (((flags & CB_CCLIP_FLAG_ROOT) != 0) != (version == 2)) {
+        return cb_error_set(err, CB_ERR_PARSE,
+                            "cclip stream: version %u %s a root track (version 2 exactly when "
+                            "flag bit 1 is set)",
+                            version, (flags & CB_CCLIP_FLAG_ROOT) ? "with" : "without");
     }
     *p = (cb_cclip_parsed){
         .joint_count = rd32(b + 8),
@@ -207,17 +214,90 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     p->bits_per_key = (uint32_t)bits;
     uint64_t data_bits = bits * p->keys;
     uint64_t data_bytes = (data_bits + 7) / 8;
-    if ((uint64_t)(end - p->data) != data_bytes) {
+    const bool root = (flags & CB_CCLIP_FLAG_ROOT) != 0;
+    uint64_t left = (uint64_t)(end - p->data);
+    if (root ? left < data_bytes : left != data_bytes) {
         return cb_error_set(
-            err, CB_ERR_PARSE, "cclip stream: %llu bytes of keys, expected %llu (%s)",
-            (unsigned long long)(end - p->data), (unsigned long long)data_bytes,
-            (uint64_t)(end - p->data) < data_bytes ? "truncated" : "trailing bytes");
+            err, CB_ERR_PARSE, "cclip stream: %llu bytes of keys%s, expected %llu (%s)",
+            (unsigned long long)left, root ? " and root track" : "", (unsigned long long)data_bytes,
+            left < data_bytes ? "truncated" : "trailing bytes");
     }
     /* Padding bits are zero, so one clip has one stored form. */
     if (data_bits % 8 != 0 && (p->data[data_bytes - 1] >> (data_bits % 8)) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: padding bits are not zero");
     }
+    if (root) {
+        p->root = p->data + data_bytes;
+        p->root_bytes = (size_t)(left - data_bytes);
+        return cb_cclip_root_parse(p->root, p->root_bytes, p->source_frames, err);
+    }
     return CB_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The root track's block                                                                     */
+
+static void root_fields(const unsigned char *at, cb_cclip_root_field *f)
+{
+    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k, at += CB_CCLIP_ROOT_FIELD_BYTES) {
+        f[k] = (cb_cclip_root_field){at[0], rdf(at + 1), rdf(at + 5)};
+    }
+}
+
+cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t frames, cb_error *err)
+{
+    const size_t head = CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES;
+    if (size < head) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: root track truncated");
+    }
+    cb_cclip_root_field f[CB_CCLIP_ROOT_COMPONENTS];
+    root_fields(at, f);
+    uint64_t bits = 0;
+    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+        if (!isfinite(f[k].offset) || !isfinite(f[k].step)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "cclip stream: root track component %d is not finite", k);
+        }
+        double reach = fabs((double)f[k].offset) + (double)f[k].step * ldexp(1.0, f[k].bits);
+        if (f[k].bits > CB_CCLIP_MAX_BITS || f[k].step < 0.0f ||
+            (f[k].bits == 0 && f[k].step != 0.0f) || !(reach <= CB_CCLIP_ROOT_MAX_VALUE)) {
+            return cb_error_set(err, CB_ERR_PARSE,
+                                "cclip stream: root track component %d: %u bits, offset %g, "
+                                "step %g out of range",
+                                k, f[k].bits, (double)f[k].offset, (double)f[k].step);
+        }
+        bits += f[k].bits;
+    }
+    uint64_t data_bits = bits * frames, data_bytes = (data_bits + 7) / 8;
+    if ((uint64_t)(size - head) != data_bytes) {
+        return cb_error_set(err, CB_ERR_PARSE,
+                            "cclip stream: root track has %llu bytes of keys, expected %llu (%s)",
+                            (unsigned long long)(size - head), (unsigned long long)data_bytes,
+                            size - head < data_bytes ? "truncated" : "trailing bytes");
+    }
+    if (data_bits % 8 != 0 && (at[head + data_bytes - 1] >> (data_bits % 8)) != 0) {
+        return cb_error_set(err, CB_ERR_PARSE,
+                            "cclip stream: root track padding bits are not zero");
+    }
+    return CB_OK;
+}
+
+void cb_cclip_root_decode(const unsigned char *block, uint32_t frames, float *out)
+{
+    cb_cclip_root_field f[CB_CCLIP_ROOT_COMPONENTS];
+    root_fields(block, f);
+    const unsigned char *data = block + CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES;
+    float first[CB_CCLIP_ROOT_COMPONENTS];
+    uint64_t pos = 0;
+    for (uint32_t i = 0; i < frames; ++i) {
+        for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+            uint32_t q = f[k].bits > 0 ? read_bits(data, pos, f[k].bits) : 0;
+            pos += f[k].bits;
+            float v = cb_cclip_value(f[k].offset, f[k].step, q);
+            first[k] = i == 0 ? v : first[k];
+            out[(size_t)i * CB_CCLIP_ROOT_COMPONENTS + (size_t)k] = v - first[k];
+        }
+    }
 }
 
 void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
@@ -262,6 +342,37 @@ static void put_bits(bit_writer *w, uint32_t v, unsigned bits)
     }
 }
 
+size_t cb_cclip_root_write(const cb_cclip_root_field *fields, const uint32_t *q, uint32_t frames,
+                           unsigned char *dst)
+{
+    uint64_t bits = 0;
+    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+        bits += fields[k].bits;
+    }
+    size_t total = CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES + (bits * frames + 7) / 8;
+    if (dst == NULL) {
+        return total;
+    }
+    unsigned char *at = dst;
+    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+        *at++ = fields[k].bits;
+        at = wrf(wrf(at, fields[k].offset), fields[k].step);
+    }
+    bit_writer w = {at, 0, 0};
+    for (size_t i = 0; i < frames; ++i) {
+        for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+            if (fields[k].bits > 0) {
+                put_bits(&w, q[i * CB_CCLIP_ROOT_COMPONENTS + (size_t)k], fields[k].bits);
+            }
+        }
+    }
+    if (w.count > 0) {
+        *w.at++ = (unsigned char)w.acc;
+    }
+    CB_ASSERT((size_t)(w.at - dst) == total);
+    return total;
+}
+
 size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
                              uint32_t (*get_q)(const void *user, size_t key, size_t joint,
                                                int component),
@@ -281,13 +392,16 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
             }
         }
     }
-    size_t total = header + (size_t)((bits * h->keys + 7) / 8);
+    size_t keys_end = header + (size_t)((bits * h->keys + 7) / 8);
+    size_t total = keys_end + (h->root != NULL ? h->root_bytes : 0);
     if (dst == NULL) {
         return total;
     }
     memcpy(dst, CB_CCLIP_MAGIC, 4);
-    dst[4] = CB_CCLIP_STREAM_VERSION & 0xFF, dst[5] = CB_CCLIP_STREAM_VERSION >> 8;
-    dst[6] = h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0, dst[7] = 0;
+    dst[4] = h->root != NULL ? 2 : 1, dst[5] = 0; /* version 2 exactly with a root track */
+    dst[6] = (unsigned char)((h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0) |
+                             (h->root != NULL ? CB_CCLIP_FLAG_ROOT : 0));
+    dst[7] = 0;
     unsigned char *at = wr32(dst + 8, h->joint_count);
     at = wr32(at, h->source_frames);
     at = wr32(at, h->keys);
@@ -329,7 +443,10 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
     if (w.count > 0) {
         *w.at++ = (unsigned char)w.acc;
     }
-    CB_ASSERT((size_t)(w.at - dst) == total);
+    CB_ASSERT((size_t)(w.at - dst) == keys_end);
+    if (h->root != NULL) {
+        memcpy(w.at, h->root, h->root_bytes);
+    }
     return total;
 }
 
@@ -502,11 +619,13 @@ static void fill_words(struct cb_cclip *c, const cb_cclip_parsed *p, const cb_cc
 
 /* Offsets of the parts of a loaded clip's block. */
 typedef struct block_layout {
-    size_t groups, perms, ranges, words, bits, rank, total;
+    size_t groups, perms, ranges, words, bits, rank, root_track, root_block, total;
 } block_layout;
 
+/* root_frames: the root track's frames (0 without one), root_bytes: its stored block. */
 static block_layout plan_block(size_t groups, size_t joints, uint32_t components, size_t keys,
-                               size_t key_words, size_t width, size_t perm_bytes)
+                               size_t key_words, size_t width, size_t perm_bytes,
+                               size_t root_frames, size_t root_bytes)
 {
     const size_t align = width * sizeof(float);
     block_layout b;
@@ -516,7 +635,9 @@ static block_layout plan_block(size_t groups, size_t joints, uint32_t components
     b.words = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
     b.bits = b.words + (keys * key_words + width) * sizeof(uint32_t);
     b.rank = b.bits + joints * CB_CCLIP_COMPONENTS;
-    b.total = b.rank + joints;
+    b.root_track = cb_round_up(b.rank + joints, _Alignof(float));
+    b.root_block = b.root_track + root_frames * CB_CCLIP_ROOT_COMPONENTS * sizeof(float);
+    b.total = b.root_block + root_bytes;
     return b;
 }
 
@@ -546,8 +667,9 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         cb_cclip_group grp = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
         key_words += (size_t)grp.words * grp.active;
     }
+    const size_t root_frames = p->root != NULL ? p->source_frames : 0;
     block_layout bl = plan_block(groups, n, components, p->keys, key_words, CB_SIMD_WIDTH,
-                                 cb_cclip_lane_perm_bytes());
+                                 cb_cclip_lane_perm_bytes(), root_frames, p->root_bytes);
     unsigned char *block = cb_alloc_zeroed(allocator, bl.total, cb_simd_group_align());
     if (block == NULL) {
         cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
@@ -596,6 +718,13 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         .joint_bits = joint_bits,
         .rank = rank,
     };
+    if (p->root != NULL) {
+        memcpy(block + bl.root_block, p->root, p->root_bytes);
+        cb_cclip_root_decode(p->root, p->source_frames, (float *)(block + bl.root_track));
+        c->root_block = block + bl.root_block;
+        c->root_block_bytes = p->root_bytes;
+        c->root_track = (const float *)(block + bl.root_track);
+    }
     fill_ranges(c, fields, (float *)(block + bl.ranges));
     fill_words(c, p, fields, (uint32_t *)(block + bl.words));
     cb_free(allocator, fields, field_bytes);
@@ -667,7 +796,9 @@ size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
     }
     /* A lane permutation: an index and a mask per lane and the mask bits, vector-aligned. */
     size_t perm = cb_round_up(8 * width + 4, 4 * width);
-    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm).total;
+    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm,
+                      c->root_track != NULL ? c->source_frames : 0, c->root_block_bytes)
+        .total;
 }
 
 size_t cb_cclip_stream_bytes(const cb_cclip *c)
@@ -693,6 +824,8 @@ cb_result cb_cclip_serialize(const cb_cclip *c, void *dst, size_t capacity)
         .shell_distance_m = c->shell_distance_m,
         .measured_error_m = c->measured_error_m,
         .signature = c->skeleton_signature,
+        .root = c->root_block,
+        .root_bytes = c->root_block_bytes,
     };
     cb_allocator a = c->allocator;
     size_t field_bytes = (size_t)c->joint_count * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field);
@@ -751,6 +884,7 @@ cb_cclip_info cb_cclip_query_info(const cb_cclip *c)
     }
     info.bits_per_key = c->bits_per_key;
     info.stream_bytes = c->stream_bytes;
+    info.root_track_bytes = c->root_block_bytes;
     info.bytes = c->alloc_bytes;
     info.source_bytes = (size_t)c->joint_count * c->source_frames * 40;
     info.max_error_m = c->max_error_m;
@@ -772,4 +906,20 @@ size_t cb_cclip_joint_count(const cb_cclip *c)
 uint64_t cb_cclip_skeleton_signature(const cb_cclip *c)
 {
     return c->skeleton_signature;
+}
+
+cb_result cb_cclip_read_root_track(const cb_cclip *c, cb_float_span out)
+{
+    if (c == NULL || out.ptr == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (c->root_track == NULL) {
+        return CB_ERR_NOT_FOUND;
+    }
+    size_t floats = (size_t)c->source_frames * CB_CCLIP_ROOT_COMPONENTS;
+    if (out.count < floats) {
+        return CB_ERR_SPAN_TOO_SHORT;
+    }
+    memcpy(out.ptr, c->root_track, floats * sizeof(float));
+    return CB_OK;
 }

@@ -125,7 +125,8 @@ static cb_result check_match(const cb_cclip *clip, const cb_clip_frames_desc *d,
                             "cclip to clip: the compressed clip has scale, the desc has none");
     }
     if (d->root_motion != _CB_ROOT_MOTION_DEFAULT && d->root_motion != CB_ROOT_MOTION_NONE &&
-        d->root_track.ptr != NULL && d->root_track.count < (size_t)clip->source_frames * 4) {
+        clip->root_track == NULL && d->root_track.ptr != NULL &&
+        d->root_track.count < (size_t)clip->source_frames * 4) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
                             "cclip to clip: root_track has %zu floats, %u frames need %u",
                             d->root_track.count, clip->source_frames, clip->source_frames * 4);
@@ -165,6 +166,10 @@ cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc
         decode_frames(clip, groups, keys, frames, stride, d.wrap == CB_CLIP_WRAP_LOOP);
         d.frame_count = clip->source_frames;
         d.frames = (cb_float_cspan){frames, frame_bytes / sizeof(float)};
+        if (clip->root_track != NULL) {
+            /* The clip's own track, decoded (ROOT TRACK in crowdblend/cclip.h). */
+            d.root_track = (cb_float_cspan){clip->root_track, (size_t)clip->source_frames * 4};
+        }
         r = cb_clip_create_from_frames(&d, out, err);
     }
     cb_free(&d.allocator, groups, group_bytes);

@@ -56,6 +56,8 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     k->sources = cb_alloc_zeroed(
         &c->allocator, (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source), 16);
     k->root_motion = cb_alloc_zeroed(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
+    /* Decided once: a kind without root motion never computes it, its deltas stay zero. */
+    k->moves_root = cb_graph_moves_root(g) && !d->skip_root_motion;
     size_t packed = c->joint_count * c->matrix_floats * sizeof(float);
     if (!c->keep_matrices) {
         k->matrices = NULL; /* skinning_only: the frame's model matrices stay in scratch */

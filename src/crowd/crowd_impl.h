@@ -21,8 +21,9 @@ typedef struct cb_crowd_kind {
     bool own_matrices;
     char *skinning; /* the view or own_skinning; NULL without inverse binds */
     size_t skinning_stride;
-    char *own_skinning; /* capacity packed characters */
-    cb_root_delta *root_motion;
+    char *own_skinning;         /* capacity packed characters */
+    cb_root_delta *root_motion; /* zeroed at create; written by the frame only if moves_root */
+    bool moves_root;     /* its graph has root motion and the desc did not skip it (create) */
     float *kept_weights; /* clip rows of capacity, or NULL */
     uint32_t clip_count, param_count;
 } cb_crowd_kind;

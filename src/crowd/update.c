@@ -31,7 +31,7 @@ void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kin
         .matrices = k->matrices,
         .matrix_stride = k->matrix_stride,
         .layout = c->layout,
-        .root_motion = k->root_motion,
+        .root_motion = k->moves_root ? k->root_motion : NULL,
         .kept_weights = k->kept_weights,
         .kept_stride = c->capacity,
         .events = c->events,

@@ -269,6 +269,7 @@ static void finish_clips(cb_graph_compile *c)
 {
     cb_graph *g = c->g;
     g->uniform_rate = true;
+    g->moves_root = false;
     for (uint32_t s = 0; s < g->state_count; ++s) {
         g->uniform_rate = g->uniform_rate && g->states[s].speed == 1.0f;
     }
@@ -279,6 +280,9 @@ static void finish_clips(cb_graph_compile *c)
         clip->node = node;
         clip->base_path = c->base[node];
         clip->moves_root = clip->base_path;
+        g->moves_root =
+            g->moves_root ||
+            (clip->moves_root && cb_clip_query_root_motion(clip->clip).mode != CB_ROOT_MOTION_NONE);
         g->uniform_rate = g->uniform_rate && clip->speed == 1.0f && clip->speed_param == GNONE;
         g->clips[s] = *clip;
     }

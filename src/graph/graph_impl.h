@@ -270,6 +270,9 @@ struct cb_graph {
     uint32_t inert_count;      /* machines with inertializing transitions */
     bool uniform_rate;         /* no clip, speed parameter or state changes speed */
     uint32_t *layer_slot;      /* per layer: its node's clip slot, or GNONE if not a clip */
+    /* Some clip on the base path has a root track (cb_clip_query_root_motion().mode is not
+     * NONE). Without one every root delta is zero, and the crowd leaves root motion out. */
+    bool moves_root;
     /* A flat graph: [layers of clips over] one blend node whose children are all clips of one
      * sync group, no state machine, every rate 1. The runtime runs the same stages for it with
      * their list building skipped: the lists are these tables (runtime/). */

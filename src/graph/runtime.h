@@ -69,6 +69,10 @@ void cb_graph_machine_transition(const cb_graph_block *b, uint32_t m, uint32_t i
  * transition consumes): its column is state, not input, so it cannot be a host view. */
 bool cb_graph_param_is_state(const cb_graph *g, uint32_t param);
 
+/* Whether a clip on the graph's base path has root motion (decided when it was compiled):
+ * without one, every root delta of the graph is zero. */
+bool cb_graph_moves_root(const cb_graph *g);
+
 /* Where one parameter is read from: the block's own column, or a host view. */
 typedef struct cb_graph_param_source {
     const char *base; /* NULL: the block's own column */
@@ -103,7 +107,8 @@ typedef struct cb_graph_outputs {
     size_t skinning_stride;
     cb_matrix_layout skinning_layout;
     float *model_scratch;
-    cb_root_delta *root_motion; /* per character */
+    cb_root_delta *root_motion; /* per character; NULL: no root motion (the time stage skips
+                                 * it, and writes nothing: cb_graph_moves_root) */
     float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
     bool events; /* report the markers crossed */

@@ -78,6 +78,17 @@ cb_result imp_compress_clip(const imp_clip_job *job, const cb_clip *clip, cb_ccl
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %s: compression",
                             cb_clip_name(clip));
     }
+    /* The root track is compressed with the keys, to the same bound (cclip.h, ROOT TRACK). */
+    float *root = NULL;
+    if (cb_clip_query_root_motion(clip).mode != CB_ROOT_MOTION_NONE) {
+        root = malloc(frames * 4 * sizeof *root);
+        if (root == NULL) {
+            free(x);
+            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %s: compression",
+                                cb_clip_name(clip));
+        }
+        cb_clip_read_root_track(clip, (cb_float_span){root, frames * 4});
+    }
     cb_cclip_desc cd = {
         .skeleton = job->skeleton,
         .frames = {x, frames * cb_clip_joint_count(clip)},
@@ -85,10 +96,12 @@ cb_result imp_compress_clip(const imp_clip_job *job, const cb_clip *clip, cb_ccl
         .additive = cb_clip_is_additive(clip),
         .max_error_m = (float)job->compress_bound_m,
         .shell_distance_m = (float)job->compress_shell_m,
+        .root_track = {root, root != NULL ? frames * 4 : 0},
     };
     cb_error inner = {0};
     cb_result r = cb_cclip_create(&cd, packed, &inner);
     free(x);
+    free(root);
     if (r != CB_OK) {
         return cb_error_set(err, r, "import: %s: compression: %s", cb_clip_name(clip),
                             inner.message);

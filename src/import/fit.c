@@ -510,8 +510,10 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **pack
         rep->compression_error_m = ci.measured_error_m;
         rep->compression_bound_m = ci.max_error_m;
         rep->compress_ms = (float)(compress_s * 1e3);
-        rep->pack_bytes = 4 + (ci.stream_bytes + 3) / 4 * 4 +
-                          (mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0);
+        /* The root track is in the stored form when compressed with it (pack encoding 2). */
+        rep->pack_bytes =
+            4 + (ci.stream_bytes + 3) / 4 * 4 +
+            (mode != CB_ROOT_MOTION_NONE && ci.root_track_bytes == 0 ? (size_t)frames * 16 : 0);
     }
     if (raw_met && !rep->bound_met) {
         snprintf(warning, warning_size,

@@ -45,8 +45,16 @@ enum {
 
 /* Clip frame encodings: plain float frames (crowdblend/clip.h, FRAMES), in every clip section
  * version; the compressed stored form (crowdblend/cclip.h, cb_cclip_serialize), from clip section
- * version 2. */
-enum { CB_PACK_ENCODING_RAW = 0, CB_PACK_ENCODING_CCLIP = 1 };
+ * version 2, the root track raw after it; the compressed stored form holding the root track
+ * (stream version 2), from clip section version 3, nothing after it. */
+enum { CB_PACK_ENCODING_RAW = 0, CB_PACK_ENCODING_CCLIP = 1, CB_PACK_ENCODING_CCLIP_ROOT = 2 };
+
+/* The clip section version the writer gives an encoding: 3 for encoding 2 only, so packs
+ * without it stay readable by builds that read up to version 2. */
+static inline uint32_t cb_pack_clip_version_for(uint32_t encoding)
+{
+    return encoding == CB_PACK_ENCODING_CCLIP_ROOT ? 3u : 2u;
+}
 
 /* Floats per rest transform: translation 3, rotation 4, scale 3. */
 enum { CB_PACK_REST_FLOATS = 10 };

@@ -397,13 +397,18 @@ static cb_result read_clip_head(loader *l, cursor *c, size_t n, clip_head *h)
          ~(uint32_t)(CB_PACK_CLIP_LOOPING | CB_PACK_CLIP_ADDITIVE | CB_PACK_CLIP_SCALE)) != 0) {
         return fail(l, CB_ERR_PARSE, "flags 0x%x has unknown bits", h->flags);
     }
-    if (h->encoding != CB_PACK_ENCODING_RAW &&
-        !(h->encoding == CB_PACK_ENCODING_CCLIP && l->section_version >= 2)) {
+    /* Encoding e is defined from section version e + 1; version 3 holds encoding 2 only, as
+     * the writer makes them (one pack, one form). */
+    if (h->encoding > CB_PACK_ENCODING_CCLIP_ROOT || l->section_version < h->encoding + 1 ||
+        (l->section_version >= 3) != (h->encoding == CB_PACK_ENCODING_CCLIP_ROOT)) {
         return fail(l, CB_ERR_PARSE, "encoding %u is not defined in clip section version %u",
                     h->encoding, l->section_version);
     }
     if (h->root_mode <= _CB_ROOT_MOTION_DEFAULT || h->root_mode >= _CB_ROOT_MOTION_COUNT) {
         return fail(l, CB_ERR_PARSE, "root_motion %u is not a cb_root_motion", h->root_mode);
+    }
+    if (h->encoding == CB_PACK_ENCODING_CCLIP_ROOT && h->root_mode == CB_ROOT_MOTION_NONE) {
+        return fail(l, CB_ERR_PARSE, "encoding 2 (the root track compressed) without root motion");
     }
     if (h->marker_count > CB_CLIP_MAX_MARKERS) {
         return fail(l, CB_ERR_PARSE, "marker_count %u exceeds %d", h->marker_count,
@@ -493,6 +498,14 @@ static cb_result read_compressed(loader *l, cursor *c, const clip_head *h, size_
                     "frame_count %u, the compressed clip was made from %u source frames", h->frames,
                     info.source_frames);
     }
+    /* Encoding 2 stores the root track in the stored form; encoding 1 never does (its track
+     * follows raw). */
+    const bool wants = h->encoding == CB_PACK_ENCODING_CCLIP_ROOT;
+    if ((info.root_track_bytes > 0) != wants) {
+        return fail(l, CB_ERR_PARSE, "the compressed clip %s a root track (encoding %u, %s)",
+                    info.root_track_bytes > 0 ? "holds" : "lacks", h->encoding,
+                    h->root_mode != CB_ROOT_MOTION_NONE ? "root motion" : "no root motion");
+    }
     return CB_OK;
 }
 
@@ -539,7 +552,9 @@ static cb_result read_clip(loader *l, cursor *c, cb_pack *p)
             return fail(l, CB_ERR_DUPLICATE, "name: clip %zu has the same name", i);
         }
     }
-    const bool root = h.root_mode != CB_ROOT_MOTION_NONE;
+    /* The raw root track after the frames (encoding 2 holds it in the stored form). */
+    const bool root =
+        h.root_mode != CB_ROOT_MOTION_NONE && h.encoding != CB_PACK_ENCODING_CCLIP_ROOT;
     const size_t root_floats = root ? h.frames * 4u : 0;
     cb_clip_marker *markers = pack_alloc(l, h.marker_count * sizeof *markers);
     if (h.marker_count > 0 && markers == NULL) {
@@ -550,7 +565,7 @@ static cb_result read_clip(loader *l, cursor *c, cb_pack *p)
     size_t frame_floats = 0;
     cb_cclip *z = NULL;
     if (r == CB_OK) {
-        r = h.encoding == CB_PACK_ENCODING_CCLIP
+        r = h.encoding != CB_PACK_ENCODING_RAW
                 ? read_compressed(l, c, &h, root_floats, p->skeleton, &z)
                 : read_raw_frames(l, c, &h, n, root_floats, &frames, &frame_floats);
     }

@@ -90,13 +90,15 @@ static cb_result check_compressed(const cb_pack_desc *d, size_t i, cb_error *err
     if (z == NULL) {
         return CB_OK;
     }
-    const char *wrong = cb_cclip_skeleton_signature(z) != cb_clip_skeleton_signature(c)
-                            ? "another skeleton"
-                        : z->source_frames != cb_clip_frame_count(c) ? "another frame count"
-                        : z->additive != cb_clip_is_additive(c)      ? "another additive flag"
-                        : cb_clip_frame_stride(c) != 10 && cb_cclip_stores_scale(z)
-                            ? "scale where the clip has none"
-                            : NULL;
+    const char *wrong =
+        cb_cclip_skeleton_signature(z) != cb_clip_skeleton_signature(c) ? "another skeleton"
+        : z->source_frames != cb_clip_frame_count(c)                    ? "another frame count"
+        : z->additive != cb_clip_is_additive(c)                         ? "another additive flag"
+        : cb_clip_frame_stride(c) != 10 && cb_cclip_stores_scale(z)
+            ? "scale where the clip has none"
+        : z->root_track != NULL && cb_clip_query_root_motion(c).mode == CB_ROOT_MOTION_NONE
+            ? "a root track where the clip has no root motion"
+            : NULL;
     if (wrong != NULL) {
         return cb_error_set(err, CB_ERR_MISMATCH,
                             "pack desc: compressed[%zu] does not match clips[%zu] (\"%s\"): %s", i,
@@ -282,6 +284,21 @@ static const cb_cclip *compressed_of(const cb_pack_desc *d, size_t i)
     return d->compressed != NULL ? d->compressed[i] : NULL;
 }
 
+/* How a clip is stored: raw (z NULL), compressed, or compressed with its root track. */
+static uint32_t encoding_of(const cb_cclip *z)
+{
+    return z == NULL               ? CB_PACK_ENCODING_RAW
+           : z->root_track != NULL ? CB_PACK_ENCODING_CCLIP_ROOT
+                                   : CB_PACK_ENCODING_CCLIP;
+}
+
+/* Whether the root track follows the frames as raw floats. */
+static bool raw_root_track(const cb_clip *c, const cb_cclip *z)
+{
+    return cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE &&
+           encoding_of(z) != CB_PACK_ENCODING_CCLIP_ROOT;
+}
+
 static size_t clip_bytes(const cb_clip *c, const cb_cclip *z)
 {
     size_t bytes = cb_pack_name_bytes(strlen(cb_clip_name(c))) + CB_PACK_CLIP_FIXED_BYTES;
@@ -293,7 +310,7 @@ static size_t clip_bytes(const cb_clip *c, const cb_cclip *z)
     size_t frames = cb_clip_frame_count(c);
     bytes += z != NULL ? 4 + (cb_cclip_stream_bytes(z) + 3) / 4 * 4
                        : frames * cb_clip_joint_count(c) * cb_clip_frame_stride(c) * 4;
-    if (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE) {
+    if (raw_root_track(c, z)) {
         bytes += frames * 4 * 4;
     }
     return bytes;
@@ -409,7 +426,7 @@ static void write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
     w_u32(w, (cb_clip_is_looping(c) ? CB_PACK_CLIP_LOOPING : 0) |
                  (cb_clip_is_additive(c) ? CB_PACK_CLIP_ADDITIVE : 0) |
                  (stride == 10 ? CB_PACK_CLIP_SCALE : 0));
-    w_u32(w, z != NULL ? CB_PACK_ENCODING_CCLIP : CB_PACK_ENCODING_RAW);
+    w_u32(w, encoding_of(z));
     w_u32(w, (uint32_t)rm.mode);
     w_u32(w, rm.joint);
     w_floats(w, rm.origin, 3);
@@ -431,7 +448,7 @@ static void write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
         cb_clip_read_frames(c, (cb_float_span){scratch, count});
         w_floats(w, scratch, count);
     }
-    if (rm.mode != CB_ROOT_MOTION_NONE) {
+    if (raw_root_track(c, z)) {
         cb_clip_read_root_track(c, (cb_float_span){scratch, frames * 4});
         w_floats(w, scratch, frames * 4);
     }
@@ -470,8 +487,9 @@ static size_t plan_sections(const cb_pack_desc *d, section_plan *plan)
             s = (section_plan){CB_PACK_KIND_SKELETON, CB_PACK_SKELETON_VERSION, 0, 0,
                                skeleton_bytes(d)};
         } else if (i <= d->clip_count) {
-            s = (section_plan){CB_PACK_KIND_CLIP, CB_PACK_CLIP_VERSION, i - 1, 0,
-                               clip_bytes(d->clips[i - 1], compressed_of(d, i - 1))};
+            s = (section_plan){CB_PACK_KIND_CLIP,
+                               cb_pack_clip_version_for(encoding_of(compressed_of(d, i - 1))),
+                               i - 1, 0, clip_bytes(d->clips[i - 1], compressed_of(d, i - 1))};
         } else if (i <= d->clip_count + d->mask_count) {
             size_t k = i - 1 - d->clip_count;
             s = (section_plan){CB_PACK_KIND_MASK, CB_PACK_MASK_VERSION, k, 0,

@@ -223,3 +223,8 @@ bool cb_graph_param_is_state(const cb_graph *g, uint32_t param)
 {
     return param < g->param_count && g->params[param].written_by_graph;
 }
+
+bool cb_graph_moves_root(const cb_graph *g)
+{
+    return g->moves_root;
+}

@@ -213,7 +213,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
                            cb_graph_scratch_stats *st)
 {
     advance_groups(g, b, ch, dt, s);
-    const bool events = out->events;
+    const bool events = out->events, root = out->root_motion != NULL;
     b->event_count[ch] = 0;
     uint32_t root_count = 0;
     for (uint32_t a = 0; a < na; ++a) {
@@ -226,7 +226,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
         }
         float from, to;
         clip_interval(g, b, ch, c, was, s->active_d[a], dt, s, &from, &to);
-        if (clip->moves_root) {
+        if (root && clip->moves_root) {
             /* A clamped clip moves the root over the part of its interval inside [0, 1]: a
              * one-shot start, turn or vault moves the character once, then it stands. */
             float rf = clip->clamp ? fminf(fmaxf(from, 0.0f), 1.0f) : from;
@@ -238,6 +238,9 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
             /* (re)starts this frame, or was just added: its start counts */
             emit_events(g, b, ch, clip, from, to, was != CLIP_ACTIVE, s->active_w[a], st);
         }
+    }
+    if (!root) {
+        return; /* the crowd's deltas stay zero (cb_graph_moves_root) */
     }
     cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
     if (root_count > 0) {
