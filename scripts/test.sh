@@ -133,11 +133,14 @@ if build_config release $COMMON -Dbench=enabled -Dprefix="$ROOT/build/stage"; th
     RELEASE_CLI=build/test-release/src/cli/crowdblend
     for set in $(kernel_sets $RELEASE_CLI); do
         echo "-- release, kernel set $set (CROWDBLEND_ISA=$set)"
-        rm -f build/test-release/tests/pack_samples.txt
+        rm -f build/test-release/tests/pack_samples.txt build/test-release/tests/skinning_hash.txt
         CROWDBLEND_ISA=$set test_config release "release/$set"
-        # The committed packs' samples under this set (compared across sets below).
+        # The committed packs' samples and the Fox crowd's skinning matrices under this set
+        # (compared across sets below).
         cp build/test-release/tests/pack_samples.txt \
             "build/test-release/tests/pack_samples-$set.txt" 2>/dev/null || true
+        cp build/test-release/tests/skinning_hash.txt \
+            "build/test-release/tests/skinning_hash-$set.txt" 2>/dev/null || true
     done
 fi
 # Debug builds are slow to run, so the sanitizers check one kernel set: native (W = 16 here).
@@ -282,6 +285,15 @@ check "committed packs give bit-identical samples under every kernel set and wit
     for f in test-release/tests/pack_samples-*.txt test-sanitize/tests/pack_samples.txt; do
         test -s "$f"
         grep -q fox.cbpack "$f"
+        if [ -z "$first" ]; then first=$f; else cmp "$first" "$f"; fi
+    done
+    test -n "$first"'
+check "the Fox crowd's skinning matrices are the same bits under every kernel set and with sanitizers" sh -c '
+    set -e
+    cd build
+    first=""
+    for f in test-release/tests/skinning_hash-*.txt test-sanitize/tests/skinning_hash.txt; do
+        grep -q "fox.cbpack skinning" "$f"
         if [ -z "$first" ]; then first=$f; else cmp "$first" "$f"; fi
     done
     test -n "$first"'
