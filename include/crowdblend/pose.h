@@ -101,10 +101,13 @@ typedef struct cb_blend_entry {
     float weight;        /**< >= 0, finite; NORMAL weights need not sum to 1 */
     cb_blend_mode mode;  /**< default NORMAL; ADDITIVE if and only if the clip is additive */
     /**
-     * Optional joint mask: per-joint factors on the weight, at least
-     * cb_skeleton_soa_joint_count() floats (cb_skeleton_build_mask()), each finite and >= 0.
-     * Default (NULL): 1 for every joint. Not checked per value at run time: a negative or NaN
-     * factor gives an undefined (but memory-safe) pose for that joint.
+     * Optional joint mask: per-joint factors on the weight, one float per joint: at least
+     * cb_skeleton_joint_count() floats (cb_skeleton_build_mask()), each finite and >= 0; entry
+     * j is joint j's factor. A longer span (e.g. padded to cb_skeleton_soa_joint_count()) is
+     * accepted and entries past the joints are ignored; nothing past `count` is read. A padded
+     * and an unpadded mask give bit-identical poses. Default (NULL): 1 for every joint. Not
+     * checked per value at run time: a negative or NaN factor gives an undefined (but
+     * memory-safe) pose for that joint. Shorter than the joint count: CB_ERR_SPAN_TOO_SHORT.
      */
     cb_float_cspan mask;
 } cb_blend_entry;
@@ -132,7 +135,8 @@ typedef struct cb_pose_blend_job {
 /**
  * Checks a blend job without running it.
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (job, skeleton, out, entries with count > 0, a clip),
- *         CB_ERR_SPAN_TOO_SHORT (out, a mask), CB_ERR_MISALIGNED (out), CB_ERR_NOT_FINITE
+ *         CB_ERR_SPAN_TOO_SHORT (out, a mask shorter than the joint count), CB_ERR_MISALIGNED
+ *         (out), CB_ERR_NOT_FINITE
  *         (a weight, time or the threshold), CB_ERR_INVALID_ARGUMENT (a negative weight or
  *         threshold, a bad mode), CB_ERR_MISMATCH (a clip built for another skeleton, an additive
  *         clip in a non-ADDITIVE entry or the reverse). err names the entry.
@@ -161,15 +165,16 @@ typedef struct cb_pose_crossfade_job {
     cb_xform_group_cspan from;   /**< >= group count groups, aligned */
     cb_xform_group_cspan to;     /**< >= group count groups, aligned */
     float weight;                /**< in [0, 1]: 0 gives from, 1 gives to */
-    cb_float_cspan mask;         /**< optional, as cb_blend_entry.mask */
+    cb_float_cspan mask;         /**< optional, as cb_blend_entry.mask: >= joint count */
     /** >= group count groups, aligned; may be the same array as from or to. */
     cb_xform_group_span out;
 } cb_pose_crossfade_job;
 
 /**
  * Checks a crossfade job.
- * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT, CB_ERR_MISALIGNED,
- *         CB_ERR_NOT_FINITE (weight), CB_ERR_INVALID_ARGUMENT (weight outside [0, 1]).
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT (a pose, or a mask shorter than
+ *         the joint count), CB_ERR_MISALIGNED, CB_ERR_NOT_FINITE (weight),
+ *         CB_ERR_INVALID_ARGUMENT (weight outside [0, 1]).
  */
 CB_API cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_error *err);
 /** Validates, then crossfades. Writes nothing on failure. */

@@ -113,8 +113,9 @@ CB_API uint32_t cb_skeleton_joint_count(const cb_skeleton *skeleton);
 CB_API uint32_t cb_skeleton_group_count(const cb_skeleton *skeleton);
 
 /**
- * Joints including the padding lanes: group_count * W. Per-joint arrays that the SIMD code reads
- * a group at a time (joint masks) have this many entries.
+ * Joints including the padding lanes: group_count * W, the floats of a pose's component across
+ * all groups. Joint masks need not be this long: every API that takes one (crowdblend/pose.h,
+ * crowdblend/graph.h) takes one float per joint (cb_skeleton_joint_count()), padded or not.
  */
 CB_API uint32_t cb_skeleton_soa_joint_count(const cb_skeleton *skeleton);
 
@@ -170,10 +171,9 @@ typedef struct cb_mask_rule {
  * @param rules        rule_count rules (may be NULL when rule_count is 0)
  * @param out          at least cb_skeleton_joint_count() floats (one per joint); entry j is
  *                     joint j's weight. When out holds cb_skeleton_soa_joint_count() floats or
- *                     more, the padding entries (joint_count .. soa_joint_count - 1) get 0, so
- *                     the mask can go to the pose jobs, which read it a group at a time
- *                     (crowdblend/pose.h); entries past that are untouched. A graph layer's
- *                     mask (crowdblend/graph.h) takes one float per joint.
+ *                     more, the padding entries (joint_count .. soa_joint_count - 1) get 0;
+ *                     entries past that are untouched. The pose jobs (crowdblend/pose.h) and a
+ *                     graph layer's mask (crowdblend/graph.h) take either length.
  * @param err          optional detail on failure
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT, CB_ERR_INVALID_ARGUMENT (a weight
  *         outside [0, 1] or NaN), CB_ERR_NOT_FOUND (an unknown joint name). Nothing is written

@@ -15,7 +15,7 @@
 /* ------------------------------------------------------------------------------------------ */
 /* Validation (shared with the scalar references in anim_ref.c)                               */
 
-static cb_result check_clip_entry(const cb_pose_blend_job *job, size_t k, size_t soa_joints,
+static cb_result check_clip_entry(const cb_pose_blend_job *job, size_t k, size_t joint_count,
                                   cb_error *err)
 {
     const cb_blend_entry *e = &job->entries.ptr[k];
@@ -48,11 +48,11 @@ static cb_result check_clip_entry(const cb_pose_blend_job *job, size_t k, size_t
                             k, e->clip->name, e->clip->additive ? "" : "not ",
                             e->mode == CB_BLEND_MODE_ADDITIVE ? "ADDITIVE" : "not ADDITIVE");
     }
-    if (e->mask.ptr != NULL && e->mask.count < soa_joints) {
+    if (e->mask.ptr != NULL && e->mask.count < joint_count) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
                             "blend job: entries[%zu].mask has %zu floats, needs %zu "
-                            "(cb_skeleton_soa_joint_count)",
-                            k, e->mask.count, soa_joints);
+                            "(one per joint)",
+                            k, e->mask.count, joint_count);
     }
     return CB_OK;
 }
@@ -83,9 +83,8 @@ cb_result cb_pose_blend_check(const cb_pose_blend_job *job, cb_error *err, float
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "blend job: threshold %g < 0",
                             (double)job->threshold);
     }
-    size_t soa_joints = s->group_count * CB_W;
     for (size_t k = 0; k < job->entries.count; ++k) {
-        cb_result r = check_clip_entry(job, k, soa_joints, err);
+        cb_result r = check_clip_entry(job, k, s->joint_count, err);
         if (r != CB_OK) {
             return r;
         }
@@ -184,10 +183,34 @@ CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g)
     return s;
 }
 
+/* Group g of a joint mask of `count` floats: one per joint, or padded to whole groups.
+ * Validation guarantees count >= joint_count, so only padding lanes can lie past the end, and
+ * only in the last group: those load as 0 from a zeroed stack copy rather than from past the
+ * caller's buffer. 0 is what cb_skeleton_build_mask writes into a padded mask's padding, and
+ * no real lane reads a padding lane (rest_fallback tests real lanes only, store_group writes
+ * identity there), so the pose is bit-identical for a padded and an unpadded mask, on every
+ * kernel set (W moves where the tail starts, never what a real lane sees).
+ * Why here and not a padded copy made at validation: the job owns no scratch, and a copy per
+ * masked entry would need memory the frame may not allocate. The cost on full groups is one
+ * compare per entry and group, predicted (false on every group but the last); the graph
+ * runtime passes padded masks and so never takes the copy. */
+CB_INLINE cb_vf mask_group(const float *mask, size_t count, size_t g)
+{
+    size_t first = g * CB_W;
+    if (first + CB_W <= count) {
+        return cb_vf_loadu(mask + first);
+    }
+    CB_VF_ALIGNED float tail[CB_W] = {0};
+    for (size_t l = 0; first + l < count; ++l) {
+        tail[l] = mask[first + l];
+    }
+    return cb_vf_load(tail);
+}
+
 CB_INLINE cb_vf entry_weight(const cb_blend_entry *e, size_t g)
 {
     cb_vf w = cb_vf_set1(e->weight);
-    return e->mask.ptr != NULL ? cb_vf_mul(w, cb_vf_loadu(e->mask.ptr + g * CB_W)) : w;
+    return e->mask.ptr != NULL ? cb_vf_mul(w, mask_group(e->mask.ptr, e->mask.count, g)) : w;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -443,10 +466,11 @@ cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_er
                             "crossfade job: from, to and out need %zu groups (have %zu, %zu, %zu)",
                             groups, job->from.count, job->to.count, job->out.count);
     }
-    if (job->mask.ptr != NULL && job->mask.count < groups * CB_W) {
+    size_t joints = job->skeleton->joint_count;
+    if (job->mask.ptr != NULL && job->mask.count < joints) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                            "crossfade job: mask has %zu floats, needs %zu", job->mask.count,
-                            groups * CB_W);
+                            "crossfade job: mask has %zu floats, needs %zu (one per joint)",
+                            job->mask.count, joints);
     }
     size_t align = cb_simd_group_align();
     if (!cb_is_aligned(job->from.ptr, align) || !cb_is_aligned(job->to.ptr, align) ||
@@ -464,23 +488,15 @@ cb_result cb_pose_crossfade_job_validate(const cb_pose_crossfade_job *job, cb_er
     return CB_OK;
 }
 
-void cb_pose_crossfade_unchecked(const cb_skeleton *skeleton, const cb_xform_group *from,
-                                 const cb_xform_group *to, float weight, const float *mask,
-                                 cb_xform_group *out)
+/* The crossfade on valid arguments, with a mask of mask_count >= joint_count floats. */
+static void crossfade(const struct cb_skeleton *s, const cb_xform_group *from,
+                      const cb_xform_group *to, float weight, const float *mask, size_t mask_count,
+                      cb_xform_group *out)
 {
-    const struct cb_skeleton *s = skeleton;
-    CB_ASSERT(cb_pose_crossfade_job_validate(
-                  &(cb_pose_crossfade_job){.skeleton = skeleton,
-                                           .from = {from, s->group_count},
-                                           .to = {to, s->group_count},
-                                           .weight = weight,
-                                           .mask = {mask, mask != NULL ? s->group_count * CB_W : 0},
-                                           .out = {out, s->group_count}},
-                  NULL) == CB_OK);
     for (size_t g = 0; g < s->group_count; ++g) {
         cb_vf w = cb_vf_set1(weight);
         if (mask != NULL) {
-            w = cb_vf_mul(w, cb_vf_loadu(mask + g * CB_W));
+            w = cb_vf_mul(w, mask_group(mask, mask_count, g));
         }
         cb_soa_xform a = cb_soa_xform_load(&from[g]);
         cb_soa_xform b = cb_soa_xform_load(&to[g]);
@@ -491,12 +507,29 @@ void cb_pose_crossfade_unchecked(const cb_skeleton *skeleton, const cb_xform_gro
     }
 }
 
+void cb_pose_crossfade_unchecked(const cb_skeleton *skeleton, const cb_xform_group *from,
+                                 const cb_xform_group *to, float weight, const float *mask,
+                                 cb_xform_group *out)
+{
+    const struct cb_skeleton *s = skeleton;
+    size_t soa = s->group_count * CB_W;
+    CB_ASSERT(cb_pose_crossfade_job_validate(
+                  &(cb_pose_crossfade_job){.skeleton = skeleton,
+                                           .from = {from, s->group_count},
+                                           .to = {to, s->group_count},
+                                           .weight = weight,
+                                           .mask = {mask, mask != NULL ? soa : 0},
+                                           .out = {out, s->group_count}},
+                  NULL) == CB_OK);
+    crossfade(s, from, to, weight, mask, soa, out);
+}
+
 cb_result cb_pose_crossfade_job_run(const cb_pose_crossfade_job *job, cb_error *err)
 {
     cb_result r = cb_pose_crossfade_job_validate(job, err);
     if (r == CB_OK) {
-        cb_pose_crossfade_unchecked(job->skeleton, job->from.ptr, job->to.ptr, job->weight,
-                                    job->mask.ptr, job->out.ptr);
+        crossfade(job->skeleton, job->from.ptr, job->to.ptr, job->weight, job->mask.ptr,
+                  job->mask.count, job->out.ptr);
     }
     return r;
 }

@@ -18,7 +18,9 @@ void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *
 void cb_pose_blend_unchecked_ref(const cb_skeleton *skeleton, const cb_blend_entry *entries,
                                  size_t count, float threshold, cb_xform_group *out);
 
-/* cb_pose_crossfade_job_run on valid arguments; out may be from or to. */
+/* cb_pose_crossfade_job_run on valid arguments; out may be from or to. mask (optional) holds
+ * cb_skeleton_soa_joint_count() floats, padded as the graph stores its layer masks (the public
+ * job also takes one float per joint). */
 void cb_pose_crossfade_unchecked(const cb_skeleton *skeleton, const cb_xform_group *from,
                                  const cb_xform_group *to, float weight, const float *mask,
                                  cb_xform_group *out);

@@ -370,6 +370,40 @@ static void along_line(const ref_space *s, int a, int b, double qx, double qy, d
     linear_1d(&line, (qx - s->x[a]) * dx + (qy - s->y[a]) * dy, w);
 }
 
+/* Condition of the collinear weights at q: the hat weights move by du / h for a change du of
+ * the position u = (q - a) . d along the line, h the knot spacing of u's segment. Rounded
+ * direction components, the differences q - a and the products move u by a few units of
+ * 2^-24 times |qx - ax| |dx| + |qy - ay| |dy|, and the rounded knots by 2^-24 times their
+ * magnitude: kappa = (that sum + the largest |knot|) / h. Clamped beyond the end knots (no
+ * dependence on u) it is that of the end segment, as a query rounding across the end sees. */
+static double line_condition(const ref_space *s, int a, int b, double qx, double qy)
+{
+    if (s->m < 2) {
+        return 1.0;
+    }
+    double dx = s->x[b] - s->x[a], dy = s->y[b] - s->y[a], len = hypot(dx, dy);
+    dx /= len, dy /= len;
+    double t[CB_SOLVER_MAX_NODES], tabs = 0;
+    for (int i = 0; i < s->m; ++i) {
+        double v = (s->x[i] - s->x[a]) * dx + (s->y[i] - s->y[a]) * dy;
+        int k = i;
+        for (; k > 0 && t[k - 1] > v; --k) {
+            t[k] = t[k - 1];
+        }
+        t[k] = v, tabs = fmax(tabs, fabs(v));
+    }
+    double u = (qx - s->x[a]) * dx + (qy - s->y[a]) * dy;
+    u = fmin(fmax(u, t[0]), t[s->m - 1]);
+    /* On a knot both neighbouring segments apply: the narrower one. */
+    double h = INFINITY;
+    for (int k = 0; k + 1 < s->m; ++k) {
+        if (t[k] <= u && u <= t[k + 1]) {
+            h = fmin(h, t[k + 1] - t[k]);
+        }
+    }
+    return (fabs(qx - s->x[a]) * fabs(dx) + fabs(qy - s->y[a]) * fabs(dy) + tabs) / h;
+}
+
 /* Hull boundary edges (i, j), counter-clockwise, without nodes strictly inside them. */
 static int hull_edges(const ref_space *s, int (*e)[2])
 {
@@ -407,8 +441,11 @@ static int hull_edges(const ref_space *s, int (*e)[2])
     return n;
 }
 
-/* Signed distance of q inside the hull (min over edges) and the closest hull point's weights. */
-static double hull_project(const ref_space *s, double qx, double qy, double *w)
+/* Signed distance of q inside the hull (min over edges) and the closest hull point's weights.
+ * *cond (optional): their condition, (|qx - ax| |ex| + |qy - ay| |ey|) / |e|^2 + 1 for the
+ * chosen edge from a to a + e: t = (q - a) . e / |e|^2 moves by a few units of 2^-24 times
+ * that (the differences, the products and the rounded 1 / |e|^2), and 1 - t by one more. */
+static double hull_project(const ref_space *s, double qx, double qy, double *w, double *cond)
 {
     int e[2 * CB_SOLVER_MAX_NODES][2];
     int n = hull_edges(s, e);
@@ -429,22 +466,62 @@ static double hull_project(const ref_space *s, double qx, double qy, double *w)
     }
     w[ba] = 1.0 - bt;
     w[bb] += bt;
+    if (cond != NULL) {
+        double ex = s->x[bb] - s->x[ba], ey = s->y[bb] - s->y[ba];
+        *cond = (fabs(qx - s->x[ba]) * fabs(ex) + fabs(qy - s->y[ba]) * fabs(ey)) /
+                    (ex * ex + ey * ey) +
+                1.0;
+    }
     return inside;
 }
 
-int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max)
+/* Condition of barycentric coordinates in triangle (i, j, k) at q: with p0 any vertex,
+ * a = p1 - p0, b = p2 - p0, d = q - p0, a coordinate is (d x b) / (a x b) or (a x d) / (a x b);
+ * rounding d, a, b and the products moves the numerators by a few units of 2^-24 times
+ * |d| (|a| + |b|) and the denominator |a x b| (twice the area) by as many times |a| |b|. With
+ * L the longest edge and any vertex as p0 (the solver's order is its own), kappa =
+ * (r (|a| + |b|) + |a| |b|) / |a x b| <= (2 r L + L^2) / |a x b|, r the farthest vertex from q:
+ * about 3 / sin(smallest angle) inside a triangle, growing as the triangle thins. */
+static double triangle_condition(const ref_space *s, int i, int j, int k, double qx, double qy,
+                                 double det)
+{
+    int v[3] = {i, j, k};
+    double l2 = 0, r2 = 0; /* squared: this runs for every triangle of every query */
+    for (int e = 0; e < 3; ++e) {
+        int p = v[e], n = v[(e + 1) % 3];
+        double ex = s->x[n] - s->x[p], ey = s->y[n] - s->y[p];
+        double qpx = qx - s->x[p], qpy = qy - s->y[p];
+        l2 = fmax(l2, ex * ex + ey * ey);
+        r2 = fmax(r2, qpx * qpx + qpy * qpy);
+    }
+    return (2 * sqrt(r2 * l2) + l2) / fabs(det);
+}
+
+int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max, double *cond)
 {
     double qx = q[0], qy = q[1];
     int a, b;
     if (all_collinear(s, &a, &b)) {
         along_line(s, a, b, qx, qy, w);
+        if (cond != NULL) {
+            *cond = line_condition(s, a, b, qx, qy);
+        }
         return 1;
     }
-    double diag = layout_diag(s);
-    double inside = hull_project(s, qx, qy, w);
-    if (inside < 1e-9 * diag) {
+    double diag = layout_diag(s), hull_cond;
+    bool outside = hull_project(s, qx, qy, w, &hull_cond) < 1e-9 * diag;
+    if (outside && cond == NULL) {
         return 1;
     }
+    /* The solver takes a triangle's coordinates wherever one holds q to within 1e-6 in
+     * barycentric units (delaunay.c), on either side of the hull boundary, and picks among
+     * them by coordinates it computes in float: any Delaunay triangle whose coordinates at q
+     * can round up to -1e-6 (within REF_KAPPA_ULPS units of 2^-24 kappa) may be the one it
+     * uses, such as a sliver along the hull that q lies next to. The condition is the
+     * largest over those triangles (and the hull edge's, outside). */
+    double unused;
+    cond = cond != NULL ? cond : &unused;
+    *cond = outside ? hull_cond : 1.0;
     int n = 0;
     double scale4 = pow(diag, 4);
     for (int i = 0; i < s->m && n < max; ++i) {
@@ -457,7 +534,9 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
                 double l1 = cross3(s->x[i], s->y[i], qx, qy, s->x[k], s->y[k]) / det;
                 double l2 = cross3(s->x[i], s->y[i], s->x[j], s->y[j], qx, qy) / det;
                 double l0 = 1 - l1 - l2;
-                if (l0 < -1e-9 || l1 < -1e-9 || l2 < -1e-9) {
+                double lo = fmin(l0, fmin(l1, l2));
+                double kappa = triangle_condition(s, i, j, k, qx, qy, det);
+                if (lo < -1e-6 - REF_KAPPA_ULPS * 0x1p-24 * kappa) {
                     continue;
                 }
                 /* Empty circumcircle (co-circular nodes allowed). */
@@ -483,6 +562,10 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
                 if (!empty) {
                     continue;
                 }
+                *cond = fmax(*cond, kappa);
+                if (outside || lo < -1e-9) {
+                    continue;
+                }
                 double *c = w + (size_t)n * s->m;
                 memset(c, 0, sizeof(double) * (size_t)s->m);
                 c[i] = l0, c[j] = l1, c[k] = l2;
@@ -490,7 +573,7 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
             }
         }
     }
-    return n;
+    return outside ? 1 : n;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -752,7 +835,7 @@ static void natural_neighbor(const ref_space *s, double qx, double qy, double *w
         w[near] = 1.0;
         return;
     }
-    if (hull_project(s, qx, qy, w) <= 1e-6 * diag) {
+    if (hull_project(s, qx, qy, w, NULL) <= 1e-6 * diag) {
         return;
     }
     /* V(q), inside a box far larger than any cell of a query 1e-6 inside the hull needs. */
@@ -827,7 +910,7 @@ bool ref_weights(const ref_space *s, const double *q, double *w)
         freeform_cartesian(s, qx, qy, w);
         break;
     case CB_SOLVER_KIND_DELAUNAY_2D:
-        ref_delaunay_candidates(s, qs, w, 1);
+        ref_delaunay_candidates(s, qs, w, 1, NULL);
         break;
     case CB_SOLVER_KIND_BILINEAR_2D:
         bilinear(s, qx, qy, w);

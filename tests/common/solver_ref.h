@@ -39,8 +39,23 @@ bool ref_weights(const ref_space *s, const double *q, double *w);
 /* For DELAUNAY_2D: the references' candidate answers for a sanitized query. Co-circular
  * layouts have several valid Delaunay triangulations, hence several correct answers inside
  * their cells; this fills up to max candidates (each m weights) and returns how many. Outside
- * the hull and for collinear layouts there is exactly one. */
-int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max);
+ * the hull and for collinear layouts there is exactly one.
+ * *cond (optional): the weights' condition at q, kappa: a float evaluation that rounds its
+ * inputs and intermediates (relative 2^-24 each) moves a weight by a small multiple of
+ * 2^-24 kappa. From the geometry of the answer: the knot spacing along a collinear layout's
+ * line, the hull edge's length outside the hull, the triangle's shape inside (the largest
+ * over the candidates); 1 or more. */
+int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max, double *cond);
+
+/* What a float evaluation of Delaunay weights may err by, in units of 2^-24 kappa, to first
+ * order. Inside a triangle: u1 = d x b from rounded differences d = q - p0 and b, two products
+ * and their difference errs by at most 4 units of |d| |b| (Cauchy-Schwarz bounds
+ * |dx| |by| + |dy| |bx| by |d| |b|), the area a x b by 4 of |a| |b|, so l1 = u1 / (a x b) by
+ * 4 (|d| |b| + l1 |a| |b|) / |a x b| + 1 unit; l0 = 1 - l1 - l2 adds both and 2 roundings, the
+ * renormalization 2 more: at most 4 kappa + 6 <= 10 kappa (kappa >= 1). The hull projection
+ * (3 kappa + 2) and the collinear hat weights (4 kappa + 3) stay inside it. Measured at most
+ * 2.1 over seeds 0..50, both paths (docs/solvers.md). */
+#define REF_KAPPA_ULPS 10.0
 
 /* Sum of |a - b| over m weights, and the largest |a - b|. */
 double ref_max_diff(const double *a, const float *b, int m);
