@@ -351,187 +351,278 @@ static cb_result root_joint_of(const imp_clip_job *job, uint32_t *root, cb_error
                         name);
 }
 
-cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **packed,
-                         cb_import_clip_report *rep, char *warning, size_t warning_size,
-                         cb_error *err)
+/* What one clip's fit works out about its source once (fit_begin), and where its search
+ * stands. */
+typedef struct clip_fit {
+    double d;  /* duration, s (1/30 s for a clip of one key) */
+    float dur; /* the same in float, as the clip stores it */
+    uint32_t root;
+    double *keys, *steps; /* the source's key times; those of its STEP keys */
+    size_t key_count, step_count;
+    cb_root_motion mode;
+    double seam; /* distance between the first and last pose */
+    bool looping;
+    cb_clip_marker_desc *markers;
+    size_t marker_count;
+    double ground_speed;
+    uint32_t grid;      /* the keys' grid in intervals (0: uneven keys) */
+    uint32_t cand[128]; /* interval counts to try, fewest first */
+    size_t cand_count;
+    double skip_after; /* measured up to here: a forced loop's seam interval is not */
+    cb_clip *best;     /* the first candidate within the bound, else the last tried */
+    measure best_m;
+    uint32_t tried;
+    double compress_s;
+} clip_fit;
+
+/* The interval counts to try. STEP keys: the stored clip ramps over the interval before each
+ * jump, so the grid is kept at four or more frames per key interval, and the ramp at a quarter
+ * of it. */
+static void fit_candidates(clip_fit *f)
 {
-    warning[0] = '\0';
-    *packed = NULL;
-    const imp_anim *anim = job->anim;
-    double d = anim->duration_s > 1e-6 ? anim->duration_s : 1.0 / 30.0;
-    const float dur = (float)d;
-    uint32_t root = 0;
-    cb_result r = root_joint_of(job, &root, err);
-    double *keys = NULL;
-    size_t key_count = r == CB_OK ? imp_key_times(job->scene, job->rig, anim, &keys) : 0;
-    double *steps = NULL;
-    size_t step_count = r == CB_OK ? imp_step_times(job->scene, job->rig, anim, &steps) : 0;
-    if (r == CB_OK && keys == NULL) {
-        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: key times");
+    f->cand_count = candidates(f->grid, f->d, f->cand, 128);
+    if (f->step_count == 0) {
+        return;
     }
+    uint32_t least = 4 * (f->grid > 0 ? f->grid : (uint32_t)f->key_count);
+    size_t k = 0;
+    for (size_t i = 0; i < f->cand_count; ++i) {
+        if (f->cand[i] >= least || i + 1 == f->cand_count) {
+            f->cand[k++] = f->cand[i];
+        }
+    }
+    f->cand_count = k;
+}
+
+static cb_result fit_begin(const imp_clip_job *job, clip_fit *f, cb_error *err)
+{
+    const imp_anim *anim = job->anim;
+    *f = (clip_fit){.d = anim->duration_s > 1e-6 ? anim->duration_s : 1.0 / 30.0,
+                    .skip_after = INFINITY,
+                    .best_m = {INFINITY, 0, 0}};
+    f->dur = (float)f->d;
+    cb_result r = root_joint_of(job, &f->root, err);
     if (r != CB_OK) {
         return r;
     }
-    const cb_root_motion mode = choose_mode(job, root, keys, key_count);
-    const double seam = imp_seam(job->scene, job->rig, anim, mode, root);
+    f->key_count = imp_key_times(job->scene, job->rig, anim, &f->keys);
+    f->step_count = imp_step_times(job->scene, job->rig, anim, &f->steps);
+    f->markers = malloc(MAX_MARKERS * sizeof *f->markers);
+    if (f->keys == NULL || f->markers == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %s",
+                            f->keys == NULL ? "key times" : "markers");
+    }
+    f->mode = choose_mode(job, f->root, f->keys, f->key_count);
+    f->seam = imp_seam(job->scene, job->rig, anim, f->mode, f->root);
     const cb_import_loop loop = job->desc->loop;
-    const bool looping =
-        loop == CB_IMPORT_LOOP_FORCE || (loop != CB_IMPORT_LOOP_NEVER && seam <= job->bound_m);
-    cb_clip_marker_desc *markers = malloc(MAX_MARKERS * sizeof *markers);
-    if (markers == NULL) {
-        free(keys);
-        free(steps);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: markers");
-    }
-    double ground_speed = 0.0;
-    size_t marker_count = collect_markers(job, dur, looping, markers, &ground_speed);
-    uint32_t grid = key_grid(keys, key_count, d, CB_CLIP_MAX_FRAMES - 1);
-    uint32_t cand[128];
-    size_t cand_count = candidates(grid, d, cand, 128);
-    if (step_count > 0) {
-        /* STEP keys: the stored clip ramps over the interval before each jump, so the grid is
-         * kept at four or more frames per key interval, and the ramp at a quarter of it. */
-        uint32_t least = 4 * (grid > 0 ? grid : (uint32_t)key_count);
-        size_t k = 0;
-        for (size_t i = 0; i < cand_count; ++i) {
-            if (cand[i] >= least || i + 1 == cand_count) {
-                cand[k++] = cand[i];
-            }
-        }
-        cand_count = k;
-    }
+    f->looping =
+        loop == CB_IMPORT_LOOP_FORCE || (loop != CB_IMPORT_LOOP_NEVER && f->seam <= job->bound_m);
+    f->marker_count = collect_markers(job, f->dur, f->looping, f->markers, &f->ground_speed);
+    f->grid = key_grid(f->keys, f->key_count, f->d, CB_CLIP_MAX_FRAMES - 1);
+    fit_candidates(f);
     /* A forced loop with a seam: the last interval blends into the start, away from the
      * source; it is reported as the seam, not measured. */
-    double skip_after = looping && seam > job->bound_m ? d - d / cand[cand_count - 1] : INFINITY;
-    cb_clip *best = NULL;
-    measure best_m = {INFINITY, 0, 0};
-    uint32_t tried = 0;
-    for (size_t i = 0; i < cand_count && r == CB_OK; ++i) {
-        tracks t = {0};
-        r = sample_grid(job, dur, cand[i], &t, err);
-        cb_clip *clip = NULL;
-        if (r == CB_OK) {
-            cb_clip_desc cd = {
-                .name = anim->name,
-                .skeleton = job->skeleton,
-                .duration_s = dur,
-                .sample_rate_hz = (float)(cand[i] / (double)dur),
-                .tracks = t.tracks,
-                .track_count = job->rig->joint_count * 3,
-                .wrap = looping ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
-                .root_motion = mode,
-                .root_joint = root,
-                .markers = markers,
-                .marker_count = marker_count,
-            };
-            cb_error inner = {0};
-            cb_result cr = cb_clip_create(&cd, &clip, &inner);
-            if (cr != CB_OK) {
-                r = cb_error_set(err, cr, "import: %s", inner.message);
-            }
+    if (f->looping && f->seam > job->bound_m) {
+        f->skip_after = f->d - f->d / f->cand[f->cand_count - 1];
+    }
+    return CB_OK;
+}
+
+static void fit_end(clip_fit *f)
+{
+    cb_clip_destroy(f->best);
+    free(f->keys);
+    free(f->steps);
+    free(f->markers);
+}
+
+/* The source sampled at n intervals, as a clip. */
+static cb_result fit_sample(const imp_clip_job *job, const clip_fit *f, uint32_t n, cb_clip **out,
+                            cb_error *err)
+{
+    tracks t = {0};
+    cb_result r = sample_grid(job, f->dur, n, &t, err);
+    if (r == CB_OK) {
+        cb_clip_desc cd = {
+            .name = job->anim->name,
+            .skeleton = job->skeleton,
+            .duration_s = f->dur,
+            .sample_rate_hz = (float)(n / (double)f->dur),
+            .tracks = t.tracks,
+            .track_count = job->rig->joint_count * 3,
+            .wrap = f->looping ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+            .root_motion = f->mode,
+            .root_joint = f->root,
+            .markers = f->markers,
+            .marker_count = f->marker_count,
+        };
+        cb_error inner = {0};
+        cb_result cr = cb_clip_create(&cd, out, &inner);
+        if (cr != CB_OK) {
+            r = cb_error_set(err, cr, "import: %s", inner.message);
         }
-        tracks_free(&t);
+    }
+    tracks_free(&t);
+    return r;
+}
+
+static cb_result fit_measure(const imp_clip_job *job, const clip_fit *f, const cb_clip *clip,
+                             double stop_above, measure *m, cb_error *err)
+{
+    return measure_clip(job, clip, f->root, f->dur, f->keys, f->key_count, f->skip_after, f->steps,
+                        f->step_count, stop_above, m, err);
+}
+
+/* Diagnostics (docs/import.md): every candidate, and where it failed. */
+static void trace_candidate(const imp_clip_job *job, const clip_fit *f, uint32_t n,
+                            const measure *m)
+{
+    if (getenv("CB_IMPORT_TRACE") != NULL) {
+        fprintf(stderr, "import trace: %s: %u intervals (%.2f Hz): %s%.3g m at %.6f s, %s\n",
+                job->anim->name, n, n / f->d, m->max > job->bound_m ? ">= " : "", m->max, m->at_s,
+                job->rig->names[m->joint]);
+    }
+}
+
+/* The candidates, fewest frames first, until one holds the bound (the last is measured
+ * everywhere, so its error is known when none does). */
+static cb_result fit_search(const imp_clip_job *job, clip_fit *f, cb_error *err)
+{
+    cb_result r = CB_OK;
+    for (size_t i = 0; i < f->cand_count && r == CB_OK; ++i) {
+        cb_clip *clip = NULL;
+        r = fit_sample(job, f, f->cand[i], &clip, err);
         measure m = {INFINITY, 0, 0};
         if (r == CB_OK) {
-            ++tried;
-            if (looping && seam > job->bound_m) {
-                skip_after = d - d / cand[i];
+            ++f->tried;
+            if (f->looping && f->seam > job->bound_m) {
+                f->skip_after = f->d - f->d / f->cand[i];
             }
-            bool last = i + 1 == cand_count;
-            r = measure_clip(job, clip, root, dur, keys, key_count, skip_after, steps, step_count,
-                             last ? INFINITY : job->bound_m, &m, err);
+            bool last = i + 1 == f->cand_count;
+            r = fit_measure(job, f, clip, last ? INFINITY : job->bound_m, &m, err);
         }
-        if (getenv("CB_IMPORT_TRACE") != NULL) {
-            /* Diagnostics (docs/import.md): every candidate, and where it failed. */
-            fprintf(stderr, "import trace: %s: %u intervals (%.2f Hz): %s%.3g m at %.6f s, %s\n",
-                    anim->name, cand[i], cand[i] / d, m.max > job->bound_m ? ">= " : "", m.max,
-                    m.at_s, job->rig->names[m.joint]);
-        }
-        cb_clip_destroy(best);
-        best = clip;
-        best_m = m;
+        trace_candidate(job, f, f->cand[i], &m);
+        cb_clip_destroy(f->best);
+        f->best = clip;
+        f->best_m = m;
         if (r == CB_OK && m.max <= job->bound_m) {
             break;
         }
     }
-    const bool raw_met = best_m.max <= job->bound_m;
-    double compress_s = 0.0;
-    if (r == CB_OK && job->compress) {
-        /* What the crowd will play is the compressed clip decoded: measured again, everywhere. */
-        cb_clip *decoded = NULL;
-        r = imp_compress_clip(job, best, packed, &decoded, &compress_s, err);
-        if (r == CB_OK) {
-            cb_clip_destroy(best);
-            best = decoded;
-            r = measure_clip(job, best, root, dur, keys, key_count, skip_after, steps, step_count,
-                             INFINITY, &best_m, err);
-        }
-    }
-    free(keys);
-    free(steps);
-    free(markers);
+    return r;
+}
+
+/* What the crowd will play is the compressed clip decoded: measured again, everywhere. */
+static cb_result fit_compress(const imp_clip_job *job, clip_fit *f, cb_cclip **packed,
+                              cb_error *err)
+{
+    cb_clip *decoded = NULL;
+    cb_result r = imp_compress_clip(job, f->best, packed, &decoded, &f->compress_s, err);
     if (r != CB_OK) {
-        cb_clip_destroy(best);
-        cb_cclip_destroy(*packed);
-        *packed = NULL;
         return r;
     }
-    const double total_bound = job->bound_m + (*packed != NULL ? job->compress_bound_m : 0.0);
-    const uint32_t frames = (uint32_t)cb_clip_frame_count(best);
-    const size_t stride = cb_clip_frame_stride(best);
+    cb_clip_destroy(f->best);
+    f->best = decoded;
+    return fit_measure(job, f, f->best, INFINITY, &f->best_m, err);
+}
+
+/* The bound the stored clip is held to: the import's, plus the compression's when compressed. */
+static double total_bound(const imp_clip_job *job, bool compressed)
+{
+    return job->bound_m + (compressed ? job->compress_bound_m : 0.0);
+}
+
+static void fit_report(const imp_clip_job *job, const clip_fit *f, const cb_cclip *packed,
+                       bool raw_met, cb_import_clip_report *rep)
+{
+    const double bound = total_bound(job, packed != NULL);
+    const uint32_t frames = (uint32_t)cb_clip_frame_count(f->best);
+    const size_t stride = cb_clip_frame_stride(f->best);
+    const size_t root_bytes = f->mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0;
     *rep = (cb_import_clip_report){
-        .name = cb_clip_name(best),
-        .duration_s = dur,
-        .source_keys = (uint32_t)key_count,
-        .source_grid_hz = grid > 0 ? (float)(grid / d) : 0.0f,
-        .source_even = grid > 0 && grid + 1 == key_count,
+        .name = cb_clip_name(f->best),
+        .duration_s = f->dur,
+        .source_keys = (uint32_t)f->key_count,
+        .source_grid_hz = f->grid > 0 ? (float)(f->grid / f->d) : 0.0f,
+        .source_even = f->grid > 0 && f->grid + 1 == f->key_count,
         .frames = frames,
-        .rate_hz = cb_clip_sample_rate(best),
-        .pack_bytes = (size_t)frames * job->rig->joint_count * stride * 4 +
-                      (mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0),
-        .runtime_bytes = cb_clip_bytes(best),
-        .max_error_m = (float)best_m.max,
-        .error_bound_m = (float)total_bound,
-        .bound_met = raw_met && best_m.max <= total_bound,
-        .candidates = tried,
-        .looping = looping,
-        .seam_m = (float)seam,
-        .root_motion = mode,
-        .root_speed_mps = cb_clip_query_root_motion(best).speed_mps,
-        .markers = (uint32_t)cb_clip_marker_count(best),
-        .ground_speed_mps = (float)ground_speed,
+        .rate_hz = cb_clip_sample_rate(f->best),
+        .pack_bytes = (size_t)frames * job->rig->joint_count * stride * 4 + root_bytes,
+        .runtime_bytes = cb_clip_bytes(f->best),
+        .max_error_m = (float)f->best_m.max,
+        .error_bound_m = (float)bound,
+        .bound_met = raw_met && f->best_m.max <= bound,
+        .candidates = f->tried,
+        .looping = f->looping,
+        .seam_m = (float)f->seam,
+        .root_motion = f->mode,
+        .root_speed_mps = cb_clip_query_root_motion(f->best).speed_mps,
+        .markers = (uint32_t)cb_clip_marker_count(f->best),
+        .ground_speed_mps = (float)f->ground_speed,
     };
-    if (*packed != NULL) {
-        cb_cclip_info ci = cb_cclip_query_info(*packed);
+    if (packed != NULL) {
+        cb_cclip_info ci = cb_cclip_query_info(packed);
         rep->compressed = true;
         rep->compressed_bytes = ci.stream_bytes;
         rep->source_bytes = ci.source_bytes;
         rep->compressed_keys = ci.keys;
         rep->compression_error_m = ci.measured_error_m;
         rep->compression_bound_m = ci.max_error_m;
-        rep->compress_ms = (float)(compress_s * 1e3);
+        rep->compress_ms = (float)(f->compress_s * 1e3);
         /* The root track is in the stored form when compressed with it (pack encoding 2). */
         rep->pack_bytes =
-            4 + (ci.stream_bytes + 3) / 4 * 4 +
-            (mode != CB_ROOT_MOTION_NONE && ci.root_track_bytes == 0 ? (size_t)frames * 16 : 0);
+            4 + (ci.stream_bytes + 3) / 4 * 4 + (ci.root_track_bytes == 0 ? root_bytes : 0);
     }
+}
+
+static void fit_warning(const imp_clip_job *job, const clip_fit *f, bool raw_met,
+                        const cb_import_clip_report *rep, char *warning, size_t warning_size)
+{
+    const char *name = job->anim->name;
     if (raw_met && !rep->bound_met) {
         snprintf(warning, warning_size,
                  "%s: the compressed clip is %.3g m from the source (bound %.3g m: %.3g import, "
                  "%.3g compression)",
-                 anim->name, best_m.max, total_bound, job->bound_m, job->compress_bound_m);
+                 name, f->best_m.max, total_bound(job, rep->compressed), job->bound_m,
+                 job->compress_bound_m);
     } else if (!rep->bound_met) {
         snprintf(warning, warning_size,
                  "%s: no rate up to %u frames holds %.3g m: kept %u frames, max error %.3g m "
                  "(joint \"%s\" at %.4f s)",
-                 anim->name, CB_CLIP_MAX_FRAMES, job->bound_m, frames, best_m.max,
-                 job->rig->names[best_m.joint], best_m.at_s);
-    } else if (looping && seam > job->bound_m) {
+                 name, CB_CLIP_MAX_FRAMES, job->bound_m, rep->frames, f->best_m.max,
+                 job->rig->names[f->best_m.joint], f->best_m.at_s);
+    } else if (f->looping && f->seam > job->bound_m) {
         snprintf(warning, warning_size,
                  "%s: forced loop has a seam of %.3g m (bound %.3g m): the last %.4f s blend back "
                  "to the start",
-                 anim->name, seam, job->bound_m, d / (frames - 1));
+                 name, f->seam, job->bound_m, f->d / (rep->frames - 1));
     }
-    *out = best;
-    return CB_OK;
+}
+
+cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **packed,
+                         cb_import_clip_report *rep, char *warning, size_t warning_size,
+                         cb_error *err)
+{
+    warning[0] = '\0';
+    *packed = NULL;
+    clip_fit f;
+    cb_result r = fit_begin(job, &f, err);
+    if (r == CB_OK) {
+        r = fit_search(job, &f, err);
+    }
+    const bool raw_met = f.best_m.max <= job->bound_m;
+    if (r == CB_OK && job->compress) {
+        r = fit_compress(job, &f, packed, err);
+    }
+    if (r == CB_OK) {
+        fit_report(job, &f, *packed, raw_met, rep);
+        fit_warning(job, &f, raw_met, rep, warning, warning_size);
+        *out = f.best;
+        f.best = NULL;
+    } else {
+        cb_cclip_destroy(*packed);
+        *packed = NULL;
+    }
+    fit_end(&f);
+    return r;
 }
