@@ -830,118 +830,158 @@ IK_INLINE v3 turn_towards(v3 from, v3 k, float angle)
                      cb_fv_scale(cb_fv_cross(k, from), cb_det_sinf(angle)));
 }
 
+/* The end joint's axes in model space, the aimed ray's origin and the chain's frames: what every
+ * joint of an aim solve works from. */
+typedef struct aim_setup {
+    uint32_t joints[CB_IK_AIM_MAX_JOINTS];
+    frame f[CB_IK_AIM_MAX_JOINTS];
+    v3 f0, u0, o0; /* forward, up and the ray's origin at the end joint, as animated */
+    v3 pole;       /* unit pole direction, when pole_len > 0 */
+    float pole_len;
+    float limit;    /* the end joint's angle limit, radians (pi: none) */
+    float ease_cos; /* turns whose cosine is above this are below the ease */
+} aim_setup;
+
+static cb_result aim_begin(const cb_ik_aim_job *job, const io_fields *io, aim_setup *a,
+                           cb_error *err)
+{
+    const size_t n = job->chain.count;
+    for (size_t k = 0; k < n; ++k) {
+        a->joints[k] = job->chain.ptr[k].joint;
+    }
+    chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, a->joints, n, a->f);
+    cb_result r = check_chain(a->f, job->pose.ptr, a->joints, n, io->job, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const frame *fe = &a->f[n - 1];
+    float fl, ul;
+    a->f0 = cb_fv_normalize_len(lin(fe, or_default(job->forward, (v3){0, 0, 1})), &fl);
+    a->u0 = cb_fv_normalize_len(lin(fe, or_default(job->up, (v3){0, 1, 0})), &ul);
+    if (!(fl > 0.0f) || !(ul > 0.0f)) {
+        return cb_error_set(err, CB_ERR_DEGENERATE,
+                            "aim IK job: the end joint's %s axis vanishes in model space "
+                            "(zero scale)",
+                            fl > 0.0f ? "up" : "forward");
+    }
+    a->o0 = cb_fv_add(fe->p, lin(fe, v3_make(job->offset)));
+    a->pole = cb_fv_normalize_len(v3_make(job->pole), &a->pole_len);
+    a->limit = job->angle_limit == 0.0f ? CB_IK_AIM_DEFAULT_ANGLE_LIMIT : job->angle_limit;
+    /* No angle needed below the ease (atan2f was a tenth of a look-at's time). */
+    a->ease_cos = a->limit < CB_FPI ? cb_det_cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * a->limit) : -2.0f;
+    return CB_OK;
+}
+
+/* With a limit, the joints before the last aim at an eased target: the target turned about the
+ * end joint back towards the animated forward axis by what the ease takes off the turn the end
+ * joint alone would make. Without it a neck at weight 0.5 would turn half-way to a target
+ * behind the character, far past the limit, and the head would have to turn back. */
+static v3 eased_aim_target(const aim_setup *a, const frame *fe, v3 target, size_t n)
+{
+    if (!(a->limit < CB_FPI) || n <= 1) {
+        return target;
+    }
+    bool h;
+    v3 want = cb_fq_rotate(point_aim(fe->p, a->o0, a->f0, target, &h), a->f0);
+    float angle = cb_fv_dot(a->f0, want) < a->ease_cos ? angle_between(a->f0, want) : 0.0f;
+    float eased = ease_limit(angle, a->limit);
+    if (!(eased < angle)) {
+        return target;
+    }
+    v3 k = turn_axis(a->f0, want, a->u0);
+    float half = 0.5f * (eased - angle), sin_half, cos_half;
+    cb_det_sincosf(half, &sin_half, &cos_half);
+    return cb_fv_add(fe->p, cb_fq_rotate(cb_fq_axis_half_angle(k, cos_half, sin_half),
+                                         cb_fv_sub(target, fe->p)));
+}
+
+/* The pole: twist c about the direction from the pivot to the target, which stays on the ray,
+ * so that the up axis (carried by g, then c) leans towards the pole. */
+static qt pole_twist(const aim_setup *a, qt c, qt g, v3 pivot, v3 aim)
+{
+    float al, ul1, pl;
+    v3 d = cb_fv_normalize_len(cb_fv_sub(aim, pivot), &al);
+    v3 up1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(c, cb_fq_rotate(g, a->u0)), d), &ul1);
+    v3 pp = cb_fv_normalize_len(cb_fv_reject(a->pole, d), &pl);
+    if (al > 0.0f && ul1 > DIR_EPS && pl > DIR_EPS) {
+        float ch, sh;
+        half_angle(cb_fv_dot(up1, pp), cb_fv_dot(cb_fv_cross(up1, pp), d), &ch, &sh);
+        c = cb_fq_mul(cb_fq_axis_half_angle(d, ch, sh), c);
+    }
+    return c;
+}
+
+/* The limit itself, on the end joint's turn c of the ray dir: the forward axis ends ease(angle)
+ * away from where the animation pointed it, angle being the turn that would hit the target from
+ * here. Exact, and continuous in the target. */
+static qt limit_end_turn(const aim_setup *a, qt c, v3 dir, bool *limited)
+{
+    v3 fin = cb_fq_rotate(c, dir);
+    float angle = cb_fv_dot(a->f0, fin) < a->ease_cos ? angle_between(a->f0, fin) : 0.0f;
+    float eased = ease_limit(angle, a->limit);
+    if (!(eased < angle)) {
+        return c;
+    }
+    v3 lim = turn_towards(a->f0, turn_axis(a->f0, fin, a->u0), eased);
+    *limited = true;
+    return cb_fq_positive_w(cb_fq_mul(cb_fq_from_to(fin, lim), c));
+}
+
+/* Each joint in turn; the rigid motion x -> g x + tr of everything below the joints done so far
+ * carries the aimed ray and the remaining pivots along. Writes each joint's local correction
+ * and the result's fields. */
+static void aim_chain(const cb_ik_aim_job *job, const aim_setup *a, qt *local,
+                      cb_ik_aim_result *res)
+{
+    const size_t n = job->chain.count;
+    const v3 target = v3_make(job->target);
+    const v3 eased_target = eased_aim_target(a, &a->f[n - 1], target, n);
+    qt g = cb_fq_identity();
+    v3 tr = {0, 0, 0};
+    bool hit = false, first_set = false;
+    for (size_t k = 0; k < n; ++k) {
+        const bool last = k == n - 1;
+        const v3 aim = last ? target : eased_target;
+        float w = job->chain.ptr[k].weight;
+        v3 pivot = cb_fv_add(cb_fq_rotate(g, a->f[k].p), tr);
+        v3 origin = cb_fv_add(cb_fq_rotate(g, a->o0), tr), dir = cb_fq_rotate(g, a->f0);
+        qt c = point_aim(pivot, origin, dir, aim, &hit);
+        if (a->pole_len > 0.0f) {
+            c = pole_twist(a, c, g, pivot, aim);
+        }
+        c = cb_fq_weighted(c, w);
+        if (last && a->limit < CB_FPI) {
+            c = limit_end_turn(a, c, dir, &res->limited);
+        }
+        /* The joint's frame now is g applied to its original one: (g F)^T v = F^T g* v. */
+        qt cg = cb_fq_mul(cb_fq_mul(cb_fq_conj(g), c), g);
+        local[k] = cb_fq_weighted(to_local(&a->f[k], cg), job->weight);
+        if (w > 0.0f && !first_set) {
+            res->first_joint = a->joints[k], first_set = true;
+        }
+        g = cb_fq_normalize(cb_fq_mul(c, g));
+        tr = cb_fv_add(cb_fq_rotate(c, cb_fv_sub(tr, pivot)), pivot);
+    }
+    res->reached =
+        hit && !res->limited && job->chain.ptr[n - 1].weight >= 1.0f && job->weight >= 1.0f;
+}
+
 static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
 {
-    cb_result r;
     const io_fields io = aim_io(job);
     const size_t n = job->chain.count;
     qt local[CB_IK_AIM_MAX_JOINTS];
-    bool reached = false, limited = false;
-    uint32_t first = 0;
+    cb_ik_aim_result res = {.reached = false, .limited = false, .first_joint = 0};
     for (size_t k = 0; k < n; ++k) {
         local[k] = cb_fq_identity();
     }
     if (job->weight > 0.0f) {
-        uint32_t joints[CB_IK_AIM_MAX_JOINTS] = {0};
-        frame f[CB_IK_AIM_MAX_JOINTS];
-        for (size_t k = 0; k < n; ++k) {
-            joints[k] = job->chain.ptr[k].joint;
-        }
-        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, n, f);
-        if ((r = check_chain(f, job->pose.ptr, joints, n, io.job, err)) != CB_OK) {
+        aim_setup a;
+        cb_result r = aim_begin(job, &io, &a, err);
+        if (r != CB_OK) {
             return r;
         }
-        const frame *fe = &f[n - 1];
-        float fl, ul;
-        v3 f0 = cb_fv_normalize_len(lin(fe, or_default(job->forward, (v3){0, 0, 1})), &fl);
-        v3 u0 = cb_fv_normalize_len(lin(fe, or_default(job->up, (v3){0, 1, 0})), &ul);
-        if (!(fl > 0.0f) || !(ul > 0.0f)) {
-            return cb_error_set(err, CB_ERR_DEGENERATE,
-                                "aim IK job: the end joint's %s axis vanishes in model space "
-                                "(zero scale)",
-                                fl > 0.0f ? "up" : "forward");
-        }
-        v3 o0 = cb_fv_add(fe->p, lin(fe, v3_make(job->offset)));
-        float pole_len;
-        v3 pole = cb_fv_normalize_len(v3_make(job->pole), &pole_len);
-        v3 target = v3_make(job->target);
-        const float limit =
-            job->angle_limit == 0.0f ? CB_IK_AIM_DEFAULT_ANGLE_LIMIT : job->angle_limit;
-        /* Turns whose cosine is above this are below the ease: no angle needed (atan2f was a
-         * tenth of a look-at's time). */
-        const float ease_cos =
-            limit < CB_FPI ? cb_det_cosf((1.0f - CB_IK_AIM_LIMIT_EASE) * limit) : -2.0f;
-
-        /* With a limit, the joints before the last aim at an eased target: the target turned
-         * about the end joint back towards the animated forward axis by what the ease takes
-         * off the turn the end joint alone would make. Without it a neck at weight 0.5 would
-         * turn half-way to a target behind the character, far past the limit, and the head
-         * would have to turn back. */
-        v3 eased_target = target;
-        if (limit < CB_FPI && n > 1) {
-            bool h;
-            v3 want = cb_fq_rotate(point_aim(fe->p, o0, f0, target, &h), f0);
-            float angle = cb_fv_dot(f0, want) < ease_cos ? angle_between(f0, want) : 0.0f;
-            float eased = ease_limit(angle, limit);
-            if (eased < angle) {
-                v3 k = turn_axis(f0, want, u0);
-                float half = 0.5f * (eased - angle), sin_half, cos_half;
-                cb_det_sincosf(half, &sin_half, &cos_half);
-                eased_target =
-                    cb_fv_add(fe->p, cb_fq_rotate(cb_fq_axis_half_angle(k, cos_half, sin_half),
-                                                  cb_fv_sub(target, fe->p)));
-            }
-        }
-
-        /* Each joint in turn; the rigid motion x -> g x + tr of everything below the joints
-         * done so far carries the aimed ray and the remaining pivots along. */
-        qt g = cb_fq_identity();
-        v3 tr = {0, 0, 0};
-        bool hit = false, first_set = false;
-        for (size_t k = 0; k < n; ++k) {
-            const bool last = k == n - 1;
-            const v3 aim = last ? target : eased_target;
-            float w = job->chain.ptr[k].weight;
-            v3 pivot = cb_fv_add(cb_fq_rotate(g, f[k].p), tr);
-            v3 origin = cb_fv_add(cb_fq_rotate(g, o0), tr), dir = cb_fq_rotate(g, f0);
-            qt c = point_aim(pivot, origin, dir, aim, &hit);
-            if (pole_len > 0.0f) {
-                /* Twist about the direction to the target, which stays on the ray. */
-                float al, ul1, pl;
-                v3 a = cb_fv_normalize_len(cb_fv_sub(aim, pivot), &al);
-                v3 up1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(c, cb_fq_rotate(g, u0)), a),
-                                             &ul1);
-                v3 pp = cb_fv_normalize_len(cb_fv_reject(pole, a), &pl);
-                if (al > 0.0f && ul1 > DIR_EPS && pl > DIR_EPS) {
-                    float ch, sh;
-                    half_angle(cb_fv_dot(up1, pp), cb_fv_dot(cb_fv_cross(up1, pp), a), &ch, &sh);
-                    c = cb_fq_mul(cb_fq_axis_half_angle(a, ch, sh), c);
-                }
-            }
-            c = cb_fq_weighted(c, w);
-            if (last && limit < CB_FPI) {
-                /* The limit itself: the forward axis ends ease(angle) away from where the
-                 * animation pointed it, angle being the turn that would hit the target from
-                 * here. Exact, and continuous in the target. */
-                v3 fin = cb_fq_rotate(c, dir);
-                float angle = cb_fv_dot(f0, fin) < ease_cos ? angle_between(f0, fin) : 0.0f;
-                float eased = ease_limit(angle, limit);
-                if (eased < angle) {
-                    v3 lim = turn_towards(f0, turn_axis(f0, fin, u0), eased);
-                    c = cb_fq_positive_w(cb_fq_mul(cb_fq_from_to(fin, lim), c));
-                    limited = true;
-                }
-            }
-            /* The joint's frame now is g applied to its original one: (g F)^T v = F^T g* v. */
-            qt cg = cb_fq_mul(cb_fq_mul(cb_fq_conj(g), c), g);
-            local[k] = cb_fq_weighted(to_local(&f[k], cg), job->weight);
-            if (w > 0.0f && !first_set) {
-                first = joints[k], first_set = true;
-            }
-            g = cb_fq_normalize(cb_fq_mul(c, g));
-            tr = cb_fv_add(cb_fq_rotate(c, cb_fv_sub(tr, pivot)), pivot);
-        }
-        reached = hit && !limited && job->chain.ptr[n - 1].weight >= 1.0f && job->weight >= 1.0f;
+        aim_chain(job, &a, local, &res);
     }
     if (job->out.ptr != NULL) {
         prepare_out(&io);
@@ -957,9 +997,7 @@ static cb_result aim_solve(const cb_ik_aim_job *job, cb_error *err)
         }
     }
     if (job->result != NULL) {
-        job->result->reached = reached;
-        job->result->limited = limited;
-        job->result->first_joint = first;
+        *job->result = res;
     }
     return CB_OK;
 }
