@@ -106,6 +106,7 @@ static uint64_t run_frames(cb_crowd *c)
 typedef struct test_alloc {
     uint32_t left;
     bool poison;
+    uint8_t pattern; /* the poison's byte (0: 0xFF) */
 } test_alloc;
 
 static void *test_alloc_fn(size_t size, size_t align, void *user)
@@ -117,7 +118,7 @@ static void *test_alloc_fn(size_t size, size_t align, void *user)
     t->left--;
     void *p = aligned_alloc(align, (size + align - 1) / align * align);
     if (p != NULL && t->poison) {
-        memset(p, 0xFF, size);
+        memset(p, t->pattern ? t->pattern : 0xFF, size);
     }
     return p;
 }
@@ -455,6 +456,25 @@ static float host_value(cb_param_type type, uint32_t p, uint32_t pair, uint32_t 
     }
 }
 
+/* full.json's parameters the host writes (processor outputs are the graph's) into host[];
+ * returns their count. */
+static uint32_t host_params(const cb_graph *g, uint32_t host[64])
+{
+    static const char *const outputs[] = {"fwd",   "back", "left",  "right",
+                                          "speed", "quad", "vspeed"};
+    uint32_t hc = 0;
+    for (uint32_t p = 0; p < cb_graph_param_count(g) && hc < 64; ++p) {
+        bool out = false;
+        for (size_t o = 0; o < sizeof outputs / sizeof outputs[0]; ++o) {
+            out = out || strcmp(cb_graph_param_name(g, p), outputs[o]) == 0;
+        }
+        if (!out) {
+            host[hc++] = p;
+        }
+    }
+    return hc;
+}
+
 /* full.json runs every processor and every node kind (clip speeds, blend spaces, direct
  * blends, layers, nested state machines with int, bool, trigger and float conditions, two-bone
  * and aim IK). For each parameter the host writes, one character of a pair reads NaN, +inf or
@@ -467,20 +487,7 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
     (void)state;
     cb_graph *g = load_full_graph();
     const cb_graph *gs[1] = {g};
-    uint32_t pc = cb_graph_param_count(g);
-    /* Processor outputs are the graph's to write. */
-    static const char *const outputs[] = {"fwd",   "back", "left",  "right",
-                                          "speed", "quad", "vspeed"};
-    uint32_t host[64], hc = 0;
-    for (uint32_t p = 0; p < pc; ++p) {
-        bool out = false;
-        for (size_t o = 0; o < sizeof outputs / sizeof outputs[0]; ++o) {
-            out = out || strcmp(cb_graph_param_name(g, p), outputs[o]) == 0;
-        }
-        if (!out) {
-            host[hc++] = p;
-        }
-    }
+    uint32_t host[64], hc = host_params(g, host);
     cb_crowd *c = crowd_of_kinds(gs, 1, 2 * hc);
     for (uint32_t pair = 0; pair < hc; ++pair) {
         cb_character ch;
@@ -588,6 +595,188 @@ static void crowd_memory_is_not_read_before_it_is_written(void **state)
     assert_int_equal(cb_graph_destroy(g), CB_OK);
 }
 
+/* The graph state block is not cleared at create either: cb_crowd_add writes a slot's whole
+ * state, and a frame reads only the slots of its characters. On full.json (processors, blend
+ * spaces, layers, nested state machines with inertializing and interrupted transitions, IK,
+ * events, kept weights), a crowd of CAP slots whose memory comes filled with a pattern runs k
+ * characters bit for bit as a crowd of exactly k slots on the C library's memory: matrices,
+ * root motion, clip times and weights, events, machine states and transitions, every frame.
+ * Halfway, some characters leave and as many arrive in the slots they left (holding the old
+ * characters' state): the newcomers run bit for bit as in a fresh crowd of their own. */
+enum { SLOT_CAP = 300, SLOT_K = 37, SLOT_SWAP = 12, SLOT_FRAMES = 40, SLOT_SWAP_AT = 18 };
+
+typedef struct slot_crowd {
+    cb_crowd *c;
+    test_alloc alloc;
+    cb_character ch[SLOT_K + SLOT_SWAP]; /* by logical id; id 0 = none */
+    bool live[SLOT_K + SLOT_SWAP];
+} slot_crowd;
+
+static void slot_crowd_make(slot_crowd *s, const cb_graph *g, uint32_t capacity, int pattern)
+{
+    const cb_graph *gs[1] = {g};
+    cb_crowd_desc d = {.skeleton = humanoid_skeleton(),
+                       .capacity = capacity,
+                       .graphs = gs,
+                       .graph_count = 1,
+                       .thread_count = 2,
+                       .keep_weights = true,
+                       .events = true};
+    memset(s, 0, sizeof *s);
+    s->alloc = (test_alloc){UINT32_MAX, pattern >= 0, (uint8_t)pattern};
+    if (pattern >= 0) {
+        d.allocator = (cb_allocator){test_alloc_fn, test_free_fn, &s->alloc};
+    }
+    cb_error err = {0};
+    CB_CHECK(cb_crowd_create(&d, &s->c, &err) == CB_OK, "crowd: %s", err.message);
+}
+
+static void slot_add(slot_crowd *s, uint32_t id)
+{
+    assert_int_equal(cb_crowd_add(s->c, 0, 0.071f * (float)id, &s->ch[id]), CB_OK);
+    s->live[id] = true;
+}
+
+static uint32_t slot_dense(const slot_crowd *s, uint32_t id)
+{
+    uint32_t kind, dense;
+    assert_int_equal(cb_crowd_locate(s->c, s->ch[id], &kind, &dense), CB_OK);
+    return dense;
+}
+
+/* The host's values for frame f, by the character's logical id (not its dense index). */
+static void slot_params(slot_crowd *s, const cb_graph *g, const uint32_t *host, uint32_t hc,
+                        uint32_t f)
+{
+    for (uint32_t id = 0; id < SLOT_K + SLOT_SWAP; ++id) {
+        for (uint32_t q = 0; s->live[id] && q < hc; ++q) {
+            cb_crowd_param_column(s->c, 0, host[q])[slot_dense(s, id)] =
+                host_value(cb_graph_param_type(g, host[q]), host[q], id, f);
+        }
+    }
+}
+
+/* Character id's outputs in a and b agree bit for bit. */
+static void slot_compare(const slot_crowd *a, const slot_crowd *b, const cb_graph *g, uint32_t id,
+                         uint32_t f, const char *what)
+{
+    uint32_t da = slot_dense(a, id), db = slot_dense(b, id);
+    uint32_t joints = cb_crowd_joint_count(a->c), clips = cb_graph_clip_count(g);
+    CB_CHECK(memcmp(cb_crowd_matrices(a->c, 0, da), cb_crowd_matrices(b->c, 0, db),
+                    joints * 16 * sizeof(float)) == 0,
+             "%s, frame %u, character %u: matrices", what, f, id);
+    CB_CHECK(memcmp(&cb_crowd_root_motion(a->c, 0)[da], &cb_crowd_root_motion(b->c, 0)[db],
+                    sizeof(cb_root_delta)) == 0,
+             "%s, frame %u, character %u: root motion", what, f, id);
+    size_t sa, sb;
+    const float *wa = cb_crowd_weights(a->c, 0, &sa), *wb = cb_crowd_weights(b->c, 0, &sb);
+    for (uint32_t k = 0; k < clips; ++k) {
+        CB_CHECK(memcmp(&cb_crowd_clip_times(a->c, 0, k)[da], &cb_crowd_clip_times(b->c, 0, k)[db],
+                        sizeof(float)) == 0 &&
+                     memcmp(&wa[k * sa + da], &wb[k * sb + db], sizeof(float)) == 0,
+                 "%s, frame %u, character %u: clip %u's time or weight", what, f, id, k);
+    }
+    uint32_t na, nb;
+    const cb_graph_event *ea = cb_crowd_events(a->c, 0, da, &na);
+    const cb_graph_event *eb = cb_crowd_events(b->c, 0, db, &nb);
+    CB_CHECK(na == nb && memcmp(ea, eb, na * sizeof *ea) == 0,
+             "%s, frame %u, character %u: events (%u vs %u)", what, f, id, na, nb);
+    for (uint32_t m = 0; m < cb_graph_state_machine_count(g); ++m) {
+        cb_crowd_transition ta, tb;
+        assert_int_equal(cb_crowd_query_transition(a->c, 0, m, da, &ta, NULL), CB_OK);
+        assert_int_equal(cb_crowd_query_transition(b->c, 0, m, db, &tb, NULL), CB_OK);
+        CB_CHECK(cb_crowd_state(a->c, 0, m, da) == cb_crowd_state(b->c, 0, m, db) &&
+                     cb_crowd_next_state(a->c, 0, m, da) == cb_crowd_next_state(b->c, 0, m, db) &&
+                     ta.active == tb.active && ta.from == tb.from && ta.to == tb.to &&
+                     memcmp(&ta.elapsed_s, &tb.elapsed_s, sizeof ta.elapsed_s) == 0 &&
+                     ta.blend == tb.blend,
+                 "%s, frame %u, character %u: machine %u", what, f, id, m);
+    }
+}
+
+/* Every live character of big against exact (capacity), and each newcomer against fresh. */
+static void slot_compare_all(const slot_crowd *big, const slot_crowd *exact,
+                             const slot_crowd *fresh, const cb_graph *g, uint32_t f,
+                             const char *when)
+{
+    char what[96];
+    for (uint32_t id = 0; id < SLOT_K + SLOT_SWAP; ++id) {
+        if (big->live[id]) {
+            snprintf(what, sizeof what, "capacity %d vs %d, %s", SLOT_CAP, SLOT_K, when);
+            slot_compare(big, exact, g, id, f, what);
+        }
+        if (fresh->live[id]) {
+            snprintf(what, sizeof what, "reused slot vs fresh, %s", when);
+            slot_compare(big, fresh, g, id, f, what);
+        }
+    }
+}
+
+static void slot_state_is_written_at_add(void **state)
+{
+    (void)state;
+    cb_graph *g = load_full_graph();
+    uint32_t host[64], hc = host_params(g, host);
+    static const int patterns[] = {0xFF, 0x5A, 0x81};
+    uint64_t transitions_seen = 0, events_seen = 0;
+    for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi) {
+        slot_crowd big, exact, fresh;
+        slot_crowd_make(&big, g, SLOT_CAP, patterns[pi]);
+        slot_crowd_make(&exact, g, SLOT_K, -1);
+        slot_crowd_make(&fresh, g, SLOT_SWAP, -1);
+        for (uint32_t id = 0; id < SLOT_K; ++id) {
+            slot_add(&big, id);
+            slot_add(&exact, id);
+        }
+        for (uint32_t f = 0; f < SLOT_FRAMES; ++f) {
+            if (f == SLOT_SWAP_AT) {
+                /* Every third character leaves; the newcomers take the freed slots. */
+                for (uint32_t r = 0; r < SLOT_SWAP; ++r) {
+                    uint32_t gone = 3 * r;
+                    assert_int_equal(cb_crowd_remove(big.c, big.ch[gone]), CB_OK);
+                    assert_int_equal(cb_crowd_remove(exact.c, exact.ch[gone]), CB_OK);
+                    big.live[gone] = exact.live[gone] = false;
+                }
+                for (uint32_t id = SLOT_K; id < SLOT_K + SLOT_SWAP; ++id) {
+                    slot_add(&big, id);
+                    slot_add(&exact, id);
+                    slot_add(&fresh, id);
+                }
+            }
+            if (f == 0 || f == SLOT_SWAP_AT) {
+                /* What an add leaves, before any frame: the same everywhere too. */
+                slot_compare_all(&big, &exact, &fresh, g, f, "after the adds");
+            }
+            slot_params(&big, g, host, hc, f);
+            slot_params(&exact, g, host, hc, f);
+            slot_params(&fresh, g, host, hc, f);
+            assert_int_equal(cb_crowd_update(big.c, 1.0f / 30.0f), CB_OK);
+            assert_int_equal(cb_crowd_update(exact.c, 1.0f / 30.0f), CB_OK);
+            assert_int_equal(cb_crowd_update(fresh.c, 1.0f / 30.0f), CB_OK);
+            slot_compare_all(&big, &exact, &fresh, g, f, "after the frame");
+            for (uint32_t id = 0; id < SLOT_K + SLOT_SWAP; ++id) {
+                if (fresh.live[id]) {
+                    uint32_t n, d = slot_dense(&fresh, id);
+                    cb_crowd_events(fresh.c, 0, d, &n);
+                    events_seen += n;
+                    for (uint32_t m = 0; m < cb_graph_state_machine_count(g); ++m) {
+                        transitions_seen +=
+                            cb_crowd_next_state(fresh.c, 0, m, d) != CB_INVALID_INDEX;
+                    }
+                }
+            }
+        }
+        cb_crowd_destroy(big.c);
+        cb_crowd_destroy(exact.c);
+        cb_crowd_destroy(fresh.c);
+    }
+    /* The newcomers did run transitions (and cross markers): the comparison was not vacuous. */
+    CB_CHECK(transitions_seen > 0, "no newcomer ever ran a transition");
+    cb_test_note("newcomer frames with a transition running: %llu, events: %llu",
+                 (unsigned long long)transitions_seen, (unsigned long long)events_seen);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +788,7 @@ int main(void)
         GRAPH_CASE(in_place_blend_spaces_need_positions),
         cmocka_unit_test(nonfinite_parameters_read_as_zero_everywhere),
         cmocka_unit_test(crowd_memory_is_not_read_before_it_is_written),
+        cmocka_unit_test(slot_state_is_written_at_add),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

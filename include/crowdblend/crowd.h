@@ -249,7 +249,9 @@ CB_API cb_result cb_crowd_find_param(const cb_crowd *crowd, uint32_t kind, const
 
 /**
  * The crowd's own column of a parameter: capacity floats, character at dense index i at [i].
- * Write it between updates. NULL for an invalid kind or parameter.
+ * Write it between updates. NULL for an invalid kind or parameter. Entries from
+ * cb_crowd_count(kind) on hold no character and are unspecified (create does not clear them:
+ * memory follows use); cb_crowd_add writes the parameter's default into its character's.
  */
 CB_API float *cb_crowd_param_column(cb_crowd *crowd, uint32_t kind, uint32_t param);
 

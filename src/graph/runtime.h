@@ -54,7 +54,10 @@ size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity);
 /* Points the block's arrays into `memory` (cb_graph_block_bytes, 64-byte aligned). */
 void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory);
 
-/* Character i starts: defaults, initial states, clips at `phase`. */
+/* Character i starts: defaults, initial states, clips at `phase`. Writes every field of slot i
+ * that a frame or a query reads (events beyond event_count are never read), so the block's
+ * memory need not be cleared: a frame reads the slots [first, first + n) of its batch only,
+ * never a SIMD padding lane past the last character (those lanes live in the scratch). */
 void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase);
 
 /* Copies character `from`'s state to `to` (swap-remove). */

@@ -107,7 +107,13 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
         AT(b, sm_from_next, m, i) = NO_STATE;
         AT(b, sm_from_x, m, i) = 0.0f;
     }
-    b->event_count[i] = 0;
+    /* No offsets: an inertialization captures its own before it applies them, but a transition
+     * interrupted before its capture ran would read these (issue 11: the block is not cleared
+     * at create, and a reused slot holds the last character's). */
+    for (uint32_t s = 0; s < g->inert_count; ++s) {
+        memset(inert_of(b, s, i), 0, inert_floats(g) * sizeof(float));
+    }
+    b->event_count[i] = 0; /* events[i] is read only below its count */
 }
 
 void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
