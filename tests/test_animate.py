@@ -448,6 +448,51 @@ with tempfile.TemporaryDirectory() as tmp:
     check(proc.returncode == 1 and "unknown clip 'Trot'" in proc.stderr,
           f"--graph naming a clip the pack lacks: exit 1 ({proc.stderr.strip()!r})")
 
+# Any skeleton's joint names reach the glTF as JSON strings: a BVH whose root is named with a
+# quote and a backslash, imported to a pack here, animated and exported.
+BVH = """HIERARCHY
+ROOT hip"s\\x
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT leg
+  {
+    OFFSET 0 -10 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 -10 0
+    }
+  }
+}
+MOTION
+Frames: 3
+Frame Time: 0.0333333
+0 90 0 0 0 0 0 0 0
+0 90 0 0 10 0 10 0 0
+0 90 0 0 20 0 20 0 0
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    bvh, pack = os.path.join(tmp, "quoted.bvh"), os.path.join(tmp, "quoted.cbpack")
+    graph, out = os.path.join(tmp, "motion.json"), os.path.join(tmp, "quoted.gltf")
+    with open(bvh, "w") as f:
+        f.write(BVH)
+    with open(graph, "w") as f:
+        json.dump({"name": "motion", "root": "m",  # vx, vy: the follower's velocity inputs
+                   "parameters": [{"name": "vx", "type": "float"},
+                                  {"name": "vy", "type": "float"}],
+                   "nodes": {"m": {"type": "clip", "clip": "Motion"}}}, f)
+    proc = subprocess.run([*EXE, "import", bvh, "-o", pack], capture_output=True, text=True)
+    if proc.returncode == 0:
+        proc = run(cut, "--pack", pack, "--graph", graph, "--seconds", "1", "--out", out)
+    try:
+        with open(out) as f:
+            names = [n["name"] for n in json.load(f)["nodes"]]
+        check(proc.returncode == 0 and 'hip"s\\x' in names and "leg" in names,
+              "a joint named with a quote and a backslash: valid glTF JSON, the name kept")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"quoted joint names: glTF JSON ({e}; {proc.stderr.strip()[-300:]})")
+
 print(f"1..{len(results)}")
 for i, (ok, what) in enumerate(results, 1):
     print(f"{'ok' if ok else 'not ok'} {i} - {what}")

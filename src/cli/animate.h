@@ -44,7 +44,8 @@ typedef struct cb_animate_assets {
     uint32_t feet[2];
     char feet_names[2][CB_JOINT_NAME_MAX + 1];
     const char *feet_missing;
-    double clips_pops_p999; /* the clips' own pops (cm), each clip played alone */
+    double clips_pops_p999; /* the clips' own pops (cm), each looping clip played alone; < 0:
+                               none loops */
 } cb_animate_assets;
 
 /* Where the assets come from: the embedded set (pack NULL) or a pack file; feet "LEFT,RIGHT"

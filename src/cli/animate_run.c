@@ -24,25 +24,35 @@ static const float PI_F = 3.14159265358979f;
 
 enum { MAX_REFERENCE_CLIPS = 256 };
 
-/* The clips of the pops reference: the blend-space crowd's, or the pack's (the first 256). */
-static uint32_t reference_clips(const cb_animate_assets *a, const cb_clip *const **clips)
+/* The clips of the pops reference: the blend-space crowd's, or the pack's looping ones (the
+ * crowd wraps a DIRECT blend's phases; the first 256). */
+static uint32_t reference_clips(const cb_animate_assets *a, const cb_clip **clips)
 {
     if (a->pack == NULL) {
-        *clips = a->locomotion;
+        memcpy(clips, a->locomotion, sizeof a->locomotion);
         return 17;
     }
-    size_t n = cb_pack_clip_count(a->pack);
-    *clips = cb_pack_clips(a->pack);
-    return (uint32_t)(n < MAX_REFERENCE_CLIPS ? n : MAX_REFERENCE_CLIPS);
+    uint32_t n = 0;
+    for (size_t k = 0; k < cb_pack_clip_count(a->pack) && n < MAX_REFERENCE_CLIPS; ++k) {
+        const cb_clip *c = cb_pack_clip(a->pack, k);
+        if (cb_clip_is_looping(c)) {
+            clips[n++] = c;
+        }
+    }
+    return n;
 }
 
 /* Each clip played alone (a DIRECT blend with weight 1 on it), its root moved by its own root
- * motion, for 4 s: the second differences a clean animation has by itself. */
+ * motion, for 4 s: the second differences a clean animation has by itself (-1: no clip loops). */
 static bool clip_pops(cb_animate_assets *a, double rate_hz)
 {
     const cb_skeleton *sk = a->skeleton;
-    const cb_clip *const *clips = NULL;
-    uint32_t count = reference_clips(a, &clips);
+    const cb_clip *clips[MAX_REFERENCE_CLIPS];
+    uint32_t count = reference_clips(a, clips);
+    if (count == 0) {
+        a->clips_pops_p999 = -1.0;
+        return true;
+    }
     cb_graph_blend_desc bd = {.skeleton = sk,
                               .solver = {.kind = CB_SOLVER_KIND_DIRECT},
                               .clips = clips,

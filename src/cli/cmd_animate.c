@@ -96,8 +96,13 @@ static void measure_json(const cb_measure_result *m, const cb_animate_assets *as
                    m->skate_by_speed);
         bands_json("skate_by_turn", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
     }
-    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": %.4f}",
-           (unsigned long long)m->pops->count, cb_stat_quantile(m->pops, 0.999), clips_pops);
+    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": ",
+           (unsigned long long)m->pops->count, cb_stat_quantile(m->pops, 0.999));
+    if (clips_pops < 0.0) {
+        printf("null}"); /* no clip loops: no reference */
+    } else {
+        printf("%.4f}", clips_pops);
+    }
 }
 
 /* With a pack: which pack and which foot joints (absent for the embedded set). */
@@ -179,8 +184,12 @@ static void measure_text(const cb_measure_result *m, const cb_animate_assets *as
     } else {
         skate_text(m);
     }
-    printf("  pops: p99.9 of the joints' second difference %.3f cm (the clips alone: %.3f cm)\n",
-           cb_stat_quantile(m->pops, 0.999), assets->clips_pops_p999);
+    printf("  pops: p99.9 of the joints' second difference %.3f cm",
+           cb_stat_quantile(m->pops, 0.999));
+    if (assets->clips_pops_p999 >= 0.0) {
+        printf(" (the clips alone: %.3f cm)", assets->clips_pops_p999);
+    }
+    printf("\n");
 }
 
 static void result_text(const char *path, const cb_traj *t, const cb_animate_options *o,
