@@ -355,61 +355,78 @@ static int run_files(const char **files, const animate_args *a, const cb_traj_lo
     return status;
 }
 
+/* Every file's figures merged, for the "all" of several files. */
+typedef struct totals {
+    cb_measure *all;
+    double seconds;
+} totals;
+
+/* Animates one loaded file, prints its result and adds it to the totals. */
+static bool animate_one(const char *path, const cb_traj *t, const cb_animate_options *o,
+                        const cb_animate_assets *assets, bool json, bool last, totals *sum)
+{
+    cb_animate_result r;
+    if (!cb_animate_run(t, path, o, assets, &r)) {
+        return false;
+    }
+    json ? result_json(path, t, o, &r, assets, last) : result_text(path, t, o, &r, assets);
+    sum->seconds += r.character_seconds;
+    if (sum->all == NULL) {
+        sum->all = r.measure;
+    } else {
+        cb_measure_merge(sum->all, r.measure);
+        cb_measure_destroy(r.measure);
+    }
+    return true;
+}
+
+/* The end of the output: the merged figures of several files (total), and JSON's closing. */
+static void print_totals(const totals *sum, size_t count, bool total, bool json,
+                         const cb_animate_assets *assets)
+{
+    cb_measure_result m = total ? cb_measure_query(sum->all) : (cb_measure_result){0};
+    if (json) {
+        printf("]");
+        if (total) {
+            printf(", \"all\": {\"character_seconds\": %.9g, ", sum->seconds);
+            measure_json(&m, assets);
+            printf("}");
+        }
+        printf("}\n");
+    } else if (total) {
+        printf("all %zu files: %.0f character-seconds\n", count, sum->seconds);
+        measure_text(&m, assets);
+    }
+}
+
 static int run_loaded(const char **files, size_t count, const cb_traj_load_desc *ld,
                       const cb_animate_options *o, bool summary, bool json,
                       const cb_animate_assets *assets)
 {
-    int status = CB_EXIT_OK;
-    cb_measure *all = NULL; /* every file's figures merged (several files) */
-    double all_seconds = 0.0;
+    bool ok = true;
+    totals sum = {0};
     if (json) {
         printf("{\"files\": [\n");
     }
-    for (size_t f = 0; f < count && status == CB_EXIT_OK; ++f) {
+    for (size_t f = 0; f < count && ok; ++f) {
         cb_traj *t = NULL;
         cb_error err = {0};
         if (cb_traj_load_file(files[f], ld, &t, &err) != CB_OK) {
             fprintf(stderr, "crowdblend animate: %s\n", err.message);
-            status = CB_EXIT_FAILURE;
+            ok = false;
             break;
         }
         bool last = f + 1 == count;
         if (summary) {
             json ? summary_json(files[f], t, last) : summary_text(files[f], t);
         } else {
-            cb_animate_result r;
-            if (!cb_animate_run(t, files[f], o, assets, &r)) {
-                status = CB_EXIT_FAILURE;
-            } else {
-                json ? result_json(files[f], t, o, &r, assets, last)
-                     : result_text(files[f], t, o, &r, assets);
-                all_seconds += r.character_seconds;
-                if (all == NULL) {
-                    all = r.measure;
-                } else {
-                    cb_measure_merge(all, r.measure);
-                    cb_measure_destroy(r.measure);
-                }
-            }
+            ok = animate_one(files[f], t, o, assets, json, last, &sum);
         }
         cb_traj_destroy(t);
     }
-    cb_measure_result m = all != NULL ? cb_measure_query(all) : (cb_measure_result){0};
-    bool total = all != NULL && count > 1 && status == CB_EXIT_OK;
-    if (json) {
-        printf("]");
-        if (total) {
-            printf(", \"all\": {\"character_seconds\": %.9g, ", all_seconds);
-            measure_json(&m, assets);
-            printf("}");
-        }
-        printf("}\n");
-    } else if (total) {
-        printf("all %zu files: %.0f character-seconds\n", count, all_seconds);
-        measure_text(&m, assets);
-    }
-    cb_measure_destroy(all);
-    return status;
+    print_totals(&sum, count, sum.all != NULL && count > 1 && ok, json, assets);
+    cb_measure_destroy(sum.all);
+    return ok ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
 
 int cb_cmd_animate(int argc, char **argv)
