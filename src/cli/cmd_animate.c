@@ -1,6 +1,7 @@
-/* `crowdblend animate TRAJECTORIES...`: crowds driven along simulator trajectories, measured as
- * issue 12 defines (planted-foot skate, pops), optionally exported as glTF; `--summary` only
- * describes the files (what the loader read, for scripts and tests). */
+/* `crowdblend animate TRAJECTORIES...`: crowds (the embedded set or a --pack) driven along
+ * simulator trajectories, measured as issue 12 defines (planted-foot skate, pops), optionally
+ * exported as glTF; `--summary` only describes the files (what the loader read, for scripts and
+ * tests). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
