@@ -236,7 +236,7 @@ fi
 
 
 # Issue 12: the glTF that `crowdblend animate --out` writes, through the Khronos validator (npm ci installs it
-# from tests/gltf's package-lock.json).
+# from tests/gltf's package-lock.json); the embedded humanoid and a pack's skeleton (the Fox).
 check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
     set -e
     (cd tests/gltf && npm ci --no-audit --no-fund --loglevel=error)
@@ -246,7 +246,10 @@ check "crowdblend animate --out validates (Khronos glTF validator)" sh -c '
     $cb animate tests/data/trajectories/vadere_bottleneck_postvis.traj --seconds 4 \
         --graph locomotion_8dir --out "$d/vadere.gltf" --out-rate 30
     node tests/gltf/validate.mjs "$d/crowdit.glb" --agents 20
-    node tests/gltf/validate.mjs "$d/vadere.gltf" --agents 20'
+    node tests/gltf/validate.mjs "$d/vadere.gltf" --agents 20
+    $cb animate tests/data/trajectories/fzj_bottleneck_cut.csv --pack tests/data/packs/fox.cbpack \
+        --out "$d/fox.glb"
+    node tests/gltf/validate.mjs "$d/fox.glb" --agents 6'
 # `crowdblend serve` (issue 14; docs/serve.md): the viewer in
 # headless Chromium (end to end, and the skinned-glTF fixture), and the load test; each on the
 # release build. Under 5 minutes together on this machine.

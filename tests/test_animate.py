@@ -286,7 +286,9 @@ with tempfile.TemporaryDirectory() as tmp:
     proc = run(os.path.join(tmp, "missing.csv"))
     check(proc.returncode == 1 and "missing.csv: cannot open" in proc.stderr,
           f"a missing file: exit 1 and its name ({proc.stderr!r})")
-    for args, what in ((["--pack", "x.pack", bad], "--pack is not available yet"),
+    for args, what in ((["--feet", "a,b", bad], "--feet names a pack's joints: it needs --pack"),
+                       (["--pack", "x.cbpack", "--graph", "none", bad],
+                        "--pack: its clips run in a graph"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
@@ -324,6 +326,172 @@ with tempfile.TemporaryDirectory() as tmp:
               f"{out}: translation + rotation per node, scale per agent; buffer length")
         times = [a for a in doc["accessors"] if a["type"] == "SCALAR"]
         check(all(a["max"][0] <= 2.0 + 1e-6 for a in times), f"{out}: keys within the 2 s run")
+
+# ---- a pack: the Fox (tests/data/packs, its stored graph, detected foot plants) -------------
+
+def read_plain_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    agents = collections.defaultdict(list)
+    for r in rows:
+        agents[int(r["id"])].append((float(r["time"]), float(r["x"]), float(r["y"]), 0.0))
+    return {k: sorted(v) for k, v in agents.items()}
+
+
+def glb_doc(path):
+    """The JSON and the binary chunk of a GLB file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    json_len = struct.unpack_from("<I", data, 12)[0]
+    doc = json.loads(data[20:20 + json_len])
+    return doc, data[20 + json_len + 8:]
+
+
+def accessor_floats(doc, binary, index):
+    a = doc["accessors"][index]
+    view = doc["bufferViews"][a["bufferView"]]
+    width = {"SCALAR": 1, "VEC3": 3, "VEC4": 4}[a["type"]]
+    start = view.get("byteOffset", 0) + a.get("byteOffset", 0)
+    flat = struct.unpack_from(f"<{a['count'] * width}f", binary, start)
+    return [flat[k:k + width] for k in range(0, len(flat), width)]
+
+
+def agent_translations(doc, binary, node):
+    """(key time, translation) of an agent node's translation channel."""
+    anim = doc["animations"][0]
+    ch = next(c for c in anim["channels"]
+              if c["target"] == {"node": node, "path": "translation"})
+    sampler = anim["samplers"][ch["sampler"]]
+    times = accessor_floats(doc, binary, sampler["input"])
+    values = accessor_floats(doc, binary, sampler["output"])
+    return [(t[0], v) for t, v in zip(times, values)]
+
+
+FOX = os.path.join(os.path.dirname(DATA), "packs", "fox.cbpack")
+FOX_FEET = "b_LeftFoot02_018,b_RightFoot02_022"  # the import's --detect-foot-plants joints
+cut = os.path.join(DATA, "fzj_bottleneck_cut.csv")
+cut_ref = read_plain_csv(cut)
+with tempfile.TemporaryDirectory() as tmp:
+    glb = os.path.join(tmp, "fox.glb")
+    # 25 Hz samples; animated at 50 Hz, exported at 25 Hz: every key lies on a sample.
+    proc = run(cut, "--pack", FOX, "--feet", FOX_FEET, "--rate", "50", "--out-rate", "25",
+               "--out", glb, "--json")
+    check(proc.returncode == 0, f"animate --pack fox.cbpack exits 0 ({proc.stderr.strip()[-300:]})")
+    try:
+        d = json.loads(proc.stdout)["files"][0]
+        frames, shown, most, char_frames = grid_expectation(cut_ref, 50.0, 0)
+        check((d["frames"], d["agents_shown"], d["max_concurrent"]) == (frames, shown, most) and
+              abs(d["character_seconds"] - char_frames / 50.0) <= 1e-6 * char_frames / 50.0,
+              f"fox: frames, agents shown, most at once, character-frames = "
+              f"{(frames, shown, most, char_frames)}")
+        check(d["crowd"] == "locomotion" and d["pack"] == FOX and
+              d["feet"] == FOX_FEET.split(","),
+              f"fox: runs the pack's stored graph and names its feet ({d['crowd']}, {d['feet']})")
+        check_stats("fox", d)
+        doc, binary = glb_doc(glb)
+        agent_nodes = doc["scenes"][0]["nodes"]
+        per = 1 + d["skeleton_joints"]
+        names = {n["name"] for n in doc["nodes"]}
+        check(len(agent_nodes) == len(cut_ref) and len(doc["nodes"]) == len(cut_ref) * per and
+              set(FOX_FEET.split(",")) <= names,
+              f"fox --out: {len(cut_ref)} agents x (1 + {d['skeleton_joints']} joints) nodes, "
+              f"named after the pack's joints")
+        tmin = min(v[0][0] for v in cut_ref.values())
+        worst, keys = 0.0, 0
+        for node in agent_nodes:
+            samples = cut_ref[int(doc["nodes"][node]["name"].split()[1])]
+            at = {round((t - tmin) * 25): (x, z, -y) for t, x, y, z in samples}
+            for t, v in agent_translations(doc, binary, node):
+                want = at.get(round(t * 25))
+                if want is None or abs(t * 25 - round(t * 25)) > 1e-3:
+                    worst = math.inf
+                    continue
+                keys += 1
+                worst = max(worst, max(abs(a - b) for a, b in zip(v, want)))
+        check(keys > 0 and worst <= 1e-4,
+              f"fox --out: every agent's root key is on its trajectory sample ({keys} keys, "
+              f"largest difference {worst} m)")
+    except (ValueError, KeyError, IndexError, StopIteration, OSError) as e:
+        check(False, f"animate --pack fox.cbpack: JSON and GLB ({e})")
+
+    # Without --feet the Fox's foot joints are unknown: the skate is absent, with the reason.
+    proc = run(cut, "--pack", FOX, "--json", "--seconds", "2")
+    try:
+        d = json.loads(proc.stdout)["files"][0]
+        check(proc.returncode == 0 and d["skate"] is None and "--feet" in d["skate_absent"] and
+              d["feet"] is None and d["pops"]["count"] > 0,
+              f"fox without --feet: skate absent with the reason ({d.get('skate_absent')})")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"fox without --feet: JSON ({e}; {proc.stderr.strip()[-300:]})")
+
+    # Bad packs: the loader's message, exit 1, no output file.
+    truncated = os.path.join(tmp, "truncated.cbpack")
+    with open(FOX, "rb") as f, open(truncated, "wb") as g:
+        g.write(f.read()[:1000])
+    missing = os.path.join(tmp, "missing.cbpack")
+    for path, what in ((missing, f"--pack: {missing}: cannot open"),
+                       (truncated, f"--pack: {truncated}: header: file_size says")):
+        out = os.path.join(tmp, "never.glb")
+        proc = run(cut, "--pack", path, "--out", out)
+        check(proc.returncode == 1 and what in proc.stderr and not os.path.exists(out),
+              f"bad pack: exit 1 and the loader's message ({proc.stderr.strip()!r})")
+    proc = run(cut, "--pack", FOX, "--feet", "b_LeftFoot02_018,no_such_joint")
+    check(proc.returncode == 1 and "--feet: the skeleton has no joint 'no_such_joint'"
+          in proc.stderr, f"--feet naming no joint: exit 1 ({proc.stderr.strip()!r})")
+
+    # A graph file naming a clip the pack lacks.
+    graph = os.path.join(tmp, "trot.json")
+    with open(graph, "w") as f:
+        json.dump({"name": "trot", "root": "trot",
+                   "nodes": {"trot": {"type": "clip", "clip": "Trot"}}}, f)
+    proc = run(cut, "--pack", FOX, "--graph", graph)
+    check(proc.returncode == 1 and "unknown clip 'Trot'" in proc.stderr,
+          f"--graph naming a clip the pack lacks: exit 1 ({proc.stderr.strip()!r})")
+
+# Any skeleton's joint names reach the glTF as JSON strings: a BVH whose root is named with a
+# quote and a backslash, imported to a pack here, animated and exported.
+BVH = """HIERARCHY
+ROOT hip"s\\x
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT leg
+  {
+    OFFSET 0 -10 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 -10 0
+    }
+  }
+}
+MOTION
+Frames: 3
+Frame Time: 0.0333333
+0 90 0 0 0 0 0 0 0
+0 90 0 0 10 0 10 0 0
+0 90 0 0 20 0 20 0 0
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    bvh, pack = os.path.join(tmp, "quoted.bvh"), os.path.join(tmp, "quoted.cbpack")
+    graph, out = os.path.join(tmp, "motion.json"), os.path.join(tmp, "quoted.gltf")
+    with open(bvh, "w") as f:
+        f.write(BVH)
+    with open(graph, "w") as f:
+        json.dump({"name": "motion", "root": "m",  # vx, vy: the follower's velocity inputs
+                   "parameters": [{"name": "vx", "type": "float"},
+                                  {"name": "vy", "type": "float"}],
+                   "nodes": {"m": {"type": "clip", "clip": "Motion"}}}, f)
+    proc = subprocess.run([*EXE, "import", bvh, "-o", pack], capture_output=True, text=True)
+    if proc.returncode == 0:
+        proc = run(cut, "--pack", pack, "--graph", graph, "--seconds", "1", "--out", out)
+    try:
+        with open(out) as f:
+            names = [n["name"] for n in json.load(f)["nodes"]]
+        check(proc.returncode == 0 and 'hip"s\\x' in names and "leg" in names,
+              "a joint named with a quote and a backslash: valid glTF JSON, the name kept")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"quoted joint names: glTF JSON ({e}; {proc.stderr.strip()[-300:]})")
 
 print(f"1..{len(results)}")
 for i, (ok, what) in enumerate(results, 1):

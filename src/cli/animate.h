@@ -12,7 +12,9 @@
 #include "traj/traj.h"
 
 typedef struct cb_animate_options {
-    const char *graph;  /* NULL: the blend-space crowd; else an example's name or a JSON file */
+    const char *graph;  /* NULL: the blend-space crowd; else an example's name or a JSON file
+                           (with a pack: a graph stored in it or a JSON file naming its clips) */
+    const char *pack;   /* the pack's path (what the output names), or NULL */
     double rate_hz;     /* animation rate */
     double seconds;     /* simulate at most this long from the file's start (0: all) */
     bool host_warp;     /* the host-side playback-rate warp (reference) */
@@ -30,12 +32,28 @@ typedef struct cb_animate_options {
     float orient_rad;         /* orientation warping's largest turn (0: off; a "warp" param) */
 } cb_animate_options;
 
-/* The embedded data and the crowd's clips, shared by every file of one command. */
+/* The data the crowd runs (the embedded set, or a pack) and its clips, shared by every file of
+ * one command. */
 typedef struct cb_animate_assets {
-    cb_embedded *set;
+    cb_embedded *set;              /* NULL with a pack */
+    cb_pack *pack;                 /* --pack, or NULL */
+    const cb_skeleton *skeleton;   /* the set's or the pack's */
     const cb_clip *locomotion[17]; /* idle, walks, runs: the blend-space crowd's clips */
-    double clips_pops_p999;        /* the clips' own pops (cm), cb_animate_clip_pops */
+    /* The skate's joints (the embedded "ball_l", "ball_r"; a pack's --feet); when unknown,
+     * feet_missing says why and the skate is not measured. */
+    uint32_t feet[2];
+    char feet_names[2][CB_JOINT_NAME_MAX + 1];
+    const char *feet_missing;
+    double clips_pops_p999; /* the clips' own pops (cm), each looping clip played alone; < 0:
+                               none loops */
 } cb_animate_assets;
+
+/* Where the assets come from: the embedded set (pack NULL) or a pack file; feet "LEFT,RIGHT"
+ * names the skate's joints (NULL: "ball_l", "ball_r" when the skeleton has them). */
+typedef struct cb_animate_source {
+    const char *pack;
+    const char *feet;
+} cb_animate_source;
 
 /* What one file gave. */
 typedef struct cb_animate_result {
@@ -50,7 +68,8 @@ typedef struct cb_animate_result {
     cb_measure *measure;
 } cb_animate_result;
 
-bool cb_animate_assets_init(cb_animate_assets *a, double rate_hz);
+/* Loads the assets and measures the clips' own pops; false with a message on stderr. */
+bool cb_animate_assets_init(cb_animate_assets *a, const cb_animate_source *src, double rate_hz);
 void cb_animate_assets_finish(cb_animate_assets *a);
 
 /* Runs one trajectory set; false with a message on stderr on failure. */

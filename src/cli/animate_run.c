@@ -22,15 +22,41 @@ static const float PI_F = 3.14159265358979f;
 
 /* ---- the clips' own pops ------------------------------------------------------------------ */
 
-/* Each locomotion clip played alone (a DIRECT blend with weight 1 on it), its root moved by
- * its own root motion, for 4 s: the second differences a clean animation has by itself. */
+enum { MAX_REFERENCE_CLIPS = 256 };
+
+/* The clips of the pops reference: the blend-space crowd's, or the pack's looping ones (the
+ * crowd wraps a DIRECT blend's phases; the first 256). */
+static uint32_t reference_clips(const cb_animate_assets *a, const cb_clip **clips)
+{
+    if (a->pack == NULL) {
+        memcpy(clips, a->locomotion, sizeof a->locomotion);
+        return 17;
+    }
+    uint32_t n = 0;
+    for (size_t k = 0; k < cb_pack_clip_count(a->pack) && n < MAX_REFERENCE_CLIPS; ++k) {
+        const cb_clip *c = cb_pack_clip(a->pack, k);
+        if (cb_clip_is_looping(c)) {
+            clips[n++] = c;
+        }
+    }
+    return n;
+}
+
+/* Each clip played alone (a DIRECT blend with weight 1 on it), its root moved by its own root
+ * motion, for 4 s: the second differences a clean animation has by itself (-1: no clip loops). */
 static bool clip_pops(cb_animate_assets *a, double rate_hz)
 {
-    const cb_skeleton *sk = cb_embedded_skeleton(a->set);
+    const cb_skeleton *sk = a->skeleton;
+    const cb_clip *clips[MAX_REFERENCE_CLIPS];
+    uint32_t count = reference_clips(a, clips);
+    if (count == 0) {
+        a->clips_pops_p999 = -1.0;
+        return true;
+    }
     cb_graph_blend_desc bd = {.skeleton = sk,
                               .solver = {.kind = CB_SOLVER_KIND_DIRECT},
-                              .clips = a->locomotion,
-                              .clip_count = 17};
+                              .clips = clips,
+                              .clip_count = count};
     cb_graph *graph = NULL;
     cb_error err = {0};
     if (cb_graph_create_blend(&bd, &graph, &err) != CB_OK) {
@@ -40,7 +66,7 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
     const cb_graph *graphs[1] = {graph};
     cb_crowd_desc cd = {
         .skeleton = sk,
-        .capacity = 17,
+        .capacity = count,
         .graphs = graphs,
         .graph_count = 1,
         .thread_count = 1,
@@ -51,20 +77,17 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
         cb_graph_destroy(graph);
         return false;
     }
-    uint32_t ball_l = 0, ball_r = 0;
-    cb_skeleton_find_joint(sk, "ball_l", &ball_l);
-    cb_skeleton_find_joint(sk, "ball_r", &ball_r);
     cb_measure_desc md = {.skeleton = sk,
-                          .ball_joint = {ball_l, ball_r},
+                          .ball_joint = {a->feet[0], a->feet[1]},
                           .dt_s = (float)(1.0 / rate_hz),
-                          .slots = 17};
+                          .slots = count};
     cb_measure *m = cb_measure_create(&md);
-    float yaw[17] = {0}, pos[17][3] = {{0}};
-    for (uint32_t c = 0; m != NULL && c < 17; ++c) {
+    float yaw[MAX_REFERENCE_CLIPS] = {0}, pos[MAX_REFERENCE_CLIPS][3] = {{0}};
+    for (uint32_t c = 0; m != NULL && c < count; ++c) {
         cb_character ch;
         cb_crowd_add(crowd, 0, 0.0f, &ch);
         /* DIRECT: one parameter per clip, "blend_<c>" (crowdblend/graph.h). */
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", c);
         uint32_t p = 0;
         cb_crowd_find_param(crowd, 0, name, &p);
@@ -75,7 +98,7 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
     for (uint32_t k = 0; m != NULL && k < frames; ++k) {
         cb_crowd_update(crowd, (float)(1.0 / rate_hz));
         const cb_root_delta *rm = cb_crowd_root_motion(crowd, 0);
-        for (uint32_t c = 0; c < 17; ++c) {
+        for (uint32_t c = 0; c < count; ++c) {
             /* The delta is in the character's frame at the start of the update. */
             float s = sinf(yaw[c]), co = cosf(yaw[c]);
             pos[c][0] += co * rm[c].translation[0] + s * rm[c].translation[2];
@@ -96,24 +119,91 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
     return m != NULL;
 }
 
-bool cb_animate_assets_init(cb_animate_assets *a, double rate_hz)
+/* ---- the assets --------------------------------------------------------------------------- */
+
+static bool load_embedded(cb_animate_assets *a)
 {
-    memset(a, 0, sizeof *a);
     cb_error err = {0};
     if (cb_embedded_create(NULL, &a->set, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: embedded set: %s\n", err.message);
         return false;
     }
+    a->skeleton = cb_embedded_skeleton(a->set);
     for (int k = 0; k < 17; ++k) {
         a->locomotion[k] = cb_embedded_find_clip(a->set, locomotion_names[k]);
     }
-    return clip_pops(a, rate_hz);
+    return true;
+}
+
+static bool load_pack(cb_animate_assets *a, const char *path)
+{
+    cb_error err = {0};
+    if (cb_pack_load_file(path, NULL, &a->pack, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend animate: --pack: %s\n", err.message);
+        return false;
+    }
+    if (cb_pack_clip_count(a->pack) == 0) {
+        fprintf(stderr, "crowdblend animate: --pack: %s holds no clip\n", path);
+        return false;
+    }
+    a->skeleton = cb_pack_skeleton(a->pack);
+    return true;
+}
+
+/* The skate's joints: --feet "LEFT,RIGHT", else "ball_l", "ball_r" when the skeleton has them
+ * (the embedded humanoid always does); unknown ones leave the skate unmeasured. */
+static bool find_feet(cb_animate_assets *a, const char *feet)
+{
+    char(*names)[CB_JOINT_NAME_MAX + 1] = a->feet_names;
+    const char *comma = feet != NULL ? strchr(feet, ',') : NULL;
+    if (feet != NULL) {
+        size_t left = (size_t)(comma != NULL ? comma - feet : 0);
+        if (comma == NULL || left == 0 || left > CB_JOINT_NAME_MAX ||
+            strlen(comma + 1) > CB_JOINT_NAME_MAX || strchr(comma + 1, ',') != NULL) {
+            fprintf(stderr, "crowdblend animate: --feet takes two joint names: LEFT,RIGHT\n");
+            return false;
+        }
+        memcpy(names[0], feet, left);
+        names[0][left] = '\0';
+        memcpy(names[1], comma + 1, strlen(comma + 1) + 1);
+    } else {
+        memcpy(names[0], "ball_l", sizeof "ball_l");
+        memcpy(names[1], "ball_r", sizeof "ball_r");
+    }
+    for (int k = 0; k < 2; ++k) {
+        if (cb_skeleton_find_joint(a->skeleton, names[k], &a->feet[k]) == CB_OK) {
+            continue;
+        }
+        if (feet != NULL) {
+            fprintf(stderr, "crowdblend animate: --feet: the skeleton has no joint '%s'\n",
+                    names[k]);
+            return false;
+        }
+        a->feet[0] = a->feet[1] = 0;
+        a->feet_missing = "the skeleton has no joints ball_l, ball_r: name its feet with --feet "
+                          "LEFT,RIGHT";
+        return true;
+    }
+    return true;
+}
+
+bool cb_animate_assets_init(cb_animate_assets *a, const cb_animate_source *src, double rate_hz)
+{
+    memset(a, 0, sizeof *a);
+    bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a);
+    ok = ok && find_feet(a, src->feet) && clip_pops(a, rate_hz);
+    if (!ok) {
+        cb_animate_assets_finish(a);
+    }
+    return ok;
 }
 
 void cb_animate_assets_finish(cb_animate_assets *a)
 {
     cb_embedded_destroy(a->set);
+    cb_pack_destroy(a->pack);
     a->set = NULL;
+    a->pack = NULL;
 }
 
 /* ---- the crowd ---------------------------------------------------------------------------- */
@@ -203,8 +293,44 @@ static bool map_graph_slots(run *r)
     return true;
 }
 
+/* A graph text stored in the pack, by name (NULL: none of that name). */
+static const char *pack_graph_text(const cb_pack *pack, const char *name, size_t *length)
+{
+    for (size_t i = 0; pack != NULL && i < cb_pack_graph_count(pack); ++i) {
+        cb_pack_graph g = cb_pack_query_graph(pack, i);
+        if (strcmp(g.name, name) == 0) {
+            *length = g.length;
+            return g.text;
+        }
+    }
+    return NULL;
+}
+
+/* The graph over the pack's clips: one stored in it by name, else a JSON file. */
+static bool load_pack_graph(run *r)
+{
+    const cb_pack *pack = r->assets->pack;
+    cb_graph_json_desc jd = {.skeleton = r->skeleton,
+                             .clips = cb_pack_clips(pack),
+                             .clip_count = (uint32_t)cb_pack_clip_count(pack),
+                             .source_name = r->o->graph};
+    size_t length = 0;
+    const char *text = pack_graph_text(pack, r->o->graph, &length);
+    cb_error err = {0};
+    cb_result res = text != NULL ? cb_graph_load_json(text, length, &jd, &r->graph, &err)
+                                 : cb_graph_load_json_file(r->o->graph, &jd, &r->graph, &err);
+    if (res != CB_OK) {
+        fprintf(stderr, "crowdblend animate: graph: %s\n", err.message);
+        return false;
+    }
+    return map_graph_slots(r);
+}
+
 static bool load_graph(run *r)
 {
+    if (r->assets->pack != NULL) {
+        return load_pack_graph(r);
+    }
     size_t length = 0;
     char *text = graph_text(r->o->graph, &length);
     if (text == NULL) {
@@ -236,7 +362,8 @@ static void enable_features(run *r, cb_follow_desc *fd)
     if (r->graph == NULL) {
         return;
     }
-    cb_traj_host_features f = {.gait = r->assets->locomotion[1],
+    /* A pack has no known gait clip: no playback-rate warping (docs/trajectories.md). */
+    cb_traj_host_features f = {.gait = r->assets->pack == NULL ? r->assets->locomotion[1] : NULL,
                                .slot_clips = r->slot_clips,
                                .slot_count = r->slot_count,
                                .no_warp = r->o->no_warp,
@@ -245,6 +372,10 @@ static void enable_features(run *r, cb_follow_desc *fd)
                                .max_rate = r->o->max_rate,
                                .orient_rad = r->o->orient_rad};
     cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
+    if (r->lock && r->assets->feet_missing == NULL) { /* the IK's end joints: the feet */
+        fd->lock.joint[0] = r->assets->feet_names[0];
+        fd->lock.joint[1] = r->assets->feet_names[1];
+    }
     r->orient = fd->orient.angle_param != NULL;
 }
 
@@ -289,13 +420,12 @@ static bool make_crowd(run *r, uint32_t capacity)
     }
     r->follow = cb_traj_host_follower(r->host);
     r->stand = cb_follow_query_desc(&fd).stand_speed_mps;
-    uint32_t ball_l = 0, ball_r = 0;
-    cb_skeleton_find_joint(r->skeleton, "ball_l", &ball_l);
-    cb_skeleton_find_joint(r->skeleton, "ball_r", &ball_r);
+    /* Unknown feet: no slot plants, so no skate sample is taken (the pops still are). */
+    bool feet = r->assets->feet_missing == NULL;
     cb_measure_desc md = {.skeleton = r->skeleton,
-                          .slot_clips = r->slot_clips,
-                          .slot_count = r->slot_count,
-                          .ball_joint = {ball_l, ball_r},
+                          .slot_clips = feet ? r->slot_clips : NULL,
+                          .slot_count = feet ? r->slot_count : 0,
+                          .ball_joint = {r->assets->feet[0], r->assets->feet[1]},
                           .dt_s = (float)(1.0 / r->o->rate_hz),
                           .slots = capacity};
     r->measure = cb_measure_create(&md);
@@ -495,7 +625,7 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
                     const cb_animate_assets *assets, cb_animate_result *out)
 {
     uint64_t t0 = cb_now_ns();
-    run r = {.traj = traj, .o = o, .assets = assets, .skeleton = cb_embedded_skeleton(assets->set)};
+    run r = {.traj = traj, .o = o, .assets = assets, .skeleton = assets->skeleton};
     memset(out, 0, sizeof *out);
     cb_traj_host_desc hd = {.traj = traj,
                             .rate_hz = o->rate_hz,

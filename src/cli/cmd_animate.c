@@ -1,6 +1,7 @@
-/* `crowdblend animate TRAJECTORIES...`: crowds driven along simulator trajectories, measured as
- * issue 12 defines (planted-foot skate, pops), optionally exported as glTF; `--summary` only
- * describes the files (what the loader read, for scripts and tests). */
+/* `crowdblend animate TRAJECTORIES...`: crowds (the embedded set or a --pack) driven along
+ * simulator trajectories, measured as issue 12 defines (planted-foot skate, pops), optionally
+ * exported as glTF; `--summary` only describes the files (what the loader read, for scripts and
+ * tests). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -82,18 +83,51 @@ static void bands_json(const char *key, const double *edges, int count, const cb
     printf("]");
 }
 
-/* The figures of a measurement: skate, its bands, pops. */
-static void measure_json(const cb_measure_result *m, double clips_pops)
+/* The figures of a measurement: skate and its bands (null with the reason when the feet are
+ * unknown), pops. */
+static void measure_json(const cb_measure_result *m, const cb_animate_assets *assets)
 {
-    stat_json("skate", m->skate);
-    bands_json("skate_by_speed", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m->skate_by_speed);
-    bands_json("skate_by_turn", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
-    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": %.4f}",
-           (unsigned long long)m->pops->count, cb_stat_quantile(m->pops, 0.999), clips_pops);
+    double clips_pops = assets->clips_pops_p999;
+    if (assets->feet_missing != NULL) {
+        printf("\"skate\": null, \"skate_absent\": ");
+        print_json_string(assets->feet_missing);
+    } else {
+        stat_json("skate", m->skate);
+        bands_json("skate_by_speed", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS,
+                   m->skate_by_speed);
+        bands_json("skate_by_turn", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
+    }
+    printf(", \"pops\": {\"count\": %llu, \"p999\": %.4f, \"clips_p999\": ",
+           (unsigned long long)m->pops->count, cb_stat_quantile(m->pops, 0.999));
+    if (clips_pops < 0.0) {
+        printf("null}"); /* no clip loops: no reference */
+    } else {
+        printf("%.4f}", clips_pops);
+    }
+}
+
+/* With a pack: which pack and which foot joints (absent for the embedded set). */
+static void pack_json(const cb_animate_options *o, const cb_animate_assets *assets)
+{
+    if (o->pack == NULL) {
+        return;
+    }
+    printf(", \"pack\": ");
+    print_json_string(o->pack);
+    printf(", \"skeleton_joints\": %u, \"feet\": ", cb_skeleton_joint_count(assets->skeleton));
+    if (assets->feet_missing != NULL) {
+        printf("null");
+        return;
+    }
+    printf("[");
+    print_json_string(assets->feet_names[0]);
+    printf(", ");
+    print_json_string(assets->feet_names[1]);
+    printf("]");
 }
 
 static void result_json(const char *path, const cb_traj *t, const cb_animate_options *o,
-                        const cb_animate_result *r, double clips_pops, bool last)
+                        const cb_animate_result *r, const cb_animate_assets *assets, bool last)
 {
     cb_measure_result m = cb_measure_query(r->measure);
     printf("{\"file\": ");
@@ -104,13 +138,14 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            cb_traj_format_name(t->format), t->agent_count, r->agents_shown, r->max_concurrent,
            r->frames, o->rate_hz, r->character_seconds);
     print_json_string(o->graph != NULL ? o->graph : "blend_space");
+    pack_json(o, assets);
     printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"orient\": %s, \"locks\": %llu, "
            "\"reach_failures\": %llu, \"rate_clamped\": %llu, \"wall_s\": %.3f, ",
            o->host_warp ? "true" : "false", r->warp ? "true" : "false", r->lock ? "true" : "false",
            r->orient ? "true" : "false", (unsigned long long)r->follow_stats.locks,
            (unsigned long long)r->follow_stats.reach_failures,
            (unsigned long long)r->follow_stats.rate_clamped, r->wall_s);
-    measure_json(&m, clips_pops);
+    measure_json(&m, assets);
     printf("}%s\n", last ? "" : ",");
 }
 
@@ -135,18 +170,31 @@ static void bands_text(const char *prefix, const char *unit, const double *edges
     }
 }
 
-static void measure_text(const cb_measure_result *m, double clips_pops)
+static void skate_text(const cb_measure_result *m)
 {
     printf("  planted-foot skate, cm/s     mean   median      p95   > 5 cm/s  foot-frames\n");
     stat_line("all", m->skate);
     bands_text("", " m/s", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS, m->skate_by_speed);
     bands_text("turn ", " rad/s", cb_measure_turn_edges, CB_MEASURE_TURN_BANDS, m->skate_by_turn);
-    printf("  pops: p99.9 of the joints' second difference %.3f cm (the clips alone: %.3f cm)\n",
-           cb_stat_quantile(m->pops, 0.999), clips_pops);
+}
+
+static void measure_text(const cb_measure_result *m, const cb_animate_assets *assets)
+{
+    if (assets->feet_missing != NULL) {
+        printf("  planted-foot skate: not measured (%s)\n", assets->feet_missing);
+    } else {
+        skate_text(m);
+    }
+    printf("  pops: p99.9 of the joints' second difference %.3f cm",
+           cb_stat_quantile(m->pops, 0.999));
+    if (assets->clips_pops_p999 >= 0.0) {
+        printf(" (the clips alone: %.3f cm)", assets->clips_pops_p999);
+    }
+    printf("\n");
 }
 
 static void result_text(const char *path, const cb_traj *t, const cb_animate_options *o,
-                        const cb_animate_result *r, double clips_pops)
+                        const cb_animate_result *r, const cb_animate_assets *assets)
 {
     cb_measure_result m = cb_measure_query(r->measure);
     printf("%s (%s): %u agents (%u at most at once), %.0f character-seconds, %u frames at %g "
@@ -167,166 +215,283 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
         printf("  follow: orientation warping, up to %g degrees\n",
                (double)o->orient_rad * 180.0 / 3.14159265358979323846);
     }
-    measure_text(&m, clips_pops);
+    measure_text(&m, assets);
+}
+
+/* What the command line gave, before it is checked. */
+typedef struct animate_args {
+    bool help, json, summary, host_warp, no_warp, no_lock;
+    double rate, seconds, fps, out_rate, stand, follow;
+    double min_rate, max_rate, max_turn, orient_deg;
+    long threads;
+    const char *graph, *out, *pack, *feet, *format;
+    size_t file_count;
+    cb_traj_format traj_format;
+} animate_args;
+
+/* The first thing wrong with the files and the pack, or NULL. */
+static const char *bad_inputs(const animate_args *a)
+{
+    if (a->file_count == 0) {
+        return "give at least one trajectory file";
+    }
+    if (a->traj_format == CB_TRAJ_FORMAT_COUNT) {
+        return "unknown --format";
+    }
+    if (a->out != NULL && a->file_count != 1) {
+        return "--out takes one trajectory file";
+    }
+    if (a->pack == NULL && a->feet != NULL) {
+        return "--feet names a pack's joints: it needs --pack";
+    }
+    return a->pack != NULL && a->graph != NULL && strcmp(a->graph, "none") == 0
+               ? "--pack: its clips run in a graph (a stored one or a JSON file), not none"
+               : NULL;
+}
+
+/* The first rate, time or count out of its range, or NULL. */
+static const char *bad_ranges(const animate_args *a)
+{
+    if (!(a->rate >= 1.0 && a->rate <= 1000.0)) {
+        return "--rate must be in [1, 1000]";
+    }
+    if (!(a->seconds >= 0.0 && a->seconds <= 1e6)) {
+        return "--seconds must be in [0, 1e6]";
+    }
+    if (!(a->fps >= 0.0 && a->fps <= 1e6)) {
+        return "--fps must be in [0, 1e6]";
+    }
+    if (!(a->out_rate >= 0.0 && a->out_rate <= a->rate)) {
+        return "--out-rate must be in (0, --rate]";
+    }
+    return a->threads < 0 || a->threads > 1024 ? "--threads must be in 0..1024" : NULL;
+}
+
+/* The first follow option out of its range, or NULL. */
+static const char *bad_follow(const animate_args *a)
+{
+    if (!(a->min_rate >= 0.0 && a->min_rate <= 1.0)) {
+        return "--min-rate must be in (0, 1]";
+    }
+    if (!(a->max_turn >= 0.0 && a->max_turn <= 1000.0)) {
+        return "--max-turn must be in [0, 1000]";
+    }
+    if (!(a->orient_deg >= 0.0 && a->orient_deg <= 90.0)) {
+        return "--orientation-warp must be in [0, 90] degrees";
+    }
+    return !(a->max_rate == 0.0 || (a->max_rate >= 1.0 && a->max_rate <= 4.0))
+               ? "--max-rate must be in [1, 4]"
+               : NULL;
+}
+
+static const char *bad_args(const animate_args *a)
+{
+    const char *bad = bad_inputs(a);
+    bad = bad != NULL ? bad : bad_ranges(a);
+    return bad != NULL ? bad : bad_follow(a);
+}
+
+/* The graph the crowd runs: NULL (the blend-space crowd), the named one, or with a pack and
+ * none named, the pack's first stored graph (NULL with a message when it stores none). */
+static const char *crowd_graph(const animate_args *a, const cb_animate_assets *assets)
+{
+    if (a->pack == NULL) {
+        return a->graph == NULL || strcmp(a->graph, "none") == 0 ? NULL : a->graph;
+    }
+    if (a->graph != NULL) {
+        return a->graph;
+    }
+    if (cb_pack_graph_count(assets->pack) == 0) {
+        fprintf(stderr, "crowdblend animate: --pack %s stores no graph: give --graph FILE\n",
+                a->pack);
+        return NULL;
+    }
+    return cb_pack_query_graph(assets->pack, 0).name;
+}
+
+static cb_animate_options options_of(const animate_args *a)
+{
+    return (cb_animate_options){
+        .pack = a->pack,
+        .rate_hz = a->rate,
+        .seconds = a->seconds,
+        .host_warp = a->host_warp,
+        .out = a->out,
+        .out_rate_hz = a->out_rate,
+        .threads = (uint32_t)a->threads,
+        .stand_speed = (float)a->stand,
+        .follow_speed = (float)a->follow,
+        .no_warp = a->no_warp,
+        .no_lock = a->no_lock,
+        .min_rate = (float)a->min_rate,
+        .max_rate = (float)a->max_rate,
+        .max_turn = (float)a->max_turn,
+        .orient_rad = (float)(a->orient_deg * 3.14159265358979323846 / 180.0),
+    };
 }
 
 /* ---- the command -------------------------------------------------------------------------- */
 
-static int run_files(const char **files, size_t count, const cb_traj_load_desc *ld,
-                     const cb_animate_options *o, bool summary, bool json)
+static int run_loaded(const char **files, size_t count, const cb_traj_load_desc *ld,
+                      const cb_animate_options *o, bool summary, bool json,
+                      const cb_animate_assets *assets);
+
+/* Loads the assets (not for --summary), names the graph and runs every file. */
+static int run_files(const char **files, const animate_args *a, const cb_traj_load_desc *ld,
+                     cb_animate_options *o)
 {
+    if (a->summary) {
+        return run_loaded(files, a->file_count, ld, o, true, a->json, NULL);
+    }
     cb_animate_assets assets;
-    bool have_assets = !summary && cb_animate_assets_init(&assets, o->rate_hz);
-    if (!summary && !have_assets) {
+    cb_animate_source src = {.pack = a->pack, .feet = a->feet};
+    if (!cb_animate_assets_init(&assets, &src, o->rate_hz)) {
         return CB_EXIT_FAILURE;
     }
-    int status = CB_EXIT_OK;
-    cb_measure *all = NULL; /* every file's figures merged (several files) */
-    double all_seconds = 0.0;
+    o->graph = crowd_graph(a, &assets);
+    int status = a->pack != NULL && o->graph == NULL
+                     ? CB_EXIT_FAILURE
+                     : run_loaded(files, a->file_count, ld, o, false, a->json, &assets);
+    cb_animate_assets_finish(&assets);
+    return status;
+}
+
+/* Every file's figures merged, for the "all" of several files. */
+typedef struct totals {
+    cb_measure *all;
+    double seconds;
+} totals;
+
+/* Animates one loaded file, prints its result and adds it to the totals. */
+static bool animate_one(const char *path, const cb_traj *t, const cb_animate_options *o,
+                        const cb_animate_assets *assets, bool json, bool last, totals *sum)
+{
+    cb_animate_result r;
+    if (!cb_animate_run(t, path, o, assets, &r)) {
+        return false;
+    }
+    json ? result_json(path, t, o, &r, assets, last) : result_text(path, t, o, &r, assets);
+    sum->seconds += r.character_seconds;
+    if (sum->all == NULL) {
+        sum->all = r.measure;
+    } else {
+        cb_measure_merge(sum->all, r.measure);
+        cb_measure_destroy(r.measure);
+    }
+    return true;
+}
+
+/* The end of the output: the merged figures of several files (total), and JSON's closing. */
+static void print_totals(const totals *sum, size_t count, bool total, bool json,
+                         const cb_animate_assets *assets)
+{
+    cb_measure_result m = total ? cb_measure_query(sum->all) : (cb_measure_result){0};
+    if (json) {
+        printf("]");
+        if (total) {
+            printf(", \"all\": {\"character_seconds\": %.9g, ", sum->seconds);
+            measure_json(&m, assets);
+            printf("}");
+        }
+        printf("}\n");
+    } else if (total) {
+        printf("all %zu files: %.0f character-seconds\n", count, sum->seconds);
+        measure_text(&m, assets);
+    }
+}
+
+static int run_loaded(const char **files, size_t count, const cb_traj_load_desc *ld,
+                      const cb_animate_options *o, bool summary, bool json,
+                      const cb_animate_assets *assets)
+{
+    bool ok = true;
+    totals sum = {0};
     if (json) {
         printf("{\"files\": [\n");
     }
-    for (size_t f = 0; f < count && status == CB_EXIT_OK; ++f) {
+    for (size_t f = 0; f < count && ok; ++f) {
         cb_traj *t = NULL;
         cb_error err = {0};
         if (cb_traj_load_file(files[f], ld, &t, &err) != CB_OK) {
             fprintf(stderr, "crowdblend animate: %s\n", err.message);
-            status = CB_EXIT_FAILURE;
+            ok = false;
             break;
         }
         bool last = f + 1 == count;
         if (summary) {
             json ? summary_json(files[f], t, last) : summary_text(files[f], t);
         } else {
-            cb_animate_result r;
-            if (!cb_animate_run(t, files[f], o, &assets, &r)) {
-                status = CB_EXIT_FAILURE;
-            } else {
-                json ? result_json(files[f], t, o, &r, assets.clips_pops_p999, last)
-                     : result_text(files[f], t, o, &r, assets.clips_pops_p999);
-                all_seconds += r.character_seconds;
-                if (all == NULL) {
-                    all = r.measure;
-                } else {
-                    cb_measure_merge(all, r.measure);
-                    cb_measure_destroy(r.measure);
-                }
-            }
+            ok = animate_one(files[f], t, o, assets, json, last, &sum);
         }
         cb_traj_destroy(t);
     }
-    cb_measure_result m = all != NULL ? cb_measure_query(all) : (cb_measure_result){0};
-    bool total = all != NULL && count > 1 && status == CB_EXIT_OK;
-    if (json) {
-        printf("]");
-        if (total) {
-            printf(", \"all\": {\"character_seconds\": %.9g, ", all_seconds);
-            measure_json(&m, assets.clips_pops_p999);
-            printf("}");
-        }
-        printf("}\n");
-    } else if (total) {
-        printf("all %zu files: %.0f character-seconds\n", count, all_seconds);
-        measure_text(&m, assets.clips_pops_p999);
-    }
-    cb_measure_destroy(all);
-    if (have_assets) {
-        cb_animate_assets_finish(&assets);
-    }
-    return status;
+    print_totals(&sum, count, sum.all != NULL && count > 1 && ok, json, assets);
+    cb_measure_destroy(sum.all);
+    return ok ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
 
 int cb_cmd_animate(int argc, char **argv)
 {
-    bool help = false, json = false, summary = false, host_warp = false, no_warp = false,
-         no_lock = false;
-    double rate = 60.0, seconds = 0.0, fps = 0.0, out_rate = 0.0, stand = 0.0, follow = 0.0;
-    double min_rate = 0.0, max_rate = 0.0, max_turn = 0.0, orient_deg = 0.0;
-    long threads = 1;
-    const char *graph = "none", *out = NULL, *pack = NULL, *format = "auto";
+    animate_args a = {.rate = 60.0, .threads = 1, .format = "auto"};
     const cb_opt opts[] = {
-        {"graph", CB_OPT_STRING, &graph,
+        {"graph", CB_OPT_STRING, &a.graph,
          "graph: an example's name (locomotion_8dir, ...), a JSON file, or none (the "
-         "blend-space crowd of the embedded set; default)"},
-        {"pack", CB_OPT_STRING, &pack, "an asset pack (not available yet: needs asset import)"},
-        {"rate", CB_OPT_DOUBLE, &rate, "animation frames per second (default 60)"},
-        {"out", CB_OPT_STRING, &out, "write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
-        {"out-rate", CB_OPT_DOUBLE, &out_rate, "frames per second of --out (default: --rate)"},
-        {"seconds", CB_OPT_DOUBLE, &seconds, "animate only the first S seconds of each file"},
-        {"format", CB_OPT_STRING, &format,
+         "blend-space crowd of the embedded set; default); with --pack: a graph stored in the "
+         "pack or a JSON file naming its clips (default: the pack's first stored graph)"},
+        {"pack", CB_OPT_STRING, &a.pack,
+         "run a pack's skeleton, clips and graph (crowdblend import) instead of the embedded set"},
+        {"feet", CB_OPT_STRING, &a.feet,
+         "LEFT,RIGHT: the pack's foot joints whose skate is measured (default ball_l,ball_r; "
+         "without them the skate is reported absent)"},
+        {"rate", CB_OPT_DOUBLE, &a.rate, "animation frames per second (default 60)"},
+        {"out", CB_OPT_STRING, &a.out,
+         "write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
+        {"out-rate", CB_OPT_DOUBLE, &a.out_rate, "frames per second of --out (default: --rate)"},
+        {"seconds", CB_OPT_DOUBLE, &a.seconds, "animate only the first S seconds of each file"},
+        {"format", CB_OPT_STRING, &a.format,
          "auto (default), csv, jupedsim, vadere, pathfinder, crowdit or petrack"},
-        {"fps", CB_OPT_DOUBLE, &fps, "frame rate of files that count frames, if they lack it"},
-        {"host-warp", CB_OPT_FLAG, &host_warp,
+        {"fps", CB_OPT_DOUBLE, &a.fps, "frame rate of files that count frames, if they lack it"},
+        {"host-warp", CB_OPT_FLAG, &a.host_warp,
          "reference: the host scales each character's dt by commanded / blended root speed"},
-        {"stand-speed", CB_OPT_DOUBLE, &stand,
+        {"stand-speed", CB_OPT_DOUBLE, &a.stand,
          "speed below which the heading is held, m/s (default 0.15: crowdblend/follow.h)"},
-        {"follow-speed", CB_OPT_DOUBLE, &follow,
+        {"follow-speed", CB_OPT_DOUBLE, &a.follow,
          "speed from which the heading is along the velocity (default 2 x --stand-speed)"},
-        {"no-warp", CB_OPT_FLAG, &no_warp,
+        {"no-warp", CB_OPT_FLAG, &a.no_warp,
          "no playback-rate warping even if the graph has a \"rate\" parameter"},
-        {"no-lock", CB_OPT_FLAG, &no_lock,
+        {"no-lock", CB_OPT_FLAG, &a.no_lock,
          "no foot locking even if the graph has the foot IK parameters"},
-        {"min-rate", CB_OPT_DOUBLE, &min_rate, "the warp's lowest rate (default 0.5)"},
-        {"max-rate", CB_OPT_DOUBLE, &max_rate, "the warp's highest rate (default 1.35)"},
-        {"max-turn", CB_OPT_DOUBLE, &max_turn,
+        {"min-rate", CB_OPT_DOUBLE, &a.min_rate, "the warp's lowest rate (default 0.5)"},
+        {"max-rate", CB_OPT_DOUBLE, &a.max_rate, "the warp's highest rate (default 1.35)"},
+        {"max-turn", CB_OPT_DOUBLE, &a.max_turn,
          "most the heading turns per second, rad/s (default 0: no limit)"},
-        {"orientation-warp", CB_OPT_DOUBLE, &orient_deg,
+        {"orientation-warp", CB_OPT_DOUBLE, &a.orient_deg,
          "turn the lower body towards the velocity by up to DEG degrees (graphs with a \"warp\" "
          "parameter; default 0: off; pair it with --max-turn)"},
-        {"threads", CB_OPT_INT, &threads, "threads of the crowd's pool (default 1; 0: all)"},
-        {"summary", CB_OPT_FLAG, &summary, "only describe the files (agents, samples, extents)"},
-        {"json", CB_OPT_FLAG, &json, "print JSON"},
-        {"help", CB_OPT_FLAG, &help, "show this help"},
+        {"threads", CB_OPT_INT, &a.threads, "threads of the crowd's pool (default 1; 0: all)"},
+        {"summary", CB_OPT_FLAG, &a.summary, "only describe the files (agents, samples, extents)"},
+        {"json", CB_OPT_FLAG, &a.json, "print JSON"},
+        {"help", CB_OPT_FLAG, &a.help, "show this help"},
         {0},
     };
     const char *files[MAX_FILES];
-    size_t count = 0;
-    if (!cb_opts_parse("crowdblend animate", argc, argv, 2, opts, files, MAX_FILES, &count)) {
+    if (!cb_opts_parse("crowdblend animate", argc, argv, 2, opts, files, MAX_FILES,
+                       &a.file_count)) {
         return CB_EXIT_USAGE;
     }
-    if (help) {
-        cb_opts_print_help("crowdblend animate TRAJECTORIES... [--graph NAME|FILE] [--rate 60] "
-                           "[--out FILE.gltf|.glb] [--json]",
+    if (a.help) {
+        cb_opts_print_help("crowdblend animate TRAJECTORIES... [--pack FILE.cbpack [--feet L,R]] "
+                           "[--graph NAME|FILE] [--rate 60] [--out FILE.gltf|.glb] [--json]",
                            opts);
         return CB_EXIT_OK;
     }
-    cb_traj_load_desc ld = {.format = cb_traj_format_from_name(format), .fps = fps};
-    const char *bad = count == 0     ? "give at least one trajectory file"
-                      : pack != NULL ? "--pack is not available yet (it comes with asset import)"
-                      : ld.format == CB_TRAJ_FORMAT_COUNT      ? "unknown --format"
-                      : !(rate >= 1.0 && rate <= 1000.0)       ? "--rate must be in [1, 1000]"
-                      : !(seconds >= 0.0 && seconds <= 1e6)    ? "--seconds must be in [0, 1e6]"
-                      : !(fps >= 0.0 && fps <= 1e6)            ? "--fps must be in [0, 1e6]"
-                      : !(out_rate >= 0.0 && out_rate <= rate) ? "--out-rate must be in (0, --rate]"
-                      : threads < 0 || threads > 1024          ? "--threads must be in 0..1024"
-                      : !(min_rate >= 0.0 && min_rate <= 1.0)  ? "--min-rate must be in (0, 1]"
-                      : !(max_turn >= 0.0 && max_turn <= 1000.0) ? "--max-turn must be in [0, 1000]"
-                      : !(orient_deg >= 0.0 && orient_deg <= 90.0)
-                          ? "--orientation-warp must be in [0, 90] degrees"
-                      : !(max_rate == 0.0 || (max_rate >= 1.0 && max_rate <= 4.0))
-                          ? "--max-rate must be in [1, 4]"
-                      : out != NULL && count != 1 ? "--out takes one trajectory file"
-                                                  : NULL;
+    a.traj_format = cb_traj_format_from_name(a.format);
+    const char *bad = bad_args(&a);
     if (bad != NULL) {
         fprintf(stderr, "crowdblend animate: %s\n", bad);
         return CB_EXIT_USAGE;
     }
-    cb_animate_options o = {
-        .graph = strcmp(graph, "none") == 0 ? NULL : graph,
-        .rate_hz = rate,
-        .seconds = seconds,
-        .host_warp = host_warp,
-        .out = out,
-        .out_rate_hz = out_rate,
-        .threads = (uint32_t)threads,
-        .stand_speed = (float)stand,
-        .follow_speed = (float)follow,
-        .no_warp = no_warp,
-        .no_lock = no_lock,
-        .min_rate = (float)min_rate,
-        .max_rate = (float)max_rate,
-        .max_turn = (float)max_turn,
-        .orient_rad = (float)(orient_deg * 3.14159265358979323846 / 180.0),
-    };
-    return run_files(files, count, &ld, &o, summary, json);
+    cb_traj_load_desc ld = {.format = a.traj_format, .fps = a.fps};
+    cb_animate_options o = options_of(&a);
+    return run_files(files, &a, &ld, &o);
 }

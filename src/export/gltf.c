@@ -267,6 +267,24 @@ static int visibility_keys(const cb_gltf *g, uint32_t a, float times[3], float s
     return n;
 }
 
+/* A JSON string: a pack's joint names may hold quotes, backslashes or control bytes (UTF-8
+ * bytes pass through as they are). */
+static void put_string(text *j, const char *s)
+{
+    put(j, "\"");
+    for (; *s != '\0'; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            put(j, "\\%c", c);
+        } else if (c < 0x20) {
+            put(j, "\\u%04x", c);
+        } else {
+            put(j, "%c", c);
+        }
+    }
+    put(j, "\"");
+}
+
 static void accessor(text *j, bool *first, size_t offset_floats, size_t count, const char *type,
                      const float *min, const float *max)
 {
@@ -313,7 +331,8 @@ static void write_nodes(const cb_gltf *g, text *j)
             if (node == 0) {
                 put(j, "%s{\"name\":\"agent %lld\"", a ? "," : "", (long long)g->ids[a]);
             } else {
-                put(j, ",{\"name\":\"%s\"", cb_skeleton_joint_name(g->d.skeleton, node - 1));
+                put(j, ",{\"name\":");
+                put_string(j, cb_skeleton_joint_name(g->d.skeleton, node - 1));
             }
             put(j, ",\"translation\":[%.9g,%.9g,%.9g],\"rotation\":[%.9g,%.9g,%.9g,%.9g]",
                 (double)t[0], (double)t[1], (double)t[2], (double)r[0], (double)r[1], (double)r[2],
