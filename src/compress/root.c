@@ -52,6 +52,13 @@ static bool quantize(const float *track, uint32_t frames, int k, double step,
     return true;
 }
 
+/* The larger of two distances (>= 0). Comparisons, not fmax: gcc 12 for aarch64 stops with an
+ * internal error vectorizing fmax reductions in these loops (docs/architecture.md, aarch64). */
+static double larger(double a, double b)
+{
+    return b > a ? b : a;
+}
+
 /* The largest per-frame errors of a decoded track against the source. */
 static void measure(const float *track, const float *decoded, uint32_t frames, double *pos,
                     double *yaw)
@@ -63,8 +70,8 @@ static void measure(const float *track, const float *decoded, uint32_t frames, d
         for (int k = 0; k < 3; ++k) {
             d2 += ((double)a[k] - b[k]) * ((double)a[k] - b[k]);
         }
-        *pos = fmax(*pos, sqrt(d2));
-        *yaw = fmax(*yaw, fabs((double)a[3] - b[3]));
+        *pos = larger(*pos, sqrt(d2));
+        *yaw = larger(*yaw, fabs((double)a[3] - b[3]));
     }
 }
 
@@ -74,7 +81,7 @@ static double reach_of(const float *track, uint32_t frames)
     double r = 0.0;
     for (uint32_t i = 0; i < frames; ++i) {
         const float *p = &track[(size_t)i * 4];
-        r = fmax(r, sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]));
+        r = larger(r, sqrt((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2]));
     }
     return r;
 }
