@@ -497,6 +497,32 @@ static double triangle_condition(const ref_space *s, int i, int j, int k, double
     return (2 * sqrt(r2 * l2) + l2) / fabs(det);
 }
 
+/* The in-circle determinant of (px, py) against the counter-clockwise triangle o: > 0
+ * inside. */
+static double in_circle(const ref_space *s, const int o[3], double px, double py)
+{
+    double m3[3][3];
+    for (int r = 0; r < 3; ++r) {
+        double dx = s->x[o[r]] - px, dy = s->y[o[r]] - py;
+        m3[r][0] = dx, m3[r][1] = dy, m3[r][2] = dx * dx + dy * dy;
+    }
+    return m3[0][0] * (m3[1][1] * m3[2][2] - m3[1][2] * m3[2][1]) -
+           m3[0][1] * (m3[1][0] * m3[2][2] - m3[1][2] * m3[2][0]) +
+           m3[0][2] * (m3[1][0] * m3[2][1] - m3[1][1] * m3[2][0]);
+}
+
+/* No node strictly inside the circumcircle of o (co-circular nodes allowed). */
+static bool empty_circle(const ref_space *s, const int o[3], double scale4)
+{
+    for (int t = 0; t < s->m; ++t) {
+        if (t != o[0] && t != o[1] && t != o[2] &&
+            in_circle(s, o, s->x[t], s->y[t]) > 1e-10 * scale4) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int max, double *cond)
 {
     double qx = q[0], qy = q[1];
@@ -544,22 +570,7 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
                 if (det < 0) {
                     o[1] = k, o[2] = j;
                 }
-                bool empty = true;
-                for (int t = 0; t < s->m && empty; ++t) {
-                    if (t == i || t == j || t == k) {
-                        continue;
-                    }
-                    double m3[3][3];
-                    for (int r = 0; r < 3; ++r) {
-                        double dx = s->x[o[r]] - s->x[t], dy = s->y[o[r]] - s->y[t];
-                        m3[r][0] = dx, m3[r][1] = dy, m3[r][2] = dx * dx + dy * dy;
-                    }
-                    double incircle = m3[0][0] * (m3[1][1] * m3[2][2] - m3[1][2] * m3[2][1]) -
-                                      m3[0][1] * (m3[1][0] * m3[2][2] - m3[1][2] * m3[2][0]) +
-                                      m3[0][2] * (m3[1][0] * m3[2][1] - m3[1][1] * m3[2][0]);
-                    empty = incircle <= 1e-10 * scale4;
-                }
-                if (!empty) {
+                if (!empty_circle(s, o, scale4)) {
                     continue;
                 }
                 *cond = fmax(*cond, kappa);
@@ -574,6 +585,34 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
         }
     }
     return outside ? 1 : n;
+}
+
+double ref_natural_neighbor_condition(const ref_space *s, const double *q)
+{
+    int a, b;
+    if (all_collinear(s, &a, &b)) {
+        return line_condition(s, a, b, q[0], q[1]);
+    }
+    double diag = layout_diag(s), scale4 = pow(diag, 4), cond = 1.0, w[CB_SOLVER_MAX_NODES], hull;
+    if (hull_project(s, q[0], q[1], w, &hull) <= 1e-6 * diag) {
+        cond = hull; /* on or outside the hull: the projection onto its edge */
+    }
+    for (int i = 0; i < s->m; ++i) {
+        for (int j = i + 1; j < s->m; ++j) {
+            for (int k = j + 1; k < s->m; ++k) {
+                double det = cross3(s->x[i], s->y[i], s->x[j], s->y[j], s->x[k], s->y[k]);
+                if (fabs(det) < 1e-12 * diag * diag) {
+                    continue;
+                }
+                int o[3] = {i, det < 0 ? k : j, det < 0 ? j : k};
+                /* A natural-neighbour triangle: Delaunay, its circumcircle holds q. */
+                if (in_circle(s, o, q[0], q[1]) >= -1e-10 * scale4 && empty_circle(s, o, scale4)) {
+                    cond = fmax(cond, triangle_condition(s, i, j, k, q[0], q[1], det));
+                }
+            }
+        }
+    }
+    return cond;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -719,7 +758,14 @@ static void solve(double *a, double *b, int n)
     }
 }
 
-static void rbf(const ref_space *s, double qx, double qy, double *w)
+/* The augmented system of a query: mat (n x n, row-major) and rhs = b(q), n = m + poly
+ * terms. Coordinates relative to the nodes' centroid (the same interpolant: radial kernels and
+ * linear polynomials are translation invariant), so that the polynomial terms of b(q) measure
+ * what a float evaluation rounds. *scale (optional): for each term k of b(q), a bound on how
+ * far one relative rounding of the query's distance to node k moves it, in units of that
+ * rounding: |phi| + |r phi'(r)| for a kernel term, |b_k| + 1 for a polynomial one. */
+static int rbf_system(const ref_space *s, double qx, double qy, double *mat, double *rhs,
+                      double *scale)
 {
     int m = s->m;
     double eps = s->epsilon;
@@ -736,6 +782,10 @@ static void rbf(const ref_space *s, double qx, double qy, double *w)
         }
         eps = 1.0 / mean;
     }
+    double cx = 0, cy = 0;
+    for (int i = 0; i < m; ++i) {
+        cx += s->x[i] / m, cy += s->y[i] / m;
+    }
     /* Polynomial basis: 1, plus the coordinate along the line (collinear) or x and y. */
     int a, b, poly = m == 1 ? 1 : 3;
     double lx = 1, ly = 0;
@@ -745,32 +795,111 @@ static void rbf(const ref_space *s, double qx, double qy, double *w)
         lx = (s->x[b] - s->x[a]) / len, ly = (s->y[b] - s->y[a]) / len;
     }
     int n = m + poly;
-    double *mat = calloc((size_t)n * n, sizeof(double)), *rhs = calloc((size_t)n, sizeof(double));
+    memset(mat, 0, sizeof(double) * (size_t)n * n);
     for (int i = 0; i < m; ++i) {
-        double basis[3] = {1.0, poly == 2 ? s->x[i] * lx + s->y[i] * ly : s->x[i], s->y[i]};
+        double px = s->x[i] - cx, py = s->y[i] - cy;
+        double basis[3] = {1.0, poly == 2 ? px * lx + py * ly : px, py};
         for (int j = 0; j < m; ++j) {
             mat[i * n + j] = kernel(s, hypot(s->x[i] - s->x[j], s->y[i] - s->y[j]), eps);
         }
         for (int k = 0; k < poly; ++k) {
             mat[i * n + m + k] = mat[(m + k) * n + i] = basis[k];
         }
-        rhs[i] = kernel(s, hypot(qx - s->x[i], qy - s->y[i]), eps);
+        double r = hypot(qx - s->x[i], qy - s->y[i]), phi = kernel(s, r, eps);
+        rhs[i] = phi;
+        if (scale != NULL) {
+            /* r phi'(r) of each kernel */
+            double rd = s->kernel == CB_RBF_KERNEL_THIN_PLATE
+                            ? (r > 0 ? r * r * (2 * log(r) + 1) : 0)
+                        : s->kernel == CB_RBF_KERNEL_CUBIC  ? 3 * phi
+                        : s->kernel == CB_RBF_KERNEL_LINEAR ? phi
+                                                            : 2 * (eps * r) * (eps * r) * phi;
+            scale[i] = fabs(phi) + fabs(rd);
+        }
     }
-    double qb[3] = {1.0, poly == 2 ? qx * lx + qy * ly : qx, qy};
+    double qb[3] = {1.0, poly == 2 ? (qx - cx) * lx + (qy - cy) * ly : qx - cx, qy - cy};
     for (int k = 0; k < poly; ++k) {
         rhs[m + k] = qb[k];
+        if (scale != NULL) {
+            scale[m + k] = fabs(qb[k]) + 1.0;
+        }
     }
-    solve(mat, rhs, n);
+    return n;
+}
+
+/* The clamped, renormalized weights from the interpolant's values raw[0..m). */
+static void clamp_normalize(const double *raw, int m, double *w)
+{
     double sum = 0;
     for (int i = 0; i < m; ++i) {
-        w[i] = fmin(1.0, fmax(0.0, rhs[i]));
+        w[i] = fmin(1.0, fmax(0.0, raw[i]));
         sum += w[i];
     }
     for (int i = 0; i < m; ++i) {
         w[i] /= sum;
     }
-    free(mat);
-    free(rhs);
+}
+
+enum { RBF_MAXN = CB_SOLVER_MAX_NODES + 3 };
+
+static void rbf(const ref_space *s, double qx, double qy, double *w)
+{
+    static double mat[RBF_MAXN * RBF_MAXN], rhs[RBF_MAXN];
+    int n = rbf_system(s, qx, qy, mat, rhs, NULL);
+    solve(mat, rhs, n);
+    clamp_normalize(rhs, s->m, w);
+}
+
+/* Inverts a (n x n, row-major, destroyed) into inv by Gauss-Jordan, partial pivoting. */
+static void invert(double *a, double *inv, int n)
+{
+    for (int i = 0; i < n * n; ++i) {
+        inv[i] = i % (n + 1) == 0 ? 1.0 : 0.0;
+    }
+    for (int c = 0; c < n; ++c) {
+        int p = c;
+        for (int r = c + 1; r < n; ++r) {
+            p = fabs(a[r * n + c]) > fabs(a[p * n + c]) ? r : p;
+        }
+        for (int k = 0; k < n; ++k) {
+            double t = a[c * n + k];
+            a[c * n + k] = a[p * n + k], a[p * n + k] = t;
+            t = inv[c * n + k];
+            inv[c * n + k] = inv[p * n + k], inv[p * n + k] = t;
+        }
+        double pv = a[c * n + c];
+        for (int k = 0; k < n; ++k) {
+            a[c * n + k] /= pv, inv[c * n + k] /= pv;
+        }
+        for (int r = 0; r < n; ++r) {
+            double f = a[r * n + c];
+            for (int k = 0; k < n && r != c; ++k) {
+                a[r * n + k] -= f * a[c * n + k], inv[r * n + k] -= f * inv[c * n + k];
+            }
+        }
+    }
+}
+
+double ref_rbf_condition(const ref_space *s, const double *q)
+{
+    static double mat[RBF_MAXN * RBF_MAXN], inv[RBF_MAXN * RBF_MAXN];
+    double rhs[RBF_MAXN], scale[RBF_MAXN];
+    int m = s->m, n = rbf_system(s, q[0], q[1], mat, rhs, scale);
+    invert(mat, inv, n);
+    /* a_i: what roundings of relative size 1 in every coefficient and basis value move the
+     * raw weight i by; the clamp does not amplify, the renormalization by the sum S divides
+     * weight i's change and adds w_i times the sum's. */
+    double amax = 0, asum = 0, sum = 0;
+    for (int i = 0; i < m; ++i) {
+        double ai = 0, raw = 0;
+        for (int k = 0; k < n; ++k) {
+            ai += fabs(inv[i * n + k]) * scale[k];
+            raw += inv[i * n + k] * rhs[k];
+        }
+        amax = fmax(amax, ai), asum += ai;
+        sum += fmin(1.0, fmax(0.0, raw));
+    }
+    return fmax(1.0, (n + REF_RBF_ROUNDINGS) * (amax + asum) / sum);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -57,6 +57,28 @@ int ref_delaunay_candidates(const ref_space *s, const double *q, double *w, int 
  * 2.1 over seeds 0..50, both paths (docs/solvers.md). */
 #define REF_KAPPA_ULPS 10.0
 
+/* For NATURAL_NEIGHBOR_2D: the weights' condition at a sanitized query, with the Delaunay
+ * rule: the largest triangle condition (2 r L + L^2) / |det| over the Delaunay triangles whose
+ * circumcircle holds q (the ones whose circumcentres the Sibson areas are summed from); along
+ * a collinear layout, the knot spacing's. A sliver on a nearly straight stretch of the hull
+ * (three nodes 1e-4 off a line 3 long) puts 2e4 there. */
+double ref_natural_neighbor_condition(const ref_space *s, const double *q);
+
+/* For RBF: the weights' condition at a sanitized query, kappa, such that a float evaluation
+ * of the documented method (coefficients A^-1 of the augmented system rounded to float, the
+ * kernel values and the basis b(q) in float, M + poly fused accumulations, then the clamp and
+ * the renormalization) errs by at most about 2^-24 kappa, to first order. With n = M + poly
+ * terms, a_i = sum_k |(A^-1)_ik| s_k(q), s_k = |phi| + |r phi'(r)| (a relative rounding of the
+ * distance r moves phi by r phi'), S the sum of the clamped exact weights:
+ *     kappa = (n + REF_RBF_ROUNDINGS) (max_i a_i + sum_i a_i) / S   (at least 1).
+ * Each of the n accumulations rounds the running sum (at most sum_k |terms|); a coefficient's
+ * own rounding and the kernel's operations (the distance, one sqrt, log or exp, products)
+ * are REF_RBF_ROUNDINGS more. a_i is large where the system is ill-conditioned: nodes much
+ * closer together than the layout's size (clustered 1D thresholds) give inverse entries of
+ * 1e4-1e5 against kernel values of 10-100, sums of 1e6 that cancel to a weight below 1. */
+double ref_rbf_condition(const ref_space *s, const double *q);
+#define REF_RBF_ROUNDINGS 4.0
+
 /* Sum of |a - b| over m weights, and the largest |a - b|. */
 double ref_max_diff(const double *a, const float *b, int m);
 
