@@ -472,6 +472,18 @@ Frame Time: 0.0333333
 0 90 0 0 10 0 10 0 0
 0 90 0 0 20 0 20 0 0
 """
+
+
+def check_quoted_names(out, proc):
+    try:
+        with open(out) as f:
+            names = [n["name"] for n in json.load(f)["nodes"]]
+        check(proc.returncode == 0 and 'hip"s\\x' in names and "leg" in names,
+              "a joint named with a quote and a backslash: valid glTF JSON, the name kept")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"quoted joint names: glTF JSON ({e}; {proc.stderr.strip()[-300:]})")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     bvh, pack = os.path.join(tmp, "quoted.bvh"), os.path.join(tmp, "quoted.cbpack")
     graph, out = os.path.join(tmp, "motion.json"), os.path.join(tmp, "quoted.gltf")
@@ -483,15 +495,14 @@ with tempfile.TemporaryDirectory() as tmp:
                                   {"name": "vy", "type": "float"}],
                    "nodes": {"m": {"type": "clip", "clip": "Motion"}}}, f)
     proc = subprocess.run([*EXE, "import", bvh, "-o", pack], capture_output=True, text=True)
+    no_importer = proc.returncode != 0 and "has no importer" in proc.stderr
     if proc.returncode == 0:
         proc = run(cut, "--pack", pack, "--graph", graph, "--seconds", "1", "--out", out)
-    try:
-        with open(out) as f:
-            names = [n["name"] for n in json.load(f)["nodes"]]
-        check(proc.returncode == 0 and 'hip"s\\x' in names and "leg" in names,
-              "a joint named with a quote and a backslash: valid glTF JSON, the name kept")
-    except (OSError, ValueError, KeyError) as e:
-        check(False, f"quoted joint names: glTF JSON ({e}; {proc.stderr.strip()[-300:]})")
+    if no_importer:  # a build without assimp (the aarch64 cross build): nothing to import with
+        check(True, "a joint named with a quote and a backslash # SKIP this build has no importer")
+    else:
+        check_quoted_names(out, proc)
+
 
 print(f"1..{len(results)}")
 for i, (ok, what) in enumerate(results, 1):
