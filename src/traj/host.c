@@ -194,6 +194,10 @@ cb_result cb_traj_host_follow(cb_traj_host *h, const cb_follow_desc *fd, cb_erro
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "trajectory host: already following");
     }
     size_t cap = fd->capacity ? fd->capacity : 1;
+    /* A call after a failed one: its buffers go first. */
+    free(h->dense_agent);
+    free(h->pos);
+    free(h->vel);
     h->dense_agent = malloc(cap * sizeof *h->dense_agent);
     h->pos = malloc(3 * cap * sizeof *h->pos);
     h->vel = malloc(3 * cap * sizeof *h->vel);
@@ -268,10 +272,13 @@ static cb_result add_agent(cb_traj_host *h, uint32_t a, cb_error *err)
     return CB_OK;
 }
 
+/* Removes a live agent (one that is not live has no handle: nothing to do). */
 static void remove_agent(cb_traj_host *h, uint32_t a)
 {
     uint32_t kind, dense;
-    cb_crowd_locate(h->crowd, h->handle[a], &kind, &dense);
+    if (!h->live[a] || cb_crowd_locate(h->crowd, h->handle[a], &kind, &dense) != CB_OK) {
+        return;
+    }
     uint32_t last = cb_follow_count(h->follow) - 1;
     cb_follow_remove(h->follow, h->handle[a]);
     h->dense_agent[dense] = h->dense_agent[last];
@@ -284,9 +291,7 @@ static void remove_agent(cb_traj_host *h, uint32_t a)
 void cb_traj_host_clear(cb_traj_host *h)
 {
     for (uint32_t a = 0; h->follow != NULL && a < h->desc.traj->agent_count; ++a) {
-        if (h->live[a]) {
-            remove_agent(h, a);
-        }
+        remove_agent(h, a);
     }
     h->last_step = -1;
 }
@@ -355,7 +360,8 @@ cb_result cb_traj_host_step(cb_traj_host *h, int64_t k, float dt_s, cb_error *er
                             (long long)k, h->plan.frames);
     }
     cb_result res = k == h->last_step + 1 ? agents_at(h, k, err) : agents_from(h, k, err);
-    h->last_step = k;
+    /* After a failed add the live set is not frame k's: the next step starts again from it. */
+    h->last_step = res == CB_OK ? k : -1;
     if (res != CB_OK || cb_follow_count(h->follow) == 0) {
         return res;
     }
