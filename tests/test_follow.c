@@ -256,10 +256,11 @@ static void follow_root_matrix_turns_forward(void **state)
     float m[16];
     cb_follow_root_matrix(&root, m);
     /* The model's forward (+Z) goes to (sin yaw, 0, cos yaw), its left (+X) to
-     * (cos yaw, 0, -sin yaw), and the origin to the position. */
-    assert_true(fabsf(m[8] - sinf(0.7f)) < 1e-7f && m[9] == 0.0f &&
-                fabsf(m[10] - cosf(0.7f)) < 1e-7f);
-    assert_true(fabsf(m[0] - cosf(0.7f)) < 1e-7f && fabsf(m[2] + sinf(0.7f)) < 1e-7f);
+     * (cos yaw, 0, -sin yaw), and the origin to the position; sine and cosine from detmath
+     * (1.5e-7, src/simd/detmath.h), against double here. */
+    const double s = sin((double)0.7f), c = cos((double)0.7f), tol = 2e-7;
+    assert_true(fabs(m[8] - s) < tol && m[9] == 0.0f && fabs(m[10] - c) < tol);
+    assert_true(fabs(m[0] - c) < tol && fabs(m[2] + s) < tol);
     assert_true(m[12] == 1.0f && m[13] == 2.0f && m[14] == 3.0f && m[15] == 1.0f);
     assert_true(m[5] == 1.0f && m[3] == 0.0f && m[7] == 0.0f && m[11] == 0.0f);
 }
@@ -606,6 +607,24 @@ static void follow_features_allocation_failures(void **state)
                                      .slot_clips = g.slot_clips,
                                      .slot_count = slots - 1}};
     expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "clip slots");
+    /* Locking reads the crowd's model matrices as MAT4: a 3x4 crowd is refused at create (it
+     * would have read its matrices as 4x4). */
+    const cb_graph *graphs[1] = {g.graph};
+    cb_crowd_desc cd = {.skeleton = cb_graph_skeleton(g.graph),
+                        .capacity = 4,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1,
+                        .keep_weights = true,
+                        .matrix_layout = CB_MATRIX_LAYOUT_MAT3X4};
+    cb_crowd *rows = NULL;
+    assert_int_equal(cb_crowd_create(&cd, &rows, NULL), CB_OK);
+    assert_int_equal(cb_crowd_matrix_layout(rows), CB_MATRIX_LAYOUT_MAT3X4);
+    assert_int_equal(cb_crowd_matrix_layout(g.crowd), CB_MATRIX_LAYOUT_MAT4);
+    wrong.crowd = rows;
+    wrong.lock.slot_count = slots;
+    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "MAT4");
+    cb_crowd_destroy(rows);
     for (int n = 0;; ++n) {
         counting_alloc c = {.left = n};
         cb_follow_desc fd = {.crowd = g.crowd,

@@ -304,6 +304,11 @@ CB_API cb_result cb_crowd_update_range(cb_crowd *crowd, cb_crowd_scratch *scratc
 /** Joints per character (matrices per character). */
 CB_API uint32_t cb_crowd_joint_count(const cb_crowd *crowd);
 
+/** The layout of cb_crowd_matrices() (the desc's, defaults resolved), or _CB_MATRIX_LAYOUT_DEFAULT
+ *  (0) when the crowd keeps no model matrices (desc.skinning_only) or crowd is NULL. Hosts that
+ *  read the matrices (foot locking in follow.h) check it once. */
+CB_API cb_matrix_layout cb_crowd_matrix_layout(const cb_crowd *crowd);
+
 /** The model-space matrices of a character (layout per the desc), or NULL out of range or with
  *  desc.skinning_only: those of its last update, or the rest pose before its first one
  *  (cb_crowd_add). */

@@ -95,8 +95,8 @@ enum { CB_FOLLOW_FEET = 2 };
  * hold (the joint ended more than max_error_m from the target: beyond the leg's reach or in its
  * soft zone) is a reach failure: counted once per plant (cb_follow_stats, the foot's `failed`),
  * and the locked point moves to where the leg got, so the foot slides only as far as the leg
- * falls short, and holds again from there. Needs the crowd's matrices in
- * CB_MATRIX_LAYOUT_MAT4 and desc.keep_weights.
+ * falls short, and holds again from there. Needs the crowd's model matrices in
+ * CB_MATRIX_LAYOUT_MAT4 (not skinning_only: cb_crowd_matrix_layout()) and desc.keep_weights.
  */
 typedef struct cb_follow_lock {
     /** Float parameters of each foot's IK target (model space x, y, z). */

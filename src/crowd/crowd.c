@@ -551,6 +551,11 @@ uint32_t cb_crowd_joint_count(const cb_crowd *c)
     return c != NULL ? c->joint_count : 0;
 }
 
+cb_matrix_layout cb_crowd_matrix_layout(const cb_crowd *c)
+{
+    return c != NULL && c->keep_matrices ? c->layout : _CB_MATRIX_LAYOUT_DEFAULT;
+}
+
 const float *cb_crowd_matrices(const cb_crowd *c, uint32_t kind, uint32_t dense)
 {
     if (c == NULL || kind >= c->kind_count || dense >= c->kinds[kind].handles.count ||

@@ -22,7 +22,7 @@ typedef struct cb_crowd_kind {
     char *skinning; /* the view or own_skinning; NULL without inverse binds */
     size_t skinning_stride;
     char *own_skinning;         /* capacity packed characters */
-    cb_root_delta *root_motion; /* zeroed at create; written by the frame only if moves_root */
+    cb_root_delta *root_motion; /* zeroed at add; written by the frame only if moves_root */
     bool moves_root;     /* its graph has root motion and the desc did not skip it (create) */
     float *kept_weights; /* clip rows of capacity, or NULL */
     uint32_t clip_count, param_count;

@@ -248,6 +248,11 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                             "of the graph (got %u; at most %d)",
                             slots, x->slot_count, CB_FOLLOW_MAX_SLOTS);
     }
+    if (cb_crowd_matrix_layout(d->crowd) != CB_MATRIX_LAYOUT_MAT4) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: lock: the crowd must keep its model matrices as "
+                            "MAT4 (not skinning_only, matrix_layout MAT4)");
+    }
     if (cb_crowd_weights(d->crowd, d->kind, &stride) == NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_follow_create: lock: the crowd must keep its weights "
@@ -398,11 +403,12 @@ static float wrap_angle(float a)
 static void set_yaw(cb_follow_root *root, float yaw)
 {
     root->yaw = yaw;
-    float h = 0.5f * yaw;
+    float s, c; /* detmath, not libm: the same bits on every machine (docs/architecture.md) */
+    cb_det_sincosf(0.5f * yaw, &s, &c);
     root->rotation[0] = 0.0f;
-    root->rotation[1] = sinf(h);
+    root->rotation[1] = s;
     root->rotation[2] = 0.0f;
-    root->rotation[3] = cosf(h);
+    root->rotation[3] = c;
 }
 
 cb_result cb_follow_add(cb_follow *f, float phase, float heading_rad, cb_character *out)
@@ -489,7 +495,9 @@ float cb_follow_heading(float heading, float vx, float vz, float stand, float fo
     if (!(speed >= stand) || !(follow > stand)) {
         return heading;
     }
-    float target = atan2f(vx, vz);
+    /* The same atan2 as orientation warping's, so a heading along the velocity leaves it a
+     * warp of exactly 0 (and the step skipped). */
+    float target = cb_det_atan2f(vx, vz);
     if (speed >= follow) {
         return target;
     }
@@ -773,7 +781,8 @@ cb_follow_stats cb_follow_query_stats(const cb_follow *f)
 
 void cb_follow_root_matrix(const cb_follow_root *root, float out[16])
 {
-    float s = sinf(root->yaw), c = cosf(root->yaw);
+    float s, c; /* detmath, not libm: the same bits on every machine */
+    cb_det_sincosf(root->yaw, &s, &c);
     const float m[16] = {
         c,
         0.0f,
