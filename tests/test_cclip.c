@@ -865,6 +865,17 @@ static void cclip_bad_parameters(void **state)
     /* A bound float arithmetic cannot reach. */
     d = good, d.max_error_m = 1e-12f;
     expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "cannot be met");
+    /* A root track within the desc's range whose fields, at a huge bound, would reach past what
+     * the loader takes: refused as a track that cannot be held, not as a damaged stream. */
+    float *track = calloc(frames * 4, sizeof *track);
+    assert_non_null(track);
+    track[4] = -2.4e5f, track[8] = 2.4e5f;
+    d = good, d.root_track = (cb_float_cspan){track, frames * 4}, d.max_error_m = 1e5f;
+    expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "root track");
+    d.max_error_m = 1.0f; /* the same track at a bound 22-bit fields hold is taken */
+    assert_int_equal(cb_cclip_create(&d, &out, NULL), CB_OK);
+    cb_cclip_destroy(out);
+    free(track);
     /* Bad values, named by frame and joint. */
     cb_xform saved = src[3 * n + 5];
     src[3 * n + 5].translation[1] = NAN;

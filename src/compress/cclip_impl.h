@@ -166,6 +166,13 @@ typedef struct cb_cclip_root_field {
     float offset, step;
 } cb_cclip_root_field;
 
+/* How far a field's values can reach, the quantity CB_CCLIP_ROOT_MAX_VALUE bounds: the loader
+ * refuses a field beyond it, and the compressor does not write one. */
+static inline double cb_cclip_root_reach(const cb_cclip_root_field *f)
+{
+    return fabs((double)f->offset) + (double)f->step * ldexp(1.0, f->bits);
+}
+
 /* Validates the root block at [at, at + size) for `frames` frames: it must take exactly size
  * bytes. Never reads outside it. */
 cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t frames, cb_error *err);

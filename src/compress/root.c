@@ -43,6 +43,9 @@ static bool quantize(const float *track, uint32_t frames, int k, double step,
         return false;
     }
     f->bits = (uint8_t)bits;
+    if (!(cb_cclip_root_reach(f) <= CB_CCLIP_ROOT_MAX_VALUE)) {
+        return false; /* the loader would refuse it (a huge step from a huge max_error_m) */
+    }
     const double top = ldexp(1.0, (int)bits) - 1.0;
     for (uint32_t i = 0; i < frames; ++i) {
         size_t at = (size_t)i * CB_CCLIP_ROOT_COMPONENTS + (size_t)k;

@@ -258,7 +258,7 @@ cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t fra
             return cb_error_set(err, CB_ERR_NOT_FINITE,
                                 "cclip stream: root track component %d is not finite", k);
         }
-        double reach = fabs((double)f[k].offset) + (double)f[k].step * ldexp(1.0, f[k].bits);
+        double reach = cb_cclip_root_reach(&f[k]);
         if (f[k].bits > CB_CCLIP_MAX_BITS || f[k].step < 0.0f ||
             (f[k].bits == 0 && f[k].step != 0.0f) || !(reach <= CB_CCLIP_ROOT_MAX_VALUE)) {
             return cb_error_set(err, CB_ERR_PARSE,
