@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "anim_test.h"
 #include "base/prng.h"
 #include "crowdblend/crowdblend.h"
 #include "test_util.h"
@@ -561,29 +562,6 @@ static void bad_inverse_binds_are_refused(void **state)
     unload(&f);
 }
 
-/* An allocator that fails its n-th call and keeps the balance of bytes. */
-typedef struct budget {
-    int calls, fail_at;
-    long long live;
-} budget;
-
-static void *budget_alloc(size_t size, size_t align, void *user)
-{
-    budget *b = user;
-    if (b->calls++ == b->fail_at) {
-        return NULL;
-    }
-    void *p = aligned_alloc(align, (size + align - 1) / align * align);
-    b->live += p != NULL ? (long long)size : 0;
-    return p;
-}
-
-static void budget_free(void *ptr, size_t size, void *user)
-{
-    ((budget *)user)->live -= (long long)size;
-    free(ptr);
-}
-
 /* Every allocation of a skinning crowd's create failing in turn: out of memory, nothing left
  * allocated, nothing returned; then the create that fails nothing works. */
 static void failed_allocations_leave_nothing(void **state)
@@ -594,10 +572,10 @@ static void failed_allocations_leave_nothing(void **state)
     for (int only = 0; only < 2; ++only) {
         bool created = false;
         for (int n = 0; !created && n < 200; ++n) {
-            budget b = {.fail_at = n};
+            cb_test_failing_nth b = {.fail_at = (size_t)n};
             cb_crowd_desc d = skin_desc(&f, graphs);
             d.skinning_only = only;
-            d.allocator = (cb_allocator){budget_alloc, budget_free, &b};
+            d.allocator = cb_test_failing_nth_allocator(&b);
             cb_crowd *c = NULL;
             cb_error err = {0};
             cb_result r = cb_crowd_create(&d, &c, &err);
@@ -612,7 +590,8 @@ static void failed_allocations_leave_nothing(void **state)
                          "allocation %d failed: %s (%s)", n, cb_result_str(r), err.message);
                 assert_null(c);
             }
-            CB_CHECK(b.live == 0, "allocation %d failed: %lld bytes left", n, b.live);
+            CB_CHECK(b.count.live_bytes == 0, "allocation %d failed: %lld bytes left", n,
+                     b.count.live_bytes);
         }
         assert_true(created);
     }

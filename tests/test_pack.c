@@ -969,30 +969,6 @@ static void pack_encoding_1_still_loads(void **state)
     free(good), free(d);
 }
 
-/* Fails the k-th allocation. */
-typedef struct fail_at {
-    size_t calls, fail;
-    long long live;
-} fail_at;
-
-static void *fail_alloc(size_t size, size_t align, void *user)
-{
-    fail_at *f = user;
-    if (f->calls++ == f->fail) {
-        return NULL;
-    }
-    f->live += (long long)size;
-    size_t a = align < sizeof(void *) ? sizeof(void *) : align;
-    return aligned_alloc(a, (size + a - 1) / a * a);
-}
-
-static void fail_free(void *ptr, size_t size, void *user)
-{
-    fail_at *f = user;
-    f->live -= (long long)size;
-    free(ptr);
-}
-
 static void pack_load_survives_failed_allocations(void **state)
 {
     (void)state;
@@ -1003,18 +979,19 @@ static void pack_load_survives_failed_allocations(void **state)
     unsigned char *bytes = save(&f.desc, &size);
     size_t k = 0;
     for (;; ++k) {
-        fail_at fa = {0, k, 0};
-        cb_pack_load_desc ld = {.allocator = {fail_alloc, fail_free, &fa}};
+        cb_test_failing_nth fa = {.fail_at = k};
+        cb_pack_load_desc ld = {.allocator = cb_test_failing_nth_allocator(&fa)};
         cb_pack *p = NULL;
         cb_error err = {0};
         cb_result r = cb_pack_load_memory(bytes, size, &ld, &p, &err);
         if (r == CB_OK) {
             cb_pack_destroy(p);
-            assert_int_equal(fa.live, 0);
+            assert_int_equal(fa.count.live_bytes, 0);
             break;
         }
         CB_CHECK(r == CB_ERR_OUT_OF_MEMORY, "allocation %zu: %s", k, err.message);
-        CB_CHECK(fa.live == 0, "allocation %zu failed: %lld bytes leaked", k, fa.live);
+        CB_CHECK(fa.count.live_bytes == 0, "allocation %zu failed: %lld bytes leaked", k,
+                 fa.count.live_bytes);
     }
     cb_test_note("a load makes %zu allocations; failing each one is clean", k);
     free(bytes);

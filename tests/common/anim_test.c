@@ -44,6 +44,22 @@ cb_allocator cb_test_failing_allocator(void)
     return (cb_allocator){failing_alloc, cb_test_counting_free, NULL};
 }
 
+static void *fail_at_alloc(size_t size, size_t align, void *user)
+{
+    cb_test_failing_nth *f = user;
+    return f->calls++ == f->fail_at ? NULL : cb_test_counting_alloc(size, align, &f->count);
+}
+
+static void fail_at_free(void *ptr, size_t size, void *user)
+{
+    cb_test_counting_free(ptr, size, &((cb_test_failing_nth *)user)->count);
+}
+
+cb_allocator cb_test_failing_nth_allocator(cb_test_failing_nth *f)
+{
+    return (cb_allocator){fail_at_alloc, fail_at_free, f};
+}
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 cb_clip *cb_test_clip_create(const cb_clip_desc *d)

@@ -24,6 +24,16 @@ cb_allocator cb_test_counting_allocator(cb_test_counter *c);
 /* An allocator whose alloc_fn always fails. */
 cb_allocator cb_test_failing_allocator(void);
 
+/* An allocator that counts as the one above and fails its call number fail_at (from 0), for
+ * the tests that fail every allocation in turn: run with fail_at 0, 1, ... until the call
+ * succeeds, and check count.live_bytes == 0 after each. */
+typedef struct cb_test_failing_nth {
+    cb_test_counter count;
+    size_t calls, fail_at;
+} cb_test_failing_nth;
+
+cb_allocator cb_test_failing_nth_allocator(cb_test_failing_nth *f);
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 /* Creates a clip, failing the test (with the error message) when create fails. */
