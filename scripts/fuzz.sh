@@ -49,7 +49,19 @@ for t in $targets; do
         -print_final_stats=1 -artifact_prefix="build/fuzz-artifacts/$t-" \
         "build/fuzz-corpus/$t" "tests/fuzz/corpus/$t" >"build/fuzz-$t.log" 2>&1; then
         echo "fuzz: $t FAILED (log: build/fuzz-$t.log)"
-        grep -E "ERROR|contract|SUMMARY|Assertion" "build/fuzz-$t.log" | head -n 5
+        # Enough of the log to diagnose a CI run that leaves nothing else behind: the first
+        # sanitizer or contract lines, the stack, and the failing input itself (base64).
+        grep -E "ERROR|contract|SUMMARY|Assertion|runtime error|deadly" "build/fuzz-$t.log" | head -n 8
+        grep -E "^ +#[0-9]+ " "build/fuzz-$t.log" |
+            grep -v -E "fuzzer::|__sanitizer|libc\.so|pthread_kill|raise|abort|_start" | head -n 12
+        # -close_fd_mask hid the target's own stderr (its "contract:" lines): run the input again
+        # with stderr open to show them.
+        for a in build/fuzz-artifacts/"$t"-*; do
+            [ -f "$a" ] || continue
+            echo "fuzz: failing input $a ($(wc -c <"$a") bytes, base64):"
+            head -c 1536 "$a" | base64
+            "$dir/tests/fuzz/fuzz_$t" "$a" 2>&1 | grep -E "contract|runtime error|ERROR" | head -n 5
+        done
         status=1
     else
         grep -E "^Done|stat::number_of_executed_units" "build/fuzz-$t.log" | head -n 2

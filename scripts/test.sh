@@ -44,7 +44,7 @@ check() { # label command...: one script-level check counts as one test
         add_counts 1 0 "$label"
     else
         echo "  FAIL $label (log: $log)"
-        tail -n 20 "$log" | sed 's/^/       /'
+        tail -n 60 "$log" | sed 's/^/       /'
         add_counts 0 1 "$label"
     fi
 }

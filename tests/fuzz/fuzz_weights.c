@@ -3,10 +3,11 @@
  *
  * Contract on every output: weights finite and in [0, 1]; each row sums to 1 (blend solvers: a
  * partition of unity; velocity_blend_4dir: 1 - |z| / speed, so at most 1, exactly 1 for ground
- * motion, 0 when standing); and the batch equals the same queries one at a time, bit for bit
- * (the first eight queries are re-run alone). finterp_to returns values, not weights: only
- * finiteness is checked there. The output goes through a file in /dev/shm (what the command
- * writes), read back with jansson. */
+ * motion, 0 when standing; direct: all zeros, and only then, when no parameter is positive or
+ * one is not finite as a float, solvers/direct.c); and the batch equals the same queries one at a
+ * time, bit for bit (the first eight queries are re-run alone). finterp_to returns values, not
+ * weights: only finiteness is checked there. The output goes through a file in /dev/shm (what the
+ * command writes), read back with jansson. */
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -46,7 +47,24 @@ static json_t *run(json_t *doc)
     return w;
 }
 
-static void check_row(json_t *row, bool weights, bool velocity)
+/* Whether a direct query gets all-zero weights (solvers/direct.c): no parameter is positive,
+ * or one is not finite once read as a float (as the command reads it). */
+static bool direct_all_zero(json_t *query)
+{
+    bool positive = false;
+    size_t n = json_is_array(query) ? json_array_size(query) : 1;
+    for (size_t k = 0; k < n; ++k) {
+        json_t *v = json_is_array(query) ? json_array_get(query, k) : query;
+        float f = (float)json_number_value(v);
+        if (!isfinite(f)) {
+            return true;
+        }
+        positive |= f > 0.0f;
+    }
+    return !positive;
+}
+
+static void check_row(json_t *row, bool weights, bool velocity, bool zero_row)
 {
     double sum = 0.0;
     for (size_t k = 0; k < json_array_size(row); ++k) {
@@ -57,7 +75,12 @@ static void check_row(json_t *row, bool weights, bool velocity)
         }
         sum += v;
     }
-    if (weights && !velocity && fabs(sum - 1.0) > 1e-5) {
+    if (zero_row && sum != 0.0) {
+        fprintf(stderr, "contract: a direct query with no positive finite parameter sums to %.9g\n",
+                sum);
+        abort();
+    }
+    if (weights && !velocity && !zero_row && fabs(sum - 1.0) > 1e-5) {
         fprintf(stderr, "contract: a row sums to %.9g, not 1\n", sum);
         abort();
     }
@@ -79,11 +102,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *solver = json_string_value(json_object_get(doc, "solver"));
         bool interp = solver != NULL && strcmp(solver, "finterp_to") == 0;
         bool velocity = solver != NULL && strcmp(solver, "velocity_blend_4dir") == 0;
+        bool direct = solver != NULL && strcmp(solver, "direct") == 0;
+        json_t *queries = json_object_get(doc, "queries");
         for (size_t r = 0; r < json_array_size(w); ++r) {
-            check_row(json_array_get(w, r), !interp, velocity);
+            bool zero_row = direct && direct_all_zero(json_array_get(queries, r));
+            check_row(json_array_get(w, r), !interp, velocity, zero_row);
         }
         /* One at a time: the same document with a single query. */
-        json_t *queries = json_object_get(doc, "queries");
         for (size_t q = 0; q < json_array_size(queries) && q < 8; ++q) {
             json_t *one = json_deep_copy(doc);
             json_t *single = json_array();
