@@ -1,8 +1,16 @@
-/* A clamped clip moves the character (issue 10): a one-shot clip node (clamp: true) carries its
+/* Root motion through the crowd's time stage.
+ *
+ * A clamped clip moves the character (issue 10): a one-shot clip node (clamp: true) carries its
  * root motion up to its end and then stands, alone or as a state machine's one-shot start that
  * hands over to idle at its end, so the deltas the crowd reports over the whole
  * play add up, composed frame by frame in double precision here, to the clip's own
- * start-to-end delta (cb_clip_root_delta(clip, 0, 1)); before, such a clip moved 0 m. */
+ * start-to-end delta (cb_clip_root_delta(clip, 0, 1)); before, such a clip moved 0 m.
+ *
+ * A looping clip under any speed parameter: the time stage blends root motion without the
+ * public entry checks (issue 13), so the one check it keeps is tried here: each frame's delta
+ * is the public cb_clip_root_delta over the clip times the crowd reports, and a speed so large
+ * that a frame spans more than 2^24 cycles (or an infinite one) gives a zero delta, never
+ * undefined arithmetic (the sanitizer build runs this), with normal frames after it. */
 #include <math.h>
 
 #include "crowdblend/crowdblend.h"
@@ -33,6 +41,27 @@ static cb_graph_node add_one_shot(cb_graph_builder *b, bool in_machine, cb_error
     return sm;
 }
 
+/* A crowd of one character at the given phase playing the graph the builder holds (built
+ * and destroyed here; *graph receives it, to be destroyed after the crowd). */
+static cb_crowd *crowd_of_one(const cb_embedded *set, cb_graph_builder *b, float phase,
+                              cb_graph **graph)
+{
+    cb_error err = {0};
+    CB_CHECK(cb_graph_build(b, graph, &err) == CB_OK, "%s", err.message);
+    cb_graph_builder_destroy(b);
+    const cb_graph *graphs[] = {*graph};
+    cb_crowd_desc desc = {.skeleton = cb_embedded_skeleton(set),
+                          .capacity = 1,
+                          .graphs = graphs,
+                          .graph_count = 1,
+                          .thread_count = 1};
+    cb_crowd *crowd = NULL;
+    CB_CHECK(cb_crowd_create(&desc, &crowd, &err) == CB_OK, "%s", err.message);
+    cb_character ch;
+    assert_int_equal(cb_crowd_add(crowd, 0, phase, &ch), CB_OK);
+    return crowd;
+}
+
 static void one_shot_moves_the_root_once(bool in_machine)
 {
     cb_error err = {0};
@@ -52,19 +81,7 @@ static void one_shot_moves_the_root_once(bool in_machine)
     CB_CHECK(cb_graph_builder_create(&bd, &b, &err) == CB_OK, "%s", err.message);
     add_one_shot(b, in_machine, &err); /* the last node added: the root */
     cb_graph *g = NULL;
-    CB_CHECK(cb_graph_build(b, &g, &err) == CB_OK, "%s", err.message);
-    cb_graph_builder_destroy(b);
-
-    const cb_graph *graphs[] = {g};
-    cb_crowd_desc desc = {.skeleton = cb_embedded_skeleton(set),
-                          .capacity = 1,
-                          .graphs = graphs,
-                          .graph_count = 1,
-                          .thread_count = 1};
-    cb_crowd *crowd = NULL;
-    CB_CHECK(cb_crowd_create(&desc, &crowd, &err) == CB_OK, "%s", err.message);
-    cb_character ch;
-    assert_int_equal(cb_crowd_add(crowd, 0, 0.0f, &ch), CB_OK);
+    cb_crowd *crowd = crowd_of_one(set, b, 0.0f, &g);
 
     /* The play lasts the clip's duration; the frames run well past it. */
     const double dt = 1.0 / 60.0, duration = cb_clip_duration(walk);
@@ -118,11 +135,72 @@ static void one_shot_state_moves_the_root_once(void **state)
     one_shot_moves_the_root_once(true);
 }
 
+/* Walks walk_f looping at the rate in the parameter "rate", one frame per rate. */
+static void looping_clip_delta_under_any_speed(void **state)
+{
+    (void)state;
+    cb_error err = {0};
+    cb_embedded *set = NULL;
+    CB_CHECK(cb_embedded_create(NULL, &set, &err) == CB_OK, "%s", err.message);
+    const cb_clip *walk = cb_embedded_find_clip(set, "walk_f");
+    assert_non_null(walk);
+    cb_graph_builder_desc bd = {
+        .skeleton = cb_embedded_skeleton(set), .clips = &walk, .clip_count = 1};
+    cb_graph_builder *b = NULL;
+    CB_CHECK(cb_graph_builder_create(&bd, &b, &err) == CB_OK, "%s", err.message);
+    CB_CHECK(cb_graph_add_param(b, "rate", CB_PARAM_FLOAT, 1.0f, &err) == CB_OK, "%s", err.message);
+    cb_graph_clip_desc cd = {.name = "walk", .clip = "walk_f", .speed_param = "rate"};
+    cb_graph_node node = {0};
+    CB_CHECK(cb_graph_add_clip(b, &cd, &node, &err) == CB_OK, "%s", err.message);
+    cb_graph *g = NULL;
+    cb_crowd *crowd = crowd_of_one(set, b, 0.25f, &g);
+    float *rate = cb_crowd_param_column(crowd, 0, 0);
+    assert_non_null(rate);
+
+    const float dt = 1.0f / 60.0f;
+    const float rates[] = {1.0f, 0.5f, -1.0f, 2.0f, 1e30f, 1.0f, INFINITY, NAN, 1.0f, 3e38f, 1.0f};
+    const double cycles_per_s = 1.0 / cb_clip_duration(walk);
+    for (size_t f = 0; f < sizeof rates / sizeof rates[0]; ++f) {
+        float t0 = cb_crowd_clip_times(crowd, 0, 0)[0];
+        rate[0] = rates[f];
+        assert_int_equal(cb_crowd_update(crowd, dt), CB_OK);
+        const cb_root_delta *d = cb_crowd_root_motion(crowd, 0);
+        /* A non-finite speed parameter plays the clip at rate 0 (docs/graph.md, speed_param). */
+        float played = isfinite(rates[f]) ? rates[f] : 0.0f;
+        double span = dt * (double)played * cycles_per_s;
+        if (!(fabs(span) <= 16777216.0)) {
+            CB_CHECK(d->translation[0] == 0.0f && d->translation[1] == 0.0f &&
+                         d->translation[2] == 0.0f && d->yaw == 0.0f,
+                     "rate %g: a frame of %g cycles moved the root (%g, %g, %g)", (double)rates[f],
+                     span, (double)d->translation[0], (double)d->translation[1],
+                     (double)d->translation[2]);
+            continue;
+        }
+        /* The public function over the same interval: the clip's time before the frame and the
+         * interval's length at this rate (the crowd wraps its reported time into [0, 1)). */
+        cb_root_delta want;
+        assert_int_equal(cb_clip_root_delta(walk, t0, (float)(t0 + span), &want), CB_OK);
+        for (int k = 0; k < 3; ++k) {
+            CB_CHECK(fabs((double)d->translation[k] - want.translation[k]) < 1e-6,
+                     "rate %g: delta %d is %.9g, the clip says %.9g", (double)rates[f], k,
+                     (double)d->translation[k], (double)want.translation[k]);
+        }
+        CB_CHECK(fabs((double)d->yaw - want.yaw) < 1e-6, "rate %g: yaw %.9g, the clip says %.9g",
+                 (double)rates[f], (double)d->yaw, (double)want.yaw);
+        CB_CHECK(played == 0.0f || hypot(want.translation[0], want.translation[2]) > 1e-3,
+                 "rate %g: the walk should move in a frame", (double)rates[f]);
+    }
+    cb_crowd_destroy(crowd);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+    cb_embedded_destroy(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clamped_clip_moves_the_root_once),
         cmocka_unit_test(one_shot_state_moves_the_root_once),
+        cmocka_unit_test(looping_clip_delta_under_any_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,14 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
     *f = x - (float)k;
 }
 
+/* cb_clip_blend_root_motion for the graph runtime's time stage, whose entries hold by
+ * construction most of what the public checks ask (clips, finite weights >= 0): the per-frame
+ * path does not re-run public validators (docs/architecture.md). It checks only what a frame
+ * can break, the times: a non-finite time or a span beyond 2^24 cycles (a huge speed
+ * parameter) gives a zero delta, as the checked function's refusal left it. */
+void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
+                                       cb_root_delta *out);
+
 /* Is joint j in the subtree of joint root (root itself included)? Parents precede children, so
  * walking up from j can stop as soon as the index drops below root. */
 bool cb_skeleton_in_subtree(const struct cb_skeleton *s, size_t j, size_t root);

@@ -855,7 +855,7 @@ static rigid rigid_inverse(rigid a)
 /* inverse(a) then b, i.e. b seen from a: R(-a.yaw) (b.p - a.p) and b.yaw - a.yaw. One rotation
  * where rigid_compose(rigid_inverse(a), b) takes two; root deltas run per clip per character
  * per frame, so this is the crowd's time & sync stage. */
-static rigid rigid_between(rigid a, rigid b)
+SM_INLINE rigid rigid_between(rigid a, rigid b)
 {
     cb_dvec3 p = cb_dv_rotate_y(cb_dv(b.x - a.x, b.y - a.y, b.z - a.z), -a.yaw);
     return (rigid){p.x, p.y, p.z, b.yaw - a.yaw};
@@ -877,7 +877,7 @@ static rigid rigid_power(rigid a, uint64_t k)
 }
 
 /* The root at a position within one cycle, u in [0, 1], relative to frame 0. */
-static rigid root_at(const struct cb_clip *c, double u)
+SM_INLINE rigid root_at(const struct cb_clip *c, double u)
 {
     double x = u * c->intervals;
     double fl = floor(x);
@@ -912,22 +912,10 @@ cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *c)
     return m;
 }
 
-cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_delta *out)
+/* The delta of a clip with a root track from normalized time from to to, |to - from| <= 2^24
+ * (checked by the callers). */
+SM_INLINE cb_root_delta root_delta(const struct cb_clip *c, float from, float to)
 {
-    if (c == NULL || out == NULL) {
-        return CB_ERR_NULL_ARGUMENT;
-    }
-    if (!isfinite(from) || !isfinite(to)) {
-        return CB_ERR_NOT_FINITE;
-    }
-    double span = (double)to - (double)from;
-    if (fabs(span) > 16777216.0) {
-        return CB_ERR_INVALID_ARGUMENT;
-    }
-    if (c->root == NULL) {
-        *out = (cb_root_delta){{0, 0, 0}, 0};
-        return CB_OK;
-    }
     rigid delta;
     if (c->looping) {
         /* T(u) = C^floor(u) F(frac(u)); the delta T(u0)^-1 T(u1) needs only the difference of the
@@ -954,8 +942,56 @@ cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_del
         double u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
         delta = rigid_between(root_at(c, u0), root_at(c, u1));
     }
-    *out = (cb_root_delta){{(float)delta.x, (float)delta.y, (float)delta.z}, (float)delta.yaw};
+    return (cb_root_delta){{(float)delta.x, (float)delta.y, (float)delta.z}, (float)delta.yaw};
+}
+
+/* The span a root delta accepts: beyond 2^24 cycles a float time no longer resolves a frame.
+ * False for NaN. */
+static bool root_span_ok(float from, float to)
+{
+    return fabs((double)to - (double)from) <= 16777216.0;
+}
+
+cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_delta *out)
+{
+    if (c == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (!isfinite(from) || !isfinite(to)) {
+        return CB_ERR_NOT_FINITE;
+    }
+    if (!root_span_ok(from, to)) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    *out = c->root != NULL ? root_delta(c, from, to) : (cb_root_delta){{0, 0, 0}, 0};
     return CB_OK;
+}
+
+void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
+                                       cb_root_delta *out)
+{
+    double acc[4] = {0, 0, 0, 0}, wsum = 0.0;
+    for (size_t k = 0; k < count; ++k) {
+        const cb_root_motion_entry *e = &entries[k];
+        if (!root_span_ok(e->from, e->to)) {
+            *out = (cb_root_delta){{0, 0, 0}, 0}; /* as the checked function's refusal leaves it */
+            return;
+        }
+        if (e->weight == 0.0f) {
+            continue;
+        }
+        if (e->clip->root != NULL) {
+            cb_root_delta d = root_delta(e->clip, e->from, e->to);
+            for (int i = 0; i < 3; ++i) {
+                acc[i] += (double)e->weight * d.translation[i];
+            }
+            acc[3] += (double)e->weight * d.yaw;
+        }
+        wsum += e->weight;
+    }
+    double inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
+    *out = (cb_root_delta){{(float)(acc[0] * inv), (float)(acc[1] * inv), (float)(acc[2] * inv)},
+                           (float)(acc[3] * inv)};
 }
 
 cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t count,
@@ -972,27 +1008,11 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
         if (!isfinite(e->weight) || !isfinite(e->from) || !isfinite(e->to)) {
             return CB_ERR_NOT_FINITE;
         }
-        if (e->weight < 0.0f || fabs((double)e->to - (double)e->from) > 16777216.0) {
+        if (e->weight < 0.0f || !root_span_ok(e->from, e->to)) {
             return CB_ERR_INVALID_ARGUMENT;
         }
     }
-    double acc[4] = {0, 0, 0, 0}, wsum = 0.0;
-    for (size_t k = 0; k < count; ++k) {
-        const cb_root_motion_entry *e = &entries[k];
-        if (e->weight == 0.0f) {
-            continue;
-        }
-        cb_root_delta d;
-        cb_clip_root_delta(e->clip, e->from, e->to, &d);
-        for (int i = 0; i < 3; ++i) {
-            acc[i] += (double)e->weight * d.translation[i];
-        }
-        acc[3] += (double)e->weight * d.yaw;
-        wsum += e->weight;
-    }
-    double inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
-    *out = (cb_root_delta){{(float)(acc[0] * inv), (float)(acc[1] * inv), (float)(acc[2] * inv)},
-                           (float)(acc[3] * inv)};
+    cb_clip_blend_root_motion_trusted(entries, count, out);
     return CB_OK;
 }
 

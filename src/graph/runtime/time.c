@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "assets/asset_layout.h"
 #include "crowdblend/sync.h"
 #include "graph/runtime/runtime_impl.h"
 
@@ -244,7 +245,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
     }
     cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
     if (root_count > 0) {
-        cb_clip_blend_root_motion(s->root_entries, root_count, &delta);
+        cb_clip_blend_root_motion_trusted(s->root_entries, root_count, &delta);
     }
     out->root_motion[ch] = delta;
 }
