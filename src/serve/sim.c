@@ -299,7 +299,8 @@ static json_t *rest_positions(const cb_skeleton *sk, uint32_t n)
 
 static void find_velocity_params(cb_sim *s)
 {
-    static const char *const names[2][2] = {{"vx", "vy"}, {"blend_0", "blend_1"}};
+    static const char *const names[2][2] = {
+        {"vx", "vy"}, {CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1"}};
     s->velocity[0] = s->velocity[1] = UINT32_MAX;
     for (int set = 0; set < 2; ++set) {
         uint32_t a, b;
