@@ -464,6 +464,8 @@ static void crowd_bad_input_is_refused_and_counted(void **state)
     cb_character full;
     assert_int_equal(cb_crowd_add(c, 0, 0.0f, &full), CB_ERR_CAPACITY);
     assert_int_equal(cb_crowd_count(c, 0), 3);
+    assert_int_equal(cb_crowd_capacity(c), 3); /* full at what it reports */
+    assert_int_equal(cb_crowd_capacity(NULL), 0);
     /* Removing swap-moves the last character (x) into b's index. */
     uint32_t ix, ib, kind;
     assert_int_equal(cb_crowd_locate(c, b, &kind, &ib), CB_OK);

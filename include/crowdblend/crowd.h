@@ -228,6 +228,10 @@ CB_API cb_result cb_crowd_remove(cb_crowd *crowd, cb_character character);
 /** Characters of a kind. */
 CB_API uint32_t cb_crowd_count(const cb_crowd *crowd, uint32_t kind);
 
+/** Most characters of each kind at once (the desc's capacity); 0 for NULL. Hosts size their
+ *  per-character arrays (a follower, parameter views) from it. */
+CB_API uint32_t cb_crowd_capacity(const cb_crowd *crowd);
+
 /** The kind and dense index of a live character.
  *  @return CB_ERR_NULL_ARGUMENT, CB_ERR_STALE_HANDLE. */
 CB_API cb_result cb_crowd_locate(const cb_crowd *crowd, cb_character character, uint32_t *kind,

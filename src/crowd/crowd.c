@@ -465,6 +465,11 @@ uint32_t cb_crowd_count(const cb_crowd *c, uint32_t kind)
     return c != NULL && kind < c->kind_count ? c->kinds[kind].handles.count : 0;
 }
 
+uint32_t cb_crowd_capacity(const cb_crowd *c)
+{
+    return c != NULL ? c->capacity : 0;
+}
+
 cb_result cb_crowd_locate(const cb_crowd *c, cb_character ch, uint32_t *kind, uint32_t *dense)
 {
     if (c == NULL || kind == NULL || dense == NULL) {
