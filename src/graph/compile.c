@@ -273,6 +273,10 @@ static void finish_clips(cb_graph_compile *c)
     for (uint32_t s = 0; s < g->state_count; ++s) {
         g->uniform_rate = g->uniform_rate && g->states[s].speed == 1.0f;
     }
+    for (uint32_t n = 0; n < g->node_count; ++n) {
+        g->uniform_rate = g->uniform_rate && !(g->nodes[n].type == GNODE_BLEND &&
+                                               g->nodes[n].u.blend.warp_param != GNONE);
+    }
     for (uint32_t s = 0; s < g->clip_count; ++s) {
         uint32_t node = g->clip_nodes[s];
         gclip *clip = &g->nodes[node].u.clip;
