@@ -161,9 +161,9 @@ static void kept_weights(const fixture *f, const uint32_t slot[3], uint32_t i, d
 }
 
 /* Blend positions x and commands: walk alone, idle + walk, walk + run; inside and outside the
- * bounds [0.5, 1.35]. */
-static const float XS[] = {1.4f, 1.4f, 1.4f, 1.4f, 0.7f, 0.7f, 2.4f, 2.4f, 2.4f, 0.35f};
-static const float CMDS[] = {1.0f, 1.7f, 0.3f, 2.5f, 0.5f, 1.2f, 2.0f, 3.0f, 0.9f, 0.6f};
+ * bounds [0.5, 1.35]; idle alone (no root speed at rate 1: the rate is 1). */
+static const float XS[] = {1.4f, 1.4f, 1.4f, 1.4f, 0.7f, 0.7f, 2.4f, 2.4f, 2.4f, 0.35f, 0.0f};
+static const float CMDS[] = {1.0f, 1.7f, 0.3f, 2.5f, 0.5f, 1.2f, 2.0f, 3.0f, 0.9f, 0.6f, 1.0f};
 enum { NCASE = sizeof XS / sizeof XS[0] };
 
 static void root_speed_is_the_closed_form(const char *json, bool nested, bool idle_own)
@@ -179,28 +179,31 @@ static void root_speed_is_the_closed_form(const char *json, bool nested, bool id
     blend_slots(&f, slot);
     const int frames = 360;
     double travelled[NCASE] = {0}, rate_err[NCASE] = {0};
-    float prev_walk[NCASE];
+    float prev_t[NCASE];
     for (int k = 0; k < frames; ++k) {
         assert_int_equal(cb_crowd_update(f.crowd, DT), CB_OK);
         const cb_root_delta *rm = cb_crowd_root_motion(f.crowd, 0);
-        const float *walk_t = cb_crowd_clip_times(f.crowd, 0, slot[1]);
         for (uint32_t i = 0; i < NCASE; ++i) {
             travelled[i] += hypot(rm[i].translation[0], rm[i].translation[2]);
             double w[3];
             kept_weights(&f, slot, i, w);
             double v = speed_at_rate1(&f, w, idle_own), r = warped_rate(CMDS[i], v, 0.5, 1.35);
-            /* The walk's group's normalized advance: dt r sum(w) / sum(w T). */
+            /* The normalized advance of the heaviest clip's group: dt r sum(w) / sum(w T) over
+             * the group (idle alone when it keeps a group of its own). */
+            int h = w[0] >= w[1] && w[0] >= w[2] ? 0 : w[1] >= w[2] ? 1 : 2;
+            int lo = idle_own && h > 0 ? 1 : 0, hi = idle_own && h == 0 ? 1 : 3;
             double dur = 0.0, wsum = 0.0;
-            for (int c = idle_own ? 1 : 0; c < 3; ++c) {
+            for (int c = lo; c < hi; ++c) {
                 dur += w[c] * cb_clip_duration(f.clips[c]), wsum += w[c];
             }
-            double du = walk_t[i] - (k > 0 ? prev_walk[i] : 0.0);
+            float t = cb_crowd_clip_times(f.crowd, 0, slot[h])[i];
+            double du = t - (k > 0 ? prev_t[i] : 0.0);
             du -= floor(du);
             if (k > 0) { /* the first frame starts the group */
                 double seen = du * dur / (wsum * DT);
                 rate_err[i] = fmax(rate_err[i], fabs(seen - r) / r);
             }
-            prev_walk[i] = walk_t[i];
+            prev_t[i] = t;
         }
     }
     for (uint32_t i = 0; i < NCASE; ++i) {
@@ -218,8 +221,9 @@ static void root_speed_is_the_closed_form(const char *json, bool nested, bool id
             CB_CHECK(fabs(speed - CMDS[i]) < 1e-4 * (1.0 + CMDS[i]), "x %g: %g, commanded %g",
                      (double)XS[i], speed, (double)CMDS[i]);
         }
-        CB_CHECK(rate_err[i] < 1e-5, "x %g cmd %g: rate off its closed form by %g (relative)",
-                 (double)XS[i], (double)CMDS[i], rate_err[i]);
+        CB_CHECK(rate_err[i] < 5e-5, /* a float time advances by ~0.006 a frame: 1e-5 of it */
+                 "x %g cmd %g: rate off its closed form by %g (relative)", (double)XS[i],
+                 (double)CMDS[i], rate_err[i]);
     }
     fixture_finish(&f);
 }
