@@ -55,7 +55,8 @@ static void blend_shares(const cb_graph *g, const gnode *node, cb_graph_scratch 
  * the commanded speed over the clips' root speed at rate 1 with this frame's shares, clamped;
  * 1 where no clip with root motion has a share. The clips in the blend's group move one cycle
  * per weight-averaged duration; a clip in a group of its own, one per its own duration. */
-static float warp_rate(const cb_graph *g, const gnode *node, const cb_graph_scratch *s, uint32_t i)
+float cb_graph_warp_rate(const cb_graph *g, const gnode *node, const cb_graph_scratch *s,
+                         uint32_t i)
 {
     const gblend *bl = &node->u.blend;
     float gw = 0.0f, gdist = 0.0f, gdur = 0.0f, ow = 0.0f, ospeed = 0.0f;
@@ -142,7 +143,7 @@ void cb_graph_stage_weights(const cb_graph *g, cb_graph_block *b, uint32_t first
             }
             /* A warped blend's rate replaces the one that reaches it (an absolute speed). */
             float child_rate = node->type == GNODE_BLEND && node->u.blend.warp_param != GNONE
-                                   ? warp_rate(g, node, s, i)
+                                   ? cb_graph_warp_rate(g, node, s, i)
                                    : rate[i];
             for (uint32_t e = 0; e < node->edge_count; ++e) {
                 /* Layers: every input at the node's weight; blends: at their share. */
