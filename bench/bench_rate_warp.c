@@ -5,7 +5,9 @@
  *        (flat: the runtime's fast path);
  *     1  the same graph with "rate_warp" on the blend space (speed_param: the speed), which
  *        leaves the flat path: the warp's whole cost;
- *     2  W2 itself (cb_graph_create_blend with its two layers), for reference.
+ *     2  W2 itself (cb_graph_create_blend with its two layers), for reference;
+ *     3  mode 1 with both bounds 1: the bits of mode 0 (tests/test_rate_warp.c) through the
+ *        general path, which splits the warp's cost into the path and the rate's arithmetic.
  * The agents walk and run on slowly turning circles (0.4 to 3.0 m/s, set outside the timing), so
  * the warp's rate is inside its bounds for some and clamped for others. Run with
  * --benchmark_enable_random_interleaving=true --benchmark_repetitions=N to compare medians
@@ -41,7 +43,7 @@ static void warp_world_destroy(warp_world *w)
 
 /* The W2-like graph as JSON, with or without the warp; positions from each clip's root velocity
  * (x: left, y: forward), as cb_graph_create_blend places them. */
-static cb_result load_w2_json(warp_world *w, bool warp)
+static cb_result load_w2_json(warp_world *w, int mode)
 {
     static char json[8192];
     int at =
@@ -57,7 +59,10 @@ static cb_result load_w2_json(warp_world *w, bool warp)
                  "\"lean\": {\"type\": \"clip\", \"clip\": \"lean_add\"},"
                  "\"loco\": {\"type\": \"blend_space\", \"solver\": "
                  "\"freeform_directional_2d\", \"params\": [\"vx\", \"vy\"], %s\"children\": [",
-                 warp ? "\"rate_warp\": {\"speed_param\": \"speed\"}, " : "");
+                 mode == 1   ? "\"rate_warp\": {\"speed_param\": \"speed\"}, "
+                 : mode == 3 ? "\"rate_warp\": {\"speed_param\": \"speed\", "
+                               "\"min_rate\": 1, \"max_rate\": 1}, "
+                             : "");
     for (int k = 0; k < 17; ++k) {
         cb_clip_root_motion rm =
             cb_clip_query_root_motion(cb_embedded_find_clip(w->set, clip_names[k]));
@@ -118,7 +123,7 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
     memset(w, 0, sizeof *w);
     w->n = n;
     if (cb_embedded_create(NULL, &w->set, NULL) != CB_OK ||
-        (mode == 2 ? load_w2(w) : load_w2_json(w, mode == 1)) != CB_OK) {
+        (mode == 2 ? load_w2(w) : load_w2_json(w, mode)) != CB_OK) {
         return false;
     }
     const cb_graph *graphs[1] = {w->graph};
@@ -138,7 +143,7 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
     }
     w->vx = column(w, mode == 2 ? CB_GRAPH_BLEND_PARAM_PREFIX "0" : "vx");
     w->vy = column(w, mode == 2 ? CB_GRAPH_BLEND_PARAM_PREFIX "1" : "vy");
-    w->speed = mode == 1 ? column(w, "speed") : NULL;
+    w->speed = mode == 1 || mode == 3 ? column(w, "speed") : NULL;
     if (mode == 2) { /* the layers' weights of the JSON graph's defaults */
         float *upper = column(w, CB_GRAPH_BLEND_UPPER_WEIGHT);
         float *lean = column(w, CB_GRAPH_BLEND_ADDITIVE_WEIGHT);
@@ -146,7 +151,7 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
             upper[i] = 0.25f, lean[i] = 0.5f;
         }
     }
-    return w->vx != NULL && w->vy != NULL && (mode != 1 || w->speed != NULL);
+    return w->vx != NULL && w->vy != NULL && ((mode != 1 && mode != 3) || w->speed != NULL);
 }
 
 /* Frame f's commands: agent i at 0.4 .. 3.0 m/s on a slowly turning circle, in its frame. */
@@ -192,7 +197,7 @@ static void bm_rate_warp_frame(cb_bench_state *st, void *user)
 
 void cb_bench_register_rate_warp(void)
 {
-    for (int mode = 0; mode < 3; ++mode) {
+    for (int mode = 0; mode < 4; ++mode) {
         cb_bench_args2(cb_bench_register("rate_warp_frame", bm_rate_warp_frame, NULL), 10000, mode);
     }
 }
