@@ -6,8 +6,11 @@
  *     1  the same graph with "rate_warp" on the blend space (speed_param: the speed), which
  *        leaves the flat path: the warp's whole cost;
  *     2  W2 itself (cb_graph_create_blend with its two layers), for reference;
- *     3  mode 1 with both bounds 1: the bits of mode 0 (tests/test_rate_warp.c) through the
- *        general path, which splits the warp's cost into the path and the rate's arithmetic.
+ *     3  mode 1 with both bounds 1: the bits of mode 0 (tests/test_rate_warp.c) with the
+ *        warp's arithmetic done (all of 0-3 run the flat path);
+ *     4  mode 1 with idle in a sync group of its own (as the follow example has it), which
+ *        runs the general path;
+ *     5  mode 4 without the warp: what 4 adds the warp to.
  * The agents walk and run on slowly turning circles (0.4 to 3.0 m/s, set outside the timing), so
  * the warp's rate is inside its bounds for some and clamped for others. Run with
  * --benchmark_enable_random_interleaving=true --benchmark_repetitions=N to compare medians
@@ -59,10 +62,10 @@ static cb_result load_w2_json(warp_world *w, int mode)
                  "\"lean\": {\"type\": \"clip\", \"clip\": \"lean_add\"},"
                  "\"loco\": {\"type\": \"blend_space\", \"solver\": "
                  "\"freeform_directional_2d\", \"params\": [\"vx\", \"vy\"], %s\"children\": [",
-                 mode == 1   ? "\"rate_warp\": {\"speed_param\": \"speed\"}, "
-                 : mode == 3 ? "\"rate_warp\": {\"speed_param\": \"speed\", "
-                               "\"min_rate\": 1, \"max_rate\": 1}, "
-                             : "");
+                 mode == 1 || mode == 4 ? "\"rate_warp\": {\"speed_param\": \"speed\"}, "
+                 : mode == 3            ? "\"rate_warp\": {\"speed_param\": \"speed\", "
+                                          "\"min_rate\": 1, \"max_rate\": 1}, "
+                                        : "");
     for (int k = 0; k < 17; ++k) {
         cb_clip_root_motion rm =
             cb_clip_query_root_motion(cb_embedded_find_clip(w->set, clip_names[k]));
@@ -73,8 +76,8 @@ static cb_result load_w2_json(warp_world *w, int mode)
     at += snprintf(json + at, sizeof json - (size_t)at, "]}");
     for (int k = 0; k < 17; ++k) {
         at += snprintf(json + at, sizeof json - (size_t)at,
-                       ", \"%s\": {\"type\": \"clip\", \"clip\": \"%s\"}", clip_names[k],
-                       clip_names[k]);
+                       ", \"%s\": {\"type\": \"clip\", \"clip\": \"%s\"%s}", clip_names[k],
+                       clip_names[k], k == 0 && mode >= 4 ? ", \"sync_group\": \"rest\"" : "");
     }
     snprintf(json + at, sizeof json - (size_t)at, "}}");
     const cb_clip *clips[32];
@@ -143,7 +146,8 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
     }
     w->vx = column(w, mode == 2 ? CB_GRAPH_BLEND_PARAM_PREFIX "0" : "vx");
     w->vy = column(w, mode == 2 ? CB_GRAPH_BLEND_PARAM_PREFIX "1" : "vy");
-    w->speed = mode == 1 || mode == 3 ? column(w, "speed") : NULL;
+    bool warped = mode == 1 || mode == 3 || mode == 4;
+    w->speed = warped ? column(w, "speed") : NULL;
     if (mode == 2) { /* the layers' weights of the JSON graph's defaults */
         float *upper = column(w, CB_GRAPH_BLEND_UPPER_WEIGHT);
         float *lean = column(w, CB_GRAPH_BLEND_ADDITIVE_WEIGHT);
@@ -151,7 +155,7 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
             upper[i] = 0.25f, lean[i] = 0.5f;
         }
     }
-    return w->vx != NULL && w->vy != NULL && ((mode != 1 && mode != 3) || w->speed != NULL);
+    return w->vx != NULL && w->vy != NULL && (!warped || w->speed != NULL);
 }
 
 /* Frame f's commands: agent i at 0.4 .. 3.0 m/s on a slowly turning circle, in its frame. */
@@ -197,7 +201,7 @@ static void bm_rate_warp_frame(cb_bench_state *st, void *user)
 
 void cb_bench_register_rate_warp(void)
 {
-    for (int mode = 0; mode < 4; ++mode) {
+    for (int mode = 0; mode < 6; ++mode) {
         cb_bench_args2(cb_bench_register("rate_warp_frame", bm_rate_warp_frame, NULL), 10000, mode);
     }
 }
