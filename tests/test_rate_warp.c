@@ -428,6 +428,60 @@ static void warp_json_errors(void **state)
     cb_embedded_destroy(set);
 }
 
+/* tests/data/graphs/locomotion_rate_warp.json (the graph docs/trajectories.md measures): the
+ * speed comes from a velocity_blend processor, idle keeps a group of its own; between walk and
+ * run the group's weight-averaged duration slowed the root, and the warp makes it the
+ * command. */
+static void warp_graph_file_moves_at_the_velocity(void **state)
+{
+    (void)state;
+    fixture f;
+    memset(&f, 0, sizeof f);
+    cb_error err = {0};
+    assert_int_equal(cb_embedded_create(NULL, &f.set, NULL), CB_OK);
+    const cb_clip *clips[32];
+    uint32_t count = cb_embedded_clip_count(f.set);
+    count = count < 32 ? count : 32;
+    for (uint32_t k = 0; k < count; ++k) {
+        clips[k] = cb_embedded_clip(f.set, k);
+    }
+    cb_graph_json_desc jd = {
+        .skeleton = cb_embedded_skeleton(f.set), .clips = clips, .clip_count = count};
+    CB_CHECK(cb_graph_load_json_file(CB_TEST_GRAPH_DIR "/locomotion_rate_warp.json", &jd, &f.graph,
+                                     &err) == CB_OK,
+             "%s", err.message);
+    const cb_graph *graphs[1] = {f.graph};
+    cb_crowd_desc cd = {.skeleton = cb_embedded_skeleton(f.set),
+                        .capacity = 4,
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = 1};
+    CB_CHECK(cb_crowd_create(&cd, &f.crowd, &err) == CB_OK, "%s", err.message);
+    const float vy[4] = {1.0f, 1.7f, 2.0f, 2.6f}; /* forward, m/s */
+    uint32_t p;
+    assert_int_equal(cb_crowd_find_param(f.crowd, 0, "vy", &p), CB_OK);
+    for (uint32_t i = 0; i < 4; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(f.crowd, 0, 0.0f, &ch), CB_OK);
+        cb_crowd_param_column(f.crowd, 0, p)[i] = vy[i];
+    }
+    double travelled[4] = {0};
+    const int frames = 300;
+    for (int k = 0; k < frames; ++k) {
+        assert_int_equal(cb_crowd_update(f.crowd, DT), CB_OK);
+        const cb_root_delta *rm = cb_crowd_root_motion(f.crowd, 0);
+        for (uint32_t i = 0; i < 4; ++i) {
+            travelled[i] += hypot(rm[i].translation[0], rm[i].translation[2]);
+        }
+    }
+    for (uint32_t i = 0; i < 4; ++i) {
+        double speed = travelled[i] / (frames * (double)DT);
+        CB_CHECK(fabs(speed - vy[i]) < 1e-3 * (1.0 + vy[i]), "commanded %g m/s: the root moves %g",
+                 (double)vy[i], speed);
+    }
+    fixture_finish(&f);
+}
+
 /* The C desc: defaults filled by the query, and what JSON cannot write (a NaN bound). */
 static void warp_query_defaults(void **state)
 {
@@ -482,6 +536,7 @@ int main(void)
         cmocka_unit_test(warp_bits_do_not_depend_on_threads_or_batches),
         cmocka_unit_test(warp_has_no_pop_across_the_bounds),
         cmocka_unit_test(warp_json_errors),
+        cmocka_unit_test(warp_graph_file_moves_at_the_velocity),
         cmocka_unit_test(warp_query_defaults),
     };
     return CB_RUN_TESTS(tests);
