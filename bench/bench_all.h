@@ -10,6 +10,7 @@ void cb_bench_register_crowd(void);
 void cb_bench_register_ik(void);
 void cb_bench_register_sync(void);
 void cb_bench_register_follow(void);
+void cb_bench_register_rate_warp(void);
 void cb_bench_register_cclip(void);
 void cb_bench_register_outputs(void);
 

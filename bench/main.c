@@ -31,6 +31,7 @@ int main(int argc, char **argv)
     cb_bench_register_ik();
     cb_bench_register_sync();
     cb_bench_register_follow();
+    cb_bench_register_rate_warp();
     cb_bench_register_cclip();
     cb_bench_register_outputs();
     return cb_bench_main(argc, argv);

@@ -407,13 +407,15 @@ static cb_graph *build_full_by_hand(void)
 
     cb_graph_node speed_children[] = {walk_f, run_f};
     const float speed_pos[] = {1.4f, 3.5f};
-    cb_graph_blend_space_desc speed1d = {.name = "speed1d",
-                                         .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-                                         .params = {"speed"},
-                                         .children = speed_children,
-                                         .positions = speed_pos,
-                                         .child_count = 2,
-                                         .sync_group = "loco"};
+    cb_graph_blend_space_desc speed1d = {
+        .name = "speed1d",
+        .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+        .params = {"speed"},
+        .children = speed_children,
+        .positions = speed_pos,
+        .child_count = 2,
+        .sync_group = "loco",
+        .rate_warp = {.speed_param = "speed_in", .min_rate = 0.6f, .max_rate = 1.5f}};
     cb_graph_node speed1d_id;
     B(cb_graph_add_blend_space(b, &speed1d, &speed1d_id, &berr));
 

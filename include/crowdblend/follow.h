@@ -63,6 +63,10 @@ typedef struct cb_follow cb_follow;
  * Above max_rate x gait it blends towards the faster ring (a run) at max_rate. The idle clip
  * must not take the rate, and must not share the gait's sync group (the group would play the
  * gait at the weight-averaged duration: examples/graphs/locomotion_follow.json).
+ * The graph can warp by itself instead: a blend space's rate_warp (crowdblend/graph.h
+ * cb_graph_rate_warp) takes the rate from its clips' own root motion and this frame's shares,
+ * with no gait speed to name, but reads the commanded speed from a parameter, which the
+ * follower does not write: a host that uses it writes the speed itself.
  */
 typedef struct cb_follow_warp {
     /** The float parameter receiving the rate. NULL: no warping. */

@@ -208,6 +208,36 @@ typedef struct cb_graph_clip_desc {
     const char *sync_group;
 } cb_graph_clip_desc;
 
+/** Bounds of a blend space's playback-rate warp when left 0, and the largest max_rate. */
+#define CB_GRAPH_DEFAULT_WARP_MIN_RATE 0.5f
+#define CB_GRAPH_DEFAULT_WARP_MAX_RATE 1.35f
+#define CB_GRAPH_WARP_RATE_LIMIT 4.0f
+
+/**
+ * PLAYBACK-RATE WARPING of a blend space (off while speed_param is NULL): every frame its
+ * clips play at
+ *   r = clamp(speed / v, min_rate, max_rate)
+ * where speed is the float parameter speed_param (the commanded root speed, m/s) and v the
+ * root speed the blend's clips give at rate 1 with this frame's shares w_k: they keep in step
+ * in one sync group, which advances one cycle per weight-averaged duration, so
+ *   v = (sum_k w_k D_k) / (sum_k w_k T_k)
+ * with D_k the horizontal length of clip k's root displacement per cycle and T_k its cycle
+ * length at its own speed (duration / |speed|), both known at build. The group's advance, and
+ * so the root speed, scales by r: within the bounds the root moves at the commanded speed.
+ * Where no clip with root motion has weight (v = 0: idle alone) r is 1, the clips' own rate.
+ * r replaces the rate that reaches the blend space (a state's speed above it does not apply to
+ * its clips: the warp's goal is an absolute root speed). Requirements, checked at add: every
+ * child is a clip node without speed_param, in the blend space's sync group (no group of its
+ * own), and some child's clip has root motion. docs/graph.md "Playback-rate warping".
+ */
+typedef struct cb_graph_rate_warp {
+    /** Float parameter: the commanded root speed in m/s. NULL: no warping. */
+    const char *speed_param;
+    /** Bounds of r, 0 < min_rate <= 1 <= max_rate <= CB_GRAPH_WARP_RATE_LIMIT; 0: defaults
+     *  CB_GRAPH_DEFAULT_WARP_MIN_RATE and CB_GRAPH_DEFAULT_WARP_MAX_RATE. */
+    float min_rate, max_rate;
+} cb_graph_rate_warp;
+
 /** A blend space: children placed in a 1D or 2D parameter space, weighted by a solver. */
 typedef struct cb_graph_blend_space_desc {
     const char *name;
@@ -221,6 +251,8 @@ typedef struct cb_graph_blend_space_desc {
     uint32_t child_count;
     /** Sync group of the clips below, by name. NULL: a group of its own. */
     const char *sync_group;
+    /** Playback-rate warping of its clips (above); zero: off. */
+    cb_graph_rate_warp rate_warp;
 } cb_graph_blend_space_desc;
 
 /** A direct blend: children weighted by their own parameters (clamped >= 0, normalized to
@@ -356,6 +388,8 @@ typedef struct cb_graph_state_machine_desc {
  */
 CB_API cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *desc,
                                    cb_graph_node *out, cb_error *err);
+/** The warp with its defaults filled in (graph.h's query convention). */
+CB_API cb_graph_rate_warp cb_graph_query_rate_warp(const cb_graph_rate_warp *warp);
 CB_API cb_result cb_graph_add_blend_space(cb_graph_builder *b,
                                           const cb_graph_blend_space_desc *desc, cb_graph_node *out,
                                           cb_error *err);

@@ -694,6 +694,94 @@ static cb_result push_blend(cb_graph_builder *b, bnode *n, const cb_solver_desc 
     return r;
 }
 
+cb_graph_rate_warp cb_graph_query_rate_warp(const cb_graph_rate_warp *warp)
+{
+    cb_graph_rate_warp w = warp != NULL ? *warp : (cb_graph_rate_warp){0};
+    if (w.min_rate == 0.0f) {
+        w.min_rate = CB_GRAPH_DEFAULT_WARP_MIN_RATE;
+    }
+    if (w.max_rate == 0.0f) {
+        w.max_rate = CB_GRAPH_DEFAULT_WARP_MAX_RATE;
+    }
+    return w;
+}
+
+/* Whether child clip c of a blend space whose clips take `group` keeps a group of its own. */
+static bool own_group(const bnode *c, uint32_t group)
+{
+    return c->explicit_group != GNONE && c->explicit_group != group;
+}
+
+/* A blend space's rate warp (graph.h cb_graph_rate_warp) checked into bl: its parameter and
+ * bounds, and children the warp can drive (clips of the blend's group at a fixed speed, one
+ * with root motion). */
+static cb_result rate_warp_of(const cb_graph_builder *b, const cb_graph_blend_space_desc *d,
+                              uint32_t group, const char *what, gblend *bl, cb_error *err)
+{
+    bl->warp_param = GNONE;
+    if (d->rate_warp.speed_param == NULL) {
+        return CB_OK;
+    }
+    const cb_graph_rate_warp w = cb_graph_query_rate_warp(&d->rate_warp);
+    if (!isfinite(w.min_rate) || !isfinite(w.max_rate)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: rate_warp bounds are not finite", what);
+    }
+    if (!(w.min_rate > 0.0f && w.min_rate <= 1.0f && w.max_rate >= 1.0f &&
+          w.max_rate <= CB_GRAPH_WARP_RATE_LIMIT)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: rate_warp bounds must satisfy 0 < min_rate <= 1 <= max_rate "
+                            "<= %g (min_rate %g, max_rate %g)",
+                            what, (double)CB_GRAPH_WARP_RATE_LIMIT, (double)w.min_rate,
+                            (double)w.max_rate);
+    }
+    bool moves = false;
+    for (uint32_t k = 0; k < d->child_count; ++k) {
+        const bnode *c = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[k]));
+        const char *why = c->n.type != GNODE_CLIP            ? "is not a clip node"
+                          : c->n.u.clip.speed_param != GNONE ? "has a speed_param"
+                                                             : NULL;
+        for (uint32_t j = 0; why == NULL && j < k; ++j) {
+            const bnode *o = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[j]));
+            why = own_group(c, group) && c->explicit_group == o->explicit_group
+                      ? "shares a sync group other than the blend space's with another child"
+                      : NULL;
+        }
+        if (why != NULL) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "%s: rate_warp: child %u ('%s') %s (the warp sets the rate of "
+                                "clips in the blend space's group or each in a group of its own)",
+                                what, k, c->n.name, why);
+        }
+        moves = moves || cb_clip_query_root_motion(c->n.u.clip.clip).speed_mps > 0.0f;
+    }
+    if (!moves) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: rate_warp: no child's clip has root motion (nothing to match "
+                            "the commanded speed with)",
+                            what);
+    }
+    cb_result r = find_float(b, w.speed_param, what, &bl->warp_param, err);
+    bl->warp_min = w.min_rate;
+    bl->warp_max = w.max_rate;
+    return r;
+}
+
+/* The warped blend node n's edges: each clip's root distance per cycle and cycle length, and
+ * whether it keeps a group of its own. */
+static void rate_warp_edges(cb_graph_builder *b, const bnode *n)
+{
+    for (uint32_t e = 0; e < n->n.edge_count; ++e) {
+        gedge *ed = &VEC_AT(b->edges, gedge, n->n.first_edge + e);
+        const bnode *child = &VEC_AT(b->nodes, bnode, ed->child);
+        const gclip *c = &child->n.u.clip;
+        ed->warp_own = own_group(child, n->explicit_group);
+        cb_clip_root_motion rm = cb_clip_query_root_motion(c->clip);
+        ed->warp_dist = sqrtf(rm.displacement[0] * rm.displacement[0] +
+                              rm.displacement[2] * rm.displacement[2]);
+        ed->warp_dur = c->duration_s / fabsf(c->speed);
+    }
+}
+
 cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_space_desc *d,
                                    cb_graph_node *out, cb_error *err)
 {
@@ -727,11 +815,17 @@ cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_spa
     }
     if (r == CB_OK)
         r = find_group(b, d->sync_group, what, &n.explicit_group, err);
+    if (r == CB_OK)
+        r = rate_warp_of(b, d, n.explicit_group, what, &n.n.u.blend, err);
     if (r != CB_OK) {
         return r;
     }
     sd.nodes = d->positions;
-    return push_blend(b, &n, &sd, params, d->children, what, out, err);
+    r = push_blend(b, &n, &sd, params, d->children, what, out, err);
+    if (r == CB_OK && n.n.u.blend.warp_param != GNONE) {
+        rate_warp_edges(b, &VEC_AT(b->nodes, bnode, b->nodes.count - 1));
+    }
+    return r;
 }
 
 cb_result cb_graph_add_direct(cb_graph_builder *b, const cb_graph_direct_desc *d,
@@ -755,7 +849,7 @@ cb_result cb_graph_add_direct(cb_graph_builder *b, const cb_graph_direct_desc *d
         return r;
     }
     /* The direct rule is the DIRECT solver's (solvers/direct.c): one rule for both. */
-    bnode n = {.n = {.type = GNODE_BLEND}, .explicit_group = GNONE};
+    bnode n = {.n = {.type = GNODE_BLEND, .u.blend.warp_param = GNONE}, .explicit_group = GNONE};
     snprintf(n.n.name, sizeof n.n.name, "%s", d->name != NULL ? d->name : "");
     cb_solver_desc sd = {
         .kind = CB_SOLVER_KIND_DIRECT, .node_count = d->child_count, .allocator = b->allocator};

@@ -52,6 +52,10 @@ typedef struct gblend {
     cb_solver *solver;
     uint32_t first_param; /* its parameters: graph->blend_params[first_param ..] */
     uint32_t param_count; /* the solver's: 1 or 2, or one per child for DIRECT */
+    /* Playback-rate warping (graph.h cb_graph_rate_warp): the commanded speed's parameter, or
+     * GNONE; the bounds of the rate. Its edges carry the clips' cycle lengths. */
+    uint32_t warp_param;
+    float warp_min, warp_max;
 } gblend;
 
 typedef struct glayers {
@@ -228,6 +232,11 @@ typedef struct gclip_states {
 typedef struct gedge {
     uint32_t child;
     bool root_motion; /* false on layer edges: layers do not move the character */
+    /* Edges of a rate-warped blend space: the child clip's horizontal root displacement per
+     * cycle (m) and its cycle length at its own speed (s); 0 elsewhere. warp_own: the clip
+     * keeps a sync group of its own, apart from the blend's. */
+    float warp_dist, warp_dur;
+    bool warp_own;
 } gedge;
 
 struct cb_graph {
@@ -274,7 +283,8 @@ struct cb_graph {
      * NONE). Without one every root delta is zero, and the crowd leaves root motion out. */
     bool moves_root;
     /* A flat graph: [layers of clips over] one blend node whose children are all clips of one
-     * sync group, no state machine, every rate 1. The runtime runs the same stages for it with
+     * sync group, no state machine, every rate 1 (or the blend's rate_warp). The runtime runs
+     * the same stages for it with
      * their list building skipped: the lists are these tables (runtime/). */
     bool flat;
     uint32_t flat_blend;     /* the blend node */

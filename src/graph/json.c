@@ -964,10 +964,36 @@ static cb_result load_position(loader *l, json_t *c, uint32_t dim, float *out)
     return r;
 }
 
+/* "rate_warp": {"speed_param", "min_rate", "max_rate"} (graph.h cb_graph_rate_warp). */
+static cb_result load_rate_warp(loader *l, json_t *o, cb_graph_rate_warp *out)
+{
+    json_t *w = member(o, "rate_warp");
+    if (w == NULL) {
+        return CB_OK;
+    }
+    push_key(l, "rate_warp");
+    static const char *const keys[] = {"speed_param", "min_rate", "max_rate", NULL};
+    cb_result r = json_is_object(w) ? check_keys(l, w, "rate_warp", keys)
+                                    : fail(l, CB_ERR_PARSE,
+                                           "\"rate_warp\" must be an object {\"speed_param\", "
+                                           "\"min_rate\", \"max_rate\"}");
+    if (r == CB_OK) {
+        r = get_string(l, w, "speed_param", true, &out->speed_param);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, w, "min_rate", false, &out->min_rate);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, w, "max_rate", false, &out->max_rate);
+    }
+    pop(l);
+    return r;
+}
+
 static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inner)
 {
-    static const char *const keys[] = {"type",     "solver",     "options", "params",
-                                       "children", "sync_group", NULL};
+    static const char *const keys[] = {"type",     "solver",     "options",   "params",
+                                       "children", "sync_group", "rate_warp", NULL};
     cb_graph_blend_space_desc d = {.name = n->name};
     cb_result r = check_keys(l, o, "a blend_space node", keys);
     if (r == CB_OK) {
@@ -987,6 +1013,9 @@ static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inne
     r = get_names(l, o, "params", dim, true, "parameter", d.params);
     if (r == CB_OK) {
         r = get_string(l, o, "sync_group", false, &d.sync_group);
+    }
+    if (r == CB_OK) {
+        r = load_rate_warp(l, o, &d.rate_warp);
     }
     json_t *children = NULL;
     if (r == CB_OK) {

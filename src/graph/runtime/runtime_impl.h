@@ -131,6 +131,11 @@ void cb_graph_stage_weights_flat(const cb_graph *g, uint32_t n, cb_graph_scratch
 void cb_graph_contribute(const cb_graph *g, cb_graph_scratch *s, uint32_t child, uint32_t i,
                          float w, float rate);
 
+/* The rate of rate-warped blend node `node`'s clips for character i of the batch, from its
+ * shares of this frame (graph.h cb_graph_rate_warp). */
+float cb_graph_warp_rate(const cb_graph *g, const gnode *node, const cb_graph_scratch *s,
+                         uint32_t i);
+
 /* Machine node `node` for character i (= first + ch): stepped (it has weight w > 0) or only
  * evaluated for a capture (w == 0), then its states' shares and contributions. */
 void cb_graph_machine_shares(const cb_graph *g, cb_graph_block *b, const gnode *node,

@@ -289,13 +289,15 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 /* Character i's active list: the blend's edges with weight, read straight from their share rows
  * in slot order (when that is edge order, row after row), noted for the pose stage too; then
  * the layer clips at weight 1 within their layers, merged in slot order as the general path
- * lists them. Every rate of a flat graph is 1. */
+ * lists them. Every rate of a flat graph is 1 but the blend's warp (graph.h rate_warp). */
 static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
 {
     const gnode *bn = &g->nodes[g->flat_blend];
     uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
     const float *wcol = &SR(s, ew, bn->first_edge, i);
     uint32_t na = 0;
+    bool warped = bn->u.blend.warp_param != GNONE;
+    float r = warped ? cb_graph_warp_rate(g, bn, s, i) : 1.0f;
     list_begin(g, s);
     for (uint32_t k = 0; k < bn->edge_count; ++k, wcol += s->batch) {
         uint32_t e = g->flat_in_order ? k : g->flat_order[k];
@@ -305,7 +307,14 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
         }
         uint32_t c = g->flat_slot[e];
         listed[na] = (uint8_t)e;
-        list_add(g, s, na++, c, w, g->clips[c].duration_s); /* at rate 1 */
+        float d = g->clips[c].duration_s; /* at rate 1, or at the warp's rate: */
+        if (warped) {
+            /* what the general path computes (clip_rate: the rate the parent contributed, per
+             * unit of weight; the blend's weight is 1), so that both give the same bits */
+            float rate = (w * r) / w;
+            d = d / (fabsf(rate) > 1e-6f ? rate : 1e-6f);
+        }
+        list_add(g, s, na++, c, w, d);
     }
     s->flat_count[i] = (uint8_t)na;
     const gnode *ln = g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL;

@@ -51,6 +51,37 @@ static void blend_shares(const cb_graph *g, const gnode *node, cb_graph_scratch 
     }
 }
 
+/* The rate of a rate-warped blend node's clips for character i (graph.h cb_graph_rate_warp):
+ * the commanded speed over the clips' root speed at rate 1 with this frame's shares, clamped;
+ * 1 where no clip with root motion has a share. The clips in the blend's group move one cycle
+ * per weight-averaged duration; a clip in a group of its own, one per its own duration. */
+float cb_graph_warp_rate(const cb_graph *g, const gnode *node, const cb_graph_scratch *s,
+                         uint32_t i)
+{
+    const gblend *bl = &node->u.blend;
+    float gw = 0.0f, gdist = 0.0f, gdur = 0.0f, ow = 0.0f, ospeed = 0.0f;
+    for (uint32_t e = 0; e < node->edge_count; ++e) {
+        const gedge *ed = &g->edges[node->first_edge + e];
+        float share = SR(s, ew, node->first_edge + e, i);
+        if (ed->warp_own) {
+            ow += share;
+            ospeed += share * (ed->warp_dist / ed->warp_dur);
+        } else {
+            gw += share;
+            gdist += share * ed->warp_dist;
+            gdur += share * ed->warp_dur;
+        }
+    }
+    /* the shares times the clips' root speeds: v x (gw + ow) */
+    float moved = ospeed + (gdist > 0.0f ? gdist / gdur * gw : 0.0f);
+    if (!(moved > 0.0f)) {
+        return 1.0f;
+    }
+    /* speed / v; the speed is finite (stage 1) */
+    float r = SR(s, params, bl->warp_param, i) * (gw + ow) / moved;
+    return r < bl->warp_min ? bl->warp_min : r > bl->warp_max ? bl->warp_max : r;
+}
+
 /* The characters of the batch that reach node id (weight above EPS, or a shadow for a capture)
  * into s->cidx; returns their count. Rates become per-unit-weight here. */
 static uint32_t reaching(const cb_graph *g, cb_graph_scratch *s, uint32_t id, uint32_t n)
@@ -110,13 +141,17 @@ void cb_graph_stage_weights(const cb_graph *g, cb_graph_block *b, uint32_t first
                 cb_graph_machine_shares(g, b, node, s, i, first + i, w[i], rate[i], dt);
                 continue;
             }
+            /* A warped blend's rate replaces the one that reaches it (an absolute speed). */
+            float child_rate = node->type == GNODE_BLEND && node->u.blend.warp_param != GNONE
+                                   ? cb_graph_warp_rate(g, node, s, i)
+                                   : rate[i];
             for (uint32_t e = 0; e < node->edge_count; ++e) {
                 /* Layers: every input at the node's weight; blends: at their share. */
                 float share =
                     node->type == GNODE_LAYERS ? 1.0f : SR(s, ew, node->first_edge + e, i);
                 SR(s, ew, node->first_edge + e, i) = share;
                 if (share > 0.0f) {
-                    cb_graph_contribute(g, s, edges[e].child, i, w[i] * share, rate[i]);
+                    cb_graph_contribute(g, s, edges[e].child, i, w[i] * share, child_rate);
                 }
             }
         }
