@@ -451,7 +451,8 @@ typedef struct cb_graph_stride_leg {
  * direction so that its offset from the hip's ground projection along it is scaled by the
  * stride scale k, then placed there by two-bone IK. A follower computes k where playback-rate
  * warping hits its bound (cb_follow_desc.stride, crowdblend/follow.h); any host may write it.
- * k == 1 (or non-finite), weight 0 or a zero direction skip the step, bit for bit.
+ * k == 1 (also k <= 0, a parameter's default 0, or not finite), weight 0 or a zero direction
+ * skip the step, bit for bit.
  */
 typedef struct cb_graph_stride_warp_desc {
     /** The joint whose ground projection strides are measured from. Default "pelvis". */

@@ -19,11 +19,11 @@ static inline float param_or_zero(const pose_ctx *x, uint32_t p)
 }
 
 /* A stride warp with this frame's scale (clamped to the job's range) and direction; a scale
- * of 1 (or not finite) skips it, the pose keeping its bits. */
+ * of 1, 0 or less, or not finite skips it, the pose keeping its bits. */
 static cb_result run_stride(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w)
 {
     float k = SR(x->s, params, ik->target[0], x->i);
-    if (!isfinite(k) || k == 1.0f) {
+    if (!(k > 0.0f) || !isfinite(k) || k == 1.0f) { /* 0: a parameter's default, off too */
         return CB_OK;
     }
     k = k < CB_IK_STRIDE_MIN_SCALE ? CB_IK_STRIDE_MIN_SCALE : k;
