@@ -739,7 +739,7 @@ static cb_result load_processor(loader *l, json_t *p)
         r = fail(l, CB_ERR_PARSE, "missing \"type\"");
     }
     if (r == CB_OK) {
-        r = get_enum(l, p, "type", "processor type", type_names, type_values, 4, &type);
+        r = get_enum(l, p, "type", "processor type", type_names, type_values, 3, &type);
     }
     if (r != CB_OK) {
         return r;
