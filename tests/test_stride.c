@@ -752,7 +752,7 @@ static bool reachable(const gait *g, int foot, const float target[3])
  * second; checks the follower's closed forms every frame. */
 static double walk_skate(gait *g, double speed, bool stride, bool lock, double *drift)
 {
-    double prev[2][3] = {{0}}, sum = 0.0;
+    double prev[2][3] = {{0}}, sum = 0.0, k = 1.0;
     bool was[2] = {false, false};
     long samples = 0;
     for (int f = 0; f < 360; ++f) {
@@ -762,11 +762,14 @@ static double walk_skate(gait *g, double speed, bool stride, bool lock, double *
         float rate = param(g, "rate");
         double want_rate = fmin(fmax(speed / 1.4, 0.5), 1.35);
         CB_CHECK(fabs(rate - want_rate) < 1e-6, "rate %g, want %g", (double)rate, want_rate);
-        double k = stride ? fmin(fmax(speed / (1.4 * want_rate), 1.0), 1.3) : 1.0;
-        CB_CHECK(fabs(param(g, "stride") - k) < 1e-6, "stride %g, want %g",
+        /* k moves towards its target by at most 1 per second (the defaults) */
+        double target = stride ? fmin(fmax(speed / (1.4 * want_rate), 1.0), 1.3) : 1.0;
+        k = fmin(target, k + (double)DT);
+        CB_CHECK(fabs(param(g, "stride") - k) < 1e-5, "stride %g, want %g",
                  (double)param(g, "stride"), k);
-        CB_CHECK(fabs(param(g, "vy") - speed / (want_rate * k)) < 1e-5, "vy %g, want %g",
-                 (double)param(g, "vy"), speed / (want_rate * k));
+        double want_vy = speed / (want_rate * (double)param(g, "stride"));
+        CB_CHECK(fabs(param(g, "vy") - want_vy) < 1e-5, "vy %g, want %g", (double)param(g, "vy"),
+                 want_vy);
         if (stride) {
             CB_CHECK(fabs(param(g, "stride_z") - speed) < 1e-6 && param(g, "stride_x") == 0.0f,
                      "direction (%g, %g)", (double)param(g, "stride_x"),
@@ -866,6 +869,7 @@ static void stride_follower_validates(void **state)
         const char *needle;
     } cases[] = {{CB_ERR_INVALID_ARGUMENT, "needs playback-rate"},
                  {CB_ERR_INVALID_ARGUMENT, "max_scale"},
+                 {CB_ERR_INVALID_ARGUMENT, "rate_per_s"},
                  {CB_ERR_NULL_ARGUMENT, "both direction"},
                  {CB_ERR_NOT_FOUND, "nope"}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
@@ -874,8 +878,9 @@ static void stride_follower_validates(void **state)
             d.warp = (cb_follow_warp){.rate_param = "rate", .gait_speed_mps = 1.4f};
         }
         d.stride.max_scale = c == 1 ? 2.5f : 0.0f;
-        d.stride.direction_param[0] = c == 2 ? "stride_x" : NULL;
-        d.stride.scale_param = c == 3 ? "nope" : "stride";
+        d.stride.rate_per_s = c == 2 ? -1.0f : 0.0f;
+        d.stride.direction_param[0] = c == 3 ? "stride_x" : NULL;
+        d.stride.scale_param = c == 4 ? "nope" : "stride";
         cb_follow *f = NULL;
         cb_error err = {0};
         cb_result r = cb_follow_create(&d, &f, &err);
@@ -884,6 +889,7 @@ static void stride_follower_validates(void **state)
         assert_null(f);
     }
     assert_true(cb_follow_query_desc(NULL).stride.max_scale == CB_FOLLOW_DEFAULT_STRIDE_MAX);
+    assert_true(cb_follow_query_desc(NULL).stride.rate_per_s == CB_FOLLOW_DEFAULT_STRIDE_RATE);
     cb_crowd_destroy(crowd);
     gait_finish(&g);
 }

@@ -158,14 +158,18 @@ typedef struct cb_follow_orient {
 /**
  * STRIDE WARPING (after Unreal's Stride Warping node): beyond the playback rate's upper bound,
  * the strides lengthen instead. Where the commanded speed s exceeds max_rate x gait (the rate
- * is clamped at max_rate), the follower writes the stride scale
- *   k = clamp(s / (gait_speed_mps x rate), 1, max_scale)
- * into scale_param, which the graph's stride_warp step reads (it scales each leg's end-joint
- * offset from the hip along the motion direction by k: docs/graph.md), and divides the velocity
- * parameters by rate x k instead of the rate alone: the blend space is asked for the gait (the
- * walk at max_rate with strides k times as long covers s) up to max_rate x max_scale x gait,
- * and blends towards the faster ring only beyond. Below the bound k is exactly 1 (the step is
- * skipped, bit for bit); k rises continuously from 1 as s crosses it. Needs warp.
+ * is clamped at max_rate), the follower moves each character's stride scale k towards
+ *   target = clamp(s / (gait_speed_mps x rate), 1, max_scale)
+ * (1 where the rate is not clamped) by at most rate_per_s x dt per update (so noise in a
+ * trajectory's speed does not shake the legs; a step of k would move the feet by the step
+ * times their offset from the hip in one frame), writes it into scale_param, which the graph's
+ * stride_warp step reads (it scales each leg's end-joint offset from the hip along the motion
+ * direction by k: docs/graph.md), and divides the velocity parameters by rate x k instead of the
+ * rate alone: the blend space is asked for the gait (the walk at max_rate with strides k times as
+ * long covers s) up to max_rate x max_scale x gait, and blends towards the faster ring only beyond.
+ * Below the bound k is exactly 1 (the step is skipped, bit for bit, once k has come back to 1); k
+ * rises continuously from 1 as s crosses it. With the rate limit the root speed still matches: the
+ * velocity is divided by the k written. Needs warp.
  *
  * With foot locking: the graph's stride_warp step runs before the lock's two-bone IK steps.
  * While a foot is locked the lock decides where it is (a world point); the stride warp moves
@@ -182,9 +186,12 @@ typedef struct cb_follow_stride {
     const char *direction_param[2];
     /** Largest k, in [1, 2]. Default CB_FOLLOW_DEFAULT_STRIDE_MAX (1.3). */
     float max_scale;
+    /** Most k changes per second, in (0, 1000]. Default CB_FOLLOW_DEFAULT_STRIDE_RATE. */
+    float rate_per_s;
 } cb_follow_stride;
 
 #define CB_FOLLOW_DEFAULT_STRIDE_MAX 1.3f
+#define CB_FOLLOW_DEFAULT_STRIDE_RATE 1.0f
 
 /** How to create a follower. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_follow_desc {

@@ -42,7 +42,7 @@ typedef struct stride_state {
     bool on;
     uint32_t p_scale, p_dir[2];
     bool dir; /* the direction parameters are written */
-    float max_scale;
+    float max_scale, rate;
 } stride_state;
 
 struct cb_follow {
@@ -88,6 +88,9 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     }
     if (d.stride.max_scale == 0.0f) {
         d.stride.max_scale = CB_FOLLOW_DEFAULT_STRIDE_MAX;
+    }
+    if (d.stride.rate_per_s == 0.0f) {
+        d.stride.rate_per_s = CB_FOLLOW_DEFAULT_STRIDE_RATE;
     }
     static const char *const joints[CB_FOLLOW_FEET] = {"ball_l", "ball_r"};
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
@@ -231,17 +234,21 @@ static cb_result setup_stride(const cb_follow_desc *d, stride_state *t, cb_error
                             "cb_follow_create: stride: stride warping needs playback-rate "
                             "warping (warp.rate_param)");
     }
-    if (!(x->max_scale >= 1.0f && x->max_scale <= 2.0f)) {
+    if (!(x->max_scale >= 1.0f && x->max_scale <= 2.0f) ||
+        !(x->rate_per_s > 0.0f && x->rate_per_s <= 1000.0f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_follow_create: stride: max_scale (%g) must be in [1, 2]",
-                            (double)x->max_scale);
+                            "cb_follow_create: stride: need 1 <= max_scale (%g) <= 2 and 0 < "
+                            "rate_per_s (%g) <= 1000",
+                            (double)x->max_scale, (double)x->rate_per_s);
     }
     if ((x->direction_param[0] == NULL) != (x->direction_param[1] == NULL)) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
                             "cb_follow_create: stride: name both direction parameters or none");
     }
-    *t =
-        (stride_state){.on = true, .max_scale = x->max_scale, .dir = x->direction_param[0] != NULL};
+    *t = (stride_state){.on = true,
+                        .max_scale = x->max_scale,
+                        .rate = x->rate_per_s,
+                        .dir = x->direction_param[0] != NULL};
     cb_result r =
         find_float_param(d->crowd, d->kind, x->scale_param, "stride.scale_param", &t->p_scale, err);
     for (int a = 0; a < 2 && t->dir && r == CB_OK; ++a) {
@@ -719,16 +726,18 @@ static float warp_rate(cb_follow *f, float speed)
     return r;
 }
 
-/* The stride scale for a commanded speed at a rate (follow.h): 1 unless the rate was clamped
- * at its upper bound, then what the rate leaves of the speed, within the bound. */
-static float stride_scale(cb_follow *f, float speed, float rate)
+/* The stride scale after this update (follow.h): towards 1 unless the rate was clamped at its
+ * upper bound, else towards what the rate leaves of the speed, within the bound; moved by at
+ * most rate_per_s x dt from the last one. */
+static float stride_scale(cb_follow *f, float last, float speed, float rate, float dt)
 {
     float k = speed / (f->warp.gait * rate);
-    if (!(k > 1.0f)) {
-        return 1.0f;
-    }
-    f->stats.stride_warped++;
-    return k < f->stride.max_scale ? k : f->stride.max_scale;
+    k = k > 1.0f ? k : 1.0f;
+    k = k < f->stride.max_scale ? k : f->stride.max_scale;
+    float step = k - last, most = f->stride.rate * dt;
+    k = last + (step > most ? most : step < -most ? -most : step);
+    f->stats.stride_warped += k > 1.0f;
+    return k;
 }
 
 /* Orientation warping (follow.h): the lower body's turn after this update, moved towards the
@@ -827,7 +836,9 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         float inv = 1.0f;
         if (rate != NULL) {
             rate[i] = warp_rate(f, root->speed_mps);
-            root->stride = scale != NULL ? stride_scale(f, root->speed_mps, rate[i]) : 1.0f;
+            root->stride = scale != NULL
+                               ? stride_scale(f, root->stride, root->speed_mps, rate[i], dt_s)
+                               : 1.0f;
             inv = 1.0f / (rate[i] * root->stride);
         }
         if (scale != NULL) {
