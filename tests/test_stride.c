@@ -103,7 +103,7 @@ static void stride_job_closed_form(void **state)
     const char *clips[] = {"walk_f", "walk_fl", "walk_l", "run_f"};
     const float times[] = {0.05f, 0.3f, 0.55f, 0.8f};
     const float dirs[][2] = {{0.0f, 1.0f}, {0.7f, 0.7f}, {-0.3f, 0.8f}, {1.0f, 0.0f}};
-    const float scales[] = {0.7f, 1.1f, 1.25f, 1.4f};
+    const float scales[] = {0.7f, 1.15f, 1.25f, 1.4f};
     int placed = 0, soft = 0;
     for (size_t c = 0; c < 4; ++c) {
         for (size_t ti = 0; ti < 4; ++ti) {
@@ -762,9 +762,9 @@ static double walk_skate(gait *g, double speed, bool stride, bool lock, double *
         float rate = param(g, "rate");
         double want_rate = fmin(fmax(speed / 1.4, 0.5), 1.35);
         CB_CHECK(fabs(rate - want_rate) < 1e-6, "rate %g, want %g", (double)rate, want_rate);
-        /* k moves towards its target by at most 1 per second (the defaults) */
+        /* k moves towards its target by at most 0.5 per second (the defaults) */
         double target = stride ? fmin(fmax(speed / (1.4 * want_rate), 1.0), 1.3) : 1.0;
-        k = fmin(target, k + (double)DT);
+        k = fmin(target, k + 0.5 * (double)DT);
         CB_CHECK(fabs(param(g, "stride") - k) < 1e-5, "stride %g, want %g",
                  (double)param(g, "stride"), k);
         double want_vy = speed / (want_rate * (double)param(g, "stride"));

@@ -191,7 +191,7 @@ typedef struct cb_follow_stride {
 } cb_follow_stride;
 
 #define CB_FOLLOW_DEFAULT_STRIDE_MAX 1.3f
-#define CB_FOLLOW_DEFAULT_STRIDE_RATE 1.0f
+#define CB_FOLLOW_DEFAULT_STRIDE_RATE 0.5f
 
 /** How to create a follower. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_follow_desc {

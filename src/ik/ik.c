@@ -1183,7 +1183,7 @@ static io_fields stride_io(const cb_ik_stride_job *job)
  * features: the stride's legs are two-bone IK). */
 static cb_ik_two_bone_job stride_leg_job(const cb_ik_stride_job *job, uint32_t l,
                                          cb_xform_group_span pose, const float target[3],
-                                         cb_ik_two_bone_result *result)
+                                         float weight, cb_ik_two_bone_result *result)
 {
     const cb_ik_stride_leg *leg = &job->legs[l];
     return (cb_ik_two_bone_job){
@@ -1197,7 +1197,7 @@ static cb_ik_two_bone_job stride_leg_job(const cb_ik_stride_job *job, uint32_t l
         .end_joint = leg->end_joint,
         .target = {target[0], target[1], target[2]},
         .mid_axis = {leg->mid_axis[0], leg->mid_axis[1], leg->mid_axis[2]},
-        .weight = job->weight,
+        .weight = weight,
         .soften = job->soften,
         .result = result,
     };
@@ -1226,7 +1226,7 @@ static cb_result check_stride_legs(const cb_ik_stride_job *job, cb_error *err)
         cb_ik_two_bone_result unused;
         cb_ik_two_bone_job leg_job = stride_leg_job(
             job, l, (cb_xform_group_span){(cb_xform_group *)job->pose.ptr, job->pose.count}, zero,
-            &unused);
+            job->weight, &unused);
         cb_error inner = {0};
         cb_result r = cb_ik_two_bone_job_validate(&leg_job, &inner);
         if (r != CB_OK) {
@@ -1356,12 +1356,16 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
         return r;
     }
     prepare_out(&io);
+    /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
+    float e = fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE;
+    e = e < 1.0f ? e * e * (3.0f - 2.0f * e) : 1.0f;
+    const float weight = job->weight * e;
     uint32_t reached = 0;
     for (uint32_t l = 0; l < job->leg_count && on; ++l) {
         /* The legs are disjoint chains below the hip: each one's model frames are the same in
          * out (a copy of pose) after the legs before it were solved. */
         cb_ik_two_bone_result res;
-        cb_ik_two_bone_job leg = stride_leg_job(job, l, job->out, target[l], &res);
+        cb_ik_two_bone_job leg = stride_leg_job(job, l, job->out, target[l], weight, &res);
         r = two_bone_solve(&leg, err);
         CB_ASSERT(r == CB_OK); /* its chain passed the same checks in stride_targets */
         reached += res.reached;
