@@ -33,8 +33,8 @@
  *
  * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
  * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking,
- * about 40 more with orientation warping, a few more with stride warping: docs/performance.md). A
- * follower is used by one thread at a time, never during cb_crowd_update() of its crowd.
+ * about 40 more with orientation warping, about 10 more with stride warping: docs/performance.md).
+ * A follower is used by one thread at a time, never during cb_crowd_update() of its crowd.
  */
 #ifndef CROWDBLEND_FOLLOW_H
 #define CROWDBLEND_FOLLOW_H
