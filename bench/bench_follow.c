@@ -12,7 +12,10 @@
  *                                turn at 0.2-0.6 rad/s and start facing +Z, so headings lag
  *                                their velocities), + 8 orientation warping (the pelvis turned
  *                                towards the velocity, the spine back; counter "warped": the
- *                                share of characters whose lower body was turned at the end);
+ *                                share of characters whose lower body was turned at the end),
+ *                                + 16 stride warping (with warping; 3 of the 7 speeds are
+ *                                beyond 1.35 x 1.4 m/s; counter "strided": the share of
+ *                                characters with a stride scale above 1 at the end);
  *   follow_features_frame/10000/M  the same with cb_crowd_update: the whole frame, the IK
  *                                steps that locked feet switch on included.
  * One thread. The agents' motion (positions and velocities changing every frame) is computed
@@ -125,7 +128,8 @@ static void move(world *w, uint32_t frame)
 }
 
 /* The example graph locomotion_follow and a follower with the features of `mode` (bit 0:
- * warping, bit 1: locking, bit 2: turn limit, bit 3: orientation warping), n characters added
+ * warping, bit 1: locking, bit 2: turn limit, bit 3: orientation warping, bit 4: stride
+ * warping), n characters added
  * through it. */
 static bool features_world_create(world *w, uint32_t n, int mode)
 {
@@ -173,6 +177,10 @@ static bool features_world_create(world *w, uint32_t n, int mode)
     }
     if (mode & 8) {
         fd.orient = (cb_follow_orient){.angle_param = "warp"};
+    }
+    if (mode & 16) {
+        fd.stride = (cb_follow_stride){.scale_param = "stride",
+                                       .direction_param = {"stride_x", "stride_z"}};
     }
     if (cb_follow_create(&fd, &w->follow, NULL) != CB_OK) {
         return false;
@@ -285,11 +293,13 @@ static void bm_features(cb_bench_state *st, void *user)
         }
     }
     const cb_follow_root *roots = cb_follow_roots(w.follow);
-    uint32_t warped = 0;
+    uint32_t warped = 0, strided = 0;
     for (uint32_t i = 0; i < w.n; ++i) {
         warped += roots[i].warp_rad != 0.0f;
+        strided += roots[i].stride > 1.0f;
     }
     cb_bench_set_counter(st, "warped", (double)warped / (double)w.n, CB_BENCH_COUNTER_DEFAULT);
+    cb_bench_set_counter(st, "strided", (double)strided / (double)w.n, CB_BENCH_COUNTER_DEFAULT);
     finish(st, &w);
     world_destroy(&w);
 }
@@ -300,7 +310,7 @@ void cb_bench_register_follow(void)
     cb_bench_arg(cb_bench_register("follow_update", bm_follow_update, NULL), 10000);
     cb_bench_args2(cb_bench_register("follow_frame", bm_frame, &on), 10000, 64);
     cb_bench_args2(cb_bench_register("follow_frame_w2", bm_frame, NULL), 10000, 64);
-    static const int modes[] = {0, 1, 2, 3, 4, 12, 15};
+    static const int modes[] = {0, 1, 2, 3, 4, 12, 15, 17, 19};
     for (size_t k = 0; k < sizeof modes / sizeof *modes; ++k) {
         cb_bench_args2(cb_bench_register("follow_features", bm_features, NULL), 10000, modes[k]);
         cb_bench_args2(cb_bench_register("follow_features_frame", bm_features, &on), 10000,

@@ -259,6 +259,25 @@ try:
 except (ValueError, KeyError, IndexError) as e:
     check(False, f"animate --orientation-warp: JSON ({e}; {proc.stderr.strip()[-300:]})")
 
+# Stride warping (the graph's "stride" parameter and stride_warp step): it runs when asked for,
+# engages only beyond max_rate x gait (the Vadere file has agents above 1.89 m/s), and the
+# root still follows the trajectory (check_stats) with the feet planted as well as without it.
+vadere = os.path.join(DATA, "vadere_bottleneck_postvis.traj")
+proc = run(vadere, "--json", "--graph", "locomotion_follow", "--stride-warp")
+proc_off = run(vadere, "--json", "--graph", "locomotion_follow")
+try:
+    sw, off = json.loads(proc.stdout)["files"][0], json.loads(proc_off.stdout)["files"][0]
+    check_stats("locomotion_follow --stride-warp", sw)
+    check(sw["stride"] and sw["warp"] and sw["stride_warped"] > 0 and not off["stride"] and
+          off["stride_warped"] == 0,
+          f"--stride-warp: runs with warping, only when asked for ({sw['stride_warped']} "
+          f"character-frames with longer strides)")
+    check(sw["skate"]["mean"] <= 1.1 * off["skate"]["mean"] + 0.1,
+          f"--stride-warp: the planted skate stays low ({off['skate']['mean']} -> "
+          f"{sw['skate']['mean']} cm/s)")
+except (ValueError, KeyError, IndexError) as e:
+    check(False, f"animate --stride-warp: JSON ({e}; {proc.stderr.strip()[-300:]})")
+
 # Several files: each its own crowd, and "all" merges their figures.
 two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
 proc = run(*two, "--json", "--seconds", "3")
@@ -292,6 +311,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
+                       ([bad, "--max-stride", "3"], "--max-stride must be"),
                        ([bad, "--format", "xml"], "unknown --format")):
         proc = run(*args)
         check(proc.returncode == 2 and what in proc.stderr, f"usage error: {what}")

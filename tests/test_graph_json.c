@@ -564,6 +564,16 @@ static cb_graph *build_full_by_hand(void)
                                            .weight = "look_w",
                                            .limit_rad = (float)(50 * deg)};
     B(cb_graph_add_orientation_warp(b, &turn, &berr));
+    const cb_graph_stride_leg legs[] = {{"thigh_l", "calf_l", "ball_l", {1, 0, 0}},
+                                        {"thigh_r", "calf_r", "ball_r", {0, 0, 0}}};
+    cb_graph_stride_warp_desc stride = {.hip_joint = "pelvis",
+                                        .legs = legs,
+                                        .leg_count = 2,
+                                        .scale = "stride",
+                                        .direction = {"vx", "vy"},
+                                        .weight = "ik_w",
+                                        .soften = 0.95f};
+    B(cb_graph_add_stride_warp(b, &stride, &berr));
     cb_graph_two_bone_ik_desc arm = {.start_joint = "upperarm_l",
                                      .mid_joint = "lowerarm_l",
                                      .end_joint = "hand_l",

@@ -35,13 +35,6 @@ typedef struct humanoid {
     uint32_t hip, spine[3], head;
 } humanoid;
 
-static uint32_t find_joint(const cb_skeleton *s, const char *name)
-{
-    uint32_t j = 0;
-    CB_CHECK(cb_skeleton_find_joint(s, name, &j) == CB_OK, "no joint %s", name);
-    return j;
-}
-
 static humanoid humanoid_make(void)
 {
     humanoid h = {0};
@@ -49,11 +42,11 @@ static humanoid humanoid_make(void)
     h.s = cb_embedded_skeleton(h.set);
     h.n = cb_skeleton_joint_count(h.s);
     h.parents = cb_skeleton_parents(h.s);
-    h.hip = find_joint(h.s, "pelvis");
-    h.spine[0] = find_joint(h.s, "spine_01");
-    h.spine[1] = find_joint(h.s, "spine_02");
-    h.spine[2] = find_joint(h.s, "spine_03");
-    h.head = find_joint(h.s, "head");
+    h.hip = cb_test_joint(h.s, "pelvis");
+    h.spine[0] = cb_test_joint(h.s, "spine_01");
+    h.spine[1] = cb_test_joint(h.s, "spine_02");
+    h.spine[2] = cb_test_joint(h.s, "spine_03");
+    h.head = cb_test_joint(h.s, "head");
     return h;
 }
 
@@ -76,20 +69,7 @@ static void clip_pose(const humanoid *h, const char *name, float t, cb_xform_gro
         memcpy(pose, rest.ptr, cb_skeleton_pose_bytes(h->s));
         return;
     }
-    cb_blend_entry e = {
-        cb_embedded_find_clip(h->set, name), t, 1.0f, CB_BLEND_MODE_NORMAL, {NULL, 0}};
-    cb_pose_blend_job job = {h->s, {&e, 1}, 0.0f, {pose, cb_skeleton_group_count(h->s)}};
-    assert_int_equal(cb_pose_blend_job_run(&job, NULL), CB_OK);
-}
-
-static void model_of(const humanoid *h, const cb_xform_group *pose, dref_mat *out)
-{
-    dref_xform *local = malloc(h->n * sizeof *local);
-    for (size_t j = 0; j < h->n; ++j) {
-        local[j] = dref_from_pose(pose, j);
-    }
-    dref_local_to_model(h->parents, h->n, local, out);
-    free(local);
+    cb_test_clip_pose(h->s, cb_embedded_find_clip(h->set, name), t, pose);
 }
 
 /* R_y(t) * a's rotation part, against b's rotation part: the largest element difference. */
@@ -122,7 +102,7 @@ static void orient_job_closed_form(void **state)
     int checked = 0;
     for (int c = 0; c < 3; ++c) {
         clip_pose(&h, clips[c], 0.37f, pose);
-        model_of(&h, pose, m0);
+        dref_model_of_pose(h.s, pose, m0);
         for (size_t a = 0; a < sizeof angles_deg / sizeof *angles_deg; ++a) {
             for (int sh = 0; sh < 2; ++sh) {
                 for (int wi = 0; wi < 2; ++wi) {
@@ -155,7 +135,7 @@ static void orient_job_closed_form(void **state)
                         /* no turn: the pose keeps its bits */
                         assert_memory_equal(out, pose, cb_skeleton_pose_bytes(h.s));
                     }
-                    model_of(&h, out, m1);
+                    dref_model_of_pose(h.s, out, m1);
                     const double *hp = m0[h.hip].m[3];
                     for (uint32_t j = 0; j < h.n; ++j) {
                         if (!below(&h, j, h.hip)) {

@@ -33,8 +33,8 @@
  *
  * THREADS AND MEMORY: everything is allocated at create; updates allocate nothing and run on
  * the calling thread (about 30 ns per character, 40 with warping, 130 with foot locking,
- * about 40 more with orientation warping: docs/performance.md). A follower is used by one thread at
- * a time, never during cb_crowd_update() of its crowd.
+ * about 40 more with orientation warping, about 10 more with stride warping: docs/performance.md).
+ * A follower is used by one thread at a time, never during cb_crowd_update() of its crowd.
  */
 #ifndef CROWDBLEND_FOLLOW_H
 #define CROWDBLEND_FOLLOW_H
@@ -159,6 +159,44 @@ typedef struct cb_follow_orient {
 #define CB_FOLLOW_DEFAULT_ORIENT_MAX 0.785398163f
 #define CB_FOLLOW_DEFAULT_ORIENT_RATE 3.0f
 
+/**
+ * STRIDE WARPING (after Unreal's Stride Warping node): beyond the playback rate's upper bound,
+ * the strides lengthen instead. Where the commanded speed s exceeds max_rate x gait (the rate
+ * is clamped at max_rate), the follower moves each character's stride scale k towards
+ *   target = clamp(s / (gait_speed_mps x rate), 1, max_scale)
+ * (1 where the rate is not clamped) by at most rate_per_s x dt per update (so noise in a
+ * trajectory's speed does not shake the legs; a step of k would move the feet by the step
+ * times their offset from the hip in one frame), writes it into scale_param, which the graph's
+ * stride_warp step reads (it scales each leg's end-joint offset from the hip along the motion
+ * direction by k: docs/graph.md), and divides the velocity parameters by rate x k instead of the
+ * rate alone: the blend space is asked for the gait (the walk at max_rate with strides k times as
+ * long covers s) up to max_rate x max_scale x gait, and blends towards the faster ring only beyond.
+ * Below the bound k is exactly 1 (the step is skipped, bit for bit, once k has come back to 1); k
+ * rises continuously from 1 as s crosses it. With the rate limit the root speed still matches: the
+ * velocity is divided by the k written. Needs warp.
+ *
+ * With foot locking: the graph's stride_warp step runs before the lock's two-bone IK steps.
+ * While a foot is locked the lock decides where it is (a world point); the stride warp moves
+ * where the swinging foot goes, so the point the lock takes at the plant is the stride-warped
+ * landing, which the root then passes at the commanded speed.
+ */
+typedef struct cb_follow_stride {
+    /** The float parameter receiving k. NULL: no stride warping. */
+    const char *scale_param;
+    /** Optional float parameters receiving the motion direction in the character's frame
+     *  (the root's: to its left, +X, and forward, +Z, m/s), for a stride_warp step that does
+     *  not read the velocity parameters (with orientation warping those are the lower
+     *  body's). NULL: not written. */
+    const char *direction_param[2];
+    /** Largest k, in [1, 2]. Default CB_FOLLOW_DEFAULT_STRIDE_MAX (1.3). */
+    float max_scale;
+    /** Most k changes per second, in (0, 1000]. Default CB_FOLLOW_DEFAULT_STRIDE_RATE. */
+    float rate_per_s;
+} cb_follow_stride;
+
+#define CB_FOLLOW_DEFAULT_STRIDE_MAX 1.3f
+#define CB_FOLLOW_DEFAULT_STRIDE_RATE 0.5f
+
 /** How to create a follower. Zero-initialise, then set what you need; zero means default. */
 typedef struct cb_follow_desc {
     uint32_t _start_canary;
@@ -192,6 +230,8 @@ typedef struct cb_follow_desc {
     cb_follow_lock lock;
     /** Orientation warping (above); off unless orient.angle_param is set. */
     cb_follow_orient orient;
+    /** Stride warping (above); off unless stride.scale_param is set (needs warp). */
+    cb_follow_stride stride;
     /** For the follower's memory. Default: the C library. */
     cb_allocator allocator;
     uint32_t _end_canary;
@@ -267,6 +307,7 @@ typedef struct cb_follow_root {
                             orientation warping, to the lower body's left) */
     float forward_mps; /**< velocity forward (the parameter written; the lower body's) */
     float warp_rad;    /**< the lower body's turn from the heading (orientation warping) */
+    float stride;      /**< the stride scale k written (stride warping; 1 otherwise) */
 } cb_follow_root;
 
 /** The roots of the characters, by dense index (cb_follow_count() of them). */
@@ -288,6 +329,7 @@ typedef struct cb_follow_stats {
     uint64_t locks;          /**< plants locked */
     uint64_t reach_failures; /**< plants during which the leg could not hold the lock */
     uint64_t rate_clamped;   /**< character-updates whose rate hit a bound */
+    uint64_t stride_warped;  /**< character-updates with a stride scale above 1 */
 } cb_follow_stats;
 
 CB_API cb_follow_stats cb_follow_query_stats(const cb_follow *follow);

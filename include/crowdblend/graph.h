@@ -472,6 +472,40 @@ typedef struct cb_graph_orientation_warp_desc {
     float limit_rad;
 } cb_graph_orientation_warp_desc;
 
+/** One leg of a stride warp: a two-bone chain as cb_graph_two_bone_ik_desc names it. */
+typedef struct cb_graph_stride_leg {
+    const char *start_joint, *mid_joint, *end_joint; /**< e.g. thigh_l, calf_l, ball_l */
+    /** The knee's hinge axis in the calf's space (e.g. (1, 0, 0) for the embedded humanoid).
+     *  Default (zero): the normal of the plane the leg bends in now. */
+    float mid_axis[3];
+} cb_graph_stride_leg;
+
+/**
+ * Post-process: stride warping (cb_ik_stride_job): each leg's end joint moved along the motion
+ * direction so that its offset from the hip's ground projection along it is scaled by the
+ * stride scale k, then placed there by two-bone IK. A follower computes k where playback-rate
+ * warping hits its bound (cb_follow_desc.stride, crowdblend/follow.h); any host may write it.
+ * k == 1 (also k <= 0, a parameter's default 0, or not finite), weight 0 or a zero direction
+ * skip the step, bit for bit.
+ */
+typedef struct cb_graph_stride_warp_desc {
+    /** The joint whose ground projection strides are measured from. Default "pelvis". */
+    const char *hip_joint;
+    /** The legs, 1 to CB_IK_STRIDE_MAX_LEGS, each below the hip, no two sharing a joint. */
+    const cb_graph_stride_leg *legs;
+    uint32_t leg_count;
+    /** Numeric parameter of the stride scale k (1: off). Its value is clamped to
+     *  [CB_IK_STRIDE_MIN_SCALE, CB_IK_STRIDE_MAX_SCALE]. Required. */
+    const char *scale;
+    /** Numeric parameters of the motion direction in model space: to the left (+X) and forward
+     *  (+Z), any length (the velocity parameters do). Required. */
+    const char *direction[2];
+    /** Numeric parameter of the weight [0, 1] (clamped; 0 skips the step). NULL: 1. */
+    const char *weight;
+    /** Where each leg's reach softens, (0, 1]. Default CB_IK_DEFAULT_SOFTEN. */
+    float soften;
+} cb_graph_stride_warp_desc;
+
 /** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
  *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT,
  *          CB_ERR_TOO_MANY. */
@@ -482,6 +516,8 @@ CB_API cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_
 CB_API cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
                                                const cb_graph_orientation_warp_desc *desc,
                                                cb_error *err);
+CB_API cb_result cb_graph_add_stride_warp(cb_graph_builder *b,
+                                          const cb_graph_stride_warp_desc *desc, cb_error *err);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Defaults                                                                                  */
@@ -505,6 +541,9 @@ CB_API cb_graph_aim_ik_desc cb_graph_query_aim_ik_desc(const cb_graph_aim_ik_des
  *  (equal shares). */
 CB_API cb_graph_orientation_warp_desc
 cb_graph_query_orientation_warp_desc(const cb_graph_orientation_warp_desc *desc);
+/** hip_joint "pelvis", soften CB_IK_DEFAULT_SOFTEN. */
+CB_API cb_graph_stride_warp_desc
+cb_graph_query_stride_warp_desc(const cb_graph_stride_warp_desc *desc);
 
 /** Sets the root node (the last node added is the root if this is never called). */
 CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *err);

@@ -30,6 +30,8 @@ typedef struct cb_animate_options {
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
     float max_turn;           /* the heading's turn-rate limit, rad/s (0: none) */
     float orient_rad;         /* orientation warping's largest turn (0: off; a "warp" param) */
+    bool stride;              /* stride warping (a "stride" param, with warping) */
+    float max_stride;         /* its largest scale (0: the default) */
 } cb_animate_options;
 
 /* The data the crowd runs (the embedded set, or a pack) and its clips, shared by every file of
@@ -64,6 +66,7 @@ typedef struct cb_animate_result {
     double wall_s;   /* the whole run, measurement included */
     bool warp, lock; /* which follow features ran */
     bool orient;     /* orientation warping ran */
+    bool stride;     /* stride warping ran */
     cb_follow_stats follow_stats;
     cb_measure *measure;
 } cb_animate_result;

@@ -235,6 +235,7 @@ typedef struct run {
     uint32_t export_step;
     float stand;             /* the follow path's stand speed */
     bool warp, lock, orient; /* the follow features used */
+    bool stride;
 } run;
 
 /* The graph text: an example's, or a file's. */
@@ -370,13 +371,16 @@ static void enable_features(run *r, cb_follow_desc *fd)
                                .no_lock = r->o->no_lock,
                                .min_rate = r->o->min_rate,
                                .max_rate = r->o->max_rate,
-                               .orient_rad = r->o->orient_rad};
+                               .orient_rad = r->o->orient_rad,
+                               .stride = r->o->stride,
+                               .max_stride = r->o->max_stride};
     cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
     if (r->lock && r->assets->feet_missing == NULL) { /* the IK's end joints: the feet */
         fd->lock.joint[0] = r->assets->feet_names[0];
         fd->lock.joint[1] = r->assets->feet_names[1];
     }
     r->orient = fd->orient.angle_param != NULL;
+    r->stride = fd->stride.scale_param != NULL;
 }
 
 static bool make_crowd(run *r, uint32_t capacity)
@@ -659,6 +663,7 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->warp = r.warp;
         out->lock = r.lock;
         out->orient = r.orient;
+        out->stride = r.stride;
         out->follow_stats = cb_follow_query_stats(r.follow);
         r.measure = NULL;
     } else {

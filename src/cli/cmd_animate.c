@@ -139,10 +139,13 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            r->frames, o->rate_hz, r->character_seconds);
     print_json_string(o->graph != NULL ? o->graph : "blend_space");
     pack_json(o, assets);
-    printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"orient\": %s, \"locks\": %llu, "
+    printf(", \"host_warp\": %s, \"warp\": %s, \"lock\": %s, \"orient\": %s, \"stride\": %s, "
+           "\"stride_warped\": %llu, \"locks\": %llu, "
            "\"reach_failures\": %llu, \"rate_clamped\": %llu, \"wall_s\": %.3f, ",
            o->host_warp ? "true" : "false", r->warp ? "true" : "false", r->lock ? "true" : "false",
-           r->orient ? "true" : "false", (unsigned long long)r->follow_stats.locks,
+           r->orient ? "true" : "false", r->stride ? "true" : "false",
+           (unsigned long long)r->follow_stats.stride_warped,
+           (unsigned long long)r->follow_stats.locks,
            (unsigned long long)r->follow_stats.reach_failures,
            (unsigned long long)r->follow_stats.rate_clamped, r->wall_s);
     measure_json(&m, assets);
@@ -215,14 +218,18 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
         printf("  follow: orientation warping, up to %g degrees\n",
                (double)o->orient_rad * 180.0 / 3.14159265358979323846);
     }
+    if (r->stride) {
+        printf("  follow: stride warping, %llu character-frames with longer strides\n",
+               (unsigned long long)r->follow_stats.stride_warped);
+    }
     measure_text(&m, assets);
 }
 
 /* What the command line gave, before it is checked. */
 typedef struct animate_args {
-    bool help, json, summary, host_warp, no_warp, no_lock;
+    bool help, json, summary, host_warp, no_warp, no_lock, stride;
     double rate, seconds, fps, out_rate, stand, follow;
-    double min_rate, max_rate, max_turn, orient_deg;
+    double min_rate, max_rate, max_turn, orient_deg, max_stride;
     long threads;
     const char *graph, *out, *pack, *feet, *format;
     size_t file_count;
@@ -279,6 +286,9 @@ static const char *bad_follow(const animate_args *a)
     if (!(a->orient_deg >= 0.0 && a->orient_deg <= 90.0)) {
         return "--orientation-warp must be in [0, 90] degrees";
     }
+    if (!(a->max_stride == 0.0 || (a->max_stride >= 1.0 && a->max_stride <= 2.0))) {
+        return "--max-stride must be in [1, 2]";
+    }
     return !(a->max_rate == 0.0 || (a->max_rate >= 1.0 && a->max_rate <= 4.0))
                ? "--max-rate must be in [1, 4]"
                : NULL;
@@ -327,6 +337,8 @@ static cb_animate_options options_of(const animate_args *a)
         .max_rate = (float)a->max_rate,
         .max_turn = (float)a->max_turn,
         .orient_rad = (float)(a->orient_deg * 3.14159265358979323846 / 180.0),
+        .stride = a->stride,
+        .max_stride = (float)a->max_stride,
     };
 }
 
@@ -468,6 +480,11 @@ int cb_cmd_animate(int argc, char **argv)
         {"orientation-warp", CB_OPT_DOUBLE, &a.orient_deg,
          "turn the lower body towards the velocity by up to DEG degrees (graphs with a \"warp\" "
          "parameter; default 0: off; pair it with --max-turn)"},
+        {"stride-warp", CB_OPT_FLAG, &a.stride,
+         "beyond --max-rate, lengthen the strides instead (graphs with a \"stride\" parameter: "
+         "locomotion_follow)"},
+        {"max-stride", CB_OPT_DOUBLE, &a.max_stride,
+         "stride warping's largest scale, in [1, 2] (default 1.3)"},
         {"threads", CB_OPT_INT, &a.threads, "threads of the crowd's pool (default 1; 0: all)"},
         {"summary", CB_OPT_FLAG, &a.summary, "only describe the files (agents, samples, extents)"},
         {"json", CB_OPT_FLAG, &a.json, "print JSON"},

@@ -37,6 +37,14 @@ typedef struct orient_state {
     float max_angle, rate;
 } orient_state;
 
+/* Stride warping (follow.h): the scale parameter, the optional direction ones, the bound. */
+typedef struct stride_state {
+    bool on;
+    uint32_t p_scale, p_dir[2];
+    bool dir; /* the direction parameters are written */
+    float max_scale, rate;
+} stride_state;
+
 struct cb_follow {
     cb_crowd *crowd;
     uint32_t kind;
@@ -50,6 +58,7 @@ struct cb_follow {
     warp_state warp;
     lock_state lock;
     orient_state orient;
+    stride_state stride;
     cb_follow_stats stats;
 };
 
@@ -76,6 +85,12 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     }
     if (d.orient.rate_rps == 0.0f) {
         d.orient.rate_rps = CB_FOLLOW_DEFAULT_ORIENT_RATE;
+    }
+    if (d.stride.max_scale == 0.0f) {
+        d.stride.max_scale = CB_FOLLOW_DEFAULT_STRIDE_MAX;
+    }
+    if (d.stride.rate_per_s == 0.0f) {
+        d.stride.rate_per_s = CB_FOLLOW_DEFAULT_STRIDE_RATE;
     }
     static const char *const joints[CB_FOLLOW_FEET] = {"ball_l", "ball_r"};
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
@@ -206,6 +221,41 @@ static cb_result setup_orient(const cb_follow_desc *d, orient_state *o, cb_error
     *o = (orient_state){.on = true, .max_angle = x->max_angle_rad, .rate = x->rate_rps};
     return find_float_param(d->crowd, d->kind, x->angle_param, "orient.angle_param", &o->p_angle,
                             err);
+}
+
+static cb_result setup_stride(const cb_follow_desc *d, stride_state *t, cb_error *err)
+{
+    const cb_follow_stride *x = &d->stride;
+    if (x->scale_param == NULL) {
+        return CB_OK;
+    }
+    if (d->warp.rate_param == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: stride: stride warping needs playback-rate "
+                            "warping (warp.rate_param)");
+    }
+    if (!(x->max_scale >= 1.0f && x->max_scale <= 2.0f) ||
+        !(x->rate_per_s > 0.0f && x->rate_per_s <= 1000.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_follow_create: stride: need 1 <= max_scale (%g) <= 2 and 0 < "
+                            "rate_per_s (%g) <= 1000",
+                            (double)x->max_scale, (double)x->rate_per_s);
+    }
+    if ((x->direction_param[0] == NULL) != (x->direction_param[1] == NULL)) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "cb_follow_create: stride: name both direction parameters or none");
+    }
+    *t = (stride_state){.on = true,
+                        .max_scale = x->max_scale,
+                        .rate = x->rate_per_s,
+                        .dir = x->direction_param[0] != NULL};
+    cb_result r =
+        find_float_param(d->crowd, d->kind, x->scale_param, "stride.scale_param", &t->p_scale, err);
+    for (int a = 0; a < 2 && t->dir && r == CB_OK; ++a) {
+        r = find_float_param(d->crowd, d->kind, x->direction_param[a], "stride.direction_param",
+                             &t->p_dir[a], err);
+    }
+    return r;
 }
 
 /* The lock's parameters, joints and slots, checked and resolved (nothing allocated). */
@@ -342,8 +392,12 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     warp_state warp = {0};
     lock_state lock = {0};
     orient_state orient = {0};
+    stride_state stride = {0};
     if (r == CB_OK) {
         r = setup_warp(&d, &warp, err);
+    }
+    if (r == CB_OK) {
+        r = setup_stride(&d, &stride, err);
     }
     if (r == CB_OK) {
         r = setup_orient(&d, &orient, err);
@@ -377,6 +431,7 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         .warp = warp,
         .lock = lock,
         .orient = orient,
+        .stride = stride,
     };
     *out = f;
     return CB_OK;
@@ -433,6 +488,7 @@ cb_result cb_follow_add(cb_follow *f, float phase, float heading_rad, cb_charact
     cb_follow_root *root = &f->roots[i];
     memset(root, 0, sizeof *root);
     set_yaw(root, wrap_angle(heading_rad));
+    root->stride = 1.0f;
     if (f->lock.on) {
         memset(&f->lock.feet[CB_FOLLOW_FEET * i], 0, CB_FOLLOW_FEET * sizeof *f->lock.feet);
         memset(&f->lock.fade[CB_FOLLOW_FEET * i], 0, CB_FOLLOW_FEET * sizeof *f->lock.fade);
@@ -670,6 +726,20 @@ static float warp_rate(cb_follow *f, float speed)
     return r;
 }
 
+/* The stride scale after this update (follow.h): towards 1 unless the rate was clamped at its
+ * upper bound, else towards what the rate leaves of the speed, within the bound; moved by at
+ * most rate_per_s x dt from the last one. */
+static float stride_scale(cb_follow *f, float last, float speed, float rate, float dt)
+{
+    float k = speed / (f->warp.gait * rate);
+    k = k > 1.0f ? k : 1.0f;
+    k = k < f->stride.max_scale ? k : f->stride.max_scale;
+    float step = k - last, most = f->stride.rate * dt;
+    k = last + (step > most ? most : step < -most ? -most : step);
+    f->stats.stride_warped += k > 1.0f;
+    return k;
+}
+
 /* Orientation warping (follow.h): the lower body's turn after this update, moved towards the
  * velocity's angle from the heading, within the limit, by at most rate x dt. */
 static float orient_turn(const cb_follow *f, const cb_follow_root *root, const float *v, float dt)
@@ -719,6 +789,10 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
     float *angle =
         f->orient.on ? cb_crowd_param_column(f->crowd, f->kind, f->orient.p_angle) : NULL;
+    const stride_state *st = &f->stride;
+    float *scale = st->on ? cb_crowd_param_column(f->crowd, f->kind, st->p_scale) : NULL;
+    float *dir_left = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[0]) : NULL;
+    float *dir_forward = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[1]) : NULL;
     lock_frame lf = {.weights = NULL}; /* filled when locking */
     if (f->lock.on) {
         lock_frame_init(f, &lf);
@@ -742,6 +816,11 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         float s, c;
         yaw_sin_cos(root, &s, &c);
         root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
+        if (dir_left != NULL) {
+            /* The motion in the root's (the model's) frame, before any lower-body turn. */
+            dir_left[i] = v[0] * c - v[2] * s;
+            dir_forward[i] = v[0] * s + v[2] * c;
+        }
         if (angle != NULL) {
             /* The velocity in the lower body's frame: the heading turned by the warp. */
             root->warp_rad = orient_turn(f, root, v, dt_s);
@@ -757,7 +836,13 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         float inv = 1.0f;
         if (rate != NULL) {
             rate[i] = warp_rate(f, root->speed_mps);
-            inv = 1.0f / rate[i];
+            root->stride = scale != NULL
+                               ? stride_scale(f, root->stride, root->speed_mps, rate[i], dt_s)
+                               : 1.0f;
+            inv = 1.0f / (rate[i] * root->stride);
+        }
+        if (scale != NULL) {
+            scale[i] = root->stride;
         }
         left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;

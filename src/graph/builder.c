@@ -1337,10 +1337,14 @@ static cb_result validate_ik(const cb_graph_builder *b, const gik *g, const char
         cb_ik_aim_joint chain[CB_IK_AIM_MAX_JOINTS];
         cb_ik_aim_job job = gik_aim_job(g, b->skeleton, pose, chain, zero, 1.0f);
         r = cb_ik_aim_job_validate(&job, &inner);
-    } else {
+    } else if (g->type == GIK_ORIENT) {
         cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
         cb_ik_orient_job job = gik_orient_job(g, b->skeleton, pose, spine, 0.0f, 1.0f);
         r = cb_ik_orient_job_validate(&job, &inner);
+    } else {
+        cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
+        cb_ik_stride_job job = gik_stride_job(g, b->skeleton, pose, legs, 1.0f, 0.0f, 0.0f, 1.0f);
+        r = cb_ik_stride_job_validate(&job, &inner);
     }
     /* The job's message after its own "<job>: " prefix: `what` names the step. */
     const char *msg = strstr(inner.message, ": ");
@@ -1501,6 +1505,71 @@ cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
     }
     if (r == CB_OK)
         r = find_number(b, d->angle, what, &g.target[0], err);
+    if (r == CB_OK)
+        r = find_optional_number(b, d->weight, what, &g.weight, err);
+    return r != CB_OK ? r : push_ik(b, &g, what, err);
+}
+
+cb_graph_stride_warp_desc cb_graph_query_stride_warp_desc(const cb_graph_stride_warp_desc *desc)
+{
+    cb_graph_stride_warp_desc d = desc != NULL ? *desc : (cb_graph_stride_warp_desc){0};
+    if (d.hip_joint == NULL) {
+        d.hip_joint = "pelvis";
+    }
+    if (d.soften == 0.0f) {
+        d.soften = CB_IK_DEFAULT_SOFTEN;
+    }
+    return d;
+}
+
+/* The stride warp's legs: names to joints (the job's validator checks the chains). */
+static cb_result stride_legs(cb_graph_builder *b, const cb_graph_stride_warp_desc *d, gik *g,
+                             const char *what, cb_error *err)
+{
+    cb_result r = CB_OK;
+    for (uint32_t l = 0; l < d->leg_count && r == CB_OK; ++l) {
+        const cb_graph_stride_leg *leg = &d->legs[l];
+        const char *names[3] = {leg->start_joint, leg->mid_joint, leg->end_joint};
+        for (int k = 0; k < 3 && r == CB_OK; ++k) {
+            r = find_joint(b, names[k], what, &g->joints[1 + 3 * l + k], err);
+        }
+        memcpy(g->leg_axes[l], leg->mid_axis, sizeof g->leg_axes[l]);
+    }
+    return r;
+}
+
+cb_result cb_graph_add_stride_warp(cb_graph_builder *b, const cb_graph_stride_warp_desc *desc,
+                                   cb_error *err)
+{
+    if (b == NULL || desc == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "stride warp: NULL argument");
+    }
+    const cb_graph_stride_warp_desc dd = cb_graph_query_stride_warp_desc(desc), *d = &dd;
+    const char *what = "stride warp";
+    if (d->leg_count == 0 || d->leg_count > CB_IK_STRIDE_MAX_LEGS || d->legs == NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: 1 to %d legs are needed", what,
+                            CB_IK_STRIDE_MAX_LEGS);
+    }
+    if (!(d->soften > 0.0f && d->soften <= 1.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: soften must be in (0, 1]", what);
+    }
+    gik g = {.type = GIK_STRIDE, .joint_count = 1 + 3 * d->leg_count, .soften = d->soften};
+    cb_result r = find_joint(b, d->hip_joint, what, &g.joints[0], err);
+    if (r == CB_OK)
+        r = stride_legs(b, d, &g, what, err);
+    if (r == CB_OK)
+        r = validate_ik(b, &g, what, err);
+    g.pole[0] = g.pole[1] = g.pole[2] = GNONE;
+    if (r == CB_OK && (d->scale == NULL || d->direction[0] == NULL || d->direction[1] == NULL)) {
+        r = cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                         "%s: the scale and both direction parameters are needed", what);
+    }
+    if (r == CB_OK)
+        r = find_number(b, d->scale, what, &g.target[0], err);
+    if (r == CB_OK)
+        r = find_number(b, d->direction[0], what, &g.target[1], err);
+    if (r == CB_OK)
+        r = find_number(b, d->direction[1], what, &g.target[2], err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
     return r != CB_OK ? r : push_ik(b, &g, what, err);

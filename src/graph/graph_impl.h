@@ -128,21 +128,24 @@ typedef struct gproc {
     float a, b;      /* min_sq_len | speed | dead zone, min speed */
 } gproc;
 
-typedef enum gik_type { GIK_TWO_BONE, GIK_AIM, GIK_ORIENT } gik_type;
+typedef enum gik_type { GIK_TWO_BONE, GIK_AIM, GIK_ORIENT, GIK_STRIDE } gik_type;
 
 typedef struct gik {
     gik_type type;
     uint32_t joints[CB_IK_AIM_MAX_JOINTS]; /* two-bone: start, mid, end; aim: the chain;
-                                              orientation warp: the hip, then the spine */
+                                              orientation warp: the hip, then the spine;
+                                              stride warp: the hip, then 3 per leg */
     float joint_weights[CB_IK_AIM_MAX_JOINTS];
     uint32_t joint_count;
     uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none; orientation
-                                            warp: target[0] is the angle */
+                                            warp: target[0] is the angle; stride warp:
+                                            target[0] the scale, [1], [2] the direction */
     float soften;
     float mid_axis[3];            /* two-bone: the hinge */
     float forward[3], up[3];      /* aim */
     float pole_dir[3], offset[3]; /* aim: constant pole direction and ray start */
     float limit_rad;
+    float leg_axes[CB_IK_STRIDE_MAX_LEGS][3]; /* stride warp: each knee's hinge */
 } gik;
 
 /* The jobs of an IK step: the one place that builds them, for the builder (which validates a
@@ -207,6 +210,32 @@ static inline cb_ik_orient_job gik_orient_job(const gik *ik, const cb_skeleton *
         .angle = angle,
         .angle_limit = ik->limit_rad,
         .weight = weight,
+    };
+}
+
+/* legs: room for CB_IK_STRIDE_MAX_LEGS, filled here; (joint_count - 1) / 3 legs. */
+static inline cb_ik_stride_job gik_stride_job(const gik *ik, const cb_skeleton *skeleton,
+                                              cb_xform_group_span pose, cb_ik_stride_leg *legs,
+                                              float scale, float dx, float dz, float weight)
+{
+    uint32_t n = (ik->joint_count - 1) / 3;
+    for (uint32_t l = 0; l < n; ++l) {
+        legs[l] = (cb_ik_stride_leg){ik->joints[1 + 3 * l],
+                                     ik->joints[2 + 3 * l],
+                                     ik->joints[3 + 3 * l],
+                                     {ik->leg_axes[l][0], ik->leg_axes[l][1], ik->leg_axes[l][2]}};
+    }
+    return (cb_ik_stride_job){
+        .skeleton = skeleton,
+        .pose = {pose.ptr, pose.count},
+        .out = pose,
+        .hip_joint = ik->joints[0],
+        .legs = legs,
+        .leg_count = n,
+        .direction = {dx, dz},
+        .scale = scale,
+        .weight = weight,
+        .soften = ik->soften,
     };
 }
 

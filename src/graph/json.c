@@ -1570,6 +1570,71 @@ static cb_result load_orientation_warp(loader *l, json_t *p, cb_error *inner)
     return r == CB_OK ? cb_graph_add_orientation_warp(l->b, &d, inner) : r;
 }
 
+/* One leg of a stride_warp step: {"start", "mid", "end", "mid_axis"}. */
+static cb_result load_stride_leg(loader *l, json_t *legs, size_t i, cb_graph_stride_leg *leg)
+{
+    static const char *const keys[] = {"start", "mid", "end", "mid_axis", NULL};
+    json_t *p = json_array_get(legs, i);
+    push_index(l, i);
+    cb_result r = json_is_object(p) ? CB_OK : fail(l, CB_ERR_PARSE, "a leg must be an object");
+    if (r == CB_OK) {
+        r = check_keys(l, p, "a stride_warp leg", keys);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "start", true, &leg->start_joint);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "mid", true, &leg->mid_joint);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "end", true, &leg->end_joint);
+    }
+    if (r == CB_OK) {
+        r = get_vec3(l, p, "mid_axis", leg->mid_axis);
+    }
+    pop(l);
+    return r;
+}
+
+static cb_result load_stride_warp(loader *l, json_t *p, cb_error *inner)
+{
+    static const char *const keys[] = {"type",      "hip",    "legs",   "scale",
+                                       "direction", "weight", "soften", NULL};
+    cb_graph_stride_warp_desc d = {0};
+    cb_graph_stride_leg legs[CB_IK_STRIDE_MAX_LEGS] = {{0}};
+    json_t *jl = NULL;
+    cb_result r = check_keys(l, p, "a stride_warp step", keys);
+    if (r == CB_OK) {
+        r = get_string(l, p, "hip", false, &d.hip_joint);
+    }
+    if (r == CB_OK) {
+        r = get_array(l, p, "legs", 1, CB_IK_STRIDE_MAX_LEGS, "legs", &jl);
+    }
+    size_t n = r == CB_OK ? json_array_size(jl) : 0;
+    if (n > 0) {
+        push_key(l, "legs");
+        for (size_t i = 0; i < n && r == CB_OK; ++i) {
+            r = load_stride_leg(l, jl, i, &legs[i]);
+        }
+        pop(l);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "scale", true, &d.scale);
+    }
+    if (r == CB_OK) {
+        r = get_names(l, p, "direction", 2, true, "parameter", d.direction);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "weight", false, &d.weight);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, p, "soften", false, &d.soften);
+    }
+    d.legs = legs;
+    d.leg_count = (uint32_t)n;
+    return r == CB_OK ? cb_graph_add_stride_warp(l->b, &d, inner) : r;
+}
+
 static cb_result load_post(loader *l, json_t *root)
 {
     json_t *post = member(root, "post_process");
@@ -1579,8 +1644,9 @@ static cb_result load_post(loader *l, json_t *root)
     push_key(l, "post_process");
     cb_result r =
         json_is_array(post) ? CB_OK : fail(l, CB_ERR_PARSE, "\"post_process\" must be an array");
-    static const char *const type_names[] = {"two_bone_ik", "aim_ik", "orientation_warp"};
-    static const int type_values[] = {0, 1, 2};
+    static const char *const type_names[] = {"two_bone_ik", "aim_ik", "orientation_warp",
+                                             "stride_warp"};
+    static const int type_values[] = {0, 1, 2, 3};
     for (size_t i = 0; r == CB_OK && i < json_array_size(post); ++i) {
         json_t *p = json_array_get(post, i);
         push_index(l, i);
@@ -1591,12 +1657,13 @@ static cb_result load_post(loader *l, json_t *root)
             r = fail(l, CB_ERR_PARSE, "missing \"type\"");
         }
         if (r == CB_OK) {
-            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 3, &type);
+            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 4, &type);
         }
         if (r == CB_OK) {
             r = type == 0   ? load_two_bone_ik(l, p, &inner)
                 : type == 1 ? load_aim_ik(l, p, &inner)
-                            : load_orientation_warp(l, p, &inner);
+                : type == 2 ? load_orientation_warp(l, p, &inner)
+                            : load_stride_warp(l, p, &inner);
         }
         if (r != CB_OK && inner.message[0] != '\0') {
             r = builder_fail(l, r, &inner);

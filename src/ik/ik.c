@@ -1170,3 +1170,229 @@ cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err)
     CB_ASSERT(cb_ik_orient_job_validate(job, NULL) == CB_OK);
     return orient_solve(job, err);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stride warping                                                                             */
+
+static io_fields stride_io(const cb_ik_stride_job *job)
+{
+    return IO_FIELDS("stride warp job", job);
+}
+
+/* Leg l's chain as a two-bone job on `pose` in place, towards `target` (one solver for both
+ * features: the stride's legs are two-bone IK). */
+static cb_ik_two_bone_job stride_leg_job(const cb_ik_stride_job *job, uint32_t l,
+                                         cb_xform_group_span pose, const float target[3],
+                                         float weight, cb_ik_two_bone_result *result)
+{
+    const cb_ik_stride_leg *leg = &job->legs[l];
+    return (cb_ik_two_bone_job){
+        .skeleton = job->skeleton,
+        .pose = {pose.ptr, pose.count},
+        .out = pose,
+        .model = job->model,
+        .model_layout = job->model_layout,
+        .start_joint = leg->start_joint,
+        .mid_joint = leg->mid_joint,
+        .end_joint = leg->end_joint,
+        .target = {target[0], target[1], target[2]},
+        .mid_axis = {leg->mid_axis[0], leg->mid_axis[1], leg->mid_axis[2]},
+        .weight = weight,
+        .soften = job->soften,
+        .result = result,
+    };
+}
+
+static bool leg_shares_joint(const cb_ik_stride_leg *a, const cb_ik_stride_leg *b)
+{
+    const uint32_t ja[3] = {a->start_joint, a->mid_joint, a->end_joint};
+    const uint32_t jb[3] = {b->start_joint, b->mid_joint, b->end_joint};
+    for (int x = 0; x < 3; ++x) {
+        for (int y = 0; y < 3; ++y) {
+            if (ja[x] == jb[y]) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static cb_result check_stride_legs(const cb_ik_stride_job *job, cb_error *err)
+{
+    const cb_skeleton *s = job->skeleton;
+    const float zero[3] = {0.0f, 0.0f, 0.0f};
+    for (uint32_t l = 0; l < job->leg_count; ++l) {
+        const cb_ik_stride_leg *leg = &job->legs[l];
+        cb_ik_two_bone_result unused;
+        cb_ik_two_bone_job leg_job = stride_leg_job(
+            job, l, (cb_xform_group_span){(cb_xform_group *)job->pose.ptr, job->pose.count}, zero,
+            job->weight, &unused);
+        cb_error inner = {0};
+        cb_result r = cb_ik_two_bone_job_validate(&leg_job, &inner);
+        if (r != CB_OK) {
+            const char *msg = strstr(inner.message, ": ");
+            return cb_error_set(err, r, "stride warp job: legs[%u]: %s", l,
+                                msg != NULL ? msg + 2 : inner.message);
+        }
+        if (leg->start_joint <= job->hip_joint ||
+            !cb_skeleton_in_subtree(s, leg->start_joint, job->hip_joint)) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "stride warp job: legs[%u].start_joint %u is not below hip_joint "
+                                "%u",
+                                l, leg->start_joint, job->hip_joint);
+        }
+        for (uint32_t m = 0; m < l; ++m) {
+            if (leg_shares_joint(leg, &job->legs[m])) {
+                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                    "stride warp job: legs[%u] and legs[%u] share a joint", m, l);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+cb_result cb_ik_stride_job_validate(const cb_ik_stride_job *job, cb_error *err)
+{
+    if (job == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "stride warp job: job is NULL");
+    }
+    const io_fields io = stride_io(job);
+    cb_result r = check_io(&io, err);
+    if (r != CB_OK || (r = check_joint(&io, job->hip_joint, "hip_joint", err)) != CB_OK) {
+        return r;
+    }
+    if (job->out.ptr == NULL || job->legs == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "stride warp job: %s is NULL",
+                            job->out.ptr == NULL ? "out" : "legs");
+    }
+    if (job->leg_count == 0 || job->leg_count > CB_IK_STRIDE_MAX_LEGS) {
+        return cb_error_set(err, job->leg_count == 0 ? CB_ERR_TOO_FEW : CB_ERR_TOO_MANY,
+                            "stride warp job: %u legs, 1 to %d are supported", job->leg_count,
+                            CB_IK_STRIDE_MAX_LEGS);
+    }
+    if (!isfinite(job->direction[0]) || !isfinite(job->direction[1]) || !isfinite(job->scale)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "stride warp job: %s is not finite",
+                            isfinite(job->scale) ? "direction" : "scale");
+    }
+    if (fabsf(job->direction[0]) > CB_IK_MAX_COORDINATE ||
+        fabsf(job->direction[1]) > CB_IK_MAX_COORDINATE) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "stride warp job: direction is beyond CB_IK_MAX_COORDINATE");
+    }
+    if (!(job->scale >= CB_IK_STRIDE_MIN_SCALE && job->scale <= CB_IK_STRIDE_MAX_SCALE)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "stride warp job: scale %g is outside [%g, %g]", (double)job->scale,
+                            (double)CB_IK_STRIDE_MIN_SCALE, (double)CB_IK_STRIDE_MAX_SCALE);
+    }
+    return check_stride_legs(job, err);
+}
+
+/* The unit horizontal motion direction, false when there is none. The squared length is
+ * bounded (|direction| <= 1e9), so it neither overflows nor, above 1e-30, loses the ratio. */
+static bool stride_direction(const float d[2], float *ux, float *uz)
+{
+    float len2 = d[0] * d[0] + d[1] * d[1];
+    if (!(len2 > 1e-30f)) {
+        return false;
+    }
+    float inv = 1.0f / sqrtf(len2);
+    *ux = d[0] * inv, *uz = d[1] * inv;
+    return true;
+}
+
+/* Every leg's target from the animated pose (the closed form of ik.h), its chain checked as
+ * two-bone IK checks it, before anything is written. */
+static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz, float target[][3],
+                                cb_error *err)
+{
+    const io_fields io = stride_io(job);
+    frame hip;
+    chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, &job->hip_joint, 1,
+                 &hip);
+    cb_result r = check_chain(&hip, job->pose.ptr, &job->hip_joint, 1, io.job, err);
+    for (uint32_t l = 0; l < job->leg_count && r == CB_OK; ++l) {
+        const cb_ik_stride_leg *leg = &job->legs[l];
+        const uint32_t joints[3] = {leg->start_joint, leg->mid_joint, leg->end_joint};
+        frame f[3];
+        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
+        r = check_chain(f, job->pose.ptr, joints, 3, io.job, err);
+        if (r != CB_OK) {
+            break;
+        }
+        float a = cb_fv_len(cb_fv_sub(f[1].p, f[0].p)), b = cb_fv_len(cb_fv_sub(f[2].p, f[1].p));
+        if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "stride warp job: legs[%u] has a bone shorter than "
+                                "CB_IK_MIN_BONE_LENGTH",
+                                l);
+        }
+        v3 e = f[2].p;
+        float along = (e.x - hip.p.x) * ux + (e.z - hip.p.z) * uz;
+        float shift = (job->scale - 1.0f) * along;
+        target[l][0] = e.x + shift * ux;
+        target[l][1] = e.y;
+        target[l][2] = e.z + shift * uz;
+        for (int c = 0; c < 3 && r == CB_OK; ++c) {
+            if (!(fabsf(target[l][c]) <= CB_IK_MAX_COORDINATE)) {
+                r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                 "stride warp job: legs[%u]'s target is beyond "
+                                 "CB_IK_MAX_COORDINATE",
+                                 l);
+            }
+        }
+    }
+    return r;
+}
+
+static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
+{
+    const io_fields io = stride_io(job);
+    float ux = 0.0f, uz = 0.0f;
+    float target[CB_IK_STRIDE_MAX_LEGS][3] = {{0.0f}};
+    bool on =
+        job->scale != 1.0f && job->weight > 0.0f && stride_direction(job->direction, &ux, &uz);
+    cb_result r = on ? stride_targets(job, ux, uz, target, err) : CB_OK;
+    if (r != CB_OK) {
+        return r;
+    }
+    prepare_out(&io);
+    /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
+    float e = fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE;
+    e = e < 1.0f ? e * e * (3.0f - 2.0f * e) : 1.0f;
+    const float weight = job->weight * e;
+    uint32_t reached = 0;
+    for (uint32_t l = 0; l < job->leg_count && on; ++l) {
+        /* The legs are disjoint chains below the hip: each one's model frames are the same in
+         * out (a copy of pose) after the legs before it were solved. */
+        cb_ik_two_bone_result res;
+        cb_ik_two_bone_job leg = stride_leg_job(job, l, job->out, target[l], weight, &res);
+        r = two_bone_solve(&leg, err);
+        CB_ASSERT(r == CB_OK); /* its chain passed the same checks in stride_targets */
+        reached += res.reached;
+    }
+    if (job->result != NULL) {
+        memcpy(job->result->target, target, sizeof job->result->target);
+        job->result->reached = reached;
+        job->result->applied = on;
+        job->result->first_joint = job->legs[0].start_joint;
+    }
+    return CB_OK;
+}
+
+cb_result cb_ik_stride_job_run(const cb_ik_stride_job *job, cb_error *err)
+{
+    cb_result r = cb_ik_stride_job_validate(job, err);
+    return r != CB_OK ? r : stride_solve(job, err);
+}
+
+cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
+{
+    if (!isfinite(job->direction[0]) || !isfinite(job->direction[1]) ||
+        !(fabsf(job->direction[0]) <= CB_IK_MAX_COORDINATE) ||
+        !(fabsf(job->direction[1]) <= CB_IK_MAX_COORDINATE)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "stride warp job: direction is not finite or too large");
+    }
+    CB_ASSERT(cb_ik_stride_job_validate(job, NULL) == CB_OK);
+    return stride_solve(job, err);
+}

@@ -11,5 +11,6 @@
 cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err);
 cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err);
 cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err);
+cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
 
 #endif

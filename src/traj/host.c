@@ -173,6 +173,14 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
                              .max_rate = f->max_rate};
         *warp = true;
     }
+    if (f->stride && *warp && cb_graph_find_param(graph, "stride", &index) == CB_OK) {
+        bool dir = cb_graph_find_param(graph, "stride_x", &index) == CB_OK &&
+                   cb_graph_find_param(graph, "stride_z", &index) == CB_OK;
+        fd->stride = (cb_follow_stride){
+            .scale_param = "stride",
+            .direction_param = {dir ? "stride_x" : NULL, dir ? "stride_z" : NULL},
+            .max_scale = f->max_stride};
+    }
     if (f->orient_rad > 0.0f && cb_graph_find_param(graph, "warp", &index) == CB_OK) {
         fd->orient = (cb_follow_orient){.angle_param = "warp", .max_angle_rad = f->orient_rad};
     }

@@ -65,7 +65,8 @@ void cb_traj_host_agent_frames(const cb_traj_host *host, uint32_t agent, int64_t
 /* Which follow features a graph gets (docs/trajectories.md): playback-rate warping when it has
  * a float "rate" parameter (the gait's root speed at rate 1 is the gait clip's), foot locking
  * when it has "foot_l_w" (with "foot_r_w" and the targets "foot_l_x" ... "foot_r_z"),
- * orientation warping when asked for and it has "warp". */
+ * orientation warping when asked for and it has "warp", stride warping when asked for, with
+ * warping, and it has "stride". */
 typedef struct cb_traj_host_features {
     const cb_clip *gait;              /* the walk (the embedded walk_f); NULL: no warping */
     const cb_clip *const *slot_clips; /* per clip slot; NULL: the graph's own (cb_graph_clip) */
@@ -74,6 +75,9 @@ typedef struct cb_traj_host_features {
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
     float orient_rad;         /* orientation warping's limit where the graph has a float "warp"
                                  parameter (0: off, the default: docs/trajectories.md) */
+    bool stride;              /* stride warping, with warping, where the graph has a float
+                                 "stride" (and "stride_x", "stride_z": the direction) */
+    float max_stride;         /* its largest scale (0: the default) */
 } cb_traj_host_features;
 
 /* Sets fd->warp and fd->lock for the features graph has; says which in *warp and *lock (each

@@ -649,3 +649,28 @@ double dref_rotation_error(const dref_mat *a, const float *m4)
     double cos_a = 0.5 * (m[0][0] + m[1][1] + m[2][2] - 1.0);
     return atan2(sin_a, cos_a);
 }
+
+void dref_model_of_pose(const cb_skeleton *s, const cb_xform_group *pose, dref_mat *model)
+{
+    size_t n = cb_skeleton_joint_count(s);
+    dref_xform *local = malloc(n * sizeof *local);
+    for (size_t j = 0; j < n; ++j) {
+        local[j] = dref_from_pose(pose, j);
+    }
+    dref_local_to_model(cb_skeleton_parents(s), n, local, model);
+    free(local);
+}
+
+uint32_t cb_test_joint(const cb_skeleton *s, const char *name)
+{
+    uint32_t j = 0;
+    CB_CHECK(cb_skeleton_find_joint(s, name, &j) == CB_OK, "no joint %s", name);
+    return j;
+}
+
+void cb_test_clip_pose(const cb_skeleton *s, const cb_clip *clip, float t, cb_xform_group *pose)
+{
+    cb_blend_entry e = {clip, t, 1.0f, CB_BLEND_MODE_NORMAL, {NULL, 0}};
+    cb_pose_blend_job job = {s, {&e, 1}, 0.0f, {pose, cb_skeleton_group_count(s)}};
+    assert_int_equal(cb_pose_blend_job_run(&job, NULL), CB_OK);
+}

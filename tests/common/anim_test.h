@@ -129,6 +129,16 @@ void dref_local_to_model(const int32_t *parents, size_t n, const dref_xform *loc
 /* Reads joint j of a pose (joint groups) as a double transform. */
 dref_xform dref_from_pose(const cb_xform_group *pose, size_t j);
 
+/* The model transforms (double) of every joint of a pose: dref_from_pose, then
+ * dref_local_to_model. */
+void dref_model_of_pose(const cb_skeleton *s, const cb_xform_group *pose, dref_mat *model);
+
+/* A joint by name (fails the test when the skeleton has none). */
+uint32_t cb_test_joint(const cb_skeleton *s, const char *name);
+
+/* The pose of `clip` alone at normalized time t (cb_pose_blend_job, one entry of weight 1). */
+void cb_test_clip_pose(const cb_skeleton *s, const cb_clip *clip, float t, cb_xform_group *pose);
+
 /* Rotation angle between the rotation parts of two affine matrices (scale removed), radians. */
 double dref_rotation_error(const dref_mat *a, const float *m4);
 

@@ -4,7 +4,8 @@
  * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
- * counted. An orientation warp is a step too (its "target" is the angle parameter). */
+ * counted. An orientation warp is a step too (its "target" is the angle parameter), and so is
+ * a stride warp (target: the scale and the direction's two parameters). */
 #include <math.h>
 
 #include "graph/runtime/runtime_impl.h"
@@ -15,6 +16,23 @@ static inline float param_or_zero(const pose_ctx *x, uint32_t p)
 {
     float v = SR(x->s, params, p, x->i);
     return isfinite(v) ? v : 0.0f;
+}
+
+/* A stride warp with this frame's scale (clamped to the job's range) and direction; a scale
+ * of 1, 0 or less, or not finite skips it, the pose keeping its bits. */
+static cb_result run_stride(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w)
+{
+    float k = SR(x->s, params, ik->target[0], x->i);
+    if (!(k > 0.0f) || !isfinite(k) || k == 1.0f) { /* 0: a parameter's default, off too */
+        return CB_OK;
+    }
+    k = k < CB_IK_STRIDE_MIN_SCALE ? CB_IK_STRIDE_MIN_SCALE : k;
+    k = k > CB_IK_STRIDE_MAX_SCALE ? CB_IK_STRIDE_MAX_SCALE : k;
+    cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
+    cb_ik_stride_job job =
+        gik_stride_job(ik, x->g->skeleton, span, legs, k, param_or_zero(x, ik->target[1]),
+                       param_or_zero(x, ik->target[2]), w);
+    return cb_ik_stride_unchecked(&job, NULL);
 }
 
 void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st)
@@ -37,6 +55,10 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
             }
             cb_ik_orient_job job = gik_orient_job(ik, g->skeleton, span, spine, angle, w);
             st->refused_ik += cb_ik_orient_unchecked(&job, NULL) != CB_OK;
+            continue;
+        }
+        if (ik->type == GIK_STRIDE) {
+            st->refused_ik += run_stride(x, ik, span, w) != CB_OK;
             continue;
         }
         float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
