@@ -252,6 +252,19 @@ void cb_cclip_lane_perm_init(void *perm, const int32_t *src);
  * floats, scale 1) can drop the decoded scale, which is the rest scale of default tracks. */
 bool cb_cclip_stores_scale(const cb_cclip *c);
 
+/* The clip decoded at its source frames into frames (source_frames * joint_count * stride
+ * floats, the FRAMES layout of crowdblend/clip.h, stride 7 or 10): the keys from the group
+ * decoder, lerped to each frame and normalized in double where the compressor measured, rounded
+ * once (the same bits at every W); each rotation on the side of the previous frame's, a looping
+ * clip's last frame its first. Scratch from allocator: CB_OK or CB_ERR_OUT_OF_MEMORY. */
+cb_result cb_cclip_write_frames(const cb_cclip *clip, size_t stride, bool loop,
+                                const cb_allocator *allocator, float *frames);
+
+/* A clip (crowdblend/clip.h) whose keys are `clip` itself, sampled compressed by the pose jobs
+ * (cb_clip_create_packed): desc as cb_cclip_to_clip takes it. clip must outlive the result. */
+cb_result cb_cclip_clip_create(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                               cb_error *err);
+
 /* Bytes the loaded form of clip c would hold in a build of SIMD width `width` (4, 8 or 16), for
  * the figures of docs/performance.md; c's own cb_cclip_query_info().bytes is this for W. */
 size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width);

@@ -8,16 +8,7 @@
  * fused). A group whose components are all constant has no words: its fields read as 0. */
 #include <string.h>
 
-#include "compress/cclip_impl.h"
-#include "simd/soa.h"
-#include "simd/vbits.h"
-
-/* A decoded key of one group: translation, rotation as stored, scale deviation. */
-typedef struct key_group {
-    cb_soa_vec3 t;
-    cb_soa_quat q;
-    cb_soa_vec3 ds;
-} key_group;
+#include "compress/cclip_decode.h"
 
 size_t cb_cclip_lane_perm_bytes(void)
 {
@@ -27,55 +18,6 @@ size_t cb_cclip_lane_perm_bytes(void)
 void cb_cclip_lane_perm_init(void *perm, const int32_t *src)
 {
     cb_lane_perm_init(perm, src);
-}
-
-/* Component k of a group in two keys (words_a, words_b: the group's words in each), decoded
- * together so that the layout (word, shift counts, lane permutation) and the range are read
- * once for both. A component with 0 bits in every lane of the group (a translation below the
- * hips, say) is its offset: offset + 0 is computed anyway, as cb_cclip_value does (it turns a
- * -0.0 offset into +0.0). The branch depends on the skeleton's layout more than on the clip, so
- * it follows the same pattern for every clip of a set. */
-CB_INLINE void decode_component2(const cb_cclip_group *grp, const cb_lane_perm *perm,
-                                 const uint32_t *words_a, const uint32_t *words_b,
-                                 const float *ranges, int k, cb_vf *a, cb_vf *b)
-{
-    const float *off = ranges + (size_t)k * 2 * CB_W;
-    cb_vf o = cb_vf_load(off), s = cb_vf_load(off + CB_W);
-    cb_vf qa = cb_vf_zero(), qb = cb_vf_zero();
-    if (grp->bits[k] > 0) {
-        size_t at = (size_t)grp->word[k] * grp->active;
-        cb_vcount lc = cb_vcount_load(&grp->lcount[k]), rc = cb_vcount_load(&grp->rcount[k]);
-        qa = cb_vf_unpack_field(cb_vi_place(cb_vi_loadu(words_a + at), perm), lc, rc);
-        qb = cb_vf_unpack_field(cb_vi_place(cb_vi_loadu(words_b + at), perm), lc, rc);
-    }
-    *a = cb_vf_add(o, cb_vf_mul(s, qa));
-    *b = cb_vf_add(o, cb_vf_mul(s, qb));
-}
-
-/* Keys ka and kb of group g (ka == kb decodes one key). */
-CB_INLINE void decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
-                             key_group *a, key_group *b)
-{
-    const cb_cclip_group *grp = &c->groups[g];
-    const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
-    const uint32_t *wb = c->words + (size_t)kb * c->key_words + grp->word_offset;
-    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
-    const cb_lane_perm *perm = (const cb_lane_perm *)c->perms + g;
-    decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
-    decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
-    decode_component2(grp, perm, wa, wb, ranges, 2, &a->t.z, &b->t.z);
-    decode_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
-    decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
-    decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
-    decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
-    if (c->has_scale) {
-        decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
-        decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
-        decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
-    } else {
-        cb_vf z = cb_vf_zero();
-        a->ds = b->ds = (cb_soa_vec3){z, z, z};
-    }
 }
 
 static cb_result check_out(const struct cb_cclip *c, cb_xform_group_span out)
@@ -111,8 +53,8 @@ cb_result cb_cclip_decode(const cb_cclip *c, size_t key, cb_xform_group_span out
         return CB_ERR_INVALID_ARGUMENT;
     }
     for (size_t g = 0; g < c->group_count; ++g) {
-        key_group k, same;
-        decode_group2(c, (uint32_t)key, (uint32_t)key, g, &k, &same);
+        cb_key_group k, same;
+        cb_cclip_decode_group2(c, (uint32_t)key, (uint32_t)key, g, &k, &same);
         /* Padding lanes decode to identity: their offsets are identity and their steps 0. */
         cb_soa_xform_store(&out.ptr[g], (cb_soa_xform){k.t, k.q, one_plus(k.ds)});
     }
@@ -142,8 +84,8 @@ cb_result cb_cclip_sample(const cb_cclip *c, float t, bool looping, cb_xform_gro
     cb_cclip_locate(c, t, looping, &i, &f);
     const cb_vf wa = cb_vf_set1(1.0f - f), wb = cb_vf_set1(f), z = cb_vf_zero();
     for (size_t g = 0; g < c->group_count; ++g) {
-        key_group a, b;
-        decode_group2(c, i, i + 1, g, &a, &b);
+        cb_key_group a, b;
+        cb_cclip_decode_group2(c, i, i + 1, g, &a, &b);
         cb_soa_xform x = {
             {acc2(z, wa, a.t.x, wb, b.t.x), acc2(z, wa, a.t.y, wb, b.t.y),
              acc2(z, wa, a.t.z, wb, b.t.z)},
@@ -176,8 +118,8 @@ CB_INLINE void accumulate(accum *acc, const cb_cclip_blend_entry *e, size_t g)
     uint32_t i;
     float f;
     cb_cclip_locate(c, e->time, e->looping, &i, &f);
-    key_group a, b;
-    decode_group2(c, i, i + 1, g, &a, &b);
+    cb_key_group a, b;
+    cb_cclip_decode_group2(c, i, i + 1, g, &a, &b);
     cb_vf w = cb_vf_set1(e->weight);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
     cb_vf wa = cb_vf_sub(w, wb);

@@ -5,10 +5,13 @@
  * The fused blend keeps one accumulator group in registers (translation, rotation, scale
  * deviation: 10 vectors plus the weight sum) and streams every active clip's two frames through
  * it, so no pose per clip is ever stored. Per clip and group that is 14 or 20 vector loads and
- * about 30 arithmetic operations. */
+ * about 30 arithmetic operations. A compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is
+ * sampled the same way, its two keys decoded in registers by the group decoder
+ * (src/compress/cclip_decode.h) instead of loaded: still no pose per clip. */
 #include <math.h>
 #include <string.h>
 
+#include "compress/cclip_decode.h"
 #include "pose/pose_impl.h"
 #include "simd/soa.h"
 
@@ -157,29 +160,56 @@ CB_INLINE cb_soa_quat quat_acc2(cb_soa_quat acc, cb_vf wa, cb_soa_quat a, cb_vf 
                          cb_vf_fmadd(wb, b.w, cb_vf_fmadd(wa, a.w, acc.w))};
 }
 
-/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
- * (1 - f) q_i + f q_(i+1), scale deviation. */
-typedef struct sample {
-    cb_soa_vec3 t;
-    cb_soa_quat q;
-    cb_soa_vec3 ds;
-} sample;
+/* Whether a clip's keys carry a scale deviation (a compressed clip decodes one when some joint's
+ * decoded scale differs from 1; its scale channel reads as zero otherwise). */
+CB_INLINE bool clip_scaled(const struct cb_clip *c)
+{
+    return c->packed != NULL ? c->packed->has_scale : c->has_scale;
+}
 
-CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g)
+/* Keys i and i + 1 of group g around a normalized time; returns the fraction f between them.
+ * An uncompressed clip's are two frame loads; a compressed clip's are decoded in registers by
+ * the group decoder (its keys may be fewer than the source frames: cb_cclip_locate maps the
+ * time onto them, looping or clamped as cb_clip_locate does). Everything after is the same for
+ * both forms; the branch is per entry and group, and a clip is one form or the other. */
+CB_INLINE float load_keys(const struct cb_clip *c, float time, size_t g, cb_key_group *a,
+                          cb_key_group *b)
 {
     uint32_t i;
     float f;
+    if (c->packed != NULL) {
+        cb_cclip_locate(c->packed, time, c->looping, &i, &f);
+        cb_cclip_decode_group2(c->packed, i, i + 1, g, a, b);
+        return f;
+    }
     cb_clip_locate(c, time, &i, &f);
-    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
+    a->t = load_vec3_at(pa, CB_CLIP_T), b->t = load_vec3_at(pb, CB_CLIP_T);
+    a->q = load_quat_at(pa), b->q = load_quat_at(pb);
+    if (c->has_scale) {
+        a->ds = load_vec3_at(pa, CB_CLIP_S), b->ds = load_vec3_at(pb, CB_CLIP_S);
+    } else {
+        cb_vf z = cb_vf_zero();
+        a->ds = b->ds = (cb_soa_vec3){z, z, z};
+    }
+    return f;
+}
+
+/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
+ * (1 - f) q_i + f q_(i+1), scale deviation. */
+typedef cb_key_group sample;
+
+CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g)
+{
+    cb_key_group a, b;
+    float f = load_keys(c, time, g, &a, &b);
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     cb_soa_quat zero4 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     sample s;
-    s.t = vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
-    s.q = quat_acc2(zero4, wa, load_quat_at(a), wb, load_quat_at(b));
-    s.ds = c->has_scale
-               ? vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S))
-               : zero3;
+    s.t = vec3_acc2(zero3, wa, a.t, wb, b.t);
+    s.q = quat_acc2(zero4, wa, a.q, wb, b.q);
+    s.ds = clip_scaled(c) ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
     return s;
 }
 
@@ -271,21 +301,17 @@ typedef struct accum {
 CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g)
 {
     const struct cb_clip *c = e->clip;
-    uint32_t i;
-    float f;
-    cb_clip_locate(c, e->time, &i, &f);
-    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    cb_key_group a, b;
+    float f = load_keys(c, e->time, g, &a, &b);
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
     cb_vf wa = cb_vf_sub(w, wb);
-    acc->t = vec3_acc2(acc->t, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
-    cb_soa_quat qa = load_quat_at(a), qb = load_quat_at(b);
-    cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(qa, acc->q), cb_vf_zero()),
+    acc->t = vec3_acc2(acc->t, wa, a.t, wb, b.t);
+    cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(a.q, acc->q), cb_vf_zero()),
                               cb_vf_sign_mask(), cb_vf_zero());
-    acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), qa, cb_vf_xor_sign(wb, flip), qb);
-    if (c->has_scale) {
-        acc->ds =
-            vec3_acc2(acc->ds, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S));
+    acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), a.q, cb_vf_xor_sign(wb, flip), b.q);
+    if (clip_scaled(c)) {
+        acc->ds = vec3_acc2(acc->ds, wa, a.ds, wb, b.ds);
     }
     acc->wsum = cb_vf_add(acc->wsum, w);
 }
