@@ -305,23 +305,6 @@ typedef struct cb_cclip_compress_stats {
 cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *options,
                              cb_cclip **out, cb_cclip_compress_stats *stats, cb_error *err);
 
-/* ------------------------------------------------------------------------------------------ */
-/* Fused sample + blend prototype (bench/bench_cclip.c; the plan for src/anim/pose.c in       */
-/* docs/architecture.md)                                                                      */
-
-typedef struct cb_cclip_blend_entry {
-    const cb_cclip *clip;
-    float time;   /* normalized */
-    float weight; /* >= 0 */
-    bool looping;
-} cb_cclip_blend_entry;
-
-/* The NORMAL part of cb_pose_blend_job_run with compressed clips: per joint group, each
- * entry's two keys decoded in registers and accumulated, rest-pose fallback below threshold,
- * one normalization. No validation (benchmarks and tests call it with checked inputs). */
-void cb_cclip_blend(const cb_skeleton *skeleton, const cb_cclip_blend_entry *entries, size_t count,
-                    float threshold, cb_xform_group *out);
-
 /* Where a normalized time falls between keys i and i + 1 (fraction f), as cb_clip_locate. */
 static inline void cb_cclip_locate(const struct cb_cclip *c, float t, bool looping, uint32_t *i,
                                    float *f)
