@@ -232,7 +232,8 @@ CB_API const cb_clip *cb_pack_clip(const cb_pack *pack, size_t index);
 CB_API const cb_clip *const *cb_pack_clips(const cb_pack *pack);
 CB_API cb_result cb_pack_find_clip(const cb_pack *pack, const char *name, size_t *index);
 /** The compressed form clip `index` was stored in, or NULL (stored raw, or out of range). The
- *  clip cb_pack_clip() gives is its decoding (see COMPRESSED CLIPS). */
+ *  clip cb_pack_clip() gives samples it directly, or its decoding when the pack was loaded with
+ *  CB_PACK_CLIP_FORM_RAW (see COMPRESSED CLIPS). */
 CB_API const cb_cclip *cb_pack_compressed_clip(const cb_pack *pack, size_t index);
 /** What the importer measured for clip `index` (all negative out of range). */
 CB_API cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *pack, size_t index);

@@ -1,11 +1,12 @@
-/* A compressed clip decoded into an uncompressed one at its source frames: how packs give the
- * runtime playable clips until the sampler decodes compressed clips itself (docs/architecture.md,
- * "The second step"). Load-time code: the keys come from the group decoder (cb_cclip_decode, the
- * same bits at every W as the scalar reference, tests/test_cclip.c), then are lerped to each
- * source frame and normalized in double precision exactly where the compressor measured its
- * error and rounded once to float, so every build, whatever its W, writes the same frames. (The
- * scalar reference decoder parses the stored form for every key: 36x slower to load the CMU
- * walk's 1716 keys.) */
+/* A compressed clip as a clip of the pose jobs: kept compressed (cb_cclip_clip_create, the
+ * pose jobs decode its keys per joint group), or decoded into an uncompressed one at its source
+ * frames (cb_cclip_to_clip, a pack loaded with CB_PACK_CLIP_FORM_RAW; cb_cclip_write_frames is
+ * also what cb_clip_read_frames gives for a compressed clip). Decoding is load-time code: the keys
+ * come from the group decoder (cb_cclip_decode, the same bits at every W as the scalar reference,
+ * tests/test_cclip.c), then are lerped to each source frame and normalized in double precision
+ * exactly where the compressor measured its error and rounded once to float, so every build,
+ * whatever its W, writes the same frames. (The scalar reference decoder parses the stored form for
+ * every key: 36x slower to load the CMU walk's 1716 keys.) */
 #include <math.h>
 #include <string.h>
 
