@@ -451,7 +451,7 @@ void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *
     for (size_t k = 0; k < count; ++k) {
         layers = layers || entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE) ||
                  entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE);
-        packed = packed || entries[k].clip->packed != NULL;
+        packed = packed || (entries[k].clip != NULL && entries[k].clip->packed != NULL);
     }
     /* Two instances of the loop: with uncompressed clips only, the decoder is not even in the
      * code (measured: its mere presence slowed the uncompressed blend by 5-8 %). */
