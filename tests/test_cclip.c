@@ -785,6 +785,42 @@ static void cclip_pose_compressed_vs_raw(void **state)
     packed_scene_free(&p);
 }
 
+/* A stored form passes its own loader with any finite fields, so a crafted one can decode to a
+ * zero rotation; a clip kept compressed is refused then (the sampler would normalize zero), as
+ * the frames decoded at load are by the frame checks. Here joint 5's rotation fields are zeroed
+ * in the loaded form. */
+static void cclip_packed_clip_refuses_bad_keys(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, "walk_f"), &frames);
+    cb_cclip *z = compress(s, src, frames, false, 1e-4f);
+    free(src);
+    cb_clip *ok = clip_of(s, z, "walk_f", true, false);
+    cb_clip_destroy(ok);
+    const size_t j = 5, g = j / CB_SIMD_WIDTH, l = j % CB_SIMD_WIDTH;
+    float *ranges = (float *)(uintptr_t)z->ranges;
+    for (size_t k = 3; k < 7; ++k) {
+        float *off = ranges + (g * z->components + k) * 2 * CB_SIMD_WIDTH;
+        off[l] = 0.0f, off[CB_SIMD_WIDTH + l] = 0.0f;
+    }
+    cb_clip_frames_desc fd = {.name = "walk_f",
+                              .skeleton = s,
+                              .duration_s = 1.0f,
+                              .has_scale = true,
+                              .root_motion = CB_ROOT_MOTION_NONE};
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_cclip_clip_create(z, &fd, &c, &err), CB_ERR_DEGENERATE);
+    assert_null(c);
+    CB_CHECK(strstr(err.message, "key 0 joint 5") != NULL, "%s", err.message);
+    cb_cclip_destroy(z);
+    cb_embedded_destroy(set);
+}
+
 /* A compressed clip's frames (cb_clip_read_frames) are its decoding at the source frames, the
  * same floats as the clip decoded at load holds; its memory is the compressed form's. */
 static void cclip_packed_clip_frames(void **state)
@@ -1144,6 +1180,7 @@ int main(void)
         cmocka_unit_test(cclip_pose_jobs_match_double),
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
         cmocka_unit_test(cclip_packed_clip_frames),
+        cmocka_unit_test(cclip_packed_clip_refuses_bad_keys),
         cmocka_unit_test(cclip_stream_roundtrip),
         cmocka_unit_test(cclip_stream_errors),
         cmocka_unit_test(cclip_root_track_within_bound),

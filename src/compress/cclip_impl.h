@@ -260,8 +260,15 @@ bool cb_cclip_stores_scale(const cb_cclip *c);
 cb_result cb_cclip_write_frames(const cb_cclip *clip, size_t stride, bool loop,
                                 const cb_allocator *allocator, float *frames);
 
+/* How far from unit length a decoded key's rotation may be for cb_cclip_clip_create: the
+ * quantization moves it by far less (the bound on the shell), the sampler normalizes, and
+ * anything near zero is refused. */
+#define CB_CCLIP_KEY_UNIT_TOLERANCE 0.1
+
 /* A clip (crowdblend/clip.h) whose keys are `clip` itself, sampled compressed by the pose jobs
- * (cb_clip_create_packed): desc as cb_cclip_to_clip takes it. clip must outlive the result. */
+ * (cb_clip_create_packed): desc as cb_cclip_to_clip takes it. clip must outlive the result.
+ * Also CB_ERR_DEGENERATE: a decoded rotation far from unit length, or in the other hemisphere
+ * from the previous key's. */
 cb_result cb_cclip_clip_create(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
                                cb_error *err);
 

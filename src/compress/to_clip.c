@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "assets/asset_layout.h"
-#include "compress/cclip_impl.h"
+#include "compress/cclip_decode.h"
 
 /* Source frame f among `keys` keys spread over `frames` frames: keys i and i + 1, fraction u (the
  * compressor's own rule, compress.c key_pos). */
@@ -193,10 +193,39 @@ cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc
     return r;
 }
 
+/* What the sampler needs of a compressed clip's keys, checked once instead of at every sample:
+ * each decoded rotation near unit length and in the hemisphere of the previous key's, so that
+ * the lerp of two keys never nears zero length (the compressor writes nothing else; a stored
+ * form that passed its own loader may still, if crafted). Decoding at load used to refuse such
+ * clips through cb_clip_create_from_frames's frame checks. */
+static cb_result check_keys(const cb_cclip *clip, const char *name, cb_error *err)
+{
+    for (uint32_t k = 0; k < clip->keys; ++k) {
+        for (size_t j = 0; j < clip->joint_count; ++j) {
+            double len = 0.0, dot = 0.0;
+            for (int c = CB_CLIP_Q; c < CB_CLIP_Q + 4; ++c) {
+                double q = cb_cclip_joint_value(clip, k, j, c);
+                len += q * q;
+                dot += k > 0 ? q * (double)cb_cclip_joint_value(clip, k - 1, j, c) : 0.25;
+            }
+            if (!(fabs(sqrt(len) - 1.0) <= CB_CCLIP_KEY_UNIT_TOLERANCE) || !(dot >= 0.0)) {
+                return cb_error_set(err, CB_ERR_DEGENERATE,
+                                    "clip \"%s\": compressed key %u joint %zu: rotation of "
+                                    "length %g%s",
+                                    name, k, j, sqrt(len),
+                                    dot >= 0.0 ? ""
+                                               : ", in the other hemisphere from the last key");
+            }
+        }
+    }
+    return CB_OK;
+}
+
 cb_result cb_cclip_clip_create(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
                                cb_error *err)
 {
     cb_clip_frames_desc d;
     cb_result r = resolve_desc(clip, desc, out, &d, err);
+    r = r == CB_OK ? check_keys(clip, d.name, err) : r;
     return r == CB_OK ? cb_clip_create_packed(&d, clip, out, err) : r;
 }
