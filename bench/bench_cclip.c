@@ -1,10 +1,10 @@
 /* Compressed clips against uncompressed ones: the fused sample + blend of 3 clips per character
- * (the uncompressed cb_pose_blend_job_run against the compressed prototype cb_cclip_blend, the
- * same math with the group decoder in front), and sampling one clip.
+ * (cb_pose_blend_job_run on uncompressed clips and on the same clips kept compressed, whose keys
+ * the job decodes per joint group in front of the same math), and sampling one clip.
  *   pose_blend3_raw_simd/C/M     C characters, 3 of M uncompressed clips each
  *   pose_blend3_cclip_simd/C/M   the same clips compressed (0.1 mm at 3 cm)
  *   clip_sample_raw_simd/C/M     cb_pose_sample_job, one clip per character
- *   clip_sample_cclip_simd/C/M   cb_cclip_sample
+ *   clip_sample_cclip_simd/C/M   cb_pose_sample_job on the compressed clips
  * M = 17 is the embedded locomotion set (all of it fits in L2 uncompressed); M = 544 is 32 copies
  * of it (24 MB uncompressed at W = 16, beyond L2 and most of L3; 5 MB compressed), as a game with
  * hundreds of clips would hold. Items are characters; per_joint_clip is ns per joint and clip.

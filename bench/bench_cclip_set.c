@@ -42,6 +42,22 @@ static cb_cclip *copy_packed(const cb_cclip *c, const cb_skeleton *sk)
     return out;
 }
 
+/* The compressed clip as a clip of the pose jobs, with the uncompressed one's wrap (the
+ * benchmark blends joints only: no root motion, no markers). */
+static cb_clip *as_clip(const cb_cclip *z, const cb_clip *raw, const cb_skeleton *sk)
+{
+    cb_clip_frames_desc fd = {
+        .name = cb_clip_name(raw),
+        .skeleton = sk,
+        .duration_s = cb_clip_duration(raw),
+        .has_scale = cb_clip_frame_stride(raw) == 10,
+        .wrap = cb_clip_is_looping(raw) ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+        .root_motion = CB_ROOT_MOTION_NONE,
+    };
+    cb_clip *c = NULL;
+    return cb_cclip_clip_create(z, &fd, &c, NULL) == CB_OK ? c : NULL;
+}
+
 bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
@@ -52,9 +68,11 @@ bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, u
     s->sets = calloc(copies, sizeof *s->sets);
     s->raw = calloc(s->clips, sizeof *s->raw);
     s->packed = calloc(s->clips, sizeof *s->packed);
+    s->packed_clips = calloc(s->clips, sizeof *s->packed_clips);
     s->raw_entries = calloc(chars * 3, sizeof *s->raw_entries);
     s->cclip_entries = calloc(chars * 3, sizeof *s->cclip_entries);
-    if (!s->sets || !s->raw || !s->packed || !s->raw_entries || !s->cclip_entries) {
+    if (!s->sets || !s->raw || !s->packed || !s->packed_clips || !s->raw_entries ||
+        !s->cclip_entries) {
         cb_bench_clip_set_free(s);
         return false;
     }
@@ -82,7 +100,11 @@ bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, u
         }
     }
     for (size_t i = 0; i < s->clips; ++i) {
-        s->packed_bytes += cb_cclip_query_info(s->packed[i]).bytes;
+        if ((s->packed_clips[i] = as_clip(s->packed[i], s->raw[i], s->skeleton)) == NULL) {
+            cb_bench_clip_set_free(s);
+            return false;
+        }
+        s->packed_bytes += cb_clip_bytes(s->packed_clips[i]);
     }
     s->pose = aligned_alloc(cb_simd_group_align(), cb_skeleton_pose_bytes(s->skeleton));
     if (s->pose == NULL) {
@@ -105,8 +127,8 @@ bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, u
         for (size_t e = 0; e < 3; ++e) {
             s->raw_entries[ch * 3 + e] =
                 (cb_blend_entry){s->raw[used[e]], t, w[e] / sum, CB_BLEND_MODE_NORMAL, {NULL, 0}};
-            s->cclip_entries[ch * 3 + e] =
-                (cb_cclip_blend_entry){s->packed[used[e]], t, w[e] / sum, true};
+            s->cclip_entries[ch * 3 + e] = s->raw_entries[ch * 3 + e];
+            s->cclip_entries[ch * 3 + e].clip = s->packed_clips[used[e]];
         }
     }
     return true;
@@ -115,40 +137,33 @@ bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, u
 void cb_bench_clip_set_free(cb_bench_clip_set *s)
 {
     for (size_t i = 0; s->packed != NULL && i < s->clips; ++i) {
+        cb_clip_destroy(s->packed_clips != NULL ? s->packed_clips[i] : NULL);
         cb_cclip_destroy(s->packed[i]);
     }
     for (size_t c = 0; s->sets != NULL && c < s->copies; ++c) {
         cb_embedded_destroy(s->sets[c]);
     }
-    free(s->sets), free(s->raw), free(s->packed), free(s->raw_entries), free(s->cclip_entries);
+    free(s->sets), free(s->raw), free(s->packed), free(s->packed_clips), free(s->raw_entries);
+    free(s->cclip_entries);
     free(s->pose);
     memset(s, 0, sizeof *s);
 }
 
 void cb_bench_clip_set_blend(const cb_bench_clip_set *s, bool compressed)
 {
+    const cb_blend_entry *entries = compressed ? s->cclip_entries : s->raw_entries;
     for (size_t c = 0; c < s->chars; ++c) {
-        if (compressed) {
-            cb_cclip_blend(s->skeleton, &s->cclip_entries[c * 3], 3, CB_BLEND_DEFAULT_THRESHOLD,
-                           s->pose);
-        } else {
-            cb_pose_blend_job job = {
-                s->skeleton, {&s->raw_entries[c * 3], 3}, 0.0f, {s->pose, s->groups}};
-            cb_pose_blend_job_run(&job, NULL);
-        }
+        cb_pose_blend_job job = {s->skeleton, {&entries[c * 3], 3}, 0.0f, {s->pose, s->groups}};
+        cb_pose_blend_job_run(&job, NULL);
     }
 }
 
 void cb_bench_clip_set_sample(const cb_bench_clip_set *s, bool compressed)
 {
+    const cb_blend_entry *entries = compressed ? s->cclip_entries : s->raw_entries;
     for (size_t c = 0; c < s->chars; ++c) {
-        const cb_blend_entry *e = &s->raw_entries[c * 3];
-        if (compressed) {
-            cb_cclip_sample(s->cclip_entries[c * 3].clip, e->time, true,
-                            (cb_xform_group_span){s->pose, s->groups});
-        } else {
-            cb_pose_sample_job job = {e->clip, e->time, {s->pose, s->groups}};
-            cb_pose_sample_job_run(&job, NULL);
-        }
+        const cb_blend_entry *e = &entries[c * 3];
+        cb_pose_sample_job job = {e->clip, e->time, {s->pose, s->groups}};
+        cb_pose_sample_job_run(&job, NULL);
     }
 }

@@ -13,11 +13,13 @@
 
 typedef struct cb_bench_clip_set {
     size_t copies, clips, chars, joints, groups;
-    cb_embedded **sets;                  /* copies embedded sets: the uncompressed clips */
-    const cb_clip **raw;                 /* clips */
-    cb_cclip **packed;                   /* clips, in the same order */
-    cb_blend_entry *raw_entries;         /* chars x 3 */
-    cb_cclip_blend_entry *cclip_entries; /* chars x 3 */
+    cb_embedded **sets;            /* copies embedded sets: the uncompressed clips */
+    const cb_clip **raw;           /* clips */
+    cb_cclip **packed;             /* clips, in the same order */
+    cb_clip **packed_clips;        /* clips: each packed clip as a clip that stays
+                                      compressed (what a pack gives by default) */
+    cb_blend_entry *raw_entries;   /* chars x 3 */
+    cb_blend_entry *cclip_entries; /* chars x 3, the same with the compressed clips */
     const cb_skeleton *skeleton;
     cb_xform_group *pose;
     size_t raw_bytes, packed_bytes; /* memory of all clips */
@@ -26,9 +28,10 @@ typedef struct cb_bench_clip_set {
 bool cb_bench_clip_set_make(cb_bench_clip_set *s, size_t copies, size_t chars, uint64_t seed);
 void cb_bench_clip_set_free(cb_bench_clip_set *s);
 
-/* One pass over the characters: the fused blend of their 3 clips into one scratch pose. */
+/* One pass over the characters: the fused blend of their 3 clips into one scratch pose (the
+ * pose job, cb_pose_blend_job_run, on either form). */
 void cb_bench_clip_set_blend(const cb_bench_clip_set *s, bool compressed);
-/* One pass: each character's first clip sampled into the scratch pose. */
+/* One pass: each character's first clip sampled into the scratch pose (cb_pose_sample_job_run). */
 void cb_bench_clip_set_sample(const cb_bench_clip_set *s, bool compressed);
 
 #endif

@@ -26,8 +26,9 @@ INTERFACES = {
     "ik": {"ik_kernels.h"},
     "ltm": {"ltm_kernels.h"},
     "graph": {"runtime.h"},
-    # the pack reader and writer (src/io) check a stored compressed clip against its clip
-    "compress": {"cclip_impl.h"},
+    # the pack reader and writer (src/io) check a stored compressed clip against its clip; the
+    # pose jobs (src/pose) decode compressed keys in registers with the inline group decoder
+    "compress": {"cclip_impl.h", "cclip_decode.h"},
 }
 # The command path: hosts of the library (public API plus the header-only helpers below), free
 # to use each other's headers.

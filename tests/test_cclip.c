@@ -9,7 +9,7 @@
 
 #include "anim_test.h"
 #include "asset_reader.h"
-#include "compress/cclip_impl.h" /* cb_cclip_blend, the fused blend prototype */
+#include "compress/cclip_impl.h" /* cb_cclip_clip_create: clips that stay compressed */
 #include "test_util.h"
 
 #ifndef CB_TEST_ASSET_DIR
@@ -522,90 +522,325 @@ static void cclip_sample_matches_keys(void **state)
     cb_embedded_destroy(set);
 }
 
-/* The fused blend prototype against blending the decoded keys in double. */
-static void cclip_blend_prototype(void **state)
+/* ------------------------------------------------------------------------------------------ */
+/* Compressed clips in the pose jobs (the fused sampler)                                      */
+
+/* A clip whose keys stay compressed (what a pack gives by default), or the same decoded to
+ * frames at the source rate (a pack loaded with CB_PACK_CLIP_FORM_RAW). */
+static cb_clip *clip_of(const cb_skeleton *s, const cb_cclip *z, const char *name, bool loop,
+                        bool raw)
+{
+    cb_clip_frames_desc fd = {
+        .name = name,
+        .skeleton = s,
+        .duration_s = 1.0f,
+        .has_scale = true,
+        .wrap = loop ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+        .additive = z->additive,
+        .root_motion = CB_ROOT_MOTION_NONE,
+    };
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    cb_result r = raw ? cb_cclip_to_clip(z, &fd, &c, &err) : cb_cclip_clip_create(z, &fd, &c, &err);
+    CB_CHECK(r == CB_OK, "%s: %s", name, err.message);
+    return c;
+}
+
+/* The reference clip of a compressed one: its keys decoded from the stored form by the scalar
+ * reference decoder, in double, as frames between which dref interpolates. */
+static dref_clip dref_of_keys(const cb_skeleton *s, const cb_cclip *z, bool loop)
+{
+    const size_t n = cb_skeleton_joint_count(s), keys = cb_cclip_key_count(z);
+    size_t bytes = cb_cclip_stream_bytes(z);
+    unsigned char *stream = malloc(bytes);
+    cb_xform *dec = malloc(keys * n * sizeof *dec);
+    assert_int_equal(cb_cclip_serialize(z, stream, bytes), CB_OK);
+    dref_clip d = {n, (unsigned)(keys - 1), loop, z->additive,
+                   malloc(keys * n * sizeof(dref_xform))};
+    for (size_t k = 0; k < keys; ++k) {
+        assert_int_equal(
+            cb_cclip_decode_stream_ref(s, stream, bytes, k, (cb_xform_span){dec + k * n, n}, NULL),
+            CB_OK);
+    }
+    for (size_t i = 0; i < keys * n; ++i) {
+        dref_xform *x = &d.frames[i];
+        for (int c = 0; c < 3; ++c) {
+            x->t[c] = dec[i].translation[c];
+            x->s[c] = dec[i].scale[c];
+        }
+        for (int c = 0; c < 4; ++c) {
+            x->q[c] = dec[i].rotation[c];
+        }
+    }
+    free(stream), free(dec);
+    return d;
+}
+
+enum { PC_CLIPS = 5 };
+
+/* Compressed embedded clips of every kind a blend takes: three NORMAL (two looping, one
+ * clamped), an OVERRIDE and an ADDITIVE one (which the compressor stores with fewer keys than
+ * source frames: 25 of 73, checked below). */
+typedef struct packed_scene {
+    cb_embedded *set;
+    const cb_skeleton *s;
+    cb_cclip *z[PC_CLIPS];
+    cb_clip *packed[PC_CLIPS], *raw[PC_CLIPS];
+    dref_clip ref[PC_CLIPS];
+} packed_scene;
+
+static packed_scene packed_scene_make(void)
+{
+    packed_scene p = {0};
+    assert_int_equal(cb_embedded_create(NULL, &p.set, NULL), CB_OK);
+    p.s = cb_embedded_skeleton(p.set);
+    static const char *const names[PC_CLIPS] = {"walk_f", "run_fl", "idle", "wave_upper",
+                                                "lean_add"};
+    static const bool loop[PC_CLIPS] = {true, true, false, true, true};
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        const cb_clip *src_clip = cb_embedded_find_clip(p.set, names[i]);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(src_clip, &frames);
+        p.z[i] = compress(p.s, src, frames, cb_clip_is_additive(src_clip), 1e-4f);
+        free(src);
+        p.packed[i] = clip_of(p.s, p.z[i], names[i], loop[i], false);
+        p.raw[i] = clip_of(p.s, p.z[i], names[i], loop[i], true);
+        p.ref[i] = dref_of_keys(p.s, p.z[i], loop[i]);
+    }
+    CB_CHECK(cb_cclip_key_count(p.z[4]) < cb_clip_frame_count(p.raw[4]),
+             "lean_add kept all %zu keys: the test wants a key-reduced clip",
+             cb_cclip_key_count(p.z[4]));
+    return p;
+}
+
+static void packed_scene_free(packed_scene *p)
+{
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        cb_clip_destroy(p->packed[i]);
+        cb_clip_destroy(p->raw[i]);
+        cb_cclip_destroy(p->z[i]);
+        dref_clip_free(&p->ref[i]);
+    }
+    cb_embedded_destroy(p->set);
+}
+
+/* Random entries: 1..3 NORMAL among the first three clips, maybe the OVERRIDE and the
+ * ADDITIVE layer, at times beyond [0, 1] (wrapped or clamped). */
+static size_t packed_entries(cb_prng *r, cb_clip *const *clips, cb_blend_entry *e)
+{
+    size_t k = 0, normal = 1 + cb_prng_below(r, 3);
+    for (size_t i = 0; i < normal; ++i) {
+        e[k++] = (cb_blend_entry){clips[i],
+                                  cb_prng_range(r, -2.0f, 3.0f),
+                                  cb_prng_below(r, 6) == 0 ? 0.0f : cb_prng_range(r, 0.0f, 1.0f),
+                                  CB_BLEND_MODE_NORMAL,
+                                  {NULL, 0}};
+    }
+    if (cb_prng_below(r, 3) != 0) {
+        e[k++] = (cb_blend_entry){clips[3],
+                                  cb_prng_range(r, -1.0f, 2.0f),
+                                  cb_prng_range(r, 0.0f, 1.2f),
+                                  CB_BLEND_MODE_OVERRIDE,
+                                  {NULL, 0}};
+    }
+    if (cb_prng_below(r, 3) != 0) {
+        e[k++] = (cb_blend_entry){clips[4],
+                                  cb_prng_range(r, -1.0f, 2.0f),
+                                  cb_prng_range(r, 0.0f, 1.5f),
+                                  CB_BLEND_MODE_ADDITIVE,
+                                  {NULL, 0}};
+    }
+    return k;
+}
+
+static void track_joint(const dref_xform *want, const dref_xform *got, size_t j, cb_err_track *et,
+                        cb_err_track *eq, cb_err_track *es)
+{
+    double dot = 0;
+    for (int c = 0; c < 4; ++c) {
+        dot += want->q[c] * got->q[c];
+    }
+    for (int c = 0; c < 3; ++c) {
+        cb_err_track_add(et, got->t[c], want->t[c], j);
+        cb_err_track_add(es, got->s[c], want->s[c], j);
+    }
+    for (int c = 0; c < 4; ++c) {
+        cb_err_track_add(eq, got->q[c], (dot < 0 ? -1 : 1) * want->q[c], j);
+    }
+}
+
+/* The blend job (SIMD and its scalar reference) and the sample job on compressed clips against
+ * the blend contract evaluated in double on the keys decoded by the scalar stream decoder:
+ * NORMAL (looping, clamped, key-reduced), OVERRIDE and ADDITIVE layers, rest fallback. What is
+ * left is the float rounding of the blend arithmetic (the decoded keys are exact: the decoders
+ * agree bit for bit): the bounds of tests/test_pose.c's uncompressed comparison. */
+static void cclip_pose_jobs_match_double(void **state)
+{
+    (void)state;
+    packed_scene p = packed_scene_make();
+    const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
+    cb_xform rest[128];
+    assert_true(n <= 128);
+    for (size_t j = 0; j < n; ++j) {
+        rest[j] = cb_skeleton_rest_xform(p.s, j);
+    }
+    cb_xform_group *out = cb_test_pose_alloc(p.s, true);
+    cb_prng r = cb_test_prng(__func__);
+    for (int path = 0; path < 3; ++path) {
+        static const char *const what[3][3] = {
+            {"blend job translation", "blend job rotation", "blend job scale"},
+            {"blend job ref translation", "blend job ref rotation", "blend job ref scale"},
+            {"sample job translation", "sample job rotation", "sample job scale"}};
+        cb_err_track et = cb_err_track_make(what[path][0]);
+        cb_err_track eq = cb_err_track_make(what[path][1]);
+        cb_err_track es = cb_err_track_make(what[path][2]);
+        for (int round = 0; round < 200; ++round) {
+            cb_blend_entry e[5];
+            size_t count = packed_entries(&r, p.packed, e);
+            dref_entry de[5];
+            for (size_t k = 0; k < count; ++k) {
+                int ci = 0;
+                while (p.packed[ci] != e[k].clip) {
+                    ++ci;
+                }
+                de[k] = (dref_entry){&p.ref[ci], e[k].time, e[k].weight, e[k].mode, NULL};
+            }
+            if (path == 2) {
+                cb_pose_sample_job job = {e[0].clip, e[0].time, {out, groups}};
+                assert_int_equal(cb_pose_sample_job_run(&job, NULL), CB_OK);
+            } else {
+                cb_pose_blend_job job = {p.s, {e, count}, 0.0f, {out, groups}};
+                assert_int_equal(path == 0 ? cb_pose_blend_job_run(&job, NULL)
+                                           : cb_pose_blend_job_run_ref(&job, NULL),
+                                 CB_OK);
+            }
+            for (size_t j = 0; j < n; ++j) {
+                dref_xform want;
+                if (path == 2) {
+                    want = dref_clip_sample(de[0].clip, de[0].time, j);
+                    dref_quat_normalize(want.q);
+                } else {
+                    want = dref_blend_joint(de, count, rest, j, CB_BLEND_DEFAULT_THRESHOLD);
+                }
+                dref_xform got = dref_from_pose(out, j);
+                track_joint(&want, &got, j, &et, &eq, &es);
+            }
+        }
+        cb_err_track_check(&et, 3e-7);
+        cb_err_track_check(&eq, 5e-7);
+        cb_err_track_check(&es, 8e-7);
+    }
+    free(out);
+    packed_scene_free(&p);
+}
+
+/* The compressed path against the same clip decoded to frames at load: both are within the
+ * compression bound of the source, so model-space joint positions agree within twice the bound
+ * (each side within it; at a key-reduced clip's frames the two coincide, between them the
+ * frames path interpolates the decoded frames, the compressed path the keys), measured in
+ * double after local-to-model. */
+static void cclip_pose_compressed_vs_raw(void **state)
+{
+    (void)state;
+    packed_scene p = packed_scene_make();
+    const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
+    const int32_t *parents = cb_skeleton_parents(p.s);
+    cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    dref_xform *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+    dref_mat *ma = malloc(n * sizeof *ma), *mb = malloc(n * sizeof *mb);
+    cb_prng r = cb_test_prng(__func__);
+    double bound = 0.0;
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        bound = fmax(bound, cb_cclip_query_info(p.z[i]).max_error_m);
+    }
+    cb_err_track ep = cb_err_track_make("compressed vs decoded-at-load joint positions (m)");
+    for (int round = 0; round < 300; ++round) {
+        cb_blend_entry ea[5], eb[5];
+        size_t count = packed_entries(&r, p.packed, ea);
+        for (size_t k = 0; k < count; ++k) {
+            eb[k] = ea[k];
+            for (int i = 0; i < PC_CLIPS; ++i) {
+                eb[k].clip = ea[k].clip == p.packed[i] ? p.raw[i] : eb[k].clip;
+            }
+        }
+        cb_pose_blend_job ja = {p.s, {ea, count}, 0.0f, {a, groups}};
+        cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
+        assert_int_equal(cb_pose_blend_job_run(&ja, NULL), CB_OK);
+        assert_int_equal(cb_pose_blend_job_run(&jb, NULL), CB_OK);
+        for (size_t j = 0; j < n; ++j) {
+            la[j] = dref_from_pose(a, j), lb[j] = dref_from_pose(b, j);
+        }
+        dref_local_to_model(parents, n, la, ma);
+        dref_local_to_model(parents, n, lb, mb);
+        for (size_t j = 0; j < n; ++j) {
+            double d2 = 0;
+            for (int c = 0; c < 3; ++c) {
+                d2 += (ma[j].m[3][c] - mb[j].m[3][c]) * (ma[j].m[3][c] - mb[j].m[3][c]);
+            }
+            cb_err_track_add(&ep, sqrt(d2), 0.0, j);
+        }
+    }
+    cb_err_track_check(&ep, 2.0 * bound);
+    free(a), free(b), free(la), free(lb), free(ma), free(mb);
+    packed_scene_free(&p);
+}
+
+/* A stored form passes its own loader with any finite fields, so a crafted one can decode to a
+ * zero rotation; a clip kept compressed is refused then (the sampler would normalize zero), as
+ * the frames decoded at load are by the frame checks. Here joint 5's rotation fields are zeroed
+ * in the loaded form. */
+static void cclip_packed_clip_refuses_bad_keys(void **state)
 {
     (void)state;
     cb_embedded *set = NULL;
     assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
     const cb_skeleton *s = cb_embedded_skeleton(set);
-    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
-    cb_cclip *clips[3];
-    const char *names[3] = {"walk_f", "run_fl", "idle"};
-    for (int i = 0; i < 3; ++i) {
-        size_t frames = 0;
-        cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, names[i]), &frames);
-        clips[i] = compress(s, src, frames, false, 1e-4f);
-        free(src);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(cb_embedded_find_clip(set, "walk_f"), &frames);
+    cb_cclip *z = compress(s, src, frames, false, 1e-4f);
+    free(src);
+    cb_clip *ok = clip_of(s, z, "walk_f", true, false);
+    cb_clip_destroy(ok);
+    const size_t j = 5, g = j / CB_SIMD_WIDTH, l = j % CB_SIMD_WIDTH;
+    float *ranges = (float *)(uintptr_t)z->ranges;
+    for (size_t k = 3; k < 7; ++k) {
+        float *off = ranges + (g * z->components + k) * 2 * CB_SIMD_WIDTH;
+        off[l] = 0.0f, off[CB_SIMD_WIDTH + l] = 0.0f;
     }
-    cb_prng r = cb_test_prng("cclip_blend_prototype");
-    cb_xform_group *pose = cb_test_pose_alloc(s, true), *ka = cb_test_pose_alloc(s, false);
-    cb_xform_group *kb = cb_test_pose_alloc(s, false);
-    cb_err_track e = cb_err_track_make("fused blend vs double blend of decoded keys");
-    for (int round = 0; round < 50; ++round) {
-        cb_cclip_blend_entry en[3];
-        for (int i = 0; i < 3; ++i) {
-            en[i] =
-                (cb_cclip_blend_entry){clips[i], cb_prng_range(&r, -2.0f, 2.0f),
-                                       round % 7 == 0 ? 0.0f : cb_prng_range(&r, 0.0f, 1.0f), true};
-        }
-        cb_cclip_blend(s, en, 3, CB_BLEND_DEFAULT_THRESHOLD, pose);
-        for (size_t j = 0; j < n; ++j) {
-            double t[3] = {0}, q[4] = {0}, wsum = 0;
-            for (int i = 0; i < 3; ++i) {
-                if (en[i].weight < 1e-5f) {
-                    continue;
-                }
-                uint32_t k;
-                float f;
-                cb_cclip_locate(clips[i], en[i].time, true, &k, &f);
-                cb_cclip_decode(clips[i], k, (cb_xform_group_span){ka, groups});
-                cb_cclip_decode(clips[i], k + 1, (cb_xform_group_span){kb, groups});
-                dref_xform a = dref_from_pose(ka, j), b = dref_from_pose(kb, j);
-                double w = en[i].weight, d = 0;
-                for (int c = 0; c < 4; ++c) {
-                    d += a.q[c] * q[c];
-                }
-                double sign = d < 0 ? -1 : 1;
-                for (int c = 0; c < 3; ++c) {
-                    t[c] += w * ((1 - f) * a.t[c] + f * b.t[c]);
-                }
-                for (int c = 0; c < 4; ++c) {
-                    q[c] += sign * w * ((1 - f) * a.q[c] + f * b.q[c]);
-                }
-                wsum += w;
-            }
-            cb_xform rest = cb_skeleton_rest_xform(s, j);
-            if (wsum < CB_BLEND_DEFAULT_THRESHOLD) {
-                double wr = CB_BLEND_DEFAULT_THRESHOLD - wsum, d = 0;
-                for (int c = 0; c < 4; ++c) {
-                    d += rest.rotation[c] * q[c];
-                }
-                for (int c = 0; c < 3; ++c) {
-                    t[c] += wr * rest.translation[c];
-                }
-                for (int c = 0; c < 4; ++c) {
-                    q[c] += (d < 0 ? -wr : wr) * rest.rotation[c];
-                }
-                wsum += wr;
-            }
-            dref_quat_normalize(q);
-            dref_xform got = dref_from_pose(pose, j);
-            for (int c = 0; c < 4; ++c) {
-                cb_err_track_add(&e, got.q[c], q[c], j);
-            }
-            for (int c = 0; c < 3; ++c) {
-                cb_err_track_add(&e, got.t[c], t[c] / wsum, j);
-            }
-        }
-    }
-    /* Float accumulation of three weighted samples, one normalization (as pose.h's 5e-7). */
-    cb_err_track_check(&e, 1e-6);
-    free(pose), free(ka), free(kb);
-    for (int i = 0; i < 3; ++i) {
-        cb_cclip_destroy(clips[i]);
-    }
+    cb_clip_frames_desc fd = {.name = "walk_f",
+                              .skeleton = s,
+                              .duration_s = 1.0f,
+                              .has_scale = true,
+                              .root_motion = CB_ROOT_MOTION_NONE};
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_cclip_clip_create(z, &fd, &c, &err), CB_ERR_DEGENERATE);
+    assert_null(c);
+    CB_CHECK(strstr(err.message, "key 0 joint 5") != NULL, "%s", err.message);
+    cb_cclip_destroy(z);
     cb_embedded_destroy(set);
+}
+
+/* A compressed clip's frames (cb_clip_read_frames) are its decoding at the source frames, the
+ * same floats as the clip decoded at load holds; its memory is the compressed form's. */
+static void cclip_packed_clip_frames(void **state)
+{
+    (void)state;
+    packed_scene p = packed_scene_make();
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        size_t floats = cb_clip_frame_count(p.raw[i]) * cb_clip_joint_count(p.raw[i]) *
+                        cb_clip_frame_stride(p.raw[i]);
+        assert_int_equal(cb_clip_frame_count(p.packed[i]), cb_clip_frame_count(p.raw[i]));
+        assert_int_equal(cb_clip_frame_stride(p.packed[i]), cb_clip_frame_stride(p.raw[i]));
+        float *fa = malloc(floats * sizeof *fa), *fb = malloc(floats * sizeof *fb);
+        assert_int_equal(cb_clip_read_frames(p.packed[i], (cb_float_span){fa, floats}), CB_OK);
+        assert_int_equal(cb_clip_read_frames(p.raw[i], (cb_float_span){fb, floats}), CB_OK);
+        assert_memory_equal(fa, fb, floats * sizeof *fa);
+        assert_true(cb_clip_bytes(p.packed[i]) < cb_clip_bytes(p.raw[i]));
+        assert_true(cb_clip_bytes(p.packed[i]) >= cb_cclip_query_info(p.z[i]).bytes);
+        free(fa), free(fb);
+    }
+    packed_scene_free(&p);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -942,7 +1177,10 @@ int main(void)
         cmocka_unit_test(cclip_assets_within_bound),
         cmocka_unit_test(cclip_simd_matches_ref),
         cmocka_unit_test(cclip_sample_matches_keys),
-        cmocka_unit_test(cclip_blend_prototype),
+        cmocka_unit_test(cclip_pose_jobs_match_double),
+        cmocka_unit_test(cclip_pose_compressed_vs_raw),
+        cmocka_unit_test(cclip_packed_clip_frames),
+        cmocka_unit_test(cclip_packed_clip_refuses_bad_keys),
         cmocka_unit_test(cclip_stream_roundtrip),
         cmocka_unit_test(cclip_stream_errors),
         cmocka_unit_test(cclip_root_track_within_bound),

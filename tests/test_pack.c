@@ -969,6 +969,60 @@ static void pack_encoding_1_still_loads(void **state)
     free(good), free(d);
 }
 
+/* The two forms of a loaded pack's compressed clips (crowdblend/pack.h, COMPRESSED CLIPS): kept
+ * compressed by default, decoded at load with CB_PACK_CLIP_FORM_RAW. Both give the same frames
+ * bit for bit (cb_clip_read_frames decodes a compressed clip as the raw load does) and the same
+ * shape; the compressed one holds less memory. A clip_form outside the enum is refused. */
+static void pack_clip_forms(void **state)
+{
+    (void)state;
+    pack_file packs[16];
+    size_t count = committed_packs(packs, 16), compressed = 0;
+    for (size_t i = 0; i < count; ++i) {
+        cb_pack *p[2] = {NULL, NULL};
+        for (int f = 0; f < 2; ++f) {
+            cb_pack_load_desc ld = {.clip_form = f == 0 ? _CB_PACK_CLIP_FORM_DEFAULT
+                                                        : CB_PACK_CLIP_FORM_RAW};
+            cb_error err = {0};
+            CB_CHECK(cb_pack_load_memory(packs[i].bytes, packs[i].size, &ld, &p[f], &err) == CB_OK,
+                     "%s: %s", packs[i].name, err.message);
+        }
+        assert_int_equal(cb_pack_clip_count(p[0]), cb_pack_clip_count(p[1]));
+        for (size_t k = 0; k < cb_pack_clip_count(p[0]); ++k) {
+            const cb_clip *a = cb_pack_clip(p[0], k), *b = cb_pack_clip(p[1], k);
+            assert_int_equal(cb_clip_frame_count(a), cb_clip_frame_count(b));
+            assert_int_equal(cb_clip_frame_stride(a), cb_clip_frame_stride(b));
+            size_t floats =
+                cb_clip_frame_count(a) * cb_clip_joint_count(a) * cb_clip_frame_stride(a);
+            float *fa = malloc(floats * sizeof *fa), *fb = malloc(floats * sizeof *fb);
+            assert_true(fa != NULL && fb != NULL);
+            assert_int_equal(cb_clip_read_frames(a, (cb_float_span){fa, floats}), CB_OK);
+            assert_int_equal(cb_clip_read_frames(b, (cb_float_span){fb, floats}), CB_OK);
+            CB_CHECK(memcmp(fa, fb, floats * sizeof *fa) == 0, "%s clip %zu: frames differ",
+                     packs[i].name, k);
+            free(fa), free(fb);
+            if (cb_pack_compressed_clip(p[0], k) != NULL) {
+                ++compressed;
+                CB_CHECK(cb_clip_bytes(a) < cb_clip_bytes(b), "%s clip %zu: %zu >= %zu bytes",
+                         packs[i].name, k, cb_clip_bytes(a), cb_clip_bytes(b));
+            } else {
+                assert_int_equal(cb_clip_bytes(a), cb_clip_bytes(b));
+            }
+        }
+        cb_pack_destroy(p[0]);
+        cb_pack_destroy(p[1]);
+    }
+    CB_CHECK(compressed >= 4, "only %zu compressed clips among the committed packs", compressed);
+    cb_pack_load_desc bad = {.clip_form = _CB_PACK_CLIP_FORM_COUNT};
+    cb_pack *p = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_pack_load_memory(packs[0].bytes, packs[0].size, &bad, &p, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_null(p);
+    CB_CHECK(strstr(err.message, "clip_form") != NULL, "%s", err.message);
+    free_packs(packs, count);
+}
+
 static void pack_load_survives_failed_allocations(void **state)
 {
     (void)state;
@@ -1148,6 +1202,7 @@ int main(void)
         cmocka_unit_test(pack_compressed_blocks_are_checked),
         cmocka_unit_test(pack_version_1_still_loads),
         cmocka_unit_test(pack_encoding_1_still_loads),
+        cmocka_unit_test(pack_clip_forms),
         cmocka_unit_test(pack_load_survives_failed_allocations),
         cmocka_unit_test(pack_save_checks_its_desc),
         cmocka_unit_test(pack_samples_checksum),

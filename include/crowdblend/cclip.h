@@ -11,7 +11,10 @@
  * hierarchy) once with the source keys and once with the decoded keys; the distance between the
  * two is the error, and its maximum over joints, keys and points must not exceed `max_error_m`.
  * Defaults: 0.1 mm at 3 cm (ACL's defaults). So an error in a hip rotation counts with the whole
- * leg it moves, and a joint may be coarse where nothing below it amplifies the error.
+ * leg it moves, and a joint may be coarse where nothing below it amplifies the error. A clip
+ * that keeps fewer keys than source frames is also measured midway between source frames
+ * (against the source lerped and normalized there, as the runtime samples it), since the sampler
+ * interpolates between keys whose kinks are not the source's.
  *
  * WHAT IS STORED
  * The source is a uniform sequence of key frames (local transforms of every joint). The
@@ -248,20 +251,20 @@ CB_API cb_result cb_cclip_sample(const cb_cclip *clip, float t, bool looping,
                                  cb_xform_group_span out);
 
 /* ----------------------------------------------------------------------------------------- */
-/* Decoding into an uncompressed clip (the interim until the sampler decodes compressed clips)  */
+/* Decoding into an uncompressed clip (a pack loaded with CB_PACK_CLIP_FORM_RAW)                */
 
 /**
  * Creates an uncompressed clip (crowdblend/clip.h) holding what `clip` decodes to at each of its
  * source frames: the stored keys lerped to the frame (as the compressor measured its error),
  * rotations normalized and made continuous; a looping clip's last frame is set to its first.
- * Packs use it to hand the crowd playable clips while the file keeps the compressed form
- * (crowdblend/pack.h). Every field of `desc` but `frames` and `frame_count` is used as given
- * (name, duration, wrap, root motion and its track of source_frames * 4 floats, markers,
- * allocator), except that a clip storing its own root track uses that (decoded) and ignores
- * desc->root_track; `has_scale` must be true when the clip stores a scale track (without it, the
- * decoded scale is dropped: default tracks decode to the rest scale, which the clip's source
- * without scale did not have), and `additive` must match the clip.
- * The frames are the same bits in every build.
+ * Packs use it when loaded with CB_PACK_CLIP_FORM_RAW (crowdblend/pack.h); by default they keep
+ * the compressed form and the pose jobs sample it directly. Every field of `desc` but `frames`
+ * and `frame_count` is used as given (name, duration, wrap, root motion and its track of 4 floats
+ * per source frame, markers, allocator), except that a clip storing its own root track uses that
+ * (decoded) and ignores desc->root_track; `has_scale` must be true when the clip stores a scale
+ * track (without it, the decoded scale is dropped: default tracks decode to the rest scale, which
+ * the clip's source without scale did not have), and `additive` must match the clip. The frames are
+ * the same bits in every build.
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_ALLOCATOR, CB_ERR_MISMATCH (another skeleton, the
  *         additive flag, scale), CB_ERR_SPAN_TOO_SHORT (root_track), CB_ERR_OUT_OF_MEMORY, and
  *         the codes of cb_clip_create_from_frames.

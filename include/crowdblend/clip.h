@@ -232,7 +232,8 @@ CB_API bool cb_clip_is_looping(const cb_clip *clip);
 CB_API bool cb_clip_is_additive(const cb_clip *clip);
 /** Bytes stored per joint and frame: 28 (translation + rotation) or 40 (with scale). */
 CB_API size_t cb_clip_bytes_per_joint_frame(const cb_clip *clip);
-/** All memory the clip holds, in bytes: frames (padding lanes included), root track, header. */
+/** All memory the clip holds, in bytes: frames (padding lanes included), root track, header;
+ *  for a clip that keeps its keys compressed, the loaded compressed form instead of frames. */
 CB_API size_t cb_clip_bytes(const cb_clip *clip);
 /** Signature of the skeleton the clip was built for (cb_skeleton_signature()). */
 CB_API uint64_t cb_clip_skeleton_signature(const cb_clip *clip);
@@ -441,8 +442,11 @@ CB_API size_t cb_clip_frame_stride(const cb_clip *clip);
 
 /**
  * Writes the clip's stored frames in the FRAMES layout (frame_count * joint_count *
- * cb_clip_frame_stride() floats). Thread-safe.
- * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT (nothing written).
+ * cb_clip_frame_stride() floats). Thread-safe. A clip that keeps its keys compressed (a pack's,
+ * crowdblend/pack.h, COMPRESSED CLIPS) writes its decoding at the frames (cb_cclip_to_clip's
+ * frames), with scratch from the clip's allocator.
+ * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_SPAN_TOO_SHORT (nothing written),
+ *         CB_ERR_OUT_OF_MEMORY (compressed clips only).
  */
 CB_API cb_result cb_clip_read_frames(const cb_clip *clip, cb_float_span out);
 

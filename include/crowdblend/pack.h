@@ -22,13 +22,17 @@
  * A clip may be stored compressed (crowdblend/cclip.h: error-bounded, 6-19x smaller than raw
  * 32-bit keys on the test assets): cb_pack_desc.compressed gives the compressed form of each clip
  * to store that way. The file then holds the compressed stored form instead of the frames
- * (docs/formats.md, clip encoding 1), and loading validates it (cb_cclip_load) and decodes it into
- * an ordinary clip at the source frames (cb_cclip_to_clip), which is what cb_pack_clip() gives the
- * crowd. This is the interim until the sampler decodes compressed clips itself
- * (docs/architecture.md): the file and cb_pack_compressed_clip() have the compressed size, the
- * loaded clip the raw size. A compressed clip that stores its root track (cb_cclip_desc.
- * root_track, as `crowdblend import` makes them) is written with it (clip encoding 2): the
- * root track is then error-bounded too (crowdblend/cclip.h, ROOT TRACK) instead of raw floats.
+ * (docs/formats.md, clip encoding 1), and loading validates it (cb_cclip_load). By default the
+ * clip cb_pack_clip() gives keeps it compressed in memory: the pose jobs (crowdblend/pose.h)
+ * decode its keys per joint group inside the fused sample + blend, so the clip costs its
+ * compressed size at run time (cb_clip_bytes) and samples within the clip's error bound of its
+ * source. cb_pack_load_desc.clip_form = CB_PACK_CLIP_FORM_RAW decodes it at load instead into
+ * an ordinary clip at the source frames (cb_cclip_to_clip): the raw size, faster to sample
+ * (docs/performance.md has both). cb_clip_read_frames() of a compressed clip decodes it the same
+ * way, so both forms give the same frames. A compressed clip that stores its root track
+ * (cb_cclip_desc. root_track, as `crowdblend import` makes them) is written with it (clip encoding
+ * 2): the root track is then error-bounded too (crowdblend/cclip.h, ROOT TRACK) instead of raw
+ * floats.
  *
  * VERSIONS
  * Version 2 added clip section version 2 and its encoding 1 (compressed), then clip section
@@ -163,6 +167,17 @@ CB_API cb_result cb_pack_save_memory(const cb_pack_desc *desc, void *dst, size_t
  */
 CB_API cb_result cb_pack_save(const cb_pack_desc *desc, const char *path, cb_error *err);
 
+/** How a loaded pack holds its compressed clips in memory (see COMPRESSED CLIPS). */
+typedef enum cb_pack_clip_form {
+    _CB_PACK_CLIP_FORM_DEFAULT = 0, /**< CB_PACK_CLIP_FORM_COMPRESSED */
+    /** As stored: the pose jobs decode the keys inside the fused sample + blend. */
+    CB_PACK_CLIP_FORM_COMPRESSED,
+    /** Decoded at load into uncompressed frames at the source rate (cb_cclip_to_clip): the
+     *  raw size in memory, for a host that wants the fastest sampling of a few clips. */
+    CB_PACK_CLIP_FORM_RAW,
+    _CB_PACK_CLIP_FORM_COUNT
+} cb_pack_clip_form;
+
 /** How to load. Zero-initialize; every field has a default. */
 typedef struct cb_pack_load_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -170,6 +185,9 @@ typedef struct cb_pack_load_desc {
     const char *source_name;
     /** For the pack, its skeleton, clips and texts, and the load's temporary buffers. */
     cb_allocator allocator;
+    /** Compressed clips stay compressed (default) or are decoded to frames at load. Clips the
+     *  file stores raw are raw either way. */
+    cb_pack_clip_form clip_form;
     uint32_t _end_canary; /**< must be 0 */
 } cb_pack_load_desc;
 
@@ -214,7 +232,8 @@ CB_API const cb_clip *cb_pack_clip(const cb_pack *pack, size_t index);
 CB_API const cb_clip *const *cb_pack_clips(const cb_pack *pack);
 CB_API cb_result cb_pack_find_clip(const cb_pack *pack, const char *name, size_t *index);
 /** The compressed form clip `index` was stored in, or NULL (stored raw, or out of range). The
- *  clip cb_pack_clip() gives is its decoding (see COMPRESSED CLIPS). */
+ *  clip cb_pack_clip() gives samples it directly, or its decoding when the pack was loaded with
+ *  CB_PACK_CLIP_FORM_RAW (see COMPRESSED CLIPS). */
 CB_API const cb_cclip *cb_pack_compressed_clip(const cb_pack *pack, size_t index);
 /** What the importer measured for clip `index` (all negative out of range). */
 CB_API cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *pack, size_t index);

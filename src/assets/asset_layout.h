@@ -49,7 +49,13 @@ struct cb_clip {
     bool has_scale;
     cb_root_motion root_mode; /* resolved; NONE when nothing was extracted */
     uint32_t root_joint;
-    const float *frames;  /* (N + 1) * group_count * stride * W floats, vector-aligned */
+    /* The keys: either frames (uncompressed) or a compressed clip, never both. frames is
+     * (N + 1) * group_count * stride * W floats, vector-aligned; packed (src/compress) is
+     * sampled with its group decoder inside the pose jobs, is not owned by the clip and
+     * outlives it (a pack keeps both). N stays the source's frame intervals either way: the
+     * root track and the markers are per source frame. */
+    const float *frames;
+    const struct cb_cclip *packed;
     const float *root;    /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
     float root_origin[4]; /* x y z yaw of the root's ground frame at frame 0 (source space) */
     /* Markers, sorted by normalized time (ties in desc order), in parallel arrays so the
@@ -103,6 +109,14 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
  * parameter) gives a zero delta, as the checked function's refusal left it. */
 void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
                                        cb_root_delta *out);
+
+/* A clip whose keys are the compressed clip `packed` instead of frames (the metadata, root
+ * track and markers come from d, whose frames are ignored; d's has_scale sets the layout
+ * cb_clip_read_frames writes). packed must be for d's skeleton and source frame count and
+ * outlive the clip; cb_clip_destroy does not free it. Validation as cb_clip_create_from_frames
+ * apart from the frames. */
+cb_result cb_clip_create_packed(const cb_clip_frames_desc *d, const struct cb_cclip *packed,
+                                cb_clip **out, cb_error *err);
 
 /* Is joint j in the subtree of joint root (root itself included)? Parents precede children, so
  * walking up from j can stop as soon as the index drops below root. */

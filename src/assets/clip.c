@@ -9,6 +9,7 @@
 
 #include "assets/asset_layout.h"
 #include "base/scalar_math.h"
+#include "compress/cclip_impl.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Desc defaults and validation                                                               */
@@ -823,7 +824,8 @@ size_t cb_clip_bytes_per_joint_frame(const cb_clip *c)
 
 size_t cb_clip_bytes(const cb_clip *c)
 {
-    return c->alloc_bytes;
+    /* A compressed clip's keys count with it: they are its frames. */
+    return c->alloc_bytes + (c->packed != NULL ? cb_cclip_query_info(c->packed).bytes : 0);
 }
 
 uint64_t cb_clip_skeleton_signature(const cb_clip *c)
@@ -1132,7 +1134,10 @@ static cb_result validate_stored_markers(const cb_clip_frames_desc *d, cb_error 
 }
 
 /* The header fields of a frames desc: everything but the per-value checks. */
-static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, cb_error *err)
+/* with_frames: d's frames are the clip's keys (false: a compressed clip's are,
+ * cb_clip_create_packed). */
+static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, bool with_frames,
+                                        cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "clip frames desc: a canary is not 0");
@@ -1174,12 +1179,13 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
     }
     size_t stride = d->has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
     size_t need = (size_t)d->frame_count * n * stride;
-    if (d->frames.ptr == NULL || (root && d->root_track.ptr == NULL)) {
+    if ((with_frames && d->frames.ptr == NULL) || (root && d->root_track.ptr == NULL)) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": %s is NULL", d->name,
-                            d->frames.ptr == NULL ? "frames" : "root_track");
+                            d->root_track.ptr != NULL || !root ? "frames" : "root_track");
     }
-    if (d->frames.count < need || (root && d->root_track.count < (size_t)d->frame_count * 4)) {
-        bool fr = d->frames.count < need;
+    const bool short_frames = with_frames && d->frames.count < need;
+    if (short_frames || (root && d->root_track.count < (size_t)d->frame_count * 4)) {
+        bool fr = short_frames;
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "clip \"%s\": %s has %zu floats, needs %zu",
                             d->name, fr ? "frames" : "root_track",
                             fr ? d->frames.count : d->root_track.count,
@@ -1299,7 +1305,9 @@ static void pack_stored_frames(const float *src, size_t n, struct cb_clip *c, fl
     }
 }
 
-cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **out, cb_error *err)
+/* The one constructor of clips from stored keys: frames (packed NULL) or a compressed clip. */
+static cb_result create_stored(const cb_clip_frames_desc *desc, const struct cb_cclip *packed,
+                               cb_clip **out, cb_error *err)
 {
     if (desc == NULL || out == NULL || desc->skeleton == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create_from_frames: %s is NULL",
@@ -1310,8 +1318,8 @@ cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **
     cb_clip_frames_desc d = cb_clip_query_frames_desc(desc);
     const cb_skeleton *skel = d.skeleton;
     const size_t n = cb_skeleton_joint_count(skel);
-    cb_result r = validate_frames_header(&d, n, err);
-    if (r == CB_OK) {
+    cb_result r = validate_frames_header(&d, n, packed == NULL, err);
+    if (r == CB_OK && packed == NULL) {
         r = validate_frame_values(&d, n, err);
     }
     if (r == CB_OK) {
@@ -1327,8 +1335,8 @@ cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **
         .stride = d.has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE,
     };
     size_t root_bytes = root ? (size_t)d.frame_count * 4 * sizeof(float) : 0;
-    clip_layout lay =
-        layout_of(cb_clip_frame_floats(&probe) * d.frame_count, root_bytes, d.marker_count);
+    size_t frame_floats = packed == NULL ? cb_clip_frame_floats(&probe) * d.frame_count : 0;
+    clip_layout lay = layout_of(frame_floats, root_bytes, d.marker_count);
     unsigned char *block = cb_alloc(&d.allocator, lay.total, cb_simd_group_align());
     if (block == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, lay.total);
@@ -1361,12 +1369,31 @@ cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **
         memset(names + i * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
         memcpy(names + i * CB_MARKER_NAME_SLOT, d.markers[i].name, strlen(d.markers[i].name));
     }
-    pack_stored_frames(d.frames.ptr, n, c, (float *)(block + lay.off_frames));
+    if (packed != NULL) {
+        c->frames = NULL;
+        c->packed = packed;
+    } else {
+        pack_stored_frames(d.frames.ptr, n, c, (float *)(block + lay.off_frames));
+    }
     if (root) {
         memcpy(block + lay.off_root, d.root_track.ptr, root_bytes);
     }
     *out = c;
     return CB_OK;
+}
+
+cb_result cb_clip_create_from_frames(const cb_clip_frames_desc *desc, cb_clip **out, cb_error *err)
+{
+    return create_stored(desc, NULL, out, err);
+}
+
+cb_result cb_clip_create_packed(const cb_clip_frames_desc *d, const struct cb_cclip *packed,
+                                cb_clip **out, cb_error *err)
+{
+    if (packed == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create_packed: packed is NULL");
+    }
+    return create_stored(d, packed, out, err);
 }
 
 size_t cb_clip_frame_stride(const cb_clip *c)
@@ -1382,6 +1409,10 @@ cb_result cb_clip_read_frames(const cb_clip *c, cb_float_span out)
     const size_t n = c->joint_count, stride = c->stride, w = CB_SIMD_WIDTH;
     if (out.count < ((size_t)c->intervals + 1) * n * stride) {
         return CB_ERR_SPAN_TOO_SHORT;
+    }
+    if (c->packed != NULL) {
+        /* Decoded at the source frames as a raw pack clip would hold them. */
+        return cb_cclip_write_frames(c->packed, stride, c->looping, &c->allocator, out.ptr);
     }
     for (uint32_t f = 0; f <= c->intervals; ++f) {
         for (size_t j = 0; j < n; ++j) {

@@ -6,7 +6,10 @@
  * With inverse binds, also what skinning output costs on that frame: four crowds, model
  * matrices only, model + skinning (MAT4), skinning only (MAT4, 3x4), their frames interleaved
  * so that the machine's load falls on all alike; nanoseconds per character (medians), with
- * 1,000 characters (outputs in cache) and 10,000 (outputs stream to memory). */
+ * 1,000 characters (outputs in cache) and 10,000 (outputs stream to memory). And the two forms
+ * a loaded pack can hold its compressed clips in (crowdblend/pack.h, COMPRESSED CLIPS): kept
+ * compressed (the default) against decoded to frames at load, side by side: loads interleaved,
+ * the clips' memory, and the W1 frame of both crowds, their frames interleaved. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +167,98 @@ static void print_skinning(double ns[2][SKIN_MODES], bool json)
     }
 }
 
+/* What one clip form costs (clip_forms). */
+typedef struct form_figures {
+    double load_ms, ns_per_character;
+    size_t clip_bytes;
+} form_figures;
+
+enum { FORMS = 2 };
+static const cb_pack_clip_form form_of[FORMS] = {CB_PACK_CLIP_FORM_COMPRESSED,
+                                                 CB_PACK_CLIP_FORM_RAW};
+static const char *const form_names[FORMS] = {"compressed", "raw"};
+
+/* Loads the pack in both forms, LOADS times each, interleaved. */
+static cb_result load_forms(const char *path, cb_pack *p[FORMS], form_figures out[FORMS],
+                            cb_error *err)
+{
+    enum { LOADS = 21 };
+    double ms[FORMS][LOADS];
+    cb_result r = CB_OK;
+    for (int k = 0; k < LOADS && r == CB_OK; ++k) {
+        for (int f = 0; f < FORMS && r == CB_OK; ++f) {
+            cb_pack_load_desc d = {.clip_form = form_of[f]};
+            cb_pack_destroy(p[f]);
+            p[f] = NULL;
+            uint64_t t0 = cb_now_ns();
+            r = cb_pack_load_file(path, &d, &p[f], err);
+            ms[f][k] = (double)(cb_now_ns() - t0) / 1e6;
+        }
+    }
+    for (int f = 0; f < FORMS && r == CB_OK; ++f) {
+        out[f].load_ms = cb_median(ms[f], LOADS);
+        out[f].clip_bytes = 0;
+        for (size_t i = 0; i < cb_pack_clip_count(p[f]); ++i) {
+            out[f].clip_bytes += cb_clip_bytes(cb_pack_clip(p[f], i));
+        }
+    }
+    return r;
+}
+
+/* The W1 frame (1,000 characters, one thread, model matrices) on each form, the crowds' frames
+ * interleaved with the order rotating, medians of FRAMES. */
+static cb_result clip_forms(const char *path, form_figures out[FORMS], cb_error *err)
+{
+    enum { FRAMES = 301, CHARACTERS = 1000 };
+    cb_pack *p[FORMS] = {0};
+    cb_graph *g[FORMS] = {0};
+    cb_crowd *c[FORMS] = {0};
+    cb_result r = load_forms(path, p, out, err);
+    for (int f = 0; f < FORMS && r == CB_OK; ++f) {
+        r = w1_graph(p[f], &g[f], err);
+        const cb_graph *graphs[1] = {g[f]};
+        r = r == CB_OK ? skin_crowd(p[f], graphs, 0, CHARACTERS, &c[f], err) : r;
+    }
+    static double ns[FORMS][FRAMES];
+    for (int k = -3; k < FRAMES && r == CB_OK; ++k) {
+        for (int i = 0; i < FORMS; ++i) {
+            int f = (i + (k < 0 ? 0 : k)) % FORMS;
+            uint64_t t0 = cb_now_ns();
+            cb_crowd_update(c[f], 1.0f / 60.0f);
+            if (k >= 0) {
+                ns[f][k] = (double)(cb_now_ns() - t0) / CHARACTERS;
+            }
+        }
+    }
+    for (int f = 0; f < FORMS; ++f) {
+        out[f].ns_per_character = r == CB_OK ? cb_median(ns[f], FRAMES) : -1.0;
+        cb_crowd_destroy(c[f]);
+        cb_graph_destroy(g[f]);
+        cb_pack_destroy(p[f]);
+    }
+    return r;
+}
+
+static void print_forms(const form_figures f[FORMS], bool json)
+{
+    if (json) {
+        printf(", \"clip_forms\": {");
+        for (int k = 0; k < FORMS; ++k) {
+            printf("%s\"%s\": {\"clip_bytes\": %zu, \"load_ms\": %.4f, "
+                   "\"w1_ns_per_character\": %.1f}",
+                   k ? ", " : "", form_names[k], f[k].clip_bytes, f[k].load_ms,
+                   f[k].ns_per_character);
+        }
+        printf("}");
+        return;
+    }
+    printf("clips kept compressed (default) / decoded at load (raw), interleaved: clip memory %zu "
+           "/ %zu bytes, load %.3f / %.3f ms, W1 frame %.1f / %.1f ns per character "
+           "(compressed / raw %.2fx)\n",
+           f[0].clip_bytes, f[1].clip_bytes, f[0].load_ms, f[1].load_ms, f[0].ns_per_character,
+           f[1].ns_per_character, f[0].ns_per_character / f[1].ns_per_character);
+}
+
 int cb_bench_pack(const char *path, bool json)
 {
     enum { LOADS = 21 };
@@ -194,6 +289,12 @@ int cb_bench_pack(const char *path, bool json)
         cb_pack_destroy(p);
         return CB_EXIT_FAILURE;
     }
+    form_figures forms[FORMS];
+    if (clip_forms(path, forms, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend bench: clip forms of %s: %s\n", path, err.message);
+        cb_pack_destroy(p);
+        return CB_EXIT_FAILURE;
+    }
     size_t joints = cb_skeleton_joint_count(cb_pack_skeleton(p));
     if (json) {
         printf("{\"pack\": \"%s\", \"joints\": %zu, \"clips\": %zu, \"load_ms\": %.4f, "
@@ -202,6 +303,7 @@ int cb_bench_pack(const char *path, bool json)
         if (skin) {
             print_skinning(skin_ns, true);
         }
+        print_forms(forms, true);
         printf("}\n");
     } else {
         printf("%s: %zu joints, %zu clips; load %.3f ms (median of %d); W1-style frame on this "
@@ -210,6 +312,7 @@ int cb_bench_pack(const char *path, bool json)
         if (skin) {
             print_skinning(skin_ns, false);
         }
+        print_forms(forms, false);
     }
     cb_pack_destroy(p);
     return CB_EXIT_OK;

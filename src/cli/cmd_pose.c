@@ -107,7 +107,7 @@ static void print_text(const char *clip_name, double time_s, bool in_place, cons
 
 int cb_cmd_pose(int argc, char **argv)
 {
-    bool help = false, json = false, in_place = false;
+    bool help = false, json = false, in_place = false, raw_clips = false;
     const char *clip_name = NULL, *times = NULL;
     double time_s = NAN;
     const cb_opt opts[] = {
@@ -117,6 +117,8 @@ int cb_cmd_pose(int argc, char **argv)
          "several times, t1,t2,... (with --json: one object per line)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
         {"in-place", CB_OPT_FLAG, &in_place, "leave the root motion out"},
+        {"raw-clips", CB_OPT_FLAG, &raw_clips,
+         "decode compressed clips to frames at load (default: sample them compressed)"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
@@ -136,7 +138,9 @@ int cb_cmd_pose(int argc, char **argv)
     }
     cb_pack *pack = NULL;
     cb_error err = {0};
-    if (cb_pack_load_file(positional[0], NULL, &pack, &err) != CB_OK) {
+    cb_pack_load_desc load = {.clip_form =
+                                  raw_clips ? CB_PACK_CLIP_FORM_RAW : CB_PACK_CLIP_FORM_COMPRESSED};
+    if (cb_pack_load_file(positional[0], &load, &pack, &err) != CB_OK) {
         fprintf(stderr, "%s: %s\n", CMD, err.message);
         return CB_EXIT_FAILURE;
     }

@@ -174,8 +174,8 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
             printf("%s  %s: %zu bytes compressed, %zu as raw keys (%.1fx), %u of %u keys, "
                    "shell error %.3g mm (bound %.3g mm at %.3g cm)\n",
                    !first ? ""
-                          : "\nCompression (memory B: decoded at load until the sampler decodes "
-                            "compressed clips):\n\n",
+                          : "\nCompression (memory B: kept compressed, sampled by the pose "
+                            "jobs):\n\n",
                    cb_clip_name(cb_pack_clip(p, i)), ci.stream_bytes, ci.source_bytes,
                    (double)ci.source_bytes / (double)ci.stream_bytes, ci.keys, ci.source_frames,
                    1e3 * (double)ci.measured_error_m, 1e3 * (double)ci.max_error_m,

@@ -252,6 +252,26 @@ void cb_cclip_lane_perm_init(void *perm, const int32_t *src);
  * floats, scale 1) can drop the decoded scale, which is the rest scale of default tracks. */
 bool cb_cclip_stores_scale(const cb_cclip *c);
 
+/* The clip decoded at its source frames into frames (source_frames * joint_count * stride
+ * floats, the FRAMES layout of crowdblend/clip.h, stride 7 or 10): the keys from the group
+ * decoder, lerped to each frame and normalized in double where the compressor measured, rounded
+ * once (the same bits at every W); each rotation on the side of the previous frame's, a looping
+ * clip's last frame its first. Scratch from allocator: CB_OK or CB_ERR_OUT_OF_MEMORY. */
+cb_result cb_cclip_write_frames(const cb_cclip *clip, size_t stride, bool loop,
+                                const cb_allocator *allocator, float *frames);
+
+/* How far from unit length a decoded key's rotation may be for cb_cclip_clip_create: the
+ * quantization moves it by far less (the bound on the shell), the sampler normalizes, and
+ * anything near zero is refused. */
+#define CB_CCLIP_KEY_UNIT_TOLERANCE 0.1
+
+/* A clip (crowdblend/clip.h) whose keys are `clip` itself, sampled compressed by the pose jobs
+ * (cb_clip_create_packed): desc as cb_cclip_to_clip takes it. clip must outlive the result.
+ * Also CB_ERR_DEGENERATE: a decoded rotation far from unit length, or in the other hemisphere
+ * from the previous key's. */
+cb_result cb_cclip_clip_create(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                               cb_error *err);
+
 /* Bytes the loaded form of clip c would hold in a build of SIMD width `width` (4, 8 or 16), for
  * the figures of docs/performance.md; c's own cb_cclip_query_info().bytes is this for W. */
 size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width);
@@ -291,23 +311,6 @@ typedef struct cb_cclip_compress_stats {
 /* cb_cclip_create with switches; stats may be NULL. */
 cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *options,
                              cb_cclip **out, cb_cclip_compress_stats *stats, cb_error *err);
-
-/* ------------------------------------------------------------------------------------------ */
-/* Fused sample + blend prototype (bench/bench_cclip.c; the plan for src/anim/pose.c in       */
-/* docs/architecture.md)                                                                      */
-
-typedef struct cb_cclip_blend_entry {
-    const cb_cclip *clip;
-    float time;   /* normalized */
-    float weight; /* >= 0 */
-    bool looping;
-} cb_cclip_blend_entry;
-
-/* The NORMAL part of cb_pose_blend_job_run with compressed clips: per joint group, each
- * entry's two keys decoded in registers and accumulated, rest-pose fallback below threshold,
- * one normalization. No validation (benchmarks and tests call it with checked inputs). */
-void cb_cclip_blend(const cb_skeleton *skeleton, const cb_cclip_blend_entry *entries, size_t count,
-                    float threshold, cb_xform_group *out);
 
 /* Where a normalized time falls between keys i and i + 1 (fraction f), as cb_clip_locate. */
 static inline void cb_cclip_locate(const struct cb_cclip *c, float t, bool looping, uint32_t *i,

@@ -47,10 +47,17 @@ typedef struct ctx {
     cb_cclip_options opt;
     const cb_allocator *alloc;
     size_t joints, frames;
+    /* Where the error is measured: points 2 p are the source frames, points 2 p + 1 the
+     * midpoints between them (the source as the runtime samples it there: lerp and nlerp of the
+     * two frames). A candidate at the source key rate is measured at the frames (its keys are
+     * the frames, and the sampler interpolates between them as between the source's); one with
+     * fewer keys at every point, because the sampler interpolates between its keys, whose kinks
+     * fall elsewhere than the source's. */
+    size_t points;
     const int32_t *parents;
     double bound, shell;
-    comp *src;                           /* frames x joints: t, q (unit, continuous), s - 1 */
-    daff *msrc;                          /* frames x joints: source model transforms */
+    comp *src;                           /* points x joints: t, q (unit, continuous), s - 1 */
+    daff *msrc;                          /* points x joints: source model transforms */
     double *dominant;                    /* joints: the shell distance of a joint's own error */
     double range[CB_CCLIP_TRACKS];       /* largest magnitude per track type */
     int exponent[CB_CCLIP_TRACKS];       /* offset grid exponents (cb_cclip_offset_value) */
@@ -62,9 +69,9 @@ typedef struct ctx {
     cb_cclip_field *field; /* joints x 10 */
     uint32_t *q;           /* keys x joints x 10 */
     float *dec;            /* keys x joints x 10 */
-    daff *lcur;            /* frames x joints: decoded local transforms */
-    daff *mcur;            /* frames x joints: decoded model transforms */
-    double *jerr;          /* joints: max shell error over frames */
+    daff *lcur;            /* points x joints: decoded local transforms */
+    daff *mcur;            /* points x joints: decoded model transforms */
+    double *jerr;          /* joints: max shell error over the measured points */
     bool *dirty;           /* joints */
     uint8_t *mark;         /* joints x 3: tracks visited by the trim pass */
     size_t *path;          /* joints: a chain, for trial errors */
@@ -234,7 +241,7 @@ static void prepare_source(ctx *c)
     for (size_t f = 0; f < c->frames; ++f) {
         for (size_t j = 0; j < n; ++j) {
             const cb_xform *x = &c->d.frames.ptr[f * n + j];
-            double *v = c->src[f * n + j].v;
+            double *v = c->src[2 * f * n + j].v;
             for (int k = 0; k < 3; ++k) {
                 v[k] = x->translation[k];
                 v[7 + k] = (double)x->scale[k] - 1.0;
@@ -244,14 +251,28 @@ static void prepare_source(ctx *c)
             }
             quat_normalize(v + 3);
             if (f > 0) {
-                const double *p = c->src[(f - 1) * n + j].v;
+                const double *p = c->src[(2 * f - 2) * n + j].v;
                 if (p[3] * v[3] + p[4] * v[4] + p[5] * v[5] + p[6] * v[6] < 0.0) {
                     for (int k = 3; k < 7; ++k) {
                         v[k] = -v[k];
                     }
                 }
             }
-            daff l = affine_of(v);
+        }
+    }
+    for (size_t m = 1; m < c->points; m += 2) {
+        for (size_t j = 0; j < n; ++j) {
+            const double *a = c->src[(m - 1) * n + j].v, *b = c->src[(m + 1) * n + j].v;
+            double *v = c->src[m * n + j].v;
+            for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+                v[k] = 0.5 * a[k] + 0.5 * b[k];
+            }
+            quat_normalize(v + 3);
+        }
+    }
+    for (size_t f = 0; f < c->points; ++f) {
+        for (size_t j = 0; j < n; ++j) {
+            daff l = affine_of(c->src[f * n + j].v);
             int32_t p = c->parents[j];
             c->msrc[f * n + j] = p < 0 ? l : compose(&c->msrc[f * n + (size_t)p], &l);
         }
@@ -262,7 +283,7 @@ static void prepare_source(ctx *c)
     for (size_t j = 0; j < n; ++j) {
         c->dominant[j] = c->shell;
     }
-    for (size_t f = 0; f < c->frames; ++f) {
+    for (size_t f = 0; f < c->points; f += 2) {
         for (size_t j = n; j-- > 0;) {
             for (int32_t a = c->parents[j]; a >= 0; a = c->parents[a]) {
                 const double *pj = c->msrc[f * n + j].t, *pa = c->msrc[f * n + (size_t)a].t;
@@ -275,11 +296,14 @@ static void prepare_source(ctx *c)
     /* Fixed ranges for the no-range-reduction alternative. */
     c->range[0] = c->range[2] = 0.0;
     c->range[1] = 1.0;
-    for (size_t i = 0; i < c->frames * n; ++i) {
-        for (int k = 0; k < 3; ++k) {
-            double t = fabs(c->src[i].v[k]), s = fabs(c->src[i].v[7 + k]);
-            c->range[0] = t > c->range[0] ? t : c->range[0];
-            c->range[2] = s > c->range[2] ? s : c->range[2];
+    for (size_t f = 0; f < c->points; f += 2) {
+        for (size_t j = 0; j < n; ++j) {
+            const double *v = c->src[f * n + j].v;
+            for (int k = 0; k < 3; ++k) {
+                double t = fabs(v[k]), sc = fabs(v[7 + k]);
+                c->range[0] = t > c->range[0] ? t : c->range[0];
+                c->range[2] = sc > c->range[2] ? sc : c->range[2];
+            }
         }
     }
     for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
@@ -301,7 +325,7 @@ static void resample(ctx *c)
         a = a > c->frames - 2 ? c->frames - 2 : a;
         double u = x - (double)a;
         for (size_t j = 0; j < n; ++j) {
-            const double *va = c->src[a * n + j].v, *vb = c->src[(a + 1) * n + j].v;
+            const double *va = c->src[2 * a * n + j].v, *vb = c->src[(2 * a + 2) * n + j].v;
             double *o = c->key[i * n + j].v;
             for (int k = 0; k < 3; ++k) {
                 o[k] = va[k] + (vb[k] - va[k]) * u;
@@ -435,15 +459,22 @@ static void commit(ctx *c, size_t j, int x, int lvl)
 /* ------------------------------------------------------------------------------------------ */
 /* Reconstruction and error                                                                   */
 
-/* Where source frame f falls among the keys. */
-static void key_pos(const ctx *c, size_t f, size_t *i, double *u)
+/* The points a candidate is measured at: every other (the frames) at the source key rate. */
+static size_t point_step(const ctx *c)
+{
+    return c->keys == c->frames ? 2 : 1;
+}
+
+/* Where measuring point p (source frame p / 2 when p is even) falls among the keys. */
+static void key_pos(const ctx *c, size_t p, size_t *i, double *u)
 {
     if (c->keys == c->frames) {
+        size_t f = p / 2; /* p is even: point_step */
         *i = f < c->keys - 1 ? f : c->keys - 2;
         *u = f < c->keys - 1 ? 0.0 : 1.0;
         return;
     }
-    double x = (double)f * (double)(c->keys - 1) / (double)(c->frames - 1);
+    double x = (double)p * (double)(c->keys - 1) / (double)(2 * (c->frames - 1));
     size_t a = (size_t)x;
     a = a > c->keys - 2 ? c->keys - 2 : a;
     *i = a;
@@ -485,7 +516,7 @@ static double local_error(const ctx *c, size_t j, int x)
     const size_t n = c->joints;
     const int first = cb_cclip_track_first[x];
     double worst = 0.0;
-    for (size_t f = 0; f < c->frames; ++f) {
+    for (size_t f = 0; f < c->points; f += point_step(c)) {
         double v[CB_CCLIP_COMPONENTS], t[CB_CCLIP_COMPONENTS];
         memcpy(v, c->src[f * n + j].v, sizeof v);
         trial_at(c, j, x, f, t);
@@ -515,7 +546,7 @@ static void refresh_from(ctx *c, size_t j)
         }
         c->dirty[k] = true;
         double worst = 0.0;
-        for (size_t f = 0; f < c->frames; ++f) {
+        for (size_t f = 0; f < c->points; f += point_step(c)) {
             double v[CB_CCLIP_COMPONENTS];
             decoded_at(c, k, f, v);
             c->lcur[f * n + k] = affine_of(v);
@@ -537,7 +568,7 @@ static double trial_error_at(const ctx *c, size_t a, int x, size_t w)
         path[depth++] = k;
     }
     double worst = 0.0;
-    for (size_t f = 0; f < c->frames; ++f) {
+    for (size_t f = 0; f < c->points; f += point_step(c)) {
         double v[CB_CCLIP_COMPONENTS];
         trial_at(c, a, x, f, v);
         daff m = affine_of(v);
@@ -808,17 +839,17 @@ float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t 
 static void ctx_free(ctx *c)
 {
     const cb_allocator *a = c->alloc;
-    size_t n = c->joints, fr = c->frames;
-    cb_free(a, c->src, fr * n * sizeof(comp));
-    cb_free(a, c->msrc, fr * n * sizeof(daff));
+    size_t n = c->joints, fr = c->frames, pts = c->points;
+    cb_free(a, c->src, pts * n * sizeof(comp));
+    cb_free(a, c->msrc, pts * n * sizeof(daff));
     cb_free(a, c->dominant, n * sizeof(double));
     cb_free(a, c->key, fr * n * sizeof(comp));
     cb_free(a, c->level, n * CB_CCLIP_TRACKS);
     cb_free(a, c->field, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field));
     cb_free(a, c->q, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
     cb_free(a, c->dec, fr * n * CB_CCLIP_COMPONENTS * sizeof(float));
-    cb_free(a, c->lcur, fr * n * sizeof(daff));
-    cb_free(a, c->mcur, fr * n * sizeof(daff));
+    cb_free(a, c->lcur, pts * n * sizeof(daff));
+    cb_free(a, c->mcur, pts * n * sizeof(daff));
     cb_free(a, c->jerr, n * sizeof(double));
     cb_free(a, c->dirty, n * sizeof(bool));
     cb_free(a, c->mark, n * CB_CCLIP_TRACKS);
@@ -830,9 +861,9 @@ static void ctx_free(ctx *c)
 static bool ctx_alloc(ctx *c)
 {
     const cb_allocator *a = c->alloc;
-    size_t n = c->joints, fr = c->frames;
-    c->src = cb_alloc(a, fr * n * sizeof(comp), _Alignof(comp));
-    c->msrc = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
+    size_t n = c->joints, fr = c->frames, pts = c->points;
+    c->src = cb_alloc(a, pts * n * sizeof(comp), _Alignof(comp));
+    c->msrc = cb_alloc(a, pts * n * sizeof(daff), _Alignof(daff));
     c->dominant = cb_alloc(a, n * sizeof(double), _Alignof(double));
     c->key = cb_alloc(a, fr * n * sizeof(comp), _Alignof(comp));
     c->level = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
@@ -840,8 +871,8 @@ static bool ctx_alloc(ctx *c)
         cb_alloc(a, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field), _Alignof(cb_cclip_field));
     c->q = cb_alloc(a, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t), _Alignof(uint32_t));
     c->dec = cb_alloc(a, fr * n * CB_CCLIP_COMPONENTS * sizeof(float), _Alignof(float));
-    c->lcur = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
-    c->mcur = cb_alloc(a, fr * n * sizeof(daff), _Alignof(daff));
+    c->lcur = cb_alloc(a, pts * n * sizeof(daff), _Alignof(daff));
+    c->mcur = cb_alloc(a, pts * n * sizeof(daff), _Alignof(daff));
     c->jerr = cb_alloc(a, n * sizeof(double), _Alignof(double));
     c->dirty = cb_alloc(a, n * sizeof(bool), _Alignof(bool));
     c->mark = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
@@ -901,6 +932,7 @@ cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *
     c.alloc = &c.d.allocator;
     c.joints = cb_skeleton_joint_count(c.d.skeleton);
     c.frames = c.d.frame_count;
+    c.points = 2 * c.frames - 1;
     c.parents = cb_skeleton_parents(c.d.skeleton);
     c.bound = c.d.max_error_m;
     c.shell = c.d.shell_distance_m;

@@ -1,15 +1,17 @@
-/* A compressed clip decoded into an uncompressed one at its source frames: how packs give the
- * runtime playable clips until the sampler decodes compressed clips itself (docs/architecture.md,
- * "The second step"). Load-time code: the keys come from the group decoder (cb_cclip_decode, the
- * same bits at every W as the scalar reference, tests/test_cclip.c), then are lerped to each
- * source frame and normalized in double precision exactly where the compressor measured its
- * error and rounded once to float, so every build, whatever its W, writes the same frames. (The
- * scalar reference decoder parses the stored form for every key: 36x slower to load the CMU
- * walk's 1716 keys.) */
+/* A compressed clip as a clip of the pose jobs: kept compressed (cb_cclip_clip_create, the
+ * pose jobs decode its keys per joint group), or decoded into an uncompressed one at its source
+ * frames (cb_cclip_to_clip, a pack loaded with CB_PACK_CLIP_FORM_RAW; cb_cclip_write_frames is
+ * also what cb_clip_read_frames gives for a compressed clip). Decoding is load-time code: the keys
+ * come from the group decoder (cb_cclip_decode, the same bits at every W as the scalar reference,
+ * tests/test_cclip.c), then are lerped to each source frame and normalized in double precision
+ * exactly where the compressor measured its error and rounded once to float, so every build,
+ * whatever its W, writes the same frames. (The scalar reference decoder parses the stored form for
+ * every key: 36x slower to load the CMU walk's 1716 keys.) */
 #include <math.h>
 #include <string.h>
 
-#include "compress/cclip_impl.h"
+#include "assets/asset_layout.h"
+#include "compress/cclip_decode.h"
 
 /* Source frame f among `keys` keys spread over `frames` frames: keys i and i + 1, fraction u (the
  * compressor's own rule, compress.c key_pos). */
@@ -70,19 +72,22 @@ static void make_continuous(float *frames, size_t count, size_t joints, size_t s
     }
 }
 
-static void decode_frames(const cb_cclip *clip, cb_xform_group *groups, cb_xform *keys,
-                          float *frames, size_t stride, bool loop)
+cb_result cb_cclip_write_frames(const cb_cclip *clip, size_t stride, bool loop,
+                                const cb_allocator *allocator, float *frames)
 {
     const size_t n = clip->joint_count, key_count = clip->keys, count = clip->source_frames;
-    for (size_t k = 0; k < key_count; ++k) {
-        cb_result r = cb_cclip_decode(clip, k, (cb_xform_group_span){groups, clip->group_count});
+    const size_t group_bytes = (size_t)clip->group_count * cb_simd_group_bytes();
+    const size_t key_bytes = key_count * n * sizeof(cb_xform);
+    cb_xform_group *groups = cb_alloc(allocator, group_bytes, cb_simd_group_align());
+    cb_xform *keys = cb_alloc(allocator, key_bytes, 16);
+    cb_result r = groups == NULL || keys == NULL ? CB_ERR_OUT_OF_MEMORY : CB_OK;
+    for (size_t k = 0; k < key_count && r == CB_OK; ++k) {
+        r = cb_cclip_decode(clip, k, (cb_xform_group_span){groups, clip->group_count});
         r = r == CB_OK
                 ? cb_xform_unpack(groups, clip->group_count, (cb_xform_span){keys + k * n, n})
                 : r;
-        CB_ASSERT(r == CB_OK);
-        (void)r;
     }
-    for (size_t f = 0; f < count; ++f) {
+    for (size_t f = 0; f < count && r == CB_OK; ++f) {
         size_t i;
         double u;
         frame_keys(count, key_count, f, &i, &u);
@@ -91,7 +96,12 @@ static void decode_frames(const cb_cclip *clip, cb_xform_group *groups, cb_xform
                        frames + (f * n + j) * stride);
         }
     }
-    make_continuous(frames, count, n, stride, loop);
+    if (r == CB_OK) {
+        make_continuous(frames, count, n, stride, loop);
+    }
+    cb_free(allocator, groups, group_bytes);
+    cb_free(allocator, keys, key_bytes);
+    return r;
 }
 
 bool cb_cclip_stores_scale(const cb_cclip *c)
@@ -134,8 +144,10 @@ static cb_result check_match(const cb_cclip *clip, const cb_clip_frames_desc *d,
     return CB_OK;
 }
 
-cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
-                           cb_error *err)
+/* desc resolved and checked against the compressed clip, its frame count and root track the
+ * clip's own where it has them: what both forms of a pack clip are made from. */
+static cb_result resolve_desc(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                              cb_clip_frames_desc *d, cb_error *err)
 {
     if (clip == NULL || desc == NULL || out == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_cclip_to_clip: %s is NULL",
@@ -143,37 +155,97 @@ cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc
                             : desc == NULL ? "desc"
                                            : "out");
     }
-    cb_clip_frames_desc d = cb_clip_query_frames_desc(desc);
-    cb_result r = cb_allocator_check(&d.allocator, err);
+    *d = cb_clip_query_frames_desc(desc);
+    cb_result r = cb_allocator_check(&d->allocator, err);
     if (r == CB_OK) {
-        r = check_match(clip, &d, err);
+        r = check_match(clip, d, err);
     }
+    d->frame_count = clip->source_frames;
+    if (clip->root_track != NULL) {
+        /* The clip's own track, decoded (ROOT TRACK in crowdblend/cclip.h). */
+        d->root_track = (cb_float_cspan){clip->root_track, (size_t)clip->source_frames * 4};
+    }
+    return r;
+}
+
+cb_result cb_cclip_to_clip(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                           cb_error *err)
+{
+    cb_clip_frames_desc d;
+    cb_result r = resolve_desc(clip, desc, out, &d, err);
     if (r != CB_OK) {
         return r;
     }
-    const size_t n = clip->joint_count, stride = d.has_scale ? 10 : 7;
-    const size_t group_bytes = cb_skeleton_pose_bytes(d.skeleton);
-    const size_t key_bytes = (size_t)clip->keys * n * sizeof(cb_xform);
-    const size_t frame_bytes = (size_t)clip->source_frames * n * stride * sizeof(float);
-    cb_xform_group *groups = cb_alloc(&d.allocator, group_bytes, cb_simd_group_align());
-    cb_xform *keys = cb_alloc(&d.allocator, key_bytes, 16);
+    const size_t stride = d.has_scale ? 10 : 7;
+    const size_t frame_bytes = (size_t)clip->source_frames * clip->joint_count * stride * 4;
     float *frames = cb_alloc(&d.allocator, frame_bytes, 16);
-    if (groups == NULL || keys == NULL || frames == NULL) {
-        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_to_clip: %zu bytes",
-                         group_bytes + key_bytes + frame_bytes);
-    }
-    if (r == CB_OK) {
-        decode_frames(clip, groups, keys, frames, stride, d.wrap == CB_CLIP_WRAP_LOOP);
-        d.frame_count = clip->source_frames;
+    r = frames == NULL ? CB_ERR_OUT_OF_MEMORY
+                       : cb_cclip_write_frames(clip, stride, d.wrap == CB_CLIP_WRAP_LOOP,
+                                               &d.allocator, frames);
+    if (r != CB_OK) {
+        r = cb_error_set(err, r, "cb_cclip_to_clip: out of memory (%zu bytes of frames)",
+                         frame_bytes);
+    } else {
         d.frames = (cb_float_cspan){frames, frame_bytes / sizeof(float)};
-        if (clip->root_track != NULL) {
-            /* The clip's own track, decoded (ROOT TRACK in crowdblend/cclip.h). */
-            d.root_track = (cb_float_cspan){clip->root_track, (size_t)clip->source_frames * 4};
-        }
         r = cb_clip_create_from_frames(&d, out, err);
     }
-    cb_free(&d.allocator, groups, group_bytes);
-    cb_free(&d.allocator, keys, key_bytes);
     cb_free(&d.allocator, frames, frame_bytes);
     return r;
+}
+
+/* The message of a bad key (joint j of key k), read with the scalar decoder. */
+static cb_result key_error(const cb_cclip *clip, const char *name, uint32_t k, size_t j,
+                           cb_error *err)
+{
+    double len = 0.0, dot = 0.0;
+    for (int c = CB_CLIP_Q; c < CB_CLIP_Q + 4; ++c) {
+        double q = cb_cclip_joint_value(clip, k, j, c);
+        len += q * q;
+        dot += k > 0 ? q * (double)cb_cclip_joint_value(clip, k - 1, j, c) : 0.25;
+    }
+    return cb_error_set(
+        err, CB_ERR_DEGENERATE, "clip \"%s\": compressed key %u joint %zu: rotation of length %g%s",
+        name, k, j, sqrt(len), dot >= 0.0 ? "" : ", in the other hemisphere from the key before");
+}
+
+/* What the sampler needs of a compressed clip's keys, checked once instead of at every sample:
+ * each decoded rotation near unit length and in the hemisphere of the previous key's, so that
+ * the lerp of two keys never nears zero length (the compressor writes nothing else; a stored
+ * form that passed its own loader may still, if crafted). Decoding at load used to refuse such
+ * clips through cb_clip_create_from_frames's frame checks. SIMD over the joints of a group with
+ * the group decoder (the CMU walk's 1,716 keys: part of its 2 ms load). */
+static cb_result check_keys(const cb_cclip *clip, const char *name, cb_error *err)
+{
+    const double tol = CB_CCLIP_KEY_UNIT_TOLERANCE;
+    const cb_vf lo = cb_vf_set1((float)((1.0 - tol) * (1.0 - tol)));
+    const cb_vf hi = cb_vf_set1((float)((1.0 + tol) * (1.0 + tol))), zero = cb_vf_zero();
+    for (size_t g = 0; g < clip->group_count; ++g) {
+        size_t valid = clip->joint_count - g * CB_W;
+        unsigned real = valid >= CB_W ? CB_VM_ALL_BITS : (1u << valid) - 1u;
+        for (uint32_t k = 0; k < clip->keys; ++k) {
+            cb_key_group a, b;
+            cb_cclip_decode_group2(clip, k > 0 ? k - 1 : k, k, g, &a, &b);
+            cb_vf len2 = cb_soa_quat_dot(b.q, b.q), dot = cb_soa_quat_dot(a.q, b.q);
+            unsigned ok = cb_vm_bits(cb_vf_ge(len2, lo)) & cb_vm_bits(cb_vf_ge(hi, len2)) &
+                          cb_vm_bits(cb_vf_ge(dot, zero));
+            if ((ok & real) != real) {
+                unsigned bad = ~ok & real;
+                size_t lane = 0;
+                while (!(bad & (1u << lane))) {
+                    ++lane;
+                }
+                return key_error(clip, name, k, g * CB_W + lane, err);
+            }
+        }
+    }
+    return CB_OK;
+}
+
+cb_result cb_cclip_clip_create(const cb_cclip *clip, const cb_clip_frames_desc *desc, cb_clip **out,
+                               cb_error *err)
+{
+    cb_clip_frames_desc d;
+    cb_result r = resolve_desc(clip, desc, out, &d, err);
+    r = r == CB_OK ? check_keys(clip, d.name, err) : r;
+    return r == CB_OK ? cb_clip_create_packed(&d, clip, out, err) : r;
 }

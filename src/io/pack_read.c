@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/base_impl.h"
+#include "compress/cclip_impl.h"
 #include "io/pack_format.h"
 
 struct cb_pack {
@@ -37,6 +38,7 @@ typedef struct loader {
     const char *source;
     const cb_allocator *alloc;
     cb_error *err;
+    bool raw_clips;           /* decode compressed clips at load (CB_PACK_CLIP_FORM_RAW) */
     uint32_t version;         /* the pack's format version */
     uint32_t section;         /* the section being read */
     uint32_t section_version; /* and its version */
@@ -509,8 +511,8 @@ static cb_result read_compressed(loader *l, cursor *c, const clip_head *h, size_
     return CB_OK;
 }
 
-/* The clip from frames, or decoded from its compressed form (the interim of crowdblend/pack.h,
- * COMPRESSED CLIPS). */
+/* The clip from frames, or from its compressed form: kept compressed (the pack keeps z alive as
+ * long as the clip) or decoded to frames (crowdblend/pack.h, COMPRESSED CLIPS). */
 static cb_result make_clip(loader *l, cb_pack *p, const clip_head *h, cb_float_cspan frames,
                            cb_float_cspan track, const cb_clip_marker *markers, const cb_cclip *z)
 {
@@ -534,8 +536,9 @@ static cb_result make_clip(loader *l, cb_pack *p, const clip_head *h, cb_float_c
     };
     cb_error inner = {0};
     cb_clip **out = &p->clips[p->clip_count];
-    cb_result cr = z != NULL ? cb_cclip_to_clip(z, &fd, out, &inner)
-                             : cb_clip_create_from_frames(&fd, out, &inner);
+    cb_result cr = z == NULL      ? cb_clip_create_from_frames(&fd, out, &inner)
+                   : l->raw_clips ? cb_cclip_to_clip(z, &fd, out, &inner)
+                                  : cb_cclip_clip_create(z, &fd, out, &inner);
     return cr != CB_OK ? pass_on(l, cr, &inner) : CB_OK;
 }
 
@@ -899,12 +902,21 @@ cb_result cb_pack_load_memory(const void *data, size_t size, const cb_pack_load_
     if (d._start_canary != 0 || d._end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "pack load desc: a canary is not 0");
     }
+    if (d.clip_form < _CB_PACK_CLIP_FORM_DEFAULT || d.clip_form >= _CB_PACK_CLIP_FORM_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "pack load desc: clip_form %d is not a cb_pack_clip_form",
+                            (int)d.clip_form);
+    }
     cb_result r = cb_allocator_check(&d.allocator, err);
     if (r != CB_OK) {
         return r;
     }
-    loader l = {
-        .data = data, .size = size, .source = d.source_name, .alloc = &d.allocator, .err = err};
+    loader l = {.data = data,
+                .size = size,
+                .source = d.source_name,
+                .alloc = &d.allocator,
+                .err = err,
+                .raw_clips = d.clip_form == CB_PACK_CLIP_FORM_RAW};
     r = read_header(&l);
     if (r != CB_OK) {
         return r;

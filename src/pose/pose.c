@@ -5,10 +5,13 @@
  * The fused blend keeps one accumulator group in registers (translation, rotation, scale
  * deviation: 10 vectors plus the weight sum) and streams every active clip's two frames through
  * it, so no pose per clip is ever stored. Per clip and group that is 14 or 20 vector loads and
- * about 30 arithmetic operations. */
+ * about 30 arithmetic operations. A compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is
+ * sampled the same way, its two keys decoded in registers by the group decoder
+ * (src/compress/cclip_decode.h) instead of loaded: still no pose per clip. */
 #include <math.h>
 #include <string.h>
 
+#include "compress/cclip_decode.h"
 #include "pose/pose_impl.h"
 #include "simd/soa.h"
 
@@ -157,29 +160,58 @@ CB_INLINE cb_soa_quat quat_acc2(cb_soa_quat acc, cb_vf wa, cb_soa_quat a, cb_vf 
                          cb_vf_fmadd(wb, b.w, cb_vf_fmadd(wa, a.w, acc.w))};
 }
 
-/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
- * (1 - f) q_i + f q_(i+1), scale deviation. */
-typedef struct sample {
-    cb_soa_vec3 t;
-    cb_soa_quat q;
-    cb_soa_vec3 ds;
-} sample;
+/* Whether a clip's keys carry a scale deviation (a compressed clip decodes one when some joint's
+ * decoded scale differs from 1; its scale channel reads as zero otherwise). */
+CB_INLINE bool clip_scaled(const struct cb_clip *c)
+{
+    return c->packed != NULL ? c->packed->has_scale : c->has_scale;
+}
 
-CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g)
+/* Keys i and i + 1 of group g around a normalized time; returns the fraction f between them.
+ * may_pack is a compile-time constant at every call: false where the caller knows every clip
+ * is uncompressed, so that the uncompressed path compiles without the decoder.
+ * An uncompressed clip's are two frame loads; a compressed clip's are decoded in registers by
+ * the group decoder (its keys may be fewer than the source frames: cb_cclip_locate maps the
+ * time onto them, looping or clamped as cb_clip_locate does). Everything after is the same for
+ * both forms; the branch is per entry and group, and a clip is one form or the other. */
+CB_INLINE float load_keys(const struct cb_clip *c, float time, size_t g, cb_key_group *a,
+                          cb_key_group *b, bool may_pack)
 {
     uint32_t i;
     float f;
+    if (may_pack && c->packed != NULL) {
+        cb_cclip_locate(c->packed, time, c->looping, &i, &f);
+        cb_cclip_decode_group2(c->packed, i, i + 1, g, a, b);
+        return f;
+    }
     cb_clip_locate(c, time, &i, &f);
-    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
+    a->t = load_vec3_at(pa, CB_CLIP_T), b->t = load_vec3_at(pb, CB_CLIP_T);
+    a->q = load_quat_at(pa), b->q = load_quat_at(pb);
+    if (c->has_scale) {
+        a->ds = load_vec3_at(pa, CB_CLIP_S), b->ds = load_vec3_at(pb, CB_CLIP_S);
+    } else {
+        cb_vf z = cb_vf_zero();
+        a->ds = b->ds = (cb_soa_vec3){z, z, z};
+    }
+    return f;
+}
+
+/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
+ * (1 - f) q_i + f q_(i+1), scale deviation. */
+typedef cb_key_group sample;
+
+CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g, bool may_pack)
+{
+    cb_key_group a, b;
+    float f = load_keys(c, time, g, &a, &b, may_pack);
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     cb_soa_quat zero4 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     sample s;
-    s.t = vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
-    s.q = quat_acc2(zero4, wa, load_quat_at(a), wb, load_quat_at(b));
-    s.ds = c->has_scale
-               ? vec3_acc2(zero3, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S))
-               : zero3;
+    s.t = vec3_acc2(zero3, wa, a.t, wb, b.t);
+    s.q = quat_acc2(zero4, wa, a.q, wb, b.q);
+    s.ds = clip_scaled(c) ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
     return s;
 }
 
@@ -247,7 +279,7 @@ cb_result cb_pose_sample_job_run(const cb_pose_sample_job *job, cb_error *err)
     const struct cb_clip *c = job->clip;
     cb_vf one = cb_vf_set1(1.0f);
     for (size_t g = 0; g < c->group_count; ++g) {
-        sample s = sample_group(c, job->time, g);
+        sample s = sample_group(c, job->time, g, true);
         cb_soa_xform x = {s.t,
                           cb_soa_quat_normalize(s.q),
                           {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
@@ -268,24 +300,20 @@ typedef struct accum {
 
 /* Adds one NORMAL entry to the accumulator: w (1 - f) frame_i + w f frame_(i+1), with both
  * rotation weights negated where frame_i's rotation is in the other hemisphere of the sum. */
-CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g)
+CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g, bool may_pack)
 {
     const struct cb_clip *c = e->clip;
-    uint32_t i;
-    float f;
-    cb_clip_locate(c, e->time, &i, &f);
-    const float *a = cb_clip_group_ptr(c, i, g), *b = a + cb_clip_frame_floats(c);
+    cb_key_group a, b;
+    float f = load_keys(c, e->time, g, &a, &b, may_pack);
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
     cb_vf wa = cb_vf_sub(w, wb);
-    acc->t = vec3_acc2(acc->t, wa, load_vec3_at(a, CB_CLIP_T), wb, load_vec3_at(b, CB_CLIP_T));
-    cb_soa_quat qa = load_quat_at(a), qb = load_quat_at(b);
-    cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(qa, acc->q), cb_vf_zero()),
+    acc->t = vec3_acc2(acc->t, wa, a.t, wb, b.t);
+    cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(a.q, acc->q), cb_vf_zero()),
                               cb_vf_sign_mask(), cb_vf_zero());
-    acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), qa, cb_vf_xor_sign(wb, flip), qb);
-    if (c->has_scale) {
-        acc->ds =
-            vec3_acc2(acc->ds, wa, load_vec3_at(a, CB_CLIP_S), wb, load_vec3_at(b, CB_CLIP_S));
+    acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), a.q, cb_vf_xor_sign(wb, flip), b.q);
+    if (clip_scaled(c)) {
+        acc->ds = vec3_acc2(acc->ds, wa, a.ds, wb, b.ds);
     }
     acc->wsum = cb_vf_add(acc->wsum, w);
 }
@@ -313,9 +341,10 @@ CB_INLINE void rest_fallback(accum *acc, const cb_xform_group *rest, cb_vf thres
 /* pose = nlerp(pose, normalized sample, a) with a = clamp(weight * mask, 0, 1). The pose's
  * rotation arrives unnormalized (one normalization at the very end serves every layer), so it
  * is normalized here to weigh it right, and leaves unnormalized again. */
-CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, size_t g)
+CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, size_t g,
+                                      bool may_pack)
 {
-    sample s = sample_group(e->clip, e->time, g);
+    sample s = sample_group(e->clip, e->time, g, may_pack);
     cb_vf a = cb_vf_clamp01(entry_weight(e, g));
     cb_vf ia = cb_vf_sub(cb_vf_set1(1.0f), a);
     cb_vf one = cb_vf_set1(1.0f);
@@ -339,9 +368,10 @@ CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, s
  * nothing, bit for bit: the lerp of two identity frames is exactly the identity ((1 - f) + f
  * rounds to 1 for every f in [0, 1]), every product below is by exactly 0 or 1, and the pose's
  * rotation is still the unnormalized one that the final normalization would have seen. */
-CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, size_t g)
+CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, size_t g,
+                                      bool may_pack)
 {
-    sample s = sample_group(e->clip, e->time, g);
+    sample s = sample_group(e->clip, e->time, g, may_pack);
     cb_vf a = entry_weight(e, g);
     cb_vf one = cb_vf_set1(1.0f);
     cb_soa_quat dq = s.q;
@@ -365,20 +395,12 @@ CB_INLINE bool entry_active(const cb_blend_entry *e, cb_blend_mode mode)
     return m == mode && e->weight >= CB_BLEND_WEIGHT_EPSILON;
 }
 
-void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *entries,
-                             size_t count, float threshold, cb_xform_group *out)
+/* The blend of valid entries; may_pack false when no entry's clip is compressed (see
+ * load_keys). */
+CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *entries,
+                            size_t count, float threshold, cb_xform_group *out, bool layers,
+                            bool may_pack)
 {
-    CB_ASSERT(cb_pose_blend_job_validate(&(cb_pose_blend_job){.skeleton = skeleton,
-                                                              .entries = {entries, count},
-                                                              .threshold = threshold,
-                                                              .out = {out, skeleton->group_count}},
-                                         NULL) == CB_OK);
-    const struct cb_skeleton *s = skeleton;
-    bool layers = false;
-    for (size_t k = 0; k < count; ++k) {
-        layers = layers || entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE) ||
-                 entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE);
-    }
     const cb_vf thr = cb_vf_set1(threshold);
     const cb_vf one = cb_vf_set1(1.0f);
     for (size_t g = 0; g < s->group_count; ++g) {
@@ -386,7 +408,7 @@ void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *
         accum acc = {{z, z, z}, {z, z, z, z}, {z, z, z}, z};
         for (size_t k = 0; k < count; ++k) {
             if (entry_active(&entries[k], CB_BLEND_MODE_NORMAL)) {
-                accumulate_entry(&acc, &entries[k], g);
+                accumulate_entry(&acc, &entries[k], g, may_pack);
             }
         }
         size_t valid = s->joint_count - g * CB_W;
@@ -403,17 +425,40 @@ void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *
         if (layers) {
             for (size_t k = 0; k < count; ++k) {
                 if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
-                    x = apply_override(x, &entries[k], g);
+                    x = apply_override(x, &entries[k], g, may_pack);
                 }
             }
             for (size_t k = 0; k < count; ++k) {
                 if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
-                    x = apply_additive(x, &entries[k], g);
+                    x = apply_additive(x, &entries[k], g, may_pack);
                 }
             }
         }
         x.q = cb_soa_quat_normalize(x.q);
         store_group(&out[g], x, g, s->joint_count);
+    }
+}
+
+void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *entries,
+                             size_t count, float threshold, cb_xform_group *out)
+{
+    CB_ASSERT(cb_pose_blend_job_validate(&(cb_pose_blend_job){.skeleton = skeleton,
+                                                              .entries = {entries, count},
+                                                              .threshold = threshold,
+                                                              .out = {out, skeleton->group_count}},
+                                         NULL) == CB_OK);
+    bool layers = false, packed = false;
+    for (size_t k = 0; k < count; ++k) {
+        layers = layers || entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE) ||
+                 entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE);
+        packed = packed || (entries[k].clip != NULL && entries[k].clip->packed != NULL);
+    }
+    /* Two instances of the loop: with uncompressed clips only, the decoder is not even in the
+     * code (measured: its mere presence slowed the uncompressed blend by 5-8 %). */
+    if (packed) {
+        blend_groups(skeleton, entries, count, threshold, out, layers, true);
+    } else {
+        blend_groups(skeleton, entries, count, threshold, out, layers, false);
     }
 }
 
@@ -439,9 +484,9 @@ void cb_pose_layers_unchecked(const cb_skeleton *skeleton, cb_xform_group *pose,
         cb_soa_xform x = cb_soa_xform_load(&pose[g]);
         for (size_t k = 0; k < count; ++k) {
             if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
-                x = apply_override(x, &entries[k], g);
+                x = apply_override(x, &entries[k], g, true);
             } else if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
-                x = apply_additive(x, &entries[k], g);
+                x = apply_additive(x, &entries[k], g, true);
             }
         }
         x.q = cb_soa_quat_normalize(x.q);

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "base/scalar_math.h"
+#include "compress/cclip_decode.h"
 #include "pose/pose_impl.h"
 #include "simd/lane.h"
 
@@ -37,25 +38,56 @@ typedef struct jsample {
     float qa[4]; /* the first frame's rotation, for the hemisphere test */
 } jsample;
 
-/* One clip's sample of joint j, not normalized, with the weight w folded into the lerp weights
- * as the SIMD job does: w - w f on frame i, w f on frame i + 1. */
-static jsample sample_joint(const struct cb_clip *c, float time, size_t j, float w)
-{
+/* Component k of joint j in the key pair around a normalized time (side 0: key i, 1: key
+ * i + 1), and the fraction between them: frame loads of an uncompressed clip, the scalar
+ * decoder of a compressed one (cb_cclip_joint_value, its keys located by cb_cclip_locate). */
+typedef struct jkeys {
+    const struct cb_clip *clip;
     uint32_t i;
     float f;
-    cb_clip_locate(c, time, &i, &f);
-    const float *a = cb_clip_group_ptr(c, i, j / W), *b = a + cb_clip_frame_floats(c);
-    size_t l = j % W;
-    float wb = w * f, wa = w - wb;
-    jsample s;
-    for (int k = 0; k < 3; ++k) {
-        s.t[k] = wa * get(a, CB_CLIP_T + k, l) + wb * get(b, CB_CLIP_T + k, l);
-        s.ds[k] =
-            c->has_scale ? wa * get(a, CB_CLIP_S + k, l) + wb * get(b, CB_CLIP_S + k, l) : 0.0f;
+    size_t j;
+} jkeys;
+
+static jkeys locate_keys(const struct cb_clip *c, float time, size_t j)
+{
+    jkeys k = {.clip = c, .j = j};
+    if (c->packed != NULL) {
+        cb_cclip_locate(c->packed, time, c->looping, &k.i, &k.f);
+    } else {
+        cb_clip_locate(c, time, &k.i, &k.f);
     }
-    for (int k = 0; k < 4; ++k) {
-        s.qa[k] = get(a, CB_CLIP_Q + k, l);
-        s.q[k] = wa * s.qa[k] + wb * get(b, CB_CLIP_Q + k, l);
+    return k;
+}
+
+static float key_value(const jkeys *k, int side, int component)
+{
+    const struct cb_clip *c = k->clip;
+    if (c->packed != NULL) {
+        /* Stored components: translation 0..2, rotation 3..6, scale deviation 7..9, as in
+         * the frames (CB_CLIP_T, CB_CLIP_Q, CB_CLIP_S). */
+        return cb_cclip_joint_value(c->packed, k->i + (uint32_t)side, k->j, component);
+    }
+    if (component >= CB_CLIP_S && !c->has_scale) {
+        return 0.0f;
+    }
+    const float *grp = cb_clip_group_ptr(c, k->i + (uint32_t)side, k->j / W);
+    return get(grp, component, k->j % W);
+}
+
+/* One clip's sample of joint j, not normalized, with the weight w folded into the lerp weights
+ * as the SIMD job does: w - w f on the first key, w f on the second. */
+static jsample sample_joint(const struct cb_clip *c, float time, size_t j, float w)
+{
+    jkeys k = locate_keys(c, time, j);
+    float wb = w * k.f, wa = w - wb;
+    jsample s;
+    for (int x = 0; x < 3; ++x) {
+        s.t[x] = wa * key_value(&k, 0, CB_CLIP_T + x) + wb * key_value(&k, 1, CB_CLIP_T + x);
+        s.ds[x] = wa * key_value(&k, 0, CB_CLIP_S + x) + wb * key_value(&k, 1, CB_CLIP_S + x);
+    }
+    for (int x = 0; x < 4; ++x) {
+        s.qa[x] = key_value(&k, 0, CB_CLIP_Q + x);
+        s.q[x] = wa * s.qa[x] + wb * key_value(&k, 1, CB_CLIP_Q + x);
     }
     return s;
 }
