@@ -378,12 +378,12 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     cb_result r = check_desc(&d, err);
     uint32_t left = 0, forward = 0;
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx", "blend_0", "left_param", &left,
-                                err);
+        r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx",
+                                CB_GRAPH_BLEND_PARAM_PREFIX "0", "left_param", &left, err);
     }
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy", "blend_1", "forward_param",
-                                &forward, err);
+        r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy",
+                                CB_GRAPH_BLEND_PARAM_PREFIX "1", "forward_param", &forward, err);
     }
     if (r == CB_OK && left == forward) {
         r = cb_error_set(err, CB_ERR_MISMATCH,
