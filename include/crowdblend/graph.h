@@ -220,15 +220,18 @@ typedef struct cb_graph_clip_desc {
  * where speed is the float parameter speed_param (the commanded root speed, m/s) and v the
  * root speed the blend's clips give at rate 1 with this frame's shares w_k: they keep in step
  * in one sync group, which advances one cycle per weight-averaged duration, so
- *   v = (sum_k w_k D_k) / (sum_k w_k T_k)
- * with D_k the horizontal length of clip k's root displacement per cycle and T_k its cycle
- * length at its own speed (duration / |speed|), both known at build. The group's advance, and
+ *   v = |sum_k w_k D_k| / (sum_k w_k T_k)
+ * with D_k clip k's horizontal root displacement per cycle (a vector: the crowd blends root
+ * motion as vectors, so clips moving different ways partly cancel) and T_k its cycle length
+ * at its own speed (duration / |speed|), both known at build; a clip in a sync group of its
+ * own adds its velocity w_k D_k / T_k to the vector instead. The group's advance, and
  * so the root speed, scales by r: within the bounds the root moves at the commanded speed.
  * Where no clip with root motion has weight (v = 0: idle alone) r is 1, the clips' own rate.
  * r replaces the rate that reaches the blend space (a state's speed above it does not apply to
  * its clips: the warp's goal is an absolute root speed). Requirements, checked at add: every
- * child is a clip node without speed_param, in the blend space's sync group (no group of its
- * own), and some child's clip has root motion. docs/graph.md "Playback-rate warping".
+ * child is a clip node without speed_param, in the blend space's sync group or in a group of
+ * its own (two children sharing another group are refused), and some child's clip has root
+ * motion. docs/graph.md "Playback-rate warping".
  */
 typedef struct cb_graph_rate_warp {
     /** Float parameter: the commanded root speed in m/s. NULL: no warping. */

@@ -766,8 +766,8 @@ static cb_result rate_warp_of(const cb_graph_builder *b, const cb_graph_blend_sp
     return r;
 }
 
-/* The warped blend node n's edges: each clip's root distance per cycle and cycle length, and
- * whether it keeps a group of its own. */
+/* The warped blend node n's edges: each clip's root displacement per cycle and cycle length,
+ * and whether it keeps a group of its own. */
 static void rate_warp_edges(cb_graph_builder *b, const bnode *n)
 {
     for (uint32_t e = 0; e < n->n.edge_count; ++e) {
@@ -776,8 +776,9 @@ static void rate_warp_edges(cb_graph_builder *b, const bnode *n)
         const gclip *c = &child->n.u.clip;
         ed->warp_own = own_group(child, n->explicit_group);
         cb_clip_root_motion rm = cb_clip_query_root_motion(c->clip);
-        ed->warp_dist = sqrtf(rm.displacement[0] * rm.displacement[0] +
-                              rm.displacement[2] * rm.displacement[2]);
+        float sign = c->speed < 0.0f ? -1.0f : 1.0f;
+        ed->warp_dx = sign * rm.displacement[0];
+        ed->warp_dz = sign * rm.displacement[2];
         ed->warp_dur = c->duration_s / fabsf(c->speed);
     }
 }

@@ -262,9 +262,12 @@ typedef struct gedge {
     uint32_t child;
     bool root_motion; /* false on layer edges: layers do not move the character */
     /* Edges of a rate-warped blend space: the child clip's horizontal root displacement per
-     * cycle (m) and its cycle length at its own speed (s); 0 elsewhere. warp_own: the clip
-     * keeps a sync group of its own, apart from the blend's. */
-    float warp_dist, warp_dur;
+     * cycle as played (x and z, m; reversed for a negative speed) and its cycle length at its
+     * own speed (s); 0 elsewhere. A vector, not a length: the crowd's root motion is the
+     * weighted mean of the clips' displacements, so clips moving different ways partly cancel
+     * (a diagonal between a forward and a side walk moves at less than their mean speed).
+     * warp_own: the clip keeps a sync group of its own, apart from the blend's. */
+    float warp_dx, warp_dz, warp_dur;
     bool warp_own;
 } gedge;
 

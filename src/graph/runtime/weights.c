@@ -3,6 +3,7 @@
  * nodes evaluate their solver over the characters that reach them (direct blends are blend
  * nodes with the DIRECT solver: one rule for the solver and the graph), SIMD over characters;
  * state machines step here (machine.c). */
+#include <math.h>
 #include <string.h>
 
 #include "graph/runtime/runtime_impl.h"
@@ -53,27 +54,33 @@ static void blend_shares(const cb_graph *g, const gnode *node, cb_graph_scratch 
 
 /* The rate of a rate-warped blend node's clips for character i (graph.h cb_graph_rate_warp):
  * the commanded speed over the clips' root speed at rate 1 with this frame's shares, clamped;
- * 1 where no clip with root motion has a share. The clips in the blend's group move one cycle
- * per weight-averaged duration; a clip in a group of its own, one per its own duration. */
+ * 1 where the clips with a share do not move the root. The clips in the blend's group move one
+ * cycle per weight-averaged duration; a clip in a group of its own, one per its own duration.
+ * The root speed is the length of the shares' mean velocity (displacements as vectors, as the
+ * crowd blends root motion), not the mean of the clips' speeds. */
 float cb_graph_warp_rate(const cb_graph *g, const gnode *node, const cb_graph_scratch *s,
                          uint32_t i)
 {
     const gblend *bl = &node->u.blend;
-    float gw = 0.0f, gdist = 0.0f, gdur = 0.0f, ow = 0.0f, ospeed = 0.0f;
+    float gw = 0.0f, gx = 0.0f, gz = 0.0f, gdur = 0.0f, ow = 0.0f, ox = 0.0f, oz = 0.0f;
     for (uint32_t e = 0; e < node->edge_count; ++e) {
         const gedge *ed = &g->edges[node->first_edge + e];
         float share = SR(s, ew, node->first_edge + e, i);
         if (ed->warp_own) {
             ow += share;
-            ospeed += share * (ed->warp_dist / ed->warp_dur);
+            ox += share * (ed->warp_dx / ed->warp_dur);
+            oz += share * (ed->warp_dz / ed->warp_dur);
         } else {
             gw += share;
-            gdist += share * ed->warp_dist;
+            gx += share * ed->warp_dx;
+            gz += share * ed->warp_dz;
             gdur += share * ed->warp_dur;
         }
     }
-    /* the shares times the clips' root speeds: v x (gw + ow) */
-    float moved = ospeed + (gdist > 0.0f ? gdist / gdur * gw : 0.0f);
+    /* the shares times the clips' root velocities: v x (gw + ow), as a vector */
+    float cycles = gdur > 0.0f ? gw / gdur : 0.0f;
+    float vx = ox + gx * cycles, vz = oz + gz * cycles;
+    float moved = sqrtf(vx * vx + vz * vz); /* correctly rounded everywhere: the same bits */
     if (!(moved > 0.0f)) {
         return 1.0f;
     }
