@@ -35,6 +35,19 @@ typedef struct humanoid {
     uint32_t hip, thigh[2], calf[2], ball[2];
 } humanoid;
 
+/* The nearest joint above both thighs, walking the parents (the reference for first_joint). */
+static uint32_t legs_ancestor(const humanoid *h)
+{
+    for (int32_t a = h->parents[h->thigh[0]]; a >= 0; a = h->parents[a]) {
+        for (int32_t b = (int32_t)h->thigh[1]; b >= 0; b = h->parents[b]) {
+            if (a == b) {
+                return (uint32_t)a;
+            }
+        }
+    }
+    return UINT32_MAX;
+}
+
 static humanoid humanoid_make(void)
 {
     humanoid h = {0};
@@ -118,6 +131,9 @@ static void stride_job_closed_form(void **state)
                     cb_error err = {0};
                     CB_CHECK(cb_ik_stride_job_run(&job, &err) == CB_OK, "%s", err.message);
                     assert_true(res.applied);
+                    /* stale model matrices: the subtree of the legs' nearest common ancestor */
+                    CB_CHECK(res.first_joint == legs_ancestor(&h), "first_joint %u, want %u",
+                             res.first_joint, legs_ancestor(&h));
                     dref_model_of_pose(h.s, out, m1);
                     double ul = hypot(dirs[di][0], dirs[di][1]);
                     double u[3] = {dirs[di][0] / ul, 0.0, dirs[di][1] / ul};
@@ -271,13 +287,21 @@ static void stride_job_validates(void **state)
         cb_result want;
         const char *needle;
     } cases[] = {
-        {CB_ERR_NULL_ARGUMENT, "legs"},      {CB_ERR_TOO_FEW, "legs"},
-        {CB_ERR_TOO_MANY, "legs"},           {CB_ERR_INVALID_ARGUMENT, "scale"},
-        {CB_ERR_NOT_FINITE, "scale"},        {CB_ERR_NOT_FINITE, "direction"},
-        {CB_ERR_HIERARCHY, "not below"},     {CB_ERR_INVALID_ARGUMENT, "share"},
-        {CB_ERR_HIERARCHY, "chain"},         {CB_ERR_INVALID_ARGUMENT, "weight"},
-        {CB_ERR_NULL_ARGUMENT, "out"},       {CB_ERR_INVALID_ARGUMENT, "hip_joint"},
-        {CB_ERR_INVALID_ARGUMENT, "soften"}, {CB_ERR_INVALID_ARGUMENT, "direction"},
+        {CB_ERR_NULL_ARGUMENT, "legs"},
+        {CB_ERR_TOO_FEW, "legs"},
+        {CB_ERR_TOO_MANY, "legs"},
+        {CB_ERR_INVALID_ARGUMENT, "scale"},
+        {CB_ERR_NOT_FINITE, "scale"},
+        {CB_ERR_NOT_FINITE, "direction"},
+        {CB_ERR_HIERARCHY, "not below"},
+        {CB_ERR_INVALID_ARGUMENT, "share"},
+        {CB_ERR_HIERARCHY, "chain"},
+        {CB_ERR_INVALID_ARGUMENT, "weight"},
+        {CB_ERR_NULL_ARGUMENT, "out"},
+        {CB_ERR_INVALID_ARGUMENT, "hip_joint"},
+        {CB_ERR_INVALID_ARGUMENT, "soften"},
+        {CB_ERR_INVALID_ARGUMENT, "direction"},
+        {CB_ERR_HIERARCHY, "below the other"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
         cb_ik_stride_job job = good;
@@ -326,6 +350,17 @@ static void stride_job_validates(void **state)
             break;
         case 13:
             job.direction[0] = 2e9f;
+            break;
+        case 14: /* disjoint chains, the arm below the spine: solved from stale frames */
+            job.legs = bad_legs;
+            bad_legs[0] = (cb_ik_stride_leg){cb_test_joint(h.s, "spine_01"),
+                                             cb_test_joint(h.s, "spine_02"),
+                                             cb_test_joint(h.s, "spine_03"),
+                                             {0.0f, 0.0f, 1.0f}};
+            bad_legs[1] = (cb_ik_stride_leg){cb_test_joint(h.s, "clavicle_l"),
+                                             cb_test_joint(h.s, "upperarm_l"),
+                                             cb_test_joint(h.s, "lowerarm_l"),
+                                             {0.0f, 0.0f, 1.0f}};
             break;
         }
         cb_error err = {0};

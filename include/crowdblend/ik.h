@@ -472,7 +472,8 @@ typedef struct cb_ik_stride_result {
     uint32_t reached;
     /** True when the job changed the pose (k != 1, weight > 0, a direction). */
     bool applied;
-    /** The first joint whose model transform changed: the first leg's start_joint. */
+    /** The joint whose subtree holds every changed transform (cb_ik_refresh_range): the legs'
+     *  nearest common ancestor (the leg's start_joint for one leg); 0 when not applied. */
     uint32_t first_joint;
 } cb_ik_stride_result;
 
@@ -511,7 +512,7 @@ typedef struct cb_ik_stride_job {
     /** The joint whose ground projection the strides are measured from, e.g. "pelvis". */
     uint32_t hip_joint;
     /** The legs: 1..CB_IK_STRIDE_MAX_LEGS chains, each start_joint a descendant of hip_joint,
-     *  no two sharing a joint. Required. */
+     *  no two sharing a joint, none below another (disjoint subtrees). Required. */
     const cb_ik_stride_leg *legs;
     uint32_t leg_count;
     /** The motion direction in model space, (x, z) horizontal (+X the character's left, +Z
@@ -534,9 +535,9 @@ typedef struct cb_ik_stride_job {
  *         leg), CB_ERR_TOO_MANY (more than CB_IK_STRIDE_MAX_LEGS), CB_ERR_SPAN_TOO_SHORT,
  *         CB_ERR_MISALIGNED, CB_ERR_INVALID_ARGUMENT (a joint out of range, a scale outside
  *         its range, a weight or soften outside [0, 1], a bad layout, partial overlap, legs
- *         sharing a joint), CB_ERR_HIERARCHY (a leg that is not a chain, or not below the hip),
- *         CB_ERR_NOT_FINITE (direction, scale, weight, soften, a mid_axis). err names the
- *         field.
+ *         sharing a joint), CB_ERR_HIERARCHY (a leg that is not a chain, not below the hip, or
+ * below another leg), CB_ERR_NOT_FINITE (direction, scale, weight, soften, a mid_axis). err names
+ * the field.
  */
 CB_API cb_result cb_ik_stride_job_validate(const cb_ik_stride_job *job, cb_error *err);
 

@@ -1203,6 +1203,20 @@ static cb_ik_two_bone_job stride_leg_job(const cb_ik_stride_job *job, uint32_t l
     };
 }
 
+/* The nearest joint whose subtree holds every leg: where model matrices go stale (the legs are
+ * disjoint subtrees, so no single leg's start joint covers the others). */
+static uint32_t legs_ancestor(const cb_ik_stride_job *job)
+{
+    const struct cb_skeleton *s = job->skeleton;
+    uint32_t a = job->legs[0].start_joint;
+    for (uint32_t l = 1; l < job->leg_count; ++l) {
+        while (!cb_skeleton_in_subtree(s, job->legs[l].start_joint, a)) {
+            a = (uint32_t)s->parents[a]; /* the legs share the hip as an ancestor */
+        }
+    }
+    return a;
+}
+
 static bool leg_shares_joint(const cb_ik_stride_leg *a, const cb_ik_stride_leg *b)
 {
     const uint32_t ja[3] = {a->start_joint, a->mid_joint, a->end_joint};
@@ -1245,6 +1259,16 @@ static cb_result check_stride_legs(const cb_ik_stride_job *job, cb_error *err)
             if (leg_shares_joint(leg, &job->legs[m])) {
                 return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                                     "stride warp job: legs[%u] and legs[%u] share a joint", m, l);
+            }
+            /* The legs are solved one after the other on frames taken before: a leg below
+             * another would be solved from its stale frames. */
+            uint32_t other = job->legs[m].start_joint;
+            if (cb_skeleton_in_subtree(s, leg->start_joint, other) ||
+                cb_skeleton_in_subtree(s, other, leg->start_joint)) {
+                return cb_error_set(err, CB_ERR_HIERARCHY,
+                                    "stride warp job: legs[%u] and legs[%u]: one is below the "
+                                    "other",
+                                    m, l);
             }
         }
     }
@@ -1374,7 +1398,7 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
         memcpy(job->result->target, target, sizeof job->result->target);
         job->result->reached = reached;
         job->result->applied = on;
-        job->result->first_joint = job->legs[0].start_joint;
+        job->result->first_joint = on ? legs_ancestor(job) : 0;
     }
     return CB_OK;
 }
