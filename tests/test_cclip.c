@@ -821,6 +821,39 @@ static void cclip_packed_clip_refuses_bad_keys(void **state)
     cb_embedded_destroy(set);
 }
 
+/* Whatever bound a clip is compressed to, its keys pass the loader's key check: the compressor
+ * keeps each decoded rotation near unit length and in the hemisphere of the key before (a
+ * review found Fox clips compressed at 3 and 10 cm, and Cesium Man at 30 cm, that the importer
+ * wrote and every load then refused: "rotation of length 0.88"). */
+static void cclip_loose_bounds_stay_loadable(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        double scale;
+    } glbs[] = {{"Fox/Fox.glb", 0.01}, {"CesiumMan/CesiumMan.glb", 1.0}};
+    const float bounds[] = {0.01f, 0.03f, 0.1f, 0.3f, 1.0f};
+    for (size_t i = 0; i < sizeof glbs / sizeof glbs[0]; ++i) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", CB_TEST_ASSET_DIR, glbs[i].file);
+        cb_test_asset a;
+        cb_error err = {0};
+        CB_CHECK(cb_test_read_glb(path, glbs[i].scale, &a, &err) == CB_OK, "%s", err.message);
+        for (size_t k = 0; k < a.clip_count; ++k) {
+            for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; ++b) {
+                cb_cclip *z = compress(a.skeleton, a.clips[k].frames, a.clips[k].frame_count, false,
+                                       bounds[b]);
+                cb_clip *c = clip_of(a.skeleton, z, a.clips[k].name, true, false);
+                cb_test_note("%s %s at %g m: %zu bytes, loads", glbs[i].file, a.clips[k].name,
+                             (double)bounds[b], cb_cclip_query_info(z).stream_bytes);
+                cb_clip_destroy(c);
+                cb_cclip_destroy(z);
+            }
+        }
+        cb_test_asset_free(&a);
+    }
+}
+
 /* A compressed clip's frames (cb_clip_read_frames) are its decoding at the source frames, the
  * same floats as the clip decoded at load holds; its memory is the compressed form's. */
 static void cclip_packed_clip_frames(void **state)
@@ -1181,6 +1214,7 @@ int main(void)
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
         cmocka_unit_test(cclip_packed_clip_frames),
         cmocka_unit_test(cclip_packed_clip_refuses_bad_keys),
+        cmocka_unit_test(cclip_loose_bounds_stay_loadable),
         cmocka_unit_test(cclip_stream_roundtrip),
         cmocka_unit_test(cclip_stream_errors),
         cmocka_unit_test(cclip_root_track_within_bound),

@@ -416,6 +416,32 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
     }
 }
 
+/* Whether the candidate just quantized (c->tdec) for track x is what the loader accepts of a
+ * rotation track (cb_cclip_clip_create's key check, to_clip.c): every key near unit length and
+ * in the hemisphere of the key before. The shell error alone does not ensure it: it is
+ * measured on the normalized rotation, so at loose bounds coarse components passed it at
+ * lengths of 0.82-1.13, which every load then refused. A margin (0.9 of the tolerance, a
+ * positive dot) covers the loader's float arithmetic. Other tracks: always. */
+static bool loadable(const ctx *c, int x)
+{
+    if (cb_cclip_track_size[x] != 4) { /* the rotation track, the one of 4 components */
+        return true;
+    }
+    const double tol = 0.9 * CB_CCLIP_KEY_UNIT_TOLERANCE;
+    for (size_t i = 0; i < c->keys; ++i) {
+        const float *q = &c->tdec[i * 4], *before = i > 0 ? q - 4 : q;
+        double len2 = 0.0, dot = 0.0;
+        for (int k = 0; k < 4; ++k) {
+            len2 += (double)q[k] * q[k];
+            dot += (double)q[k] * before[k];
+        }
+        if (len2 < (1.0 - tol) * (1.0 - tol) || len2 > (1.0 + tol) * (1.0 + tol) || dot < 1e-6) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Bits of a track per key, and bytes of its description in the stored form. */
 static size_t track_key_bits(const cb_cclip_field *f, int size)
 {
@@ -618,7 +644,7 @@ static bool start_levels(ctx *c, double goal)
             int lvl = LEVEL_DEFAULT;
             for (; lvl <= top; ++lvl) {
                 quantize(c, j, x, lvl);
-                if (local_error(c, j, x) <= goal) {
+                if (loadable(c, x) && local_error(c, j, x) <= goal) {
                     break;
                 }
             }
@@ -641,16 +667,18 @@ static bool start_levels(ctx *c, double goal)
 static bool common_level(ctx *c, double goal)
 {
     for (int lvl = 1; lvl <= MAX_LEVEL; ++lvl) {
+        bool ok = true;
         for (size_t j = 0; j < c->joints; ++j) {
             for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
                 if (c->level[j * CB_CCLIP_TRACKS + x] > LEVEL_CONSTANT) {
                     set_level(c, j, x, lvl);
+                    ok = ok && loadable(c, x);
                 }
             }
         }
         refresh_from(c, SIZE_MAX);
         size_t w;
-        if (max_error(c, &w) <= goal) {
+        if (ok && max_error(c, &w) <= goal) {
             return true;
         }
     }
@@ -680,6 +708,9 @@ static bool fix_up(ctx *c, double goal)
                     &c->field[(size_t)a * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
                 double cost0 = track_cost(c, cur, cb_cclip_track_size[x]);
                 quantize(c, (size_t)a, x, lvl + 1);
+                if (!loadable(c, x)) {
+                    continue;
+                }
                 double cost1 = track_cost(c, c->tfield, cb_cclip_track_size[x]);
                 double gain = e - trial_error_at(c, (size_t)a, x, w);
                 double score = gain / (cost1 - cost0 > 1.0 ? cost1 - cost0 : 1.0);
@@ -751,12 +782,14 @@ static void trim(ctx *c, double goal)
                     break;
                 }
                 set_level(c, j, x, lvl - 1);
-                refresh_from(c, j);
-                size_t w;
-                if (max_error(c, &w) <= goal) {
-                    c->trims++;
-                    changed = true;
-                    continue;
+                if (loadable(c, x)) {
+                    refresh_from(c, j);
+                    size_t w;
+                    if (max_error(c, &w) <= goal) {
+                        c->trims++;
+                        changed = true;
+                        continue;
+                    }
                 }
                 set_level(c, j, x, lvl);
                 refresh_from(c, j);
