@@ -160,11 +160,13 @@ CB_INLINE cb_soa_quat quat_acc2(cb_soa_quat acc, cb_vf wa, cb_soa_quat a, cb_vf 
                          cb_vf_fmadd(wb, b.w, cb_vf_fmadd(wa, a.w, acc.w))};
 }
 
-/* Whether a clip's keys carry a scale deviation (a compressed clip decodes one when some joint's
- * decoded scale differs from 1; its scale channel reads as zero otherwise). */
+/* Whether a clip's keys carry a scale deviation. A clip without scale has none in either form:
+ * its compressed form may still store a scale track (a skeleton whose rest scale is not
+ * exactly 1 gives default tracks a non-zero offset), which the raw form, cb_cclip_to_clip and
+ * cb_clip_read_frames drop, and so do the pose jobs. */
 CB_INLINE bool clip_scaled(const struct cb_clip *c)
 {
-    return c->packed != NULL ? c->packed->has_scale : c->has_scale;
+    return c->has_scale && (c->packed == NULL || c->packed->has_scale);
 }
 
 /* Keys i and i + 1 of group g around a normalized time; returns the fraction f between them.

@@ -62,13 +62,13 @@ static jkeys locate_keys(const struct cb_clip *c, float time, size_t j)
 static float key_value(const jkeys *k, int side, int component)
 {
     const struct cb_clip *c = k->clip;
+    if (component >= CB_CLIP_S && !c->has_scale) {
+        return 0.0f; /* in either form (pose.c clip_scaled) */
+    }
     if (c->packed != NULL) {
         /* Stored components: translation 0..2, rotation 3..6, scale deviation 7..9, as in
          * the frames (CB_CLIP_T, CB_CLIP_Q, CB_CLIP_S). */
         return cb_cclip_joint_value(c->packed, k->i + (uint32_t)side, k->j, component);
-    }
-    if (component >= CB_CLIP_S && !c->has_scale) {
-        return 0.0f;
     }
     const float *grp = cb_clip_group_ptr(c, k->i + (uint32_t)side, k->j / W);
     return get(grp, component, k->j % W);
