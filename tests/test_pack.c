@@ -1048,6 +1048,32 @@ static void pack_load_survives_failed_allocations(void **state)
                  fa.count.live_bytes);
     }
     cb_test_note("a load makes %zu allocations; failing each one is clean", k);
+    /* Saving the loaded pack's compressed clips uncompressed decodes them through the pack's
+     * allocator (cb_clip_read_frames): when that fails, the save fails and hands back nothing
+     * half-written (before, it wrote uninitialised frames and returned CB_OK). */
+    cb_test_failing_nth fa = {.fail_at = k};
+    cb_pack_load_desc ld = {.allocator = cb_test_failing_nth_allocator(&fa)};
+    cb_pack *p = NULL;
+    assert_int_equal(cb_pack_load_memory(bytes, size, &ld, &p, NULL), CB_OK);
+    const cb_clip *clips[8];
+    size_t n = cb_pack_clip_count(p);
+    assert_true(n <= 8);
+    for (size_t c = 0; c < n; ++c) {
+        clips[c] = cb_pack_clip(p, c);
+    }
+    cb_pack_desc raw = {.skeleton = cb_pack_skeleton(p), .clips = clips, .clip_count = n};
+    size_t need = 0;
+    assert_int_equal(cb_pack_save_memory(&raw, NULL, 0, &need, NULL), CB_OK);
+    unsigned char *out = malloc(need);
+    memset(out, 0xA5, need);
+    cb_error err = {0};
+    assert_int_equal(cb_pack_save_memory(&raw, out, need, &need, &err), CB_ERR_OUT_OF_MEMORY);
+    CB_CHECK(strstr(err.message, "cannot be decoded") != NULL, "%s", err.message);
+    for (size_t b = 0; b < need; ++b) {
+        CB_CHECK(out[b] == 0, "byte %zu of a failed save is %u", b, out[b]);
+    }
+    free(out);
+    cb_pack_destroy(p);
     free(bytes);
     fixture_free(&f);
 }

@@ -413,8 +413,10 @@ static void write_compressed(writer *w, const cb_cclip *z)
 }
 
 /* Writes a clip; frames and root track are read through `scratch` (large enough for both). */
-static void write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
-                       const cb_pack_clip_info *info, float *scratch)
+/* Fails only where a compressed clip saved raw cannot be decoded (cb_clip_read_frames
+ * allocates through the clip's allocator for it). */
+static cb_result write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
+                            const cb_pack_clip_info *info, float *scratch)
 {
     cb_clip_root_motion rm = cb_clip_query_root_motion(c);
     size_t frames = cb_clip_frame_count(c), n = cb_clip_joint_count(c);
@@ -445,13 +447,17 @@ static void write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
         write_compressed(w, z);
     } else {
         size_t count = frames * n * stride;
-        cb_clip_read_frames(c, (cb_float_span){scratch, count});
+        cb_result r = cb_clip_read_frames(c, (cb_float_span){scratch, count});
+        if (r != CB_OK) {
+            return r;
+        }
         w_floats(w, scratch, count);
     }
     if (raw_root_track(c, z)) {
         cb_clip_read_root_track(c, (cb_float_span){scratch, frames * 4});
         w_floats(w, scratch, frames * 4);
     }
+    return CB_OK;
 }
 
 static void write_mask(writer *w, const cb_pack_mask *m, size_t n)
@@ -572,8 +578,18 @@ cb_result cb_pack_save_memory(const cb_pack_desc *desc, void *dst, size_t capaci
             write_skeleton(&w, desc);
         } else if (plan[i].kind == CB_PACK_KIND_CLIP) {
             size_t k = plan[i].index;
-            write_clip(&w, desc->clips[k], compressed_of(desc, k),
-                       desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
+            r = write_clip(&w, desc->clips[k], compressed_of(desc, k),
+                           desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
+            if (r != CB_OK) {
+                /* nothing half-written is handed back: the caller's buffer is cleared */
+                memset(out, 0, total);
+                free(plan);
+                free(scratch);
+                return cb_error_set(err, r,
+                                    "pack: clip \"%s\" cannot be decoded to write it "
+                                    "uncompressed",
+                                    cb_clip_name(desc->clips[k]));
+            }
         } else if (plan[i].kind == CB_PACK_KIND_MASK) {
             write_mask(&w, &desc->masks[plan[i].index], n);
         } else {
