@@ -1,6 +1,7 @@
 /* The import's compression step: a built clip's frames compressed to the bound on the shell
- * (crowdblend/cclip.h), and decoded back into the clip a loaded pack gives the crowd, so the
- * importer measures what will be played (fit.c). */
+ * (crowdblend/cclip.h), and decoded back at the source frames (what a pack loaded raw gives the
+ * crowd; a pack loaded compressed samples the same keys in place), so the importer measures
+ * what will be played at those frames (fit.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

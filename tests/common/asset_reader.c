@@ -597,6 +597,9 @@ void cb_test_asset_free(cb_test_asset *a)
 cb_xform *cb_test_clip_frames(const cb_clip *clip, size_t *frame_count)
 {
     const struct cb_clip *c = clip;
+    if (c->frames == NULL) {
+        return NULL; /* a compressed clip: read its frames with cb_clip_read_frames */
+    }
     const size_t n = c->joint_count, frames = (size_t)c->intervals + 1, w = CB_SIMD_WIDTH;
     cb_xform *out = malloc(frames * n * sizeof *out);
     for (size_t f = 0; out != NULL && f < frames; ++f) {

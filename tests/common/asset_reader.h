@@ -42,7 +42,8 @@ cb_result cb_test_read_bvh(const char *path, double scale, size_t first_frame, c
 void cb_test_asset_free(cb_test_asset *a);
 
 /* The frames of a built clip as the source of a compression: its stored frames, unpacked from
- * its joint groups (frame_count x joint_count, malloc'd). Reads the clip's private layout. */
+ * its joint groups (frame_count x joint_count, malloc'd). Reads the clip's private layout; NULL
+ * for a compressed clip (no frames in memory) or when out of memory. */
 cb_xform *cb_test_clip_frames(const cb_clip *clip, size_t *frame_count);
 
 #endif
