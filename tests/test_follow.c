@@ -141,6 +141,11 @@ static void follow_create_validates(void **state)
         &(cb_follow_desc){
             .crowd = f.crowd, .capacity = 8, .left_param = "blend_0", .forward_param = "blend_0"},
         CB_ERR_MISMATCH, "one parameter");
+    /* every parameter the follower writes is its own (a rate written over a velocity) */
+    expect_create(&(cb_follow_desc){.crowd = f.crowd,
+                                    .capacity = 8,
+                                    .warp = {.rate_param = "blend_0", .gait_speed_mps = 1.4f}},
+                  CB_ERR_MISMATCH, "left_param and warp.rate_param are one parameter");
     cb_follow_desc alloc_half = d;
     alloc_half.allocator.alloc_fn = never_alloc; /* without a free_fn */
     expect_create(&alloc_half, CB_ERR_ALLOCATOR, NULL);

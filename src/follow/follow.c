@@ -369,6 +369,47 @@ static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *er
     return CB_OK;
 }
 
+/* The parameters the follower writes every update must be distinct: one written twice would
+ * silently carry only the last value (a stride scale named "rate" replaced the warp's rate). */
+static cb_result check_written_params(const uint32_t velocity[2], const warp_state *w,
+                                      const stride_state *t, const orient_state *o,
+                                      const lock_state *k, cb_error *err)
+{
+    uint32_t p[2 + 1 + 3 + 1 + CB_FOLLOW_FEET * 4];
+    const char *what[sizeof p / sizeof p[0]];
+    size_t n = 0;
+    p[n] = velocity[0], what[n++] = "left_param";
+    p[n] = velocity[1], what[n++] = "forward_param";
+    if (w->on) {
+        p[n] = w->p_rate, what[n++] = "warp.rate_param";
+    }
+    if (t->on) {
+        p[n] = t->p_scale, what[n++] = "stride.scale_param";
+        for (int a = 0; a < 2 && t->dir; ++a) {
+            p[n] = t->p_dir[a], what[n++] = "stride.direction_param";
+        }
+    }
+    if (o->on) {
+        p[n] = o->p_angle, what[n++] = "orient.angle_param";
+    }
+    for (int foot = 0; foot < CB_FOLLOW_FEET && k->on; ++foot) {
+        p[n] = k->p_weight[foot], what[n++] = "lock.weight_param";
+        for (int c = 0; c < 3; ++c) {
+            p[n] = k->p_target[foot][c], what[n++] = "lock.target_param";
+        }
+    }
+    for (size_t a = 0; a < n; ++a) {
+        for (size_t b = 0; b < a; ++b) {
+            if (p[a] == p[b]) {
+                return cb_error_set(err, CB_ERR_MISMATCH,
+                                    "cb_follow_create: %s and %s are one parameter", what[b],
+                                    what[a]);
+            }
+        }
+    }
+    return CB_OK;
+}
+
 cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -385,10 +426,6 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
         r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy",
                                 CB_GRAPH_BLEND_PARAM_PREFIX "1", "forward_param", &forward, err);
     }
-    if (r == CB_OK && left == forward) {
-        r = cb_error_set(err, CB_ERR_MISMATCH,
-                         "cb_follow_create: left_param and forward_param are one parameter");
-    }
     warp_state warp = {0};
     lock_state lock = {0};
     orient_state orient = {0};
@@ -404,6 +441,13 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     }
     if (r == CB_OK) {
         r = setup_lock(&d, &lock, err);
+    }
+    if (r == CB_OK) {
+        const uint32_t velocity[2] = {left, forward};
+        r = check_written_params(velocity, &warp, &stride, &orient, &lock, err);
+        if (r != CB_OK) {
+            free_lock(&lock, d.capacity, &d.allocator); /* setup_lock succeeded */
+        }
     }
     if (r != CB_OK) {
         return r;
