@@ -1145,6 +1145,50 @@ static void pack_save_checks_its_desc(void **state)
     fixture_free(&f);
 }
 
+/* A clip stored without scale samples scale exactly 1 in its compressed form, as in its raw one
+ * (a compressed form may carry a scale track all the same: a skeleton whose rest scale is not
+ * exactly 1 gives default tracks a non-zero offset; the Fox's clips sampled 1.00000012), in the
+ * SIMD blend job and its scalar reference. */
+static void pack_clip_without_scale_samples_none(void **state)
+{
+    (void)state;
+    pack_file packs[16];
+    size_t count = committed_packs(packs, 16), checked = 0;
+    for (size_t i = 0; i < count; ++i) {
+        cb_pack *p = load(packs[i].bytes, packs[i].size);
+        const cb_skeleton *skel = cb_pack_skeleton(p);
+        cb_xform_group *pose = cb_test_pose_alloc(skel, false);
+        for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
+            const cb_clip *c = cb_pack_clip(p, k);
+            if (cb_clip_frame_stride(c) != 7 || cb_clip_is_additive(c)) {
+                continue; /* stored with scale (or a delta, whose scale is not 1) */
+            }
+            for (int s = 0; s < 50; ++s) {
+                cb_blend_entry e = {.clip = c, .time = (float)s / 49.0f, .weight = 1.0f};
+                cb_pose_blend_job j = {.skeleton = skel,
+                                       .entries = {&e, 1},
+                                       .out = {pose, cb_skeleton_group_count(skel)}};
+                for (int ref = 0; ref < 2; ++ref) {
+                    assert_int_equal(ref ? cb_pose_blend_job_run_ref(&j, NULL)
+                                         : cb_pose_blend_job_run(&j, NULL),
+                                     CB_OK);
+                    for (size_t jt = 0; jt < cb_skeleton_joint_count(skel); ++jt) {
+                        dref_xform x = dref_from_pose(pose, jt);
+                        CB_CHECK(x.s[0] == 1.0 && x.s[1] == 1.0 && x.s[2] == 1.0,
+                                 "%s clip %zu joint %zu (%s): scale %.9g %.9g %.9g", packs[i].name,
+                                 k, jt, ref ? "reference" : "SIMD", x.s[0], x.s[1], x.s[2]);
+                    }
+                }
+            }
+            checked++;
+        }
+        free(pose);
+        cb_pack_destroy(p);
+    }
+    assert_true(checked > 0);
+    free_packs(packs, count);
+}
+
 /* ---- the same samples in every build ------------------------------------------------------- */
 
 /* XXH3 over each committed pack's stored frames, root tracks and samples through the scalar
@@ -1231,6 +1275,7 @@ int main(void)
         cmocka_unit_test(pack_clip_forms),
         cmocka_unit_test(pack_load_survives_failed_allocations),
         cmocka_unit_test(pack_save_checks_its_desc),
+        cmocka_unit_test(pack_clip_without_scale_samples_none),
         cmocka_unit_test(pack_samples_checksum),
     };
     return CB_RUN_TESTS(tests);
