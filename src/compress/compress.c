@@ -233,9 +233,9 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
     return CB_OK;
 }
 
-/* Source components (rotations unit and continuous along time), model transforms and the
- * dominant shell distances. */
-static void prepare_source(ctx *c)
+/* The source frames at the even points: components, rotations unit and each in the hemisphere
+ * of the frame before. */
+static void source_frames(ctx *c)
 {
     const size_t n = c->joints;
     for (size_t f = 0; f < c->frames; ++f) {
@@ -260,6 +260,13 @@ static void prepare_source(ctx *c)
             }
         }
     }
+}
+
+/* The odd points, midway between source frames: the source lerped there (rotations
+ * normalized), where key-reduced candidates are also measured. */
+static void source_midpoints(ctx *c)
+{
+    const size_t n = c->joints;
     for (size_t m = 1; m < c->points; m += 2) {
         for (size_t j = 0; j < n; ++j) {
             const double *a = c->src[(m - 1) * n + j].v, *b = c->src[(m + 1) * n + j].v;
@@ -270,6 +277,15 @@ static void prepare_source(ctx *c)
             quat_normalize(v + 3);
         }
     }
+}
+
+/* Model transforms of every point, and dominant[j] = shell + the largest distance from j to a
+ * descendant over the clip: an error in j's local transform moves every point within that
+ * radius. Children follow parents, so one backward sweep per frame propagates distances
+ * upwards. */
+static void source_model(ctx *c)
+{
+    const size_t n = c->joints;
     for (size_t f = 0; f < c->points; ++f) {
         for (size_t j = 0; j < n; ++j) {
             daff l = affine_of(c->src[f * n + j].v);
@@ -277,9 +293,6 @@ static void prepare_source(ctx *c)
             c->msrc[f * n + j] = p < 0 ? l : compose(&c->msrc[f * n + (size_t)p], &l);
         }
     }
-    /* dominant[j] = shell + the largest distance from j to a descendant over the clip: an
-     * error in j's local transform moves every point within that radius. Children follow
-     * parents, so one backward sweep per frame propagates distances upwards. */
     for (size_t j = 0; j < n; ++j) {
         c->dominant[j] = c->shell;
     }
@@ -293,7 +306,13 @@ static void prepare_source(ctx *c)
             }
         }
     }
-    /* Fixed ranges for the no-range-reduction alternative. */
+}
+
+/* The largest magnitude per track type (fixed ranges for the no-range-reduction alternative)
+ * and the offset grids' exponents. */
+static void source_ranges(ctx *c)
+{
+    const size_t n = c->joints;
     c->range[0] = c->range[2] = 0.0;
     c->range[1] = 1.0;
     for (size_t f = 0; f < c->points; f += 2) {
@@ -312,6 +331,16 @@ static void prepare_source(ctx *c)
                          : e > CB_CCLIP_MAX_EXPONENT ? CB_CCLIP_MAX_EXPONENT
                                                      : e;
     }
+}
+
+/* Source components (rotations unit and continuous along time), model transforms and the
+ * dominant shell distances. */
+static void prepare_source(ctx *c)
+{
+    source_frames(c);
+    source_midpoints(c);
+    source_model(c);
+    source_ranges(c);
 }
 
 /* The source resampled at `keys` uniform keys (translation and scale lerped, rotation slerped,
