@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
+#include "anim_test.h"
 #include "crowdblend/crowdblend.h"
-#include "test_util.h"
 
 static const float DT = 1.0f / 60.0f;
 
@@ -71,13 +71,7 @@ typedef struct fixture {
 static cb_result load(const cb_embedded *set, const char *json, cb_graph **out, cb_error *err)
 {
     const cb_clip *clips[32];
-    uint32_t count = cb_embedded_clip_count(set);
-    count = count < 32 ? count : 32;
-    for (uint32_t k = 0; k < count; ++k) {
-        clips[k] = cb_embedded_clip(set, k);
-    }
-    cb_graph_json_desc jd = {
-        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = count};
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(set, clips, 32);
     return cb_graph_load_json(json, strlen(json), &jd, out, err);
 }
 
@@ -444,13 +438,7 @@ static void warp_graph_file_moves_at_the_velocity(void **state)
     cb_error err = {0};
     assert_int_equal(cb_embedded_create(NULL, &f.set, NULL), CB_OK);
     const cb_clip *clips[32];
-    uint32_t count = cb_embedded_clip_count(f.set);
-    count = count < 32 ? count : 32;
-    for (uint32_t k = 0; k < count; ++k) {
-        clips[k] = cb_embedded_clip(f.set, k);
-    }
-    cb_graph_json_desc jd = {
-        .skeleton = cb_embedded_skeleton(f.set), .clips = clips, .clip_count = count};
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(f.set, clips, 32);
     CB_CHECK(cb_graph_load_json_file(CB_TEST_GRAPH_DIR "/locomotion_rate_warp.json", &jd, &f.graph,
                                      &err) == CB_OK,
              "%s", err.message);

@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
+#include "anim_test.h"
 #include "crowdblend/crowdblend.h"
 #include "graph/graph_impl.h" /* struct cb_graph.flat */
-#include "test_util.h"
 
 #define BLEND(extra)                                                                               \
     "\"loco\": {\"type\": \"blend_space\", \"solver\": \"linear_1d\", \"params\": \"x\", "         \
@@ -65,13 +65,7 @@ static void rate_warp_flat_path_matches_general_path(void **state)
     cb_embedded *set;
     assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
     const cb_clip *clips[32];
-    uint32_t count = cb_embedded_clip_count(set);
-    count = count < 32 ? count : 32;
-    for (uint32_t k = 0; k < count; ++k) {
-        clips[k] = cb_embedded_clip(set, k);
-    }
-    cb_graph_json_desc jd = {
-        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = count};
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(set, clips, 32);
     for (size_t k = 0; k < sizeof GRAPHS / sizeof GRAPHS[0]; ++k) {
         cb_graph *g;
         cb_error err = {0};

@@ -384,12 +384,7 @@ static void stride_job_validates(void **state)
 static cb_result load_graph(const humanoid *h, const char *text, cb_graph **out, cb_error *err)
 {
     const cb_clip *clips[64];
-    size_t count = cb_embedded_clip_count(h->set);
-    count = count < 64 ? count : 64;
-    for (size_t k = 0; k < count; ++k) {
-        clips[k] = cb_embedded_clip(h->set, k);
-    }
-    cb_graph_json_desc jd = {.skeleton = h->s, .clips = clips, .clip_count = (uint32_t)count};
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(h->set, clips, 64);
     return cb_graph_load_json(text, strlen(text), &jd, out, err);
 }
 

@@ -674,3 +674,15 @@ void cb_test_clip_pose(const cb_skeleton *s, const cb_clip *clip, float t, cb_xf
     cb_pose_blend_job job = {s, {&e, 1}, 0.0f, {pose, cb_skeleton_group_count(s)}};
     assert_int_equal(cb_pose_blend_job_run(&job, NULL), CB_OK);
 }
+
+cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_clip **clips,
+                                              uint32_t max)
+{
+    uint32_t count = cb_embedded_clip_count(set);
+    count = count < max ? count : max;
+    for (uint32_t k = 0; k < count; ++k) {
+        clips[k] = cb_embedded_clip(set, k);
+    }
+    return (cb_graph_json_desc){
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = count};
+}

@@ -34,6 +34,12 @@ typedef struct cb_test_failing_nth {
 
 cb_allocator cb_test_failing_nth_allocator(cb_test_failing_nth *f);
 
+/* ---- graphs -------------------------------------------------------------------------------- */
+
+/* The JSON desc of a graph over the embedded set's clips (up to max of them, into clips). */
+cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_clip **clips,
+                                              uint32_t max);
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 /* Creates a clip, failing the test (with the error message) when create fails. */
