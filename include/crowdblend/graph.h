@@ -213,6 +213,20 @@ typedef struct cb_graph_clip_desc {
 #define CB_GRAPH_DEFAULT_WARP_MAX_RATE 1.35f
 #define CB_GRAPH_WARP_RATE_LIMIT 4.0f
 
+/** Where a blend space's playback-rate warp takes each clip's root speed from. */
+typedef enum cb_warp_speed_from {
+    _CB_WARP_SPEED_FROM_DEFAULT = 0, /**< CB_WARP_SPEED_FROM_ROOT_MOTION */
+    /** Each clip's own root displacement per cycle (clips with root motion). */
+    CB_WARP_SPEED_FROM_ROOT_MOTION,
+    /** The child's blend-space position is the root velocity (m/s) its clip stands for: the
+     *  blend space's parameters are a velocity, and the clips play in place. */
+    CB_WARP_SPEED_FROM_POSITIONS,
+    /** cb_graph_rate_warp.speeds: one root speed (m/s, >= 0) declared per child, the clips
+     *  playing in place. */
+    CB_WARP_SPEED_FROM_SPEEDS,
+    _CB_WARP_SPEED_FROM_COUNT
+} cb_warp_speed_from;
+
 /**
  * PLAYBACK-RATE WARPING of a blend space (off while speed_param is NULL): every frame its
  * clips play at
@@ -231,7 +245,17 @@ typedef struct cb_graph_clip_desc {
  * its clips: the warp's goal is an absolute root speed). Requirements, checked at add: every
  * child is a clip node without speed_param, in the blend space's sync group or in a group of
  * its own (two children sharing another group are refused), and some child's clip has root
- * motion. docs/graph.md "Playback-rate warping".
+ * motion.
+ *
+ * CLIPS THAT PLAY IN PLACE (imported packs: no root motion) take D_k = u_k T_k from a root
+ * velocity u_k the graph states, by speed_from: CB_WARP_SPEED_FROM_POSITIONS, u_k the child's
+ * blend-space position (1D: along one axis, so a negative position walks the other way; 2D: the
+ * vector); CB_WARP_SPEED_FROM_SPEEDS, u_k = speeds[k] along one direction (scalars: they never
+ * cancel; a directional blend space wants POSITIONS). v is then the formula above: where the
+ * clips' strides are u_k T_k, the blended stride per weight-averaged cycle. Requirements of
+ * both: no child's clip has root motion (the root would move by it, not by u_k), and some u_k
+ * is not zero; speeds (SPEEDS only; NULL otherwise) holds child_count finite speeds >= 0.
+ * docs/graph.md "Playback-rate warping".
  */
 typedef struct cb_graph_rate_warp {
     /** Float parameter: the commanded root speed in m/s. NULL: no warping. */
@@ -239,6 +263,11 @@ typedef struct cb_graph_rate_warp {
     /** Bounds of r, 0 < min_rate <= 1 <= max_rate <= CB_GRAPH_WARP_RATE_LIMIT; 0: defaults
      *  CB_GRAPH_DEFAULT_WARP_MIN_RATE and CB_GRAPH_DEFAULT_WARP_MAX_RATE. */
     float min_rate, max_rate;
+    /** Where each clip's root speed comes from. Default CB_WARP_SPEED_FROM_ROOT_MOTION. */
+    cb_warp_speed_from speed_from;
+    /** CB_WARP_SPEED_FROM_SPEEDS: the root speed of each child, m/s (child_count of them, in
+     *  the order of the children). NULL for the other sources. */
+    const float *speeds;
 } cb_graph_rate_warp;
 
 /** A blend space: children placed in a 1D or 2D parameter space, weighted by a solver. */
@@ -391,7 +420,8 @@ typedef struct cb_graph_state_machine_desc {
  */
 CB_API cb_result cb_graph_add_clip(cb_graph_builder *b, const cb_graph_clip_desc *desc,
                                    cb_graph_node *out, cb_error *err);
-/** The warp with its defaults filled in (graph.h's query convention). */
+/** The warp with its defaults filled in (graph.h's query convention): the bounds, and
+ *  speed_from CB_WARP_SPEED_FROM_ROOT_MOTION for _CB_WARP_SPEED_FROM_DEFAULT. */
 CB_API cb_graph_rate_warp cb_graph_query_rate_warp(const cb_graph_rate_warp *warp);
 CB_API cb_result cb_graph_add_blend_space(cb_graph_builder *b,
                                           const cb_graph_blend_space_desc *desc, cb_graph_node *out,

@@ -703,6 +703,9 @@ cb_graph_rate_warp cb_graph_query_rate_warp(const cb_graph_rate_warp *warp)
     if (w.max_rate == 0.0f) {
         w.max_rate = CB_GRAPH_DEFAULT_WARP_MAX_RATE;
     }
+    if (w.speed_from == _CB_WARP_SPEED_FROM_DEFAULT) {
+        w.speed_from = CB_WARP_SPEED_FROM_ROOT_MOTION;
+    }
     return w;
 }
 
@@ -712,11 +715,123 @@ static bool own_group(const bnode *c, uint32_t group)
     return c->explicit_group != GNONE && c->explicit_group != group;
 }
 
+/* The names of cb_warp_speed_from in messages (JSON's "speed_from" values). */
+static const char *warp_source_name(cb_warp_speed_from from)
+{
+    return from == CB_WARP_SPEED_FROM_POSITIONS ? "positions"
+           : from == CB_WARP_SPEED_FROM_SPEEDS  ? "speeds"
+                                                : "root_motion";
+}
+
+/* The root velocity child k of an in-place warp stands for (speed_from POSITIONS or SPEEDS), in
+ * m/s along the blend space's axes (graph.h cb_graph_rate_warp). */
+static void stated_velocity(const cb_graph_rate_warp *w, const cb_graph_blend_space_desc *d,
+                            uint32_t dim, uint32_t k, float u[2])
+{
+    bool declared = w->speed_from == CB_WARP_SPEED_FROM_SPEEDS;
+    u[0] = declared ? w->speeds[k] : d->positions[(size_t)k * dim];
+    u[1] = declared || dim < 2 ? 0.0f : d->positions[(size_t)k * dim + 1];
+}
+
+/* The warp's speed source against what comes with it: a known source, speeds given exactly
+ * when it says speeds, each finite and >= 0. */
+static cb_result warp_source_of(const cb_graph_rate_warp *w, uint32_t child_count, const char *what,
+                                cb_error *err)
+{
+    if (w->speed_from <= _CB_WARP_SPEED_FROM_DEFAULT ||
+        w->speed_from >= _CB_WARP_SPEED_FROM_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: rate_warp: speed_from %d is not a cb_warp_speed_from", what,
+                            (int)w->speed_from);
+    }
+    bool declared = w->speed_from == CB_WARP_SPEED_FROM_SPEEDS;
+    if (declared && w->speeds == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "%s: rate_warp: speed_from speeds needs speeds (one per child)", what);
+    }
+    if (!declared && w->speeds != NULL) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: rate_warp: speeds are given but speed_from is %s (declared "
+                            "speeds need speed_from speeds)",
+                            what, warp_source_name(w->speed_from));
+    }
+    for (uint32_t k = 0; declared && k < child_count; ++k) {
+        if (!isfinite(w->speeds[k])) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "%s: rate_warp: the speed of child %u is not finite", what, k);
+        }
+        if (w->speeds[k] < 0.0f) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "%s: rate_warp: the speed of child %u is %g (a speed is >= 0)",
+                                what, k, (double)w->speeds[k]);
+        }
+    }
+    return CB_OK;
+}
+
+/* Why child k cannot take the warp's rate (NULL: it can): clips of the blend's group at a
+ * fixed speed, or each in a group of its own. */
+static const char *warp_child_refusal(const cb_graph_builder *b, const cb_graph_blend_space_desc *d,
+                                      uint32_t group, uint32_t k)
+{
+    const bnode *c = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[k]));
+    const char *why = c->n.type != GNODE_CLIP            ? "is not a clip node"
+                      : c->n.u.clip.speed_param != GNONE ? "has a speed_param"
+                                                         : NULL;
+    for (uint32_t j = 0; why == NULL && j < k; ++j) {
+        const bnode *o = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[j]));
+        why = own_group(c, group) && c->explicit_group == o->explicit_group
+                  ? "shares a sync group other than the blend space's with another child"
+                  : NULL;
+    }
+    return why;
+}
+
+/* The children against the warp's speed source: with root motion, some clip must move; in
+ * place, no clip may move (its root would not follow the stated speed) and some stated speed
+ * must not be 0. */
+static cb_result warp_speeds_of(const cb_graph_builder *b, const cb_graph_blend_space_desc *d,
+                                const cb_graph_rate_warp *w, uint32_t dim, const char *what,
+                                cb_error *err)
+{
+    bool in_place = w->speed_from != CB_WARP_SPEED_FROM_ROOT_MOTION, moves = false;
+    for (uint32_t k = 0; k < d->child_count; ++k) {
+        const bnode *c = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[k]));
+        float root = cb_clip_query_root_motion(c->n.u.clip.clip).speed_mps, u[2] = {0, 0};
+        if (in_place && root > 0.0f) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "%s: rate_warp: child %u ('%s') plays clip '%s', which moves its "
+                                "root (%.3g m/s): speed_from %s is for clips that play in place "
+                                "(leave speed_from at root_motion)",
+                                what, k, c->n.name, cb_clip_name(c->n.u.clip.clip), (double)root,
+                                warp_source_name(w->speed_from));
+        }
+        if (in_place) {
+            stated_velocity(w, d, dim, k, u);
+        }
+        moves = moves || (in_place ? u[0] != 0.0f || u[1] != 0.0f : root > 0.0f);
+    }
+    if (moves) {
+        return CB_OK;
+    }
+    return in_place
+               ? cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                              "%s: rate_warp: every child's %s is 0 (nothing to match the "
+                              "commanded speed with)",
+                              what,
+                              w->speed_from == CB_WARP_SPEED_FROM_SPEEDS ? "speed" : "position")
+               : cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                              "%s: rate_warp: no child's clip has root motion (nothing to "
+                              "match the commanded speed with; clips that play in place "
+                              "take speed_from positions or speeds)",
+                              what);
+}
+
 /* A blend space's rate warp (graph.h cb_graph_rate_warp) checked into bl: its parameter and
- * bounds, and children the warp can drive (clips of the blend's group at a fixed speed, one
- * with root motion). */
+ * bounds, its speed source, and children the warp can drive. */
 static cb_result rate_warp_of(const cb_graph_builder *b, const cb_graph_blend_space_desc *d,
-                              uint32_t group, const char *what, gblend *bl, cb_error *err)
+                              uint32_t group, uint32_t dim, const char *what, gblend *bl,
+                              cb_error *err)
 {
     bl->warp_param = GNONE;
     if (d->rate_warp.speed_param == NULL) {
@@ -734,52 +849,50 @@ static cb_result rate_warp_of(const cb_graph_builder *b, const cb_graph_blend_sp
                             what, (double)CB_GRAPH_WARP_RATE_LIMIT, (double)w.min_rate,
                             (double)w.max_rate);
     }
-    bool moves = false;
-    for (uint32_t k = 0; k < d->child_count; ++k) {
+    cb_result r = warp_source_of(&w, d->child_count, what, err);
+    for (uint32_t k = 0; r == CB_OK && k < d->child_count; ++k) {
+        const char *why = warp_child_refusal(b, d, group, k);
         const bnode *c = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[k]));
-        const char *why = c->n.type != GNODE_CLIP            ? "is not a clip node"
-                          : c->n.u.clip.speed_param != GNONE ? "has a speed_param"
-                                                             : NULL;
-        for (uint32_t j = 0; why == NULL && j < k; ++j) {
-            const bnode *o = &VEC_AT(b->nodes, bnode, cb_graph_node_index(d->children[j]));
-            why = own_group(c, group) && c->explicit_group == o->explicit_group
-                      ? "shares a sync group other than the blend space's with another child"
-                      : NULL;
-        }
         if (why != NULL) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "%s: rate_warp: child %u ('%s') %s (the warp sets the rate of "
-                                "clips in the blend space's group or each in a group of its own)",
-                                what, k, c->n.name, why);
+            r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                             "%s: rate_warp: child %u ('%s') %s (the warp sets the rate of "
+                             "clips in the blend space's group or each in a group of its own)",
+                             what, k, c->n.name, why);
         }
-        moves = moves || cb_clip_query_root_motion(c->n.u.clip.clip).speed_mps > 0.0f;
     }
-    if (!moves) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: rate_warp: no child's clip has root motion (nothing to match "
-                            "the commanded speed with)",
-                            what);
-    }
-    cb_result r = find_float(b, w.speed_param, what, &bl->warp_param, err);
+    if (r == CB_OK)
+        r = warp_speeds_of(b, d, &w, dim, what, err);
+    if (r == CB_OK)
+        r = find_float(b, w.speed_param, what, &bl->warp_param, err);
     bl->warp_min = w.min_rate;
     bl->warp_max = w.max_rate;
     return r;
 }
 
-/* The warped blend node n's edges: each clip's root displacement per cycle and cycle length,
- * and whether it keeps a group of its own. */
-static void rate_warp_edges(cb_graph_builder *b, const bnode *n)
+/* The warped blend node n's edges: each clip's root displacement per cycle (its own root
+ * motion, or the velocity the graph states times the cycle), its cycle length, and whether it
+ * keeps a group of its own. */
+static void rate_warp_edges(cb_graph_builder *b, const bnode *n, const cb_graph_blend_space_desc *d,
+                            uint32_t dim)
 {
+    const cb_graph_rate_warp w = cb_graph_query_rate_warp(&d->rate_warp);
     for (uint32_t e = 0; e < n->n.edge_count; ++e) {
         gedge *ed = &VEC_AT(b->edges, gedge, n->n.first_edge + e);
         const bnode *child = &VEC_AT(b->nodes, bnode, ed->child);
         const gclip *c = &child->n.u.clip;
         ed->warp_own = own_group(child, n->explicit_group);
+        ed->warp_dur = c->duration_s / fabsf(c->speed);
+        if (w.speed_from != CB_WARP_SPEED_FROM_ROOT_MOTION) {
+            float u[2];
+            stated_velocity(&w, d, dim, e, u);
+            ed->warp_dx = u[0] * ed->warp_dur;
+            ed->warp_dz = u[1] * ed->warp_dur;
+            continue;
+        }
         cb_clip_root_motion rm = cb_clip_query_root_motion(c->clip);
         float sign = c->speed < 0.0f ? -1.0f : 1.0f;
         ed->warp_dx = sign * rm.displacement[0];
         ed->warp_dz = sign * rm.displacement[2];
-        ed->warp_dur = c->duration_s / fabsf(c->speed);
     }
 }
 
@@ -817,14 +930,14 @@ cb_result cb_graph_add_blend_space(cb_graph_builder *b, const cb_graph_blend_spa
     if (r == CB_OK)
         r = find_group(b, d->sync_group, what, &n.explicit_group, err);
     if (r == CB_OK)
-        r = rate_warp_of(b, d, n.explicit_group, what, &n.n.u.blend, err);
+        r = rate_warp_of(b, d, n.explicit_group, sd.dimension, what, &n.n.u.blend, err);
     if (r != CB_OK) {
         return r;
     }
     sd.nodes = d->positions;
     r = push_blend(b, &n, &sd, params, d->children, what, out, err);
     if (r == CB_OK && n.n.u.blend.warp_param != GNONE) {
-        rate_warp_edges(b, &VEC_AT(b->nodes, bnode, b->nodes.count - 1));
+        rate_warp_edges(b, &VEC_AT(b->nodes, bnode, b->nodes.count - 1), d, sd.dimension);
     }
     return r;
 }

@@ -964,7 +964,8 @@ static cb_result load_position(loader *l, json_t *c, uint32_t dim, float *out)
     return r;
 }
 
-/* "rate_warp": {"speed_param", "min_rate", "max_rate"} (graph.h cb_graph_rate_warp). */
+/* "rate_warp": {"speed_param", "min_rate", "max_rate", "speed_from"} (graph.h
+ * cb_graph_rate_warp); "speeds" are the children's "speed_mps". */
 static cb_result load_rate_warp(loader *l, json_t *o, cb_graph_rate_warp *out)
 {
     json_t *w = member(o, "rate_warp");
@@ -972,11 +973,15 @@ static cb_result load_rate_warp(loader *l, json_t *o, cb_graph_rate_warp *out)
         return CB_OK;
     }
     push_key(l, "rate_warp");
-    static const char *const keys[] = {"speed_param", "min_rate", "max_rate", NULL};
+    static const char *const keys[] = {"speed_param", "min_rate", "max_rate", "speed_from", NULL};
+    static const char *const from_names[] = {"root_motion", "positions", "speeds"};
+    static const int from_values[] = {CB_WARP_SPEED_FROM_ROOT_MOTION, CB_WARP_SPEED_FROM_POSITIONS,
+                                      CB_WARP_SPEED_FROM_SPEEDS};
+    int from = CB_WARP_SPEED_FROM_ROOT_MOTION;
     cb_result r = json_is_object(w) ? check_keys(l, w, "rate_warp", keys)
                                     : fail(l, CB_ERR_PARSE,
                                            "\"rate_warp\" must be an object {\"speed_param\", "
-                                           "\"min_rate\", \"max_rate\"}");
+                                           "\"min_rate\", \"max_rate\", \"speed_from\"}");
     if (r == CB_OK) {
         r = get_string(l, w, "speed_param", true, &out->speed_param);
     }
@@ -986,6 +991,32 @@ static cb_result load_rate_warp(loader *l, json_t *o, cb_graph_rate_warp *out)
     if (r == CB_OK) {
         r = get_number(l, w, "max_rate", false, &out->max_rate);
     }
+    if (r == CB_OK) {
+        r = get_enum(l, w, "speed_from", "rate_warp speed_from", from_names, from_values, 3, &from);
+    }
+    out->speed_from = (cb_warp_speed_from)from;
+    pop(l);
+    return r;
+}
+
+/* A blend-space child's "speed_mps" (cb_graph_rate_warp.speeds): required on every child of a
+ * warp whose speeds are declared, refused elsewhere (nothing would read it). */
+static cb_result load_child_speed(loader *l, json_t *c, bool declared, float *out)
+{
+    json_t *v = member(c, "speed_mps");
+    if (v == NULL) {
+        return declared ? fail(l, CB_ERR_PARSE,
+                               "missing \"speed_mps\" (rate_warp \"speed_from\": \"speeds\" "
+                               "needs one on every child)")
+                        : CB_OK;
+    }
+    if (declared) {
+        return get_number(l, c, "speed_mps", true, out);
+    }
+    push_key(l, "speed_mps");
+    cb_result r = fail(l, CB_ERR_INVALID_ARGUMENT,
+                       "\"speed_mps\" needs the blend space's \"rate_warp\" with \"speed_from\": "
+                       "\"speeds\"");
     pop(l);
     return r;
 }
@@ -1027,12 +1058,13 @@ static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inne
     }
     size_t count = json_array_size(children);
     cb_graph_node ids[CB_GRAPH_MAX_CHILDREN];
-    float positions[2 * CB_GRAPH_MAX_CHILDREN];
+    float positions[2 * CB_GRAPH_MAX_CHILDREN], speeds[CB_GRAPH_MAX_CHILDREN];
+    bool declared = d.rate_warp.speed_from == CB_WARP_SPEED_FROM_SPEEDS;
     push_key(l, "children");
     for (size_t i = 0; r == CB_OK && i < count; ++i) {
         json_t *c = json_array_get(children, i);
         push_index(l, i);
-        static const char *const ckeys[] = {"node", "position", NULL};
+        static const char *const ckeys[] = {"node", "position", "speed_mps", NULL};
         r = json_is_object(c) ? check_keys(l, c, "a blend-space child", ckeys)
                               : fail(l, CB_ERR_PARSE, "a child must be {\"node\", \"position\"}");
         if (r == CB_OK) {
@@ -1040,6 +1072,9 @@ static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inne
         }
         if (r == CB_OK) {
             r = load_position(l, c, dim, &positions[i * dim]);
+        }
+        if (r == CB_OK) {
+            r = load_child_speed(l, c, declared, &speeds[i]);
         }
         pop(l);
     }
@@ -1050,6 +1085,7 @@ static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inne
     d.children = ids;
     d.positions = positions;
     d.child_count = (uint32_t)count;
+    d.rate_warp.speeds = declared ? speeds : NULL;
     return cb_graph_add_blend_space(l->b, &d, &n->id, inner);
 }
 
