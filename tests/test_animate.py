@@ -389,6 +389,10 @@ def agent_translations(doc, binary, node):
 
 FOX = os.path.join(os.path.dirname(DATA), "packs", "fox.cbpack")
 FOX_FEET = "b_LeftFoot02_018,b_RightFoot02_022"  # the import's --detect-foot-plants joints
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(DATA)))
+FOX_WARP_GRAPH = os.path.join(ROOT, "examples", "graphs", "fox", "locomotion_rate_warp.json")
+CESIUM = os.path.join(os.path.dirname(DATA), "packs", "cesium_man.cbpack")
+CESIUM_GRAPH = os.path.join(ROOT, "examples", "graphs", "cesium_man", "walk.json")
 cut = os.path.join(DATA, "fzj_bottleneck_cut.csv")
 cut_ref = read_plain_csv(cut)
 with tempfile.TemporaryDirectory() as tmp:
@@ -434,15 +438,45 @@ with tempfile.TemporaryDirectory() as tmp:
     except (ValueError, KeyError, IndexError, StopIteration, OSError) as e:
         check(False, f"animate --pack fox.cbpack: JSON and GLB ({e})")
 
-    # Without --feet the Fox's foot joints are unknown: the skate is absent, with the reason.
-    proc = run(cut, "--pack", FOX, "--json", "--seconds", "2")
+    # Without --feet the Fox's feet come from its joint names (left/right with foot, toe or
+    # ball, the deepest of one chain): the import's joints.
+    proc = run(cut, "--pack", FOX, "--json")
+    try:
+        d = json.loads(proc.stdout)["files"][0]
+        check(proc.returncode == 0 and d["feet"] == FOX_FEET.split(",") and
+              d["feet_from"] == "names" and d["skate"]["count"] > 0,
+              f"fox without --feet: the feet by name ({d.get('feet')}, {d.get('feet_from')})")
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        check(False, f"fox without --feet: JSON ({e}; {proc.stderr.strip()[-300:]})")
+    # CesiumMan's joints are unnamed (nodes[6]): the skate is absent, with the reason.
+    proc = run(cut, "--pack", CESIUM, "--graph", CESIUM_GRAPH, "--json", "--seconds", "2")
     try:
         d = json.loads(proc.stdout)["files"][0]
         check(proc.returncode == 0 and d["skate"] is None and "--feet" in d["skate_absent"] and
               d["feet"] is None and d["pops"]["count"] > 0,
-              f"fox without --feet: skate absent with the reason ({d.get('skate_absent')})")
+              f"cesium man without --feet: skate absent with the reason ({d.get('skate_absent')})")
     except (ValueError, KeyError, IndexError) as e:
-        check(False, f"fox without --feet: JSON ({e}; {proc.stderr.strip()[-300:]})")
+        check(False, f"cesium man without --feet: JSON ({e}; {proc.stderr.strip()[-300:]})")
+
+    # The Fox's graph with rate_warp from its blend-space positions (its clips play in place):
+    # walking straight at 0.7 m/s, half its walk's 1.38, the warp slows the walk to the command,
+    # and the planted feet slide less than with the stored graph, which walks at 1.38.
+    straight = os.path.join(tmp, "straight.csv")
+    with open(straight, "w") as f:
+        f.write("time,id,x,y\n")
+        for k in range(101):
+            f.write(f"{k * 0.08:g},1,{0.7 * k * 0.08:g},0\n")
+    skate = {}
+    for graph in ("locomotion", FOX_WARP_GRAPH):
+        proc = run(straight, "--pack", FOX, "--graph", graph, "--json")
+        try:
+            skate[graph] = json.loads(proc.stdout)["files"][0]["skate"]["mean"]
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            skate[graph] = math.nan
+            check(False, f"fox {graph}: JSON ({e}; {proc.stderr.strip()[-300:]})")
+    check(skate[FOX_WARP_GRAPH] < 0.6 * skate["locomotion"],
+          f"fox at 0.7 m/s: rate_warp cuts the skate ({skate['locomotion']} -> "
+          f"{skate[FOX_WARP_GRAPH]} cm/s)")
 
     # Bad packs: the loader's message, exit 1, no output file.
     truncated = os.path.join(tmp, "truncated.cbpack")

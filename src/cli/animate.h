@@ -41,10 +41,12 @@ typedef struct cb_animate_assets {
     cb_pack *pack;                 /* --pack, or NULL */
     const cb_skeleton *skeleton;   /* the set's or the pack's */
     const cb_clip *locomotion[17]; /* idle, walks, runs: the blend-space crowd's clips */
-    /* The skate's joints (the embedded "ball_l", "ball_r"; a pack's --feet); when unknown,
+    /* The skate's joints (the embedded "ball_l", "ball_r"; a pack's --feet, or the joints its
+     * names say are the feet); feet_from says which rule found them. When unknown,
      * feet_missing says why and the skate is not measured. */
     uint32_t feet[2];
     char feet_names[2][CB_JOINT_NAME_MAX + 1];
+    const char *feet_from;
     const char *feet_missing;
     double clips_pops_p999; /* the clips' own pops (cm), each looping clip played alone; < 0:
                                none loops */

@@ -150,8 +150,78 @@ static bool load_pack(cb_animate_assets *a, const char *path)
     return true;
 }
 
+/* Whether `name` says it is a joint of the foot on one side (docs/trajectories.md, "The skate's
+ * joints"): it names the side ("left"/"right" anywhere, or a "_l"/".l"/"_r"/".r" ending) and
+ * the foot ("foot", "toe" or "ball"), case-insensitively. */
+static bool foot_name(const char *name, int side)
+{
+    char low[CB_JOINT_NAME_MAX + 1];
+    size_t n = strlen(name);
+    n = n < CB_JOINT_NAME_MAX ? n : CB_JOINT_NAME_MAX;
+    for (size_t k = 0; k < n; ++k) {
+        low[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] - 'A' + 'a' : name[k]);
+    }
+    low[n] = '\0';
+    const char letter = side == 0 ? 'l' : 'r';
+    bool sided = strstr(low, side == 0 ? "left" : "right") != NULL ||
+                 (n >= 2 && low[n - 1] == letter && (low[n - 2] == '_' || low[n - 2] == '.'));
+    return sided && (strstr(low, "foot") != NULL || strstr(low, "toe") != NULL ||
+                     strstr(low, "ball") != NULL);
+}
+
+/* Whether joint a is joint d or one of its ancestors. */
+static bool ancestor_or_self(const int32_t *parents, uint32_t a, uint32_t d)
+{
+    for (int32_t j = (int32_t)d; j >= 0; j = parents[j]) {
+        if ((uint32_t)j == a) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The foot of one side by name: the joints foot_name() accepts must lie on one chain, and the
+ * deepest of them (the end of the foot: the Fox's b_LeftFoot02_018) is the one measured.
+ * Returns false when none matches or they branch (a quadruped naming four feet). */
+static bool foot_by_name(const cb_skeleton *sk, int side, uint32_t *out)
+{
+    const int32_t *parents = cb_skeleton_parents(sk);
+    bool found = false;
+    for (uint32_t j = 0; j < cb_skeleton_joint_count(sk); ++j) {
+        if (!foot_name(cb_skeleton_joint_name(sk, j), side)) {
+            continue;
+        }
+        if (found && !ancestor_or_self(parents, *out, j) && !ancestor_or_self(parents, j, *out)) {
+            return false;
+        }
+        if (!found || ancestor_or_self(parents, *out, j)) {
+            *out = j;
+        }
+        found = true;
+    }
+    return found;
+}
+
+/* The feet by name patterns, when both sides are found and differ. */
+static bool feet_by_name(cb_animate_assets *a)
+{
+    uint32_t f[2];
+    if (!foot_by_name(a->skeleton, 0, &f[0]) || !foot_by_name(a->skeleton, 1, &f[1]) ||
+        f[0] == f[1]) {
+        return false;
+    }
+    for (int k = 0; k < 2; ++k) {
+        a->feet[k] = f[k];
+        snprintf(a->feet_names[k], sizeof a->feet_names[k], "%s",
+                 cb_skeleton_joint_name(a->skeleton, f[k]));
+    }
+    a->feet_from = "names";
+    return true;
+}
+
 /* The skate's joints: --feet "LEFT,RIGHT", else "ball_l", "ball_r" when the skeleton has them
- * (the embedded humanoid always does); unknown ones leave the skate unmeasured. */
+ * (the embedded humanoid always does), else the feet the joint names say (feet_by_name);
+ * unknown ones leave the skate unmeasured. */
 static bool find_feet(cb_animate_assets *a, const char *feet)
 {
     char(*names)[CB_JOINT_NAME_MAX + 1] = a->feet_names;
@@ -170,6 +240,7 @@ static bool find_feet(cb_animate_assets *a, const char *feet)
         memcpy(names[0], "ball_l", sizeof "ball_l");
         memcpy(names[1], "ball_r", sizeof "ball_r");
     }
+    a->feet_from = feet != NULL ? "--feet" : "ball_l,ball_r";
     for (int k = 0; k < 2; ++k) {
         if (cb_skeleton_find_joint(a->skeleton, names[k], &a->feet[k]) == CB_OK) {
             continue;
@@ -179,9 +250,14 @@ static bool find_feet(cb_animate_assets *a, const char *feet)
                     names[k]);
             return false;
         }
+        if (feet_by_name(a)) {
+            return true;
+        }
         a->feet[0] = a->feet[1] = 0;
-        a->feet_missing = "the skeleton has no joints ball_l, ball_r: name its feet with --feet "
-                          "LEFT,RIGHT";
+        a->feet_from = NULL;
+        a->feet_missing = "the skeleton has neither ball_l, ball_r nor one joint chain per side "
+                          "named as a foot (left/right with foot, toe or ball): name its feet "
+                          "with --feet LEFT,RIGHT";
         return true;
     }
     return true;

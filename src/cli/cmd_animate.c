@@ -123,7 +123,8 @@ static void pack_json(const cb_animate_options *o, const cb_animate_assets *asse
     print_json_string(assets->feet_names[0]);
     printf(", ");
     print_json_string(assets->feet_names[1]);
-    printf("]");
+    printf("], \"feet_from\": ");
+    print_json_string(assets->feet_from);
 }
 
 static void result_json(const char *path, const cb_traj *t, const cb_animate_options *o,
