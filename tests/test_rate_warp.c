@@ -491,27 +491,11 @@ static void warp_query_defaults(void **state)
     assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
     const cb_clip *clips[2] = {cb_embedded_find_clip(set, "idle"),
                                cb_embedded_find_clip(set, "walk_f")};
-    cb_graph_builder_desc bd = {
-        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = 2};
-    cb_graph_builder *b;
-    cb_error err = {0};
-    assert_int_equal(cb_graph_builder_create(&bd, &b, &err), CB_OK);
-    assert_int_equal(cb_graph_add_param(b, "cmd", CB_PARAM_FLOAT, 0.0f, &err), CB_OK);
     cb_graph_node kids[2];
-    assert_int_equal(cb_graph_add_clip(b, &(cb_graph_clip_desc){.clip = "idle"}, &kids[0], &err),
-                     CB_OK);
-    assert_int_equal(cb_graph_add_clip(b, &(cb_graph_clip_desc){.clip = "walk_f"}, &kids[1], &err),
-                     CB_OK);
-    const float pos[2] = {0.0f, 1.4f};
-    cb_graph_blend_space_desc d = {
-        .name = "loco",
-        .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
-        .params = {"cmd"},
-        .children = kids,
-        .positions = pos,
-        .child_count = 2,
-        .rate_warp = {.speed_param = "cmd", .min_rate = NAN},
-    };
+    cb_graph_blend_space_desc d;
+    cb_graph_builder *b = cb_test_two_clip_blend(cb_embedded_skeleton(set), clips, kids, &d);
+    cb_error err = {0};
+    d.rate_warp.min_rate = NAN;
     cb_graph_node node;
     assert_int_equal(cb_graph_add_blend_space(b, &d, &node, &err), CB_ERR_NOT_FINITE);
     assert_non_null(strstr(err.message, "blend space 'loco': rate_warp bounds are not finite"));

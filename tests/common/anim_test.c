@@ -686,3 +686,28 @@ cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_c
     return (cb_graph_json_desc){
         .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = count};
 }
+
+cb_graph_builder *cb_test_two_clip_blend(const cb_skeleton *skeleton, const cb_clip *clips[2],
+                                         cb_graph_node kids[2], cb_graph_blend_space_desc *d)
+{
+    static const float positions[2] = {0.0f, 1.4f};
+    cb_graph_builder_desc bd = {.skeleton = skeleton, .clips = clips, .clip_count = 2};
+    cb_graph_builder *b = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_builder_create(&bd, &b, &err) == CB_OK, "%s", err.message);
+    CB_CHECK(cb_graph_add_param(b, "cmd", CB_PARAM_FLOAT, 0.0f, &err) == CB_OK, "%s", err.message);
+    for (int k = 0; k < 2; ++k) {
+        cb_graph_clip_desc cd = {.clip = cb_clip_name(clips[k])};
+        CB_CHECK(cb_graph_add_clip(b, &cd, &kids[k], &err) == CB_OK, "%s", err.message);
+    }
+    *d = (cb_graph_blend_space_desc){
+        .name = "loco",
+        .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+        .params = {"cmd"},
+        .children = kids,
+        .positions = positions,
+        .child_count = 2,
+        .rate_warp = {.speed_param = "cmd"},
+    };
+    return b;
+}

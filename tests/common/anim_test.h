@@ -40,6 +40,12 @@ cb_allocator cb_test_failing_nth_allocator(cb_test_failing_nth *f);
 cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_clip **clips,
                                               uint32_t max);
 
+/* A graph builder over two clips with a float parameter "cmd" and a clip node of each (kids),
+ * and the desc of a blend space "loco" over them (1D on "cmd", positions 0 and 1.4, rate_warp
+ * on "cmd"), for the tests of a blend space's desc. */
+cb_graph_builder *cb_test_two_clip_blend(const cb_skeleton *skeleton, const cb_clip *clips[2],
+                                         cb_graph_node kids[2], cb_graph_blend_space_desc *d);
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 /* Creates a clip, failing the test (with the error message) when create fails. */
