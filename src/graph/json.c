@@ -1021,6 +1021,26 @@ static cb_result load_child_speed(loader *l, json_t *c, bool declared, float *ou
     return r;
 }
 
+/* A blend-space child {"node", "position", "speed_mps"}, at the current path. */
+static cb_result load_blend_child(loader *l, json_t *c, uint32_t dim, bool declared,
+                                  cb_graph_node *id, float *position, float *speed)
+{
+    static const char *const ckeys[] = {"node", "position", "speed_mps", NULL};
+    cb_result r = json_is_object(c)
+                      ? check_keys(l, c, "a blend-space child", ckeys)
+                      : fail(l, CB_ERR_PARSE, "a child must be {\"node\", \"position\"}");
+    if (r == CB_OK) {
+        r = resolve_member(l, c, "node", false, id);
+    }
+    if (r == CB_OK) {
+        r = load_position(l, c, dim, position);
+    }
+    if (r == CB_OK) {
+        r = load_child_speed(l, c, declared, speed);
+    }
+    return r;
+}
+
 static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inner)
 {
     static const char *const keys[] = {"type",     "solver",     "options",   "params",
@@ -1062,20 +1082,9 @@ static cb_result load_blend_space(loader *l, jnode *n, json_t *o, cb_error *inne
     bool declared = d.rate_warp.speed_from == CB_WARP_SPEED_FROM_SPEEDS;
     push_key(l, "children");
     for (size_t i = 0; r == CB_OK && i < count; ++i) {
-        json_t *c = json_array_get(children, i);
         push_index(l, i);
-        static const char *const ckeys[] = {"node", "position", "speed_mps", NULL};
-        r = json_is_object(c) ? check_keys(l, c, "a blend-space child", ckeys)
-                              : fail(l, CB_ERR_PARSE, "a child must be {\"node\", \"position\"}");
-        if (r == CB_OK) {
-            r = resolve_member(l, c, "node", false, &ids[i]);
-        }
-        if (r == CB_OK) {
-            r = load_position(l, c, dim, &positions[i * dim]);
-        }
-        if (r == CB_OK) {
-            r = load_child_speed(l, c, declared, &speeds[i]);
-        }
+        r = load_blend_child(l, json_array_get(children, i), dim, declared, &ids[i],
+                             &positions[i * dim], &speeds[i]);
         pop(l);
     }
     pop(l);
