@@ -187,6 +187,10 @@ static void measure_text(const cb_measure_result *m, const cb_animate_assets *as
     if (assets->feet_missing != NULL) {
         printf("  planted-foot skate: not measured (%s)\n", assets->feet_missing);
     } else {
+        if (assets->pack != NULL) {
+            printf("  feet: %s, %s (from %s)\n", assets->feet_names[0], assets->feet_names[1],
+                   assets->feet_from);
+        }
         skate_text(m);
     }
     printf("  pops: p99.9 of the joints' second difference %.3f cm",
@@ -454,8 +458,9 @@ int cb_cmd_animate(int argc, char **argv)
         {"pack", CB_OPT_STRING, &a.pack,
          "run a pack's skeleton, clips and graph (crowdblend import) instead of the embedded set"},
         {"feet", CB_OPT_STRING, &a.feet,
-         "LEFT,RIGHT: the pack's foot joints whose skate is measured (default ball_l,ball_r; "
-         "without them the skate is reported absent)"},
+         "LEFT,RIGHT: the pack's foot joints whose skate is measured (default ball_l,ball_r, "
+         "else the joints named left/right with foot, toe or ball, the deepest of each side's "
+         "chain; without them the skate is reported absent)"},
         {"rate", CB_OPT_DOUBLE, &a.rate, "animation frames per second (default 60)"},
         {"out", CB_OPT_STRING, &a.out,
          "write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
