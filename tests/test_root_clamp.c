@@ -10,8 +10,16 @@
  * public entry checks (issue 13), so the one check it keeps is tried here: each frame's delta
  * is the public cb_clip_root_delta over the clip times the crowd reports, and a speed so large
  * that a frame spans more than 2^24 cycles (or an infinite one) gives a zero delta, never
- * undefined arithmetic (the sanitizer build runs this), with normal frames after it. */
+ * undefined arithmetic (the sanitizer build runs this), with normal frames after it.
+ *
+ * The blend the time stage calls takes a shorter path for clips that never turn (issue 13):
+ * a blend of one entry at weight 1 is that entry's delta, so it must give the bits of the public
+ * cb_clip_root_delta, which takes the general path, over every kind of frame (within a cycle,
+ * across one boundary, several, backwards) for looping and clamped clips, with and without a
+ * vertical root track, and for a turning one. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "crowdblend/crowdblend.h"
 #include "test_util.h"
@@ -135,15 +143,23 @@ static void one_shot_state_moves_the_root_once(void **state)
     one_shot_moves_the_root_once(true);
 }
 
+/* The embedded set, created into *set, and its walk_f. */
+static const cb_clip *embedded_walk(cb_embedded **set)
+{
+    cb_error err = {0};
+    CB_CHECK(cb_embedded_create(NULL, set, &err) == CB_OK, "%s", err.message);
+    const cb_clip *walk = cb_embedded_find_clip(*set, "walk_f");
+    assert_non_null(walk);
+    return walk;
+}
+
 /* Walks walk_f looping at the rate in the parameter "rate", one frame per rate. */
 static void looping_clip_delta_under_any_speed(void **state)
 {
     (void)state;
     cb_error err = {0};
     cb_embedded *set = NULL;
-    CB_CHECK(cb_embedded_create(NULL, &set, &err) == CB_OK, "%s", err.message);
-    const cb_clip *walk = cb_embedded_find_clip(set, "walk_f");
-    assert_non_null(walk);
+    const cb_clip *walk = embedded_walk(&set);
     cb_graph_builder_desc bd = {
         .skeleton = cb_embedded_skeleton(set), .clips = &walk, .clip_count = 1};
     cb_graph_builder *b = NULL;
@@ -195,12 +211,116 @@ static void looping_clip_delta_under_any_speed(void **state)
     cb_embedded_destroy(set);
 }
 
+/* A copy of clip src with its root track, wrapped as `wrap`; with `lift`, the track's y gets a
+ * bump (the root rising and falling once per cycle), with `turn` its yaw a turn of 0.3 rad per
+ * cycle; the copy then records the mode that keeps them. */
+static cb_clip *root_copy(const cb_embedded *set, const cb_clip *src, cb_clip_wrap wrap, bool lift,
+                          bool turn)
+{
+    size_t n = cb_clip_frame_count(src);
+    size_t floats = n * cb_clip_joint_count(src) * cb_clip_frame_stride(src);
+    float *frames = malloc(floats * sizeof *frames), *track = malloc(n * 4 * sizeof *track);
+    assert_true(frames != NULL && track != NULL);
+    assert_int_equal(cb_clip_read_frames(src, (cb_float_span){frames, floats}), CB_OK);
+    assert_int_equal(cb_clip_read_root_track(src, (cb_float_span){track, n * 4}), CB_OK);
+    for (size_t i = 0; i < n; ++i) {
+        double u = (double)i / (double)(n - 1);
+        track[i * 4 + 1] = lift ? (float)(0.04 * sin(3.14159265358979323846 * u)) : 0.0f;
+        track[i * 4 + 3] = turn ? (float)(0.3 * u) : 0.0f;
+    }
+    cb_clip_frames_desc d = {
+        .name = cb_clip_name(src),
+        .skeleton = cb_embedded_skeleton(set),
+        .duration_s = cb_clip_duration(src),
+        .frame_count = (uint32_t)n,
+        .has_scale = cb_clip_frame_stride(src) == 10,
+        .frames = {frames, floats},
+        .wrap = wrap,
+        .root_motion = lift ? (turn ? CB_ROOT_MOTION_XYZ_YAW : CB_ROOT_MOTION_XYZ)
+                            : (turn ? CB_ROOT_MOTION_XZ_YAW : CB_ROOT_MOTION_XZ),
+        .root_track = {track, n * 4},
+    };
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_clip_create_from_frames(&d, &c, &err) == CB_OK, "root copy: %s", err.message);
+    free(frames);
+    free(track);
+    return c;
+}
+
+static uint64_t next_random(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static void blend_of_one_entry_is_its_delta(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    const cb_clip *walk = embedded_walk(&set);
+    enum { COPIES = 6 };
+    cb_clip *copies[COPIES] = {
+        root_copy(set, walk, CB_CLIP_WRAP_LOOP, true, false),
+        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, false, false),
+        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, true, false),
+        root_copy(set, walk, CB_CLIP_WRAP_LOOP, false, true),
+        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, true, true),
+        root_copy(set, walk, CB_CLIP_WRAP_LOOP, false, false),
+    };
+    const cb_clip *clips[96];
+    size_t count = 0;
+    for (uint32_t i = 0; i < cb_embedded_clip_count(set) && count < 96 - COPIES; ++i) {
+        clips[count++] = cb_embedded_clip(set, i);
+    }
+    for (int i = 0; i < COPIES; ++i) {
+        clips[count++] = copies[i];
+    }
+    /* Spans: within a cycle, up to about one cycle, several, forward and backward. */
+    const double spans[] = {0.02, 0.3, 1.1, 3.5};
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    size_t compared = 0, moved = 0;
+    for (size_t c = 0; c < count; ++c) {
+        for (int k = 0; k < 4000; ++k) {
+            double r0 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            double r1 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            float from = (float)(r0 * 4.0 - 1.5);
+            float to = (float)(from + (r1 - 0.25) * spans[k % 4]);
+            if (k % 97 == 0) {
+                to = ceilf(from); /* ends on a cycle boundary */
+            }
+            cb_root_delta want, got;
+            assert_int_equal(cb_clip_root_delta(clips[c], from, to, &want), CB_OK);
+            cb_root_motion_entry e = {clips[c], from, to, 1.0f};
+            assert_int_equal(cb_clip_blend_root_motion(&e, 1, &got), CB_OK);
+            CB_CHECK(memcmp(&want, &got, sizeof want) == 0,
+                     "clip %zu (%s) from %a to %a: the blend gives (%a %a %a %a), the delta "
+                     "(%a %a %a %a)",
+                     c, cb_clip_name(clips[c]), (double)from, (double)to,
+                     (double)got.translation[0], (double)got.translation[1],
+                     (double)got.translation[2], (double)got.yaw, (double)want.translation[0],
+                     (double)want.translation[1], (double)want.translation[2], (double)want.yaw);
+            compared++;
+            moved += want.translation[1] != 0.0f || want.yaw != 0.0f;
+        }
+    }
+    cb_test_note("%zu deltas over %zu clips: the blend of one entry gives the delta's bits (%zu "
+                 "with a vertical or turning part)",
+                 compared, count, moved);
+    CB_CHECK(moved > 0, "the copies with a y bump and a turn should move vertically or turn");
+    for (int i = 0; i < COPIES; ++i) {
+        cb_clip_destroy(copies[i]);
+    }
+    cb_embedded_destroy(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clamped_clip_moves_the_root_once),
         cmocka_unit_test(one_shot_state_moves_the_root_once),
         cmocka_unit_test(looping_clip_delta_under_any_speed),
+        cmocka_unit_test(blend_of_one_entry_is_its_delta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

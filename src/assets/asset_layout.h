@@ -58,6 +58,10 @@ struct cb_clip {
     const struct cb_cclip *packed;
     const float *root;    /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
     float root_origin[4]; /* x y z yaw of the root's ground frame at frame 0 (source space) */
+    /* Whether any key of the root track has a y or a yaw other than 0: most tracks move the
+     * character on the ground (modes without y) and never turn it, and a root delta skips
+     * those components there, whose interpolation gives exactly 0 (clip.c, root_at). */
+    bool root_moves_y, root_turns;
     /* Markers, sorted by normalized time (ties in desc order), in parallel arrays so the
      * per-frame searches (events, sync) touch only the times and hashes. */
     uint32_t marker_count;

@@ -637,6 +637,20 @@ static void place_block(struct cb_clip *c, unsigned char *block, const clip_layo
     memcpy(c->name, name, strlen(name) + 1);
 }
 
+/* Copies the root track (N + 1 keys) into the clip's block and notes which of its components
+ * are not all zero (struct cb_clip, root_moves_y and root_turns). */
+static void store_root_track(struct cb_clip *c, unsigned char *block, const clip_layout *l,
+                             const float *track)
+{
+    size_t keys = (size_t)c->intervals + 1;
+    memcpy(block + l->off_root, track, keys * 4 * sizeof(float));
+    c->root_moves_y = c->root_turns = false;
+    for (size_t i = 0; i < keys; ++i) {
+        c->root_moves_y |= track[i * 4 + 1] != 0.0f;
+        c->root_turns |= track[i * 4 + 3] != 0.0f;
+    }
+}
+
 cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -766,7 +780,7 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
                   block + lay.off_mflags);
     pack_frames(work, n, c, (float *)(block + lay.off_frames));
     if (root) {
-        memcpy(block + lay.off_root, root_track, root_bytes);
+        store_root_track(c, block, &lay, root_track);
         cb_free(&d.allocator, root_track, root_bytes);
     }
     cb_free(&d.allocator, work, work_bytes);
@@ -878,16 +892,33 @@ static rigid rigid_power(rigid a, uint64_t k)
     return r;
 }
 
-/* The root at a position within one cycle, u in [0, 1], relative to frame 0. */
-SM_INLINE rigid root_at(const struct cb_clip *c, double u)
+/* The interval of the root track that holds u in [0, 1]: its first key, and u's fraction of it
+ * in *f. */
+SM_INLINE const float *root_key(const struct cb_clip *c, double u, double *f)
 {
     double x = u * c->intervals;
     double fl = floor(x);
     uint32_t i = fl >= c->intervals ? c->intervals - 1 : fl < 0.0 ? 0u : (uint32_t)fl;
-    double f = x - i;
-    const float *a = c->root + (size_t)i * 4, *b = a + 4;
-    return (rigid){a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f,
-                   a[3] + (b[3] - a[3]) * f};
+    *f = x - i;
+    return c->root + (size_t)i * 4;
+}
+
+/* Component k of the root at fraction f from key a to the next: the keys' difference in float,
+ * the interpolation in double. */
+SM_INLINE double root_lerp(const float *a, int k, double f)
+{
+    return a[k] + (a[k + 4] - a[k]) * f;
+}
+
+/* The root at a position within one cycle, u in [0, 1], relative to frame 0. A component whose
+ * keys are all 0 (no y, no turn: struct cb_clip) interpolates to exactly +0 (the keys'
+ * difference is +-0, times f in [0, 1], added to a +-0 key), so it is set, not computed. */
+SM_INLINE rigid root_at(const struct cb_clip *c, double u)
+{
+    double f;
+    const float *a = root_key(c, u, &f);
+    return (rigid){root_lerp(a, 0, f), c->root_moves_y ? root_lerp(a, 1, f) : 0.0,
+                   root_lerp(a, 2, f), c->root_turns ? root_lerp(a, 3, f) : 0.0};
 }
 
 cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *c)
@@ -954,6 +985,48 @@ static bool root_span_ok(float from, float to)
     return fabs((double)to - (double)from) <= 16777216.0;
 }
 
+/* root_delta of a clip that never turns (root_turns false) over a frame that crosses at most one
+ * cycle boundary forward, into d (x y z yaw), the yaw 0: with every heading 0, root_delta's
+ * compose and between are sums and differences of the positions, so these are the same
+ * operations on the same values and give the same bits, without the rotations' branches, the
+ * heading's arithmetic or the general cycle count. False (d untouched) for other frames, which
+ * root_delta takes. This is the crowd's common case: three of these per character and frame on
+ * W1. */
+SM_INLINE bool straight_delta(const struct cb_clip *c, float from, float to, float d[4])
+{
+    double u0, u1;
+    bool next = false; /* `to` is one cycle on */
+    if (c->looping) {
+        double k0 = floor((double)from), k1 = floor((double)to), dk = k1 - k0;
+        if (dk == 1.0) {
+            next = true;
+        } else if (dk != 0.0) {
+            return false;
+        }
+        u0 = (double)from - k0, u1 = (double)to - k1;
+    } else {
+        u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
+        u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
+    }
+    double f0, f1;
+    const float *a0 = root_key(c, u0, &f0), *a1 = root_key(c, u1, &f1);
+    double x = root_lerp(a1, 0, f1), y = 0.0, z = root_lerp(a1, 2, f1);
+    if (c->root_moves_y) {
+        y = root_lerp(a1, 1, f1);
+    }
+    if (next) { /* the cycle's displacement (root_at(c, 1)), then the position in the next */
+        double fe;
+        const float *e = root_key(c, 1.0, &fe);
+        x = root_lerp(e, 0, fe) + x, z = root_lerp(e, 2, fe) + z;
+        y = c->root_moves_y ? root_lerp(e, 1, fe) + y : 0.0;
+    }
+    d[0] = (float)(x - root_lerp(a0, 0, f0));
+    d[1] = c->root_moves_y ? (float)(y - root_lerp(a0, 1, f0)) : 0.0f;
+    d[2] = (float)(z - root_lerp(a0, 2, f0));
+    d[3] = 0.0f;
+    return true;
+}
+
 cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_delta *out)
 {
     if (c == NULL || out == NULL) {
@@ -969,6 +1042,17 @@ cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_del
     return CB_OK;
 }
 
+/* root_delta out of line, for the blend's rare frames (a turning clip, several cycles in one
+ * frame): inlined, its rotations' calls would make the loop keep its values in memory. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static cb_root_delta
+root_delta_general(const struct cb_clip *c, float from, float to)
+{
+    return root_delta(c, from, to);
+}
+
 void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
                                        cb_root_delta *out)
 {
@@ -982,12 +1066,17 @@ void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size
         if (e->weight == 0.0f) {
             continue;
         }
-        if (e->clip->root != NULL) {
-            cb_root_delta d = root_delta(e->clip, e->from, e->to);
-            for (int i = 0; i < 3; ++i) {
-                acc[i] += (double)e->weight * d.translation[i];
+        const struct cb_clip *c = e->clip;
+        if (c->root != NULL) {
+            float d[4]; /* x y z yaw */
+            if (c->root_turns || !straight_delta(c, e->from, e->to, d)) {
+                cb_root_delta g = root_delta_general(c, e->from, e->to);
+                d[0] = g.translation[0], d[1] = g.translation[1], d[2] = g.translation[2];
+                d[3] = g.yaw;
             }
-            acc[3] += (double)e->weight * d.yaw;
+            for (int i = 0; i < 4; ++i) {
+                acc[i] += (double)e->weight * d[i];
+            }
         }
         wsum += e->weight;
     }
@@ -1376,7 +1465,7 @@ static cb_result create_stored(const cb_clip_frames_desc *desc, const struct cb_
         pack_stored_frames(d.frames.ptr, n, c, (float *)(block + lay.off_frames));
     }
     if (root) {
-        memcpy(block + lay.off_root, d.root_track.ptr, root_bytes);
+        store_root_track(c, block, &lay, d.root_track.ptr);
     }
     *out = c;
     return CB_OK;
