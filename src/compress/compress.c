@@ -10,7 +10,9 @@
  *      of a chain add up, so while some joint exceeds the bound, the track on its chain whose next
  *      level buys the largest error reduction per stored bit is refined.
  *   3. A trim pass coarsens tracks one level at a time, largest first, while the bound holds.
- * Steps 1-3 run for several key rates (the source's and lower ones, resampled uniformly); the
+ *   4. A last pass coarsens single components one bit at a time, widest first, while the bound
+ *      holds: a track's level gives its components one step, but they matter unequally.
+ * Steps 1-4 run for several key rates (the source's and lower ones, resampled uniformly); the
  * smallest feasible result is kept.
  *
  * Everything is measured in double precision from the decoded float values, exactly as the
