@@ -157,6 +157,22 @@ typedef struct cb_clip_marker_desc {
     bool event_only;
 } cb_clip_marker_desc;
 
+/**
+ * A clip compressed at creation (cb_clip_desc.compression): the resampled frames are compressed
+ * to an error bound on a shell around every joint, in object space (crowdblend/cclip.h, THE
+ * ERROR BOUND: the compressor `crowdblend import` uses, keeping fewer keys where that meets the
+ * bound), and the clip keeps only the compressed keys, which the pose jobs decode in place.
+ * Zero fields take the defaults.
+ */
+typedef struct cb_clip_compression {
+    /** Largest error allowed, in metres, > 0 and finite. Default (0): 0.1 mm
+     *  (CB_CCLIP_DEFAULT_MAX_ERROR_M). */
+    float max_error_m;
+    /** Radius of the error shell, in metres, > 0 and finite. Default (0): 3 cm
+     *  (CB_CCLIP_DEFAULT_SHELL_M). */
+    float shell_distance_m;
+} cb_clip_compression;
+
 /** How to build a clip. Read during cb_clip_create only; nothing is kept. */
 typedef struct cb_clip_desc {
     uint32_t _start_canary; /**< must be 0 */
@@ -185,6 +201,11 @@ typedef struct cb_clip_desc {
      *  at most CB_CLIP_MAX_MARKERS. May be NULL when marker_count is 0. Default: none. */
     const cb_clip_marker_desc *markers;
     size_t marker_count;
+    /** Compress the clip at creation to this bound (see cb_clip_compression): the clip then
+     *  holds the compressed keys (cb_clip_compressed_form()), a fraction of its frames' memory
+     *  (docs/performance.md), and samples them in place; creation takes milliseconds to a second (a
+     * search per track and key rate). Default (NULL): raw frames, the fastest to sample. */
+    const cb_clip_compression *compression;
     /** Allocator for the clip's memory and the build's temporary buffers. Default: C library. */
     cb_allocator allocator;
     uint32_t _end_canary; /**< must be 0 */
@@ -194,7 +215,9 @@ typedef struct cb_clip_desc {
 CB_API cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc);
 
 /**
- * Validates desc, resamples its tracks and creates the clip.
+ * Validates desc, resamples its tracks and creates the clip; with desc->compression, then
+ * compresses the frames (the resampled clip is the compressor's source: its error is measured
+ * against them, at every frame and, where keys are dropped, between frames).
  * @param out  receives the clip; untouched on failure
  * @param err  optional detail on failure (names the track, key and field)
  * @return CB_OK; CB_ERR_NULL_ARGUMENT, CB_ERR_CANARY, CB_ERR_ALLOCATOR, CB_ERR_INVALID_ARGUMENT
@@ -210,6 +233,9 @@ CB_API cb_clip_desc cb_clip_query_desc(const cb_clip_desc *desc);
  *         CB_ERR_TOO_MANY (more than CB_CLIP_MAX_MARKERS), CB_ERR_INVALID_ARGUMENT (an empty or
  *         too long name, a time outside the clip), CB_ERR_NOT_FINITE (a time),
  *         CB_ERR_DUPLICATE (one name twice at the same time, or two names with the same hash).
+ *         Compression: CB_ERR_NOT_FINITE (a bound or shell distance NaN or infinite),
+ *         CB_ERR_INVALID_ARGUMENT (a bound or shell distance < 0, a bound no 24-bit field can
+ *         meet), CB_ERR_OUT_OF_MEMORY.
  */
 CB_API cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err);
 
@@ -237,6 +263,16 @@ CB_API size_t cb_clip_bytes_per_joint_frame(const cb_clip *clip);
 CB_API size_t cb_clip_bytes(const cb_clip *clip);
 /** Signature of the skeleton the clip was built for (cb_skeleton_signature()). */
 CB_API uint64_t cb_clip_skeleton_signature(const cb_clip *clip);
+
+struct cb_cclip;
+/**
+ * The compressed keys a clip samples (crowdblend/cclip.h), or NULL for a clip of raw frames:
+ * the clip's own for one created with cb_clip_desc.compression (freed with the clip), the
+ * pack's for a pack clip kept compressed (crowdblend/pack.h). Valid as long as the clip; give
+ * it to cb_pack_desc.compressed to save the clip compressed, to cb_cclip_query_info() for its
+ * sizes and measured error.
+ */
+CB_API const struct cb_cclip *cb_clip_compressed_form(const cb_clip *clip);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Root motion                                                                               */

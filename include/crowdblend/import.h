@@ -50,12 +50,11 @@
  * shell of `compression_shell_m` around every joint (defaults: the import bound, 0.1 mm, at
  * 3 cm; both scaled with the bound for figures taller than 2.5 m) against the clip's stored
  * frames, and the pack stores the compressed form. The clip the import gives (cb_import_clip)
- * is then the compressed one decoded at its frames (cb_cclip_to_clip: what a pack loaded with
- * CB_PACK_CLIP_FORM_RAW gives the crowd; the default form samples the same keys in place, the
- * same values at the source frames within float rounding, and between frames the lerp of the
- * keys, which the compressor also measures), and the report's max_error_m is measured again on
- * it against the source: its bound, error_bound_m, is the import bound plus the compression
- * bound.
+ * is then created compressed (cb_clip_desc.compression, the library's one path to a compressed
+ * clip): it samples its compressed keys in place, as a pack loaded with the default
+ * CB_PACK_CLIP_FORM_COMPRESSED does, and the report's max_error_m is measured again on that
+ * clip, as the pose jobs sample it, against the source: its bound, error_bound_m, is the import
+ * bound plus the compression bound.
  * CB_IMPORT_COMPRESSION_NONE keeps the raw frames.
  *
  * LOOPING, ROOT MOTION, MARKERS

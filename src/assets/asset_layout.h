@@ -51,11 +51,13 @@ struct cb_clip {
     uint32_t root_joint;
     /* The keys: either frames (uncompressed) or a compressed clip, never both. frames is
      * (N + 1) * group_count * stride * W floats, vector-aligned; packed (src/compress) is
-     * sampled with its group decoder inside the pose jobs, is not owned by the clip and
-     * outlives it (a pack keeps both). N stays the source's frame intervals either way: the
-     * root track and the markers are per source frame. */
+     * sampled with its group decoder inside the pose jobs and outlives the clip: a pack's is
+     * the pack's (it keeps both), a clip compressed at creation owns its own (owns_packed:
+     * cb_clip_destroy frees it). N stays the source's frame intervals either way: the root
+     * track and the markers are per source frame. */
     const float *frames;
     const struct cb_cclip *packed;
+    bool owns_packed;
     const float *root;    /* (N + 1) * 4 floats: x y z yaw relative to frame 0, or NULL */
     float root_origin[4]; /* x y z yaw of the root's ground frame at frame 0 (source space) */
     /* Whether any key of the root track has a y or a yaw other than 0: most tracks move the
@@ -121,6 +123,13 @@ void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size
  * apart from the frames. */
 cb_result cb_clip_create_packed(const cb_clip_frames_desc *d, const struct cb_cclip *packed,
                                 cb_clip **out, cb_error *err);
+
+/* cb_clip_desc.compression (src/compress/from_clip.c): the clip `raw`, just built from d,
+ * compressed to d->compression with the compressor of crowdblend/cclip.h into a clip that owns
+ * its compressed keys and samples them in place. raw is left to the caller. Allocates with
+ * d->allocator. */
+cb_result cb_clip_compress_created(const cb_clip *raw, const cb_clip_desc *d, cb_clip **out,
+                                   cb_error *err);
 
 /* Is joint j in the subtree of joint root (root itself included)? Parents precede children, so
  * walking up from j can stop as soon as the index drops below root. */

@@ -291,6 +291,27 @@ static cb_result validate_markers(const cb_clip_desc *d, cb_error *err)
     return check_marker_pairs(d->name, d->marker_count, desc_marker, d, err);
 }
 
+/* The bounds of cb_clip_desc.compression, checked before any work (0 is the default). */
+static cb_result validate_compression(const cb_clip_desc *d, cb_error *err)
+{
+    const cb_clip_compression *z = d->compression;
+    if (z == NULL) {
+        return CB_OK;
+    }
+    if (!isfinite(z->max_error_m) || !isfinite(z->shell_distance_m)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": compression.%s is not finite",
+                            d->name,
+                            !isfinite(z->max_error_m) ? "max_error_m" : "shell_distance_m");
+    }
+    if (z->max_error_m < 0.0f || z->shell_distance_m < 0.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": compression.%s is %g, must be > 0 (0: the default)",
+                            d->name, z->max_error_m < 0.0f ? "max_error_m" : "shell_distance_m",
+                            (double)(z->max_error_m < 0.0f ? z->max_error_m : z->shell_distance_m));
+    }
+    return CB_OK;
+}
+
 static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
@@ -357,7 +378,8 @@ static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *
             return r;
         }
     }
-    return validate_markers(d, err);
+    r = validate_markers(d, err);
+    return r == CB_OK ? validate_compression(d, err) : r;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -651,18 +673,11 @@ static void store_root_track(struct cb_clip *c, unsigned char *block, const clip
     }
 }
 
-cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
+/* The clip of raw frames that desc d (validated) describes. */
+static cb_result create_resampled(const cb_clip_desc *desc, uint32_t intervals, cb_clip **out,
+                                  cb_error *err)
 {
-    if (desc == NULL || out == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create: %s is NULL",
-                            desc == NULL ? "desc" : "out");
-    }
-    cb_clip_desc d = cb_clip_query_desc(desc);
-    uint32_t intervals = 0;
-    cb_result r = validate(&d, &intervals, err);
-    if (r != CB_OK) {
-        return r;
-    }
+    const cb_clip_desc d = *desc;
     const cb_skeleton *skel = d.skeleton;
     const size_t n = cb_skeleton_joint_count(skel);
     const size_t frames_count = (size_t)intervals + 1;
@@ -788,12 +803,44 @@ cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
     return CB_OK;
 }
 
+cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_clip_create: %s is NULL",
+                            desc == NULL ? "desc" : "out");
+    }
+    cb_clip_desc d = cb_clip_query_desc(desc);
+    uint32_t intervals = 0;
+    cb_result r = validate(&d, &intervals, err);
+    cb_clip *raw = NULL;
+    r = r == CB_OK ? create_resampled(&d, intervals, &raw, err) : r;
+    if (r != CB_OK) {
+        return r;
+    }
+    if (d.compression == NULL) {
+        *out = raw;
+        return CB_OK;
+    }
+    /* The resampled frames are the compressor's source. */
+    r = cb_clip_compress_created(raw, &d, out, err);
+    cb_clip_destroy(raw);
+    return r;
+}
+
 void cb_clip_destroy(cb_clip *c)
 {
     if (c != NULL) {
+        if (c->owns_packed) {
+            cb_cclip_destroy((cb_cclip *)c->packed);
+        }
         cb_allocator a = c->allocator;
         cb_free(&a, c, c->alloc_bytes);
     }
+}
+
+const struct cb_cclip *cb_clip_compressed_form(const cb_clip *c)
+{
+    return c != NULL ? c->packed : NULL;
 }
 
 const char *cb_clip_name(const cb_clip *c)

@@ -294,6 +294,8 @@ typedef struct cb_cclip_options {
     bool no_range_reduction;
     /* Skip the last pass that coarsens tracks one level at a time while the bound holds. */
     bool no_trim;
+    /* Skip the pass after it that coarsens single components one bit at a time. */
+    bool no_component_trim;
 } cb_cclip_options;
 
 /* What the compressor did (for the report and docs). */

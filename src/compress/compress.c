@@ -10,7 +10,9 @@
  *      of a chain add up, so while some joint exceeds the bound, the track on its chain whose next
  *      level buys the largest error reduction per stored bit is refined.
  *   3. A trim pass coarsens tracks one level at a time, largest first, while the bound holds.
- * Steps 1-3 run for several key rates (the source's and lower ones, resampled uniformly); the
+ *   4. A last pass coarsens single components one bit at a time, widest first, while the bound
+ *      holds: a track's level gives its components one step, but they matter unequally.
+ * Steps 1-4 run for several key rates (the source's and lower ones, resampled uniformly); the
  * smallest feasible result is kept.
  *
  * Everything is measured in double precision from the decoded float values, exactly as the
@@ -73,8 +75,11 @@ typedef struct ctx {
     daff *mcur;            /* points x joints: decoded model transforms */
     double *jerr;          /* joints: max shell error over the measured points */
     bool *dirty;           /* joints */
-    uint8_t *mark;         /* joints x 3: tracks visited by the trim pass */
-    size_t *path;          /* joints: a chain, for trial errors */
+    uint8_t *mark;         /* joints x 10: tracks or components visited by a trim pass */
+    /* joints x 10: per component, how many times coarser than its track's level step it is
+     * quantized (the component pass, step 4; 0 before it). */
+    uint8_t *coarser;
+    size_t *path; /* joints: a chain, for trial errors */
     /* Scratch for one track's trial. */
     cb_cclip_field tfield[4];
     uint32_t *tq; /* keys x 4 */
@@ -403,8 +408,9 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
     if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
         extent = 2.0 * c->range[x];
     }
-    const double step_goal = extent * ldexp(1.0, -lvl);
     for (int k = 0; k < size; ++k) {
+        const double step_goal =
+            extent * ldexp(1.0, c->coarser[j * CB_CCLIP_COMPONENTS + first + k] - lvl);
         cb_cclip_field *fd = &c->tfield[k];
         if (lvl == LEVEL_DEFAULT) {
             *fd = (cb_cclip_field){
@@ -538,6 +544,15 @@ static void key_pos(const ctx *c, size_t p, size_t *i, double *u)
 
 /* Joint j's decoded components at source frame f: the two keys around it lerped, as the
  * sampler does (the rotation is normalized by affine_of). */
+/* Decoded component k (of the 10) of a key as the decoders give it: a scale's deviation d
+ * comes out as the float 1 + d (cb_cclip_decode), so the key's scale deviation is that float
+ * less 1, not d; measured as d, scaled skeletons' errors differed from the decoded clip's by
+ * up to 1e-7 m, which the per-component pass, working closer to the bound, made visible. */
+static double key_value(float v, int k)
+{
+    return k < CB_CCLIP_COMPONENTS_NO_SCALE ? (double)v : (double)(1.0f + v) - 1.0;
+}
+
 static void decoded_at(const ctx *c, size_t j, size_t f, double out[CB_CCLIP_COMPONENTS])
 {
     size_t i;
@@ -546,7 +561,7 @@ static void decoded_at(const ctx *c, size_t j, size_t f, double out[CB_CCLIP_COM
     const float *a = &c->dec[(i * c->joints + j) * CB_CCLIP_COMPONENTS];
     const float *b = a + c->joints * CB_CCLIP_COMPONENTS;
     for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
-        out[k] = (1.0 - u) * (double)a[k] + u * (double)b[k];
+        out[k] = (1.0 - u) * key_value(a[k], k) + u * key_value(b[k], k);
     }
 }
 
@@ -559,8 +574,8 @@ static void trial_at(const ctx *c, size_t j, int x, size_t f, double out[CB_CCLI
     key_pos(c, f, &i, &u);
     const int first = cb_cclip_track_first[x];
     for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
-        out[first + k] =
-            (1.0 - u) * (double)c->tdec[i * 4 + k] + u * (double)c->tdec[(i + 1) * 4 + k];
+        out[first + k] = (1.0 - u) * key_value(c->tdec[i * 4 + k], first + k) +
+                         u * key_value(c->tdec[(i + 1) * 4 + k], first + k);
     }
 }
 
@@ -831,11 +846,57 @@ static void trim(ctx *c, double goal)
     }
 }
 
+/* Step 4: coarsen single components, the widest first, one bit at a time while the goal
+ * holds. A track's level gives its components one step, but they matter unequally: a rotation
+ * about the axis towards a joint's children moves only its own shell, not the limb below, and
+ * w moves the rotation by sqrt(1 - w^2) of its error, little for small rotations. */
+static void trim_components(ctx *c, double goal)
+{
+    const size_t count = c->joints * CB_CCLIP_COMPONENTS;
+    uint8_t *visited = c->mark;
+    memset(visited, 0, count);
+    for (size_t round = 0; round < count; ++round) {
+        size_t pick = SIZE_MAX;
+        for (size_t i = 0; i < count; ++i) {
+            uint8_t b = c->field[i].bits;
+            if (!visited[i] && b != CB_CCLIP_DEFAULT_TRACK && b > 0 &&
+                (pick == SIZE_MAX || b > c->field[pick].bits)) {
+                pick = i;
+            }
+        }
+        if (pick == SIZE_MAX) {
+            break;
+        }
+        visited[pick] = 1;
+        const size_t j = pick / CB_CCLIP_COMPONENTS;
+        const int component = (int)(pick % CB_CCLIP_COMPONENTS);
+        const int x = component < 3 ? 0 : component < 7 ? 1 : 2;
+        const int lvl = c->level[j * CB_CCLIP_TRACKS + x];
+        while (c->field[pick].bits > 0 && c->coarser[pick] < MAX_LEVEL) {
+            c->coarser[pick]++;
+            set_level(c, j, x, lvl);
+            size_t w;
+            if (loadable(c, x)) {
+                refresh_from(c, j);
+                if (max_error(c, &w) <= goal) {
+                    c->trims++;
+                    continue;
+                }
+            }
+            c->coarser[pick]--;
+            set_level(c, j, x, lvl);
+            refresh_from(c, j);
+            break;
+        }
+    }
+}
+
 /* Runs the search at c->keys; returns the stored size, or 0 when the rate cannot meet the
  * bound. */
 static size_t search(ctx *c)
 {
     const double goal = c->bound * BOUND_MARGIN;
+    memset(c->coarser, 0, c->joints * CB_CCLIP_COMPONENTS);
     resample(c);
     if (!start_levels(c, goal)) {
         return 0;
@@ -851,6 +912,9 @@ static size_t search(ctx *c)
         }
         if (!c->opt.no_trim) {
             trim(c, goal);
+        }
+        if (!c->opt.no_component_trim) {
+            trim_components(c, goal);
         }
     }
     size_t bits = 0, header = CB_CCLIP_HEADER_BYTES;
@@ -914,7 +978,8 @@ static void ctx_free(ctx *c)
     cb_free(a, c->mcur, pts * n * sizeof(daff));
     cb_free(a, c->jerr, n * sizeof(double));
     cb_free(a, c->dirty, n * sizeof(bool));
-    cb_free(a, c->mark, n * CB_CCLIP_TRACKS);
+    cb_free(a, c->mark, n * CB_CCLIP_COMPONENTS);
+    cb_free(a, c->coarser, n * CB_CCLIP_COMPONENTS);
     cb_free(a, c->path, n * sizeof(size_t));
     cb_free(a, c->tq, fr * 4 * sizeof(uint32_t));
     cb_free(a, c->tdec, fr * 4 * sizeof(float));
@@ -937,12 +1002,14 @@ static bool ctx_alloc(ctx *c)
     c->mcur = cb_alloc(a, pts * n * sizeof(daff), _Alignof(daff));
     c->jerr = cb_alloc(a, n * sizeof(double), _Alignof(double));
     c->dirty = cb_alloc(a, n * sizeof(bool), _Alignof(bool));
-    c->mark = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
+    c->mark = cb_alloc(a, n * CB_CCLIP_COMPONENTS, 1);
+    c->coarser = cb_alloc(a, n * CB_CCLIP_COMPONENTS, 1);
     c->path = cb_alloc(a, n * sizeof(size_t), _Alignof(size_t));
     c->tq = cb_alloc(a, fr * 4 * sizeof(uint32_t), _Alignof(uint32_t));
     c->tdec = cb_alloc(a, fr * 4 * sizeof(float), _Alignof(float));
     return c->src && c->msrc && c->dominant && c->key && c->level && c->field && c->q && c->dec &&
-           c->lcur && c->mcur && c->jerr && c->dirty && c->mark && c->path && c->tq && c->tdec;
+           c->lcur && c->mcur && c->jerr && c->dirty && c->mark && c->coarser && c->path && c->tq &&
+           c->tdec;
 }
 
 /* The candidate key counts: the source's, then about 2/3, 1/2, 1/3, 1/4, 1/6 and 1/8 of its

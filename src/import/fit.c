@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "import/import_impl.h"
 
@@ -436,9 +437,9 @@ static void fit_end(clip_fit *f)
     free(f->markers);
 }
 
-/* The source sampled at n intervals, as a clip. */
-static cb_result fit_sample(const imp_clip_job *job, const clip_fit *f, uint32_t n, cb_clip **out,
-                            cb_error *err)
+/* The source sampled at n intervals, as a clip; compressed to `compression` unless NULL. */
+static cb_result fit_sample(const imp_clip_job *job, const clip_fit *f, uint32_t n,
+                            const cb_clip_compression *compression, cb_clip **out, cb_error *err)
 {
     tracks t = {0};
     cb_result r = sample_grid(job, f->dur, n, &t, err);
@@ -455,6 +456,7 @@ static cb_result fit_sample(const imp_clip_job *job, const clip_fit *f, uint32_t
             .root_joint = f->root,
             .markers = f->markers,
             .marker_count = f->marker_count,
+            .compression = compression,
         };
         cb_error inner = {0};
         cb_result cr = cb_clip_create(&cd, out, &inner);
@@ -491,7 +493,7 @@ static cb_result fit_search(const imp_clip_job *job, clip_fit *f, cb_error *err)
     cb_result r = CB_OK;
     for (size_t i = 0; i < f->cand_count && r == CB_OK; ++i) {
         cb_clip *clip = NULL;
-        r = fit_sample(job, f, f->cand[i], &clip, err);
+        r = fit_sample(job, f, f->cand[i], NULL, &clip, err);
         measure m = {INFINITY, 0, 0};
         if (r == CB_OK) {
             ++f->tried;
@@ -512,17 +514,25 @@ static cb_result fit_search(const imp_clip_job *job, clip_fit *f, cb_error *err)
     return r;
 }
 
-/* What the crowd will play is the compressed clip decoded: measured again, everywhere. */
-static cb_result fit_compress(const imp_clip_job *job, clip_fit *f, cb_cclip **packed,
+/* The chosen rate again, compressed at creation (cb_clip_desc.compression, the library's one
+ * path from frames to a compressed clip): what the crowd will play is that clip sampling its
+ * compressed keys in place (a pack loads it so by default), measured again, everywhere. */
+static cb_result fit_compress(const imp_clip_job *job, clip_fit *f, const cb_cclip **packed,
                               cb_error *err)
 {
-    cb_clip *decoded = NULL;
-    cb_result r = imp_compress_clip(job, f->best, packed, &decoded, &f->compress_s, err);
+    const cb_clip_compression z = {(float)job->compress_bound_m, (float)job->compress_shell_m};
+    struct timespec t0, t1;
+    timespec_get(&t0, TIME_UTC);
+    cb_clip *clip = NULL;
+    cb_result r = fit_sample(job, f, (uint32_t)cb_clip_frame_count(f->best) - 1, &z, &clip, err);
     if (r != CB_OK) {
         return r;
     }
+    timespec_get(&t1, TIME_UTC);
+    f->compress_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     cb_clip_destroy(f->best);
-    f->best = decoded;
+    f->best = clip;
+    *packed = cb_clip_compressed_form(clip);
     return fit_measure(job, f, f->best, INFINITY, &f->best_m, err);
 }
 
@@ -599,7 +609,7 @@ static void fit_warning(const imp_clip_job *job, const clip_fit *f, bool raw_met
     }
 }
 
-cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **packed,
+cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, const cb_cclip **packed,
                          cb_import_clip_report *rep, char *warning, size_t warning_size,
                          cb_error *err)
 {
@@ -620,8 +630,7 @@ cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **pack
         *out = f.best;
         f.best = NULL;
     } else {
-        cb_cclip_destroy(*packed);
-        *packed = NULL;
+        *packed = NULL; /* freed with f.best */
     }
     fit_end(&f);
     return r;

@@ -12,7 +12,9 @@ enum { MAX_WARNINGS = 64, WARNING_BYTES = 256 };
 struct cb_import {
     cb_skeleton *skeleton;
     cb_clip **clips;
-    cb_cclip **compressed; /* per clip, or NULL entries (raw) */
+    /* Per clip, the compressed form its clip samples and owns (cb_clip_compressed_form), or
+     * NULL (raw): what the pack stores. */
+    const cb_cclip **compressed;
     cb_import_clip_report *reports;
     cb_pack_clip_info *infos;
     size_t clip_count;
@@ -87,10 +89,9 @@ void cb_import_destroy(cb_import *imp)
     }
     for (size_t i = 0; i < imp->clip_count; ++i) {
         cb_clip_destroy(imp->clips[i]);
-        cb_cclip_destroy(imp->compressed[i]);
     }
     free(imp->clips);
-    free(imp->compressed);
+    free((void *)imp->compressed);
     free(imp->reports);
     free(imp->infos);
     free(imp->inverse_binds);
@@ -362,7 +363,7 @@ cb_pack_desc cb_import_pack_desc(const cb_import *imp)
     d.clips = (const cb_clip *const *)imp->clips;
     d.clip_count = imp->clip_count;
     d.clip_info = imp->infos;
-    d.compressed = (const cb_cclip *const *)imp->compressed;
+    d.compressed = imp->compressed;
     return d;
 }
 

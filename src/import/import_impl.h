@@ -174,16 +174,12 @@ typedef struct imp_clip_job {
     double compress_shell_m; /* and its shell distance */
 } imp_clip_job;
 
-/* *packed receives the compressed form when job->compress (then *out is its decoding), else
- * NULL. */
-cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, cb_cclip **packed,
+/* When job->compress, *out is created compressed (cb_clip_desc.compression: it samples its
+ * compressed keys in place, as a pack loaded compressed does) and *packed is its compressed form
+ * (cb_clip_compressed_form, owned by *out); else *packed is NULL. */
+cb_result imp_clip_build(const imp_clip_job *job, cb_clip **out, const cb_cclip **packed,
                          cb_import_clip_report *report, char *warning, size_t warning_size,
                          cb_error *err);
-
-/* Compresses a built clip to the job's shell bound and decodes it back at its frames (the clip
- * a loaded pack gives the crowd); *seconds: the time both took (compress.c). */
-cb_result imp_compress_clip(const imp_clip_job *job, const cb_clip *clip, cb_cclip **packed,
-                            cb_clip **decoded, double *seconds, cb_error *err);
 
 /* The looping test: the largest distance between a joint at the start and at the end, both
  * relative to the root's ground frame as the root-motion mode takes it out. */
