@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/scalar_math.h"
 #include "simd/vmath.h"
 #include "test_util.h"
 
@@ -297,6 +298,48 @@ static void vmath_scalar_sincos_exp_accuracy(void **state)
              "exp of 0, -200, NaN");
 }
 
+/* The double sine and cosine per-frame root motion rotates with (base/scalar_math.h) against
+ * double libm: the reduction is exact here (|x| < 2^20 quarter turns) and the series truncate
+ * below 1e-19, so what is left is rounding, a few ulp of 1 (measured 1.1e-16). */
+static void vmath_double_sincos_accuracy(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_err_track ts = cb_err_track_make("double sin, |x| <= 1e4 (abs)");
+    cb_err_track tc = cb_err_track_make("double cos, |x| <= 1e4 (abs)");
+    for (size_t i = 0; i < RANDOM_COUNT; ++i) {
+        double x =
+            (double)(i % 4 ? cb_prng_range(&r, -7.0f, 7.0f) : cb_prng_range(&r, -1e4f, 1e4f)) +
+            (double)cb_prng_range(&r, -1.0f, 1.0f) * 1e-9;
+        double s, c;
+        cb_det_sincos(x, &s, &c);
+        cb_err_track_add(&ts, s, sin(x), i);
+        cb_err_track_add(&tc, c, cos(x), i);
+        cb_dvec3 v = cb_dv_rotate_y_det(cb_dv(1.0, 2.0, -3.0), x),
+                 w = cb_dv_rotate_y(cb_dv(1.0, 2.0, -3.0), x);
+        CB_CHECK(fabs(v.x - w.x) <= 4e-15 && v.y == 2.0 && fabs(v.z - w.z) <= 4e-15, "rotate_y(%a)",
+                 x);
+    }
+    cb_err_track_check(&ts, 5e-16);
+    cb_err_track_check(&tc, 5e-16);
+    /* Signed zero, the quadrant boundaries, non-finite and out-of-range input. */
+    double s, c;
+    cb_det_sincos(-0.0, &s, &c);
+    CB_CHECK(signbit(s) && s == 0.0 && c == 1.0, "sincos(-0) = (%g, %g)", s, c);
+    for (int k = -8; k <= 8; ++k) {
+        double x = (double)k * (CB_DPI / 2.0);
+        cb_det_sincos(x, &s, &c);
+        CB_CHECK(fabs(s - sin(x)) <= 5e-16 && fabs(c - cos(x)) <= 5e-16, "sincos(%d pi/2)", k);
+    }
+    static const double bad[] = {INFINITY, -INFINITY, NAN};
+    for (int i = 0; i < 3; ++i) {
+        cb_det_sincos(bad[i], &s, &c);
+        CB_CHECK(isnan(s) && isnan(c), "sincos(%g) must be NaN", bad[i]);
+    }
+    cb_det_sincos(1e300, &s, &c);
+    CB_CHECK(s == 0.0 && c == 1.0, "sincos(1e300) = (%g, %g), want (0, 1)", s, c);
+}
+
 /* Masks kept as small integers come back as the same lanes. */
 static void vmath_mask_bits_round_trip(void **state)
 {
@@ -314,11 +357,14 @@ static void vmath_mask_bits_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(vmath_atan2_accuracy),       cmocka_unit_test(vmath_log2_accuracy),
-        cmocka_unit_test(vmath_exp2_accuracy),        cmocka_unit_test(vmath_exp_log_accuracy),
+        cmocka_unit_test(vmath_atan2_accuracy),
+        cmocka_unit_test(vmath_log2_accuracy),
+        cmocka_unit_test(vmath_exp2_accuracy),
+        cmocka_unit_test(vmath_exp_log_accuracy),
         cmocka_unit_test(vmath_mask_bits_round_trip),
         cmocka_unit_test(vmath_scalar_twins_match),
         cmocka_unit_test(vmath_scalar_sincos_exp_accuracy),
+        cmocka_unit_test(vmath_double_sincos_accuracy),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -905,13 +905,13 @@ typedef struct rigid {
 
 static rigid rigid_compose(rigid a, rigid b)
 {
-    cb_dvec3 p = cb_dv_rotate_y(cb_dv(b.x, b.y, b.z), a.yaw);
+    cb_dvec3 p = cb_dv_rotate_y_det(cb_dv(b.x, b.y, b.z), a.yaw);
     return (rigid){a.x + p.x, a.y + p.y, a.z + p.z, a.yaw + b.yaw};
 }
 
 static rigid rigid_inverse(rigid a)
 {
-    cb_dvec3 p = cb_dv_rotate_y(cb_dv(-a.x, -a.y, -a.z), -a.yaw);
+    cb_dvec3 p = cb_dv_rotate_y_det(cb_dv(-a.x, -a.y, -a.z), -a.yaw);
     return (rigid){p.x, p.y, p.z, -a.yaw};
 }
 
@@ -920,7 +920,7 @@ static rigid rigid_inverse(rigid a)
  * per frame, so this is the crowd's time & sync stage. */
 SM_INLINE rigid rigid_between(rigid a, rigid b)
 {
-    cb_dvec3 p = cb_dv_rotate_y(cb_dv(b.x - a.x, b.y - a.y, b.z - a.z), -a.yaw);
+    cb_dvec3 p = cb_dv_rotate_y_det(cb_dv(b.x - a.x, b.y - a.y, b.z - a.z), -a.yaw);
     return (rigid){p.x, p.y, p.z, b.yaw - a.yaw};
 }
 

@@ -86,6 +86,86 @@ SM_INLINE cb_dvec3 cb_dv_rotate_y(cb_dvec3 v, double a)
     return (cb_dvec3){v.x * c + v.z * s, v.y, -v.x * s + v.z * c};
 }
 
+/* sin(a) and cos(a) in double, the same bits on every CPU and C library (glibc picks an FMA
+ * variant of sin and cos at run time on some x86 CPUs): per-frame code rotates with it. The
+ * argument is reduced by pi/2 in three parts (Cody and Waite; exact while |a| < 2^20 quarter
+ * turns), then Taylor series to degree 17 and 18 on [-pi/4, pi/4] (truncation below 1e-19):
+ * about 2 ulp. Non-finite a gives NaN; |a| beyond 2^51 quarter turns, where a double holds no
+ * fraction of a turn, gives (0, 1). */
+SM_INLINE void cb_det_sincos(double a, double *sin_out, double *cos_out)
+{
+    if (!(a - a == 0.0)) {
+        *sin_out = *cos_out = a - a;
+        return;
+    }
+    if (a > -0x1p-27 && a < 0x1p-27) {
+        /* sin(a) rounds to a (signed zeros kept) and cos(a) to 1: a^2 / 2 < 2^-55. */
+        *sin_out = a;
+        *cos_out = 1.0;
+        return;
+    }
+    double k = a * 0.63661977236758134308; /* 2 / pi */
+    if (!(k > -0x1p51 && k < 0x1p51)) {
+        *sin_out = 0.0;
+        *cos_out = 1.0;
+        return;
+    }
+    /* Round to nearest by the 1.5 * 2^52 trick: SSE2 and NEON doubles, no contraction. */
+    k = (k + 0x1.8p52) - 0x1.8p52;
+    double r = ((a - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) -
+               k * 2.02226624871116645580e-21;
+    /* Horner from the highest term: sin(r) = r + r z P(z), cos(r) = 1 + z Q(z), z = r^2. */
+    static const double sin_terms[] = {
+        1.0 / 355687428096000, -1.0 / 1307674368000, 1.0 / 6227020800, -1.0 / 39916800,
+        1.0 / 362880,          -1.0 / 5040,          1.0 / 120,        -1.0 / 6};
+    static const double cos_terms[] = {-1.0 / 6402373705728000,
+                                       1.0 / 20922789888000,
+                                       -1.0 / 87178291200,
+                                       1.0 / 479001600,
+                                       -1.0 / 3628800,
+                                       1.0 / 40320,
+                                       -1.0 / 720,
+                                       1.0 / 24,
+                                       -0.5};
+    double z = r * r, p = 0.0, q = 0.0;
+    for (size_t i = 0; i < sizeof sin_terms / sizeof sin_terms[0]; ++i) {
+        p = p * z + sin_terms[i];
+    }
+    for (size_t i = 0; i < sizeof cos_terms / sizeof cos_terms[0]; ++i) {
+        q = q * z + cos_terms[i];
+    }
+    double s = r + r * z * p, c = 1.0 + z * q;
+    switch ((int)((long long)k & 3)) {
+    case 0:
+        *sin_out = s;
+        *cos_out = c;
+        break;
+    case 1:
+        *sin_out = c;
+        *cos_out = -s;
+        break;
+    case 2:
+        *sin_out = -s;
+        *cos_out = -c;
+        break;
+    default:
+        *sin_out = -c;
+        *cos_out = s;
+        break;
+    }
+}
+
+/* cb_dv_rotate_y with cb_det_sincos: the same bits everywhere, for per-frame code. */
+SM_INLINE cb_dvec3 cb_dv_rotate_y_det(cb_dvec3 v, double a)
+{
+    if (a == 0.0) {
+        return v;
+    }
+    double s, c;
+    cb_det_sincos(a, &s, &c);
+    return (cb_dvec3){v.x * c + v.z * s, v.y, -v.x * s + v.z * c};
+}
+
 /* The angle in (-pi, pi] equal to a modulo 2 pi. */
 SM_INLINE double cb_wrap_pi(double a)
 {
