@@ -43,6 +43,7 @@ typedef struct cb_graph_block {
     uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
     float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
     float *inert;           /* inert_count x capacity x (1 + joint_count x CB_INERT_FLOATS) */
+    float *foot_lock;       /* lock legs x capacity x CB_LOCK_FLOATS (runtime/foot_lock.c) */
     cb_graph_event *events; /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
     uint8_t *event_count;   /* capacity */
     size_t bytes;

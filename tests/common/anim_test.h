@@ -40,6 +40,12 @@ cb_allocator cb_test_failing_nth_allocator(cb_test_failing_nth *f);
 cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_clip **clips,
                                               uint32_t max);
 
+/* Expects the one-line JSON graph `doc` over the embedded set's clips to be refused with `want`,
+ * a message holding `needle` and the place "graph:1:", and no graph (`label` names the case in
+ * a failure); prints the message as a TAP comment. */
+void cb_test_expect_embedded_json_error(const cb_embedded *set, const char *doc, cb_result want,
+                                        const char *needle, const char *label);
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 /* Creates a clip, failing the test (with the error message) when create fails. */

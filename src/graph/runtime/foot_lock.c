@@ -1,0 +1,186 @@
+/* Foot locking (crowdblend/graph.h cb_graph_foot_lock_desc), stages 3 and 5. The time stage
+ * ends with each lock leg's planting weight (the blend weights of the clips whose markers hold
+ * the foot down at this frame's times: graph/feet.h, the one rule); the post-process then locks
+ * a foot on the frame it goes down, holds it with two-bone IK while it stays down and releases
+ * it along a smoothstep when it lifts.
+ *
+ * A locked point lives in a frame F: the world when the step reads the root's placement from
+ * parameters (F to model: the inverse of the root's turn and position), or this frame's model
+ * space in the root-motion form (each frame the point is moved by the inverse of the frame's
+ * root delta, and F to model is the identity, which the same arithmetic gives bit for bit:
+ * x * 1 - z * 0 = x). Per character and per leg only: the bits do not depend on the batch or
+ * the thread. No libm: detmath's sine and cosine. */
+#include <math.h>
+
+#include "graph/feet.h"
+#include "graph/runtime/runtime_impl.h"
+#include "ik/ik_kernels.h"
+#include "simd/detmath.h"
+
+void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
+                            uint32_t na, cb_graph_scratch *s)
+{
+    for (uint32_t leg = 0; leg < g->lock_leg_count; ++leg) {
+        const uint32_t *first = &g->foot_first[(size_t)leg * g->clip_count];
+        const uint32_t *count = &g->foot_count[(size_t)leg * g->clip_count];
+        float sum = 0.0f;
+        for (uint32_t a = 0; a < na; ++a) {
+            uint32_t c = s->active[a];
+            if (count[c] != 0 &&
+                cb_graph_foot_down(g->foot_time + first[c], g->foot_plant + first[c], count[c],
+                                   AT(b, clip_time, c, ch))) {
+                sum += s->active_w[a];
+            }
+        }
+        SR(s, plant, leg, i) = sum;
+    }
+}
+
+/* The root's placement in F: its position and the sine and cosine of its yaw. */
+typedef struct placement {
+    float p[3], s, c;
+} placement;
+
+static placement root_placement(const pose_ctx *x, const gik *ik)
+{
+    placement pl = {{0.0f, 0.0f, 0.0f}, 0.0f, 1.0f};
+    if (ik->lock.root[0] == GNONE) {
+        return pl; /* root motion: F is this frame's model space */
+    }
+    for (int k = 0; k < 3; ++k) {
+        float v = SR(x->s, params, ik->lock.root[k], x->i); /* finite: stage 1 */
+        pl.p[k] = v;
+    }
+    cb_det_sincosf(SR(x->s, params, ik->lock.yaw, x->i), &pl.s, &pl.c);
+    return pl;
+}
+
+/* F to model space: the inverse of the root's turn, after its position (model +X is
+ * (c, 0, -s) in F, forward (s, 0, c)). */
+static void to_model(const placement *pl, const float q[3], float out[3])
+{
+    float d[3] = {q[0] - pl->p[0], q[1] - pl->p[1], q[2] - pl->p[2]};
+    out[0] = pl->c * d[0] - pl->s * d[2];
+    out[1] = d[1];
+    out[2] = pl->s * d[0] + pl->c * d[2];
+}
+
+static void to_frame(const placement *pl, const float m[3], float out[3])
+{
+    out[0] = pl->p[0] + pl->c * m[0] + pl->s * m[2];
+    out[1] = pl->p[1] + m[1];
+    out[2] = pl->p[2] - pl->s * m[0] + pl->c * m[2];
+}
+
+/* Root-motion form: a held point into this frame's model space, moved by the inverse of the
+ * frame's delta (translation in last frame's model space, then the turn). */
+static void follow_root_motion(const pose_ctx *x, float *st)
+{
+    if (x->root_motion == NULL) {
+        return; /* no root motion: the model space does not move */
+    }
+    const cb_root_delta *d = &x->root_motion[x->ch];
+    placement pl = {{d->translation[0], d->translation[1], d->translation[2]}, 0.0f, 1.0f};
+    cb_det_sincosf(d->yaw, &pl.s, &pl.c);
+    float q[3] = {st[LOCK_X], st[LOCK_Y], st[LOCK_Z]};
+    to_model(&pl, q, &st[LOCK_X]);
+}
+
+static bool finite3(const float v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static void release_now(float *st)
+{
+    st[LOCK_FADE] = st[LOCK_HELD] = st[LOCK_FAILED] = 0.0f;
+}
+
+/* Leg l towards the held point at `weight`; false when the kernel refused (a non-finite pose,
+ * a point beyond CB_IK_MAX_COORDINATE). */
+static bool pin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                const float target[3], float weight)
+{
+    cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, target, weight);
+    return cb_ik_two_bone_unchecked(&job, NULL) == CB_OK;
+}
+
+/* One leg for this frame: lock on the plant, hold, check the reach, release on the lift. */
+static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                     float w, const placement *pl, float *st, cb_graph_scratch_stats *stats)
+{
+    const uint32_t end = ik->joints[3 * l + 2];
+    const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
+    float target[3], at[3];
+    if (down && st[LOCK_HELD] == 0.0f) {
+        /* A new plant. Still releasing the last one: show that first, so the lock starts where
+         * the foot is shown, without a jump. */
+        to_model(pl, &st[LOCK_X], target);
+        float f = st[LOCK_FADE];
+        if (f > 0.0f && !pin(x, ik, l, pose, target, w * f * f * (3.0f - 2.0f * f))) {
+            stats->refused_ik++;
+        }
+        cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
+        if (!finite3(at)) {
+            release_now(st);
+            return;
+        }
+        to_frame(pl, at, &st[LOCK_X]);
+        st[LOCK_FADE] = st[LOCK_HELD] = 1.0f;
+        st[LOCK_FAILED] = 0.0f;
+        return; /* the foot is at its point already */
+    }
+    if (!down) {
+        st[LOCK_HELD] = st[LOCK_FAILED] = 0.0f;
+        float f = st[LOCK_FADE] - x->dt / ik->lock.release_s;
+        st[LOCK_FADE] = f > 0.0f ? f : 0.0f;
+    }
+    float f = st[LOCK_FADE];
+    if (!(f > 0.0f)) {
+        return; /* released: the pose keeps its bits */
+    }
+    to_model(pl, &st[LOCK_X], target);
+    float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
+    if (!pin(x, ik, l, pose, target, weight)) {
+        stats->refused_ik++;
+        release_now(st);
+        return;
+    }
+    if (st[LOCK_HELD] == 0.0f || weight < 1.0f) {
+        return; /* releasing, or a partial weight: the foot is not meant to be there */
+    }
+    cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
+    float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
+    float limit = ik->lock.fail_distance;
+    if (finite3(at) && dx * dx + dy * dy + dz * dz > limit * limit) {
+        /* Out of reach: the point moves to where the leg got, so the foot slides only as far
+         * as the leg falls short, and holds again from there. */
+        st[LOCK_FAILED] = 1.0f;
+        to_frame(pl, at, &st[LOCK_X]);
+    }
+}
+
+void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+                        cb_graph_scratch_stats *stats)
+{
+    const uint32_t legs = ik->joint_count / 3;
+    const bool world = ik->lock.root[0] != GNONE;
+    const placement pl = root_placement(x, ik);
+    for (uint32_t l = 0; l < legs; ++l) {
+        float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
+        if (!(w > 0.0f)) {
+            release_now(st); /* off: nothing held, the pose keeps its bits */
+        } else {
+            if (!world && st[LOCK_FADE] > 0.0f) {
+                follow_root_motion(x, st);
+            }
+            lock_leg(x, ik, l, pose, w, &pl, st, stats);
+        }
+        if (ik->lock.locked[l] != GNONE) {
+            AT(x->b, params, ik->lock.locked[l], x->ch) = st[LOCK_HELD];
+        }
+        if (ik->lock.failed[l] != GNONE) {
+            AT(x->b, params, ik->lock.failed[l], x->ch) = st[LOCK_FAILED];
+        }
+    }
+}
