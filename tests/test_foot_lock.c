@@ -67,7 +67,8 @@ static cb_result load_graph(const humanoid *h, const char *text, cb_graph **out,
 static char *walk_doc(const char *clip, const char *steps)
 {
     static const char head[] =
-        "{\"parameters\": [{\"name\": \"rx\"}, {\"name\": \"ry\"}, {\"name\": \"rz\"}, {\"name\": "
+        "{\"parameters\": [{\"name\": \"vx\"}, {\"name\": \"vy\"}, {\"name\": \"rx\"}, {\"name\": "
+        "\"ry\"}, {\"name\": \"rz\"}, {\"name\": "
         "\"ryaw\"}, {\"name\": \"w\", \"default\": 1}, {\"name\": \"lock_l\"}, {\"name\": "
         "\"fail_l\"}, {\"name\": \"lock_r\"}, {\"name\": \"fail_r\"}, {\"name\": \"on\", \"type\": "
         "\"bool\"}], \"root\": \"c\", \"nodes\": {\"c\": {\"type\": \"clip\", \"clip\": \"";
@@ -109,7 +110,7 @@ static walker walker_make(const humanoid *h, const char *doc, uint32_t n, uint32
     CB_CHECK(load_graph(h, doc, &w.graph, &err) == CB_OK, "%s", err.message);
     const cb_graph *graphs[1] = {w.graph};
     cb_crowd_desc cd = {.skeleton = h->s,
-                        .capacity = n,
+                        .capacity = n > 0 ? n : 2, /* 0: room for 2, added by a follower */
                         .graphs = graphs,
                         .graph_count = 1,
                         .thread_count = threads,
@@ -561,6 +562,101 @@ static void threads_and_batches(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* ---- the follower drives the step ------------------------------------------------------- */
+
+/* cb_follow_lock's graph-step form: the follower writes the roots' placement, the step locks;
+ * the follower's feet and stats mirror the step's outputs, and a locked foot holds in the world
+ * the follower places the character in (cb_follow_root_matrix x model matrix). */
+static void follower_drives_step(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = lock_doc("walk_f", 0.15);
+    walker w = walker_make(&h, doc, 0, 1, 0); /* no characters: the follower adds them */
+    cb_follow_desc fd = {.crowd = w.crowd,
+                         .capacity = 2,
+                         .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
+                                  .locked_param = {"lock_l", "lock_r"},
+                                  .failed_param = {"fail_l", "fail_r"}}};
+    cb_follow *f = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_follow_create(&fd, &f, &err) == CB_OK, "%s", err.message);
+    for (int c = 0; c < 2; ++c) {
+        cb_character ch;
+        assert_int_equal(cb_follow_add(f, 0.25f * (float)c, 0.0f, &ch), CB_OK);
+    }
+    double v = clip_speed(&w);
+    float pos[2][3] = {{0.0f, 0.0f, 0.0f}, {2.0f, 0.0f, 0.0f}}, vel[2][3] = {{0}, {0}};
+    bool was[2][2] = {{false}}, prev[2][2][2] = {{{false}}};
+    uint64_t rises = 0, fails = 0;
+    double at[2][2][3] = {{{0}}}, worst = 0.0;
+    int checked = 0;
+    for (int fr = 0; fr < 240; ++fr) {
+        double t = fr * (double)DT;
+        for (int c = 0; c < 2; ++c) {
+            /* character 0 straight along +Z, character 1 on a slow left turn */
+            double yaw = c == 0 ? 0.0 : 0.3 * t;
+            vel[c][0] = (float)(v * sin(yaw)), vel[c][2] = (float)(v * cos(yaw));
+            if (fr > 0) {
+                pos[c][0] += vel[c][0] * DT, pos[c][2] += vel[c][2] * DT;
+            }
+        }
+        assert_int_equal(cb_follow_update(f, &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+        const cb_follow_foot *feet = cb_follow_feet(f);
+        for (int c = 0; c < 2 && fr > 0; ++c) {
+            for (int ft = 0; ft < 2; ++ft) {
+                /* the follower read the step's outputs of the update before */
+                bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[ft])[c] == 1.0f;
+                assert_true(feet[2 * c + ft].locked == locked);
+            }
+        }
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        for (int c = 0; c < 2; ++c) {
+            const cb_follow_root *root = &cb_follow_roots(f)[c];
+            float rm[16];
+            cb_follow_root_matrix(root, rm);
+            for (int ft = 0; ft < 2; ++ft) {
+                bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[ft])[c] == 1.0f;
+                bool failed = cb_crowd_param_column(w.crowd, 0, w.p_fail[ft])[c] == 1.0f;
+                rises += locked && !prev[c][ft][0];
+                fails += failed && !prev[c][ft][1];
+                prev[c][ft][0] = locked, prev[c][ft][1] = failed;
+                const float *m = cb_crowd_matrices(w.crowd, 0, c) + 16 * (size_t)h.ball[ft] + 12;
+                double now[3];
+                for (int k = 0; k < 3; ++k) {
+                    now[k] = (double)rm[12 + k] + (double)rm[k] * m[0] + (double)rm[4 + k] * m[1] +
+                             (double)rm[8 + k] * m[2];
+                }
+                if (locked && !failed && was[c][ft]) {
+                    double d = dist(now, at[c][ft]);
+                    worst = d > worst ? d : worst;
+                    checked++;
+                } else {
+                    memcpy(at[c][ft], now, sizeof now);
+                }
+                was[c][ft] = locked && !failed;
+                if (!locked) {
+                    was[c][ft] = false;
+                }
+            }
+        }
+    }
+    assert_int_equal(cb_follow_update(f, &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+    cb_follow_stats st = cb_follow_query_stats(f);
+    printf("# follower: %llu locks (%llu rises seen), %llu reach failures (%llu), %d held "
+           "frames, worst %.3g mm\n",
+           (unsigned long long)st.locks, (unsigned long long)rises,
+           (unsigned long long)st.reach_failures, (unsigned long long)fails, checked, worst * 1e3);
+    CB_CHECK(worst <= MM, "a held foot moved %g mm", worst * 1e3);
+    CB_CHECK(checked > 240, "only %d held frames", checked);
+    assert_true(st.locks > 4);
+    assert_true(st.locks == rises && st.reach_failures == fails);
+    cb_follow_destroy(f);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- validation --------------------------------------------------------------------------- */
 
 static void c_desc_errors(void **state)
@@ -707,15 +803,11 @@ static void json_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(lock_holds_straight),
-        cmocka_unit_test(lock_holds_turning),
-        cmocka_unit_test(lock_holds_root_motion),
-        cmocka_unit_test(release_has_no_pop),
-        cmocka_unit_test(reach_failure_reported),
-        cmocka_unit_test(off_is_bit_identical),
-        cmocka_unit_test(threads_and_batches),
-        cmocka_unit_test(c_desc_errors),
-        cmocka_unit_test(json_errors),
+        cmocka_unit_test(lock_holds_straight),    cmocka_unit_test(lock_holds_turning),
+        cmocka_unit_test(lock_holds_root_motion), cmocka_unit_test(release_has_no_pop),
+        cmocka_unit_test(reach_failure_reported), cmocka_unit_test(off_is_bit_identical),
+        cmocka_unit_test(threads_and_batches),    cmocka_unit_test(follower_drives_step),
+        cmocka_unit_test(c_desc_errors),          cmocka_unit_test(json_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
