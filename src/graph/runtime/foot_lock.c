@@ -11,6 +11,7 @@
  * x * 1 - z * 0 = x). Per character and per leg only: the bits do not depend on the batch or
  * the thread. No libm: detmath's sine and cosine. */
 #include <math.h>
+#include <string.h>
 
 #include "graph/feet.h"
 #include "graph/runtime/runtime_impl.h"
@@ -72,9 +73,9 @@ static void to_frame(const placement *pl, const float m[3], float out[3])
     out[2] = pl->p[2] - pl->s * m[0] + pl->c * m[2];
 }
 
-/* Root-motion form: a held point into this frame's model space, moved by the inverse of the
- * frame's delta (translation in last frame's model space, then the turn). */
-static void follow_root_motion(const pose_ctx *x, float *st)
+/* Root-motion form: a point of last frame's model space into this frame's, moved by the inverse
+ * of the frame's delta (a translation in last frame's model space, then the turn). */
+static void follow_root_motion(const pose_ctx *x, float *point)
 {
     if (x->root_motion == NULL) {
         return; /* no root motion: the model space does not move */
@@ -82,8 +83,8 @@ static void follow_root_motion(const pose_ctx *x, float *st)
     const cb_root_delta *d = &x->root_motion[x->ch];
     placement pl = {{d->translation[0], d->translation[1], d->translation[2]}, 0.0f, 1.0f};
     cb_det_sincosf(d->yaw, &pl.s, &pl.c);
-    float q[3] = {st[LOCK_X], st[LOCK_Y], st[LOCK_Z]};
-    to_model(&pl, q, &st[LOCK_X]);
+    float q[3] = {point[0], point[1], point[2]};
+    to_model(&pl, q, point);
 }
 
 static bool finite3(const float v[3])
@@ -93,7 +94,7 @@ static bool finite3(const float v[3])
 
 static void release_now(float *st)
 {
-    st[LOCK_FADE] = st[LOCK_HELD] = st[LOCK_FAILED] = 0.0f;
+    st[LOCK_FADE] = st[LOCK_HELD] = st[LOCK_FAILED] = st[LOCK_SHOWN] = 0.0f;
 }
 
 /* Leg l towards the held point at `weight`; false when the kernel refused (a non-finite pose,
@@ -105,30 +106,41 @@ static bool pin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_spa
     return cb_ik_two_bone_unchecked(&job, NULL) == CB_OK;
 }
 
+/* Where the leg's end joint is shown this frame (in F), for the next frame's plant; false when
+ * the pose is not finite there. */
+static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose,
+                       const placement *pl, float *st, float at[3])
+{
+    cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
+    bool ok = finite3(at);
+    if (ok) {
+        to_frame(pl, at, &st[LOCK_PX]);
+    }
+    st[LOCK_SHOWN] = ok ? 1.0f : 0.0f;
+    return ok;
+}
+
 /* One leg for this frame: lock on the plant, hold, check the reach, release on the lift. */
 static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
                      float w, const placement *pl, float *st, cb_graph_scratch_stats *stats)
 {
     const uint32_t end = ik->joints[3 * l + 2];
     const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
-    float target[3], at[3];
+    float target[3] = {0.0f, 0.0f, 0.0f}, at[3];
     if (down && st[LOCK_HELD] == 0.0f) {
-        /* A new plant. Still releasing the last one: show that first, so the lock starts where
-         * the foot is shown, without a jump. */
-        to_model(pl, &st[LOCK_X], target);
-        float f = st[LOCK_FADE];
-        if (f > 0.0f && !pin(x, ik, l, pose, target, w * f * f * (3.0f - 2.0f * f))) {
-            stats->refused_ik++;
-        }
-        cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
-        if (!finite3(at)) {
+        /* A new plant: the foot stays where it was shown last frame (released or not), so it
+         * stops on the frame its clips plant it, without a jump; a character's first frame
+         * has no last one, and locks where its foot is. */
+        if (st[LOCK_SHOWN] != 0.0f) {
+            memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+        } else if (note_shown(x, end, pose, pl, st, at)) {
+            memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+        } else {
             release_now(st);
             return;
         }
-        to_frame(pl, at, &st[LOCK_X]);
         st[LOCK_FADE] = st[LOCK_HELD] = 1.0f;
         st[LOCK_FAILED] = 0.0f;
-        return; /* the foot is at its point already */
     }
     if (!down) {
         st[LOCK_HELD] = st[LOCK_FAILED] = 0.0f;
@@ -136,27 +148,25 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
         st[LOCK_FADE] = f > 0.0f ? f : 0.0f;
     }
     float f = st[LOCK_FADE];
-    if (!(f > 0.0f)) {
-        return; /* released: the pose keeps its bits */
+    if (f > 0.0f) {
+        to_model(pl, &st[LOCK_X], target);
+        float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
+        if (!pin(x, ik, l, pose, target, weight)) {
+            stats->refused_ik++;
+            release_now(st);
+            return;
+        }
     }
-    to_model(pl, &st[LOCK_X], target);
-    float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
-    if (!pin(x, ik, l, pose, target, weight)) {
-        stats->refused_ik++;
-        release_now(st);
-        return;
+    if (!note_shown(x, end, pose, pl, st, at) || st[LOCK_HELD] == 0.0f || w < 1.0f) {
+        return; /* released, releasing or at a partial weight: not meant to be at the point */
     }
-    if (st[LOCK_HELD] == 0.0f || weight < 1.0f) {
-        return; /* releasing, or a partial weight: the foot is not meant to be there */
-    }
-    cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
     float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
     float limit = ik->lock.fail_distance;
-    if (finite3(at) && dx * dx + dy * dy + dz * dz > limit * limit) {
+    if (dx * dx + dy * dy + dz * dz > limit * limit) {
         /* Out of reach: the point moves to where the leg got, so the foot slides only as far
          * as the leg falls short, and holds again from there. */
         st[LOCK_FAILED] = 1.0f;
-        to_frame(pl, at, &st[LOCK_X]);
+        memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
     }
 }
 
@@ -171,8 +181,9 @@ void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span po
         if (!(w > 0.0f)) {
             release_now(st); /* off: nothing held, the pose keeps its bits */
         } else {
-            if (!world && st[LOCK_FADE] > 0.0f) {
-                follow_root_motion(x, st);
+            if (!world) {
+                follow_root_motion(x, &st[LOCK_X]);
+                follow_root_motion(x, &st[LOCK_PX]);
             }
             lock_leg(x, ik, l, pose, w, &pl, st, stats);
         }

@@ -44,8 +44,21 @@ enum { CB_INERT_FLOATS = 8 };
 
 /* Floats of one foot lock's state per leg and character: the locked point (world, or this
  * frame's model space in the root-motion form), the release fade (1 held, falling to 0), held
- * and failed (0 or 1). */
-enum { LOCK_X, LOCK_Y, LOCK_Z, LOCK_FADE, LOCK_HELD, LOCK_FAILED, CB_LOCK_FLOATS };
+ * and failed (0 or 1); where the end joint was shown last frame (same frame) and whether it
+ * was (0 or 1: not on a character's first frame). */
+enum {
+    LOCK_X,
+    LOCK_Y,
+    LOCK_Z,
+    LOCK_FADE,
+    LOCK_HELD,
+    LOCK_FAILED,
+    LOCK_PX,
+    LOCK_PY,
+    LOCK_PZ,
+    LOCK_SHOWN,
+    CB_LOCK_FLOATS
+};
 
 /* Per-group state of one character during the time stage, in scratch. */
 typedef struct group_acc {
