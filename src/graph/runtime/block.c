@@ -164,7 +164,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
         poses, entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count,
-        plant, total;
+        plant, plant_soon, total;
 } scratch_layout;
 
 static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
@@ -195,6 +195,7 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.flat_active = take(&c, n * (g->clip_count ? g->clip_count : 1));
     L.flat_count = take(&c, n);
     L.plant = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
+    L.plant_soon = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.total = c;
     return L;
 }
@@ -233,6 +234,7 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->flat_active = (uint8_t *)(m + L.flat_active);
     s->flat_count = (uint8_t *)(m + L.flat_count);
     s->plant = (float *)(m + L.plant);
+    s->plant_soon = (float *)(m + L.plant_soon);
     return s;
 }
 

@@ -18,22 +18,34 @@
 #include "ik/ik_kernels.h"
 #include "simd/detmath.h"
 
+/* Whether a leg's markers in clip slot c hold the foot down at normalized time t. */
+static inline bool slot_down(const cb_graph *g, const uint32_t *first, const uint32_t *count,
+                             uint32_t c, float t)
+{
+    return cb_graph_foot_down(g->foot_time + first[c], g->foot_plant + first[c], count[c], t);
+}
+
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
-                            uint32_t na, cb_graph_scratch *s)
+                            uint32_t na, float dt, cb_graph_scratch *s)
 {
     for (uint32_t leg = 0; leg < g->lock_leg_count; ++leg) {
         const uint32_t *first = &g->foot_first[(size_t)leg * g->clip_count];
         const uint32_t *count = &g->foot_count[(size_t)leg * g->clip_count];
-        float sum = 0.0f;
+        float now = 0.0f, soon = 0.0f;
         for (uint32_t a = 0; a < na; ++a) {
             uint32_t c = s->active[a];
-            if (count[c] != 0 &&
-                cb_graph_foot_down(g->foot_time + first[c], g->foot_plant + first[c], count[c],
-                                   AT(b, clip_time, c, ch))) {
-                sum += s->active_w[a];
+            if (count[c] == 0) {
+                continue;
             }
+            float t = AT(b, clip_time, c, ch), w = s->active_w[a];
+            /* a frame on at this frame's rate: only a hint (when to note where the foot is) */
+            float u = t + dt / s->active_d[a];
+            u = u >= 1.0f ? u - 1.0f : u < 0.0f ? u + 1.0f : u;
+            now += slot_down(g, first, count, c, t) ? w : 0.0f;
+            soon += slot_down(g, first, count, c, u) ? w : 0.0f;
         }
-        SR(s, plant, leg, i) = sum;
+        SR(s, plant, leg, i) = now;
+        SR(s, plant_soon, leg, i) = soon;
     }
 }
 
@@ -100,14 +112,15 @@ static void release_now(float *st)
 /* Leg l towards the held point at `weight`; false when the kernel refused (a non-finite pose,
  * a point beyond CB_IK_MAX_COORDINATE). */
 static bool pin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                const float target[3], float weight)
+                const float target[3], float weight, cb_ik_two_bone_result *res)
 {
     cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, target, weight);
+    job.result = res;
     return cb_ik_two_bone_unchecked(&job, NULL) == CB_OK;
 }
 
-/* Where the leg's end joint is shown this frame (in F), for the next frame's plant; false when
- * the pose is not finite there. */
+/* Where the leg's end joint is shown this frame (in F), for the next frame's plant (and the
+ * reach check); false when the pose is not finite there. */
 static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose,
                        const placement *pl, float *st, float at[3])
 {
@@ -129,8 +142,8 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
     float target[3] = {0.0f, 0.0f, 0.0f}, at[3];
     if (down && st[LOCK_HELD] == 0.0f) {
         /* A new plant: the foot stays where it was shown last frame (released or not), so it
-         * stops on the frame its clips plant it, without a jump; a character's first frame
-         * has no last one, and locks where its foot is. */
+         * stops on the frame its clips plant it, without a jump; when that was not noted (a
+         * character's first frame, a plant the hint missed) it locks where it lands. */
         if (st[LOCK_SHOWN] != 0.0f) {
             memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
         } else if (note_shown(x, end, pose, pl, st, at)) {
@@ -148,17 +161,32 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
         st[LOCK_FADE] = f > 0.0f ? f : 0.0f;
     }
     float f = st[LOCK_FADE];
+    cb_ik_two_bone_result res = {.reached = false};
     if (f > 0.0f) {
         to_model(pl, &st[LOCK_X], target);
         float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
-        if (!pin(x, ik, l, pose, target, weight)) {
+        if (!pin(x, ik, l, pose, target, weight, &res)) {
             stats->refused_ik++;
             release_now(st);
             return;
         }
     }
-    if (!note_shown(x, end, pose, pl, st, at) || st[LOCK_HELD] == 0.0f || w < 1.0f) {
-        return; /* released, releasing or at a partial weight: not meant to be at the point */
+    if (st[LOCK_HELD] == 0.0f) {
+        /* Where the foot is shown matters on the frame before a plant: noted when the clips
+         * will plant it a frame on at their rate (a miss only locks it where it lands). */
+        bool soon =
+            SR(x->s, plant_soon, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
+        st[LOCK_SHOWN] = soon && note_shown(x, end, pose, pl, st, at) ? 1.0f : 0.0f;
+        return;
+    }
+    if (w >= 1.0f && res.reached) {
+        /* held within the leg's exact reach (ik.h): the foot is at its point */
+        memcpy(&st[LOCK_PX], &st[LOCK_X], 3 * sizeof(float));
+        st[LOCK_SHOWN] = 1.0f;
+        return;
+    }
+    if (!note_shown(x, end, pose, pl, st, at) || w < 1.0f) {
+        return; /* not finite, or a partial weight: not meant to be at the point */
     }
     float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
     float limit = ik->lock.fail_distance;

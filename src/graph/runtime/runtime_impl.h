@@ -89,6 +89,7 @@ struct cb_graph_scratch {
     uint8_t *flat_active; /* flat graphs: per character of the batch, its active edges */
     uint8_t *flat_count;
     float *plant;          /* lock-leg rows of batch: this frame's planting weight (foot_lock.c) */
+    float *plant_soon;     /* ... and a frame on at this frame's rates */
     cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
     cb_blend_entry *entries;
     cb_root_motion_entry *root_entries;
@@ -209,9 +210,10 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
 /* ---- foot locking (foot_lock.c) ---- */
 
 /* Character i's (= ch) planting weight of every lock leg into s->plant, from its active list
- * (na clips) and their times of this frame: the time stage's last step. */
+ * (na clips) and their times of this frame, and into s->plant_soon at their times a frame of dt
+ * on: the time stage's last step. */
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
-                            uint32_t na, cb_graph_scratch *s);
+                            uint32_t na, float dt, cb_graph_scratch *s);
 
 /* A foot_lock step on the character's pose, with the step's weight w (<= 0: released). */
 void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,

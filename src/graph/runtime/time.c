@@ -273,7 +273,7 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
         }
         advance_active(g, b, ch, na, dt, s, out, st);
         if (g->lock_leg_count > 0) {
-            cb_graph_lock_planting(g, b, ch, i, na, s);
+            cb_graph_lock_planting(g, b, ch, i, na, dt, s);
         }
         if (g->sm_count > 0) {
             cb_graph_machine_times(g, b, ch, na, dt, s);
@@ -343,7 +343,7 @@ void cb_graph_stage_time_flat(const cb_graph *g, cb_graph_block *b, uint32_t fir
         uint32_t na = flat_list(g, s, i);
         advance_active(g, b, first + i, na, dt, s, out, st);
         if (g->lock_leg_count > 0) {
-            cb_graph_lock_planting(g, b, first + i, i, na, s);
+            cb_graph_lock_planting(g, b, first + i, i, na, dt, s);
         }
     }
     /* The blend's clips without weight this frame, row by row (the general path marks them as
