@@ -267,7 +267,7 @@ CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
  *         characters, the bounds of a feature), CB_ERR_NOT_FOUND (a velocity parameter),
  * CB_ERR_MISMATCH (a parameter that is not a float, or one parameter named for two of the
  * values the follower writes: velocity, rate, stride scale and direction, angle, lock targets
- * and weights),
+ * and weights or root placement),
  * CB_ERR_OUT_OF_MEMORY. err names the field.
  */
 CB_API cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err);

@@ -540,7 +540,8 @@ typedef struct cb_graph_foot_lock_leg {
  * blend weights (cb_crowd_weights) of the clips that hold the foot down at their time (the
  * last of the leg's plant and lift markers at or before it, cyclically, is a plant); from
  * CB_GRAPH_LOCK_PLANT_WEIGHT on the foot is down. On the frame it goes down, the end joint's
- * position in the WORLD is kept (per character, in the crowd); while it stays down a two-bone
+ * position in the WORLD as it was shown the frame before (where it lands when that is not
+ * known) is kept (per character, in the crowd); while it stays down a two-bone
  * IK (cb_ik_two_bone_job, weight 1) pins the end joint there, the point converted into this
  * frame's model space; when it lifts, the IK weight falls to 0 along a smoothstep over
  * release_s, the point held, so the leg returns to the animation without a jump.
@@ -555,8 +556,9 @@ typedef struct cb_graph_foot_lock_leg {
  * A reach failure: after the IK the end joint is more than fail_distance_m from the locked
  * point (beyond the leg's reach or in its soft zone). The point then moves to where the leg got
  * (the foot slides only as far as the leg falls short) and the leg's `failed` output is 1 until
- * the foot lifts. Weight 0, or no clip with the leg's markers, leaves the pose's bits as they
- * are (and releases the lock at once). docs/graph.md "Foot locking".
+ * the foot lifts (a weight below 1 is not meant to reach the point: no check then). Weight 0,
+ * or no clip with the leg's markers, leaves the pose's bits as they are (and releases the lock
+ * at once). docs/graph.md "Foot locking".
  */
 typedef struct cb_graph_foot_lock_desc {
     /** The legs, 1 to CB_GRAPH_FOOT_LOCK_MAX_LEGS, no two sharing a joint. */

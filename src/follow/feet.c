@@ -1,11 +1,11 @@
 /* Which feet the clips plant (crowdblend/follow.h): the fixed marker names of the two feet over
- * the graph's one implementation of the rule (graph/feet.h), which the foot_lock step, foot
+ * the graph's one implementation of the rule (graph/runtime.h), which the foot_lock step, foot
  * locking (follow.c) and the skate measurement (src/measure) all use. */
 #include <string.h>
 
 #include "crowdblend/follow.h"
 #include "crowdblend/graph.h"
-#include "graph/feet.h"
+#include "graph/runtime.h"
 
 _Static_assert(CB_FOLLOW_MAX_FOOT_MARKERS == CB_GRAPH_FOOT_MAX_MARKERS, "one marker limit");
 

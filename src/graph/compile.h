@@ -52,7 +52,7 @@ void cb_graph_pass_flat(cb_graph_compile *c);
 cb_result cb_graph_pass_sync_tables(cb_graph_compile *c);
 
 /* Foot tables (foot_lock.c): for each foot_lock leg and clip slot, the markers that plant and
- * lift the leg's foot (graph/feet.h); the graph's third allocation, none without a foot_lock
+ * lift the leg's foot (graph/runtime.h); the graph's third allocation, none without a foot_lock
  * step. Freed by cb_graph_free_foot_tables. */
 cb_result cb_graph_pass_foot_tables(cb_graph_compile *c);
 void cb_graph_free_foot_tables(cb_graph *g, const cb_allocator *a);

@@ -1,8 +1,9 @@
-/* Which feet the clips plant (graph/feet.h): reading a foot's markers from a clip. */
+/* Which feet the clips plant (the rule, declared in graph/runtime.h): reading a foot's markers from
+ * a clip. */
 #include <string.h>
 
 #include "crowdblend/base.h"
-#include "graph/feet.h"
+#include "graph/runtime.h"
 
 uint32_t cb_graph_foot_markers(const cb_clip *clip, const char *plant, const char *lift,
                                float *time, bool *is_plant, uint32_t max)

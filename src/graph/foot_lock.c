@@ -1,12 +1,12 @@
 /* The foot_lock post-process step (crowdblend/graph.h cb_graph_foot_lock_desc) at build time:
  * its desc checked and resolved into a gik, and the compile pass that tables, for each of the
  * graph's lock legs and each clip slot, the markers that plant and lift the leg's foot (the
- * rule of graph/feet.h). The frame's side is runtime/foot_lock.c. */
+ * rule of graph/runtime.h). The frame's side is runtime/foot_lock.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include "graph/compile.h"
-#include "graph/feet.h"
+#include "graph/runtime.h"
 
 cb_graph_foot_lock_desc cb_graph_query_foot_lock_desc(const cb_graph_foot_lock_desc *desc)
 {

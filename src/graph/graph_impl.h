@@ -368,7 +368,7 @@ struct cb_graph {
     size_t sync_bytes;
     /* Foot locking: the legs of every foot_lock step (gfoot_lock.first_leg), and for each leg
      * and clip slot the plant and lift markers of its foot (foot_first, foot_count into
-     * foot_time, foot_plant: the rule of graph/feet.h). A third allocation, none without. */
+     * foot_time, foot_plant: the rule of graph/runtime.h). A third allocation, none without. */
     uint32_t lock_leg_count;
     uint32_t *foot_first, *foot_count; /* lock_leg_count x clip_count */
     float *foot_time;

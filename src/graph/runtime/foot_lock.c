@@ -1,6 +1,6 @@
 /* Foot locking (crowdblend/graph.h cb_graph_foot_lock_desc), stages 3 and 5. The time stage
  * ends with each lock leg's planting weight (the blend weights of the clips whose markers hold
- * the foot down at this frame's times: graph/feet.h, the one rule); the post-process then locks
+ * the foot down at this frame's times: graph/runtime.h, the one rule); the post-process then locks
  * a foot on the frame it goes down, holds it with two-bone IK while it stays down and releases
  * it along a smoothstep when it lifts.
  *
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "graph/feet.h"
+#include "graph/runtime.h"
 #include "graph/runtime/runtime_impl.h"
 #include "ik/ik_kernels.h"
 #include "simd/detmath.h"
