@@ -580,6 +580,39 @@ static void follower_drives_step(void **state)
                                   .failed_param = {"fail_l", "fail_r"}}};
     cb_follow *f = NULL;
     cb_error err = {0};
+    /* the form's own errors first: nothing created */
+    struct {
+        cb_follow_lock lock;
+        cb_result want;
+        const char *needle;
+    } bad[] = {
+        {{.root_param = {"rx", "ry", "rz"}}, CB_ERR_NULL_ARGUMENT, "root_param"},
+        {{.root_param = {"rx", "ry", "rz", "on"}}, CB_ERR_MISMATCH, "'on'"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"}, .locked_param = {"lock_l", "lock_r"}},
+         CB_ERR_NULL_ARGUMENT,
+         "failed_param"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"},
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"},
+          .joint = {"toe_l", NULL}},
+         CB_ERR_NOT_FOUND,
+         "toe_l"},
+        {{.root_param = {"rx", "rx", "rz", "ryaw"},
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"}},
+         CB_ERR_MISMATCH,
+         "one parameter"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
+        cb_follow_desc bd = fd;
+        bd.lock = bad[k].lock;
+        err = (cb_error){0};
+        cb_result r = cb_follow_create(&bd, &f, &err);
+        CB_CHECK(r == bad[k].want && strstr(err.message, bad[k].needle) != NULL,
+                 "case %zu: %s '%s'", k, cb_result_str(r), err.message);
+        printf("# %s\n", err.message);
+        assert_null(f);
+    }
     CB_CHECK(cb_follow_create(&fd, &f, &err) == CB_OK, "%s", err.message);
     for (int c = 0; c < 2; ++c) {
         cb_character ch;
