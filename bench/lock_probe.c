@@ -125,8 +125,7 @@ int main(int argc, char **argv)
     cb_follow_stats st = cb_follow_query_stats(p.follow);
     printf("{\"mode\": %d, \"characters\": %u, \"frames\": %u, \"locks\": %llu, "
            "\"reach_failures\": %llu}\n",
-           mode, p.n, frames, (unsigned long long)st.locks,
-           (unsigned long long)st.reach_failures);
+           mode, p.n, frames, (unsigned long long)st.locks, (unsigned long long)st.reach_failures);
     rc = 0;
 done:
     cb_follow_destroy(p.follow);
