@@ -119,6 +119,21 @@ typedef struct cb_follow_lock {
     float release_s;
     /** Distance from the target beyond which a lock counts as failed, m. Default 0.01. */
     float max_error_m;
+    /**
+     * THE GRAPH-STEP FORM (root_param[0] set; then target_param, weight_param and slot_clips
+     * are not used, and the crowd need not keep its weights): the graph's foot_lock step
+     * (crowdblend/graph.h cb_graph_foot_lock_desc) locks the feet, from this frame's clip times
+     * and weights rather than predicted ones, and the follower drives it: every update it
+     * writes each root's placement (world x, y, z and yaw, exactly cb_follow_roots()) into the
+     * four float parameters root_param, which the step names as root_position and root_yaw; and
+     * it reads the step's outputs locked_param and failed_param (each leg's `locked` and
+     * `failed`, left foot first) back at the next update, for cb_follow_feet() (lock: the
+     * joint's world position when the lock began or last moved; weight: 1 while locked,
+     * then falling over release_s, which should be the step's) and the stats (locks and
+     * reach_failures count the outputs' rises). All eight must be float parameters.
+     */
+    const char *root_param[4];
+    const char *locked_param[CB_FOLLOW_FEET], *failed_param[CB_FOLLOW_FEET];
 } cb_follow_lock;
 
 /** Most clip slots of a kind with foot locking. */
@@ -226,7 +241,7 @@ typedef struct cb_follow_desc {
     float max_turn_rps;
     /** Playback-rate warping (below); off unless warp.rate_param is set. */
     cb_follow_warp warp;
-    /** Foot locking (below); off unless lock.weight_param[0] is set. */
+    /** Foot locking (above); off unless lock.weight_param[0] or lock.root_param[0] is set. */
     cb_follow_lock lock;
     /** Orientation warping (above); off unless orient.angle_param is set. */
     cb_follow_orient orient;
@@ -252,7 +267,7 @@ CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
  *         characters, the bounds of a feature), CB_ERR_NOT_FOUND (a velocity parameter),
  * CB_ERR_MISMATCH (a parameter that is not a float, or one parameter named for two of the
  * values the follower writes: velocity, rate, stride scale and direction, angle, lock targets
- * and weights),
+ * and weights or root placement),
  * CB_ERR_OUT_OF_MEMORY. err names the field.
  */
 CB_API cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err);

@@ -29,7 +29,8 @@
  *   Events        markers crossed by active clips are reported per character per frame.
  *   Post-process  after blending, in order: two-bone IK and aim IK (crowdblend/ik.h) on the
  *                 local pose, targets from parameters (model space), each with an optional
- *                 weight parameter; a step of weight 0 costs nothing (IK level of detail).
+ *                 weight parameter; a step of weight 0 costs nothing (IK level of detail);
+ *                 orientation and stride warping; foot locking (state per character).
  *
  * OWNERSHIP
  *   Build descs and the builder copy what they are given (names, masks, solver nodes); nothing
@@ -539,6 +540,76 @@ typedef struct cb_graph_stride_warp_desc {
     float soften;
 } cb_graph_stride_warp_desc;
 
+/** Most legs of a foot_lock step (the stride warp's limit). */
+#define CB_GRAPH_FOOT_LOCK_MAX_LEGS CB_IK_STRIDE_MAX_LEGS
+/** Most plant and lift markers of one leg in one clip. */
+#define CB_GRAPH_FOOT_MAX_MARKERS 32
+/** Defaults of a foot_lock step, and the planting weight from which a foot is down. */
+#define CB_GRAPH_DEFAULT_LOCK_RELEASE_S 0.15f
+#define CB_GRAPH_DEFAULT_LOCK_FAIL_DISTANCE_M 0.01f
+#define CB_GRAPH_LOCK_PLANT_WEIGHT 0.5f
+
+/** One leg of a foot_lock step: a two-bone chain (as a stride warp's leg), the markers that
+ *  plant and lift its foot, and optional output parameters. */
+typedef struct cb_graph_foot_lock_leg {
+    /** start, mid and end joints (thigh_l, calf_l, ball_l: the end joint is the one locked),
+     *  and the knee's hinge axis. */
+    cb_graph_stride_leg chain;
+    /** Marker names: the foot is down from a plant marker to the next lift marker of a clip.
+     *  Defaults: legs 0 and 1 "foot_plant_l"/"foot_lift_l" and "foot_plant_r"/"foot_lift_r";
+     *  required for further legs. */
+    const char *plant_marker, *lift_marker;
+    /** Optional float parameters the step writes every frame (the host reads them with
+     *  cb_crowd_param_column): 1 while the foot is locked (0 otherwise), and 1 while this plant
+     *  had a reach failure (0 otherwise). NULL: not written. */
+    const char *locked, *failed;
+} cb_graph_foot_lock_leg;
+
+/**
+ * Post-process: foot locking. For each leg, the planting weight is the sum of this frame's
+ * blend weights (cb_crowd_weights) of the clips that hold the foot down at their time (the
+ * last of the leg's plant and lift markers at or before it, cyclically, is a plant); from
+ * CB_GRAPH_LOCK_PLANT_WEIGHT on the foot is down. On the frame it goes down, the end joint's
+ * position in the WORLD as it was shown the frame before (where it lands when that is not
+ * known) is kept (per character, in the crowd); while it stays down a two-bone
+ * IK (cb_ik_two_bone_job, weight 1) pins the end joint there, the point converted into this
+ * frame's model space; when it lifts, the IK weight falls to 0 along a smoothstep over
+ * release_s, the point held, so the leg returns to the animation without a jump.
+ *
+ * The world: with root_position and root_yaw named, the root's world placement is read from
+ * those float parameters every frame (the host writes where the character is: world X, Y, Z,
+ * +Y up, and the yaw about +Y, a positive yaw turning +Z towards +X, as crowdblend/follow.h);
+ * with neither named, the locked point moves by the inverse of the frame's root motion (the
+ * crowd's cb_crowd_root_motion: the host must apply exactly those deltas to the root; with
+ * skip_root_motion, or a graph without root motion, the point is held in model space).
+ *
+ * A reach failure: after the IK the end joint is more than fail_distance_m from the locked
+ * point (beyond the leg's reach or in its soft zone). The point then moves to where the leg got
+ * (the foot slides only as far as the leg falls short) and the leg's `failed` output is 1 until
+ * the foot lifts (a weight below 1 is not meant to reach the point: no check then). Weight 0,
+ * or no clip with the leg's markers, leaves the pose's bits as they are (and releases the lock
+ * at once). docs/graph.md "Foot locking".
+ */
+typedef struct cb_graph_foot_lock_desc {
+    /** The legs, 1 to CB_GRAPH_FOOT_LOCK_MAX_LEGS, no two sharing a joint. */
+    const cb_graph_foot_lock_leg *legs;
+    uint32_t leg_count;
+    /** Float parameters of the root's world position (x, y, z) and yaw (radians). All four or
+     *  none (then the root-motion form, above). */
+    const char *root_position[3];
+    const char *root_yaw;
+    /** Numeric parameter of the weight [0, 1] (clamped; 0 skips the step). NULL: 1. */
+    const char *weight;
+    /** Seconds over which a lifted foot's lock fades out, [0, 10]; 0 takes the default
+     *  CB_GRAPH_DEFAULT_LOCK_RELEASE_S (a release at once: any value below one frame). */
+    float release_s;
+    /** Distance beyond which a lock counts as a reach failure, m, (0, 1]. Default
+     *  CB_GRAPH_DEFAULT_LOCK_FAIL_DISTANCE_M. */
+    float fail_distance_m;
+    /** Where each leg's reach softens, (0, 1]. Default CB_IK_DEFAULT_SOFTEN. */
+    float soften;
+} cb_graph_foot_lock_desc;
+
 /** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
  *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT,
  *          CB_ERR_TOO_MANY. */
@@ -551,6 +622,10 @@ CB_API cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
                                                cb_error *err);
 CB_API cb_result cb_graph_add_stride_warp(cb_graph_builder *b,
                                           const cb_graph_stride_warp_desc *desc, cb_error *err);
+/** Also CB_ERR_DUPLICATE (an output parameter the graph already writes). Marker names that no
+ *  clip has are no error: that leg never locks. */
+CB_API cb_result cb_graph_add_foot_lock(cb_graph_builder *b, const cb_graph_foot_lock_desc *desc,
+                                        cb_error *err);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Defaults                                                                                  */
@@ -577,6 +652,13 @@ cb_graph_query_orientation_warp_desc(const cb_graph_orientation_warp_desc *desc)
 /** hip_joint "pelvis", soften CB_IK_DEFAULT_SOFTEN. */
 CB_API cb_graph_stride_warp_desc
 cb_graph_query_stride_warp_desc(const cb_graph_stride_warp_desc *desc);
+/** release_s, fail_distance_m and soften resolved; legs stays as given (each leg's default
+ *  markers are resolved by cb_graph_query_foot_lock_leg). */
+CB_API cb_graph_foot_lock_desc cb_graph_query_foot_lock_desc(const cb_graph_foot_lock_desc *desc);
+/** Leg `index` of a foot_lock step with its default marker names (NULL stays NULL beyond leg
+ *  1). */
+CB_API cb_graph_foot_lock_leg cb_graph_query_foot_lock_leg(const cb_graph_foot_lock_leg *leg,
+                                                           uint32_t index);
 
 /** Sets the root node (the last node added is the root if this is never called). */
 CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_error *err);

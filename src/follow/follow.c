@@ -16,9 +16,11 @@ typedef struct warp_state {
     float gait, min_rate, max_rate;
 } warp_state;
 
-/* Foot locking (follow.h): the IK parameters, the locked joints, each slot's foot markers. */
+/* Foot locking (follow.h): the IK parameters, the locked joints, each slot's foot markers; or,
+ * in the graph-step form (step), the root placement parameters and the step's outputs. */
 typedef struct lock_state {
-    bool on;
+    bool on, step;
+    uint32_t p_root[4], p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
     uint32_t p_target[CB_FOLLOW_FEET][3], p_weight[CB_FOLLOW_FEET];
     uint32_t joint[CB_FOLLOW_FEET];
     uint32_t slot_count;
@@ -321,6 +323,53 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
     return CB_OK;
 }
 
+/* The graph-step form's parameters and joints (follow.h cb_follow_lock.root_param). */
+static cb_result resolve_step_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
+{
+    const cb_follow_lock *x = &d->lock;
+    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
+    cb_result r = CB_OK;
+    for (int c = 0; c < 4 && r == CB_OK; ++c) {
+        r = x->root_param[c] != NULL
+                ? find_float_param(d->crowd, d->kind, x->root_param[c], "lock.root_param",
+                                   &k->p_root[c], err)
+                : cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                               "cb_follow_create: lock.root_param: four parameters (x, y, z, "
+                               "yaw) are needed");
+    }
+    for (int foot = 0; foot < CB_FOLLOW_FEET && r == CB_OK; ++foot) {
+        const char *names[2] = {x->locked_param[foot], x->failed_param[foot]};
+        uint32_t *out[2] = {&k->p_locked[foot], &k->p_failed[foot]};
+        for (int o = 0; o < 2 && r == CB_OK; ++o) {
+            r = names[o] != NULL
+                    ? find_float_param(d->crowd, d->kind, names[o], "lock.locked_param", out[o],
+                                       err)
+                    : cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                                   "cb_follow_create: lock: the graph-step form needs both feet's "
+                                   "locked_param and failed_param");
+        }
+        if (r == CB_OK && cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot],
+                                                 &k->joint[foot]) != CB_OK) {
+            r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: lock: no joint '%s'",
+                             x->joint[foot]);
+        }
+    }
+    if (r == CB_OK && cb_crowd_matrix_layout(d->crowd) != CB_MATRIX_LAYOUT_MAT4) {
+        r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                         "cb_follow_create: lock: the crowd must keep its model matrices as "
+                         "MAT4 (not skinning_only, matrix_layout MAT4)");
+    }
+    if (r == CB_OK && !(x->release_s >= 0.0f && x->release_s <= 10.0f)) {
+        r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                         "cb_follow_create: lock: need 0 <= release_s (%g) <= 10",
+                         (double)x->release_s);
+    }
+    k->slot_count = 0;
+    k->release_s = x->release_s;
+    k->step = true;
+    return r;
+}
+
 static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
 {
     /* + 1: a graph may have no clip slot, and an allocation is never empty */
@@ -333,10 +382,12 @@ static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
 
 static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
 {
-    if (d->lock.weight_param[0] == NULL && d->lock.weight_param[1] == NULL) {
+    if (d->lock.weight_param[0] == NULL && d->lock.weight_param[1] == NULL &&
+        d->lock.root_param[0] == NULL) {
         return CB_OK;
     }
-    cb_result r = resolve_lock(d, k, err);
+    cb_result r =
+        d->lock.root_param[0] != NULL ? resolve_step_lock(d, k, err) : resolve_lock(d, k, err);
     if (r != CB_OK) {
         return r;
     }
@@ -392,7 +443,10 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
     if (o->on) {
         p[n] = o->p_angle, what[n++] = "orient.angle_param";
     }
-    for (int foot = 0; foot < CB_FOLLOW_FEET && k->on; ++foot) {
+    for (int c = 0; c < 4 && k->on && k->step; ++c) {
+        p[n] = k->p_root[c], what[n++] = "lock.root_param";
+    }
+    for (int foot = 0; foot < CB_FOLLOW_FEET && k->on && !k->step; ++foot) {
         p[n] = k->p_weight[foot], what[n++] = "lock.weight_param";
         for (int c = 0; c < 3; ++c) {
             p[n] = k->p_target[foot][c], what[n++] = "lock.target_param";
@@ -641,11 +695,23 @@ typedef struct lock_frame {
     const float *weights;                    /* slot s of character i at [s * stride + i] */
     size_t stride;
     float *weight_col[CB_FOLLOW_FEET], *target_col[CB_FOLLOW_FEET][3];
+    float *root_col[4];                                                   /* the graph-step form: */
+    const float *locked_col[CB_FOLLOW_FEET], *failed_col[CB_FOLLOW_FEET]; /* its outputs */
 } lock_frame;
 
 static void lock_frame_init(const cb_follow *f, lock_frame *lf)
 {
     const lock_state *k = &f->lock;
+    if (k->step) {
+        for (int c = 0; c < 4; ++c) {
+            lf->root_col[c] = cb_crowd_param_column(f->crowd, f->kind, k->p_root[c]);
+        }
+        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+            lf->locked_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_locked[foot]);
+            lf->failed_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_failed[foot]);
+        }
+        return;
+    }
     for (uint32_t s = 0; s < k->slot_count; ++s) {
         lf->times[s] = cb_crowd_clip_times(f->crowd, f->kind, s);
     }
@@ -735,6 +801,40 @@ static void observe_feet(cb_follow *f, const lock_frame *lf, uint32_t i, const c
             *fade = *fade > 0.0f ? *fade : 0.0f;
         }
         ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* smoothstep: no kink */
+    }
+}
+
+/* The graph-step form: character i's feet as the foot_lock step left them in the last update
+ * (its root then was `root`): the outputs' rises counted, the world points noted. */
+static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
+                         float dt)
+{
+    lock_state *k = &f->lock;
+    const float *m = cb_crowd_matrices(f->crowd, f->kind, i);
+    float rm[16];
+    cb_follow_root_matrix(root, rm);
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
+        float *fade = &k->fade[CB_FOLLOW_FEET * i + foot];
+        bool locked = lf->locked_col[foot][i] == 1.0f, failed = lf->failed_col[foot][i] == 1.0f;
+        const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
+        if ((locked && !ft->locked) || (failed && ft->locked)) {
+            /* a new lock, or one the step moved to where the leg got */
+            for (int c = 0; c < 3; ++c) {
+                ft->lock[c] = rm[12 + c] + rm[c] * t[0] + rm[4 + c] * t[1] + rm[8 + c] * t[2];
+            }
+        }
+        f->stats.locks += locked && !ft->locked;
+        f->stats.reach_failures += failed && !ft->failed;
+        ft->locked = locked;
+        ft->failed = failed;
+        if (locked) {
+            *fade = 1.0f;
+        } else {
+            *fade = k->release_s > 0.0f ? *fade - dt / k->release_s : 0.0f;
+            *fade = *fade > 0.0f ? *fade : 0.0f;
+        }
+        ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* the step's smoothstep */
     }
 }
 
@@ -845,7 +945,12 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
         cb_follow_root *root = &f->roots[i];
         if (f->lock.on && f->lock.seen[i] != 0) {
-            observe_feet(f, &lf, i, root, dt_s); /* the root still is the last update's */
+            /* the root still is the last update's */
+            if (f->lock.step) {
+                observe_step(f, &lf, i, root, dt_s);
+            } else {
+                observe_feet(f, &lf, i, root, dt_s);
+            }
         }
         float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
         if (f->max_turn > 0.0f) {
@@ -890,8 +995,15 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         }
         left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;
-        if (f->lock.on) {
+        if (f->lock.step) {
+            for (int a = 0; a < 3; ++a) {
+                lf.root_col[a][i] = root->position[a];
+            }
+            lf.root_col[3][i] = root->yaw;
+        } else if (f->lock.on) {
             write_lock_targets(f, &lf, i, root);
+        }
+        if (f->lock.on) {
             f->lock.seen[i] = f->lock.seen[i] == 0 ? 1 : f->lock.seen[i];
         }
     }

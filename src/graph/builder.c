@@ -1688,3 +1688,36 @@ cb_result cb_graph_add_stride_warp(cb_graph_builder *b, const cb_graph_stride_wa
         r = find_optional_number(b, d->weight, what, &g.weight, err);
     return r != CB_OK ? r : push_ik(b, &g, what, err);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* For the steps added in files of their own (foot_lock.c): the lookups and checks above.     */
+
+cb_result cb_graph_builder_joint(const cb_graph_builder *b, const char *name, const char *what,
+                                 uint32_t *out, cb_error *err)
+{
+    return find_joint(b, name, what, out, err);
+}
+
+cb_result cb_graph_builder_float(const cb_graph_builder *b, const char *name, const char *what,
+                                 uint32_t *out, cb_error *err)
+{
+    return find_float(b, name, what, out, err);
+}
+
+cb_result cb_graph_builder_number(const cb_graph_builder *b, const char *name, const char *what,
+                                  uint32_t *out, cb_error *err)
+{
+    return find_optional_number(b, name, what, out, err);
+}
+
+cb_result cb_graph_builder_check_ik(const cb_graph_builder *b, const gik *g, const char *what,
+                                    cb_error *err)
+{
+    return validate_ik(b, g, what, err);
+}
+
+cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const char *what,
+                                   cb_error *err)
+{
+    return push_ik(b, g, what, err);
+}

@@ -57,4 +57,18 @@ static inline uint32_t cb_graph_node_index(cb_graph_node node)
     return node.id - 1u;
 }
 
+/* The builder's lookups and checks for steps added in files of their own (builder.c): a joint,
+ * a float parameter, an optional numeric parameter (NULL: GNONE), an IK step's job validated
+ * (the builder's validate_ik) and pushed. Messages start with `what`. */
+cb_result cb_graph_builder_joint(const cb_graph_builder *b, const char *name, const char *what,
+                                 uint32_t *out, cb_error *err);
+cb_result cb_graph_builder_float(const cb_graph_builder *b, const char *name, const char *what,
+                                 uint32_t *out, cb_error *err);
+cb_result cb_graph_builder_number(const cb_graph_builder *b, const char *name, const char *what,
+                                  uint32_t *out, cb_error *err);
+cb_result cb_graph_builder_check_ik(const cb_graph_builder *b, const gik *g, const char *what,
+                                    cb_error *err);
+cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const char *what,
+                                   cb_error *err);
+
 #endif

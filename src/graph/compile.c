@@ -639,6 +639,7 @@ void cb_graph_compile_abandon(cb_graph_compile *c)
 {
     free_scratch(c);
     if (c->g != NULL) {
+        cb_graph_free_foot_tables(c->g, &c->b->allocator);
         cb_free(&c->b->allocator, c->g->sync_first, c->g->sync_bytes ? c->g->sync_bytes : 4);
         cb_free(&c->b->allocator, c->g->memory, c->g->memory_bytes);
         c->g = NULL;
@@ -664,7 +665,8 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
         goto fail;
     }
     cb_graph_pass_flat(&c);
-    if ((r = cb_graph_pass_sync_tables(&c)) != CB_OK) {
+    if ((r = cb_graph_pass_sync_tables(&c)) != CB_OK ||
+        (r = cb_graph_pass_foot_tables(&c)) != CB_OK) {
         goto fail;
     }
     cb_graph_pass_pose_depth(&c);
@@ -699,6 +701,7 @@ cb_result cb_graph_destroy(cb_graph *g)
         }
     }
     cb_allocator a = g->allocator;
+    cb_graph_free_foot_tables(g, &a);
     cb_free(&a, g->sync_first, g->sync_bytes ? g->sync_bytes : 4);
     cb_free(&a, g->memory, g->memory_bytes);
     return CB_OK;

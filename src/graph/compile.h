@@ -51,6 +51,12 @@ void cb_graph_pass_flat(cb_graph_compile *c);
  * every clip's marker times, for the events' quick test. The graph's second allocation. */
 cb_result cb_graph_pass_sync_tables(cb_graph_compile *c);
 
+/* Foot tables (foot_lock.c): for each foot_lock leg and clip slot, the markers that plant and
+ * lift the leg's foot (graph/runtime.h); the graph's third allocation, none without a foot_lock
+ * step. Freed by cb_graph_free_foot_tables. */
+cb_result cb_graph_pass_foot_tables(cb_graph_compile *c);
+void cb_graph_free_foot_tables(cb_graph *g, const cb_allocator *a);
+
 /* Pose depth: the pose buffers and blend entries a character's evaluation may need at once. */
 void cb_graph_pass_pose_depth(cb_graph_compile *c);
 

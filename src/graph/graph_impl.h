@@ -128,7 +128,18 @@ typedef struct gproc {
     float a, b;      /* min_sq_len | speed | dead zone, min speed */
 } gproc;
 
-typedef enum gik_type { GIK_TWO_BONE, GIK_AIM, GIK_ORIENT, GIK_STRIDE } gik_type;
+typedef enum gik_type { GIK_TWO_BONE, GIK_AIM, GIK_ORIENT, GIK_STRIDE, GIK_FOOT_LOCK } gik_type;
+
+/* A foot_lock step's own fields (graph.h cb_graph_foot_lock_desc); its legs' joints are the
+ * gik's joints, 3 per leg, their hinges its leg_axes. */
+typedef struct gfoot_lock {
+    uint32_t root[3], yaw;                        /* parameters; root[0] GNONE: root motion */
+    uint32_t first_leg;                           /* the graph's lock legs: state and tables */
+    uint32_t locked[CB_GRAPH_FOOT_LOCK_MAX_LEGS]; /* output parameters, or GNONE */
+    uint32_t failed[CB_GRAPH_FOOT_LOCK_MAX_LEGS];
+    char markers[CB_GRAPH_FOOT_LOCK_MAX_LEGS][2][CB_GRAPH_NAME_MAX + 1]; /* plant, lift */
+    float release_s, fail_distance;
+} gfoot_lock;
 
 typedef struct gik {
     gik_type type;
@@ -145,29 +156,51 @@ typedef struct gik {
     float forward[3], up[3];      /* aim */
     float pole_dir[3], offset[3]; /* aim: constant pole direction and ray start */
     float limit_rad;
-    float leg_axes[CB_IK_STRIDE_MAX_LEGS][3]; /* stride warp: each knee's hinge */
+    float leg_axes[CB_IK_STRIDE_MAX_LEGS][3]; /* stride warp, foot lock: each knee's hinge */
+    gfoot_lock lock;                          /* foot lock */
 } gik;
 
 /* The jobs of an IK step: the one place that builds them, for the builder (which validates a
  * step once, on the rest pose, with the frame's values at zero) and for the runtime (which runs
  * it on a character's pose in place, with the frame's target, pole and weight). */
-static inline cb_ik_two_bone_job gik_two_bone_job(const gik *ik, const cb_skeleton *skeleton,
-                                                  cb_xform_group_span pose, const float target[3],
-                                                  const float pole[3], float weight)
+static inline cb_ik_two_bone_job gik_chain_job(const cb_skeleton *skeleton,
+                                               cb_xform_group_span pose, const uint32_t joints[3],
+                                               const float axis[3], float soften,
+                                               const float target[3], const float pole[3],
+                                               float weight)
 {
     return (cb_ik_two_bone_job){
         .skeleton = skeleton,
         .pose = {pose.ptr, pose.count},
         .out = pose,
-        .start_joint = ik->joints[0],
-        .mid_joint = ik->joints[1],
-        .end_joint = ik->joints[2],
+        .start_joint = joints[0],
+        .mid_joint = joints[1],
+        .end_joint = joints[2],
         .target = {target[0], target[1], target[2]},
         .pole = {pole[0], pole[1], pole[2]},
-        .mid_axis = {ik->mid_axis[0], ik->mid_axis[1], ik->mid_axis[2]},
+        .mid_axis = {axis[0], axis[1], axis[2]},
         .weight = weight,
-        .soften = ik->soften,
+        .soften = soften,
     };
+}
+
+static inline cb_ik_two_bone_job gik_two_bone_job(const gik *ik, const cb_skeleton *skeleton,
+                                                  cb_xform_group_span pose, const float target[3],
+                                                  const float pole[3], float weight)
+{
+    return gik_chain_job(skeleton, pose, ik->joints, ik->mid_axis, ik->soften, target, pole,
+                         weight);
+}
+
+/* Leg l of a foot_lock step (its joints 3l .. 3l + 2, no pole). */
+static inline cb_ik_two_bone_job gik_lock_leg_job(const gik *ik, uint32_t l,
+                                                  const cb_skeleton *skeleton,
+                                                  cb_xform_group_span pose, const float target[3],
+                                                  float weight)
+{
+    const float none[3] = {0.0f, 0.0f, 0.0f};
+    return gik_chain_job(skeleton, pose, &ik->joints[3 * l], ik->leg_axes[l], ik->soften, target,
+                         none, weight);
 }
 
 /* chain: room for ik->joint_count joints, filled here. */
@@ -333,6 +366,14 @@ struct cb_graph {
     uint32_t *sync_first, *sync_count, *sync_hashes;
     float *marker_times; /* every clip's marker times (normalized), after the names */
     size_t sync_bytes;
+    /* Foot locking: the legs of every foot_lock step (gfoot_lock.first_leg), and for each leg
+     * and clip slot the plant and lift markers of its foot (foot_first, foot_count into
+     * foot_time, foot_plant: the rule of graph/runtime.h). A third allocation, none without. */
+    uint32_t lock_leg_count;
+    uint32_t *foot_first, *foot_count; /* lock_leg_count x clip_count */
+    float *foot_time;
+    bool *foot_plant;
+    size_t foot_bytes;
     void *memory; /* one allocation for every array above but the sync names */
     size_t memory_bytes;
 };

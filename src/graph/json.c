@@ -1680,6 +1680,75 @@ static cb_result load_stride_warp(loader *l, json_t *p, cb_error *inner)
     return r == CB_OK ? cb_graph_add_stride_warp(l->b, &d, inner) : r;
 }
 
+/* One leg of a foot_lock step: {"start", "mid", "end", "mid_axis", "plant", "lift", "locked",
+ * "failed"}. */
+static cb_result load_foot_lock_leg(loader *l, json_t *legs, size_t i, cb_graph_foot_lock_leg *leg)
+{
+    static const char *const keys[] = {"start", "mid",    "end",    "mid_axis", "plant",
+                                       "lift",  "locked", "failed", NULL};
+    json_t *p = json_array_get(legs, i);
+    push_index(l, i);
+    cb_result r = json_is_object(p) ? CB_OK : fail(l, CB_ERR_PARSE, "a leg must be an object");
+    if (r == CB_OK) {
+        r = check_keys(l, p, "a foot_lock leg", keys);
+    }
+    const char *const names[] = {"start", "mid", "end", "plant", "lift", "locked", "failed"};
+    const char **fields[] = {
+        &leg->chain.start_joint, &leg->chain.mid_joint, &leg->chain.end_joint, &leg->plant_marker,
+        &leg->lift_marker,       &leg->locked,          &leg->failed};
+    for (int k = 0; k < 7 && r == CB_OK; ++k) {
+        r = get_string(l, p, names[k], k < 3, fields[k]);
+    }
+    if (r == CB_OK) {
+        r = get_vec3(l, p, "mid_axis", leg->chain.mid_axis);
+    }
+    pop(l);
+    return r;
+}
+
+static cb_result load_foot_lock(loader *l, json_t *p, cb_error *inner)
+{
+    static const char *const keys[] = {"type",   "legs",      "root_position",   "root_yaw",
+                                       "weight", "release_s", "fail_distance_m", "soften",
+                                       NULL};
+    cb_graph_foot_lock_desc d = {0};
+    cb_graph_foot_lock_leg legs[CB_GRAPH_FOOT_LOCK_MAX_LEGS] = {{{0}}};
+    json_t *jl = NULL;
+    cb_result r = check_keys(l, p, "a foot_lock step", keys);
+    if (r == CB_OK) {
+        r = get_array(l, p, "legs", 1, CB_GRAPH_FOOT_LOCK_MAX_LEGS, "legs", &jl);
+    }
+    size_t n = r == CB_OK ? json_array_size(jl) : 0;
+    if (n > 0) {
+        push_key(l, "legs");
+        for (size_t i = 0; i < n && r == CB_OK; ++i) {
+            r = load_foot_lock_leg(l, jl, i, &legs[i]);
+        }
+        pop(l);
+    }
+    if (r == CB_OK) {
+        r = get_names(l, p, "root_position", 3, false, "parameter", d.root_position);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "root_yaw", false, &d.root_yaw);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "weight", false, &d.weight);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, p, "release_s", false, &d.release_s);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, p, "fail_distance_m", false, &d.fail_distance_m);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, p, "soften", false, &d.soften);
+    }
+    d.legs = legs;
+    d.leg_count = (uint32_t)n;
+    return r == CB_OK ? cb_graph_add_foot_lock(l->b, &d, inner) : r;
+}
+
 static cb_result load_post(loader *l, json_t *root)
 {
     json_t *post = member(root, "post_process");
@@ -1690,8 +1759,8 @@ static cb_result load_post(loader *l, json_t *root)
     cb_result r =
         json_is_array(post) ? CB_OK : fail(l, CB_ERR_PARSE, "\"post_process\" must be an array");
     static const char *const type_names[] = {"two_bone_ik", "aim_ik", "orientation_warp",
-                                             "stride_warp"};
-    static const int type_values[] = {0, 1, 2, 3};
+                                             "stride_warp", "foot_lock"};
+    static const int type_values[] = {0, 1, 2, 3, 4};
     for (size_t i = 0; r == CB_OK && i < json_array_size(post); ++i) {
         json_t *p = json_array_get(post, i);
         push_index(l, i);
@@ -1702,13 +1771,14 @@ static cb_result load_post(loader *l, json_t *root)
             r = fail(l, CB_ERR_PARSE, "missing \"type\"");
         }
         if (r == CB_OK) {
-            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 4, &type);
+            r = get_enum(l, p, "type", "post-process step", type_names, type_values, 5, &type);
         }
         if (r == CB_OK) {
             r = type == 0   ? load_two_bone_ik(l, p, &inner)
                 : type == 1 ? load_aim_ik(l, p, &inner)
                 : type == 2 ? load_orientation_warp(l, p, &inner)
-                            : load_stride_warp(l, p, &inner);
+                : type == 3 ? load_stride_warp(l, p, &inner)
+                            : load_foot_lock(l, p, &inner);
         }
         if (r != CB_OK && inner.message[0] != '\0') {
             r = builder_fail(l, r, &inner);

@@ -43,6 +43,7 @@ typedef struct cb_graph_block {
     uint16_t *sm_from_next; /* ... a transition into this state that it interrupted, ... */
     float *sm_from_x;       /* ... at this crossfade progress (or inertialization time) */
     float *inert;           /* inert_count x capacity x (1 + joint_count x CB_INERT_FLOATS) */
+    float *foot_lock;       /* lock legs x capacity x CB_LOCK_FLOATS (runtime/foot_lock.c) */
     cb_graph_event *events; /* capacity x CB_GRAPH_EVENTS_PER_FRAME */
     uint8_t *event_count;   /* capacity */
     size_t bytes;
@@ -133,5 +134,33 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
                         uint32_t first, uint32_t n, float dt, cb_graph_scratch *s,
                         const cb_graph_kernels *kernels, const cb_graph_outputs *out, bool profile,
                         cb_graph_scratch_stats *stats);
+
+/* Which feet the clips plant: the one implementation of the rule that foot locking (the
+ * foot_lock step, runtime/foot_lock.c), the follower (crowdblend/follow.h
+ * cb_follow_clip_feet_*) and the skate measurement (src/measure, through the follower's
+ * functions) use (graph/feet.c). A foot is down at normalized time t when the last of its
+ * plant and lift markers at or before t, cyclically, is a plant. */
+
+/* A clip's markers named `plant` or `lift` (clip may be NULL: none), in time order, into
+ * time[] and is_plant[] (room for max); returns their count, 0 when the clip lacks either
+ * name (a foot that never lifts or never plants says nothing), or UINT32_MAX when there are
+ * more than max. */
+uint32_t cb_graph_foot_markers(const cb_clip *clip, const char *plant, const char *lift,
+                               float *time, bool *is_plant, uint32_t max);
+
+/* Whether the markers (n of them, from cb_graph_foot_markers) hold the foot down at normalized
+ * time t. n == 0: never. */
+static inline bool cb_graph_foot_down(const float *time, const bool *is_plant, uint32_t n, float t)
+{
+    if (n == 0) {
+        return false;
+    }
+    /* The last marker at or before t; before the first one, the last of the cycle. */
+    uint32_t last = n - 1;
+    for (uint32_t k = 0; k < n && time[k] <= t; ++k) {
+        last = k;
+    }
+    return is_plant[last];
+}
 
 #endif

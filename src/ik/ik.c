@@ -1420,3 +1420,13 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
     CB_ASSERT(cb_ik_stride_job_validate(job, NULL) == CB_OK);
     return stride_solve(job, err);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* A joint's model position (ik_kernels.h)                                                    */
+
+void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pose, uint32_t j,
+                          float out[3])
+{
+    frame f = path_frame(skeleton, pose, j, -1);
+    out[0] = f.p.x, out[1] = f.p.y, out[2] = f.p.z;
+}

@@ -13,4 +13,10 @@ cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err);
 cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err);
 cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
 
+/* Joint j's model-space position in a local pose (the path of local matrices the jobs compose
+ * when they have no model matrices): for a step that reads where a joint is before and after
+ * its IK (the graph's foot_lock). Not checked: j in range, the pose the skeleton's. */
+void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pose, uint32_t j,
+                          float out[3]);
+
 #endif

@@ -194,6 +194,14 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
         };
         *lock = true;
     }
+    /* The graph-step form (graph.h foot_lock, follow.h cb_follow_lock.root_param): the graph's
+     * foot_lock step reads the root from these parameters and reports through these. */
+    if (!f->no_lock && !*lock && cb_graph_find_param(graph, "root_yaw", &index) == CB_OK) {
+        fd->lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                    .locked_param = {"locked_l", "locked_r"},
+                                    .failed_param = {"failed_l", "failed_r"}};
+        *lock = true;
+    }
 }
 
 cb_result cb_traj_host_follow(cb_traj_host *h, const cb_follow_desc *fd, cb_error *err)

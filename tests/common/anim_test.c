@@ -711,3 +711,19 @@ cb_graph_builder *cb_test_two_clip_blend(const cb_skeleton *skeleton, const cb_c
     };
     return b;
 }
+
+void cb_test_expect_embedded_json_error(const cb_embedded *set, const char *doc, cb_result want,
+                                        const char *needle, const char *label)
+{
+    const cb_clip *clips[64];
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(set, clips, 64);
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    cb_result r = cb_graph_load_json(doc, strlen(doc), &jd, &g, &err);
+    CB_CHECK(r == want, "%s: %s, want %s (%s)", label, cb_result_str(r), cb_result_str(want),
+             err.message);
+    CB_CHECK(strstr(err.message, needle) != NULL && strstr(err.message, "graph:1:") != NULL,
+             "%s: message '%s' lacks '%s' or the step's place", label, err.message, needle);
+    printf("# %s\n", err.message);
+    assert_null(g);
+}

@@ -46,6 +46,12 @@ cb_graph_json_desc cb_test_embedded_json_desc(const cb_embedded *set, const cb_c
 cb_graph_builder *cb_test_two_clip_blend(const cb_skeleton *skeleton, const cb_clip *clips[2],
                                          cb_graph_node kids[2], cb_graph_blend_space_desc *d);
 
+/* Expects the one-line JSON graph `doc` over the embedded set's clips to be refused with `want`,
+ * a message holding `needle` and the place "graph:1:", and no graph (`label` names the case in
+ * a failure); prints the message as a TAP comment. */
+void cb_test_expect_embedded_json_error(const cb_embedded *set, const char *doc, cb_result want,
+                                        const char *needle, const char *label);
+
 /* ---- clips --------------------------------------------------------------------------------- */
 
 /* Creates a clip, failing the test (with the error message) when create fails. */

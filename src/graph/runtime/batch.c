@@ -119,7 +119,13 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
         cb_graph_stage_time(g, b, first, n, dt, s, out, st);
     }
     lap(profile, &mark, st, CB_CROWD_STAGE_TIME);
-    pose_ctx x = {.g = g, .b = b, .s = s, .k = k, .capacity = g->max_entries + 4};
+    pose_ctx x = {.g = g,
+                  .b = b,
+                  .s = s,
+                  .k = k,
+                  .capacity = g->max_entries + 4,
+                  .dt = dt,
+                  .root_motion = out->root_motion};
     for (uint32_t base = 0; base < n; base += POSE_CHUNK) {
         uint32_t m = n - base < POSE_CHUNK ? n - base : POSE_CHUNK;
         pose_chunk(&x, first, base, m, out, profile, &mark, st);

@@ -10,7 +10,7 @@
 typedef struct block_layout {
     size_t params, clip_time, clip_active, group_time, group_leader, sm_current, sm_next,
         sm_transition, sm_time, sm_next_time, sm_elapsed, sm_inert, sm_capture, sm_from_cur,
-        sm_from_next, sm_from_x, inert, events, event_count, total;
+        sm_from_next, sm_from_x, inert, foot_lock, events, event_count, total;
 } block_layout;
 
 static size_t take(size_t *cursor, size_t bytes)
@@ -41,6 +41,7 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
     L.sm_from_next = take(&c, g->sm_count * n * sizeof(uint16_t));
     L.sm_from_x = take(&c, g->sm_count * n * sizeof(float));
     L.inert = take(&c, (size_t)g->inert_count * n * inert_floats(g) * sizeof(float));
+    L.foot_lock = take(&c, (size_t)g->lock_leg_count * n * CB_LOCK_FLOATS * sizeof(float));
     L.events = take(&c, n * CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event));
     L.event_count = take(&c, n);
     L.total = c;
@@ -75,6 +76,7 @@ void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity
     b->sm_from_next = (uint16_t *)(m + L.sm_from_next);
     b->sm_from_x = (float *)(m + L.sm_from_x);
     b->inert = (float *)(m + L.inert);
+    b->foot_lock = (float *)(m + L.foot_lock);
     b->events = (cb_graph_event *)(m + L.events);
     b->event_count = (uint8_t *)(m + L.event_count);
     b->bytes = L.total;
@@ -113,6 +115,9 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
     for (uint32_t s = 0; s < g->inert_count; ++s) {
         memset(inert_of(b, s, i), 0, inert_floats(g) * sizeof(float));
     }
+    for (uint32_t leg = 0; leg < g->lock_leg_count; ++leg) {
+        memset(lock_state_of(b, leg, i), 0, CB_LOCK_FLOATS * sizeof(float)); /* nothing held */
+    }
     b->event_count[i] = 0; /* events[i] is read only below its count */
 }
 
@@ -143,6 +148,10 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     for (uint32_t s = 0; s < g->inert_count; ++s) {
         memcpy(inert_of(b, s, to), inert_of(b, s, from), inert_floats(g) * sizeof(float));
     }
+    for (uint32_t leg = 0; leg < g->lock_leg_count; ++leg) {
+        memcpy(lock_state_of(b, leg, to), lock_state_of(b, leg, from),
+               CB_LOCK_FLOATS * sizeof(float));
+    }
     memcpy(&b->events[(size_t)to * CB_GRAPH_EVENTS_PER_FRAME],
            &b->events[(size_t)from * CB_GRAPH_EVENTS_PER_FRAME],
            CB_GRAPH_EVENTS_PER_FRAME * sizeof(cb_graph_event));
@@ -155,7 +164,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
         poses, entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count,
-        total;
+        plant, plant_soon, total;
 } scratch_layout;
 
 static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
@@ -185,6 +194,8 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.active_d = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
     L.flat_active = take(&c, n * (g->clip_count ? g->clip_count : 1));
     L.flat_count = take(&c, n);
+    L.plant = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
+    L.plant_soon = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.total = c;
     return L;
 }
@@ -222,6 +233,8 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->active_d = (float *)(m + L.active_d);
     s->flat_active = (uint8_t *)(m + L.flat_active);
     s->flat_count = (uint8_t *)(m + L.flat_count);
+    s->plant = (float *)(m + L.plant);
+    s->plant_soon = (float *)(m + L.plant_soon);
     return s;
 }
 

@@ -5,7 +5,8 @@
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
  * counted. An orientation warp is a step too (its "target" is the angle parameter), and so is
- * a stride warp (target: the scale and the direction's two parameters). */
+ * a stride warp (target: the scale and the direction's two parameters), and a foot lock
+ * (foot_lock.c: its targets are its own state). */
 #include <math.h>
 
 #include "graph/runtime/runtime_impl.h"
@@ -43,6 +44,10 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
         const gik *ik = &g->iks[k];
         float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
         w = w < 1.0f ? w : 1.0f;
+        if (ik->type == GIK_FOOT_LOCK) {
+            cb_graph_foot_lock(x, ik, span, w, st); /* keeps state, weight 0 included */
+            continue;
+        }
         if (!(w > 0.0f)) {
             continue;
         }

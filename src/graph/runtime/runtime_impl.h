@@ -8,6 +8,7 @@
  *   pose.c      (4) the pose: one fused blend where the tree flattens, else node by node
  *   inertial.c  (4) inertialization offsets: capture and decay
  *   post.c      (5) the IK steps
+ *   foot_lock.c (3, 5) foot locking: the planting weights, the locks
  *   batch.c     the batch: the stages in order, local-to-model (6), timing
  * A flat graph (graph_impl.h) runs the same stages with their list building skipped: its
  * blend's shares need no compaction of characters, its clips are known in slot order, and its
@@ -41,6 +42,24 @@ enum { POSE_CHUNK = 8 };
  * direction (3) and offset length (the decay time is kept once per character). */
 enum { CB_INERT_FLOATS = 8 };
 
+/* Floats of one foot lock's state per leg and character: the locked point (world, or this
+ * frame's model space in the root-motion form), the release fade (1 held, falling to 0), held
+ * and failed (0 or 1); where the end joint was shown last frame (same frame) and whether it
+ * was (0 or 1: not on a character's first frame). */
+enum {
+    LOCK_X,
+    LOCK_Y,
+    LOCK_Z,
+    LOCK_FADE,
+    LOCK_HELD,
+    LOCK_FAILED,
+    LOCK_PX,
+    LOCK_PY,
+    LOCK_PZ,
+    LOCK_SHOWN,
+    CB_LOCK_FLOATS
+};
+
 /* Per-group state of one character during the time stage, in scratch. */
 typedef struct group_acc {
     float wsum, dsum, best, step;
@@ -69,6 +88,8 @@ struct cb_graph_scratch {
     float *active_w, *active_d;
     uint8_t *flat_active; /* flat graphs: per character of the batch, its active edges */
     uint8_t *flat_count;
+    float *plant;          /* lock-leg rows of batch: this frame's planting weight (foot_lock.c) */
+    float *plant_soon;     /* ... and a frame on at this frame's rates */
     cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
     cb_blend_entry *entries;
     cb_root_motion_entry *root_entries;
@@ -165,9 +186,11 @@ typedef struct pose_ctx {
     cb_graph_scratch *s;
     const cb_graph_kernels *k;
     uint32_t i, ch;
-    uint32_t entries;         /* used */
-    uint32_t capacity;        /* of s->entries */
-    cb_xform_group *root_out; /* depth 0: the character's pose in the chunk */
+    uint32_t entries;                 /* used */
+    uint32_t capacity;                /* of s->entries */
+    cb_xform_group *root_out;         /* depth 0: the character's pose in the chunk */
+    float dt;                         /* the frame's seconds (foot locks release over them) */
+    const cb_root_delta *root_motion; /* the frame's deltas by character, or NULL */
 } pose_ctx;
 
 /* The character's pose into x->root_out. */
@@ -183,5 +206,23 @@ void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group 
 /* ---- stage 5: post-process (post.c) ---- */
 
 void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st);
+
+/* ---- foot locking (foot_lock.c) ---- */
+
+/* Character i's (= ch) planting weight of every lock leg into s->plant, from its active list
+ * (na clips) and their times of this frame, and into s->plant_soon at their times a frame of dt
+ * on: the time stage's last step. */
+void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
+                            uint32_t na, float dt, cb_graph_scratch *s);
+
+/* A foot_lock step on the character's pose, with the step's weight w (<= 0: released). */
+void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+                        cb_graph_scratch_stats *st);
+
+/* A character's lock state at its start: nothing held. */
+static inline float *lock_state_of(const cb_graph_block *b, uint32_t leg, uint32_t i)
+{
+    return b->foot_lock + ((size_t)leg * b->capacity + i) * CB_LOCK_FLOATS;
+}
 
 #endif

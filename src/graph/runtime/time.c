@@ -272,6 +272,9 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
             list_add(g, s, na++, c, w, clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f));
         }
         advance_active(g, b, ch, na, dt, s, out, st);
+        if (g->lock_leg_count > 0) {
+            cb_graph_lock_planting(g, b, ch, i, na, dt, s);
+        }
         if (g->sm_count > 0) {
             cb_graph_machine_times(g, b, ch, na, dt, s);
         }
@@ -337,7 +340,11 @@ void cb_graph_stage_time_flat(const cb_graph *g, cb_graph_block *b, uint32_t fir
                               cb_graph_scratch_stats *st)
 {
     for (uint32_t i = 0; i < n; ++i) {
-        advance_active(g, b, first + i, flat_list(g, s, i), dt, s, out, st);
+        uint32_t na = flat_list(g, s, i);
+        advance_active(g, b, first + i, na, dt, s, out, st);
+        if (g->lock_leg_count > 0) {
+            cb_graph_lock_planting(g, b, first + i, i, na, dt, s);
+        }
     }
     /* The blend's clips without weight this frame, row by row (the general path marks them as
      * it lists), and the kept weights. */

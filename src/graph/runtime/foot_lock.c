@@ -1,0 +1,225 @@
+/* Foot locking (crowdblend/graph.h cb_graph_foot_lock_desc), stages 3 and 5. The time stage
+ * ends with each lock leg's planting weight (the blend weights of the clips whose markers hold
+ * the foot down at this frame's times: graph/runtime.h, the one rule); the post-process then locks
+ * a foot on the frame it goes down, holds it with two-bone IK while it stays down and releases
+ * it along a smoothstep when it lifts.
+ *
+ * A locked point lives in a frame F: the world when the step reads the root's placement from
+ * parameters (F to model: the inverse of the root's turn and position), or this frame's model
+ * space in the root-motion form (each frame the point is moved by the inverse of the frame's
+ * root delta, and F to model is the identity, which the same arithmetic gives bit for bit:
+ * x * 1 - z * 0 = x). Per character and per leg only: the bits do not depend on the batch or
+ * the thread. No libm: detmath's sine and cosine. */
+#include <math.h>
+#include <string.h>
+
+#include "graph/runtime.h"
+#include "graph/runtime/runtime_impl.h"
+#include "ik/ik_kernels.h"
+#include "simd/detmath.h"
+
+/* Whether a leg's markers in clip slot c hold the foot down at normalized time t. */
+static inline bool slot_down(const cb_graph *g, const uint32_t *first, const uint32_t *count,
+                             uint32_t c, float t)
+{
+    return cb_graph_foot_down(g->foot_time + first[c], g->foot_plant + first[c], count[c], t);
+}
+
+void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
+                            uint32_t na, float dt, cb_graph_scratch *s)
+{
+    for (uint32_t leg = 0; leg < g->lock_leg_count; ++leg) {
+        const uint32_t *first = &g->foot_first[(size_t)leg * g->clip_count];
+        const uint32_t *count = &g->foot_count[(size_t)leg * g->clip_count];
+        float now = 0.0f, soon = 0.0f;
+        for (uint32_t a = 0; a < na; ++a) {
+            uint32_t c = s->active[a];
+            if (count[c] == 0) {
+                continue;
+            }
+            float t = AT(b, clip_time, c, ch), w = s->active_w[a];
+            /* a frame on at this frame's rate: only a hint (when to note where the foot is) */
+            float u = t + dt / s->active_d[a];
+            u = u >= 1.0f ? u - 1.0f : u < 0.0f ? u + 1.0f : u;
+            now += slot_down(g, first, count, c, t) ? w : 0.0f;
+            soon += slot_down(g, first, count, c, u) ? w : 0.0f;
+        }
+        SR(s, plant, leg, i) = now;
+        SR(s, plant_soon, leg, i) = soon;
+    }
+}
+
+/* The root's placement in F: its position and the sine and cosine of its yaw. */
+typedef struct placement {
+    float p[3], s, c;
+} placement;
+
+static placement root_placement(const pose_ctx *x, const gik *ik)
+{
+    placement pl = {{0.0f, 0.0f, 0.0f}, 0.0f, 1.0f};
+    if (ik->lock.root[0] == GNONE) {
+        return pl; /* root motion: F is this frame's model space */
+    }
+    for (int k = 0; k < 3; ++k) {
+        float v = SR(x->s, params, ik->lock.root[k], x->i); /* finite: stage 1 */
+        pl.p[k] = v;
+    }
+    cb_det_sincosf(SR(x->s, params, ik->lock.yaw, x->i), &pl.s, &pl.c);
+    return pl;
+}
+
+/* F to model space: the inverse of the root's turn, after its position (model +X is
+ * (c, 0, -s) in F, forward (s, 0, c)). */
+static void to_model(const placement *pl, const float q[3], float out[3])
+{
+    float d[3] = {q[0] - pl->p[0], q[1] - pl->p[1], q[2] - pl->p[2]};
+    out[0] = pl->c * d[0] - pl->s * d[2];
+    out[1] = d[1];
+    out[2] = pl->s * d[0] + pl->c * d[2];
+}
+
+static void to_frame(const placement *pl, const float m[3], float out[3])
+{
+    out[0] = pl->p[0] + pl->c * m[0] + pl->s * m[2];
+    out[1] = pl->p[1] + m[1];
+    out[2] = pl->p[2] - pl->s * m[0] + pl->c * m[2];
+}
+
+/* Root-motion form: a point of last frame's model space into this frame's, moved by the inverse
+ * of the frame's delta (a translation in last frame's model space, then the turn). */
+static void follow_root_motion(const pose_ctx *x, float *point)
+{
+    if (x->root_motion == NULL) {
+        return; /* no root motion: the model space does not move */
+    }
+    const cb_root_delta *d = &x->root_motion[x->ch];
+    placement pl = {{d->translation[0], d->translation[1], d->translation[2]}, 0.0f, 1.0f};
+    cb_det_sincosf(d->yaw, &pl.s, &pl.c);
+    float q[3] = {point[0], point[1], point[2]};
+    to_model(&pl, q, point);
+}
+
+static bool finite3(const float v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static void release_now(float *st)
+{
+    st[LOCK_FADE] = st[LOCK_HELD] = st[LOCK_FAILED] = st[LOCK_SHOWN] = 0.0f;
+}
+
+/* Leg l towards the held point at `weight`; false when the kernel refused (a non-finite pose,
+ * a point beyond CB_IK_MAX_COORDINATE). */
+static bool pin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                const float target[3], float weight, cb_ik_two_bone_result *res)
+{
+    cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, target, weight);
+    job.result = res;
+    return cb_ik_two_bone_unchecked(&job, NULL) == CB_OK;
+}
+
+/* Where the leg's end joint is shown this frame (in F), for the next frame's plant (and the
+ * reach check); false when the pose is not finite there. */
+static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose,
+                       const placement *pl, float *st, float at[3])
+{
+    cb_ik_joint_position(x->g->skeleton, pose.ptr, end, at);
+    bool ok = finite3(at);
+    if (ok) {
+        to_frame(pl, at, &st[LOCK_PX]);
+    }
+    st[LOCK_SHOWN] = ok ? 1.0f : 0.0f;
+    return ok;
+}
+
+/* One leg for this frame: lock on the plant, hold, check the reach, release on the lift. */
+static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                     float w, const placement *pl, float *st, cb_graph_scratch_stats *stats)
+{
+    const uint32_t end = ik->joints[3 * l + 2];
+    const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
+    float target[3] = {0.0f, 0.0f, 0.0f}, at[3];
+    if (down && st[LOCK_HELD] == 0.0f) {
+        /* A new plant: the foot stays where it was shown last frame (released or not), so it
+         * stops on the frame its clips plant it, without a jump; when that was not noted (a
+         * character's first frame, a plant the hint missed) it locks where it lands. */
+        if (st[LOCK_SHOWN] != 0.0f) {
+            memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+        } else if (note_shown(x, end, pose, pl, st, at)) {
+            memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+        } else {
+            release_now(st);
+            return;
+        }
+        st[LOCK_FADE] = st[LOCK_HELD] = 1.0f;
+        st[LOCK_FAILED] = 0.0f;
+    }
+    if (!down) {
+        st[LOCK_HELD] = st[LOCK_FAILED] = 0.0f;
+        float f = st[LOCK_FADE] - x->dt / ik->lock.release_s;
+        st[LOCK_FADE] = f > 0.0f ? f : 0.0f;
+    }
+    float f = st[LOCK_FADE];
+    cb_ik_two_bone_result res = {.reached = false};
+    if (f > 0.0f) {
+        to_model(pl, &st[LOCK_X], target);
+        float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
+        if (!pin(x, ik, l, pose, target, weight, &res)) {
+            stats->refused_ik++;
+            release_now(st);
+            return;
+        }
+    }
+    if (st[LOCK_HELD] == 0.0f) {
+        /* Where the foot is shown matters on the frame before a plant: noted when the clips
+         * will plant it a frame on at their rate (a miss only locks it where it lands). */
+        bool soon =
+            SR(x->s, plant_soon, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
+        st[LOCK_SHOWN] = soon && note_shown(x, end, pose, pl, st, at) ? 1.0f : 0.0f;
+        return;
+    }
+    if (w >= 1.0f && res.reached) {
+        /* held within the leg's exact reach (ik.h): the foot is at its point */
+        memcpy(&st[LOCK_PX], &st[LOCK_X], 3 * sizeof(float));
+        st[LOCK_SHOWN] = 1.0f;
+        return;
+    }
+    if (!note_shown(x, end, pose, pl, st, at) || w < 1.0f) {
+        return; /* not finite, or a partial weight: not meant to be at the point */
+    }
+    float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
+    float limit = ik->lock.fail_distance;
+    if (dx * dx + dy * dy + dz * dz > limit * limit) {
+        /* Out of reach: the point moves to where the leg got, so the foot slides only as far
+         * as the leg falls short, and holds again from there. */
+        st[LOCK_FAILED] = 1.0f;
+        memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+    }
+}
+
+void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+                        cb_graph_scratch_stats *stats)
+{
+    const uint32_t legs = ik->joint_count / 3;
+    const bool world = ik->lock.root[0] != GNONE;
+    const placement pl = root_placement(x, ik);
+    for (uint32_t l = 0; l < legs; ++l) {
+        float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
+        if (!(w > 0.0f)) {
+            release_now(st); /* off: nothing held, the pose keeps its bits */
+        } else {
+            if (!world) {
+                follow_root_motion(x, &st[LOCK_X]);
+                follow_root_motion(x, &st[LOCK_PX]);
+            }
+            lock_leg(x, ik, l, pose, w, &pl, st, stats);
+        }
+        if (ik->lock.locked[l] != GNONE) {
+            AT(x->b, params, ik->lock.locked[l], x->ch) = st[LOCK_HELD];
+        }
+        if (ik->lock.failed[l] != GNONE) {
+            AT(x->b, params, ik->lock.failed[l], x->ch) = st[LOCK_FAILED];
+        }
+    }
+}

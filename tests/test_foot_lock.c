@@ -1,0 +1,846 @@
+/* foot_lock: foot locking as a graph post-process step (issue 12, graph.h
+ * cb_graph_foot_lock_desc), on the embedded humanoid's walk (its clips carry foot_plant and
+ * foot_lift markers):
+ *  - the lock holds in the WORLD: with the root's placement written into parameters while the
+ *    root moves on a path (straight, and turning), the ball joint's world position (placement x
+ *    model matrix, in double) stays within 1 mm of where it was at the plant, every frame it is
+ *    held and reachable; and the `locked` output is exactly the marker rule restated here (the
+ *    last of the foot's plant and lift markers at or before the clip's time is a plant);
+ *  - the same in the root-motion form: the host applies the crowd's root deltas to its root;
+ *  - no pop at the release: the ball's per-frame second difference in the world stays within the
+ *    unlocked walk's own plus the smoothstep release's share of the offset it removes (a bound
+ *    from the closed form 6 D (dt / release_s)^2); a release at once breaks it (the check can
+ *    fail);
+ *  - reach failures: a root placed 2 m away sets the leg's `failed` output, the pose stays
+ *    finite, and the next plant starts clean;
+ *  - weight 0, and markers no clip has, leave the crowd's matrices bit for bit as a graph
+ *    without the step;
+ *  - thread counts 1 to 4 and batch sizes 7 and 64 give the same bits;
+ *  - the C desc's validation errors and defaults, and the JSON step's errors with their place. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anim_test.h"
+#include "crowdblend/crowdblend.h"
+#include "test_util.h"
+
+static const float DT = 1.0f / 60.0f;
+static const double MM = 1e-3;
+
+typedef struct humanoid {
+    cb_embedded *set;
+    const cb_skeleton *s;
+    size_t n;
+    uint32_t ball[2];
+} humanoid;
+
+static humanoid humanoid_make(void)
+{
+    humanoid h = {0};
+    assert_int_equal(cb_embedded_create(NULL, &h.set, NULL), CB_OK);
+    h.s = cb_embedded_skeleton(h.set);
+    h.n = cb_skeleton_joint_count(h.s);
+    h.ball[0] = cb_test_joint(h.s, "ball_l");
+    h.ball[1] = cb_test_joint(h.s, "ball_r");
+    return h;
+}
+
+static cb_result load_graph(const humanoid *h, const char *text, cb_graph **out, cb_error *err)
+{
+    const cb_clip *clips[64];
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(h->set, clips, 64);
+    return cb_graph_load_json(text, strlen(text), &jd, out, err);
+}
+
+#define LEG_L                                                                                      \
+    "{\"start\": \"thigh_l\", \"mid\": \"calf_l\", \"end\": \"ball_l\", \"mid_axis\": [1, 0, 0]"
+#define LEG_R                                                                                      \
+    "{\"start\": \"thigh_r\", \"mid\": \"calf_r\", \"end\": \"ball_r\", \"mid_axis\": [1, 0, 0]"
+#define LEGS_OUT                                                                                   \
+    "\"legs\": [" LEG_L ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}, " LEG_R                \
+    ", \"locked\": \"lock_r\", \"failed\": \"fail_r\"}]"
+#define ROOT "\"root_position\": [\"rx\", \"ry\", \"rz\"], \"root_yaw\": \"ryaw\""
+
+/* A graph playing `clip` alone with the post-process `steps` (JSON, may be empty). */
+static char *walk_doc(const char *clip, const char *steps)
+{
+    static const char head[] =
+        "{\"parameters\": [{\"name\": \"vx\"}, {\"name\": \"vy\"}, {\"name\": \"rx\"}, {\"name\": "
+        "\"ry\"}, {\"name\": \"rz\"}, {\"name\": "
+        "\"ryaw\"}, {\"name\": \"w\", \"default\": 1}, {\"name\": \"lock_l\"}, {\"name\": "
+        "\"fail_l\"}, {\"name\": \"lock_r\"}, {\"name\": \"fail_r\"}, {\"name\": \"on\", \"type\": "
+        "\"bool\"}], \"root\": \"c\", \"nodes\": {\"c\": {\"type\": \"clip\", \"clip\": \"";
+    size_t n = sizeof head + strlen(clip) + strlen(steps) + 64;
+    char *doc = malloc(n);
+    snprintf(doc, n, "%s%s\"}}, \"post_process\": [%s]}", head, clip, steps);
+    return doc;
+}
+
+/* The step with the root's placement from parameters, a release of `release` s, and reach
+ * failures beyond 1 mm (so that every frame a held foot is not flagged, it is within 1 mm of
+ * its point in the step's own float arithmetic; the test checks it in the world, in double,
+ * from the crowd's matrices). */
+static char *lock_doc(const char *clip, double release)
+{
+    char step[1024];
+    snprintf(step, sizeof step,
+             "{\"type\": \"foot_lock\", " LEGS_OUT ", " ROOT
+             ", \"weight\": \"w\", \"release_s\": %.9g, \"soften\": 1, "
+             "\"fail_distance_m\": 0.001}",
+             release);
+    return walk_doc(clip, step);
+}
+
+/* ---- a crowd following a root path ------------------------------------------------------- */
+
+typedef struct walker {
+    cb_graph *graph;
+    cb_crowd *crowd;
+    uint32_t n;
+    uint32_t p_root[4], p_w, p_lock[2], p_fail[2];
+} walker;
+
+static walker walker_make(const humanoid *h, const char *doc, uint32_t n, uint32_t threads,
+                          uint32_t batch)
+{
+    walker w = {.n = n};
+    cb_error err = {0};
+    CB_CHECK(load_graph(h, doc, &w.graph, &err) == CB_OK, "%s", err.message);
+    const cb_graph *graphs[1] = {w.graph};
+    cb_crowd_desc cd = {.skeleton = h->s,
+                        .capacity = n > 0 ? n : 2, /* 0: room for 2, added by a follower */
+                        .graphs = graphs,
+                        .graph_count = 1,
+                        .thread_count = threads,
+                        .batch_size = batch};
+    CB_CHECK(cb_crowd_create(&cd, &w.crowd, &err) == CB_OK, "%s", err.message);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(w.crowd, 0, (float)i / (float)n, &ch), CB_OK);
+    }
+    static const char *const root[4] = {"rx", "ry", "rz", "ryaw"};
+    for (int k = 0; k < 4; ++k) {
+        assert_int_equal(cb_graph_find_param(w.graph, root[k], &w.p_root[k]), CB_OK);
+    }
+    assert_int_equal(cb_graph_find_param(w.graph, "w", &w.p_w), CB_OK);
+    static const char *const outs[2][2] = {{"lock_l", "lock_r"}, {"fail_l", "fail_r"}};
+    for (int f = 0; f < 2; ++f) {
+        assert_int_equal(cb_graph_find_param(w.graph, outs[0][f], &w.p_lock[f]), CB_OK);
+        assert_int_equal(cb_graph_find_param(w.graph, outs[1][f], &w.p_fail[f]), CB_OK);
+    }
+    return w;
+}
+
+static void walker_free(walker *w)
+{
+    cb_crowd_destroy(w->crowd);
+    cb_graph_destroy(w->graph);
+}
+
+/* A root placement: world position and yaw (follow.h's convention: +Z turned towards +X). */
+typedef struct place {
+    double p[3], yaw;
+} place;
+
+/* Character i's root at frame f on a path at speed v: straight along +Z, or on a circle turning
+ * at `turn` rad/s; each character starts elsewhere. */
+static place path_at(uint32_t i, int f, double v, double turn)
+{
+    double t = f * (double)DT, x0 = 3.0 * i, yaw0 = 0.3 * i;
+    place p = {{x0, 0.0, 0.0}, yaw0};
+    if (turn == 0.0) {
+        p.p[0] += v * t * sin(yaw0);
+        p.p[2] += v * t * cos(yaw0);
+        return p;
+    }
+    double r = v / turn, yaw = yaw0 + turn * t;
+    /* d/dt (x, z) = v (sin yaw, cos yaw) */
+    p.p[0] += r * (cos(yaw0) - cos(yaw));
+    p.p[2] += r * (sin(yaw) - sin(yaw0));
+    p.yaw = yaw;
+    return p;
+}
+
+static void write_root(walker *w, uint32_t i, const place *p)
+{
+    for (int k = 0; k < 3; ++k) {
+        cb_crowd_param_column(w->crowd, 0, w->p_root[k])[i] = (float)p->p[k];
+    }
+    cb_crowd_param_column(w->crowd, 0, w->p_root[3])[i] = (float)p->yaw;
+}
+
+/* Joint j's world position: the placement (as the floats the graph read) x its model matrix. */
+static void world_of(const walker *w, uint32_t i, uint32_t j, const place *p, double out[3])
+{
+    const float *m = cb_crowd_matrices(w->crowd, 0, i) + 16 * (size_t)j + 12;
+    double yaw = (float)p->yaw, s = sin(yaw), c = cos(yaw);
+    out[0] = (float)p->p[0] + c * m[0] + s * m[2];
+    out[1] = (float)p->p[1] + m[1];
+    out[2] = (float)p->p[2] - s * m[0] + c * m[2];
+}
+
+static double dist(const double *a, const double *b)
+{
+    return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+                (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/* The marker rule, restated: foot f of `clip` is down at normalized time t when the last of its
+ * plant and lift markers at or before t (cyclically) is a plant. */
+static bool reference_down(const cb_clip *clip, int f, float t)
+{
+    const char *plant = f == 0 ? "foot_plant_l" : "foot_plant_r";
+    const char *lift = f == 0 ? "foot_lift_l" : "foot_lift_r";
+    int last = -1, final = -1;
+    for (size_t k = 0; k < cb_clip_marker_count(clip); ++k) {
+        cb_clip_marker mk;
+        cb_clip_query_marker(clip, k, &mk);
+        int kind = strcmp(mk.name, plant) == 0 ? 1 : strcmp(mk.name, lift) == 0 ? 0 : -1;
+        if (kind < 0) {
+            continue;
+        }
+        final = kind;
+        if (mk.time <= t) {
+            last = kind;
+        }
+    }
+    return (last >= 0 ? last : final) == 1;
+}
+
+/* Per foot: the world point at the plant, and counts. */
+typedef struct hold_check {
+    bool held[2];
+    double at[2][3];
+    double worst;
+    int checked, planted;
+} hold_check;
+
+/* One frame of character 0: the lock outputs against the marker rule, and the held feet's world
+ * positions against their plant's. */
+static void check_hold(const humanoid *h, const walker *w, const place *p, hold_check *hc)
+{
+    const cb_clip *clip = cb_graph_clip(w->graph, 0);
+    float t = cb_crowd_clip_times(w->crowd, 0, 0)[0];
+    for (int f = 0; f < 2; ++f) {
+        bool locked = cb_crowd_param_column(w->crowd, 0, w->p_lock[f])[0] == 1.0f;
+        bool failed = cb_crowd_param_column(w->crowd, 0, w->p_fail[f])[0] == 1.0f;
+        CB_CHECK(locked == reference_down(clip, f, t), "foot %d at t %g: locked %d", f, (double)t,
+                 locked);
+        double now[3];
+        world_of(w, 0, h->ball[f], p, now);
+        hc->planted += locked;
+        if (!locked || failed) {
+            hc->held[f] = false; /* a failure moves the point: the next plant starts anew */
+            continue;
+        }
+        if (!hc->held[f]) {
+            hc->held[f] = true;
+            memcpy(hc->at[f], now, sizeof now);
+            continue;
+        }
+        double d = dist(now, hc->at[f]);
+        hc->worst = d > hc->worst ? d : hc->worst;
+        hc->checked++;
+    }
+}
+
+/* The clip's own root speed (m/s). */
+static double clip_speed(const walker *w)
+{
+    cb_clip_root_motion rm = cb_clip_query_root_motion(cb_graph_clip(w->graph, 0));
+    return rm.speed_mps;
+}
+
+static void hold_on_path(const char *clip, double turn)
+{
+    humanoid h = humanoid_make();
+    char *doc = lock_doc(clip, 0.15);
+    walker w = walker_make(&h, doc, 1, 1, 0);
+    double v = clip_speed(&w);
+    hold_check hc = {0};
+    const int frames = 240;
+    for (int f = 0; f < frames; ++f) {
+        place p = path_at(0, f, v, turn);
+        write_root(&w, 0, &p);
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        check_hold(&h, &w, &p, &hc);
+    }
+    printf("# %s, turning %g rad/s at %.2f m/s: %d held frames checked of %d planted, worst "
+           "%.3g mm\n",
+           clip, turn, v, hc.checked, hc.planted, hc.worst * 1e3);
+    CB_CHECK(hc.worst <= MM, "a held foot moved %g mm in the world", hc.worst * 1e3);
+    /* Not vacuous: most planted frames were held and reachable. */
+    CB_CHECK(hc.checked >= hc.planted * 3 / 4 && hc.planted > frames / 2, "checked %d of %d",
+             hc.checked, hc.planted);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+static void lock_holds_straight(void **state)
+{
+    (void)state;
+    hold_on_path("walk_f", 0.0);
+}
+
+static void lock_holds_turning(void **state)
+{
+    (void)state;
+    hold_on_path("walk_f", 0.3);
+}
+
+/* The root-motion form: no placement parameters; the host moves its root by the crowd's deltas
+ * (each the motion from the last frame's root, in its frame), so the world point stays. */
+static void lock_holds_root_motion(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = walk_doc("walk_fl", "{\"type\": \"foot_lock\", " LEGS_OUT
+                                    ", \"soften\": 1, \"fail_distance_m\": 0.001}");
+    walker w = walker_make(&h, doc, 1, 1, 0);
+    place p = {{1.0, 0.0, -2.0}, 0.4};
+    hold_check hc = {0};
+    const int frames = 240;
+    for (int f = 0; f < frames; ++f) {
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        const cb_root_delta *d = &cb_crowd_root_motion(w.crowd, 0)[0];
+        double s = sin(p.yaw), c = cos(p.yaw);
+        p.p[0] += c * d->translation[0] + s * d->translation[2];
+        p.p[1] += d->translation[1];
+        p.p[2] += -s * d->translation[0] + c * d->translation[2];
+        p.yaw += d->yaw;
+        check_hold(&h, &w, &p, &hc);
+    }
+    printf("# root motion: %d held frames checked of %d planted, worst %.3g mm\n", hc.checked,
+           hc.planted, hc.worst * 1e3);
+    /* The host integrates in double, the step in float: 1 mm still holds. */
+    CB_CHECK(hc.worst <= MM, "a held foot moved %g mm in the world", hc.worst * 1e3);
+    CB_CHECK(hc.checked >= hc.planted * 3 / 4 && hc.planted > frames / 2, "checked %d of %d",
+             hc.checked, hc.planted);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- release: no pop ---------------------------------------------------------------------- */
+
+/* Runs `doc` on the turning path and returns the largest world second difference of a ball in
+ * the release windows (from a lift to release_s + 2 frames after), with the reference crowd
+ * `free` (no step) on the same path: its largest second difference anywhere, and the largest
+ * offset D between the held point and the free ball at a lift. */
+static double release_pops(const humanoid *h, const char *doc, const char *free_doc, double release,
+                           double *free_a, double *offset)
+{
+    walker w = walker_make(h, doc, 1, 1, 0), r = walker_make(h, free_doc, 1, 1, 0);
+    double v = clip_speed(&w);
+    double hist[2][3][3] = {{{0}}}, rhist[2][3][3] = {{{0}}}, held[2][3] = {{0}};
+    int since_lift[2] = {1000, 1000};
+    bool was[2] = {false, false};
+    double worst = 0.0;
+    *free_a = *offset = 0.0;
+    const int frames = 300, window = (int)ceil(release / DT) + 2;
+    for (int f = 0; f < frames; ++f) {
+        place p = path_at(0, f, v, 0.6);
+        write_root(&w, 0, &p);
+        write_root(&r, 0, &p);
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(r.crowd, DT), CB_OK);
+        for (int ft = 0; ft < 2; ++ft) {
+            memmove(hist[ft][0], hist[ft][1], 2 * sizeof hist[ft][0]);
+            memmove(rhist[ft][0], rhist[ft][1], 2 * sizeof rhist[ft][0]);
+            world_of(&w, 0, h->ball[ft], &p, hist[ft][2]);
+            world_of(&r, 0, h->ball[ft], &p, rhist[ft][2]);
+            bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[ft])[0] == 1.0f;
+            if (locked) {
+                memcpy(held[ft], hist[ft][2], sizeof held[ft]);
+            }
+            if (was[ft] && !locked) {
+                since_lift[ft] = 0;
+                double d = dist(held[ft], rhist[ft][2]);
+                *offset = d > *offset ? d : *offset;
+            }
+            was[ft] = locked;
+            if (f < 2) {
+                continue;
+            }
+            double a = 0.0, ra = 0.0;
+            for (int k = 0; k < 3; ++k) {
+                double dd = hist[ft][2][k] - 2.0 * hist[ft][1][k] + hist[ft][0][k];
+                double rd = rhist[ft][2][k] - 2.0 * rhist[ft][1][k] + rhist[ft][0][k];
+                a += dd * dd, ra += rd * rd;
+            }
+            *free_a = sqrt(ra) > *free_a ? sqrt(ra) : *free_a;
+            if (since_lift[ft] <= window) {
+                worst = sqrt(a) > worst ? sqrt(a) : worst;
+            }
+            since_lift[ft]++;
+        }
+    }
+    walker_free(&w), walker_free(&r);
+    return worst;
+}
+
+static void release_has_no_pop(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    const double release = 0.15;
+    char *doc = lock_doc("walk_f", release), *free_doc = walk_doc("walk_f", "");
+    double free_a, offset;
+    double worst = release_pops(&h, doc, free_doc, release, &free_a, &offset);
+    /* The release blends the IK's correction out along s(u) = 3u^2 - 2u^3, u = t / release_s:
+     * its share of the foot's path has a second difference of at most 6 D (dt / release_s)^2
+     * per frame (|s''| <= 6), on top of the animation's own. */
+    double ramp = 6.0 * offset * ((double)DT / release) * ((double)DT / release);
+    double bound = free_a + ramp;
+    printf("# release: worst second difference %.3g mm, bound %.3g mm (walk's own %.3g, ramp "
+           "%.3g, offset at lift %.3g mm)\n",
+           worst * 1e3, bound * 1e3, free_a * 1e3, ramp * 1e3, offset * 1e3);
+    CB_CHECK(offset > 0.0, "the lock changed nothing at the lift");
+    CB_CHECK(worst <= bound, "release pop: %g mm > %g mm", worst * 1e3, bound * 1e3);
+    free(doc);
+    /* A release at once drops the offset in one frame: the same bound fails. */
+    doc = lock_doc("walk_f", 1e-4);
+    double worst_now = release_pops(&h, doc, free_doc, 1e-4, &free_a, &offset);
+    printf("# released at once: %.3g mm\n", worst_now * 1e3);
+    CB_CHECK(worst_now > bound, "an instant release (%g mm) passes the bound %g mm",
+             worst_now * 1e3, bound * 1e3);
+    free(doc), free(free_doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- reach failures ----------------------------------------------------------------------- */
+
+static void reach_failure_reported(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = lock_doc("walk_f", 0.15);
+    walker w = walker_make(&h, doc, 1, 1, 0);
+    double v = clip_speed(&w);
+    int jumped = -1, failed_at = -1, cleared = -1;
+    place shift = {{0}, 0};
+    for (int f = 0; f < 240; ++f) {
+        place p = path_at(0, f, v, 0.0);
+        for (int k = 0; k < 3; ++k) {
+            p.p[k] += shift.p[k];
+        }
+        bool locked_l = cb_crowd_param_column(w.crowd, 0, w.p_lock[0])[0] == 1.0f;
+        if (jumped < 0 && f > 10 && locked_l) {
+            jumped = f;
+            shift.p[0] = 2.0; /* the root jumps 2 m sideways while the left foot is held */
+            p.p[0] += 2.0;
+        }
+        write_root(&w, 0, &p);
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        float failed = cb_crowd_param_column(w.crowd, 0, w.p_fail[0])[0];
+        float locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[0])[0];
+        if (jumped < 0 || f < jumped) {
+            CB_CHECK(failed == 0.0f, "frame %d: a failure before the jump", f);
+        } else if (f == jumped) {
+            CB_CHECK(failed == 1.0f && locked == 1.0f, "frame %d: the jump was not reported", f);
+            failed_at = f;
+        } else if (cleared < 0 && locked == 0.0f) {
+            CB_CHECK(failed == 0.0f, "frame %d: a lifted foot still failed", f);
+            cleared = f;
+        }
+        const float *m = cb_crowd_matrices(w.crowd, 0, 0);
+        for (size_t k = 0; k < 16 * h.n; ++k) {
+            CB_CHECK(isfinite(m[k]), "frame %d: a matrix is not finite", f);
+        }
+    }
+    CB_CHECK(failed_at > 0 && cleared > failed_at, "failed at %d, cleared at %d", failed_at,
+             cleared);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- off: bit for bit --------------------------------------------------------------------- */
+
+static void compare_crowds(const humanoid *h, const char *a_doc, const char *b_doc, float w_a)
+{
+    const uint32_t n = 5;
+    walker a = walker_make(h, a_doc, n, 1, 0), b = walker_make(h, b_doc, n, 1, 0);
+    size_t floats = 16 * h->n;
+    for (int f = 0; f < 90; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            place p = path_at(i, f, 1.4, 0.3);
+            write_root(&a, i, &p);
+            write_root(&b, i, &p);
+            cb_crowd_param_column(a.crowd, 0, a.p_w)[i] = w_a;
+        }
+        assert_int_equal(cb_crowd_update(a.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(b.crowd, DT), CB_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            assert_memory_equal(cb_crowd_matrices(a.crowd, 0, i), cb_crowd_matrices(b.crowd, 0, i),
+                                floats * sizeof(float));
+            assert_true(cb_crowd_param_column(a.crowd, 0, a.p_lock[0])[i] == 0.0f);
+        }
+    }
+    walker_free(&a), walker_free(&b);
+}
+
+static void off_is_bit_identical(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *with = lock_doc("walk_f", 0.15), *without = walk_doc("walk_f", "");
+    compare_crowds(&h, with, without, 0.0f); /* weight 0 */
+    free(with);
+    /* markers no clip has: the legs never lock */
+    with = walk_doc(
+        "walk_f",
+        "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
+        ", \"plant\": \"x_plant\", \"lift\": \"x_lift\", \"locked\": \"lock_l\"}], " ROOT "}");
+    compare_crowds(&h, with, without, 1.0f);
+    free(with);
+    /* idle has no foot markers */
+    with = lock_doc("idle", 0.15);
+    free(without);
+    without = walk_doc("idle", "");
+    compare_crowds(&h, with, without, 1.0f);
+    /* and the step does change a walk (the comparison can fail) */
+    free(with), free(without);
+    with = lock_doc("walk_f", 0.15), without = walk_doc("walk_f", "");
+    walker a = walker_make(&h, with, 1, 1, 0), b = walker_make(&h, without, 1, 1, 0);
+    bool differ = false;
+    for (int f = 0; f < 60; ++f) {
+        place p = path_at(0, f, 1.4, 0.3);
+        write_root(&a, 0, &p), write_root(&b, 0, &p);
+        assert_int_equal(cb_crowd_update(a.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(b.crowd, DT), CB_OK);
+        differ |= memcmp(cb_crowd_matrices(a.crowd, 0, 0), cb_crowd_matrices(b.crowd, 0, 0),
+                         16 * h.n * sizeof(float)) != 0;
+    }
+    assert_true(differ);
+    walker_free(&a), walker_free(&b);
+    free(with), free(without);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- threads and batches ------------------------------------------------------------------ */
+
+static void threads_and_batches(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = lock_doc("walk_f", 0.15);
+    const uint32_t n = 37;
+    enum { CROWDS = 8 };
+    walker w[CROWDS];
+    for (int c = 0; c < CROWDS; ++c) {
+        w[c] = walker_make(&h, doc, n, 1 + (uint32_t)(c / 2), c % 2 == 0 ? 7 : 64);
+    }
+    size_t floats = 16 * h.n;
+    for (int f = 0; f < 60; ++f) {
+        for (int c = 0; c < CROWDS; ++c) {
+            for (uint32_t i = 0; i < n; ++i) {
+                /* some characters too fast for their legs: failures too */
+                place p = path_at(i, f, 0.8 + 0.05 * (i % 20), 0.1 * (i % 7));
+                write_root(&w[c], i, &p);
+            }
+            assert_int_equal(cb_crowd_update(w[c].crowd, DT), CB_OK);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            for (int c = 1; c < CROWDS; ++c) {
+                assert_memory_equal(cb_crowd_matrices(w[0].crowd, 0, i),
+                                    cb_crowd_matrices(w[c].crowd, 0, i), floats * sizeof(float));
+                for (int ft = 0; ft < 2; ++ft) {
+                    assert_true(cb_crowd_param_column(w[0].crowd, 0, w[0].p_fail[ft])[i] ==
+                                cb_crowd_param_column(w[c].crowd, 0, w[c].p_fail[ft])[i]);
+                }
+            }
+        }
+    }
+    for (int c = 0; c < CROWDS; ++c) {
+        walker_free(&w[c]);
+    }
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- the follower drives the step ------------------------------------------------------- */
+
+/* cb_follow_lock's graph-step form: the follower writes the roots' placement, the step locks;
+ * the follower's feet and stats mirror the step's outputs, and a locked foot holds in the world
+ * the follower places the character in (cb_follow_root_matrix x model matrix). */
+static void follower_drives_step(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = lock_doc("walk_f", 0.15);
+    walker w = walker_make(&h, doc, 0, 1, 0); /* no characters: the follower adds them */
+    cb_follow_desc fd = {.crowd = w.crowd,
+                         .capacity = 2,
+                         .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
+                                  .locked_param = {"lock_l", "lock_r"},
+                                  .failed_param = {"fail_l", "fail_r"}}};
+    cb_follow *f = NULL;
+    cb_error err = {0};
+    /* the form's own errors first: nothing created */
+    struct {
+        cb_follow_lock lock;
+        cb_result want;
+        const char *needle;
+    } bad[] = {
+        {{.root_param = {"rx", "ry", "rz"}}, CB_ERR_NULL_ARGUMENT, "root_param"},
+        {{.root_param = {"rx", "ry", "rz", "on"}}, CB_ERR_MISMATCH, "'on'"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"}, .locked_param = {"lock_l", "lock_r"}},
+         CB_ERR_NULL_ARGUMENT,
+         "failed_param"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"},
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"},
+          .joint = {"toe_l", NULL}},
+         CB_ERR_NOT_FOUND,
+         "toe_l"},
+        {{.root_param = {"rx", "rx", "rz", "ryaw"},
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"}},
+         CB_ERR_MISMATCH,
+         "one parameter"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
+        cb_follow_desc bd = fd;
+        bd.lock = bad[k].lock;
+        err = (cb_error){0};
+        cb_result r = cb_follow_create(&bd, &f, &err);
+        CB_CHECK(r == bad[k].want && strstr(err.message, bad[k].needle) != NULL,
+                 "case %zu: %s '%s'", k, cb_result_str(r), err.message);
+        printf("# %s\n", err.message);
+        assert_null(f);
+    }
+    CB_CHECK(cb_follow_create(&fd, &f, &err) == CB_OK, "%s", err.message);
+    for (int c = 0; c < 2; ++c) {
+        cb_character ch;
+        assert_int_equal(cb_follow_add(f, 0.25f * (float)c, 0.0f, &ch), CB_OK);
+    }
+    double v = clip_speed(&w);
+    float pos[2][3] = {{0.0f, 0.0f, 0.0f}, {2.0f, 0.0f, 0.0f}}, vel[2][3] = {{0}, {0}};
+    bool was[2][2] = {{false}}, prev[2][2][2] = {{{false}}};
+    uint64_t rises = 0, fails = 0;
+    double at[2][2][3] = {{{0}}}, worst = 0.0;
+    int checked = 0;
+    for (int fr = 0; fr < 240; ++fr) {
+        double t = fr * (double)DT;
+        for (int c = 0; c < 2; ++c) {
+            /* character 0 straight along +Z, character 1 on a slow left turn */
+            double yaw = c == 0 ? 0.0 : 0.3 * t;
+            vel[c][0] = (float)(v * sin(yaw)), vel[c][2] = (float)(v * cos(yaw));
+            if (fr > 0) {
+                pos[c][0] += vel[c][0] * DT, pos[c][2] += vel[c][2] * DT;
+            }
+        }
+        assert_int_equal(cb_follow_update(f, &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+        const cb_follow_foot *feet = cb_follow_feet(f);
+        for (int c = 0; c < 2 && fr > 0; ++c) {
+            for (int ft = 0; ft < 2; ++ft) {
+                /* the follower read the step's outputs of the update before */
+                bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[ft])[c] == 1.0f;
+                assert_true(feet[2 * c + ft].locked == locked);
+            }
+        }
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        for (int c = 0; c < 2; ++c) {
+            const cb_follow_root *root = &cb_follow_roots(f)[c];
+            float rm[16];
+            cb_follow_root_matrix(root, rm);
+            for (int ft = 0; ft < 2; ++ft) {
+                bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[ft])[c] == 1.0f;
+                bool failed = cb_crowd_param_column(w.crowd, 0, w.p_fail[ft])[c] == 1.0f;
+                rises += locked && !prev[c][ft][0];
+                fails += failed && !prev[c][ft][1];
+                prev[c][ft][0] = locked, prev[c][ft][1] = failed;
+                const float *m = cb_crowd_matrices(w.crowd, 0, c) + 16 * (size_t)h.ball[ft] + 12;
+                double now[3];
+                for (int k = 0; k < 3; ++k) {
+                    now[k] = (double)rm[12 + k] + (double)rm[k] * m[0] + (double)rm[4 + k] * m[1] +
+                             (double)rm[8 + k] * m[2];
+                }
+                if (locked && !failed && was[c][ft]) {
+                    double d = dist(now, at[c][ft]);
+                    worst = d > worst ? d : worst;
+                    checked++;
+                } else {
+                    memcpy(at[c][ft], now, sizeof now);
+                }
+                was[c][ft] = locked && !failed;
+                if (!locked) {
+                    was[c][ft] = false;
+                }
+            }
+        }
+    }
+    assert_int_equal(cb_follow_update(f, &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+    cb_follow_stats st = cb_follow_query_stats(f);
+    printf("# follower: %llu locks (%llu rises seen), %llu reach failures (%llu), %d held "
+           "frames, worst %.3g mm\n",
+           (unsigned long long)st.locks, (unsigned long long)rises,
+           (unsigned long long)st.reach_failures, (unsigned long long)fails, checked, worst * 1e3);
+    CB_CHECK(worst <= MM, "a held foot moved %g mm", worst * 1e3);
+    CB_CHECK(checked > 240, "only %d held frames", checked);
+    assert_true(st.locks > 4);
+    assert_true(st.locks == rises && st.reach_failures == fails);
+    cb_follow_destroy(f);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+static void c_desc_errors(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    cb_graph_foot_lock_desc d = cb_graph_query_foot_lock_desc(NULL);
+    assert_true(d.release_s == CB_GRAPH_DEFAULT_LOCK_RELEASE_S);
+    assert_true(d.fail_distance_m == CB_GRAPH_DEFAULT_LOCK_FAIL_DISTANCE_M);
+    assert_true(d.soften == CB_IK_DEFAULT_SOFTEN);
+    cb_graph_foot_lock_leg l1 = cb_graph_query_foot_lock_leg(NULL, 1);
+    assert_string_equal(l1.plant_marker, "foot_plant_r");
+    assert_string_equal(l1.lift_marker, "foot_lift_r");
+    assert_null(cb_graph_query_foot_lock_leg(NULL, 2).plant_marker);
+
+    const cb_clip *clips[64];
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(h.set, clips, 64);
+    cb_graph_builder_desc bd = {
+        .skeleton = jd.skeleton, .clips = jd.clips, .clip_count = jd.clip_count};
+    const cb_graph_foot_lock_leg good[2] = {
+        {{"thigh_l", "calf_l", "ball_l", {1, 0, 0}}, NULL, NULL, "a", NULL},
+        {{"thigh_r", "calf_r", "ball_r", {1, 0, 0}}, NULL, NULL, NULL, NULL}};
+    const cb_graph_foot_lock_leg bad_joint[1] = {{{"thigh_l", "calf_l", "toe_l", {0}}}};
+    const cb_graph_foot_lock_leg not_chain[1] = {{{"calf_l", "thigh_l", "ball_l", {0}}}};
+    const cb_graph_foot_lock_leg shared[2] = {{{"thigh_l", "calf_l", "ball_l", {0}}},
+                                              {{"thigh_l", "calf_l", "foot_l", {0}}}};
+    const cb_graph_foot_lock_leg third[3] = {{{"thigh_l", "calf_l", "ball_l", {0}}},
+                                             {{"thigh_r", "calf_r", "ball_r", {0}}},
+                                             {{"upperarm_l", "lowerarm_l", "hand_l", {0}}}};
+    const cb_graph_foot_lock_leg twice[1] = {
+        {{"thigh_l", "calf_l", "ball_l", {0}}, NULL, NULL, "a", "a"}};
+    const cb_graph_foot_lock_leg out_b[1] = {
+        {{"thigh_l", "calf_l", "ball_l", {0}}, NULL, NULL, "b", NULL}};
+    struct {
+        cb_graph_foot_lock_desc d;
+        cb_result want;
+        const char *needle;
+    } cases[] = {
+        {{.legs = good, .leg_count = 0}, CB_ERR_INVALID_ARGUMENT, "legs"},
+        {{.legs = NULL, .leg_count = 1}, CB_ERR_INVALID_ARGUMENT, "legs"},
+        {{.legs = good, .leg_count = 5}, CB_ERR_INVALID_ARGUMENT, "legs"},
+        {{.legs = bad_joint, .leg_count = 1}, CB_ERR_NOT_FOUND, "toe_l"},
+        {{.legs = not_chain, .leg_count = 1}, CB_ERR_HIERARCHY, "legs[0]"},
+        {{.legs = shared, .leg_count = 2}, CB_ERR_INVALID_ARGUMENT, "earlier leg"},
+        {{.legs = third, .leg_count = 3}, CB_ERR_INVALID_ARGUMENT, "plant marker"},
+        {{.legs = twice, .leg_count = 1}, CB_ERR_DUPLICATE, "one parameter"},
+        {{.legs = out_b, .leg_count = 1}, CB_ERR_MISMATCH, "'b'"},
+        {{.legs = good, .leg_count = 2, .root_position = {"x", "y", "z"}},
+         CB_ERR_NULL_ARGUMENT,
+         "root_yaw"},
+        {{.legs = good, .leg_count = 2, .root_position = {"x", "y", "b"}, .root_yaw = "x"},
+         CB_ERR_MISMATCH,
+         "'b'"},
+        {{.legs = good, .leg_count = 2, .root_position = {"x", "y", "nope"}, .root_yaw = "x"},
+         CB_ERR_NOT_FOUND,
+         "nope"},
+        {{.legs = good, .leg_count = 2, .fail_distance_m = 2.0f},
+         CB_ERR_INVALID_ARGUMENT,
+         "fail_distance_m"},
+        {{.legs = good, .leg_count = 2, .release_s = -1.0f}, CB_ERR_INVALID_ARGUMENT, "release_s"},
+        {{.legs = good, .leg_count = 2, .soften = 1.5f}, CB_ERR_INVALID_ARGUMENT, "soften"},
+        {{.legs = good, .leg_count = 2, .weight = "b"}, CB_ERR_MISMATCH, "'b'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
+        cb_graph_builder *b = NULL;
+        assert_int_equal(cb_graph_builder_create(&bd, &b, NULL), CB_OK);
+        static const char *const floats[] = {"a", "x", "y", "z"};
+        for (int p = 0; p < 4; ++p) {
+            assert_int_equal(cb_graph_add_param(b, floats[p], CB_PARAM_FLOAT, 0.0f, NULL), CB_OK);
+        }
+        assert_int_equal(cb_graph_add_param(b, "b", CB_PARAM_BOOL, 0.0f, NULL), CB_OK);
+        cb_error err = {0};
+        cb_result r = cb_graph_add_foot_lock(b, &cases[k].d, &err);
+        CB_CHECK(r == cases[k].want && strstr(err.message, cases[k].needle) != NULL,
+                 "case %zu: %s '%s', want %s with '%s'", k, cb_result_str(r), err.message,
+                 cb_result_str(cases[k].want), cases[k].needle);
+        printf("# %s\n", err.message);
+        /* a refused step leaves its outputs free: the same output is accepted after */
+        cb_graph_foot_lock_desc ok = {.legs = good, .leg_count = 2};
+        CB_CHECK(cb_graph_add_foot_lock(b, &ok, &err) == CB_OK, "case %zu: %s", k, err.message);
+        /* ... once: "a" is now written by the graph */
+        assert_int_equal(cb_graph_add_foot_lock(b, &ok, NULL), CB_ERR_DUPLICATE);
+        cb_graph_builder_destroy(b);
+    }
+    assert_int_equal(cb_graph_add_foot_lock(NULL, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    cb_embedded_destroy(h.set);
+}
+
+static void json_errors(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    /* every key */
+    char *doc = walk_doc("walk_f", "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
+                                   ", \"plant\": \"foot_plant_l\", \"lift\": \"foot_lift_l\", "
+                                   "\"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
+                                   ", \"weight\": \"w\", \"release_s\": 0.2, "
+                                   "\"fail_distance_m\": 0.02, \"soften\": 0.95}");
+    CB_CHECK(load_graph(&h, doc, &g, &err) == CB_OK, "%s", err.message);
+    cb_graph_destroy(g), g = NULL, free(doc);
+    struct {
+        const char *step;
+        cb_result want;
+        const char *needle;
+    } bad[] = {
+        {"{\"type\": \"foot_lock\", " ROOT "}", CB_ERR_PARSE, "legs"},
+        {"{\"type\": \"foot_lock\", \"legs\": [], " ROOT "}", CB_ERR_PARSE, "legs"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"lock\": 1}", CB_ERR_PARSE, "lock"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L ", \"knee\": 1}]}", CB_ERR_PARSE, "knee"},
+        {"{\"type\": \"foot_lock\", \"legs\": [{\"start\": \"thigh_l\", \"mid\": \"calf_l\"}]}",
+         CB_ERR_PARSE, "end"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L ", \"plant\": 3}]}", CB_ERR_PARSE, "plant"},
+        {"{\"type\": \"foot_lock\", \"legs\": [{\"start\": \"thigh_l\", \"mid\": \"calf_l\", "
+         "\"end\": \"toe_l\"}]}",
+         CB_ERR_NOT_FOUND, "toe_l"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"root_position\": [\"rx\", \"rz\"], "
+         "\"root_yaw\": \"ryaw\"}",
+         CB_ERR_PARSE, "root_position"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"root_position\": [\"rx\", \"ry\", "
+         "\"on\"], \"root_yaw\": \"ryaw\"}",
+         CB_ERR_MISMATCH, "on"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"root_position\": [\"rx\", \"ry\", "
+         "\"rz\"]}",
+         CB_ERR_NULL_ARGUMENT, "root_yaw"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L ", \"locked\": \"on\"}]}", CB_ERR_MISMATCH,
+         "on"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"release_s\": \"long\"}", CB_ERR_PARSE,
+         "release_s"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"fail_distance_m\": 5}",
+         CB_ERR_INVALID_ARGUMENT, "fail_distance_m"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
+        doc = walk_doc("walk_f", bad[k].step);
+        char label[32];
+        snprintf(label, sizeof label, "case %zu", k);
+        cb_test_expect_embedded_json_error(h.set, doc, bad[k].want, bad[k].needle, label);
+        free(doc);
+    }
+    cb_embedded_destroy(h.set);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lock_holds_straight),    cmocka_unit_test(lock_holds_turning),
+        cmocka_unit_test(lock_holds_root_motion), cmocka_unit_test(release_has_no_pop),
+        cmocka_unit_test(reach_failure_reported), cmocka_unit_test(off_is_bit_identical),
+        cmocka_unit_test(threads_and_batches),    cmocka_unit_test(follower_drives_step),
+        cmocka_unit_test(c_desc_errors),          cmocka_unit_test(json_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
