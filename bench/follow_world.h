@@ -8,7 +8,7 @@
  *                          4 the heading's turn limited to 0.25 rad/s (headings lag their
  *                          velocities), 8 orientation warping, 16 stride warping.
  * Both add n characters on one thread; follow_world_move is frame f of the agents' motion (each
- * walks or runs at 0.4-3.4 m/s on a slowly turning circle). */
+ * walks or runs at 0.4-3.0 m/s on a slowly turning circle). */
 #ifndef CROWDBLEND_BENCH_FOLLOW_WORLD_H
 #define CROWDBLEND_BENCH_FOLLOW_WORLD_H
 
