@@ -1059,9 +1059,11 @@ static void ik_two_bone_bad_pose_geometry(void **state)
         {0, 4, NAN, 0, CB_ERR_NOT_FINITE, "not finite"},      /* calf rotation */
         {2, 0, INFINITY, 0, CB_ERR_NOT_FINITE, "not finite"}, /* pelvis translation */
         {2, 0, 3e9f, 0, CB_ERR_INVALID_ARGUMENT, "CB_IK_MAX_COORDINATE"},
-        {1, 12, NAN, 1, CB_ERR_NOT_FINITE, "not finite"},    /* foot's matrix */
-        {0, 6, NAN, 2, CB_ERR_NOT_FINITE, "local rotation"}, /* calf, matrices fine */
-        {3, 0, NAN, 0, CB_OK, ""},                           /* head: off the path */
+        {1, 12, NAN, 1, CB_ERR_NOT_FINITE, "not finite"},     /* foot's matrix */
+        {0, 6, NAN, 2, CB_ERR_NOT_FINITE, "local rotation"},  /* calf, matrices fine */
+        {1, 5, INFINITY, 1, CB_ERR_NOT_FINITE, "not finite"}, /* foot's matrix, linear part */
+        {2, 1, -3e9f, 0, CB_ERR_INVALID_ARGUMENT, "CB_IK_MAX_COORDINATE"},
+        {3, 0, NAN, 0, CB_OK, ""}, /* head: off the path */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         memcpy(w.pose, clean, w.bytes);

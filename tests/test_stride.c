@@ -5,7 +5,8 @@
  *    joint lands there when the leg reaches it; joints outside the legs' start and mid joints
  *    keep their bits; k = 1, weight 0 and no direction leave the pose bit for bit; targets far
  *    beyond reach give a finite pose, the leg pointing at the target and reported unreached;
- *    every validation error;
+ *    the job equals its legs' two-bone jobs run one after the other, bit for bit; every
+ *    validation error;
  *  - the graph step in JSON: its keys, its defaults, and bad keys refused with clear messages;
  *    a step at k = 1 gives the crowd's matrices bit for bit as a graph without it;
  *  - no pop: as k ramps from 1 up and back, every joint's second difference stays within that
@@ -220,6 +221,71 @@ static void stride_job_skips_bit_for_bit(void **state)
         assert_memory_equal(out, pose, bytes);
     }
     free(pose), free(out);
+    cb_embedded_destroy(h.set);
+}
+
+/* The job is its legs' two-bone jobs run one after the other, in place, towards the targets it
+ * reports and with its weight times the engage ramp: bit for bit, out of place and in place, at
+ * full weight and below, inside the ramp and beyond. The job computes each leg's model frames
+ * once (for its target) and solves from them: this holds only if those frames are the ones a
+ * two-bone job computes from the pose the legs before it corrected (the legs are disjoint). */
+static void stride_job_is_its_legs_two_bone_jobs(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    size_t bytes = cb_skeleton_pose_bytes(h.s), groups = cb_skeleton_group_count(h.s);
+    cb_xform_group *pose = cb_test_pose_alloc(h.s, false), *out = cb_test_pose_alloc(h.s, false);
+    cb_xform_group *ref = cb_test_pose_alloc(h.s, false);
+    cb_ik_stride_leg legs[2];
+    legs_of(&h, legs);
+    const char *clips[] = {"walk_f", "run_f", "walk_l"};
+    const float scales[] = {1.04f, 1.3f, 0.8f, 1.6f}; /* inside the ramp, beyond, and far */
+    const float weights[] = {1.0f, 0.6f};
+    int solved = 0;
+    for (size_t c = 0; c < 3; ++c) {
+        for (int ti = 0; ti < 5; ++ti) {
+            cb_test_clip_pose(h.s, cb_embedded_find_clip(h.set, clips[c]), 0.2f * (float)ti, pose);
+            for (size_t si = 0; si < 4; ++si) {
+                for (size_t wi = 0; wi < 2; ++wi) {
+                    for (int in_place = 0; in_place < 2; ++in_place) {
+                        float k = scales[si];
+                        cb_ik_stride_result res;
+                        memcpy(out, pose, bytes);
+                        cb_ik_stride_job job =
+                            stride_job(&h, in_place ? out : pose, out, legs, k, 0.3f, 0.9f, &res);
+                        job.weight = weights[wi];
+                        assert_int_equal(cb_ik_stride_job_run(&job, NULL), CB_OK);
+                        assert_true(res.applied);
+                        float e = fabsf(k - 1.0f) / CB_IK_STRIDE_ENGAGE; /* ik.h's ramp */
+                        e = e < 1.0f ? e * e * (3.0f - 2.0f * e) : 1.0f;
+                        memcpy(ref, pose, bytes);
+                        for (int f = 0; f < 2; ++f) {
+                            cb_ik_two_bone_job leg = {
+                                .skeleton = h.s,
+                                .pose = {ref, groups},
+                                .out = {ref, groups},
+                                .start_joint = legs[f].start_joint,
+                                .mid_joint = legs[f].mid_joint,
+                                .end_joint = legs[f].end_joint,
+                                .target = {res.target[f][0], res.target[f][1], res.target[f][2]},
+                                .mid_axis = {1.0f, 0.0f, 0.0f},
+                                .weight = weights[wi] * e,
+                                .soften = job.soften,
+                            };
+                            assert_int_equal(cb_ik_two_bone_job_run(&leg, NULL), CB_OK);
+                        }
+                        CB_CHECK(memcmp(out, ref, bytes) == 0,
+                                 "%s t %g k %g w %g %s: not the legs' two-bone jobs", clips[c],
+                                 0.2 * ti, (double)k, (double)weights[wi],
+                                 in_place ? "in place" : "out of place");
+                        solved++;
+                    }
+                }
+            }
+        }
+    }
+    assert_int_equal(solved, 3 * 5 * 4 * 2 * 2);
+    free(pose), free(out), free(ref);
     cb_embedded_destroy(h.set);
 }
 
@@ -923,6 +989,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stride_job_closed_form),
         cmocka_unit_test(stride_job_skips_bit_for_bit),
+        cmocka_unit_test(stride_job_is_its_legs_two_bone_jobs),
         cmocka_unit_test(stride_job_beyond_reach),
         cmocka_unit_test(stride_job_validates),
         cmocka_unit_test(stride_graph_json),

@@ -494,7 +494,10 @@ typedef struct cb_ik_stride_result {
  * smoothly as k leaves 1 and the foot is on its target from |k - 1| >= 0.1 on; targets beyond
  * the leg's reach soften as that job's do (never NaN, the leg eased towards full length;
  * counted in the result's reached). Joints that are
- * not in a leg's chain (the hip, the spine, the arms) are not written.
+ * not in a leg's chain (the hip, the spine, the arms) are not written. The result is, bit for
+ * bit, that of cb_ik_two_bone_job run on the legs one after the other, in place, towards the
+ * reported targets with that weight; each leg's model transforms are computed once, for its
+ * target and its solve (the legs are disjoint, so solving one does not move another's).
  *
  * k == 1, weight 0 or a zero direction change nothing, bit for bit, and skip all work.
  */

@@ -24,6 +24,7 @@
  * Accuracy (tests/test_ik.c, maxima over the three test configurations): the end of a leg or
  * arm lands within 5e-7 m of a reachable target; on random chains with scale, within 4.3e-7 of
  * the coordinates' magnitude; an aimed axis points within 1e-6 rad of its target. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -182,11 +183,51 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
     }
 }
 
+/* True when every element of the chain's frames is within +-CB_IK_MAX_COORDINATE (so finite)
+ * and every local rotation finite: the usual case, decided on the elements' bits (|x| <= M for
+ * a float x and a positive finite M is (bits(x) & 0x7fffffff) <= bits(M), NaN and Inf failing
+ * it) with one unsigned maximum over all of them, which the compiler vectorizes. check_chain's
+ * element-by-element pass, which names the first offender, runs only when this fails, so the
+ * verdict and the message are the same. */
+_Static_assert(sizeof(frame) == 12 * sizeof(float), "a frame is 12 packed floats");
+
+static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
+                           size_t n)
+{
+    const float max_coordinate = CB_IK_MAX_COORDINATE, max_finite = FLT_MAX;
+    uint32_t max_bits, finite_bits;
+    memcpy(&max_bits, &max_coordinate, sizeof max_bits);
+    memcpy(&finite_bits, &max_finite, sizeof finite_bits);
+    const unsigned char *bytes = (const unsigned char *)f;
+    uint32_t m = 0;
+    for (size_t e = 0; e < 12 * n; ++e) {
+        uint32_t u;
+        memcpy(&u, bytes + e * sizeof u, sizeof u);
+        u &= 0x7fffffffu;
+        m = u > m ? u : m;
+    }
+    uint32_t mq = 0;
+    for (size_t k = 0; k < n; ++k) {
+        float q[4];
+        uint32_t qb[4];
+        cb_lane_get(pose, CB_LANE_COMPONENTS, joints[k], CB_LANE_Q, 4, q);
+        memcpy(qb, q, sizeof qb);
+        for (int c = 0; c < 4; ++c) {
+            uint32_t u = qb[c] & 0x7fffffffu;
+            mq = u > mq ? u : mq;
+        }
+    }
+    return m <= max_bits && mq <= finite_bits;
+}
+
 /* The run-time checks of a chain: its frames finite and within range, and the local rotations
  * the job will multiply finite (with model matrices given they are not otherwise read). */
 static cb_result check_chain(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
                              size_t n, const char *job, cb_error *err)
 {
+    if (CB_LIKELY(chain_in_range(f, pose, joints, n))) {
+        return CB_OK;
+    }
     for (size_t k = 0; k < n; ++k) {
         const v3 *c = f[k].c, *p = &f[k].p;
         const float elems[12] = {c[0].x, c[0].y, c[0].z, c[1].x, c[1].y, c[1].z,
@@ -580,8 +621,10 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
 }
 
 /* The job after validation: the chain's frames are checked (they come from this frame's pose),
- * the rest was. */
-static cb_result two_bone_solve(const cb_ik_two_bone_job *job, cb_error *err)
+ * the rest was. `known`: the chain's model frames when the caller has them, computed and checked
+ * from this pose as chain_frames and check_chain would (the stride warp's legs); NULL to
+ * compute them here. */
+static cb_result two_bone_solve(const cb_ik_two_bone_job *job, const frame known[3], cb_error *err)
 {
     cb_result r;
     const io_fields io = two_bone_io(job);
@@ -589,10 +632,15 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, cb_error *err)
     bool reached = false;
     if (job->weight > 0.0f) {
         const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
-        frame f[3];
-        chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
-        if ((r = check_chain(f, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
-            return r;
+        frame computed[3];
+        const frame *f = known;
+        if (f == NULL) {
+            chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3,
+                         computed);
+            if ((r = check_chain(computed, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
+                return r;
+            }
+            f = computed;
         }
         float a = cb_fv_len(cb_fv_sub(f[1].p, f[0].p)), b = cb_fv_len(cb_fv_sub(f[2].p, f[1].p));
         if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
@@ -635,7 +683,7 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, cb_error *err)
 cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
 {
     cb_result r = cb_ik_two_bone_job_validate(job, err);
-    return r != CB_OK ? r : two_bone_solve(job, err);
+    return r != CB_OK ? r : two_bone_solve(job, NULL, err);
 }
 
 cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
@@ -647,7 +695,7 @@ cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
         return r;
     }
     CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
-    return two_bone_solve(job, err);
+    return two_bone_solve(job, NULL, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1325,9 +1373,11 @@ static bool stride_direction(const float d[2], float *ux, float *uz)
 }
 
 /* Every leg's target from the animated pose (the closed form of ik.h), its chain checked as
- * two-bone IK checks it, before anything is written. */
+ * two-bone IK checks it, before anything is written. The legs' model frames go to `frames` for
+ * the solves: a leg's frames are the same bits after the legs before it were solved, as the
+ * legs are disjoint subtrees (stride_solve). */
 static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz, float target[][3],
-                                cb_error *err)
+                                frame frames[][3], cb_error *err)
 {
     const io_fields io = stride_io(job);
     frame hip;
@@ -1337,7 +1387,7 @@ static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz,
     for (uint32_t l = 0; l < job->leg_count && r == CB_OK; ++l) {
         const cb_ik_stride_leg *leg = &job->legs[l];
         const uint32_t joints[3] = {leg->start_joint, leg->mid_joint, leg->end_joint};
-        frame f[3];
+        frame *f = frames[l];
         chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
         r = check_chain(f, job->pose.ptr, joints, 3, io.job, err);
         if (r != CB_OK) {
@@ -1373,9 +1423,10 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
     const io_fields io = stride_io(job);
     float ux = 0.0f, uz = 0.0f;
     float target[CB_IK_STRIDE_MAX_LEGS][3] = {{0.0f}};
+    frame frames[CB_IK_STRIDE_MAX_LEGS][3];
     bool on =
         job->scale != 1.0f && job->weight > 0.0f && stride_direction(job->direction, &ux, &uz);
-    cb_result r = on ? stride_targets(job, ux, uz, target, err) : CB_OK;
+    cb_result r = on ? stride_targets(job, ux, uz, target, frames, err) : CB_OK;
     if (r != CB_OK) {
         return r;
     }
@@ -1386,11 +1437,12 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
     const float weight = job->weight * e;
     uint32_t reached = 0;
     for (uint32_t l = 0; l < job->leg_count && on; ++l) {
-        /* The legs are disjoint chains below the hip: each one's model frames are the same in
-         * out (a copy of pose) after the legs before it were solved. */
+        /* The legs are disjoint chains below the hip, none below another: each one's model
+         * frames in out (pose, or a copy of it) are those stride_targets computed from pose,
+         * bit for bit, after the legs before it were solved; they are not computed again. */
         cb_ik_two_bone_result res;
         cb_ik_two_bone_job leg = stride_leg_job(job, l, job->out, target[l], weight, &res);
-        r = two_bone_solve(&leg, err);
+        r = two_bone_solve(&leg, frames[l], err);
         CB_ASSERT(r == CB_OK); /* its chain passed the same checks in stride_targets */
         reached += res.reached;
     }

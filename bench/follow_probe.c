@@ -1,0 +1,113 @@
+/* follow_probe: the frames of one follow world (follow_world.h) in one process, for callgrind
+ * instruction counts and for wall-clock medians that two builds can interleave (docs/
+ * performance.md, "The follow features' cost, second step"):
+ *
+ *   follow_probe CHARACTERS MODE FRAMES [WARMUP]
+ *
+ * MODE: w2 (the W2 blend-space crowd, the host writing the local velocity) or the feature bits
+ * of follow_world_features (0 none, 1 warp, 2 lock, 4 turn limit, 8 orientation, 16 stride).
+ * WARMUP frames (default 120: two seconds, so that feet lock and release as in a running crowd)
+ * run first, then FRAMES frames, each timed on the thread's CPU clock: the follower's update
+ * and the crowd's, the agents' motion outside. One thread. Count the timed frames' instructions
+ * with
+ *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=step_measured follow_probe ...
+ * and divide by CHARACTERS x FRAMES. Prints one JSON line: the median CPU ns per
+ * character of the timed frames, the shares of characters with the lower body turned and a
+ * stride scale above 1 at the end, and the crowd's output hash, so that two builds can be
+ * compared bit for bit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "follow_world.h"
+
+static double cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The follower's update and the crowd's: what a frame of the measured part costs. Not inlined,
+ * so that callgrind can count the timed frames alone (--toggle-collect=step_measured). */
+static void step(follow_world *w)
+{
+    if (w->follow != NULL) {
+        cb_follow_update(w->follow, w->pos, w->vel, 0, 1.0f / 60.0f);
+    }
+    cb_crowd_update(w->crowd, 1.0f / 60.0f);
+}
+
+__attribute__((noinline)) static void step_measured(follow_world *w)
+{
+    step(w);
+    __asm__ volatile("" ::: "memory"); /* keeps it a function of its own */
+}
+
+/* Frame f: the agents move, then the follower places them and the crowd animates (timed when
+ * `measured`). */
+static double frame(follow_world *w, uint32_t f, bool measured)
+{
+    follow_world_move(w, f);
+    if (w->follow == NULL) {
+        follow_world_host_velocity(w);
+    }
+    if (!measured) {
+        step(w);
+        return 0.0;
+    }
+    double t0 = cpu_ns();
+    step_measured(w);
+    return cpu_ns() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t n = argc >= 4 ? (uint32_t)strtoul(argv[1], NULL, 10) : 0;
+    bool w2 = argc >= 4 && strcmp(argv[2], "w2") == 0;
+    int mode = argc >= 4 && !w2 ? atoi(argv[2]) : 0;
+    int frames = argc >= 4 ? atoi(argv[3]) : 0;
+    int warmup = argc >= 5 ? atoi(argv[4]) : 120;
+    if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 31 || argc > 5) {
+        fprintf(stderr, "usage: follow_probe CHARACTERS w2|MODE FRAMES [WARMUP]\n");
+        return 2;
+    }
+    follow_world w;
+    bool ok = w2 ? follow_world_w2(&w, n, false) : follow_world_features(&w, n, mode);
+    double *ns = malloc((size_t)frames * sizeof *ns);
+    if (!ok || ns == NULL) {
+        fprintf(stderr, "follow_probe: setup failed\n");
+        follow_world_destroy(&w);
+        free(ns);
+        return 1;
+    }
+    uint32_t f = 0;
+    for (; f < (uint32_t)warmup; ++f) {
+        frame(&w, f, false);
+    }
+    for (int k = 0; k < frames; ++k, ++f) {
+        ns[k] = frame(&w, f, true) / (double)n;
+    }
+    qsort(ns, (size_t)frames, sizeof *ns, cmp_double);
+    uint32_t warped = 0, strided = 0;
+    const cb_follow_root *roots = w.follow != NULL ? cb_follow_roots(w.follow) : NULL;
+    for (uint32_t i = 0; roots != NULL && i < n; ++i) {
+        warped += roots[i].warp_rad != 0.0f;
+        strided += roots[i].stride > 1.0f;
+    }
+    printf("{\"mode\": \"%s\", \"characters\": %u, \"frames\": %d, \"warmup\": %d, "
+           "\"ns_per_character\": %.1f, \"warped\": %.3f, \"strided\": %.3f, "
+           "\"hash\": \"%016llx\"}\n",
+           argv[2], n, frames, warmup, ns[frames / 2], (double)warped / (double)n,
+           (double)strided / (double)n, (unsigned long long)cb_crowd_output_hash(w.crowd));
+    free(ns);
+    follow_world_destroy(&w);
+    return 0;
+}
