@@ -40,21 +40,23 @@ CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi contr
 {
     const float *off = ranges + (size_t)k * 2 * CB_W;
     cb_vf o = cb_vf_load(off);
-    if (grp->mask[k] == 0) {
+    if (grp->bits[k] == 0) {
         *a = *b = cb_vf_add(o, cb_vf_zero());
         return;
     }
     cb_vf s = cb_vf_load(off + CB_W);
-    cb_vi mask = cb_vi_set1((int32_t)grp->mask[k]);
+    cb_vi mask = cb_vi_set1((int32_t)grp->mask[k]); /* a broadcast from memory */
     cb_vf qa = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_a + grp->at[k]), control), mask);
     cb_vf qb = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_b + grp->at[k]), control), mask);
     *a = cb_vf_add(o, cb_vf_mul(s, qa));
     *b = cb_vf_add(o, cb_vf_mul(s, qb));
 }
 
-/* Keys ka and kb of group g (ka == kb decodes one key). */
+/* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations only when
+ * `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are, for
+ * callers that do not read them (a pose job on a clip without scale) or set them first. */
 CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
-                                      cb_key_group *a, cb_key_group *b)
+                                      bool scaled, cb_key_group *a, cb_key_group *b)
 {
     const cb_cclip_group *grp = &c->groups[g];
     const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
@@ -68,13 +70,10 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
-    if (c->has_scale) {
+    if (scaled) {
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
-    } else {
-        cb_vf z = cb_vf_zero();
-        a->ds = b->ds = (cb_soa_vec3){z, z, z};
     }
 }
 

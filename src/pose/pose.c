@@ -175,26 +175,25 @@ CB_INLINE bool clip_scaled(const struct cb_clip *c)
  * An uncompressed clip's are two frame loads; a compressed clip's are decoded in registers by
  * the group decoder (its keys may be fewer than the source frames: cb_cclip_locate maps the
  * time onto them, looping or clamped as cb_clip_locate does). Everything after is the same for
- * both forms; the branch is per entry and group, and a clip is one form or the other. */
-CB_INLINE float load_keys(const struct cb_clip *c, float time, size_t g, cb_key_group *a,
-                          cb_key_group *b, bool may_pack)
+ * both forms; the branch is per entry and group, and a clip is one form or the other. The
+ * scale deviations are loaded only when `scaled` (clip_scaled(c), which the caller also tests
+ * before it reads them): no stores of zeros for clips without scale. */
+CB_INLINE float load_keys(const struct cb_clip *c, float time, size_t g, bool scaled,
+                          cb_key_group *a, cb_key_group *b, bool may_pack)
 {
     uint32_t i;
     float f;
     if (may_pack && c->packed != NULL) {
         cb_cclip_locate(c->packed, time, c->looping, &i, &f);
-        cb_cclip_decode_group2(c->packed, i, i + 1, g, a, b);
+        cb_cclip_decode_group2(c->packed, i, i + 1, g, scaled, a, b);
         return f;
     }
     cb_clip_locate(c, time, &i, &f);
     const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
     a->t = load_vec3_at(pa, CB_CLIP_T), b->t = load_vec3_at(pb, CB_CLIP_T);
     a->q = load_quat_at(pa), b->q = load_quat_at(pb);
-    if (c->has_scale) {
+    if (scaled) {
         a->ds = load_vec3_at(pa, CB_CLIP_S), b->ds = load_vec3_at(pb, CB_CLIP_S);
-    } else {
-        cb_vf z = cb_vf_zero();
-        a->ds = b->ds = (cb_soa_vec3){z, z, z};
     }
     return f;
 }
@@ -206,14 +205,15 @@ typedef cb_key_group sample;
 CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g, bool may_pack)
 {
     cb_key_group a, b;
-    float f = load_keys(c, time, g, &a, &b, may_pack);
+    const bool scaled = clip_scaled(c);
+    float f = load_keys(c, time, g, scaled, &a, &b, may_pack);
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     cb_soa_quat zero4 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     sample s;
     s.t = vec3_acc2(zero3, wa, a.t, wb, b.t);
     s.q = quat_acc2(zero4, wa, a.q, wb, b.q);
-    s.ds = clip_scaled(c) ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
+    s.ds = scaled ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
     return s;
 }
 
@@ -306,7 +306,8 @@ CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g, b
 {
     const struct cb_clip *c = e->clip;
     cb_key_group a, b;
-    float f = load_keys(c, e->time, g, &a, &b, may_pack);
+    const bool scaled = clip_scaled(c);
+    float f = load_keys(c, e->time, g, scaled, &a, &b, may_pack);
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
     cb_vf wa = cb_vf_sub(w, wb);
@@ -314,7 +315,7 @@ CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g, b
     cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(a.q, acc->q), cb_vf_zero()),
                               cb_vf_sign_mask(), cb_vf_zero());
     acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), a.q, cb_vf_xor_sign(wb, flip), b.q);
-    if (clip_scaled(c)) {
+    if (scaled) {
         acc->ds = vec3_acc2(acc->ds, wa, a.ds, wb, b.ds);
     }
     acc->wsum = cb_vf_add(acc->wsum, w);
