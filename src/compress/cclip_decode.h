@@ -52,16 +52,40 @@ CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi contr
     *b = cb_vf_add(o, cb_vf_mul(s, qb));
 }
 
-/* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations only when
- * `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are, for
- * callers that do not read them (a pose job on a clip without scale) or set them first. */
+/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
+CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
+{
+    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+}
+
+/* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations
+ * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
+ * for callers that do not read them (a pose job on a clip without scale) or set them first. A group
+ * that stores no words (every joint of it constant in the clip: 3 of the embedded set's 8 groups
+ * at W = 8) takes a path without the per-component tests, pointers or permutation: the same
+ * values. */
 CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
                                       bool scaled, cb_key_group *a, cb_key_group *b)
 {
     const cb_cclip_group *grp = &c->groups[g];
+    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
+    if (grp->words == 0) {
+        cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
+        cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
+        cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
+        cb_cclip_constant_component2(ranges, 3, &a->q.x, &b->q.x);
+        cb_cclip_constant_component2(ranges, 4, &a->q.y, &b->q.y);
+        cb_cclip_constant_component2(ranges, 5, &a->q.z, &b->q.z);
+        cb_cclip_constant_component2(ranges, 6, &a->q.w, &b->q.w);
+        if (scaled) {
+            cb_cclip_constant_component2(ranges, 7, &a->ds.x, &b->ds.x);
+            cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
+            cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
+        }
+        return;
+    }
     const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
     const uint32_t *wb = c->words + (size_t)kb * c->key_words + grp->word_offset;
-    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
     const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
