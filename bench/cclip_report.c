@@ -1,6 +1,7 @@
 /* crowdblend-cclip-report: the figures of docs/performance.md's "Compressed clips" section.
  *
  *   crowdblend-cclip-report [--assets DIR] [--samples N] [--no-timing] [--no-sizes]
+ *   crowdblend-cclip-report --profile blend|sample raw|compressed [--passes N]
  *
  * 1. Per clip of the embedded set and of the test assets (tests/data/assets: Fox, CesiumMan,
  *    RiggedFigure, the CMU walk): the source as raw 32-bit keys (joints x source keys x 40
@@ -9,7 +10,10 @@
  * 2. The alternatives the compressor was measured against (cb_cclip_options), as totals.
  * 3. Sampling cost, compressed against uncompressed: the fused blend of 3 clips per character
  *    and single-clip sampling, samples of the two alternating (A/B, so load bursts hit both),
- *    medians and the ratio, for the 17-clip set (hot in L2) and 32 copies of it (544 clips). */
+ *    medians and the ratio, for the 17-clip set (hot in L2) and 32 copies of it (544 clips).
+ * --profile: only N passes (default 20) of one operation on one form of the 17-clip set, for
+ *    instruction counts: valgrind --tool=callgrind --collect-atstart=no
+ *    --toggle-collect=cb_bench_clip_set_blend (or _sample); Ir / (N x 1,024) per character. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,11 +307,33 @@ static void timing(int samples)
     }
 }
 
+/* The --profile mode: passes of one operation on one form, nothing printed. */
+static int profile(const char *op, const char *form, int passes)
+{
+    bool blend = strcmp(op, "blend") == 0, packed = strcmp(form, "compressed") == 0;
+    if ((!blend && strcmp(op, "sample") != 0) || (!packed && strcmp(form, "raw") != 0)) {
+        fprintf(stderr, "--profile: blend|sample raw|compressed\n");
+        return 2;
+    }
+    cb_bench_clip_set set;
+    if (!cb_bench_clip_set_make(&set, 1, 1024, 0xC11Fu)) {
+        fprintf(stderr, "clip set: failed\n");
+        return 1;
+    }
+    for (int p = 0; p < passes; ++p) {
+        blend ? cb_bench_clip_set_blend(&set, packed) : cb_bench_clip_set_sample(&set, packed);
+    }
+    cb_bench_clip_set_free(&set);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = CB_REPORT_ASSET_DIR;
     int samples = 31;
     bool timed = true, sized = true;
+    const char *prof_op = NULL, *prof_form = NULL;
+    int passes = 20;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--assets") == 0 && i + 1 < argc) {
             dir = argv[++i];
@@ -317,11 +343,21 @@ int main(int argc, char **argv)
             timed = false;
         } else if (strcmp(argv[i], "--no-sizes") == 0) {
             sized = false;
+        } else if (strcmp(argv[i], "--profile") == 0 && i + 2 < argc) {
+            prof_op = argv[++i];
+            prof_form = argv[++i];
+        } else if (strcmp(argv[i], "--passes") == 0 && i + 1 < argc) {
+            passes = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--assets DIR] [--samples N] [--no-timing] [--no-sizes]\n",
-                    argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--assets DIR] [--samples N] [--no-timing] [--no-sizes]\n"
+                    "       %s --profile blend|sample raw|compressed [--passes N]\n",
+                    argv[0], argv[0]);
             return 2;
         }
+    }
+    if (prof_op != NULL) {
+        return profile(prof_op, prof_form, passes < 1 ? 1 : passes);
     }
     samples = samples < 1 ? 1 : samples;
     cb_build_info b = cb_query_build_info();

@@ -406,9 +406,27 @@ static bool same_bits(const cb_xform *a, const cb_xform *b)
            memcmp(a->scale, b->scale, sizeof a->scale) == 0;
 }
 
+/* The loaded layout the SIMD decoder relies on (src/compress/cclip_impl.h): each component's
+ * mask is its field in place and leaves bit 31 free (the AVX2 and SSE conversions are signed),
+ * and its words start at word * active. */
+static void check_layout(const char *what, const cb_cclip *c)
+{
+    for (size_t g = 0; g < c->group_count; ++g) {
+        const cb_cclip_group *grp = &c->groups[g];
+        for (uint32_t k = 0; k < c->components; ++k) {
+            uint64_t want = ((1ull << grp->bits[k]) - 1u) << grp->shift[k];
+            CB_CHECK(grp->mask[k] == want && want < (1ull << 31) &&
+                         grp->at[k] == (uint32_t)grp->word[k] * grp->active,
+                     "%s group %zu component %u: %u bits at %u, mask %#x, at %u", what, g, k,
+                     grp->bits[k], grp->shift[k], grp->mask[k], grp->at[k]);
+        }
+    }
+}
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    check_layout(what, c);
     size_t bytes = cb_cclip_stream_bytes(c);
     unsigned char *stream = malloc(bytes);
     assert_int_equal(cb_cclip_serialize(c, stream, bytes), CB_OK);

@@ -5,12 +5,14 @@
  * cb_cclip_sample on it. cb_cclip_joint_value is the same rule one joint and component at a
  * time, for the scalar reference of the pose job (src/pose/pose_ref.c).
  *
- * Per component of a group the decoder loads one vector of 32-bit words (lane l: joint
- * g * W + l), puts the stored lanes back in place (the group's lane permutation), cuts the
- * field out with two shifts whose counts come from the group's layout, converts it to float and
- * applies offset + step * q (cb_cclip_value's two roundings, never fused). A group whose
- * components are all constant has no words: its fields read as 0. So every value is the same
- * bits at any W, and in the scalar decoder. */
+ * Per component of a group and key the decoder permutes one vector of 32-bit words into place
+ * (lane l: joint g * W + l; the group's lane permutation, its control loaded once per group),
+ * keeps the field with one AND (the field times 2^shift, which converts exactly), converts it
+ * to float and applies offset + step' * (q 2^shift) with step' = step 2^-shift: the product is
+ * step * q exactly, so its rounding, and the sum's, are cb_cclip_value's (never fused). Lanes
+ * that store nothing have step 0, so whatever word the permutation gives them reads as 0. A
+ * component of width 0 in the whole group is offset + 0, with no load of words. So every value
+ * is the same bits at any W, and in the scalar decoder. */
 #ifndef CROWDBLEND_COMPRESS_CCLIP_DECODE_H
 #define CROWDBLEND_COMPRESS_CCLIP_DECODE_H
 
@@ -27,37 +29,64 @@ typedef struct cb_key_group {
 } cb_key_group;
 
 /* Component k of a group in two keys (words_a, words_b: the group's words in each), decoded
- * together so that the layout (word, shift counts, lane permutation) and the range are read
- * once for both. A component with 0 bits in every lane of the group (a translation below the
- * hips, say) is its offset: offset + 0 is computed anyway, as cb_cclip_value does (it turns a
- * -0.0 offset into +0.0). The branch depends on the skeleton's layout more than on the clip, so
- * it follows the same pattern for every clip of a set. */
-CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, const cb_lane_perm *perm,
+ * together so that the layout (where, mask) and the range are read once for both. A component
+ * with 0 bits in every lane of the group (a translation below the hips, say) is its offset:
+ * offset + 0 (as cb_cclip_value computes it with q = 0 and a step of 0: it turns a -0.0 offset
+ * into +0.0). The branch depends on the skeleton's layout more than on the clip, so it follows
+ * the same pattern for every clip of a set. */
+CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi control,
                                           const uint32_t *words_a, const uint32_t *words_b,
                                           const float *ranges, int k, cb_vf *a, cb_vf *b)
 {
     const float *off = ranges + (size_t)k * 2 * CB_W;
-    cb_vf o = cb_vf_load(off), s = cb_vf_load(off + CB_W);
-    cb_vf qa = cb_vf_zero(), qb = cb_vf_zero();
-    if (grp->bits[k] > 0) {
-        size_t at = (size_t)grp->word[k] * grp->active;
-        cb_vcount lc = cb_vcount_load(&grp->lcount[k]), rc = cb_vcount_load(&grp->rcount[k]);
-        qa = cb_vf_unpack_field(cb_vi_place(cb_vi_loadu(words_a + at), perm), lc, rc);
-        qb = cb_vf_unpack_field(cb_vi_place(cb_vi_loadu(words_b + at), perm), lc, rc);
+    cb_vf o = cb_vf_load(off);
+    if (grp->bits[k] == 0) {
+        *a = *b = cb_vf_add(o, cb_vf_zero());
+        return;
     }
+    cb_vf s = cb_vf_load(off + CB_W);
+    cb_vi mask = cb_vi_set1((int32_t)grp->mask[k]); /* a broadcast from memory */
+    cb_vf qa = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_a + grp->at[k]), control), mask);
+    cb_vf qb = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_b + grp->at[k]), control), mask);
     *a = cb_vf_add(o, cb_vf_mul(s, qa));
     *b = cb_vf_add(o, cb_vf_mul(s, qb));
 }
 
-/* Keys ka and kb of group g (ka == kb decodes one key). */
+/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
+CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
+{
+    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+}
+
+/* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations
+ * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
+ * for callers that do not read them (a pose job on a clip without scale) or set them first. A group
+ * that stores no words (every joint of it constant in the clip: 3 of the embedded set's 8 groups
+ * at W = 8) takes a path without the per-component tests, pointers or permutation: the same
+ * values. */
 CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
-                                      cb_key_group *a, cb_key_group *b)
+                                      bool scaled, cb_key_group *a, cb_key_group *b)
 {
     const cb_cclip_group *grp = &c->groups[g];
+    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
+    if (grp->words == 0) {
+        cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
+        cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
+        cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
+        cb_cclip_constant_component2(ranges, 3, &a->q.x, &b->q.x);
+        cb_cclip_constant_component2(ranges, 4, &a->q.y, &b->q.y);
+        cb_cclip_constant_component2(ranges, 5, &a->q.z, &b->q.z);
+        cb_cclip_constant_component2(ranges, 6, &a->q.w, &b->q.w);
+        if (scaled) {
+            cb_cclip_constant_component2(ranges, 7, &a->ds.x, &b->ds.x);
+            cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
+            cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
+        }
+        return;
+    }
     const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
     const uint32_t *wb = c->words + (size_t)kb * c->key_words + grp->word_offset;
-    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
-    const cb_lane_perm *perm = (const cb_lane_perm *)c->perms + g;
+    const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 2, &a->t.z, &b->t.z);
@@ -65,19 +94,17 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
-    if (c->has_scale) {
+    if (scaled) {
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
-    } else {
-        cb_vf z = cb_vf_zero();
-        a->ds = b->ds = (cb_soa_vec3){z, z, z};
     }
 }
 
 /* Component k (0..9 as stored; 7..9 read 0 when the clip has no scale) of joint j at `key`,
- * one float: the group decoder's rule without SIMD. The joint's word sits at its rank among
- * the group's stored lanes; a joint that stores none, or a component of width 0, has q = 0. */
+ * one float: the group decoder's rule without SIMD, in its plain form (the field shifted down,
+ * the stored step). The joint's word sits at its rank among the group's stored lanes; a joint
+ * that stores none, or a component of width 0, has q = 0. */
 static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key, size_t j, int k)
 {
     if ((uint32_t)k >= c->components) {
@@ -86,13 +113,14 @@ static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key,
     const size_t g = j / CB_SIMD_WIDTH, l = j % CB_SIMD_WIDTH;
     const cb_cclip_group *grp = &c->groups[g];
     const float *range = c->ranges + (g * c->components + (size_t)k) * 2 * CB_SIMD_WIDTH;
+    const float step = cb_cclip_group_step(range[CB_SIMD_WIDTH + l], grp->shift[k]);
     uint32_t q = 0;
     if (grp->bits[k] > 0 && c->rank[j] != 0xFF) {
         uint32_t word = c->words[(size_t)key * c->key_words + grp->word_offset +
                                  (size_t)grp->word[k] * grp->active + c->rank[j]];
         q = (word >> grp->shift[k]) & (uint32_t)((1ull << grp->bits[k]) - 1u);
     }
-    return cb_cclip_value(range[l], range[CB_SIMD_WIDTH + l], q);
+    return cb_cclip_value(range[l], step, q);
 }
 
 #endif

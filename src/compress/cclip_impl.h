@@ -196,10 +196,14 @@ cb_result cb_cclip_root_compress(const float *track, uint32_t frames, float max_
 /* Loaded form                                                                                */
 
 /* Where each component of one joint group sits in a key: all W lanes of component k share the
- * field `bits` wide at bit `shift` of word `word` (of the group's `words` words per lane). The
- * counts are the two shifts that cut it out (cb_vf_unpack_field). Only the `active` lanes (joints
- * with some field of more than 0 bits) are stored: word m of the group is `active` consecutive
- * words, which the group's lane permutation puts back in their lanes (zero elsewhere). */
+ * field `bits` wide at bit `shift` of word `word` (of the group's `words` words per lane); a
+ * field never reaches bit 31 (so it converts as a signed integer at every W). Only the `active`
+ * lanes (joints with some field of more than 0 bits) are stored: word m of the group is
+ * `active` consecutive words, which the group's lane permutation puts back in their lanes.
+ * What the group decoder reads per component: `at`, where its words start among the group's
+ * (word * active), and `mask`, the field's bits in place (0 for width 0). It converts the
+ * masked word, q 2^shift, and the group's ranges hold step 2^-shift: the product is step q,
+ * exactly (cb_cclip_group_step). */
 typedef struct cb_cclip_group {
     uint32_t word_offset; /* first word of the group in a key */
     uint32_t words;       /* words per lane; 0 when every component of the group is constant */
@@ -207,10 +211,20 @@ typedef struct cb_cclip_group {
     uint8_t word[CB_CCLIP_COMPONENTS];
     uint8_t shift[CB_CCLIP_COMPONENTS];
     uint8_t bits[CB_CCLIP_COMPONENTS];
-    /* The two shift counts as the shift instructions take them (cb_vcount_load). */
-    uint64_t lcount[CB_CCLIP_COMPONENTS]; /* 32 - shift - bits */
-    uint64_t rcount[CB_CCLIP_COMPONENTS]; /* 32 - bits */
+    uint32_t at[CB_CCLIP_COMPONENTS];
+    uint32_t mask[CB_CCLIP_COMPONENTS];
 } cb_cclip_group;
+
+/* A field's step from the decoder's (scaled by 2^-shift; exact both ways, steps being at least
+ * 2^-40 and shifts below 31), and back. */
+static inline float cb_cclip_group_step(float scaled, unsigned shift)
+{
+    return scaled * (float)(1u << shift);
+}
+static inline float cb_cclip_group_scaled_step(float step, unsigned shift)
+{
+    return step / (float)(1u << shift);
+}
 
 struct cb_cclip {
     cb_allocator allocator;
@@ -230,7 +244,8 @@ struct cb_cclip {
     float keys_f; /* (float)(keys - 1): intervals, for locating a time */
     size_t stream_bytes;
     const cb_cclip_group *groups; /* group_count */
-    /* Per group, per component: offset[W] then step[W] (padding lanes: identity, step 0). */
+    /* Per group, per component: offset[W] then step[W] 2^-shift (cb_cclip_group_step; padding
+     * and unstored lanes: step 0). */
     const float *ranges;
     const uint32_t *words;     /* keys * key_words, then W zero words (vector loads of a
                                   group's last word may read past its active lanes) */

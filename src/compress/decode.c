@@ -46,9 +46,11 @@ cb_result cb_cclip_decode(const cb_cclip *c, size_t key, cb_xform_group_span out
     if (key >= c->keys) {
         return CB_ERR_INVALID_ARGUMENT;
     }
+    const cb_vf z = cb_vf_zero();
     for (size_t g = 0; g < c->group_count; ++g) {
         cb_key_group k, same;
-        cb_cclip_decode_group2(c, (uint32_t)key, (uint32_t)key, g, &k, &same);
+        k.ds = same.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */
+        cb_cclip_decode_group2(c, (uint32_t)key, (uint32_t)key, g, c->has_scale, &k, &same);
         /* Padding lanes decode to identity: their offsets are identity and their steps 0. */
         cb_soa_xform_store(&out.ptr[g], (cb_soa_xform){k.t, k.q, one_plus(k.ds)});
     }
@@ -79,7 +81,8 @@ cb_result cb_cclip_sample(const cb_cclip *c, float t, bool looping, cb_xform_gro
     const cb_vf wa = cb_vf_set1(1.0f - f), wb = cb_vf_set1(f), z = cb_vf_zero();
     for (size_t g = 0; g < c->group_count; ++g) {
         cb_key_group a, b;
-        cb_cclip_decode_group2(c, i, i + 1, g, &a, &b);
+        a.ds = b.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */
+        cb_cclip_decode_group2(c, i, i + 1, g, c->has_scale, &a, &b);
         cb_soa_xform x = {
             {acc2(z, wa, a.t.x, wb, b.t.x), acc2(z, wa, a.t.y, wb, b.t.y),
              acc2(z, wa, a.t.z, wb, b.t.z)},

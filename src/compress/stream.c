@@ -529,14 +529,14 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
                 widest = b;
             }
         }
-        if (widest > 0 && pos % 32 + widest > 32) {
-            pos = (pos / 32 + 1) * 32; /* a field never straddles two words */
+        if (widest > 0 && pos % 32 + widest > 31) {
+            /* A field never straddles two words, nor reaches bit 31 (cclip_impl.h). */
+            pos = (pos / 32 + 1) * 32;
         }
         grp.bits[k] = (uint8_t)widest;
         grp.word[k] = widest > 0 ? (uint8_t)(pos / 32) : 0;
         grp.shift[k] = widest > 0 ? (uint8_t)(pos % 32) : 0;
-        grp.lcount[k] = 32u - grp.shift[k] - widest;
-        grp.rcount[k] = 32u - widest;
+        grp.mask[k] = (uint32_t)((1ull << widest) - 1u) << grp.shift[k];
         pos += widest;
     }
     grp.words = (pos + 31) / 32;
@@ -548,6 +548,9 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
             stores = stores || (b > 0 && b != CB_CCLIP_DEFAULT_TRACK);
         }
         ranks[l] = stores ? (int32_t)grp.active++ : -1;
+    }
+    for (uint32_t k = 0; k < components; ++k) {
+        grp.at[k] = grp.word[k] * grp.active;
     }
     return grp;
 }
@@ -584,7 +587,9 @@ static void fill_ranges(struct cb_cclip *c, const cb_cclip_field *fields, float 
                 }
                 const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + k];
                 off[l] = f->offset;
-                step[l] = f->bits == CB_CCLIP_DEFAULT_TRACK ? 0.0f : f->step;
+                step[l] = f->bits == CB_CCLIP_DEFAULT_TRACK
+                              ? 0.0f
+                              : cb_cclip_group_scaled_step(f->step, c->groups[g].shift[k]);
             }
         }
     }
@@ -776,7 +781,8 @@ static cb_cclip_field loaded_field(const struct cb_cclip *c, size_t j, int k)
         const float *off =
             c->ranges + ((j / CB_SIMD_WIDTH) * c->components + (size_t)k) * 2 * CB_SIMD_WIDTH;
         f.offset = off[j % CB_SIMD_WIDTH];
-        f.step = off[CB_SIMD_WIDTH + j % CB_SIMD_WIDTH];
+        f.step = cb_cclip_group_step(off[CB_SIMD_WIDTH + j % CB_SIMD_WIDTH],
+                                     c->groups[j / CB_SIMD_WIDTH].shift[k]);
     }
     return f;
 }
@@ -794,8 +800,8 @@ size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
             layout_group(c->joint_bits, c->joint_count, g, width, c->components, ranks);
         key_words += (size_t)grp.words * grp.active;
     }
-    /* A lane permutation: an index and a mask per lane and the mask bits, vector-aligned. */
-    size_t perm = cb_round_up(8 * width + 4, 4 * width);
+    /* A lane permutation: an index per lane. */
+    size_t perm = 4 * width;
     return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm,
                       c->root_track != NULL ? c->source_frames : 0, c->root_block_bytes)
         .total;

@@ -224,7 +224,7 @@ static cb_result check_keys(const cb_cclip *clip, const char *name, cb_error *er
         unsigned real = valid >= CB_W ? CB_VM_ALL_BITS : (1u << valid) - 1u;
         for (uint32_t k = 0; k < clip->keys; ++k) {
             cb_key_group a, b;
-            cb_cclip_decode_group2(clip, k > 0 ? k - 1 : k, k, g, &a, &b);
+            cb_cclip_decode_group2(clip, k > 0 ? k - 1 : k, k, g, false, &a, &b);
             cb_vf len2 = cb_soa_quat_dot(b.q, b.q), dot = cb_soa_quat_dot(a.q, b.q);
             unsigned ok = cb_vm_bits(cb_vf_ge(len2, lo)) & cb_vm_bits(cb_vf_ge(hi, len2)) &
                           cb_vm_bits(cb_vf_ge(dot, zero));

@@ -169,51 +169,92 @@ CB_INLINE bool clip_scaled(const struct cb_clip *c)
     return c->has_scale && (c->packed == NULL || c->packed->has_scale);
 }
 
-/* Keys i and i + 1 of group g around a normalized time; returns the fraction f between them.
- * may_pack is a compile-time constant at every call: false where the caller knows every clip
- * is uncompressed, so that the uncompressed path compiles without the decoder.
- * An uncompressed clip's are two frame loads; a compressed clip's are decoded in registers by
- * the group decoder (its keys may be fewer than the source frames: cb_cclip_locate maps the
- * time onto them, looping or clamped as cb_clip_locate does). Everything after is the same for
- * both forms; the branch is per entry and group, and a clip is one form or the other. */
-CB_INLINE float load_keys(const struct cb_clip *c, float time, size_t g, cb_key_group *a,
-                          cb_key_group *b, bool may_pack)
-{
+/* Where a clip is sampled at a normalized time: keys (frames) i and i + 1 and the fraction f
+ * between them. The same for every joint group, so the jobs locate each entry once, before
+ * their loop over the groups (key_spans), not once per group. A compressed clip's keys may be
+ * fewer than its source frames: cb_cclip_locate maps the time onto them, looping or clamped
+ * as cb_clip_locate does. may_pack is a compile-time constant at every call: false where the
+ * caller knows every clip is uncompressed, so that the uncompressed path compiles without the
+ * decoder. */
+typedef struct key_span {
     uint32_t i;
     float f;
+} key_span;
+
+CB_INLINE key_span locate_keys(const struct cb_clip *c, float time, bool may_pack)
+{
+    key_span k;
     if (may_pack && c->packed != NULL) {
-        cb_cclip_locate(c->packed, time, c->looping, &i, &f);
-        cb_cclip_decode_group2(c->packed, i, i + 1, g, a, b);
-        return f;
+        cb_cclip_locate(c->packed, time, c->looping, &k.i, &k.f);
+    } else {
+        cb_clip_locate(c, time, &k.i, &k.f);
     }
-    cb_clip_locate(c, time, &i, &f);
+    return k;
+}
+
+/* The spans of the first KEY_SPANS entries of a job, located once (entries past them, rare,
+ * are located per group: the same span, so the same bits). Only active entries are located:
+ * an inactive one is never sampled. */
+enum { KEY_SPANS = 16 };
+
+typedef struct key_spans {
+    key_span at[KEY_SPANS];
+} key_spans;
+
+CB_INLINE void key_spans_fill(key_spans *ks, const cb_blend_entry *entries, size_t count,
+                              bool may_pack)
+{
+    for (size_t k = 0; k < count && k < KEY_SPANS; ++k) {
+        if (entries[k].weight >= CB_BLEND_WEIGHT_EPSILON) {
+            ks->at[k] = locate_keys(entries[k].clip, entries[k].time, may_pack);
+        }
+    }
+}
+
+CB_INLINE key_span entry_span(const key_spans *ks, const cb_blend_entry *entries, size_t k,
+                              bool may_pack)
+{
+    return k < KEY_SPANS ? ks->at[k] : locate_keys(entries[k].clip, entries[k].time, may_pack);
+}
+
+/* Keys span.i and span.i + 1 of group g. An uncompressed clip's are two frame loads; a
+ * compressed clip's are decoded in registers by the group decoder. Everything after is the
+ * same for both forms; the branch is per entry and group, and a clip is one form or the other.
+ * The scale deviations are loaded only when `scaled` (clip_scaled(c), which the caller also
+ * tests before it reads them): no stores of zeros for clips without scale. */
+CB_INLINE void load_keys(const struct cb_clip *c, key_span span, size_t g, bool scaled,
+                         cb_key_group *a, cb_key_group *b, bool may_pack)
+{
+    const uint32_t i = span.i;
+    if (may_pack && c->packed != NULL) {
+        cb_cclip_decode_group2(c->packed, i, i + 1, g, scaled, a, b);
+        return;
+    }
     const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
     a->t = load_vec3_at(pa, CB_CLIP_T), b->t = load_vec3_at(pb, CB_CLIP_T);
     a->q = load_quat_at(pa), b->q = load_quat_at(pb);
-    if (c->has_scale) {
+    if (scaled) {
         a->ds = load_vec3_at(pa, CB_CLIP_S), b->ds = load_vec3_at(pb, CB_CLIP_S);
-    } else {
-        cb_vf z = cb_vf_zero();
-        a->ds = b->ds = (cb_soa_vec3){z, z, z};
     }
-    return f;
 }
 
-/* One clip's sample of group g at a normalized time, not normalized: translation, rotation
+/* One clip's sample of group g at its span, not normalized: translation, rotation
  * (1 - f) q_i + f q_(i+1), scale deviation. */
 typedef cb_key_group sample;
 
-CB_INLINE sample sample_group(const struct cb_clip *c, float time, size_t g, bool may_pack)
+CB_INLINE sample sample_group(const struct cb_clip *c, key_span span, size_t g, bool may_pack)
 {
     cb_key_group a, b;
-    float f = load_keys(c, time, g, &a, &b, may_pack);
+    const bool scaled = clip_scaled(c);
+    load_keys(c, span, g, scaled, &a, &b, may_pack);
+    const float f = span.f;
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     cb_soa_quat zero4 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
     sample s;
     s.t = vec3_acc2(zero3, wa, a.t, wb, b.t);
     s.q = quat_acc2(zero4, wa, a.q, wb, b.q);
-    s.ds = clip_scaled(c) ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
+    s.ds = scaled ? vec3_acc2(zero3, wa, a.ds, wb, b.ds) : zero3;
     return s;
 }
 
@@ -280,8 +321,9 @@ cb_result cb_pose_sample_job_run(const cb_pose_sample_job *job, cb_error *err)
     }
     const struct cb_clip *c = job->clip;
     cb_vf one = cb_vf_set1(1.0f);
+    const key_span span = locate_keys(c, job->time, true);
     for (size_t g = 0; g < c->group_count; ++g) {
-        sample s = sample_group(c, job->time, g, true);
+        sample s = sample_group(c, span, g, true);
         cb_soa_xform x = {s.t,
                           cb_soa_quat_normalize(s.q),
                           {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
@@ -302,11 +344,14 @@ typedef struct accum {
 
 /* Adds one NORMAL entry to the accumulator: w (1 - f) frame_i + w f frame_(i+1), with both
  * rotation weights negated where frame_i's rotation is in the other hemisphere of the sum. */
-CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g, bool may_pack)
+CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, key_span span, size_t g,
+                                bool may_pack)
 {
     const struct cb_clip *c = e->clip;
     cb_key_group a, b;
-    float f = load_keys(c, e->time, g, &a, &b, may_pack);
+    const bool scaled = clip_scaled(c);
+    load_keys(c, span, g, scaled, &a, &b, may_pack);
+    const float f = span.f;
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
     cb_vf wa = cb_vf_sub(w, wb);
@@ -314,7 +359,7 @@ CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, size_t g, b
     cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(a.q, acc->q), cb_vf_zero()),
                               cb_vf_sign_mask(), cb_vf_zero());
     acc->q = quat_acc2(acc->q, cb_vf_xor_sign(wa, flip), a.q, cb_vf_xor_sign(wb, flip), b.q);
-    if (clip_scaled(c)) {
+    if (scaled) {
         acc->ds = vec3_acc2(acc->ds, wa, a.ds, wb, b.ds);
     }
     acc->wsum = cb_vf_add(acc->wsum, w);
@@ -343,10 +388,10 @@ CB_INLINE void rest_fallback(accum *acc, const cb_xform_group *rest, cb_vf thres
 /* pose = nlerp(pose, normalized sample, a) with a = clamp(weight * mask, 0, 1). The pose's
  * rotation arrives unnormalized (one normalization at the very end serves every layer), so it
  * is normalized here to weigh it right, and leaves unnormalized again. */
-CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, size_t g,
-                                      bool may_pack)
+CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, key_span span,
+                                      size_t g, bool may_pack)
 {
-    sample s = sample_group(e->clip, e->time, g, may_pack);
+    sample s = sample_group(e->clip, span, g, may_pack);
     cb_vf a = cb_vf_clamp01(entry_weight(e, g));
     cb_vf ia = cb_vf_sub(cb_vf_set1(1.0f), a);
     cb_vf one = cb_vf_set1(1.0f);
@@ -370,10 +415,10 @@ CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, s
  * nothing, bit for bit: the lerp of two identity frames is exactly the identity ((1 - f) + f
  * rounds to 1 for every f in [0, 1]), every product below is by exactly 0 or 1, and the pose's
  * rotation is still the unnormalized one that the final normalization would have seen. */
-CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, size_t g,
-                                      bool may_pack)
+CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, key_span span,
+                                      size_t g, bool may_pack)
 {
-    sample s = sample_group(e->clip, e->time, g, may_pack);
+    sample s = sample_group(e->clip, span, g, may_pack);
     cb_vf a = entry_weight(e, g);
     cb_vf one = cb_vf_set1(1.0f);
     cb_soa_quat dq = s.q;
@@ -405,12 +450,15 @@ CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *e
 {
     const cb_vf thr = cb_vf_set1(threshold);
     const cb_vf one = cb_vf_set1(1.0f);
+    key_spans ks;
+    key_spans_fill(&ks, entries, count, may_pack);
     for (size_t g = 0; g < s->group_count; ++g) {
         cb_vf z = cb_vf_zero();
         accum acc = {{z, z, z}, {z, z, z, z}, {z, z, z}, z};
         for (size_t k = 0; k < count; ++k) {
             if (entry_active(&entries[k], CB_BLEND_MODE_NORMAL)) {
-                accumulate_entry(&acc, &entries[k], g, may_pack);
+                accumulate_entry(&acc, &entries[k], entry_span(&ks, entries, k, may_pack), g,
+                                 may_pack);
             }
         }
         size_t valid = s->joint_count - g * CB_W;
@@ -427,12 +475,14 @@ CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *e
         if (layers) {
             for (size_t k = 0; k < count; ++k) {
                 if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
-                    x = apply_override(x, &entries[k], g, may_pack);
+                    x = apply_override(x, &entries[k], entry_span(&ks, entries, k, may_pack), g,
+                                       may_pack);
                 }
             }
             for (size_t k = 0; k < count; ++k) {
                 if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
-                    x = apply_additive(x, &entries[k], g, may_pack);
+                    x = apply_additive(x, &entries[k], entry_span(&ks, entries, k, may_pack), g,
+                                       may_pack);
                 }
             }
         }
@@ -482,13 +532,15 @@ void cb_pose_layers_unchecked(const cb_skeleton *skeleton, cb_xform_group *pose,
                               const cb_blend_entry *entries, size_t count)
 {
     const struct cb_skeleton *s = skeleton;
+    key_spans ks;
+    key_spans_fill(&ks, entries, count, true);
     for (size_t g = 0; g < s->group_count; ++g) {
         cb_soa_xform x = cb_soa_xform_load(&pose[g]);
         for (size_t k = 0; k < count; ++k) {
             if (entry_active(&entries[k], CB_BLEND_MODE_OVERRIDE)) {
-                x = apply_override(x, &entries[k], g, true);
+                x = apply_override(x, &entries[k], entry_span(&ks, entries, k, true), g, true);
             } else if (entry_active(&entries[k], CB_BLEND_MODE_ADDITIVE)) {
-                x = apply_additive(x, &entries[k], g, true);
+                x = apply_additive(x, &entries[k], entry_span(&ks, entries, k, true), g, true);
             }
         }
         x.q = cb_soa_quat_normalize(x.q);
