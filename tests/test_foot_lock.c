@@ -723,6 +723,9 @@ static void c_desc_errors(void **state)
         {{"thigh_l", "calf_l", "ball_l", {0}}, NULL, NULL, "a", "a"}};
     const cb_graph_foot_lock_leg out_b[1] = {
         {{"thigh_l", "calf_l", "ball_l", {0}}, NULL, NULL, "b", NULL}};
+    const cb_graph_foot_lock_leg across[2] = {
+        {{"thigh_l", "calf_l", "ball_l", {0}}, NULL, NULL, "a", NULL},
+        {{"thigh_r", "calf_r", "ball_r", {0}}, NULL, NULL, NULL, "a"}};
     struct {
         cb_graph_foot_lock_desc d;
         cb_result want;
@@ -752,6 +755,12 @@ static void c_desc_errors(void **state)
         {{.legs = good, .leg_count = 2, .release_s = -1.0f}, CB_ERR_INVALID_ARGUMENT, "release_s"},
         {{.legs = good, .leg_count = 2, .soften = 1.5f}, CB_ERR_INVALID_ARGUMENT, "soften"},
         {{.legs = good, .leg_count = 2, .weight = "b"}, CB_ERR_MISMATCH, "'b'"},
+        /* One output per parameter, and none the step reads (found in review: both built). */
+        {{.legs = across, .leg_count = 2}, CB_ERR_DUPLICATE, "legs[0].locked and legs[1].failed"},
+        {{.legs = good, .leg_count = 2, .root_position = {"x", "y", "x"}, .root_yaw = "a"},
+         CB_ERR_DUPLICATE,
+         "root_yaw"},
+        {{.legs = good, .leg_count = 2, .weight = "a"}, CB_ERR_DUPLICATE, "weight"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
         cb_graph_builder *b = NULL;

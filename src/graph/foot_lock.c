@@ -95,9 +95,6 @@ static cb_result lock_leg(cb_graph_builder *b, const cb_graph_foot_lock_desc *d,
     if (r == CB_OK) {
         r = output_param(b, leg.failed, what, &g->lock.failed[l], err);
     }
-    if (r == CB_OK && g->lock.locked[l] != GNONE && g->lock.locked[l] == g->lock.failed[l]) {
-        r = cb_error_set(err, CB_ERR_DUPLICATE, "%s: locked and failed name one parameter", what);
-    }
     memcpy(&g->joints[3 * l], chain.joints, sizeof chain.joints[0] * 3);
     memcpy(g->leg_axes[l], chain.mid_axis, sizeof g->leg_axes[l]);
     return r;
@@ -124,6 +121,45 @@ static cb_result lock_root(cb_graph_builder *b, const cb_graph_foot_lock_desc *d
         r = cb_graph_builder_float(b, d->root_position[k], what, &g->lock.root[k], err);
     }
     return r == CB_OK ? cb_graph_builder_float(b, d->root_yaw, what, &g->lock.yaw, err) : r;
+}
+
+/* Every output (locked, failed) of the step names its own parameter, and none that the step
+ * reads (the root placement, the weight): the step writes them after reading its inputs, so a
+ * shared one would hold the last leg's flag, or the step would read its own output a frame
+ * late instead of the host's value. */
+static cb_result check_outputs(const gik *g, uint32_t leg_count, cb_error *err)
+{
+    uint32_t outputs[2 * CB_GRAPH_FOOT_LOCK_MAX_LEGS], n = 0;
+    for (uint32_t l = 0; l < leg_count; ++l) {
+        outputs[n++] = g->lock.locked[l];
+        outputs[n++] = g->lock.failed[l];
+    }
+    const uint32_t inputs[5] = {g->lock.root[0], g->lock.root[1], g->lock.root[2], g->lock.yaw,
+                                g->weight};
+    for (uint32_t k = 0; k < n; ++k) {
+        if (outputs[k] == GNONE) {
+            continue;
+        }
+        for (uint32_t m = k + 1; m < n; ++m) {
+            if (outputs[m] == outputs[k]) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "foot lock: legs[%u].%s and legs[%u].%s name one parameter",
+                                    k / 2, k % 2 ? "failed" : "locked", m / 2,
+                                    m % 2 ? "failed" : "locked");
+            }
+        }
+        for (int i = 0; i < 5; ++i) {
+            if (inputs[i] == outputs[k]) {
+                return cb_error_set(err, CB_ERR_DUPLICATE,
+                                    "foot lock: legs[%u].%s names a parameter the step reads (%s)",
+                                    k / 2, k % 2 ? "failed" : "locked",
+                                    i < 3    ? "root_position"
+                                    : i == 3 ? "root_yaw"
+                                             : "weight");
+            }
+        }
+    }
+    return CB_OK;
 }
 
 /* The lock legs of the steps added before this one. */
@@ -170,6 +206,9 @@ cb_result cb_graph_add_foot_lock(cb_graph_builder *b, const cb_graph_foot_lock_d
     }
     if (r == CB_OK) {
         r = cb_graph_builder_number(b, d.weight, what, &g.weight, err);
+    }
+    if (r == CB_OK) {
+        r = check_outputs(&g, d.leg_count, err);
     }
     if (r == CB_OK) {
         r = cb_graph_builder_push_ik(b, &g, what, err);
