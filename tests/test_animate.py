@@ -391,6 +391,7 @@ FOX = os.path.join(os.path.dirname(DATA), "packs", "fox.cbpack")
 FOX_FEET = "b_LeftFoot02_018,b_RightFoot02_022"  # the import's --detect-foot-plants joints
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(DATA)))
 FOX_WARP_GRAPH = os.path.join(ROOT, "examples", "graphs", "fox", "locomotion_rate_warp.json")
+FOX_LOCK_GRAPH = os.path.join(ROOT, "examples", "graphs", "fox", "locomotion_follow.json")
 CESIUM = os.path.join(os.path.dirname(DATA), "packs", "cesium_man.cbpack")
 CESIUM_GRAPH = os.path.join(ROOT, "examples", "graphs", "cesium_man", "walk.json")
 cut = os.path.join(DATA, "fzj_bottleneck_cut.csv")
@@ -466,17 +467,25 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write("time,id,x,y\n")
         for k in range(101):
             f.write(f"{k * 0.08:g},1,{0.7 * k * 0.08:g},0\n")
-    skate = {}
-    for graph in ("locomotion", FOX_WARP_GRAPH):
+    skate, locks = {}, {}
+    for graph in ("locomotion", FOX_WARP_GRAPH, FOX_LOCK_GRAPH):
         proc = run(straight, "--pack", FOX, "--graph", graph, "--json")
         try:
-            skate[graph] = json.loads(proc.stdout)["files"][0]["skate"]["mean"]
+            d = json.loads(proc.stdout)["files"][0]
+            skate[graph], locks[graph] = d["skate"]["mean"], (d["lock"], d["locks"])
         except (ValueError, KeyError, IndexError, TypeError) as e:
-            skate[graph] = math.nan
+            skate[graph], locks[graph] = math.nan, None
             check(False, f"fox {graph}: JSON ({e}; {proc.stderr.strip()[-300:]})")
     check(skate[FOX_WARP_GRAPH] < 0.6 * skate["locomotion"],
           f"fox at 0.7 m/s: rate_warp cuts the skate ({skate['locomotion']} -> "
           f"{skate[FOX_WARP_GRAPH]} cm/s)")
+    # The same warp with the foot_lock step on the hind legs, driven by the host's root
+    # placement parameters: the paws stay down (measured 23.79 -> 0.006 cm/s; required
+    # below 0.1 x), and the host switched the lock on and counted the plants it locked.
+    lock_on, lock_count = locks.get(FOX_LOCK_GRAPH) or (False, 0)
+    check(lock_on and lock_count > 0 and skate[FOX_LOCK_GRAPH] < 0.1 * skate[FOX_WARP_GRAPH],
+          f"fox at 0.7 m/s: foot_lock pins the paws ({skate[FOX_WARP_GRAPH]} -> "
+          f"{skate[FOX_LOCK_GRAPH]} cm/s, lock {lock_on}, {lock_count} locks)")
 
     # Bad packs: the loader's message, exit 1, no output file.
     truncated = os.path.join(tmp, "truncated.cbpack")
