@@ -6,7 +6,7 @@
  *   follow_frame_w2/10000/64     the same crowd and velocities without the follower: the W2
  *                                frame it sits beside (the difference is what following costs);
  *   follow_features/10000/M      cb_follow_update alone on a crowd of the example graph
- *                                locomotion_follow (17 clips, two foot IK steps), M: 0 no
+ *                                locomotion_follow (17 clips, a foot_lock step), M: 0 no
  *                                feature, 1 playback-rate warping, 2 foot locking, 3 both;
  *                                + 4 the heading's turn limited to 0.25 rad/s (the agents
  *                                turn at 0.2-0.6 rad/s and start facing +Z, so headings lag
@@ -16,8 +16,8 @@
  *                                + 16 stride warping (with warping; 3 of the 7 speeds are
  *                                beyond 1.35 x 1.4 m/s; counter "strided": the share of
  *                                characters with a stride scale above 1 at the end);
- *   follow_features_frame/10000/M  the same with cb_crowd_update: the whole frame, the IK
- *                                steps that locked feet switch on included. M 13: warping
+ *   follow_features_frame/10000/M  the same with cb_crowd_update: the whole frame, the
+ *                                foot_lock step's IK on locked feet included. M 13: warping
  *                                and orientation warping (with the turn limit), 31: all.
  * The worlds are follow_world.c's, which follow_probe.c (callgrind counts) runs too.
  * One thread. The agents' motion (positions and velocities changing every frame) is computed

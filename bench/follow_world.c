@@ -135,10 +135,10 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode)
         fd.warp = (cb_follow_warp){.rate_param = "rate", .gait_speed_mps = 1.4f};
     }
     if (mode & 2) {
-        fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
-                                                    {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"}};
-        /* slot_clips NULL: the clips the graph's clip nodes play. */
+        /* The graph's foot_lock step locks; the follower gives it the roots. */
+        fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                   .locked_param = {"locked_l", "locked_r"},
+                                   .failed_param = {"failed_l", "failed_r"}};
     }
     if (mode & 4) {
         fd.max_turn_rps = 0.25f;

@@ -1,12 +1,11 @@
 /* lock_probe: what foot locking costs per character-frame, for callgrind (issue 12):
  *
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=measured \
- *       lock_probe MODE CHARACTERS FRAMES FOLLOW_GRAPH LOCK_GRAPH
+ *       lock_probe MODE CHARACTERS FRAMES GRAPH
  *
- * MODE 0: the follower on FOLLOW_GRAPH (examples/graphs/locomotion_follow.json) with
- * playback-rate warping and no lock; 1: the same with the follower's own lock (its IK-target
- * form); 2: LOCK_GRAPH (tests/data/graphs/locomotion_follow_lock.json, the graph's foot_lock
- * step) driven by the follower's graph-step form. CHARACTERS agents walk at 0.6-1.8 m/s turning
+ * MODE 0: the follower on GRAPH (examples/graphs/locomotion_follow.json) with playback-rate
+ * warping and no lock; 1: the same with the graph's foot_lock step driven by the follower's
+ * lock (cb_follow_lock.root_param). CHARACTERS agents walk at 0.6-1.8 m/s turning
  * at 0.1-0.5 rad/s; 60 frames run first (feet lock and release as in a running crowd), then
  * FRAMES frames inside measured(), whose instructions divided by CHARACTERS x FRAMES are the
  * cost per character-frame (docs/trajectories.md, "Foot locking as a graph step"). Prints the
@@ -56,11 +55,6 @@ __attribute__((noinline)) void measured(probe *p, uint32_t from, uint32_t frames
 static cb_follow_lock lock_of(int mode)
 {
     if (mode == 1) {
-        return (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
-                                                 {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                .weight_param = {"foot_l_w", "foot_r_w"}};
-    }
-    if (mode == 2) {
         return (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
                                 .locked_param = {"locked_l", "locked_r"},
                                 .failed_param = {"failed_l", "failed_r"}};
@@ -70,8 +64,8 @@ static cb_follow_lock lock_of(int mode)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: lock_probe MODE CHARACTERS FRAMES FOLLOW_GRAPH LOCK_GRAPH\n");
+    if (argc != 5) {
+        fprintf(stderr, "usage: lock_probe MODE CHARACTERS FRAMES GRAPH\n");
         return 2;
     }
     int mode = atoi(argv[1]);
@@ -80,7 +74,7 @@ int main(int argc, char **argv)
     cb_embedded *set = NULL;
     cb_graph *graph = NULL;
     cb_error err = {0};
-    if (mode < 0 || mode > 2 || p.n == 0 || cb_embedded_create(NULL, &set, &err) != CB_OK) {
+    if (mode < 0 || mode > 1 || p.n == 0 || cb_embedded_create(NULL, &set, &err) != CB_OK) {
         fprintf(stderr, "lock_probe: bad arguments %s\n", err.message);
         return 2;
     }
@@ -106,7 +100,7 @@ int main(int argc, char **argv)
     p.vel = calloc(3 * (size_t)p.n, sizeof(float));
     int rc = 1;
     if (p.pos == NULL || p.vel == NULL ||
-        cb_graph_load_json_file(argv[mode == 2 ? 5 : 4], &jd, &graph, &err) != CB_OK ||
+        cb_graph_load_json_file(argv[4], &jd, &graph, &err) != CB_OK ||
         (graphs[0] = graph, cb_crowd_create(&cd, &p.crowd, &err)) != CB_OK ||
         (fd.crowd = p.crowd, cb_follow_create(&fd, &p.follow, &err)) != CB_OK) {
         fprintf(stderr, "lock_probe: %s\n", err.message);

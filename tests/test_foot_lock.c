@@ -564,7 +564,7 @@ static void threads_and_batches(void **state)
 
 /* ---- the follower drives the step ------------------------------------------------------- */
 
-/* cb_follow_lock's graph-step form: the follower writes the roots' placement, the step locks;
+/* cb_follow_lock: the follower writes the roots' placement, the step locks;
  * the follower's feet and stats mirror the step's outputs, and a locked foot holds in the world
  * the follower places the character in (cb_follow_root_matrix x model matrix). */
 static void follower_drives_step(void **state)

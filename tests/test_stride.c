@@ -778,9 +778,9 @@ static void gait_init(gait *g, bool stride, bool lock)
                                        .direction_param = {"stride_x", "stride_z"}};
     }
     if (lock) {
-        fd.lock = (cb_follow_lock){.target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
-                                                    {"foot_r_x", "foot_r_y", "foot_r_z"}},
-                                   .weight_param = {"foot_l_w", "foot_r_w"}};
+        fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                   .locked_param = {"locked_l", "locked_r"},
+                                   .failed_param = {"failed_l", "failed_r"}};
     }
     CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
     cb_character ch;

@@ -85,62 +85,34 @@ typedef struct cb_follow_warp {
 enum { CB_FOLLOW_FEET = 2 };
 
 /**
- * FOOT LOCKING: while the clips say a foot is planted (the clip slots whose markers
- * "foot_plant_l/r" .. "foot_lift_l/r" hold the foot down carry at least half the blend weight,
- * the rule of cb_follow_clip_feet_down), the foot's joint stays where it was in the world when
- * the plant began: every update the follower converts that world point into the character's
- * model space (the new root) and writes it into the target parameters of the graph's two-bone
- * IK step for that leg, with weight 1. When the clips lift the foot the weight falls to 0 over
- * release_s (a smoothstep), the target held, so the leg returns to the animation without a
- * jump. The decisions use the crowd's outputs of the previous update (clip times, weights, the
- * joint's world position), read at the start of cb_follow_update; the clips' times at the end
- * of the coming update are predicted from the last update's advance, so a lock starts on the
- * frame of its plant marker and releases on the frame of its lift marker. A lock the leg cannot
- * hold (the joint ended more than max_error_m from the target: beyond the leg's reach or in its
- * soft zone) is a reach failure: counted once per plant (cb_follow_stats, the foot's `failed`),
- * and the locked point moves to where the leg got, so the foot slides only as far as the leg
- * falls short, and holds again from there. Needs the crowd's model matrices in
- * CB_MATRIX_LAYOUT_MAT4 (not skinning_only: cb_crowd_matrix_layout()) and desc.keep_weights.
+ * FOOT LOCKING: the graph's foot_lock step (crowdblend/graph.h cb_graph_foot_lock_desc,
+ * docs/graph.md "Foot locking") locks the feet, from this frame's clip times and weights: while
+ * the clips say a foot is planted (the rule of cb_follow_clip_feet_down), its joint stays where
+ * it was in the world when the plant began, through the step's own two-bone IK, and a lock the
+ * leg cannot hold moves to where the leg got (a reach failure). The follower drives it: every
+ * update it writes each root's placement (world x, y, z and yaw, exactly cb_follow_roots()) into
+ * the four float parameters root_param, which the step names as root_position and root_yaw; and
+ * it reads the step's outputs locked_param and failed_param (each leg's `locked` and `failed`,
+ * left foot first) back at the next update, for cb_follow_feet() (lock: the joint's world
+ * position when the lock began or last moved; weight: 1 while locked, then falling over
+ * release_s, which should be the step's) and the stats (locks and reach_failures count the
+ * outputs' rises). All eight must be float parameters. Needs the crowd's model matrices in
+ * CB_MATRIX_LAYOUT_MAT4 (not skinning_only: cb_crowd_matrix_layout()).
  */
 typedef struct cb_follow_lock {
-    /** Float parameters of each foot's IK target (model space x, y, z). */
-    const char *target_param[CB_FOLLOW_FEET][3];
-    /** Float parameter of each foot's IK weight. NULL (left): no foot locking. */
-    const char *weight_param[CB_FOLLOW_FEET];
-    /** The locked joint of each foot, the IK step's end joint. Default "ball_l", "ball_r". */
-    const char *joint[CB_FOLLOW_FEET];
-    /** The clips whose foot markers say when each clip slot plants (cb_crowd_clip_times
-     *  order; a NULL entry: a slot that never plants), slot_count = cb_graph_clip_count() of
-     *  the kind's graph, at most CB_FOLLOW_MAX_SLOTS. NULL (default): the clips the graph's
-     *  clip nodes play (cb_graph_clip), slot_count ignored. */
-    const cb_clip *const *slot_clips;
-    uint32_t slot_count;
-    /** Seconds over which a released lock fades out, >= 0. Default 0.15. */
-    float release_s;
-    /** Distance from the target beyond which a lock counts as failed, m. Default 0.01. */
-    float max_error_m;
-    /**
-     * THE GRAPH-STEP FORM (root_param[0] set; then target_param, weight_param and slot_clips
-     * are not used, and the crowd need not keep its weights): the graph's foot_lock step
-     * (crowdblend/graph.h cb_graph_foot_lock_desc) locks the feet, from this frame's clip times
-     * and weights rather than predicted ones, and the follower drives it: every update it
-     * writes each root's placement (world x, y, z and yaw, exactly cb_follow_roots()) into the
-     * four float parameters root_param, which the step names as root_position and root_yaw; and
-     * it reads the step's outputs locked_param and failed_param (each leg's `locked` and
-     * `failed`, left foot first) back at the next update, for cb_follow_feet() (lock: the
-     * joint's world position when the lock began or last moved; weight: 1 while locked,
-     * then falling over release_s, which should be the step's) and the stats (locks and
-     * reach_failures count the outputs' rises). All eight must be float parameters.
-     */
+    /** The root placement parameters (x, y, z, yaw). NULL (all, with the outputs below): no
+     *  foot locking; required when any lock parameter is named. */
     const char *root_param[4];
+    /** The step's outputs, left foot first. Required with root_param. */
     const char *locked_param[CB_FOLLOW_FEET], *failed_param[CB_FOLLOW_FEET];
+    /** The locked joint of each foot, the step's end joint. Default "ball_l", "ball_r". */
+    const char *joint[CB_FOLLOW_FEET];
+    /** Seconds over which cb_follow_feet()'s weight of a released lock fades out, >= 0 (the
+     *  step's release_s). Default 0.15. */
+    float release_s;
 } cb_follow_lock;
 
-/** Most clip slots of a kind with foot locking. */
-#define CB_FOLLOW_MAX_SLOTS 256
-
 #define CB_FOLLOW_DEFAULT_RELEASE_S 0.15f
-#define CB_FOLLOW_DEFAULT_MAX_ERROR_M 0.01f
 
 /**
  * ORIENTATION WARPING (Lyra's, after Unreal's Orientation Warping node): while the heading and
@@ -190,7 +162,7 @@ typedef struct cb_follow_orient {
  * rises continuously from 1 as s crosses it. With the rate limit the root speed still matches: the
  * velocity is divided by the k written. Needs warp.
  *
- * With foot locking: the graph's stride_warp step runs before the lock's two-bone IK steps.
+ * With foot locking: the graph's stride_warp step runs before the foot_lock step.
  * While a foot is locked the lock decides where it is (a world point); the stride warp moves
  * where the swinging foot goes, so the point the lock takes at the plant is the stride-warped
  * landing, which the root then passes at the commanded speed.
@@ -241,7 +213,7 @@ typedef struct cb_follow_desc {
     float max_turn_rps;
     /** Playback-rate warping (below); off unless warp.rate_param is set. */
     cb_follow_warp warp;
-    /** Foot locking (above); off unless lock.weight_param[0] or lock.root_param[0] is set. */
+    /** Foot locking (above); off unless lock.root_param is set. */
     cb_follow_lock lock;
     /** Orientation warping (above); off unless orient.angle_param is set. */
     cb_follow_orient orient;
@@ -302,7 +274,7 @@ CB_API uint32_t cb_follow_count(const cb_follow *follow);
  * Character i (dense index) reads 3 floats at (const char *)positions + i * stride_bytes and
  * 3 at (const char *)velocities + i * stride_bytes: world X, Y, Z (+Y up), metres and m/s.
  * With warping, it also writes the rate; with foot locking, it first reads the crowd's outputs
- * of the previous update (call it once per cb_crowd_update) and then writes the IK targets.
+ * of the previous update (call it once per cb_crowd_update) and then writes the root placement.
  * @param stride_bytes  bytes between characters; 0 means 3 floats (packed)
  * @param dt_s  the time the coming cb_crowd_update advances, s, >= 0 (the lock's release)
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (positions or velocities with characters to place),
@@ -333,7 +305,7 @@ CB_API const cb_follow_root *cb_follow_roots(const cb_follow *follow);
 /** A foot of a character, after cb_follow_update(). */
 typedef struct cb_follow_foot {
     float lock[3]; /**< the locked world position (while weight > 0) */
-    float weight;  /**< the IK weight written */
+    float weight;  /**< 1 while locked, falling over release_s after (the step's IK weight) */
     bool locked;   /**< held (weight 1), not releasing */
     bool failed;   /**< the leg fell short of the lock during this plant (reach failure) */
 } cb_follow_foot;

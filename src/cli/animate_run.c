@@ -355,8 +355,7 @@ static char *graph_text(const char *name, size_t *length)
     return t;
 }
 
-/* Which clip each clip slot of the graph plays (measure's slots; the follower's lock asks the
- * graph itself). */
+/* Which clip each clip slot of the graph plays (the skate measurement's slots). */
 static bool map_graph_slots(run *r)
 {
     r->slot_count = cb_graph_clip_count(r->graph);
@@ -441,8 +440,6 @@ static void enable_features(run *r, cb_follow_desc *fd)
     }
     /* A pack has no known gait clip: no playback-rate warping (docs/trajectories.md). */
     cb_traj_host_features f = {.gait = r->assets->pack == NULL ? r->assets->locomotion[1] : NULL,
-                               .slot_clips = r->slot_clips,
-                               .slot_count = r->slot_count,
                                .no_warp = r->o->no_warp,
                                .no_lock = r->o->no_lock,
                                .min_rate = r->o->min_rate,

@@ -16,20 +16,16 @@ typedef struct warp_state {
     float gait, min_rate, max_rate;
 } warp_state;
 
-/* Foot locking (follow.h): the IK parameters, the locked joints, each slot's foot markers; or,
- * in the graph-step form (step), the root placement parameters and the step's outputs. */
+/* Foot locking (follow.h): the root placement parameters the graph's foot_lock step reads, its
+ * outputs, the locked joints. */
 typedef struct lock_state {
-    bool on, step;
+    bool on;
     uint32_t p_root[4], p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
-    uint32_t p_target[CB_FOLLOW_FEET][3], p_weight[CB_FOLLOW_FEET];
     uint32_t joint[CB_FOLLOW_FEET];
-    uint32_t slot_count;
-    cb_follow_clip_feet *slot_feet; /* slot_count */
-    float release_s, max_error;
+    float release_s;
     cb_follow_foot *feet; /* CB_FOLLOW_FEET per character */
     float *fade;          /* CB_FOLLOW_FEET per character: 1 locked, falling to 0 on release */
-    float *prev_time;     /* slot_count per character: the clip times of the update before */
-    uint8_t *seen;        /* per character: crowd outputs seen, 0, 1 or 2 (= 2 or more) */
+    uint8_t *seen;        /* per character: crowd output seen, 0 or 1 */
 } lock_state;
 
 /* Orientation warping (follow.h): the angle parameter, its limit and rate. */
@@ -102,9 +98,6 @@ cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
     }
     if (d.lock.release_s == 0.0f) {
         d.lock.release_s = CB_FOLLOW_DEFAULT_RELEASE_S;
-    }
-    if (d.lock.max_error_m == 0.0f) {
-        d.lock.max_error_m = CB_FOLLOW_DEFAULT_MAX_ERROR_M;
     }
     return d;
 }
@@ -260,71 +253,8 @@ static cb_result setup_stride(const cb_follow_desc *d, stride_state *t, cb_error
     return r;
 }
 
-/* The lock's parameters, joints and slots, checked and resolved (nothing allocated). */
+/* The lock's parameters and joints (follow.h cb_follow_lock), checked and resolved. */
 static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
-{
-    const cb_follow_lock *x = &d->lock;
-    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
-    static const char *const fields[CB_FOLLOW_FEET] = {"lock (left foot)", "lock (right foot)"};
-    cb_result r = CB_OK;
-    for (int foot = 0; foot < CB_FOLLOW_FEET && r == CB_OK; ++foot) {
-        if (x->weight_param[foot] == NULL || x->target_param[foot][0] == NULL ||
-            x->target_param[foot][1] == NULL || x->target_param[foot][2] == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                                "cb_follow_create: %s: a weight and three target parameters "
-                                "are needed",
-                                fields[foot]);
-        }
-        r = find_float_param(d->crowd, d->kind, x->weight_param[foot], fields[foot],
-                             &k->p_weight[foot], err);
-        for (int c = 0; c < 3 && r == CB_OK; ++c) {
-            r = find_float_param(d->crowd, d->kind, x->target_param[foot][c], fields[foot],
-                                 &k->p_target[foot][c], err);
-        }
-        uint32_t joint = 0;
-        if (r == CB_OK &&
-            cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot], &joint) != CB_OK) {
-            r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: %s: no joint '%s'",
-                             fields[foot], x->joint[foot]);
-        }
-        k->joint[foot] = joint;
-    }
-    if (r != CB_OK) {
-        return r;
-    }
-    size_t stride = 0;
-    uint32_t slots = cb_graph_clip_count(g);
-    if ((x->slot_clips != NULL && x->slot_count != slots) || slots > CB_FOLLOW_MAX_SLOTS) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_follow_create: lock: slot_clips must name the %u clip slots "
-                            "of the graph (got %u; at most %d)",
-                            slots, x->slot_count, CB_FOLLOW_MAX_SLOTS);
-    }
-    if (cb_crowd_matrix_layout(d->crowd) != CB_MATRIX_LAYOUT_MAT4) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_follow_create: lock: the crowd must keep its model matrices as "
-                            "MAT4 (not skinning_only, matrix_layout MAT4)");
-    }
-    if (cb_crowd_weights(d->crowd, d->kind, &stride) == NULL) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_follow_create: lock: the crowd must keep its weights "
-                            "(keep_weights)");
-    }
-    if (!(x->release_s >= 0.0f && x->release_s <= 10.0f) ||
-        !(x->max_error_m > 0.0f && x->max_error_m <= 1.0f)) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_follow_create: lock: need 0 <= release_s (%g) <= 10 and 0 < "
-                            "max_error_m (%g) <= 1",
-                            (double)x->release_s, (double)x->max_error_m);
-    }
-    k->slot_count = slots;
-    k->release_s = x->release_s;
-    k->max_error = x->max_error_m;
-    return CB_OK;
-}
-
-/* The graph-step form's parameters and joints (follow.h cb_follow_lock.root_param). */
-static cb_result resolve_step_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
 {
     const cb_follow_lock *x = &d->lock;
     const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
@@ -345,8 +275,8 @@ static cb_result resolve_step_lock(const cb_follow_desc *d, lock_state *k, cb_er
                     ? find_float_param(d->crowd, d->kind, names[o], "lock.locked_param", out[o],
                                        err)
                     : cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                                   "cb_follow_create: lock: the graph-step form needs both feet's "
-                                   "locked_param and failed_param");
+                                   "cb_follow_create: lock: both feet's locked_param and "
+                                   "failed_param are needed");
         }
         if (r == CB_OK && cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot],
                                                  &k->joint[foot]) != CB_OK) {
@@ -364,57 +294,40 @@ static cb_result resolve_step_lock(const cb_follow_desc *d, lock_state *k, cb_er
                          "cb_follow_create: lock: need 0 <= release_s (%g) <= 10",
                          (double)x->release_s);
     }
-    k->slot_count = 0;
     k->release_s = x->release_s;
-    k->step = true;
     return r;
 }
 
 static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
 {
-    /* + 1: a graph may have no clip slot, and an allocation is never empty */
-    cb_free(a, k->slot_feet, k->slot_count * sizeof *k->slot_feet + 1);
     cb_free(a, k->feet, CB_FOLLOW_FEET * capacity * sizeof *k->feet);
     cb_free(a, k->fade, CB_FOLLOW_FEET * capacity * sizeof *k->fade);
-    cb_free(a, k->prev_time, (size_t)k->slot_count * capacity * sizeof *k->prev_time + 1);
     cb_free(a, k->seen, capacity * sizeof *k->seen);
 }
 
 static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
 {
-    if (d->lock.weight_param[0] == NULL && d->lock.weight_param[1] == NULL &&
-        d->lock.root_param[0] == NULL) {
+    const cb_follow_lock *x = &d->lock;
+    bool named = x->root_param[0] != NULL || x->root_param[1] != NULL || x->root_param[2] != NULL ||
+                 x->root_param[3] != NULL;
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        named = named || x->locked_param[foot] != NULL || x->failed_param[foot] != NULL;
+    }
+    if (!named) {
         return CB_OK;
     }
-    cb_result r =
-        d->lock.root_param[0] != NULL ? resolve_step_lock(d, k, err) : resolve_lock(d, k, err);
+    cb_result r = resolve_lock(d, k, err);
     if (r != CB_OK) {
         return r;
     }
     cb_allocator a = d->allocator;
     uint32_t n = d->capacity;
-    k->slot_feet = cb_alloc_zeroed(&a, k->slot_count * sizeof *k->slot_feet + 1, 64);
     k->feet = cb_alloc_zeroed(&a, CB_FOLLOW_FEET * n * sizeof *k->feet, 64);
     k->fade = cb_alloc_zeroed(&a, CB_FOLLOW_FEET * n * sizeof *k->fade, 64);
-    k->prev_time = cb_alloc_zeroed(&a, (size_t)k->slot_count * n * sizeof *k->prev_time + 1, 64);
     k->seen = cb_alloc_zeroed(&a, n * sizeof *k->seen, 64);
-    if (k->slot_feet == NULL || k->feet == NULL || k->fade == NULL || k->prev_time == NULL ||
-        k->seen == NULL) {
+    if (k->feet == NULL || k->fade == NULL || k->seen == NULL) {
         free_lock(k, n, &a);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: lock state");
-    }
-    const cb_graph *g = cb_crowd_graph(d->crowd, d->kind);
-    for (uint32_t s = 0; s < k->slot_count; ++s) {
-        /* The slot's clip: the desc's, or the one the graph's clip node plays. */
-        const cb_clip *clip =
-            d->lock.slot_clips != NULL ? d->lock.slot_clips[s] : cb_graph_clip(g, s);
-        if (!cb_follow_clip_feet_init(&k->slot_feet[s], clip)) {
-            free_lock(k, n, &a);
-            return cb_error_set(err, CB_ERR_TOO_MANY,
-                                "cb_follow_create: lock: clip '%s' has more than %d foot "
-                                "markers per foot",
-                                cb_clip_name(clip), CB_FOLLOW_MAX_FOOT_MARKERS);
-        }
     }
     k->on = true;
     return CB_OK;
@@ -426,7 +339,7 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
                                       const stride_state *t, const orient_state *o,
                                       const lock_state *k, cb_error *err)
 {
-    uint32_t p[2 + 1 + 3 + 1 + CB_FOLLOW_FEET * 4];
+    uint32_t p[2 + 1 + 3 + 1 + 4];
     const char *what[sizeof p / sizeof p[0]];
     size_t n = 0;
     p[n] = velocity[0], what[n++] = "left_param";
@@ -443,14 +356,8 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
     if (o->on) {
         p[n] = o->p_angle, what[n++] = "orient.angle_param";
     }
-    for (int c = 0; c < 4 && k->on && k->step; ++c) {
+    for (int c = 0; c < 4 && k->on; ++c) {
         p[n] = k->p_root[c], what[n++] = "lock.root_param";
-    }
-    for (int foot = 0; foot < CB_FOLLOW_FEET && k->on && !k->step; ++foot) {
-        p[n] = k->p_weight[foot], what[n++] = "lock.weight_param";
-        for (int c = 0; c < 3; ++c) {
-            p[n] = k->p_target[foot][c], what[n++] = "lock.target_param";
-        }
     }
     for (size_t a = 0; a < n; ++a) {
         for (size_t b = 0; b < a; ++b) {
@@ -626,9 +533,6 @@ cb_result cb_follow_remove(cb_follow *f, cb_character character)
                 f->lock.fade[CB_FOLLOW_FEET * last + foot];
         }
         f->lock.seen[dense] = f->lock.seen[last];
-        memcpy(&f->lock.prev_time[(size_t)dense * f->lock.slot_count],
-               &f->lock.prev_time[(size_t)last * f->lock.slot_count],
-               f->lock.slot_count * sizeof *f->lock.prev_time);
     }
     return CB_OK;
 }
@@ -689,122 +593,26 @@ static void yaw_sin_cos(const cb_follow_root *root, float *s, float *c)
     *c = ch * ch - sh * sh;
 }
 
-/* The crowd's columns foot locking reads and writes, fetched once per update. */
+/* The crowd's columns foot locking reads and writes, fetched once per update: the root
+ * placement the foot_lock step reads, and its outputs. */
 typedef struct lock_frame {
-    const float *times[CB_FOLLOW_MAX_SLOTS]; /* per slot: clip times by dense index */
-    const float *weights;                    /* slot s of character i at [s * stride + i] */
-    size_t stride;
-    float *weight_col[CB_FOLLOW_FEET], *target_col[CB_FOLLOW_FEET][3];
-    float *root_col[4];                                                   /* the graph-step form: */
-    const float *locked_col[CB_FOLLOW_FEET], *failed_col[CB_FOLLOW_FEET]; /* its outputs */
+    float *root_col[4];
+    const float *locked_col[CB_FOLLOW_FEET], *failed_col[CB_FOLLOW_FEET];
 } lock_frame;
 
 static void lock_frame_init(const cb_follow *f, lock_frame *lf)
 {
     const lock_state *k = &f->lock;
-    if (k->step) {
-        for (int c = 0; c < 4; ++c) {
-            lf->root_col[c] = cb_crowd_param_column(f->crowd, f->kind, k->p_root[c]);
-        }
-        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-            lf->locked_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_locked[foot]);
-            lf->failed_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_failed[foot]);
-        }
-        return;
+    for (int c = 0; c < 4; ++c) {
+        lf->root_col[c] = cb_crowd_param_column(f->crowd, f->kind, k->p_root[c]);
     }
-    for (uint32_t s = 0; s < k->slot_count; ++s) {
-        lf->times[s] = cb_crowd_clip_times(f->crowd, f->kind, s);
-    }
-    lf->weights = cb_crowd_weights(f->crowd, f->kind, &lf->stride);
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-        lf->weight_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_weight[foot]);
-        for (int a = 0; a < 3; ++a) {
-            lf->target_col[foot][a] =
-                cb_crowd_param_column(f->crowd, f->kind, k->p_target[foot][a]);
-        }
+        lf->locked_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_locked[foot]);
+        lf->failed_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_failed[foot]);
     }
 }
 
-/* The planting weight of each foot: the blend weights of the slots whose clips hold it down
- * at their times predicted for the end of the coming update, from the last update's advance
- * (a plant is then locked on the frame it happens, not one later, and a lift released before
- * the animation raises the foot). The times are kept for the next prediction. */
-static void planting_weights(cb_follow *f, const lock_frame *lf, uint32_t i,
-                             float sum[CB_FOLLOW_FEET])
-{
-    lock_state *k = &f->lock;
-    float *prev = &k->prev_time[(size_t)i * k->slot_count];
-    bool steady = k->seen[i] >= 2; /* prev holds the times of the update before */
-    sum[0] = sum[1] = 0.0f;
-    for (uint32_t s = 0; s < k->slot_count; ++s) {
-        float t = lf->times[s][i], w = lf->weights[s * lf->stride + i];
-        float advance = steady ? t - prev[s] : 0.0f;
-        prev[s] = t;
-        if (!(w > 0.0f)) {
-            continue;
-        }
-        advance = advance < 0.0f ? advance + 1.0f : advance; /* the clip wrapped */
-        advance = advance < 0.5f ? advance : 0.0f;           /* a jump (a restart): none */
-        float next = t + advance;
-        next = next >= 1.0f ? next - 1.0f : next;
-        for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-            const cb_follow_clip_feet *cf = &k->slot_feet[s];
-            if (cf->count[foot] != 0 && cb_follow_clip_feet_down(cf, foot, next)) {
-                sum[foot] += w;
-            }
-        }
-    }
-}
-
-/* Reads character i's last crowd output (its root then was `root`): checks the held locks,
- * locks the feet the clips now plant, releases the ones they lift. */
-static void observe_feet(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
-                         float dt)
-{
-    lock_state *k = &f->lock;
-    const float *m = cb_crowd_matrices(f->crowd, f->kind, i);
-    float s, c;
-    yaw_sin_cos(root, &s, &c);
-    float planting[CB_FOLLOW_FEET];
-    planting_weights(f, lf, i, planting);
-    k->seen[i] = k->seen[i] < 2 ? k->seen[i] + 1 : 2;
-    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-        cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
-        float *fade = &k->fade[CB_FOLLOW_FEET * i + foot];
-        const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
-        float p[3] = {root->position[0] + c * t[0] + s * t[2], root->position[1] + t[1],
-                      root->position[2] - s * t[0] + c * t[2]};
-        if (ft->locked) {
-            float dx = p[0] - ft->lock[0], dy = p[1] - ft->lock[1], dz = p[2] - ft->lock[2];
-            if (dx * dx + dy * dy + dz * dz > k->max_error * k->max_error) {
-                /* Out of reach: the lock moves to where the leg got, so the foot slides only
-                 * as far as the leg falls short (the animation's own slide is usually more). */
-                f->stats.reach_failures += !ft->failed;
-                ft->failed = true;
-                memcpy(ft->lock, p, sizeof ft->lock);
-            }
-        }
-        bool planted = planting[foot] >= CB_FOLLOW_PLANT_WEIGHT;
-        if (!planted) {
-            ft->locked = false;
-            ft->failed = false;
-        } else if (!ft->locked) {
-            /* Where the foot is now, partly released or not: the lock starts without a jump. */
-            ft->locked = true;
-            memcpy(ft->lock, p, sizeof ft->lock);
-            f->stats.locks++;
-        }
-        if (ft->locked) {
-            *fade = 1.0f;
-        } else {
-            *fade = k->release_s > 0.0f ? *fade - dt / k->release_s : 0.0f;
-            *fade = *fade > 0.0f ? *fade : 0.0f;
-        }
-        ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* smoothstep: no kink */
-    }
-}
-
-/* The graph-step form: character i's feet as the foot_lock step left them in the last update
+/* Character i's feet as the foot_lock step left them in the last update
  * (its root then was `root`): the outputs' rises counted, the world points noted. */
 static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
                          float dt)
@@ -835,26 +643,6 @@ static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const c
             *fade = *fade > 0.0f ? *fade : 0.0f;
         }
         ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* the step's smoothstep */
-    }
-}
-
-/* Character i's IK targets: the locked world points in its new model space. */
-static void write_lock_targets(cb_follow *f, const lock_frame *lf, uint32_t i,
-                               const cb_follow_root *root)
-{
-    lock_state *k = &f->lock;
-    float s, c;
-    yaw_sin_cos(root, &s, &c);
-    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-        const cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
-        float d[3] = {ft->lock[0] - root->position[0], ft->lock[1] - root->position[1],
-                      ft->lock[2] - root->position[2]};
-        /* The inverse of the root's turn: model +X is (c, 0, -s), forward (s, 0, c). */
-        float target[3] = {c * d[0] - s * d[2], d[1], s * d[0] + c * d[2]};
-        lf->weight_col[foot][i] = ft->weight;
-        for (int a = 0; a < 3 && ft->weight > 0.0f; ++a) {
-            lf->target_col[foot][a][i] = target[a];
-        }
     }
 }
 
@@ -937,7 +725,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     float *scale = st->on ? cb_crowd_param_column(f->crowd, f->kind, st->p_scale) : NULL;
     float *dir_left = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[0]) : NULL;
     float *dir_forward = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[1]) : NULL;
-    lock_frame lf = {.weights = NULL}; /* filled when locking */
+    lock_frame lf = {.root_col = {NULL}}; /* filled when locking */
     if (f->lock.on) {
         lock_frame_init(f, &lf);
     }
@@ -945,12 +733,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
         cb_follow_root *root = &f->roots[i];
         if (f->lock.on && f->lock.seen[i] != 0) {
-            /* the root still is the last update's */
-            if (f->lock.step) {
-                observe_step(f, &lf, i, root, dt_s);
-            } else {
-                observe_feet(f, &lf, i, root, dt_s);
-            }
+            observe_step(f, &lf, i, root, dt_s); /* the root still is the last update's */
         }
         float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
         if (f->max_turn > 0.0f) {
@@ -995,16 +778,12 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         }
         left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;
-        if (f->lock.step) {
+        if (f->lock.on) {
             for (int a = 0; a < 3; ++a) {
                 lf.root_col[a][i] = root->position[a];
             }
             lf.root_col[3][i] = root->yaw;
-        } else if (f->lock.on) {
-            write_lock_targets(f, &lf, i, root);
-        }
-        if (f->lock.on) {
-            f->lock.seen[i] = f->lock.seen[i] == 0 ? 1 : f->lock.seen[i];
+            f->lock.seen[i] = 1;
         }
     }
     return CB_OK;

@@ -62,8 +62,7 @@ bool cb_serve_traj_attach(cb_serve_traj *s, cb_crowd *crowd, const cb_clip *gait
     cb_traj_host *host = make_host(s->traj, s->rate_hz, &err);
     cb_follow_desc fd = {.crowd = crowd, .capacity = s->plan.max_concurrent};
     bool warp = false, lock = false;
-    /* Foot locking, where the graph has its parameters, reads each slot's markers from the
-     * clips the graph's own clip nodes play (slot_clips NULL: cb_graph_clip). */
+    /* Foot locking where the graph has a foot_lock step with its parameters. */
     cb_traj_host_features f = {.gait = gait};
     cb_traj_host_enable_features(cb_crowd_graph(crowd, 0), &f, &fd, &warp, &lock);
     if (host == NULL || cb_traj_host_follow(host, &fd, &err) != CB_OK) {

@@ -184,19 +184,9 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
     if (f->orient_rad > 0.0f && cb_graph_find_param(graph, "warp", &index) == CB_OK) {
         fd->orient = (cb_follow_orient){.angle_param = "warp", .max_angle_rad = f->orient_rad};
     }
-    if (!f->no_lock && cb_graph_find_param(graph, "foot_l_w", &index) == CB_OK) {
-        fd->lock = (cb_follow_lock){
-            .target_param = {{"foot_l_x", "foot_l_y", "foot_l_z"},
-                             {"foot_r_x", "foot_r_y", "foot_r_z"}},
-            .weight_param = {"foot_l_w", "foot_r_w"},
-            .slot_clips = f->slot_clips,
-            .slot_count = f->slot_count,
-        };
-        *lock = true;
-    }
-    /* The graph-step form (graph.h foot_lock, follow.h cb_follow_lock.root_param): the graph's
-     * foot_lock step reads the root from these parameters and reports through these. */
-    if (!f->no_lock && !*lock && cb_graph_find_param(graph, "root_yaw", &index) == CB_OK) {
+    /* Foot locking (graph.h foot_lock, follow.h cb_follow_lock): the graph's foot_lock step
+     * reads the root from these parameters and reports through these. */
+    if (!f->no_lock && cb_graph_find_param(graph, "root_yaw", &index) == CB_OK) {
         fd->lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
                                     .locked_param = {"locked_l", "locked_r"},
                                     .failed_param = {"failed_l", "failed_r"}};

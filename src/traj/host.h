@@ -64,13 +64,12 @@ void cb_traj_host_agent_frames(const cb_traj_host *host, uint32_t agent, int64_t
 
 /* Which follow features a graph gets (docs/trajectories.md): playback-rate warping when it has
  * a float "rate" parameter (the gait's root speed at rate 1 is the gait clip's), foot locking
- * when it has "foot_l_w" (with "foot_r_w" and the targets "foot_l_x" ... "foot_r_z"),
+ * when it has "root_yaw" (with "root_x", "root_y", "root_z", which its foot_lock step reads,
+ * and the step's outputs "locked_l", "locked_r", "failed_l", "failed_r"),
  * orientation warping when asked for and it has "warp", stride warping when asked for, with
  * warping, and it has "stride". */
 typedef struct cb_traj_host_features {
-    const cb_clip *gait;              /* the walk (the embedded walk_f); NULL: no warping */
-    const cb_clip *const *slot_clips; /* per clip slot; NULL: the graph's own (cb_graph_clip) */
-    uint32_t slot_count;
+    const cb_clip *gait;      /* the walk (the embedded walk_f); NULL: no warping */
     bool no_warp, no_lock;    /* turned off even where the graph has the parameters */
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
     float orient_rad;         /* orientation warping's limit where the graph has a float "warp"
