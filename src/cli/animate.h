@@ -24,7 +24,7 @@ typedef struct cb_animate_options {
     float stand_speed;  /* the follow path's speeds (0: its defaults) */
     float follow_speed;
     /* The follow path's features, used when the graph has their parameters (a "rate"
-     * parameter: playback-rate warping; "foot_l_w" and the like: foot locking,
+     * parameter: playback-rate warping; "root_yaw" and the like: foot locking,
      * examples/graphs/locomotion_follow.json) unless turned off. */
     bool no_warp, no_lock;
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
