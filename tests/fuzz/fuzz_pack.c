@@ -15,6 +15,36 @@
 #include <xxhash.h>
 
 #include "crowdblend/crowdblend.h"
+#include "io/pack_format.h"
+
+/* Whether the saved pack `out` raised the version of a section of the input `in` (same size,
+ * so the same table): a section of an older version the reader still accepts (a raw clip in a
+ * version 1 CLIP section) is written in the current one, and nothing else may change. */
+static bool only_section_versions_raised(const uint8_t *in, const uint8_t *out, size_t size)
+{
+    uint32_t count = cb_le_u32(in + CB_PACK_HEADER_BYTES);
+    size_t table = CB_PACK_HEADER_BYTES + CB_PACK_TABLE_HEAD_BYTES;
+    bool raised = false;
+    for (size_t i = 0; i < size; ++i) {
+        bool checksum = i >= 24 && i < CB_PACK_HEADER_BYTES; /* follows from the rest */
+        bool version_field = false;
+        if (i >= table && (i - table) / CB_PACK_ENTRY_BYTES < count) {
+            size_t at = (i - table) % CB_PACK_ENTRY_BYTES;
+            version_field = at >= 4 && at < 8;
+            if (at == 4) {
+                uint32_t a = cb_le_u32(in + i), b = cb_le_u32(out + i);
+                if (b < a) {
+                    return false;
+                }
+                raised |= b > a;
+            }
+        }
+        if (!checksum && !version_field && in[i] != out[i]) {
+            return false;
+        }
+    }
+    return raised;
+}
 
 static void check_load(const uint8_t *data, size_t size);
 
@@ -61,7 +91,7 @@ static void check_load(const uint8_t *data, size_t size)
     }
     uint8_t *out = malloc(size);
     if (out == NULL || cb_pack_save_memory(&d, out, size, &out_size, &err) != CB_OK ||
-        memcmp(out, data, size) != 0) {
+        (memcmp(out, data, size) != 0 && !only_section_versions_raised(data, out, size))) {
         fprintf(stderr, "contract: save(load(p)) differs from p\n");
         abort();
     }
