@@ -32,6 +32,7 @@
 #include "base/scalar_math.h"
 #include "crowdblend/ik.h"
 #include "ik/ik_kernels.h"
+#include "simd/col4.h"
 #include "simd/detmath.h"
 #include "simd/lane.h"
 
@@ -110,39 +111,104 @@ IK_INLINE v3 lin(const frame *f, v3 v)
                      cb_fv_scale(f->c[2], v.z));
 }
 
-/* a * b. */
-IK_INLINE frame compose(const frame *a, const frame *b)
-{
-    frame r;
-    for (int k = 0; k < 3; ++k) {
-        r.c[k] = lin(a, b->c[k]);
-    }
-    r.p = cb_fv_add(lin(a, b->p), a->p);
-    return r;
-}
+/* A frame with each column in a 4-float SIMD column (the fourth lane unused): the products of
+ * local matrices run on it, each column's three-term sum for x, y and z at once. The same
+ * multiplications and additions in the same order as lin ((c0 x + c1 y) + c2 z, then + p for a
+ * position), lane by lane and never fused (simd/col4.h), so the same bits as scalar code. */
+typedef struct frame4 {
+    cb_col4 c[4]; /* the linear part's three columns, then the position */
+} frame4;
 
-/* The local matrix T R S of joint j (Shoemake's quaternion-to-matrix formula, as ltm.c). */
-IK_INLINE frame local_frame(const cb_xform_group *pose, size_t j)
+/* The local matrix T R S of joint j: cb_fq_scaled_columns' products, sums and scalings
+ * (Shoemake's formula, as ltm.c), each the same operation on the same operands, three elements
+ * at a time (the fourth lane is not used). */
+IK_INLINE frame4 local_frame4(const cb_xform_group *pose, size_t j)
 {
     cb_xform x = cb_lane_xform(pose, j);
-    frame f;
-    cb_fq_scaled_columns((qt){x.rotation[0], x.rotation[1], x.rotation[2], x.rotation[3]},
-                         v3_make(x.scale), f.c);
-    f.p = v3_make(x.translation);
+    const float *r = x.rotation, *s = x.scale, *t = x.translation;
+    cb_col4 q = cb_col4_setr(r[0], r[1], r[2], r[3]);
+    cb_col4 q2 = cb_col4_add(q, q); /* (x2, y2, z2, w2) */
+    /* (yy + zz, xx + zz, xx + yy) */
+    cb_col4 d = cb_col4_add(
+        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 1, 0, 0, 0), CB_COL4_SHUFFLE(q2, q2, 1, 0, 0, 0)),
+        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 2, 2, 1, 1), CB_COL4_SHUFFLE(q2, q2, 2, 2, 1, 1)));
+    cb_col4 diag = cb_col4_sub(cb_col4_set1(1.0f), d);
+    /* (xy, xz, yz) and (wz, wy, wx) */
+    cb_col4 o = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 0, 0, 1, 1), CB_COL4_SHUFFLE(q2, q2, 1, 2, 2, 2));
+    cb_col4 w = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 3, 3, 3, 3), CB_COL4_SHUFFLE(q2, q2, 2, 1, 0, 0));
+    cb_col4 plus = cb_col4_add(o, w), minus = cb_col4_sub(o, w);
+    cb_col4 c0 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(diag, plus, 0, 0, 0, 0), minus, 0, 2, 1, 1);
+    cb_col4 c1 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(minus, diag, 0, 0, 1, 1), plus, 0, 2, 2, 2);
+    cb_col4 c2 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(plus, minus, 1, 1, 2, 2), diag, 0, 2, 2, 2);
+    frame4 f;
+    f.c[0] = cb_col4_mul(c0, cb_col4_set1(s[0]));
+    f.c[1] = cb_col4_mul(c1, cb_col4_set1(s[1]));
+    f.c[2] = cb_col4_mul(c2, cb_col4_set1(s[2]));
+    f.c[3] = cb_col4_setr(t[0], t[1], t[2], 0.0f);
     return f;
 }
 
-/* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
- * model space) down to j. j must be a descendant of stop. */
-static frame path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
-                        int32_t stop)
+/* a times the column v: lin's sum. */
+IK_INLINE cb_col4 lin4(const frame4 *a, cb_col4 v)
 {
-    frame acc = local_frame(pose, j);
+    cb_col4 r = cb_col4_mul(a->c[0], cb_col4_splat_x(v));
+    r = cb_col4_fmadd(a->c[1], cb_col4_splat_y(v), r);
+    return cb_col4_fmadd(a->c[2], cb_col4_splat_z(v), r);
+}
+
+/* a * b, with compose's bits. */
+IK_INLINE frame4 compose4(const frame4 *a, const frame4 *b)
+{
+    frame4 r;
+    for (int k = 0; k < 3; ++k) {
+        r.c[k] = lin4(a, b->c[k]);
+    }
+    r.c[3] = cb_col4_add(lin4(a, b->c[3]), a->c[3]);
+    return r;
+}
+
+IK_INLINE frame unpad(const frame4 *f)
+{
+    float m[4][4];
+    for (int k = 0; k < 4; ++k) {
+        cb_col4_storeu(m[k], f->c[k]);
+    }
+    frame r;
+    for (int k = 0; k < 3; ++k) {
+        r.c[k] = (v3){m[k][0], m[k][1], m[k][2]};
+    }
+    r.p = (v3){m[3][0], m[3][1], m[3][2]};
+    return r;
+}
+
+/* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
+ * model space) down to j, accumulated bottom-up. j must be a descendant of stop. */
+static frame4 path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                         int32_t stop)
+{
+    frame4 acc = local_frame4(pose, j);
     for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
-        frame parent = local_frame(pose, (size_t)p);
-        acc = compose(&parent, &acc);
+        frame4 parent = local_frame4(pose, (size_t)p);
+        acc = compose4(&parent, &acc);
     }
     return acc;
+}
+
+/* path_frame's position alone, bit for bit: a product's position column depends only on the
+ * position column below it and the parent's frame, so neither j's rotation nor the products'
+ * linear parts are needed. */
+static v3 path_position(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                        int32_t stop)
+{
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_T, 3, t);
+    cb_col4 p = cb_col4_loadu(t);
+    for (int32_t a = s->parents[j]; a != stop; a = s->parents[a]) {
+        frame4 parent = local_frame4(pose, (size_t)a);
+        p = cb_col4_add(lin4(&parent, p), parent.c[3]);
+    }
+    cb_col4_storeu(t, p);
+    return (v3){t[0], t[1], t[2]};
 }
 
 /* Joint j's matrix in a local-to-model output. */
@@ -171,15 +237,19 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
                          cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
                          size_t n, frame *out)
 {
+    frame4 acc; /* the frame of the joint before, from the pose */
     for (size_t k = 0; k < n; ++k) {
         if (model.ptr != NULL) {
             out[k] = model_frame(model.ptr, layout, joints[k]);
-        } else if (k == 0) {
-            out[k] = path_frame(s, pose, joints[k], -1);
-        } else {
-            frame rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
-            out[k] = compose(&out[k - 1], &rel);
+            continue;
         }
+        if (k == 0) {
+            acc = path_frame(s, pose, joints[k], -1);
+        } else {
+            frame4 rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
+            acc = compose4(&acc, &rel);
+        }
+        out[k] = unpad(&acc);
     }
 }
 
@@ -1479,6 +1549,6 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
 void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pose, uint32_t j,
                           float out[3])
 {
-    frame f = path_frame(skeleton, pose, j, -1);
-    out[0] = f.p.x, out[1] = f.p.y, out[2] = f.p.z;
+    v3 p = path_position(skeleton, pose, j, -1);
+    out[0] = p.x, out[1] = p.y, out[2] = p.z;
 }
