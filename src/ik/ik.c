@@ -167,18 +167,16 @@ IK_INLINE frame4 compose4(const frame4 *a, const frame4 *b)
     return r;
 }
 
-IK_INLINE frame unpad(const frame4 *f)
+/* f's 12 floats into a frame: each column stored whole over the next one's first float, which
+ * the next store writes again; the last through a copy. */
+IK_INLINE void unpad(const frame4 *f, frame *out)
 {
-    float m[4][4];
-    for (int k = 0; k < 4; ++k) {
-        cb_col4_storeu(m[k], f->c[k]);
-    }
-    frame r;
+    float *e = (float *)out, p[4];
     for (int k = 0; k < 3; ++k) {
-        r.c[k] = (v3){m[k][0], m[k][1], m[k][2]};
+        cb_col4_storeu(e + 3 * k, f->c[k]);
     }
-    r.p = (v3){m[3][0], m[3][1], m[3][2]};
-    return r;
+    cb_col4_storeu(p, f->c[3]);
+    memcpy(e + 9, p, 3 * sizeof(float));
 }
 
 /* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
@@ -249,45 +247,32 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
             frame4 rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
             acc = compose4(&acc, &rel);
         }
-        out[k] = unpad(&acc);
+        unpad(&acc, &out[k]);
     }
 }
 
 /* True when every element of the chain's frames is within +-CB_IK_MAX_COORDINATE (so finite)
- * and every local rotation finite: the usual case, decided on the elements' bits (|x| <= M for
- * a float x and a positive finite M is (bits(x) & 0x7fffffff) <= bits(M), NaN and Inf failing
- * it) with one unsigned maximum over all of them, which the compiler vectorizes. check_chain's
- * element-by-element pass, which names the first offender, runs only when this fails, so the
- * verdict and the message are the same. */
+ * and every local rotation finite: the usual case, decided four elements at a time (|x| <= M
+ * is false for NaN and for an infinity). check_chain's element-by-element pass, which names
+ * the first offender, runs only when this fails, so the verdict and the message are the same. */
 _Static_assert(sizeof(frame) == 12 * sizeof(float), "a frame is 12 packed floats");
 
 static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
                            size_t n)
 {
-    const float max_coordinate = CB_IK_MAX_COORDINATE, max_finite = FLT_MAX;
-    uint32_t max_bits, finite_bits;
-    memcpy(&max_bits, &max_coordinate, sizeof max_bits);
-    memcpy(&finite_bits, &max_finite, sizeof finite_bits);
-    const unsigned char *bytes = (const unsigned char *)f;
-    uint32_t m = 0;
-    for (size_t e = 0; e < 12 * n; ++e) {
-        uint32_t u;
-        memcpy(&u, bytes + e * sizeof u, sizeof u);
-        u &= 0x7fffffffu;
-        m = u > m ? u : m;
+    const cb_col4 max_coordinate = cb_col4_set1(CB_IK_MAX_COORDINATE);
+    const cb_col4 max_finite = cb_col4_set1(FLT_MAX);
+    const float *e = (const float *)f; /* 12 n floats: 3 n columns of 4 */
+    cb_col4 ok = cb_col4_le(cb_col4_abs(cb_col4_loadu(e)), max_coordinate);
+    for (size_t k = 4; k < 12 * n; k += 4) {
+        ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(e + k)), max_coordinate));
     }
-    uint32_t mq = 0;
     for (size_t k = 0; k < n; ++k) {
         float q[4];
-        uint32_t qb[4];
         cb_lane_get(pose, CB_LANE_COMPONENTS, joints[k], CB_LANE_Q, 4, q);
-        memcpy(qb, q, sizeof qb);
-        for (int c = 0; c < 4; ++c) {
-            uint32_t u = qb[c] & 0x7fffffffu;
-            mq = u > mq ? u : mq;
-        }
+        ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(q)), max_finite));
     }
-    return m <= max_bits && mq <= finite_bits;
+    return cb_col4_all(ok);
 }
 
 /* The run-time checks of a chain: its frames finite and within range, and the local rotations

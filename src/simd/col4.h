@@ -44,6 +44,25 @@ CB_COL4_INLINE cb_col4 cb_col4_mul(cb_col4 a, cb_col4 b)
 {
     return simde_mm_mul_ps(a, b);
 }
+/* |a|, lane by lane (the sign bit cleared). */
+CB_COL4_INLINE cb_col4 cb_col4_abs(cb_col4 a)
+{
+    return simde_mm_andnot_ps(simde_mm_set1_ps(-0.0f), a);
+}
+/* Masks: a <= b lane by lane (false where either is NaN), their conjunction, and whether every
+ * lane of a mask is set. */
+CB_COL4_INLINE cb_col4 cb_col4_le(cb_col4 a, cb_col4 b)
+{
+    return simde_mm_cmple_ps(a, b);
+}
+CB_COL4_INLINE cb_col4 cb_col4_and(cb_col4 a, cb_col4 b)
+{
+    return simde_mm_and_ps(a, b);
+}
+CB_COL4_INLINE int cb_col4_all(cb_col4 mask)
+{
+    return simde_mm_movemask_ps(mask) == 0xf;
+}
 /* a * b + c with two roundings, on every kernel set (the multiply-add policy of vf.h). */
 CB_COL4_INLINE cb_col4 cb_col4_fmadd(cb_col4 a, cb_col4 b, cb_col4 c)
 {
