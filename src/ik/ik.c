@@ -6,7 +6,8 @@
  * Model space comes either from the caller's local-to-model matrices or from the local pose:
  * the model matrix of a chain joint is the product of the local matrices on its path from the
  * root, accumulated bottom-up (acc = local[parent] * acc), which needs no scratch and only the
- * joints on the path. docs/performance.md compares the two.
+ * joints on the path; those products run on 4-float columns (frame4), x, y and z at once, with
+ * the scalar code's operations and bits. docs/performance.md compares the two sources.
  *
  * Numerical choices, each to keep float precision where textbook IK loses it:
  *  - No acos or atan anywhere in two-bone IK. The mid joint's turn is built from half-angle
