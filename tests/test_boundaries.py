@@ -18,7 +18,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 INTERFACES = {
     "base": {"base_impl.h", "names.h", "scalar_math.h", "scalar_math_t.h", "prng.h"},
     "simd": {"vf.h", "soa.h", "soa_mat.h", "vmath.h", "lane.h", "simd_kernels.h", "detmath.h",
-             "vbits.h"},
+             "vbits.h", "col4.h"},
     "assets": {"asset_layout.h"},
     "solvers": {"solver_kernels.h"},
     "params": {"params_kernels.h"},

@@ -1031,6 +1031,103 @@ static void ik_two_bone_model_sources_and_corrections_agree(void **state)
     world_free(&w);
 }
 
+/* ---- the model frames from the pose, against the scalar products they replaced ------------ */
+
+/* A float affine matrix as 4 columns (linear part, then position), the 4x4 layout's order. */
+typedef struct fmat {
+    float c[4][3];
+} fmat;
+
+/* Joint j's local matrix T R S, Shoemake's formula written out in scalar float. */
+static fmat scalar_local(const cb_xform_group *pose, uint32_t j)
+{
+    dref_xform d = dref_from_pose(pose, j); /* floats held exactly in double */
+    float x = (float)d.q[0], y = (float)d.q[1], z = (float)d.q[2], w = (float)d.q[3];
+    float x2 = x + x, y2 = y + y, z2 = z + z;
+    float xx = x * x2, yy = y * y2, zz = z * z2, xy = x * y2, xz = x * z2, yz = y * z2;
+    float wx = w * x2, wy = w * y2, wz = w * z2;
+    float sx = (float)d.s[0], sy = (float)d.s[1], sz = (float)d.s[2];
+    fmat m = {{{(1.0f - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx},
+               {(xy - wz) * sy, (1.0f - (xx + zz)) * sy, (yz + wx) * sy},
+               {(xz + wy) * sz, (yz - wx) * sz, (1.0f - (xx + yy)) * sz},
+               {(float)d.t[0], (float)d.t[1], (float)d.t[2]}}};
+    return m;
+}
+
+/* a * b, each element ((a0 b0 + a1 b1) + a2 b2) (+ a's position), in scalar float. */
+static fmat scalar_mul(const fmat *a, const fmat *b)
+{
+    fmat r;
+    for (int k = 0; k < 4; ++k) {
+        for (int i = 0; i < 3; ++i) {
+            float v = a->c[0][i] * b->c[k][0] + a->c[1][i] * b->c[k][1] + a->c[2][i] * b->c[k][2];
+            r.c[k][i] = k == 3 ? v + a->c[3][i] : v;
+        }
+    }
+    return r;
+}
+
+/* The product of the local matrices from `stop` (exclusive, -1 the root) down to j, multiplied
+ * bottom-up, and a chain's frames: each joint's from the one before (ik.c's order). */
+static fmat scalar_path(const world *w, uint32_t j, int32_t stop)
+{
+    const int32_t *parents = cb_skeleton_parents(w->s);
+    fmat acc = scalar_local(w->pose, j);
+    for (int32_t p = parents[j]; p != stop; p = parents[p]) {
+        fmat parent = scalar_local(w->pose, (uint32_t)p);
+        acc = scalar_mul(&parent, &acc);
+    }
+    return acc;
+}
+
+/* The two-bone job computes its chain's model frames from the pose with 4-wide columns
+ * (simd/col4.h) since session 6, where it multiplied scalar float frames: every operation the
+ * same, so the same bits. Checked here: the job from the pose gives the corrections, bit for
+ * bit, of the job given model matrices that hold the scalar products at the chain's joints
+ * (the job reads nothing else of them), on the four limbs with and without a hinge axis. */
+static void ik_two_bone_pose_frames_are_the_scalar_products(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    float *m4 = calloc(w.n * 16, sizeof(float));
+    for (int it = 0; it < 400; ++it) {
+        new_pose(&w, &r);
+        const limb *L = &w.limb[it % 4];
+        const uint32_t js[3] = {L->start, L->mid, L->end};
+        fmat f = scalar_path(&w, L->start, -1);
+        for (int k = 0; k < 3; ++k) {
+            if (k > 0) {
+                fmat rel = scalar_path(&w, js[k], (int32_t)js[k - 1]);
+                f = scalar_mul(&f, &rel);
+            }
+            float *m = m4 + 16 * (size_t)js[k];
+            for (int c = 0; c < 4; ++c) {
+                memcpy(m + 4 * c, f.c[c], sizeof f.c[c]);
+                m[4 * c + 3] = c == 3 ? 1.0f : 0.0f;
+            }
+        }
+        dv s = pos_d(&w, L->start), dir = random_unit(&r);
+        dv target = dv_add(s, dv_scale(dir, cb_prng_range(&r, 0.1f, 1.2f)));
+        cb_ik_two_bone_result a, b;
+        cb_ik_two_bone_job j = two_bone(&w, L, target, random_pole(&r, dir), &a);
+        if (it % 3 == 0) {
+            memset(j.mid_axis, 0, sizeof j.mid_axis);
+        }
+        j.out = (cb_xform_group_span){NULL, 0};
+        assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
+        j.result = &b;
+        j.model = (cb_float_cspan){m4, w.n * 16};
+        assert_int_equal(cb_ik_two_bone_job_run(&j, NULL), CB_OK);
+        CB_CHECK(memcmp(a.start_correction, b.start_correction, sizeof a.start_correction) == 0 &&
+                     memcmp(a.mid_correction, b.mid_correction, sizeof a.mid_correction) == 0 &&
+                     a.reached == b.reached,
+                 "pose %d, %s: the frames from the pose are not the scalar products", it, L->name);
+    }
+    free(m4);
+    world_free(&w);
+}
+
 /* Bad geometry in the pose: a zero-length bone, NaN or Inf on the chain or its ancestors, a
  * coordinate beyond CB_IK_MAX_COORDINATE, NaN in given model matrices. Each gets its code and
  * a message, and nothing is written; NaN elsewhere in the pose (not on the chain's path) does
@@ -1985,6 +2082,7 @@ int main(void)
         cmocka_unit_test(ik_two_bone_degenerate_cases),
         cmocka_unit_test(ik_two_bone_random_skeletons),
         cmocka_unit_test(ik_two_bone_model_sources_and_corrections_agree),
+        cmocka_unit_test(ik_two_bone_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_two_bone_bad_pose_geometry),
         cmocka_unit_test(ik_aim_job_validity),
         cmocka_unit_test(ik_aim_points_at_the_target),

@@ -453,11 +453,27 @@ void cb_follow_destroy(cb_follow *f)
     cb_free(&a, f, sizeof *f);
 }
 
-/* An angle wrapped into (-pi, pi]. */
+/* An angle wrapped into (-pi, pi]: a - n 2 pi, exactly, for the one integer n that lands there
+ * (remainderf's exact result, its -pi moved to pi). The angles wrapped per frame are sums and
+ * differences of wrapped angles, within (-3 pi, 3 pi], where one subtraction of 2 pi is exact
+ * (Sterbenz: a and 2 pi within a factor of 2 of each other) and gives those bits without a
+ * libm call (a zero keeps a's sign, as remainderf's does); anything else (a multiple turn, a
+ * host's heading, NaN) takes remainderf. Checked against the remainderf form on every float
+ * within 4 pi of 0 (docs/performance.md, Session 6). */
 static float wrap_angle(float a)
 {
-    a = remainderf(a, 2.0f * PI);
-    return a <= -PI ? a + 2.0f * PI : a;
+    const float two_pi = 2.0f * PI;
+    if (a > -PI && a <= PI) {
+        return a;
+    }
+    if (fabsf(a) <= two_pi) {
+        float r = a > 0.0f ? a - two_pi : a + two_pi;
+        if (r > -PI && r <= PI) {
+            return r != 0.0f ? r : copysignf(0.0f, a);
+        }
+    }
+    a = remainderf(a, two_pi);
+    return a <= -PI ? a + two_pi : a;
 }
 
 static void set_yaw(cb_follow_root *root, float yaw)

@@ -6,7 +6,8 @@
  * Model space comes either from the caller's local-to-model matrices or from the local pose:
  * the model matrix of a chain joint is the product of the local matrices on its path from the
  * root, accumulated bottom-up (acc = local[parent] * acc), which needs no scratch and only the
- * joints on the path. docs/performance.md compares the two.
+ * joints on the path; those products run on 4-float columns (frame4), x, y and z at once, with
+ * the scalar code's operations and bits. docs/performance.md compares the two sources.
  *
  * Numerical choices, each to keep float precision where textbook IK loses it:
  *  - No acos or atan anywhere in two-bone IK. The mid joint's turn is built from half-angle
@@ -32,6 +33,7 @@
 #include "base/scalar_math.h"
 #include "crowdblend/ik.h"
 #include "ik/ik_kernels.h"
+#include "simd/col4.h"
 #include "simd/detmath.h"
 #include "simd/lane.h"
 
@@ -110,39 +112,102 @@ IK_INLINE v3 lin(const frame *f, v3 v)
                      cb_fv_scale(f->c[2], v.z));
 }
 
-/* a * b. */
-IK_INLINE frame compose(const frame *a, const frame *b)
-{
-    frame r;
-    for (int k = 0; k < 3; ++k) {
-        r.c[k] = lin(a, b->c[k]);
-    }
-    r.p = cb_fv_add(lin(a, b->p), a->p);
-    return r;
-}
+/* A frame with each column in a 4-float SIMD column (the fourth lane unused): the products of
+ * local matrices run on it, each column's three-term sum for x, y and z at once. The same
+ * multiplications and additions in the same order as lin ((c0 x + c1 y) + c2 z, then + p for a
+ * position), lane by lane and never fused (simd/col4.h), so the same bits as scalar code. */
+typedef struct frame4 {
+    cb_col4 c[4]; /* the linear part's three columns, then the position */
+} frame4;
 
-/* The local matrix T R S of joint j (Shoemake's quaternion-to-matrix formula, as ltm.c). */
-IK_INLINE frame local_frame(const cb_xform_group *pose, size_t j)
+/* The local matrix T R S of joint j: cb_fq_scaled_columns' products, sums and scalings
+ * (Shoemake's formula, as ltm.c), each the same operation on the same operands, three elements
+ * at a time (the fourth lane is not used). */
+IK_INLINE frame4 local_frame4(const cb_xform_group *pose, size_t j)
 {
     cb_xform x = cb_lane_xform(pose, j);
-    frame f;
-    cb_fq_scaled_columns((qt){x.rotation[0], x.rotation[1], x.rotation[2], x.rotation[3]},
-                         v3_make(x.scale), f.c);
-    f.p = v3_make(x.translation);
+    const float *r = x.rotation, *s = x.scale, *t = x.translation;
+    cb_col4 q = cb_col4_setr(r[0], r[1], r[2], r[3]);
+    cb_col4 q2 = cb_col4_add(q, q); /* (x2, y2, z2, w2) */
+    /* (yy + zz, xx + zz, xx + yy) */
+    cb_col4 d = cb_col4_add(
+        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 1, 0, 0, 0), CB_COL4_SHUFFLE(q2, q2, 1, 0, 0, 0)),
+        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 2, 2, 1, 1), CB_COL4_SHUFFLE(q2, q2, 2, 2, 1, 1)));
+    cb_col4 diag = cb_col4_sub(cb_col4_set1(1.0f), d);
+    /* (xy, xz, yz) and (wz, wy, wx) */
+    cb_col4 o = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 0, 0, 1, 1), CB_COL4_SHUFFLE(q2, q2, 1, 2, 2, 2));
+    cb_col4 w = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 3, 3, 3, 3), CB_COL4_SHUFFLE(q2, q2, 2, 1, 0, 0));
+    cb_col4 plus = cb_col4_add(o, w), minus = cb_col4_sub(o, w);
+    cb_col4 c0 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(diag, plus, 0, 0, 0, 0), minus, 0, 2, 1, 1);
+    cb_col4 c1 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(minus, diag, 0, 0, 1, 1), plus, 0, 2, 2, 2);
+    cb_col4 c2 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(plus, minus, 1, 1, 2, 2), diag, 0, 2, 2, 2);
+    frame4 f;
+    f.c[0] = cb_col4_mul(c0, cb_col4_set1(s[0]));
+    f.c[1] = cb_col4_mul(c1, cb_col4_set1(s[1]));
+    f.c[2] = cb_col4_mul(c2, cb_col4_set1(s[2]));
+    f.c[3] = cb_col4_setr(t[0], t[1], t[2], 0.0f);
     return f;
 }
 
-/* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
- * model space) down to j. j must be a descendant of stop. */
-static frame path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
-                        int32_t stop)
+/* a times the column v: lin's sum. */
+IK_INLINE cb_col4 lin4(const frame4 *a, cb_col4 v)
 {
-    frame acc = local_frame(pose, j);
+    cb_col4 r = cb_col4_mul(a->c[0], cb_col4_splat_x(v));
+    r = cb_col4_fmadd(a->c[1], cb_col4_splat_y(v), r);
+    return cb_col4_fmadd(a->c[2], cb_col4_splat_z(v), r);
+}
+
+/* a * b, with compose's bits. */
+IK_INLINE frame4 compose4(const frame4 *a, const frame4 *b)
+{
+    frame4 r;
+    for (int k = 0; k < 3; ++k) {
+        r.c[k] = lin4(a, b->c[k]);
+    }
+    r.c[3] = cb_col4_add(lin4(a, b->c[3]), a->c[3]);
+    return r;
+}
+
+/* f's 12 floats into a frame: each column stored whole over the next one's first float, which
+ * the next store writes again; the last through a copy. */
+IK_INLINE void unpad(const frame4 *f, frame *out)
+{
+    float *e = (float *)out, p[4];
+    for (int k = 0; k < 3; ++k) {
+        cb_col4_storeu(e + 3 * k, f->c[k]);
+    }
+    cb_col4_storeu(p, f->c[3]);
+    memcpy(e + 9, p, 3 * sizeof(float));
+}
+
+/* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
+ * model space) down to j, accumulated bottom-up. j must be a descendant of stop. */
+static frame4 path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                         int32_t stop)
+{
+    frame4 acc = local_frame4(pose, j);
     for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
-        frame parent = local_frame(pose, (size_t)p);
-        acc = compose(&parent, &acc);
+        frame4 parent = local_frame4(pose, (size_t)p);
+        acc = compose4(&parent, &acc);
     }
     return acc;
+}
+
+/* path_frame's position alone, bit for bit: a product's position column depends only on the
+ * position column below it and the parent's frame, so neither j's rotation nor the products'
+ * linear parts are needed. */
+static v3 path_position(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                        int32_t stop)
+{
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_T, 3, t);
+    cb_col4 p = cb_col4_loadu(t);
+    for (int32_t a = s->parents[j]; a != stop; a = s->parents[a]) {
+        frame4 parent = local_frame4(pose, (size_t)a);
+        p = cb_col4_add(lin4(&parent, p), parent.c[3]);
+    }
+    cb_col4_storeu(t, p);
+    return (v3){t[0], t[1], t[2]};
 }
 
 /* Joint j's matrix in a local-to-model output. */
@@ -171,53 +236,44 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
                          cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
                          size_t n, frame *out)
 {
+    frame4 acc; /* the frame of the joint before, from the pose */
     for (size_t k = 0; k < n; ++k) {
         if (model.ptr != NULL) {
             out[k] = model_frame(model.ptr, layout, joints[k]);
-        } else if (k == 0) {
-            out[k] = path_frame(s, pose, joints[k], -1);
-        } else {
-            frame rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
-            out[k] = compose(&out[k - 1], &rel);
+            continue;
         }
+        if (k == 0) {
+            acc = path_frame(s, pose, joints[k], -1);
+        } else {
+            frame4 rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
+            acc = compose4(&acc, &rel);
+        }
+        unpad(&acc, &out[k]);
     }
 }
 
 /* True when every element of the chain's frames is within +-CB_IK_MAX_COORDINATE (so finite)
- * and every local rotation finite: the usual case, decided on the elements' bits (|x| <= M for
- * a float x and a positive finite M is (bits(x) & 0x7fffffff) <= bits(M), NaN and Inf failing
- * it) with one unsigned maximum over all of them, which the compiler vectorizes. check_chain's
- * element-by-element pass, which names the first offender, runs only when this fails, so the
- * verdict and the message are the same. */
+ * and every local rotation finite: the usual case, decided four elements at a time (|x| <= M
+ * is false for NaN and for an infinity). check_chain's element-by-element pass, which names
+ * the first offender, runs only when this fails, so the verdict and the message are the same. */
 _Static_assert(sizeof(frame) == 12 * sizeof(float), "a frame is 12 packed floats");
 
 static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
                            size_t n)
 {
-    const float max_coordinate = CB_IK_MAX_COORDINATE, max_finite = FLT_MAX;
-    uint32_t max_bits, finite_bits;
-    memcpy(&max_bits, &max_coordinate, sizeof max_bits);
-    memcpy(&finite_bits, &max_finite, sizeof finite_bits);
-    const unsigned char *bytes = (const unsigned char *)f;
-    uint32_t m = 0;
-    for (size_t e = 0; e < 12 * n; ++e) {
-        uint32_t u;
-        memcpy(&u, bytes + e * sizeof u, sizeof u);
-        u &= 0x7fffffffu;
-        m = u > m ? u : m;
+    const cb_col4 max_coordinate = cb_col4_set1(CB_IK_MAX_COORDINATE);
+    const cb_col4 max_finite = cb_col4_set1(FLT_MAX);
+    const float *e = (const float *)f; /* 12 n floats: 3 n columns of 4 */
+    cb_col4 ok = cb_col4_le(cb_col4_abs(cb_col4_loadu(e)), max_coordinate);
+    for (size_t k = 4; k < 12 * n; k += 4) {
+        ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(e + k)), max_coordinate));
     }
-    uint32_t mq = 0;
     for (size_t k = 0; k < n; ++k) {
         float q[4];
-        uint32_t qb[4];
         cb_lane_get(pose, CB_LANE_COMPONENTS, joints[k], CB_LANE_Q, 4, q);
-        memcpy(qb, q, sizeof qb);
-        for (int c = 0; c < 4; ++c) {
-            uint32_t u = qb[c] & 0x7fffffffu;
-            mq = u > mq ? u : mq;
-        }
+        ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(q)), max_finite));
     }
-    return m <= max_bits && mq <= finite_bits;
+    return cb_col4_all(ok);
 }
 
 /* The run-time checks of a chain: its frames finite and within range, and the local rotations
@@ -1479,6 +1535,6 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
 void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pose, uint32_t j,
                           float out[3])
 {
-    frame f = path_frame(skeleton, pose, j, -1);
-    out[0] = f.p.x, out[1] = f.p.y, out[2] = f.p.z;
+    v3 p = path_position(skeleton, pose, j, -1);
+    out[0] = p.x, out[1] = p.y, out[2] = p.z;
 }

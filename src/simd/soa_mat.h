@@ -1,22 +1,19 @@
 /* Matrix kernels for local-to-model (src/ltm/ltm.c) on top of soa.h:
  *  - cb_soa_mat34: W affine 3x4 matrices in SoA form (one vector per element), built from SoA
  *    transforms and multiplied lane by lane (SIMD over joints or over characters);
- *  - cb_col4: one 4-float matrix column, for the per-joint products along the hierarchy, where
- *    each product depends on its parent's and the parallelism is inside one matrix;
+ *  - cb_mat4c: a 4x4 matrix of cb_col4 columns (simd/col4.h), for the per-joint products along
+ *    the hierarchy, where each product depends on its parent's;
  *  - cb_vf_transpose: a W x W transpose of W vectors, to move between "lanes are joints" and
  *    "lanes are characters".
  * A 4x4 matrix is column-major as in cglm: m[c][r], column c = (m[c][0], m[c][1], m[c][2],
- * m[c][3]). cb_col4 is a matrix column, not a SIMD width: it is 4 floats for every W.
+ * m[c][3]).
  * Error bounds are stated per kernel and checked by tests/test_soa_mat.c against a
  * double-precision reference. */
 #ifndef CROWDBLEND_SIMD_SOA_MAT_H
 #define CROWDBLEND_SIMD_SOA_MAT_H
 
+#include "simd/col4.h"
 #include "simd/soa.h"
-
-#if CB_SIMD_WIDTH == 4
-#include <simde/x86/sse.h>
-#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* SoA affine matrices                                                                        */
@@ -76,23 +73,7 @@ CB_INLINE cb_soa_mat34 cb_soa_mat34_mul(const cb_soa_mat34 *a, const cb_soa_mat3
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* One matrix column (4 floats)                                                               */
-
-typedef simde__m128 cb_col4;
-
-CB_INLINE cb_col4 cb_col4_loadu(const float *p) { return simde_mm_loadu_ps(p); }
-CB_INLINE void cb_col4_storeu(float *p, cb_col4 a) { simde_mm_storeu_ps(p, a); }
-CB_INLINE cb_col4 cb_col4_set1(float x) { return simde_mm_set1_ps(x); }
-CB_INLINE cb_col4 cb_col4_setr(float a, float b, float c, float d)
-{
-    return simde_mm_setr_ps(a, b, c, d);
-}
-CB_INLINE cb_col4 cb_col4_mul(cb_col4 a, cb_col4 b) { return simde_mm_mul_ps(a, b); }
-/* a * b + c with two roundings, on every kernel set (the multiply-add policy of vf.h). */
-CB_INLINE cb_col4 cb_col4_fmadd(cb_col4 a, cb_col4 b, cb_col4 c)
-{
-    return simde_mm_add_ps(simde_mm_mul_ps(a, b), c);
-}
+/* 4x4 matrices of columns (simd/col4.h)                                                     */
 
 /* The four columns of a 4x4 matrix. */
 typedef struct cb_mat4c {
