@@ -480,12 +480,74 @@ with tempfile.TemporaryDirectory() as tmp:
           f"fox at 0.7 m/s: rate_warp cuts the skate ({skate['locomotion']} -> "
           f"{skate[FOX_WARP_GRAPH]} cm/s)")
     # The same warp with the foot_lock step on the hind legs, driven by the host's root
-    # placement parameters: the paws stay down (measured 23.79 -> 0.006 cm/s; required
+    # placement parameters: the paws stay down (measured 23.79 -> 0.0005 cm/s; required
     # below 0.1 x), and the host switched the lock on and counted the plants it locked.
     lock_on, lock_count = locks.get(FOX_LOCK_GRAPH) or (False, 0)
     check(lock_on and lock_count > 0 and skate[FOX_LOCK_GRAPH] < 0.1 * skate[FOX_WARP_GRAPH],
           f"fox at 0.7 m/s: foot_lock pins the paws ({skate[FOX_WARP_GRAPH]} -> "
           f"{skate[FOX_LOCK_GRAPH]} cm/s, lock {lock_on}, {lock_count} locks)")
+
+    # An agent that starts at full speed (1.38 m/s from its first sample) while the Fox stands
+    # in its Survey: the state machine's start transition carries the standing legs' shape into
+    # the first plants while the root already moves, and a hind leg runs out of reach. The
+    # example's 0.15 s start holds them; the same graph with the pack's 0.3 s fails (measured
+    # 1 -> 0 reach failures of 28 locks).
+    start = os.path.join(tmp, "start.csv")
+    with open(start, "w") as f:
+        f.write("time,id,x,y\n")
+        for k in range(101):
+            f.write(f"{k * 0.1:g},1,{1.38 * k * 0.1:g},0\n")
+    with open(FOX_LOCK_GRAPH) as f:
+        slow_start = json.load(f)
+    begin = slow_start["nodes"]["locomotion"]["transitions"][0]
+    check(begin["from"] == "idle" and begin["duration"] == 0.15,
+          f"fox follow graph: a 0.15 s start ({begin})")
+    begin["duration"] = 0.3
+    slow_path = os.path.join(tmp, "fox_slow_start.json")
+    with open(slow_path, "w") as f:
+        json.dump(slow_start, f)
+    starts = {}
+    for graph in (FOX_LOCK_GRAPH, slow_path):
+        proc = run(start, "--pack", FOX, "--graph", graph, "--json")
+        try:
+            d = json.loads(proc.stdout)["files"][0]
+            starts[graph] = (d["reach_failures"], d["locks"])
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            starts[graph] = (math.nan, 0)
+            check(False, f"fox start {graph}: JSON ({e}; {proc.stderr.strip()[-300:]})")
+    check(starts[FOX_LOCK_GRAPH][0] == 0 and starts[slow_path][0] > 0 and
+          starts[FOX_LOCK_GRAPH][1] == starts[slow_path][1] > 0,
+          f"fox starting at 1.38 m/s: the 0.15 s start keeps the paws in reach, 0.3 s does not "
+          f"(failures, locks: {starts[FOX_LOCK_GRAPH]} against {starts[slow_path]})")
+
+    # The Fox's hind hips sit 28 cm behind its root: a heading that turns fast at a corner
+    # swings them sideways off a held paw, beyond the hind leg's reach (the leg stands nearly
+    # straight under the hip). Vadere-like straight steps at 0.6 m/s with 90 degree corners,
+    # sampled every 0.5 s: the follower's turn limit (--max-turn 2 rad/s) keeps the paws within
+    # reach, so the reach failures and the skate they carry fall (measured 6 -> 0 failures,
+    # p95 17.4 -> 0.0 cm/s; required: fewer failures, p95 below half).
+    zigzag = os.path.join(tmp, "zigzag.csv")
+    with open(zigzag, "w") as f:
+        f.write("time,id,x,y\n0,1,0,0\n")
+        x = y = heading = t = 0.0
+        for leg in range(12):
+            for _ in range(3):
+                x, y, t = x + 0.3 * math.cos(heading), y + 0.3 * math.sin(heading), t + 0.5
+                f.write(f"{t:g},1,{x:.6f},{y:.6f}\n")
+            heading += math.pi / 2 if leg % 2 == 0 else -math.pi / 2
+    turned = {}
+    for limit in ("0", "2"):
+        proc = run(zigzag, "--pack", FOX, "--graph", FOX_LOCK_GRAPH, "--max-turn", limit, "--json")
+        try:
+            d = json.loads(proc.stdout)["files"][0]
+            turned[limit] = (d["reach_failures"], d["skate"]["p95"], d["locks"])
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            turned[limit] = (math.nan, math.nan, 0)
+            check(False, f"fox zigzag --max-turn {limit}: JSON ({e}; {proc.stderr.strip()[-300:]})")
+    check(turned["0"][0] > turned["2"][0] and turned["2"][1] < 0.5 * turned["0"][1] and
+          turned["2"][2] > 0,
+          f"fox at 90 degree corners: a 2 rad/s turn limit keeps the hind paws in reach "
+          f"(failures, p95 cm/s, locks: {turned['0']} -> {turned['2']})")
 
     # Bad packs: the loader's message, exit 1, no output file.
     truncated = os.path.join(tmp, "truncated.cbpack")

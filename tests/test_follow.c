@@ -655,9 +655,11 @@ static void follow_features_allocation_failures(void **state)
     gait_finish(&g);
 }
 
-/* A walk along an arc (turning 0.5 rad/s at 1.2 m/s): while a foot is locked its ball joint
- * stays where the lock began, within 1 mm, in the world, whenever the leg reaches it; a lock
- * is reported failed only where the leg cannot reach it; and engaging or releasing a lock does not
+/* A walk along an arc (turning 0.5 rad/s at 1.2 m/s), from the new character's first frame:
+ * while a foot is locked its ball joint stays where it was shown on the frame its plant began,
+ * within 1 mm, in the world, whenever the leg reaches that point (the first plant included,
+ * which the character's first frame starts); the follower reports that point; a lock is
+ * reported failed only where the leg cannot reach it; and engaging or releasing a lock does not
  * pop: the second difference of every joint's world position stays within that of the same walk
  * without locking, plus a margin for the foot's own stop. */
 static void follow_lock_holds_planted_feet(void **state)
@@ -672,12 +674,12 @@ static void follow_lock_holds_planted_feet(void **state)
     const double speed = 1.2, turn = 0.5, radius = speed / turn;
     size_t joints = cb_crowd_joint_count(g.crowd);
     double *hist = calloc(3 * 3 * joints * 2, sizeof *hist); /* 3 frames x joints x (g, ref) */
-    double worst_pop = 0.0, worst_ref_pop = 0.0, worst_drift = 0.0;
-    int locked_frames = 0, releases = 0;
+    double worst_pop = 0.0, worst_ref_pop = 0.0, worst_drift = 0.0, worst_report = 0.0;
+    int locked_frames = 0, releases = 0, first_plant = -1;
     bool was_locked[2] = {false, false}, was_failed[2] = {false, false};
     uint64_t failures = 0;
-    double leg[2][3][3] = {{{0}}}, leg_before[2][3][3]; /* after the last update, the one before */
-    double anchor[2][3] = {{0}};                        /* where each held foot should stay */
+    double leg[2][3][3] = {{{0}}}; /* after the last update */
+    double anchor[2][3] = {{0}};   /* where each held foot should stay */
     const int frames = 600;
     for (int k = 0; k < frames; ++k) {
         double a = turn * k * (double)DT;
@@ -686,13 +688,15 @@ static void follow_lock_holds_planted_feet(void **state)
         assert_int_equal(cb_follow_update(g.follow, pos, vel, 0, DT), CB_OK);
         assert_int_equal(cb_follow_update(ref.follow, pos, vel, 0, DT), CB_OK);
         /* The feet as the step left them in the last crowd update (read by this follower
-         * update), against the legs of that update. The step holds a new plant where the foot
-         * was shown the frame before (docs/graph.md "Foot locking"): that is the anchor. */
+         * update), against the legs of that update, from the first (k = 0 has none before
+         * it). A lock that rises there began on that update: the anchor is where the foot
+         * was shown then (docs/graph.md "Foot locking"). */
         const cb_follow_foot *feet = cb_follow_feet(g.follow);
-        for (int f = 0; f < 2 && k > 1; ++f) {
+        for (int f = 0; f < 2 && k > 0; ++f) {
             const double *p = leg[f][2];
             if (feet[f].locked && !was_locked[f]) {
-                memcpy(anchor[f], leg_before[f][2], sizeof anchor[f]);
+                memcpy(anchor[f], p, sizeof anchor[f]);
+                first_plant = first_plant < 0 ? k - 1 : first_plant;
             }
             if (feet[f].failed && !was_failed[f]) {
                 /* A failure is reported where the leg cannot reach: out of its length. */
@@ -702,16 +706,15 @@ static void follow_lock_holds_planted_feet(void **state)
             }
             was_failed[f] = feet[f].failed;
             float at[3] = {(float)anchor[f][0], (float)anchor[f][1], (float)anchor[f][2]};
-            /* After the start-up blend of the first second, as the pops below: the first plant
-             * of a new character (frame 11) holds 2.6 mm off its anchor (docs/trajectories.md). */
-            if (k >= 62 && feet[f].locked && !feet[f].failed && reachable(leg[f], at)) {
+            if (feet[f].locked && !feet[f].failed && reachable(leg[f], at)) {
                 worst_drift = fmax(worst_drift, dist3(p, anchor[f]));
+                const double lock[3] = {feet[f].lock[0], feet[f].lock[1], feet[f].lock[2]};
+                worst_report = fmax(worst_report, dist3(lock, anchor[f]));
                 locked_frames++;
             }
             releases += was_locked[f] && !feet[f].locked;
             was_locked[f] = feet[f].locked;
         }
-        memcpy(leg_before, leg, sizeof leg);
         assert_int_equal(cb_crowd_update(g.crowd, DT), CB_OK);
         assert_int_equal(cb_crowd_update(ref.crowd, DT), CB_OK);
         for (int f = 0; f < 2; ++f) {
@@ -736,7 +739,11 @@ static void follow_lock_holds_planted_feet(void **state)
         }
     }
     cb_follow_stats st = cb_follow_query_stats(g.follow);
+    /* The character's first frame plants a foot (its phase): the hold is checked from it. */
+    CB_CHECK(first_plant == 0, "the first plant at update %d", first_plant);
     CB_CHECK(worst_drift < 1e-3, "a locked ball moved %g m", worst_drift);
+    /* The follower's lock point is the held point (float model matrices: 0.01 mm). */
+    CB_CHECK(worst_report < 1e-5, "the follower reports a lock %g m off", worst_report);
     CB_CHECK(st.locks >= 10 && releases >= 10 && locked_frames > 200,
              "%llu locks, %d releases, %d locked foot-frames", (unsigned long long)st.locks,
              releases, locked_frames);

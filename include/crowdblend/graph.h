@@ -569,9 +569,10 @@ typedef struct cb_graph_foot_lock_leg {
  * Post-process: foot locking. For each leg, the planting weight is the sum of this frame's
  * blend weights (cb_crowd_weights) of the clips that hold the foot down at their time (the
  * last of the leg's plant and lift markers at or before it, cyclically, is a plant); from
- * CB_GRAPH_LOCK_PLANT_WEIGHT on the foot is down. On the frame it goes down, the end joint's
- * position in the WORLD as it was shown the frame before (where it lands when that is not
- * known) is kept (per character, in the crowd); while it stays down a two-bone
+ * CB_GRAPH_LOCK_PLANT_WEIGHT on the foot is down. On the frame it goes down, the IK pulls the
+ * end joint to its position in the WORLD as it was shown the frame before (where it lands when
+ * that is not known), and where it is shown then is kept (per character, in the crowd: the
+ * same point unless the soft IK falls short of it); while it stays down a two-bone
  * IK (cb_ik_two_bone_job, weight 1) pins the end joint there, the point converted into this
  * frame's model space; when it lifts, the IK weight falls to 0 along a smoothstep over
  * release_s, the point held, so the leg returns to the animation without a jump.

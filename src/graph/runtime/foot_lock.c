@@ -140,10 +140,13 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
     const uint32_t end = ik->joints[3 * l + 2];
     const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
     float target[3] = {0.0f, 0.0f, 0.0f}, at[3];
-    if (down && st[LOCK_HELD] == 0.0f) {
+    const bool fresh = down && st[LOCK_HELD] == 0.0f;
+    if (fresh) {
         /* A new plant: the foot stays where it was shown last frame (released or not), so it
          * stops on the frame its clips plant it, without a jump; when that was not noted (a
-         * character's first frame, a plant the hint missed) it locks where it lands. */
+         * character's first frame, a plant the hint missed) it locks where it lands. Where
+         * the IK falls short of that point on this frame, the point becomes where the foot is
+         * shown (below): the foot holds where its plant showed it. */
         if (st[LOCK_SHOWN] != 0.0f) {
             memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
         } else if (note_shown(x, end, pose, pl, st, at)) {
@@ -190,10 +193,15 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
     }
     float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
     float limit = ik->lock.fail_distance;
-    if (dx * dx + dy * dy + dz * dz > limit * limit) {
-        /* Out of reach: the point moves to where the leg got, so the foot slides only as far
-         * as the leg falls short, and holds again from there. */
+    bool out_of_reach = dx * dx + dy * dy + dz * dz > limit * limit;
+    if (out_of_reach) {
         st[LOCK_FAILED] = 1.0f;
+    }
+    if (out_of_reach || fresh) {
+        /* The point moves to where the leg got: out of reach, so the foot slides only as far
+         * as the leg falls short, and holds again from there; or short of it on the plant
+         * frame (the soft zone of a leg the clip stretches, or of a plant where it lands,
+         * which the soft IK itself pulls in), so the foot is held where its plant showed it. */
         memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
     }
 }
