@@ -231,16 +231,14 @@ SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float
     return true;
 }
 
-/* Adds clip c's delta from `from` to `to` at weight w to the blend, in entry order; *last: the
- * clip's last root sample for the character (cb_root_sample). */
+/* Adds clip c's delta from `from` to `to` at weight w > 0 to the blend, in entry order (an entry
+ * at weight 0 only refuses the blend when its span does: cb_clip_blend_root_motion_trusted);
+ * *last: the clip's last root sample for the character (cb_root_sample). */
 SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, float from, float to,
                                  float w, cb_root_sample *last)
 {
     if (!cb_root_span_ok(from, to)) {
         b->refused = true;
-        return;
-    }
-    if (w == 0.0f) {
         return;
     }
     if (c->root != NULL) {

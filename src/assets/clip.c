@@ -1035,9 +1035,13 @@ void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size
 {
     cb_root_blend b = {0.0, 0.0, 0.0, 0.0, 0.0, false};
     for (size_t k = 0; k < count; ++k) {
+        const cb_root_motion_entry *e = &entries[k];
+        if (e->weight == 0.0f) {
+            b.refused = b.refused || !cb_root_span_ok(e->from, e->to);
+            continue;
+        }
         cb_root_sample none = {NAN, 0.0, 0.0, 0.0}; /* both ends sampled */
-        cb_root_blend_add(&b, entries[k].clip, entries[k].from, entries[k].to, entries[k].weight,
-                          &none);
+        cb_root_blend_add(&b, e->clip, e->from, e->to, e->weight, &none);
     }
     *out = cb_root_blend_result(&b);
 }

@@ -232,6 +232,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
              * one-shot start, turn or vault moves the character once, then it stands. */
             float rf = clip->clamp ? fminf(fmaxf(from, 0.0f), 1.0f) : from;
             float rt = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to;
+            /* (listed clips have weight: above EPS, or 1 for a layer's clip) */
             cb_root_blend_add(&rb, clip->clip, rf, rt, s->active_w[a], &AT(b, root_last, c, ch));
         }
         if (events && clip->has_markers) {
