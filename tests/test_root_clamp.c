@@ -314,6 +314,132 @@ static void blend_of_one_entry_is_its_delta(void **state)
     cb_embedded_destroy(set);
 }
 
+/* The crowd's root motion keeps each clip's last root sample per character and starts the next
+ * frame's delta from it (asset_layout.h, cb_root_sample). Three free clips (walk_f, run_f,
+ * walk_fr, no sync group) under a direct blend whose weights change per character and frame,
+ * dropping clips out (a clip that comes back restarts at 0) while characters are added and
+ * removed (a removal moves the last character into the gap): every frame, each character's delta
+ * must be the bits of the public cb_clip_blend_root_motion, which samples both ends, over its
+ * active clips' intervals as the crowd reports them (the clip times before and after the frame,
+ * the kept weights). */
+static void kept_root_samples_give_the_public_blend(void **state)
+{
+    (void)state;
+    cb_error err = {0};
+    cb_embedded *set = NULL;
+    CB_CHECK(cb_embedded_create(NULL, &set, &err) == CB_OK, "%s", err.message);
+    enum { CLIPS = 3, CAPACITY = 8, STEPS = 240 };
+    static const char *const names[CLIPS] = {"walk_f", "run_f", "walk_fr"};
+    static const char *const params[CLIPS] = {"w0", "w1", "w2"};
+    const cb_clip *clips[CLIPS];
+    for (int k = 0; k < CLIPS; ++k) {
+        clips[k] = cb_embedded_find_clip(set, names[k]);
+        assert_non_null(clips[k]);
+    }
+    cb_graph_builder_desc bd = {
+        .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = CLIPS};
+    cb_graph_builder *b = NULL;
+    CB_CHECK(cb_graph_builder_create(&bd, &b, &err) == CB_OK, "%s", err.message);
+    cb_graph_node nodes[CLIPS];
+    for (int k = 0; k < CLIPS; ++k) {
+        CB_CHECK(cb_graph_add_param(b, params[k], CB_PARAM_FLOAT, 1.0f, &err) == CB_OK, "%s",
+                 err.message);
+        cb_graph_clip_desc cd = {.name = params[k], .clip = names[k]};
+        CB_CHECK(cb_graph_add_clip(b, &cd, &nodes[k], &err) == CB_OK, "%s", err.message);
+    }
+    cb_graph_direct_desc dd = {
+        .name = "blend", .children = nodes, .weights = params, .child_count = CLIPS};
+    cb_graph_node blend = {0};
+    CB_CHECK(cb_graph_add_direct(b, &dd, &blend, &err) == CB_OK, "%s", err.message);
+    cb_graph *g = NULL;
+    CB_CHECK(cb_graph_build(b, &g, &err) == CB_OK, "%s", err.message);
+    cb_graph_builder_destroy(b);
+    const cb_graph *graphs[] = {g};
+    cb_crowd_desc desc = {.skeleton = cb_embedded_skeleton(set),
+                          .capacity = CAPACITY,
+                          .graphs = graphs,
+                          .graph_count = 1,
+                          .thread_count = 1,
+                          .keep_weights = true};
+    cb_crowd *crowd = NULL;
+    CB_CHECK(cb_crowd_create(&desc, &crowd, &err) == CB_OK, "%s", err.message);
+    cb_character ch[CAPACITY];
+    bool fresh[CAPACITY] = {false}; /* added since the last update: its clips start at its phase */
+    for (uint32_t i = 0; i < 5; ++i) {
+        assert_int_equal(cb_crowd_add(crowd, 0, 0.17f * (float)i, &ch[i]), CB_OK);
+        fresh[i] = true;
+    }
+    float was[CLIPS][CAPACITY] = {{0}}; /* kept weights of the last update */
+    const float dt = 1.0f / 60.0f;
+    size_t compared = 0, restarted = 0;
+    for (int f = 0; f < STEPS; ++f) {
+        if (f == 60 || f == 150) { /* the first, then the second: the last moves into the gap */
+            uint32_t gone = f == 60 ? 0 : 1, last = cb_crowd_count(crowd, 0) - 1;
+            assert_int_equal(cb_crowd_remove(crowd, ch[gone]), CB_OK);
+            ch[gone] = ch[last], fresh[gone] = fresh[last];
+            for (int k = 0; k < CLIPS; ++k) {
+                was[k][gone] = was[k][last];
+            }
+        }
+        if (f == 100 || f == 151) {
+            uint32_t n = cb_crowd_count(crowd, 0);
+            assert_int_equal(cb_crowd_add(crowd, 0, 0.05f * (float)f, &ch[n]), CB_OK);
+            fresh[n] = true;
+        }
+        uint32_t n = cb_crowd_count(crowd, 0);
+        float from[CLIPS][CAPACITY];
+        for (int k = 0; k < CLIPS; ++k) {
+            float *w = cb_crowd_param_column(crowd, 0, (uint32_t)k);
+            const float *t = cb_crowd_clip_times(crowd, 0, (uint32_t)k);
+            for (uint32_t i = 0; i < n; ++i) {
+                /* each clip out for a stretch now and then, by character */
+                bool out = (f / 9 + (int)i * 3 + k * 5) % 7 == 0;
+                w[i] = out ? 0.0f : 0.2f + 0.15f * (float)((f + (int)i * 11 + k * 23) % 9);
+                /* where the crowd starts the clip: its time, or 0 when it comes back */
+                from[k][i] = fresh[i] || was[k][i] > 0.0f ? t[i] : 0.0f;
+            }
+        }
+        assert_int_equal(cb_crowd_update(crowd, dt), CB_OK);
+        size_t stride = 0;
+        const float *kept = cb_crowd_weights(crowd, 0, &stride);
+        assert_non_null(kept);
+        const cb_root_delta *got = cb_crowd_root_motion(crowd, 0);
+        for (uint32_t i = 0; i < n; ++i) {
+            cb_root_motion_entry e[CLIPS];
+            size_t count = 0;
+            for (int k = 0; k < CLIPS; ++k) {
+                float w = kept[(size_t)k * stride + i];
+                if (w > 0.0f) {
+                    /* the crowd wraps its reported time: a frame moves less than a cycle */
+                    float t = cb_crowd_clip_times(crowd, 0, (uint32_t)k)[i];
+                    float to = t >= from[k][i] ? t : t + 1.0f;
+                    e[count++] = (cb_root_motion_entry){clips[k], from[k][i], to, w};
+                    restarted += !fresh[i] && was[k][i] == 0.0f;
+                }
+                was[k][i] = w;
+            }
+            fresh[i] = false;
+            cb_root_delta want;
+            assert_int_equal(cb_clip_blend_root_motion(e, count, &want), CB_OK);
+            CB_CHECK(memcmp(&want, &got[i], sizeof want) == 0,
+                     "frame %d, character %u: the crowd moved (%a %a %a %a), the public blend "
+                     "(%a %a %a %a)",
+                     f, i, (double)got[i].translation[0], (double)got[i].translation[1],
+                     (double)got[i].translation[2], (double)got[i].yaw, (double)want.translation[0],
+                     (double)want.translation[1], (double)want.translation[2], (double)want.yaw);
+            compared++;
+        }
+    }
+    cb_test_note("%zu deltas, %zu clip restarts: the crowd's kept samples give the public blend's "
+                 "bits",
+                 compared, restarted);
+    CB_CHECK(restarted > 50, "the weights should drop clips out and bring them back: %zu",
+             restarted);
+    cb_crowd_destroy(crowd);
+    assert_int_equal(cb_graph_destroy(g), CB_OK);
+    cb_embedded_destroy(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +447,7 @@ int main(void)
         cmocka_unit_test(one_shot_state_moves_the_root_once),
         cmocka_unit_test(looping_clip_delta_under_any_speed),
         cmocka_unit_test(blend_of_one_entry_is_its_delta),
+        cmocka_unit_test(kept_root_samples_give_the_public_blend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,10 @@
 #define CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 
 #include <math.h>
+#include <string.h>
 
 #include "base/base_impl.h"
+#include "base/scalar_math.h"
 #include "crowdblend/clip.h"
 #include "crowdblend/skeleton.h"
 #include "simd/lane.h"
@@ -108,11 +110,163 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
     *f = x - (float)k;
 }
 
-/* cb_clip_blend_root_motion for the graph runtime's time stage, whose entries hold by
- * construction most of what the public checks ask (clips, finite weights >= 0): the per-frame
- * path does not re-run public validators (docs/architecture.md). It checks only what a frame
- * can break, the times: a non-finite time or a span beyond 2^24 cycles (a huge speed
- * parameter) gives a zero delta, as the checked function's refusal left it. */
+/* ---- Root motion: the blend of root deltas, one entry at a time ----
+ * cb_clip_blend_root_motion without the public checks, as the graph runtime's time stage runs
+ * it: inline, the time stage adding its clips as it lists them, with each clip slot's last root
+ * sample kept per character (cb_root_sample). Entries hold by construction most of what the
+ * public checks ask (clips, finite weights >= 0): the per-frame path does not re-run public
+ * validators (docs/architecture.md). Only what a frame can break is checked, the times: a
+ * non-finite time or a span beyond 2^24 cycles (a huge speed parameter) gives a zero delta, as
+ * the checked function's refusal left it. Every path gives the bits of cb_clip_root_delta and
+ * cb_clip_blend_root_motion (tests/test_root_clamp.c). */
+
+/* The root of a clip at position u of a cycle, in double as a root delta interpolates it: x y z
+ * relative to frame 0 (y 0 where the track never leaves the ground). The graph block keeps each
+ * clip slot's last one per character: a frame starts where the last one ended, so its start
+ * sample is the last frame's end sample, reused when u has the same bits (a pure function of
+ * the clip, which a slot never changes, and u: it cannot be stale). u NaN: none kept (a
+ * sampled u is finite). */
+typedef struct cb_root_sample {
+    double u, x, y, z;
+} cb_root_sample;
+
+/* The blend so far: the weighted sums in double, and whether an entry's span refused it. */
+typedef struct cb_root_blend {
+    double x, y, z, yaw, wsum; /* the weighted sums */
+    bool refused;
+} cb_root_blend;
+
+/* The span a root delta accepts: beyond 2^24 cycles a float time no longer resolves a frame.
+ * False for NaN. */
+static inline bool cb_root_span_ok(float from, float to)
+{
+    return fabs((double)to - (double)from) <= 16777216.0;
+}
+
+/* The interval of the root track that holds u in [0, 1] (every caller's u is a time wrapped or
+ * clamped into [0, 1]): its first key, and u's fraction of it in *f. */
+SM_INLINE const float *cb_root_key(const struct cb_clip *c, double u, double *f)
+{
+    double n = c->intervals_f; /* N exactly (N < CB_CLIP_MAX_FRAMES) */
+    double x = u * n, fl = floor(x);
+    if (fl >= n) { /* u = 1: the end of the last interval */
+        *f = x - (n - 1.0);
+        return c->root + (size_t)(c->intervals - 1) * 4;
+    }
+    /* fl + 0: an integer (u = -0 gives fl = -0), so that f's sign is that of x - i */
+    *f = x - (fl + 0.0);
+    return c->root + (size_t)fl * 4;
+}
+
+/* Component k of the root at fraction f from key a to the next: the keys' difference in float,
+ * the interpolation in double. */
+SM_INLINE double cb_root_lerp(const float *a, int k, double f)
+{
+    return a[k] + (a[k + 4] - a[k]) * f;
+}
+
+/* The root at u in [0, 1]. A component whose keys are all 0 (no y: struct cb_clip) interpolates
+ * to exactly +0 (the keys' difference is +-0, times f in [0, 1], added to a +-0 key), so it is
+ * set, not computed. */
+SM_INLINE cb_root_sample cb_root_sample_at(const struct cb_clip *c, double u)
+{
+    double f;
+    const float *a = cb_root_key(c, u, &f);
+    return (cb_root_sample){u, cb_root_lerp(a, 0, f), c->root_moves_y ? cb_root_lerp(a, 1, f) : 0.0,
+                            cb_root_lerp(a, 2, f)};
+}
+
+/* Whether two positions are the same bits (-0 and +0 are not: their fractions differ in sign,
+ * and so can an interpolated 0). */
+static inline bool cb_root_same_u(double a, double b)
+{
+    uint64_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+
+/* The general delta (clip.c: any heading, any number of cycles), out of line: the blend's rare
+ * frames (a turning clip, several cycles in one frame), whose rotations' calls would make the
+ * blend's loop keep its values in memory. |to - from| <= 2^24, the clip has a root track. */
+cb_root_delta cb_clip_root_delta_general(const struct cb_clip *c, float from, float to);
+
+/* The delta of a clip that never turns (root_turns false) over a frame that crosses at most one
+ * cycle boundary forward, into d (x y z yaw), the yaw 0: with every heading 0, the general
+ * delta's compose and between (clip.c, root_delta) are sums and differences of the positions,
+ * so these are the same operations on the same values and give the same bits, without the
+ * rotations' branches, the heading's arithmetic or the general cycle count. The start sample is
+ * *last's when it was taken at the same position; the end sample is left in *last. False (d and
+ * *last untouched) for other frames, which the general delta takes. This is the crowd's common
+ * case: three of these per character and frame on W1. */
+SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float to,
+                                      cb_root_sample *last, float d[4])
+{
+    double u0, u1;
+    bool next = false; /* `to` is one cycle on */
+    if (c->looping) {
+        double k0 = floor((double)from), k1 = floor((double)to), dk = k1 - k0;
+        if (dk == 1.0) {
+            next = true;
+        } else if (dk != 0.0) {
+            return false;
+        }
+        u0 = (double)from - k0, u1 = (double)to - k1;
+    } else {
+        u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
+        u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
+    }
+    cb_root_sample s1 = cb_root_sample_at(c, u1);
+    cb_root_sample s0 = cb_root_same_u(last->u, u0) ? *last : cb_root_sample_at(c, u0);
+    *last = s1;
+    double x = s1.x, y = s1.y, z = s1.z;
+    if (next) { /* the cycle's displacement (the root at 1), then the position in the next */
+        cb_root_sample e = cb_root_sample_at(c, 1.0);
+        x = e.x + x, y = e.y + y, z = e.z + z;
+    }
+    d[0] = (float)(x - s0.x);
+    d[1] = c->root_moves_y ? (float)(y - s0.y) : 0.0f;
+    d[2] = (float)(z - s0.z);
+    d[3] = 0.0f;
+    return true;
+}
+
+/* Adds clip c's delta from `from` to `to` at weight w > 0 to the blend, in entry order (an entry
+ * at weight 0 only refuses the blend when its span does: cb_clip_blend_root_motion_trusted);
+ * *last: the clip's last root sample for the character (cb_root_sample). */
+SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, float from, float to,
+                                 float w, cb_root_sample *last)
+{
+    if (!cb_root_span_ok(from, to)) {
+        b->refused = true;
+        return;
+    }
+    if (c->root != NULL) {
+        float d[4]; /* x y z yaw */
+        if (c->root_turns || !cb_root_straight_delta(c, from, to, last, d)) {
+            cb_root_delta g = cb_clip_root_delta_general(c, from, to);
+            d[0] = g.translation[0], d[1] = g.translation[1], d[2] = g.translation[2];
+            d[3] = g.yaw;
+        }
+        double wd = w; /* (written out: a loop here kept the sums in memory) */
+        b->x += wd * d[0], b->y += wd * d[1], b->z += wd * d[2], b->yaw += wd * d[3];
+    }
+    b->wsum += w;
+}
+
+/* The blend's delta: the weighted mean, or zero (as the checked function's refusal left it)
+ * when an entry was refused. */
+static inline cb_root_delta cb_root_blend_result(const cb_root_blend *b)
+{
+    if (b->refused) {
+        return (cb_root_delta){{0, 0, 0}, 0};
+    }
+    double inv = b->wsum > 0.0 ? 1.0 / b->wsum : 0.0;
+    return (cb_root_delta){{(float)(b->x * inv), (float)(b->y * inv), (float)(b->z * inv)},
+                           (float)(b->yaw * inv)};
+}
+
+/* The blend of `count` entries (cb_clip_blend_root_motion without its checks). */
 void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
                                        cb_root_delta *out);
 

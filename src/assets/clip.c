@@ -939,33 +939,14 @@ static rigid rigid_power(rigid a, uint64_t k)
     return r;
 }
 
-/* The interval of the root track that holds u in [0, 1]: its first key, and u's fraction of it
- * in *f. */
-SM_INLINE const float *root_key(const struct cb_clip *c, double u, double *f)
-{
-    double x = u * c->intervals;
-    double fl = floor(x);
-    uint32_t i = fl >= c->intervals ? c->intervals - 1 : fl < 0.0 ? 0u : (uint32_t)fl;
-    *f = x - i;
-    return c->root + (size_t)i * 4;
-}
-
-/* Component k of the root at fraction f from key a to the next: the keys' difference in float,
- * the interpolation in double. */
-SM_INLINE double root_lerp(const float *a, int k, double f)
-{
-    return a[k] + (a[k + 4] - a[k]) * f;
-}
-
-/* The root at a position within one cycle, u in [0, 1], relative to frame 0. A component whose
- * keys are all 0 (no y, no turn: struct cb_clip) interpolates to exactly +0 (the keys'
- * difference is +-0, times f in [0, 1], added to a +-0 key), so it is set, not computed. */
+/* The root at a position within one cycle, u in [0, 1], relative to frame 0 (components whose
+ * keys are all 0 set to +0, as cb_root_sample_at does). */
 SM_INLINE rigid root_at(const struct cb_clip *c, double u)
 {
     double f;
-    const float *a = root_key(c, u, &f);
-    return (rigid){root_lerp(a, 0, f), c->root_moves_y ? root_lerp(a, 1, f) : 0.0,
-                   root_lerp(a, 2, f), c->root_turns ? root_lerp(a, 3, f) : 0.0};
+    const float *a = cb_root_key(c, u, &f);
+    return (rigid){cb_root_lerp(a, 0, f), c->root_moves_y ? cb_root_lerp(a, 1, f) : 0.0,
+                   cb_root_lerp(a, 2, f), c->root_turns ? cb_root_lerp(a, 3, f) : 0.0};
 }
 
 cb_clip_root_motion cb_clip_query_root_motion(const cb_clip *c)
@@ -1025,55 +1006,6 @@ SM_INLINE cb_root_delta root_delta(const struct cb_clip *c, float from, float to
     return (cb_root_delta){{(float)delta.x, (float)delta.y, (float)delta.z}, (float)delta.yaw};
 }
 
-/* The span a root delta accepts: beyond 2^24 cycles a float time no longer resolves a frame.
- * False for NaN. */
-static bool root_span_ok(float from, float to)
-{
-    return fabs((double)to - (double)from) <= 16777216.0;
-}
-
-/* root_delta of a clip that never turns (root_turns false) over a frame that crosses at most one
- * cycle boundary forward, into d (x y z yaw), the yaw 0: with every heading 0, root_delta's
- * compose and between are sums and differences of the positions, so these are the same
- * operations on the same values and give the same bits, without the rotations' branches, the
- * heading's arithmetic or the general cycle count. False (d untouched) for other frames, which
- * root_delta takes. This is the crowd's common case: three of these per character and frame on
- * W1. */
-SM_INLINE bool straight_delta(const struct cb_clip *c, float from, float to, float d[4])
-{
-    double u0, u1;
-    bool next = false; /* `to` is one cycle on */
-    if (c->looping) {
-        double k0 = floor((double)from), k1 = floor((double)to), dk = k1 - k0;
-        if (dk == 1.0) {
-            next = true;
-        } else if (dk != 0.0) {
-            return false;
-        }
-        u0 = (double)from - k0, u1 = (double)to - k1;
-    } else {
-        u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
-        u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
-    }
-    double f0, f1;
-    const float *a0 = root_key(c, u0, &f0), *a1 = root_key(c, u1, &f1);
-    double x = root_lerp(a1, 0, f1), y = 0.0, z = root_lerp(a1, 2, f1);
-    if (c->root_moves_y) {
-        y = root_lerp(a1, 1, f1);
-    }
-    if (next) { /* the cycle's displacement (root_at(c, 1)), then the position in the next */
-        double fe;
-        const float *e = root_key(c, 1.0, &fe);
-        x = root_lerp(e, 0, fe) + x, z = root_lerp(e, 2, fe) + z;
-        y = c->root_moves_y ? root_lerp(e, 1, fe) + y : 0.0;
-    }
-    d[0] = (float)(x - root_lerp(a0, 0, f0));
-    d[1] = c->root_moves_y ? (float)(y - root_lerp(a0, 1, f0)) : 0.0f;
-    d[2] = (float)(z - root_lerp(a0, 2, f0));
-    d[3] = 0.0f;
-    return true;
-}
-
 cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_delta *out)
 {
     if (c == NULL || out == NULL) {
@@ -1082,20 +1014,18 @@ cb_result cb_clip_root_delta(const cb_clip *c, float from, float to, cb_root_del
     if (!isfinite(from) || !isfinite(to)) {
         return CB_ERR_NOT_FINITE;
     }
-    if (!root_span_ok(from, to)) {
+    if (!cb_root_span_ok(from, to)) {
         return CB_ERR_INVALID_ARGUMENT;
     }
     *out = c->root != NULL ? root_delta(c, from, to) : (cb_root_delta){{0, 0, 0}, 0};
     return CB_OK;
 }
 
-/* root_delta out of line, for the blend's rare frames (a turning clip, several cycles in one
- * frame): inlined, its rotations' calls would make the loop keep its values in memory. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
-static cb_root_delta
-root_delta_general(const struct cb_clip *c, float from, float to)
+cb_root_delta
+cb_clip_root_delta_general(const struct cb_clip *c, float from, float to)
 {
     return root_delta(c, from, to);
 }
@@ -1103,33 +1033,17 @@ root_delta_general(const struct cb_clip *c, float from, float to)
 void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
                                        cb_root_delta *out)
 {
-    double acc[4] = {0, 0, 0, 0}, wsum = 0.0;
+    cb_root_blend b = {0.0, 0.0, 0.0, 0.0, 0.0, false};
     for (size_t k = 0; k < count; ++k) {
         const cb_root_motion_entry *e = &entries[k];
-        if (!root_span_ok(e->from, e->to)) {
-            *out = (cb_root_delta){{0, 0, 0}, 0}; /* as the checked function's refusal leaves it */
-            return;
-        }
         if (e->weight == 0.0f) {
+            b.refused = b.refused || !cb_root_span_ok(e->from, e->to);
             continue;
         }
-        const struct cb_clip *c = e->clip;
-        if (c->root != NULL) {
-            float d[4]; /* x y z yaw */
-            if (c->root_turns || !straight_delta(c, e->from, e->to, d)) {
-                cb_root_delta g = root_delta_general(c, e->from, e->to);
-                d[0] = g.translation[0], d[1] = g.translation[1], d[2] = g.translation[2];
-                d[3] = g.yaw;
-            }
-            for (int i = 0; i < 4; ++i) {
-                acc[i] += (double)e->weight * d[i];
-            }
-        }
-        wsum += e->weight;
+        cb_root_sample none = {NAN, 0.0, 0.0, 0.0}; /* both ends sampled */
+        cb_root_blend_add(&b, e->clip, e->from, e->to, e->weight, &none);
     }
-    double inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
-    *out = (cb_root_delta){{(float)(acc[0] * inv), (float)(acc[1] * inv), (float)(acc[2] * inv)},
-                           (float)(acc[3] * inv)};
+    *out = cb_root_blend_result(&b);
 }
 
 cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t count,
@@ -1146,7 +1060,7 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
         if (!isfinite(e->weight) || !isfinite(e->from) || !isfinite(e->to)) {
             return CB_ERR_NOT_FINITE;
         }
-        if (e->weight < 0.0f || !root_span_ok(e->from, e->to)) {
+        if (e->weight < 0.0f || !cb_root_span_ok(e->from, e->to)) {
             return CB_ERR_INVALID_ARGUMENT;
         }
     }

@@ -26,9 +26,12 @@ void cb_graph_unuse(const cb_graph *graph);
 typedef struct cb_graph_block {
     const cb_graph *graph;
     uint32_t capacity;
-    float *params;          /* param_count rows */
-    float *clip_time;       /* clip rows: normalized time, [0, 1] */
-    uint8_t *clip_active;   /* clip rows: the clip had weight last frame */
+    float *params;        /* param_count rows */
+    float *clip_time;     /* clip rows: normalized time, [0, 1] */
+    uint8_t *clip_active; /* clip rows: the clip had weight last frame */
+    /* clip rows where the graph moves the root (cb_graph_moves_root), else none: each clip's
+     * last root sample (assets/asset_layout.h), which the next frame's delta starts from */
+    struct cb_root_sample *root_last;
     float *group_time;      /* sync-group rows: the leader's normalized time */
     uint16_t *group_leader; /* sync-group rows: the leader's clip slot, UINT16_MAX none */
     uint16_t *sm_current;   /* state-machine rows */

@@ -1,14 +1,22 @@
 /* The per-character state block and the per-thread scratch: their layouts in one allocation
  * each (sized at create; nothing is allocated per frame), a character's start and its move. */
+#include <math.h>
 #include <string.h>
 
+#include "assets/asset_layout.h"
 #include "graph/runtime/runtime_impl.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* The block                                                                                  */
 
+/* Rows of the clips' last root samples: one per clip slot where the graph moves the root. */
+static uint32_t root_last_rows(const cb_graph *g)
+{
+    return g->moves_root ? g->clip_count : 0;
+}
+
 typedef struct block_layout {
-    size_t params, clip_time, clip_active, group_time, group_leader, sm_current, sm_next,
+    size_t params, clip_time, clip_active, root_last, group_time, group_leader, sm_current, sm_next,
         sm_transition, sm_time, sm_next_time, sm_elapsed, sm_inert, sm_capture, sm_from_cur,
         sm_from_next, sm_from_x, inert, foot_lock, events, event_count, total;
 } block_layout;
@@ -27,6 +35,7 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
     L.params = take(&c, g->param_count * n * sizeof(float));
     L.clip_time = take(&c, g->clip_count * n * sizeof(float));
     L.clip_active = take(&c, g->clip_count * n);
+    L.root_last = take(&c, root_last_rows(g) * n * sizeof(cb_root_sample));
     L.group_time = take(&c, g->group_count_sync * n * sizeof(float));
     L.group_leader = take(&c, g->group_count_sync * n * sizeof(uint16_t));
     L.sm_current = take(&c, g->sm_count * n * sizeof(uint16_t));
@@ -62,6 +71,7 @@ void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity
     b->params = (float *)(m + L.params);
     b->clip_time = (float *)(m + L.clip_time);
     b->clip_active = (uint8_t *)(m + L.clip_active);
+    b->root_last = (cb_root_sample *)(m + L.root_last);
     b->group_time = (float *)(m + L.group_time);
     b->group_leader = (uint16_t *)(m + L.group_leader);
     b->sm_current = (uint16_t *)(m + L.sm_current);
@@ -91,6 +101,9 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
     for (uint32_t c = 0; c < g->clip_count; ++c) {
         AT(b, clip_time, c, i) = phase;
         AT(b, clip_active, c, i) = CLIP_FRESH;
+    }
+    for (uint32_t c = 0; c < root_last_rows(g); ++c) {
+        AT(b, root_last, c, i) = (cb_root_sample){NAN, 0.0, 0.0, 0.0}; /* none kept */
     }
     for (uint32_t s = 0; s < g->group_count_sync; ++s) {
         AT(b, group_time, s, i) = phase;
@@ -131,6 +144,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     MOVE_ROWS(params, g->param_count)
     MOVE_ROWS(clip_time, g->clip_count)
     MOVE_ROWS(clip_active, g->clip_count)
+    MOVE_ROWS(root_last, root_last_rows(g))
     MOVE_ROWS(group_time, g->group_count_sync)
     MOVE_ROWS(group_leader, g->group_count_sync)
     MOVE_ROWS(sm_current, g->sm_count)
@@ -163,8 +177,8 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
-        poses, entries, root_entries, groups, active, active_w, active_d, flat_active, flat_count,
-        plant, plant_soon, total;
+        poses, entries, groups, active, active_w, active_d, flat_active, flat_count, plant,
+        plant_soon, total;
 } scratch_layout;
 
 static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
@@ -187,7 +201,6 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     /* POSE_CHUNK finished poses, then the evaluation stack above them. */
     L.poses = take(&c, (POSE_CHUNK + g->max_pose_depth) * g->group_count * cb_simd_group_bytes());
     L.entries = take(&c, (g->max_entries + 4) * sizeof(cb_blend_entry));
-    L.root_entries = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(cb_root_motion_entry));
     L.groups = take(&c, (g->group_count_sync ? g->group_count_sync : 1) * sizeof(struct group_acc));
     L.active = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(uint32_t));
     L.active_w = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
@@ -226,7 +239,6 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->sm_acc = (float *)(m + L.sm_acc);
     s->poses = (cb_xform_group *)(m + L.poses);
     s->entries = (cb_blend_entry *)(m + L.entries);
-    s->root_entries = (cb_root_motion_entry *)(m + L.root_entries);
     s->groups = (struct group_acc *)(m + L.groups);
     s->active = (uint32_t *)(m + L.active);
     s->active_w = (float *)(m + L.active_w);

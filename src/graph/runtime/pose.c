@@ -78,11 +78,11 @@ static cb_blend_entry layer_entry(const pose_ctx *x, const glayer *l, float w)
 }
 
 /* The entries of a layers node's layers (every one a clip), after the base's: those with
- * weight, in order. ln NULL: none. */
+ * weight, in order. */
 static void add_layer_entries(pose_ctx *x, const gnode *ln)
 {
-    const glayer *layers = ln != NULL ? &x->g->layers[ln->u.layers.first_layer] : NULL;
-    for (uint32_t l = 0; ln != NULL && l < ln->u.layers.layer_count; ++l) {
+    const glayer *layers = &x->g->layers[ln->u.layers.first_layer];
+    for (uint32_t l = 0; l < ln->u.layers.layer_count; ++l) {
         float w = layer_weight_of(x->s, layers[l].weight_param, x->i);
         if (w > 0.0f) {
             x->s->entries[x->entries++] = layer_entry(x, &layers[l], w);
@@ -247,19 +247,32 @@ static void eval(pose_ctx *x, uint32_t id, uint32_t depth)
  * same order (when slot order is not edge order, every edge in edge order, as flatten()). */
 void cb_graph_stage_pose_flat(pose_ctx *x)
 {
+    /* In locals: the entries' stores (pointers, enums) may alias the context's fields, which
+     * the loop would otherwise read again per entry. */
     const cb_graph *g = x->g;
+    const cb_graph_scratch *s = x->s;
     const gnode *bn = &g->nodes[g->flat_blend];
-    const uint8_t *listed = &x->s->flat_active[(size_t)x->i * g->clip_count];
-    uint32_t count = g->flat_in_order ? x->s->flat_count[x->i] : bn->edge_count;
-    x->entries = 0;
+    const uint8_t *listed = &s->flat_active[(size_t)x->i * g->clip_count];
+    const float *shares = &SR(s, ew, bn->first_edge, x->i);
+    const float *times = &AT(x->b, clip_time, 0, x->ch);
+    const size_t batch = s->batch, capacity = x->b->capacity;
+    const bool in_order = g->flat_in_order;
+    uint32_t count = in_order ? s->flat_count[x->i] : bn->edge_count, m = 0;
+    cb_blend_entry *entries = s->entries;
     for (uint32_t k = 0; k < count; ++k) {
-        uint32_t e = g->flat_in_order ? listed[k] : k;
-        float share = SR(x->s, ew, bn->first_edge + e, x->i);
+        uint32_t e = in_order ? listed[k] : k;
+        float share = shares[e * batch];
         if (share > EPS) {
-            x->s->entries[x->entries++] = clip_entry(x, &g->clips[g->flat_slot[e]], share);
+            const gclip *clip = &g->clips[g->flat_slot[e]];
+            /* clip_entry's, read from the locals */
+            entries[m++] = (cb_blend_entry){
+                .clip = clip->clip, .time = times[clip->slot * capacity], .weight = share};
         }
     }
-    add_layer_entries(x, g->flat_layers != GNONE ? &g->nodes[g->flat_layers] : NULL);
+    x->entries = m;
+    if (g->flat_layers != GNONE) {
+        add_layer_entries(x, &g->nodes[g->flat_layers]);
+    }
     run_blend(x, x->root_out);
 }
 

@@ -92,7 +92,6 @@ struct cb_graph_scratch {
     float *plant_soon;     /* ... and a frame on at this frame's rates */
     cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
     cb_blend_entry *entries;
-    cb_root_motion_entry *root_entries;
 };
 
 /* Element i of row r of a field of the block. */

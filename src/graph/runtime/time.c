@@ -216,7 +216,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
     advance_groups(g, b, ch, dt, s);
     const bool events = out->events, root = out->root_motion != NULL;
     b->event_count[ch] = 0;
-    uint32_t root_count = 0;
+    cb_root_blend rb = {0.0, 0.0, 0.0, 0.0, 0.0, false};
     for (uint32_t a = 0; a < na; ++a) {
         uint32_t c = s->active[a];
         const gclip *clip = &g->clips[c];
@@ -232,22 +232,17 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
              * one-shot start, turn or vault moves the character once, then it stands. */
             float rf = clip->clamp ? fminf(fmaxf(from, 0.0f), 1.0f) : from;
             float rt = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to;
-            s->root_entries[root_count++] =
-                (cb_root_motion_entry){clip->clip, rf, rt, s->active_w[a]};
+            /* (listed clips have weight: above EPS, or 1 for a layer's clip) */
+            cb_root_blend_add(&rb, clip->clip, rf, rt, s->active_w[a], &AT(b, root_last, c, ch));
         }
         if (events && clip->has_markers) {
             /* (re)starts this frame, or was just added: its start counts */
             emit_events(g, b, ch, clip, from, to, was != CLIP_ACTIVE, s->active_w[a], st);
         }
     }
-    if (!root) {
-        return; /* the crowd's deltas stay zero (cb_graph_moves_root) */
+    if (root) { /* else the crowd's deltas stay zero (cb_graph_moves_root) */
+        out->root_motion[ch] = cb_root_blend_result(&rb); /* zero when no clip moves the root */
     }
-    cb_root_delta delta = {{0.0f, 0.0f, 0.0f}, 0.0f};
-    if (root_count > 0) {
-        cb_clip_blend_root_motion_trusted(s->root_entries, root_count, &delta);
-    }
-    out->root_motion[ch] = delta;
 }
 
 /* ---- the general path: a character's clips are those with influence ---- */
