@@ -806,7 +806,7 @@ static void cclip_pose_compressed_vs_raw(void **state)
 /* A stored form passes its own loader with any finite fields, so a crafted one can decode to a
  * zero rotation; a clip kept compressed is refused then (the sampler would normalize zero), as
  * the frames decoded at load are by the frame checks. Here joint 5's rotation fields are zeroed
- * in the loaded form. */
+ * in the loaded form, and the component it rebuilds (if any) no longer rebuilt. */
 static void cclip_packed_clip_refuses_bad_keys(void **state)
 {
     (void)state;
@@ -824,6 +824,8 @@ static void cclip_packed_clip_refuses_bad_keys(void **state)
     for (size_t k = 3; k < 7; ++k) {
         float *off = ranges + (g * z->components + k) * 2 * CB_SIMD_WIDTH;
         off[l] = 0.0f, off[CB_SIMD_WIDTH + l] = 0.0f;
+        ((float *)(uintptr_t)z->rebuild)[(g * 4 + k - 3) * CB_SIMD_WIDTH + l] = 0.0f;
+        ((uint8_t *)(uintptr_t)z->joint_bits)[j * CB_CCLIP_COMPONENTS + k] = 0;
     }
     cb_clip_frames_desc fd = {.name = "walk_f",
                               .skeleton = s,
@@ -978,6 +980,22 @@ static void expect_load_error(const cb_skeleton *s, const void *bytes, size_t si
     CB_CHECK(err.code == want, "%s: err.code %d", what, (int)err.code);
 }
 
+/* Where the first rebuilt component's index lies in a version 3 stored form of n joints (its
+ * layout in src/compress/cclip_impl.h), or 0 when no rotation rebuilds one. */
+static size_t first_rebuilt_index(const unsigned char *b, size_t n)
+{
+    const unsigned char *map = b + CB_CCLIP_HEADER_BYTES;
+    size_t at = CB_CCLIP_HEADER_BYTES + (n * 6 + 7) / 8;
+    for (size_t t = 0; t < n * 3; ++t) {
+        unsigned mode = (map[t / 4] >> (2 * (t % 4))) & 3u;
+        if (mode == 2) {
+            return at;
+        }
+        at += mode == 0 ? 0 : 5 * (size_t)(t % 3 == 1 ? 4 : 3);
+    }
+    return 0;
+}
+
 static void cclip_stream_errors(void **state)
 {
     (void)state;
@@ -997,14 +1015,28 @@ static void cclip_stream_errors(void **state)
     b[0] = 'X';
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "bad magic");
     memcpy(b, f.stream, f.bytes);
-    assert_int_equal(b[4], 2); /* with a root track */
-    b[4] = 3;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 3");
+    assert_int_equal(b[4], 3);
+    b[4] = 4;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 4");
     b[4] = 1;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 1 with a root track");
+    b[4] = 2; /* the right header for version 2, but the track descriptions are version 3's */
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 3 descriptions read as version 2");
     memcpy(b, f.stream, f.bytes);
     b[6] &= (unsigned char)~CB_CCLIP_FLAG_ROOT;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "root bytes without flag bit 1");
+    b[4] = 2;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 2 without a root track");
+    /* The mode map (version 3): mode 2 (a component rebuilt) is for rotations only; a rebuilt
+     * component is 0..3. */
+    memcpy(b, f.stream, f.bytes);
+    b[CB_CCLIP_HEADER_BYTES] = (unsigned char)((b[CB_CCLIP_HEADER_BYTES] & ~3u) | 2u);
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a translation of mode 2");
+    const size_t rebuilt_at = first_rebuilt_index(f.stream, cb_skeleton_joint_count(f.s));
+    assert_true(rebuilt_at > 0);
+    memcpy(b, f.stream, f.bytes);
+    b[rebuilt_at] = 4;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "rebuilt component 4");
     /* The root block: the last 36 + key bytes. Its first field's width, then its offset. */
     const size_t root_at = f.bytes - cb_cclip_query_info(f.clip).root_track_bytes;
     memcpy(b, f.stream, f.bytes);
