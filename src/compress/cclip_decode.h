@@ -66,11 +66,19 @@ CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a
 CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, size_t g, uint32_t rebuilt,
                                      cb_soa_quat *q)
 {
-    cb_vf s =
-        cb_vf_add(cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y)), cb_vf_mul(q->z, q->z));
-    s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
-    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(cb_vf_set1(1.0f), s), cb_vf_zero()));
     const float *d = c->rebuild + g * 4 * CB_W;
+    const cb_vf one = cb_vf_set1(1.0f), zero = cb_vf_zero();
+    cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
+    s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
+    if (rebuilt == 8) {
+        /* Only w is rebuilt (the common case): its square, of +0 in the rebuilding lanes, is
+         * left out of the sum (adding +0 changes no bit; the other lanes do not use it). */
+        const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(one, s), zero));
+        q->w = cb_vf_add(q->w, cb_vf_mul(cb_vf_load(d + 3 * CB_W), r));
+        return;
+    }
+    s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
+    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(one, s), zero));
     cb_vf *comp[4] = {&q->x, &q->y, &q->z, &q->w};
     for (int k = 0; k < 4; ++k) {
         if (rebuilt & (1u << k)) {
