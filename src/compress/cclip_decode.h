@@ -67,18 +67,19 @@ CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, size_t g, uint32_
                                      cb_soa_quat *q)
 {
     const float *d = c->rebuild + g * 4 * CB_W;
-    const cb_vf one = cb_vf_set1(1.0f), zero = cb_vf_zero();
     cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
     s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
     if (rebuilt == 8) {
-        /* Only w is rebuilt (the common case): its square, of +0 in the rebuilding lanes, is
-         * left out of the sum (adding +0 changes no bit; the other lanes do not use it). */
-        const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(one, s), zero));
-        q->w = cb_vf_add(q->w, cb_vf_mul(cb_vf_load(d + 3 * CB_W), r));
+        /* Only w is rebuilt (the common case). Its square, of +0 in the rebuilding lanes, is
+         * left out of the sum (adding +0 changes no bit), and d - s stands for 1 - s: the same
+         * in those lanes, <= 0 in the others, whose rebuilt value is so sqrt(0) = +0 and their
+         * w (+ +0) unchanged, with no multiply by d. */
+        const cb_vf d3 = cb_vf_load(d + 3 * CB_W);
+        q->w = cb_vf_add(q->w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d3, s), cb_vf_zero())));
         return;
     }
     s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
-    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(one, s), zero));
+    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(cb_vf_set1(1.0f), s), cb_vf_zero()));
     cb_vf *comp[4] = {&q->x, &q->y, &q->z, &q->w};
     for (int k = 0; k < 4; ++k) {
         if (rebuilt & (1u << k)) {
@@ -164,9 +165,10 @@ static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key,
         return 0.0f;
     }
     if (c->joint_bits[j * CB_CCLIP_COMPONENTS + (size_t)k] == CB_CCLIP_REBUILT) {
-        float q[4];
-        for (int i = 0; i < 4; ++i) { /* the rebuilt one decodes to +0 */
-            q[i] = cb_cclip_joint_field(c, key, j, 3 + i);
+        float q[4]; /* the rebuilt one as +0 (offset 0, step 0) */
+        for (int i = 0; i < 4; ++i) {
+            q[i] =
+                3 + i == k ? cb_cclip_value(0.0f, 0.0f, 0) : cb_cclip_joint_field(c, key, j, 3 + i);
         }
         return q[k - 3] + cb_cclip_rebuild(q);
     }

@@ -642,6 +642,47 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
 /* ------------------------------------------------------------------------------------------ */
 /* Loading: packing into joint groups                                                         */
 
+/* Whether rotation component k of a joint (bits: its 10 field widths) is rebuilt at every key:
+ * rebuilt, with some other component stored. A rebuilt component of a constant rotation is the
+ * same at every key; the loader keeps its value as the offset (fold_constant_rebuilt), so the
+ * group decoder does not rebuild it. */
+static bool rebuilt_per_key(const uint8_t *bits, int k)
+{
+    if (bits[3 + k] != CB_CCLIP_REBUILT) {
+        return false;
+    }
+    for (int i = 3; i < 7; ++i) {
+        if (cb_cclip_stored_bits(bits[i]) > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The rebuilt components of constant rotations, rebuilt once: the offset becomes what the
+ * decoders give at every key, +0 plus cb_cclip_rebuild of the other three (each offset + 0),
+ * so offset + 0 in the group decoder is the same bits. fields: joint_count x 10. */
+static void fold_constant_rebuilt(cb_cclip_field *fields, size_t joints)
+{
+    for (size_t j = 0; j < joints; ++j) {
+        cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + 3];
+        uint8_t bits[CB_CCLIP_COMPONENTS];
+        for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+            bits[k] = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
+        }
+        for (int k = 0; k < 4; ++k) {
+            if (f[k].bits != CB_CCLIP_REBUILT || rebuilt_per_key(bits, k)) {
+                continue;
+            }
+            float q[4];
+            for (int i = 0; i < 4; ++i) {
+                q[i] = cb_cclip_value(i == k ? 0.0f : f[i].offset, 0.0f, 0);
+            }
+            f[k].offset = q[k] + cb_cclip_rebuild(q);
+        }
+    }
+}
+
 /* The common field widths of group g of `width` joints, where each component sits, and which
  * lanes store words (ranks[l]: the lane's position among them, or -1). bits: joint_count x 10
  * field widths (CB_CCLIP_DEFAULT_TRACK for default tracks). width is the build's W, except when
@@ -676,7 +717,7 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
         }
         ranks[l] = stores ? (int32_t)grp.active++ : -1;
         for (uint32_t k = 0; j < joints && k < 4; ++k) {
-            if (bits[j * CB_CCLIP_COMPONENTS + 3 + k] == CB_CCLIP_REBUILT) {
+            if (rebuilt_per_key(bits + j * CB_CCLIP_COMPONENTS, (int)k)) {
                 grp.rebuilt |= 1u << k;
             }
         }
@@ -733,7 +774,7 @@ static void fill_rebuild(struct cb_cclip *c, float *rebuild)
             for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
                 size_t j = g * CB_SIMD_WIDTH + l;
                 bool r = j < c->joint_count &&
-                         c->joint_bits[j * CB_CCLIP_COMPONENTS + 3 + k] == CB_CCLIP_REBUILT;
+                         rebuilt_per_key(c->joint_bits + j * CB_CCLIP_COMPONENTS, (int)k);
                 rebuild[(g * 4 + k) * CB_SIMD_WIDTH + l] = r ? 1.0f : 0.0f;
             }
         }
@@ -802,6 +843,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
     }
     cb_cclip_parsed_fields(p, skeleton, fields);
+    fold_constant_rebuilt(fields, n);
     const uint32_t components = needs_scale(fields, n) ? (uint32_t)CB_CCLIP_COMPONENTS
                                                        : (uint32_t)CB_CCLIP_COMPONENTS_NO_SCALE;
     uint8_t *bits = cb_alloc(allocator, n * CB_CCLIP_COMPONENTS, 1);
