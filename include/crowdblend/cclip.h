@@ -80,8 +80,8 @@ typedef struct cb_cclip cb_cclip;
 /** Widest quantized field, in bits (values stay exact in a float's 24-bit significand). */
 #define CB_CCLIP_MAX_BITS 24
 /** Newest version of the stored form: 2 adds the root track; 3 describes the tracks with a
- *  2-bit mode map and may store a rotation as x y z with w rebuilt (w >= 0), the root track
- *  optional. The compressor writes version 3; cb_cclip_serialize writes a clip in the version
+ *  2-bit mode map and may store a rotation as three components with the fourth rebuilt from
+ *  them (sqrt(1 - the others' squares)), the root track optional. The compressor writes version 3; cb_cclip_serialize writes a clip in the version
  *  it was loaded from; cb_cclip_load reads 1..3. */
 #define CB_CCLIP_STREAM_VERSION 3
 
