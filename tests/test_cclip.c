@@ -824,7 +824,11 @@ static void cclip_packed_clip_refuses_bad_keys(void **state)
     for (size_t k = 3; k < 7; ++k) {
         float *off = ranges + (g * z->components + k) * 2 * CB_SIMD_WIDTH;
         off[l] = 0.0f, off[CB_SIMD_WIDTH + l] = 0.0f;
-        ((float *)(uintptr_t)z->rebuild)[(g * 4 + k - 3) * CB_SIMD_WIDTH + l] = 0.0f;
+        const cb_cclip_group *grp = &z->groups[g];
+        if (grp->rebuilt & (1u << (k - 3))) { /* its row: w's alone, or one per component */
+            size_t row = grp->rebuilt == 8 ? 0 : k - 3;
+            ((float *)(uintptr_t)z->rebuild)[grp->rebuild_at + row * CB_SIMD_WIDTH + l] = 0.0f;
+        }
         ((uint8_t *)(uintptr_t)z->joint_bits)[j * CB_CCLIP_COMPONENTS + k] = 0;
     }
     cb_clip_frames_desc fd = {.name = "walk_f",

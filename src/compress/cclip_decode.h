@@ -66,7 +66,7 @@ CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a
 CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, size_t g, uint32_t rebuilt,
                                      cb_soa_quat *q)
 {
-    const float *d = c->rebuild + g * 4 * CB_W;
+    const float *d = c->rebuild + c->groups[g].rebuild_at;
     cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
     s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
     if (rebuilt == 8) {
@@ -74,7 +74,7 @@ CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, size_t g, uint32_
          * left out of the sum (adding +0 changes no bit), and d - s stands for 1 - s: the same
          * in those lanes, <= 0 in the others, whose rebuilt value is so sqrt(0) = +0 and their
          * w (+ +0) unchanged, with no multiply by d. */
-        const cb_vf d3 = cb_vf_load(d + 3 * CB_W);
+        const cb_vf d3 = cb_vf_load(d);
         q->w = cb_vf_add(q->w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d3, s), cb_vf_zero())));
         return;
     }

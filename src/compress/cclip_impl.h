@@ -247,7 +247,8 @@ typedef struct cb_cclip_group {
     uint8_t bits[CB_CCLIP_COMPONENTS];
     uint32_t at[CB_CCLIP_COMPONENTS];
     uint32_t mask[CB_CCLIP_COMPONENTS];
-    uint32_t rebuilt; /* bit k (0..3): some lane rebuilds rotation component k at every key */
+    uint32_t rebuilt;    /* bit k (0..3): some lane rebuilds rotation component k at every key */
+    uint32_t rebuild_at; /* where the group's rows start in cb_cclip.rebuild (floats) */
 } cb_cclip_group;
 
 /* A field's step from the decoder's (scaled by 2^-shift; exact both ways, steps being at least
@@ -283,11 +284,11 @@ struct cb_cclip {
     /* Per group, per component: offset[W] then step[W] 2^-shift (cb_cclip_group_step; padding
      * and unstored lanes: step 0). */
     const float *ranges;
-    /* Per group and rotation component (x y z w) W floats: 1 in the lanes that rebuild the
-     * component at every key, else 0 (read only where the group's `rebuilt` bit is set): the
-     * component is (offset + step q) + d cb_cclip_rebuild, exact since d is 0 or 1 and the
-     * first term is +0 where d is 1. A constant rotation's rebuilt component is rebuilt once at
-     * load, into its offset (d 0). */
+    /* Per group with rebuilt components (from its rebuild_at): one row of W floats for w alone
+     * (rebuilt == 8), else one per rotation component x y z w: 1 in the lanes that rebuild the
+     * component at every key, else 0. The component is (offset + step q) + d cb_cclip_rebuild,
+     * exact since d is 0 or 1 and the first term is +0 where d is 1. A constant rotation's
+     * rebuilt component is rebuilt once at load, into its offset (d 0). */
     const float *rebuild;
     const uint32_t *words;     /* keys * key_words, then W zero words (vector loads of a
                                   group's last word may read past its active lanes) */

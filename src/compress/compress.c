@@ -13,7 +13,9 @@
  *   4. A last pass coarsens single components one bit at a time, widest first, while the bound
  *      holds: a track's level gives its components one step, but they matter unequally.
  * Steps 1-4 run for several key rates (the source's and lower ones, resampled uniformly); the
- * smallest feasible result is kept.
+ * smallest feasible result is kept. At step 1 each rotation also chooses its form: all four
+ * components, or (stored form version 3) the three other than the one that stays farthest from
+ * 0 in every key, that one rebuilt by the decoders (choose_rotation_form).
  *
  * Everything is measured in double precision from the decoded float values, exactly as the
  * decoders produce them (cb_cclip_value), so the error the compressor reports is the error the

@@ -767,18 +767,46 @@ static void fill_ranges(struct cb_cclip *c, const cb_cclip_field *fields, float 
     }
 }
 
+/* Rows of W floats a group's rebuilt components take in the loaded form (cb_cclip.rebuild):
+ * none, w's alone (the common case), or one per component. */
+static uint32_t rebuild_rows(uint32_t rebuilt)
+{
+    return rebuilt == 0 ? 0u : rebuilt == 8 ? 1u : 4u;
+}
+
 static void fill_rebuild(struct cb_cclip *c, float *rebuild)
 {
     for (size_t g = 0; g < c->group_count; ++g) {
-        for (size_t k = 0; k < 4; ++k) {
+        const cb_cclip_group *grp = &c->groups[g];
+        const uint32_t rows = rebuild_rows(grp->rebuilt);
+        for (uint32_t row = 0; row < rows; ++row) {
+            const int k = rows == 1 ? 3 : (int)row;
             for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
                 size_t j = g * CB_SIMD_WIDTH + l;
                 bool r = j < c->joint_count &&
-                         rebuilt_per_key(c->joint_bits + j * CB_CCLIP_COMPONENTS, (int)k);
-                rebuild[(g * 4 + k) * CB_SIMD_WIDTH + l] = r ? 1.0f : 0.0f;
+                         rebuilt_per_key(c->joint_bits + j * CB_CCLIP_COMPONENTS, k);
+                rebuild[grp->rebuild_at + row * CB_SIMD_WIDTH + l] = r ? 1.0f : 0.0f;
             }
         }
     }
+}
+
+/* What the groups of a layout take together: words per key, and rows of rebuilt components. */
+typedef struct group_totals {
+    size_t key_words, rebuild_rows;
+} group_totals;
+
+static group_totals sum_groups(const uint8_t *bits, size_t joints, size_t width,
+                               uint32_t components)
+{
+    group_totals t = {0, 0};
+    int32_t ranks[16];
+    for (size_t g = 0; g * width < joints; ++g) {
+        cb_cclip_group grp = layout_group(bits, joints, g, width, components, ranks);
+        t.key_words += (size_t)grp.words * grp.active;
+        t.rebuild_rows += rebuild_rows(grp.rebuilt);
+    }
+    return t;
 }
 
 /* The word of joint j that holds component k, in key `key`. */
@@ -815,7 +843,7 @@ typedef struct block_layout {
 
 /* root_frames: the root track's frames (0 without one), root_bytes: its stored block. */
 static block_layout plan_block(size_t groups, size_t joints, uint32_t components, size_t keys,
-                               size_t key_words, size_t width, size_t perm_bytes,
+                               group_totals totals, size_t width, size_t perm_bytes,
                                size_t root_frames, size_t root_bytes)
 {
     const size_t align = width * sizeof(float);
@@ -824,8 +852,8 @@ static block_layout plan_block(size_t groups, size_t joints, uint32_t components
     b.perms = cb_round_up(b.groups + groups * sizeof(cb_cclip_group), align);
     b.ranges = cb_round_up(b.perms + groups * perm_bytes, align);
     b.rebuild = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
-    b.words = b.rebuild + groups * 4 * width * sizeof(float);
-    b.bits = b.words + (keys * key_words + width) * sizeof(uint32_t);
+    b.words = b.rebuild + totals.rebuild_rows * width * sizeof(float);
+    b.bits = b.words + (keys * totals.key_words + width) * sizeof(uint32_t);
     b.rank = b.bits + joints * CB_CCLIP_COMPONENTS;
     b.root_track = cb_round_up(b.rank + joints, _Alignof(float));
     b.root_block = b.root_track + root_frames * CB_CCLIP_ROOT_COMPONENTS * sizeof(float);
@@ -855,13 +883,9 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         bits[i] = fields[i].bits;
     }
     int32_t ranks[CB_SIMD_WIDTH];
-    size_t key_words = 0;
-    for (size_t g = 0; g < groups; ++g) {
-        cb_cclip_group grp = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
-        key_words += (size_t)grp.words * grp.active;
-    }
+    const group_totals totals = sum_groups(bits, n, CB_SIMD_WIDTH, components);
     const size_t root_frames = p->root != NULL ? p->source_frames : 0;
-    block_layout bl = plan_block(groups, n, components, p->keys, key_words, CB_SIMD_WIDTH,
+    block_layout bl = plan_block(groups, n, components, p->keys, totals, CB_SIMD_WIDTH,
                                  cb_cclip_lane_perm_bytes(), root_frames, p->root_bytes);
     unsigned char *block = cb_alloc_zeroed(allocator, bl.total, cb_simd_group_align());
     if (block == NULL) {
@@ -872,11 +896,13 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     struct cb_cclip *c = (struct cb_cclip *)block;
     cb_cclip_group *grps = (cb_cclip_group *)(block + bl.groups);
     uint8_t *rank = block + bl.rank;
-    uint32_t word_offset = 0;
+    uint32_t word_offset = 0, rebuild_at = 0;
     for (size_t g = 0; g < groups; ++g) {
         grps[g] = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
         grps[g].word_offset = word_offset;
         word_offset += grps[g].words * grps[g].active;
+        grps[g].rebuild_at = rebuild_at;
+        rebuild_at += rebuild_rows(grps[g].rebuilt) * CB_SIMD_WIDTH;
         cb_cclip_lane_perm_init(block + bl.perms + g * cb_cclip_lane_perm_bytes(), ranks);
         for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < n; ++l) {
             rank[g * CB_SIMD_WIDTH + l] = ranks[l] < 0 ? 0xFF : (uint8_t)ranks[l];
@@ -894,7 +920,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         .keys = p->keys,
         .source_frames = p->source_frames,
         .components = components,
-        .key_words = (uint32_t)key_words,
+        .key_words = (uint32_t)totals.key_words,
         .bits_per_key = p->bits_per_key,
         .stream_version = p->version,
         .additive = p->additive,
@@ -984,16 +1010,10 @@ size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
         return 0;
     }
     const size_t groups = (c->joint_count + width - 1) / width;
-    int32_t ranks[16];
-    size_t key_words = 0;
-    for (size_t g = 0; g < groups; ++g) {
-        cb_cclip_group grp =
-            layout_group(c->joint_bits, c->joint_count, g, width, c->components, ranks);
-        key_words += (size_t)grp.words * grp.active;
-    }
+    const group_totals totals = sum_groups(c->joint_bits, c->joint_count, width, c->components);
     /* A lane permutation: an index per lane. */
     size_t perm = 4 * width;
-    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm,
+    return plan_block(groups, c->joint_count, c->components, c->keys, totals, width, perm,
                       c->root_track != NULL ? c->source_frames : 0, c->root_block_bytes)
         .total;
 }
