@@ -63,10 +63,10 @@ CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a
  * d sqrt(max(0, 1 - (((x x + y y) + z z) + w w))), cb_cclip_rebuild's operations in its order.
  * The sum is exact since d is 0 or 1, so no other lane changes. `rebuilt`: the group's bits of
  * the components some lane rebuilds. */
-CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, size_t g, uint32_t rebuilt,
-                                     cb_soa_quat *q)
+CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, const cb_cclip_group *grp,
+                                     uint32_t rebuilt, cb_soa_quat *q)
 {
-    const float *d = c->rebuild + c->groups[g].rebuild_at;
+    const float *d = c->rebuild + grp->rebuild_at;
     cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
     s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
     if (rebuilt == 8) {
@@ -113,7 +113,7 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
             cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
         }
         if (grp->rebuilt != 0) { /* constant components: a and b are the same key */
-            cb_cclip_rebuild_quat(c, g, grp->rebuilt, &a->q);
+            cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
             b->q = a->q;
         }
         return;
@@ -129,8 +129,8 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
     if (grp->rebuilt != 0) {
-        cb_cclip_rebuild_quat(c, g, grp->rebuilt, &a->q);
-        cb_cclip_rebuild_quat(c, g, grp->rebuilt, &b->q);
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &b->q);
     }
     if (scaled) {
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
