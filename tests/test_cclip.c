@@ -423,10 +423,18 @@ static void check_layout(const char *what, const cb_cclip *c)
     }
 }
 
+/* Groups check_decoders saw that rebuild w alone, and other rotation components (the decoder's
+ * two paths, src/compress/cclip_decode.h). */
+static size_t groups_rebuilding_w, groups_rebuilding_others;
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
     check_layout(what, c);
+    for (size_t g = 0; g < c->group_count; ++g) {
+        groups_rebuilding_w += c->groups[g].rebuilt == 8;
+        groups_rebuilding_others += c->groups[g].rebuilt != 0 && c->groups[g].rebuilt != 8;
+    }
     size_t bytes = cb_cclip_stream_bytes(c);
     unsigned char *stream = malloc(bytes);
     assert_int_equal(cb_cclip_serialize(c, stream, bytes), CB_OK);
@@ -490,6 +498,12 @@ static void cclip_simd_matches_ref(void **state)
         cb_test_tracks_free(&t);
         cb_skeleton_destroy(s2);
     }
+    /* Both of the decoder's rebuilding paths were compared with the reference. */
+    CB_CHECK(groups_rebuilding_w > 0 && groups_rebuilding_others > 0,
+             "groups rebuilding w alone: %zu, other components: %zu", groups_rebuilding_w,
+             groups_rebuilding_others);
+    cb_test_note("compared: %zu groups rebuilding w alone, %zu rebuilding other components",
+                 groups_rebuilding_w, groups_rebuilding_others);
 }
 
 /* Sampling at a key's time gives that key normalized; halfway gives the normalized lerp. */
