@@ -48,13 +48,14 @@ static double median(double *v, size_t n)
 /* ------------------------------------------------------------------------------------------ */
 /* 1 and 2: sizes and errors                                                                  */
 
-enum { ALTERNATIVES = 5 };
+enum { ALTERNATIVES = 6 };
 static const char *const alt_names[ALTERNATIVES] = {
     "chosen design (per-track search, key reduction, trim)",
     "keys at the source rate (no key reduction)",
     "one precision for every animated track",
     "no range reduction (fixed ranges)",
     "no trim pass",
+    "every rotation component stored (no rebuilt component: stored form version 2's choice)",
 };
 
 typedef struct totals {
@@ -129,6 +130,7 @@ static void report_clip(const char *asset, const char *name, const cb_skeleton *
         o.uniform_precision = a == 2;
         o.no_range_reduction = a == 3;
         o.no_trim = a == 4;
+        o.no_rebuilt = a == 5;
         cb_cclip *c = NULL;
         cb_cclip_compress_stats st = {0};
         cb_error err = {0};

@@ -3,13 +3,19 @@
 and without compression, interleaved (three rounds; medians), and loads each pack with
 `crowdblend bench --pack` five times each, interleaved (median of its 21 loads, and a W1-style
 frame on the pack's clips; the medians of those),
-then prints the table as Markdown.   usage: scripts/compression_table.py [BUILD_DIR (build/rel)]"""
+then prints the table as Markdown.   usage: scripts/compression_table.py [BUILD_DIR (build/rel)]
+With --clips (first argument): the per-clip table of docs/performance.md instead (every test asset
+imported three times, the medians of compress_ms; bytes and errors are the same every time):
+scripts/compression_table.py --clips [BUILD_DIR]"""
 import json
 import os
 import statistics
 import subprocess
 import sys
 
+CLIPS = "--clips" in sys.argv[1:2]
+if CLIPS:
+    sys.argv.pop(1)
 CASES = [
     ("Fox (x0.01, metres)", "Fox/Fox.glb", ["--scale", "0.01"]),
     ("CesiumMan", "CesiumMan/CesiumMan.glb", []),
@@ -23,6 +29,35 @@ OUT = os.path.join(os.path.dirname(EXE), "..", "..", "compression-table")
 def run(args):
     p = subprocess.run([EXE] + args, capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
+
+
+def clip_table():
+    """One row per clip of every test asset: frames and keys, raw and stored bytes, the shell
+    error against its bound, the error against the source, and the compression time."""
+    print("| asset | clip | frames = keys | raw | stored | ratio | shell mm (bound) "
+          "| vs source mm | compress ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    raw = stored = 0
+    for name, rel, extra in CASES + [("RiggedSimple", "RiggedSimple/RiggedSimple.glb", [])]:
+        out = os.path.join(OUT, "clips.cbpack")
+        reps = [run(["import", os.path.join("tests/data/assets", rel), "-o", out, "--json"] + extra)
+                for _ in range(3)]
+        for i, c in enumerate(reps[0]["clips"]):
+            ms = statistics.median(r["clips"][i]["compress_ms"] for r in reps)
+            raw += c["source_bytes"]
+            stored += c["bytes"]
+            print(f"| {name if i == 0 else ''} | {c['name']} | {c['frames']} = "
+                  f"{c['compressed_keys']} | {c['source_bytes']:,} | {c['bytes']:,} "
+                  f"| **{c['source_bytes'] / c['bytes']:.1f}x** "
+                  f"| {c['compression_error_m'] * 1e3:.4f} ({c['compression_bound_m'] * 1e3:.3g}) "
+                  f"| {c['max_error_m'] * 1e3:.3g} | {ms:.0f} |")
+    print(f"\nAll clips: {raw:,} raw bytes, {stored:,} stored ({raw / stored:.1f}x)")
+
+
+if CLIPS:
+    os.makedirs(OUT, exist_ok=True)
+    clip_table()
+    sys.exit(0)
 
 
 print("| asset | pack bytes raw | compressed | ratio | clips: raw keys -> stored (ratio) "

@@ -423,10 +423,18 @@ static void check_layout(const char *what, const cb_cclip *c)
     }
 }
 
+/* Groups check_decoders saw that rebuild w alone, and other rotation components (the decoder's
+ * two paths, src/compress/cclip_decode.h). */
+static size_t groups_rebuilding_w, groups_rebuilding_others;
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
     check_layout(what, c);
+    for (size_t g = 0; g < c->group_count; ++g) {
+        groups_rebuilding_w += c->groups[g].rebuilt == 8;
+        groups_rebuilding_others += c->groups[g].rebuilt != 0 && c->groups[g].rebuilt != 8;
+    }
     size_t bytes = cb_cclip_stream_bytes(c);
     unsigned char *stream = malloc(bytes);
     assert_int_equal(cb_cclip_serialize(c, stream, bytes), CB_OK);
@@ -490,6 +498,12 @@ static void cclip_simd_matches_ref(void **state)
         cb_test_tracks_free(&t);
         cb_skeleton_destroy(s2);
     }
+    /* Both of the decoder's rebuilding paths were compared with the reference. */
+    CB_CHECK(groups_rebuilding_w > 0 && groups_rebuilding_others > 0,
+             "groups rebuilding w alone: %zu, other components: %zu", groups_rebuilding_w,
+             groups_rebuilding_others);
+    cb_test_note("compared: %zu groups rebuilding w alone, %zu rebuilding other components",
+                 groups_rebuilding_w, groups_rebuilding_others);
 }
 
 /* Sampling at a key's time gives that key normalized; halfway gives the normalized lerp. */
@@ -806,7 +820,7 @@ static void cclip_pose_compressed_vs_raw(void **state)
 /* A stored form passes its own loader with any finite fields, so a crafted one can decode to a
  * zero rotation; a clip kept compressed is refused then (the sampler would normalize zero), as
  * the frames decoded at load are by the frame checks. Here joint 5's rotation fields are zeroed
- * in the loaded form. */
+ * in the loaded form, and the component it rebuilds (if any) no longer rebuilt. */
 static void cclip_packed_clip_refuses_bad_keys(void **state)
 {
     (void)state;
@@ -824,6 +838,12 @@ static void cclip_packed_clip_refuses_bad_keys(void **state)
     for (size_t k = 3; k < 7; ++k) {
         float *off = ranges + (g * z->components + k) * 2 * CB_SIMD_WIDTH;
         off[l] = 0.0f, off[CB_SIMD_WIDTH + l] = 0.0f;
+        const cb_cclip_group *grp = &z->groups[g];
+        if (grp->rebuilt & (1u << (k - 3))) { /* its row: w's alone, or one per component */
+            size_t row = grp->rebuilt == 8 ? 0 : k - 3;
+            ((float *)(uintptr_t)z->rebuild)[grp->rebuild_at + row * CB_SIMD_WIDTH + l] = 0.0f;
+        }
+        ((uint8_t *)(uintptr_t)z->joint_bits)[j * CB_CCLIP_COMPONENTS + k] = 0;
     }
     cb_clip_frames_desc fd = {.name = "walk_f",
                               .skeleton = s,
@@ -978,6 +998,22 @@ static void expect_load_error(const cb_skeleton *s, const void *bytes, size_t si
     CB_CHECK(err.code == want, "%s: err.code %d", what, (int)err.code);
 }
 
+/* Where the first rebuilt component's index lies in a version 3 stored form of n joints (its
+ * layout in src/compress/cclip_impl.h), or 0 when no rotation rebuilds one. */
+static size_t first_rebuilt_index(const unsigned char *b, size_t n)
+{
+    const unsigned char *map = b + CB_CCLIP_HEADER_BYTES;
+    size_t at = CB_CCLIP_HEADER_BYTES + (n * 6 + 7) / 8;
+    for (size_t t = 0; t < n * 3; ++t) {
+        unsigned mode = (map[t / 4] >> (2 * (t % 4))) & 3u;
+        if (mode == 2) {
+            return at;
+        }
+        at += mode == 0 ? 0 : 5 * (size_t)(t % 3 == 1 ? 4 : 3);
+    }
+    return 0;
+}
+
 static void cclip_stream_errors(void **state)
 {
     (void)state;
@@ -997,14 +1033,28 @@ static void cclip_stream_errors(void **state)
     b[0] = 'X';
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "bad magic");
     memcpy(b, f.stream, f.bytes);
-    assert_int_equal(b[4], 2); /* with a root track */
-    b[4] = 3;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 3");
+    assert_int_equal(b[4], 3);
+    b[4] = 4;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 4");
     b[4] = 1;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 1 with a root track");
+    b[4] = 2; /* the right header for version 2, but the track descriptions are version 3's */
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 3 descriptions read as version 2");
     memcpy(b, f.stream, f.bytes);
     b[6] &= (unsigned char)~CB_CCLIP_FLAG_ROOT;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "root bytes without flag bit 1");
+    b[4] = 2;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 2 without a root track");
+    /* The mode map (version 3): mode 2 (a component rebuilt) is for rotations only; a rebuilt
+     * component is 0..3. */
+    memcpy(b, f.stream, f.bytes);
+    b[CB_CCLIP_HEADER_BYTES] = (unsigned char)((b[CB_CCLIP_HEADER_BYTES] & ~3u) | 2u);
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a translation of mode 2");
+    const size_t rebuilt_at = first_rebuilt_index(f.stream, cb_skeleton_joint_count(f.s));
+    assert_true(rebuilt_at > 0);
+    memcpy(b, f.stream, f.bytes);
+    b[rebuilt_at] = 4;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "rebuilt component 4");
     /* The root block: the last 36 + key bytes. Its first field's width, then its offset. */
     const size_t root_at = f.bytes - cb_cclip_query_info(f.clip).root_track_bytes;
     memcpy(b, f.stream, f.bytes);

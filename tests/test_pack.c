@@ -897,14 +897,11 @@ static void pack_version_1_still_loads(void **state)
     fixture_free(&f);
 }
 
-/* Packs written before the root track was compressed (clip section version 2, encoding 1: the
- * stored form without its root track, the track raw after it) load as they did, and saving
- * them gives the same bytes: the committed copies in v2/ of fox.cbpack and cesium_man.cbpack as
- * the issue 13 importer wrote them. */
-static void pack_encoding_1_still_loads(void **state)
+/* Earlier committed packs (names[2] under CB_TEST_PACK_DIR) load, their compressed clips with
+ * root tracks in the stored form when `root_in_stream`, and save to the same bytes: their
+ * stored forms are written again in the version they were read in. */
+static void expect_old_packs_load(const char *const names[2], bool root_in_stream, const char *what)
 {
-    (void)state;
-    static const char *const names[] = {"v2/cesium_man.cbpack", "v2/fox.cbpack"};
     for (size_t i = 0; i < 2; ++i) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", CB_TEST_PACK_DIR, names[i]);
@@ -922,7 +919,7 @@ static void pack_encoding_1_still_loads(void **state)
         for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
             const cb_cclip *z = cb_pack_compressed_clip(p, k);
             assert_non_null(z);
-            assert_int_equal(cb_cclip_query_info(z).root_track_bytes, 0);
+            assert_int_equal(cb_cclip_query_info(z).root_track_bytes > 0, root_in_stream);
             root_clips += cb_clip_query_root_motion(cb_pack_clip(p, k)).mode != CB_ROOT_MOTION_NONE;
         }
         CB_CHECK(root_clips > 0, "%s: no clip with root motion", path);
@@ -931,12 +928,26 @@ static void pack_encoding_1_still_loads(void **state)
         unsigned char *again = save(&contents, &size2);
         assert_int_equal(size2, size);
         assert_memory_equal(again, bytes, size);
-        cb_test_note("%s (clip encoding 1, raw root tracks) loads and saves to the same %zu bytes",
-                     names[i], size);
+        cb_test_note("%s (%s) loads and saves to the same %zu bytes", names[i], what, size);
         free(again);
         cb_pack_destroy(p);
         free(bytes);
     }
+}
+
+/* Packs written before the root track was compressed (clip section version 2, encoding 1: the
+ * stored form without its root track, the track raw after it) load as they did, and saving
+ * them gives the same bytes: the committed copies in v2/ of fox.cbpack and cesium_man.cbpack as
+ * the issue 13 importer wrote them. */
+static void pack_encoding_1_still_loads(void **state)
+{
+    (void)state;
+    static const char *const v2[] = {"v2/cesium_man.cbpack", "v2/fox.cbpack"};
+    expect_old_packs_load(v2, false, "clip encoding 1, raw root tracks");
+    /* Stored form version 2 (four components per rotation, a mode byte per track): the copies
+     * in stream2/ of the packs as the importer wrote them before version 3. */
+    static const char *const stream2[] = {"stream2/cesium_man.cbpack", "stream2/fox.cbpack"};
+    expect_old_packs_load(stream2, true, "stored form version 2");
     /* Encoding 2 (the root track in the stored form) is section version 3's, and only its: the
      * committed cesium_man.cbpack's one clip, "clip0" (a 12-byte name record, then duration,
      * frame count, joint count and flags: the encoding at +28, the root mode at +32). */

@@ -79,10 +79,12 @@ typedef struct cb_cclip cb_cclip;
 #define CB_CCLIP_DEFAULT_SHELL_M 0.03f
 /** Widest quantized field, in bits (values stay exact in a float's 24-bit significand). */
 #define CB_CCLIP_MAX_BITS 24
-/** Newest version of the stored form: 2 adds the root track. cb_cclip_serialize writes
- *  version 1 for clips without a root track (so version 1 readers still read them), 2 with
- *  one; cb_cclip_load reads both. */
-#define CB_CCLIP_STREAM_VERSION 2
+/** Newest version of the stored form: 2 adds the root track; 3 describes the tracks with a
+ *  2-bit mode map and may store a rotation as three components with the fourth rebuilt from
+ *  them (sqrt(1 - the others' squares)), the root track optional. The compressor writes
+ *  version 3; cb_cclip_serialize writes a clip in the version it was loaded from;
+ *  cb_cclip_load reads 1..3. */
+#define CB_CCLIP_STREAM_VERSION 3
 
 /** Whether the compressor may store fewer keys than the source has. */
 typedef enum cb_cclip_keys {

@@ -58,6 +58,36 @@ CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a
     *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
 }
 
+/* The rotation components the stored form omits, rebuilt in the lanes that omit them (d 1,
+ * else 0; cclip_impl.h): the component as decoded (+0 in those lanes: offset 0, step 0) plus
+ * d sqrt(max(0, 1 - (((x x + y y) + z z) + w w))), cb_cclip_rebuild's operations in its order.
+ * The sum is exact since d is 0 or 1, so no other lane changes. `rebuilt`: the group's bits of
+ * the components some lane rebuilds. */
+CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, const cb_cclip_group *grp,
+                                     uint32_t rebuilt, cb_soa_quat *q)
+{
+    const float *d = c->rebuild + grp->rebuild_at;
+    cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
+    s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
+    if (rebuilt == 8) {
+        /* Only w is rebuilt (the common case). Its square, of +0 in the rebuilding lanes, is
+         * left out of the sum (adding +0 changes no bit), and d - s stands for 1 - s: the same
+         * in those lanes, <= 0 in the others, whose rebuilt value is so sqrt(0) = +0 and their
+         * w (+ +0) unchanged, with no multiply by d. */
+        const cb_vf d3 = cb_vf_load(d);
+        q->w = cb_vf_add(q->w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d3, s), cb_vf_zero())));
+        return;
+    }
+    s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
+    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(cb_vf_set1(1.0f), s), cb_vf_zero()));
+    cb_vf *comp[4] = {&q->x, &q->y, &q->z, &q->w};
+    for (int k = 0; k < 4; ++k) {
+        if (rebuilt & (1u << k)) {
+            *comp[k] = cb_vf_add(*comp[k], cb_vf_mul(cb_vf_load(d + (size_t)k * CB_W), r));
+        }
+    }
+}
+
 /* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations
  * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
  * for callers that do not read them (a pose job on a clip without scale) or set them first. A group
@@ -82,6 +112,10 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
             cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
             cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
         }
+        if (grp->rebuilt != 0) { /* constant components: a and b are the same key */
+            cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
+            b->q = a->q;
+        }
         return;
     }
     const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
@@ -94,6 +128,10 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
+    if (grp->rebuilt != 0) {
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &b->q);
+    }
     if (scaled) {
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
@@ -101,15 +139,9 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
     }
 }
 
-/* Component k (0..9 as stored; 7..9 read 0 when the clip has no scale) of joint j at `key`,
- * one float: the group decoder's rule without SIMD, in its plain form (the field shifted down,
- * the stored step). The joint's word sits at its rank among the group's stored lanes; a joint
- * that stores none, or a component of width 0, has q = 0. */
-static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key, size_t j, int k)
+/* Component k of joint j at `key` by the rule of a stored field (a rebuilt component: +0). */
+static inline float cb_cclip_joint_field(const struct cb_cclip *c, uint32_t key, size_t j, int k)
 {
-    if ((uint32_t)k >= c->components) {
-        return 0.0f;
-    }
     const size_t g = j / CB_SIMD_WIDTH, l = j % CB_SIMD_WIDTH;
     const cb_cclip_group *grp = &c->groups[g];
     const float *range = c->ranges + (g * c->components + (size_t)k) * 2 * CB_SIMD_WIDTH;
@@ -121,6 +153,26 @@ static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key,
         q = (word >> grp->shift[k]) & (uint32_t)((1ull << grp->bits[k]) - 1u);
     }
     return cb_cclip_value(range[l], step, q);
+}
+
+/* Component k (0..9 as stored; 7..9 read 0 when the clip has no scale) of joint j at `key`,
+ * one float: the group decoder's rule without SIMD, in its plain form (the field shifted down,
+ * the stored step). The joint's word sits at its rank among the group's stored lanes; a joint
+ * that stores none, or a component of width 0, has q = 0. */
+static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key, size_t j, int k)
+{
+    if ((uint32_t)k >= c->components) {
+        return 0.0f;
+    }
+    if (c->joint_bits[j * CB_CCLIP_COMPONENTS + (size_t)k] == CB_CCLIP_REBUILT) {
+        float q[4]; /* the rebuilt one as +0 (offset 0, step 0) */
+        for (int i = 0; i < 4; ++i) {
+            q[i] =
+                3 + i == k ? cb_cclip_value(0.0f, 0.0f, 0) : cb_cclip_joint_field(c, key, j, 3 + i);
+        }
+        return q[k - 3] + cb_cclip_rebuild(q);
+    }
+    return cb_cclip_joint_field(c, key, j, k);
 }
 
 #endif

@@ -18,7 +18,30 @@ enum {
     CB_CCLIP_COMPONENTS_NO_SCALE = 7,
     /* joint_bits marker of a component in a default track (nothing stored). */
     CB_CCLIP_DEFAULT_TRACK = 0xFF,
+    /* joint_bits marker of the rotation component rebuilt from the other three (stored form
+     * version 3, track mode 2: nothing stored for it). */
+    CB_CCLIP_REBUILT = 0xFE,
 };
+
+/* Bits a field stores per key: 0 for the markers above. */
+static inline unsigned cb_cclip_stored_bits(unsigned bits)
+{
+    return bits >= CB_CCLIP_REBUILT ? 0u : bits;
+}
+
+/* The rebuilt component of a rotation q (x y z w, the rebuilt one decoded as +0: offset 0, step
+ * 0), >= 0: sqrt(1 - (((x x + y y) + z z) + w w)), the difference clamped at 0, each operation
+ * rounded to float in this order (never fused), the square root exact (IEEE), so the SIMD
+ * decoder (cclip_decode.h) gives the same bits. */
+static inline float cb_cclip_rebuild(const float q[4])
+{
+    float xx = q[0] * q[0], yy = q[1] * q[1], zz = q[2] * q[2], ww = q[3] * q[3];
+    float s = xx + yy;
+    s = s + zz;
+    s = s + ww;
+    float d = 1.0f - s;
+    return sqrtf(d > 0.0f ? d : 0.0f);
+}
 
 /* First component and component count of each track. */
 static const uint8_t cb_cclip_track_first[CB_CCLIP_TRACKS] = {0, 3, 7};
@@ -51,14 +74,24 @@ float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t 
  *  20  f32 max_error_m, f32 shell_distance_m, f32 measured_error_m
  *  32  u64 skeleton signature
  *  40  i8 translation exponent e_t, i8 scale exponent e_s (-60..60), u16 0
- *  44  per joint, per track (translation, rotation, scale):
- *        u8 mode: 0 default (nothing follows), 1 quantized: per component
- *          u8 bits (0..24), then for 0 bits f32 value, else u16 offset code and u16 step code
- *          (cb_cclip_offset_value with the track's exponent, 0 for rotations; cb_cclip_step_value)
+ *  44  (versions 1, 2) per joint, per track (translation, rotation, scale): u8 mode, then
+ *      the track's component descriptions;
+ *      (version 3) the mode map: 2 bits per track (track j * 3 + x at bit 2 (j * 3 + x),
+ *      least significant first), ceil(6 joint_count / 8) bytes, padding bits 0; then per joint
+ *      and track of mode 1 or 2 its component descriptions.
+ *        Modes: 0 default (nothing stored), 1 quantized (every component described), 2 (version
+ *        3, rotations only) one component rebuilt from the other three: u8 r (0..3: x y z w),
+ *        then the descriptions of the three others in order; component r decodes to
+ *        cb_cclip_rebuild of the four with it taken as 0 (>= 0: the compressor stores the track
+ *        times the sign that component keeps in every key, the same rotations).
+ *        A component description: u8 bits (0..24), then for 0 bits f32 value, else u16 offset
+ *        code and u16 step code (cb_cclip_offset_value with the track's exponent, 0 for
+ *        rotations; cb_cclip_step_value)
  *      then the keys: key after key, joint after joint, component after component, each
  *      quantized field of `bits` bits, least significant bit first, in one bit stream padded
  *      with zero bits to a whole byte.
- *   (version 2, flag bit 1) the root track: per component (x, y, z, yaw) u8 bits (0..24),
+ *   (version 2; version 3 with flag bit 1) the root track: per component (x, y, z, yaw) u8
+ *      bits (0..24),
  *      f32 offset, f32 step (0 when bits is 0); then source_frames keys of the four fields,
  *      as above in their own bit stream padded to a whole byte. Frame f decodes to
  *      value(f) - value(0) per component (cb_cclip_value each, in float), so frame 0 is
@@ -127,12 +160,13 @@ typedef struct cb_cclip_field {
 
 /* A validated stored form: the header and where its parts are. */
 typedef struct cb_cclip_parsed {
+    uint32_t version;
     uint32_t joint_count, source_frames, keys;
     bool additive;
     int8_t exponent[CB_CCLIP_TRACKS]; /* per track type; rotations 0 */
     float max_error_m, shell_distance_m, measured_error_m;
     uint64_t signature;
-    const unsigned char *fields; /* the per-joint descriptions */
+    const unsigned char *fields; /* the per-joint descriptions (version 3: the mode map) */
     const unsigned char *data;   /* the bit stream */
     uint32_t bits_per_key;
     const unsigned char *root; /* the root track's block (version 2, flag bit 1), or NULL */
@@ -213,6 +247,8 @@ typedef struct cb_cclip_group {
     uint8_t bits[CB_CCLIP_COMPONENTS];
     uint32_t at[CB_CCLIP_COMPONENTS];
     uint32_t mask[CB_CCLIP_COMPONENTS];
+    uint32_t rebuilt;    /* bit k (0..3): some lane rebuilds rotation component k at every key */
+    uint32_t rebuild_at; /* where the group's rows start in cb_cclip.rebuild (floats) */
 } cb_cclip_group;
 
 /* A field's step from the decoder's (scaled by 2^-shift; exact both ways, steps being at least
@@ -237,6 +273,7 @@ struct cb_cclip {
     uint32_t components; /* 7, or 10 when some decoded scale differs from 1 */
     uint32_t key_words;  /* words of one key, all groups */
     uint32_t bits_per_key;
+    uint32_t stream_version; /* what it was loaded from (serialize writes it again) */
     bool additive;
     bool has_scale;
     int8_t exponent[CB_CCLIP_TRACKS];
@@ -247,6 +284,12 @@ struct cb_cclip {
     /* Per group, per component: offset[W] then step[W] 2^-shift (cb_cclip_group_step; padding
      * and unstored lanes: step 0). */
     const float *ranges;
+    /* Per group with rebuilt components (from its rebuild_at): one row of W floats for w alone
+     * (rebuilt == 8), else one per rotation component x y z w: 1 in the lanes that rebuild the
+     * component at every key, else 0. The component is (offset + step q) + d cb_cclip_rebuild,
+     * exact since d is 0 or 1 and the first term is +0 where d is 1. A constant rotation's
+     * rebuilt component is rebuilt once at load, into its offset (d 0). */
+    const float *rebuild;
     const uint32_t *words;     /* keys * key_words, then W zero words (vector loads of a
                                   group's last word may read past its active lanes) */
     const void *perms;         /* group_count lane permutations (cb_cclip_lane_perm_bytes()) */
@@ -311,6 +354,9 @@ typedef struct cb_cclip_options {
     bool no_trim;
     /* Skip the pass after it that coarsens single components one bit at a time. */
     bool no_component_trim;
+    /* Store every rotation's four components (as stored form versions 1 and 2 do) instead of
+     * rebuilding one from the other three where it keeps its sign away from 0. */
+    bool no_rebuilt;
 } cb_cclip_options;
 
 /* What the compressor did (for the report and docs). */

@@ -13,7 +13,9 @@
  *   4. A last pass coarsens single components one bit at a time, widest first, while the bound
  *      holds: a track's level gives its components one step, but they matter unequally.
  * Steps 1-4 run for several key rates (the source's and lower ones, resampled uniformly); the
- * smallest feasible result is kept.
+ * smallest feasible result is kept. At step 1 each rotation also chooses its form: all four
+ * components, or (stored form version 3) the three other than the one that stays farthest from
+ * 0 in every key, that one rebuilt by the decoders (choose_rotation_form).
  *
  * Everything is measured in double precision from the decoded float values, exactly as the
  * decoders produce them (cb_cclip_value), so the error the compressor reports is the error the
@@ -30,6 +32,12 @@
 /* Levels of a track: DEFAULT (nothing stored), CONSTANT (all components 0 bits), then step
  * sizes extent * 2^-k for k = 1 .. MAX_LEVEL (fields capped at CB_CCLIP_MAX_BITS). */
 enum { LEVEL_DEFAULT = -1, LEVEL_CONSTANT = 0, MAX_LEVEL = 30 };
+
+/* A rotation component that stays at least this far from 0 in every key, with one sign, may be
+ * rebuilt from the other three (c = sqrt(1 - the others' squares) amplifies their errors by
+ * about 1 / |c|: near 0 it would cost more bits than it saves, and a sign change would break
+ * the keys' continuity). */
+#define MIN_REBUILT 0.2
 
 /* The compressor aims this far under the bound: float sampling may differ from the double
  * measurement by rounding (about 1e-7 relative), far below 0.1 %. */
@@ -66,8 +74,14 @@ typedef struct ctx {
     float defaults[CB_CCLIP_COMPONENTS]; /* scratch */
     /* Per candidate key rate. */
     size_t keys;
-    comp *key;             /* keys x joints: the source resampled at the key rate */
-    int8_t *level;         /* joints x 3 */
+    comp *key;     /* keys x joints: the source resampled at the key rate */
+    int8_t *level; /* joints x 3 */
+    /* Per joint: the rotation component that may be rebuilt from the other three (of those that
+     * stay at least MIN_REBUILT from 0 in every key, with one sign, the one farthest from 0), or
+     * -1; the sign it keeps; and whether the rotation is stored so (the track multiplied by that
+     * sign: the same rotations, still continuous, the rebuilt component >= 0). */
+    int8_t *rebuilt, *rsign;
+    bool *derive;
     cb_cclip_field *field; /* joints x 10 */
     uint32_t *q;           /* keys x joints x 10 */
     float *dec;            /* keys x joints x 10 */
@@ -375,6 +389,22 @@ static void resample(ctx *c)
             o[3] = q.x, o[4] = q.y, o[5] = q.z, o[6] = q.w;
         }
     }
+    for (size_t j = 0; j < n; ++j) {
+        double best = MIN_REBUILT;
+        c->rebuilt[j] = -1, c->rsign[j] = 1, c->derive[j] = false;
+        for (int k = 0; k < 4; ++k) {
+            double lo = INFINITY, hi = -INFINITY;
+            for (size_t i = 0; i < c->keys; ++i) {
+                double v = c->key[i * n + j].v[3 + k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            double least = lo > 0.0 ? lo : hi < 0.0 ? -hi : 0.0; /* smallest |v|, one sign */
+            if (least >= best) {
+                best = least, c->rebuilt[j] = (int8_t)k, c->rsign[j] = lo > 0.0 ? 1 : -1;
+            }
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -389,17 +419,38 @@ static int bits_for(double extent, double step)
     return b > CB_CCLIP_MAX_BITS ? CB_CCLIP_MAX_BITS : b;
 }
 
+/* The decoded rotation of integers q (4) with fields c->tfield as the decoders give it (the
+ * rebuilt component, if any: +0 plus its value) into out. */
+static void decode_rotation(const ctx *c, const uint32_t q[4], int rebuilt, float out[4])
+{
+    for (int k = 0; k < 4; ++k) {
+        const cb_cclip_field *f = &c->tfield[k];
+        out[k] =
+            k == rebuilt ? cb_cclip_value(0.0f, 0.0f, 0) : cb_cclip_value(f->offset, f->step, q[k]);
+    }
+    if (rebuilt >= 0) {
+        out[rebuilt] = out[rebuilt] + cb_cclip_rebuild(out);
+    }
+}
+
 /* Fields and decoded values (keys x size, into c->tfield, c->tq, c->tdec) of track x of joint
  * j at level lvl. */
 static void quantize(ctx *c, size_t j, int x, int lvl)
 {
-    const int first = cb_cclip_track_first[x], size = cb_cclip_track_size[x];
+    const int first = cb_cclip_track_first[x];
     const size_t n = c->joints;
+    /* A rotation with a component rebuilt quantizes the others of the track times its sign. */
+    const int rebuilt = x == 1 && c->derive[j] && lvl != LEVEL_DEFAULT ? c->rebuilt[j] : -1;
+    const int size = cb_cclip_track_size[x];
+    const double sign = rebuilt >= 0 ? (double)c->rsign[j] : 1.0;
     double lo[4], hi[4], extent = 0.0;
     for (int k = 0; k < size; ++k) {
         lo[k] = INFINITY, hi[k] = -INFINITY;
+        if (k == rebuilt) {
+            continue;
+        }
         for (size_t i = 0; i < c->keys; ++i) {
-            double v = c->key[i * n + j].v[first + k];
+            double v = sign * c->key[i * n + j].v[first + k];
             lo[k] = v < lo[k] ? v : lo[k];
             hi[k] = v > hi[k] ? v : hi[k];
         }
@@ -409,6 +460,9 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
         extent = 2.0 * c->range[x];
     }
     for (int k = 0; k < size; ++k) {
+        if (k == rebuilt) {
+            continue;
+        }
         const double step_goal =
             extent * ldexp(1.0, c->coarser[j * CB_CCLIP_COMPONENTS + first + k] - lvl);
         cb_cclip_field *fd = &c->tfield[k];
@@ -440,7 +494,7 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
         for (size_t i = 0; i < c->keys; ++i) {
             uint32_t q = 0;
             if (top > 0) {
-                double r = floor(((c->key[i * n + j].v[first + k]) - (double)fd->offset) /
+                double r = floor((sign * c->key[i * n + j].v[first + k] - (double)fd->offset) /
                                      (double)fd->step +
                                  0.5);
                 q = r < 0.0 ? 0u : r > (double)top ? top : (uint32_t)r;
@@ -448,6 +502,12 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
             c->tq[i * 4 + k] = q;
             c->tdec[i * 4 + k] = cb_cclip_value(fd->offset, fd->step, q);
         }
+    }
+    if (rebuilt >= 0) {
+        c->tfield[rebuilt] = (cb_cclip_field){CB_CCLIP_REBUILT, 0.0f, 0.0f};
+    }
+    for (size_t i = 0; rebuilt >= 0 && i < c->keys; ++i) {
+        decode_rotation(c, &c->tq[i * 4], rebuilt, &c->tdec[i * 4]);
     }
 }
 
@@ -482,24 +542,26 @@ static size_t track_key_bits(const cb_cclip_field *f, int size)
 {
     size_t b = 0;
     for (int k = 0; k < size; ++k) {
-        b += f[k].bits == CB_CCLIP_DEFAULT_TRACK ? 0 : f[k].bits;
+        b += cb_cclip_stored_bits(f[k].bits);
     }
     return b;
 }
 
-static size_t track_header_bytes(const cb_cclip_field *f, int size)
+/* Bits of a track's description (version 3): 2 in the mode map, 5 bytes per component
+ * described (none for a default track), a byte naming a rebuilt component. */
+static size_t track_header_bits(const cb_cclip_field *f, int size)
 {
-    if (f[0].bits == CB_CCLIP_DEFAULT_TRACK) {
-        return 1;
+    size_t b = 2;
+    for (int k = 0; k < size; ++k) {
+        b += f[k].bits == CB_CCLIP_DEFAULT_TRACK ? 0 : f[k].bits == CB_CCLIP_REBUILT ? 8 : 40;
     }
-    return 1 + 5 * (size_t)size;
+    return b;
 }
 
 /* Cost of a track in stored bits. */
 static double track_cost(const ctx *c, const cb_cclip_field *f, int size)
 {
-    return (double)track_key_bits(f, size) * (double)c->keys +
-           8.0 * (double)track_header_bytes(f, size);
+    return (double)track_key_bits(f, size) * (double)c->keys + (double)track_header_bits(f, size);
 }
 
 /* Copies the trial in c->t* into the clip's state for track x of joint j. */
@@ -680,17 +742,51 @@ static void set_level(ctx *c, size_t j, int x, int lvl)
 /* Step 1: each track at the coarsest level that meets the bound alone (uniform_precision: only
  * default and constant are chosen per track; the rest wait for one common level). Returns false
  * when some track cannot meet it at any level (the key rate is too low). */
+/* The coarsest level of track x of joint j that meets goal alone and loads, or top + 1. */
+static int first_level(ctx *c, size_t j, int x, int top, double goal)
+{
+    int lvl = LEVEL_DEFAULT;
+    for (; lvl <= top; ++lvl) {
+        quantize(c, j, x, lvl);
+        if (loadable(c, x) && local_error(c, j, x) <= goal) {
+            break;
+        }
+    }
+    return lvl;
+}
+
+/* Whether rotation j is stored with a component rebuilt (c->rebuilt[j]): when allowed and its
+ * first level that way costs no more than with all four stored (step 1's measure). Choosing
+ * among all allowed components by this measure instead of the one farthest from 0 gave a
+ * larger CesiumMan (3,828 bytes against 3,808): the search after step 1 decides more. Leaves the
+ * trial quantized as the choice, at its level (*lvl). */
+static void choose_rotation_form(ctx *c, size_t j, int top, double goal, int *lvl)
+{
+    c->derive[j] = false;
+    if (c->rebuilt[j] < 0 || c->opt.no_rebuilt) {
+        return;
+    }
+    const double stored = *lvl <= top ? track_cost(c, c->tfield, 4) : INFINITY;
+    c->derive[j] = true;
+    int rebuilt_lvl = first_level(c, j, 1, top, goal);
+    if (rebuilt_lvl <= top && track_cost(c, c->tfield, 4) <= stored) {
+        *lvl = rebuilt_lvl;
+        return;
+    }
+    c->derive[j] = false;
+    if (*lvl <= top) {
+        quantize(c, j, 1, *lvl);
+    }
+}
+
 static bool start_levels(ctx *c, double goal)
 {
     for (size_t j = 0; j < c->joints; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             int top = c->opt.uniform_precision ? LEVEL_CONSTANT : MAX_LEVEL;
-            int lvl = LEVEL_DEFAULT;
-            for (; lvl <= top; ++lvl) {
-                quantize(c, j, x, lvl);
-                if (loadable(c, x) && local_error(c, j, x) <= goal) {
-                    break;
-                }
+            int lvl = first_level(c, j, x, top, goal);
+            if (x == 1 && lvl > LEVEL_DEFAULT) {
+                choose_rotation_form(c, j, top, goal, &lvl);
             }
             if (lvl > top) {
                 if (!c->opt.uniform_precision) {
@@ -858,9 +954,8 @@ static void trim_components(ctx *c, double goal)
     for (size_t round = 0; round < count; ++round) {
         size_t pick = SIZE_MAX;
         for (size_t i = 0; i < count; ++i) {
-            uint8_t b = c->field[i].bits;
-            if (!visited[i] && b != CB_CCLIP_DEFAULT_TRACK && b > 0 &&
-                (pick == SIZE_MAX || b > c->field[pick].bits)) {
+            uint8_t b = (uint8_t)cb_cclip_stored_bits(c->field[i].bits);
+            if (!visited[i] && b > 0 && (pick == SIZE_MAX || b > c->field[pick].bits)) {
                 pick = i;
             }
         }
@@ -917,15 +1012,16 @@ static size_t search(ctx *c)
             trim_components(c, goal);
         }
     }
-    size_t bits = 0, header = CB_CCLIP_HEADER_BYTES;
+    size_t bits = 0, header_bits = 0;
     for (size_t j = 0; j < c->joints; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             const cb_cclip_field *f = &c->field[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
             bits += track_key_bits(f, cb_cclip_track_size[x]);
-            header += track_header_bytes(f, cb_cclip_track_size[x]);
+            header_bits += track_header_bits(f, cb_cclip_track_size[x]);
         }
     }
-    return header + (bits * c->keys + 7) / 8;
+    /* The mode map's 2 bits per track round up to whole bytes; descriptions are whole bytes. */
+    return CB_CCLIP_HEADER_BYTES + (header_bits + 7) / 8 + (bits * c->keys + 7) / 8;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -971,6 +1067,9 @@ static void ctx_free(ctx *c)
     cb_free(a, c->dominant, n * sizeof(double));
     cb_free(a, c->key, fr * n * sizeof(comp));
     cb_free(a, c->level, n * CB_CCLIP_TRACKS);
+    cb_free(a, c->rebuilt, n);
+    cb_free(a, c->rsign, n);
+    cb_free(a, c->derive, n * sizeof(bool));
     cb_free(a, c->field, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field));
     cb_free(a, c->q, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
     cb_free(a, c->dec, fr * n * CB_CCLIP_COMPONENTS * sizeof(float));
@@ -994,6 +1093,9 @@ static bool ctx_alloc(ctx *c)
     c->dominant = cb_alloc(a, n * sizeof(double), _Alignof(double));
     c->key = cb_alloc(a, fr * n * sizeof(comp), _Alignof(comp));
     c->level = cb_alloc(a, n * CB_CCLIP_TRACKS, 1);
+    c->rebuilt = cb_alloc(a, n, 1);
+    c->rsign = cb_alloc(a, n, 1);
+    c->derive = cb_alloc(a, n * sizeof(bool), _Alignof(bool));
     c->field =
         cb_alloc(a, n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field), _Alignof(cb_cclip_field));
     c->q = cb_alloc(a, fr * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t), _Alignof(uint32_t));
@@ -1007,9 +1109,9 @@ static bool ctx_alloc(ctx *c)
     c->path = cb_alloc(a, n * sizeof(size_t), _Alignof(size_t));
     c->tq = cb_alloc(a, fr * 4 * sizeof(uint32_t), _Alignof(uint32_t));
     c->tdec = cb_alloc(a, fr * 4 * sizeof(float), _Alignof(float));
-    return c->src && c->msrc && c->dominant && c->key && c->level && c->field && c->q && c->dec &&
-           c->lcur && c->mcur && c->jerr && c->dirty && c->mark && c->coarser && c->path && c->tq &&
-           c->tdec;
+    return c->src && c->msrc && c->dominant && c->key && c->level && c->rebuilt && c->rsign &&
+           c->derive && c->field && c->q && c->dec && c->lcur && c->mcur && c->jerr && c->dirty &&
+           c->mark && c->coarser && c->path && c->tq && c->tdec;
 }
 
 /* The candidate key counts: the source's, then about 2/3, 1/2, 1/3, 1/4, 1/6 and 1/8 of its
@@ -1126,6 +1228,7 @@ cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *
                             (double)c.d.max_error_m, CB_CCLIP_MAX_BITS);
     }
     cb_cclip_parsed h = {
+        .version = CB_CCLIP_STREAM_VERSION,
         .joint_count = (uint32_t)n,
         .source_frames = (uint32_t)c.frames,
         .keys = (uint32_t)best_keys,

@@ -102,23 +102,79 @@ static bool read_component(const unsigned char **at, const unsigned char *end, i
     return true;
 }
 
-static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *at,
-                              const unsigned char *end, const unsigned char **data_out,
-                              uint64_t *bits_out, cb_error *err)
+/* Bytes of a version 3 mode map: 2 bits per track. */
+static size_t mode_map_bytes(uint32_t joints)
+{
+    return ((size_t)joints * CB_CCLIP_TRACKS * 2 + 7) / 8;
+}
+
+/* Where the component descriptions start. */
+static const unsigned char *first_description(const cb_cclip_parsed *p)
+{
+    return p->fields + (p->version >= 3 ? mode_map_bytes(p->joint_count) : 0);
+}
+
+/* The mode of track x of joint j: from the map (version 3), or the byte at *at, advanced past
+ * it (versions 1, 2; the caller checked that it is there). */
+static unsigned track_mode(const cb_cclip_parsed *p, const unsigned char **at, uint32_t j, int x)
+{
+    if (p->version < 3) {
+        return *(*at)++;
+    }
+    size_t t = (size_t)j * CB_CCLIP_TRACKS + (size_t)x;
+    return (p->fields[t / 4] >> (2 * (t % 4))) & 3u;
+}
+
+/* Components a track of `mode` describes: none (default), all, or x y z (w rebuilt). */
+static int described_components(unsigned mode, int x)
+{
+    return mode == 0 ? 0 : mode == 2 ? 3 : cb_cclip_track_size[x];
+}
+
+/* A version 3 mode map: within the bytes, padding bits 0. */
+static cb_result parse_mode_map(const cb_cclip_parsed *p, const unsigned char *end, cb_error *err)
+{
+    const size_t bytes = mode_map_bytes(p->joint_count);
+    if ((size_t)(end - p->fields) < bytes) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated in the mode map");
+    }
+    const size_t bits = (size_t)p->joint_count * CB_CCLIP_TRACKS * 2;
+    if (bits % 8 != 0 && (p->fields[bytes - 1] >> (bits % 8)) != 0) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: mode map padding bits are not zero");
+    }
+    return CB_OK;
+}
+
+static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *end,
+                              const unsigned char **data_out, uint64_t *bits_out, cb_error *err)
 {
     uint64_t bits = 0;
+    if (p->version >= 3) {
+        cb_result r = parse_mode_map(p, end, err);
+        if (r != CB_OK) {
+            return r;
+        }
+    }
+    const unsigned char *at = first_description(p);
     for (uint32_t j = 0; j < p->joint_count; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            if (at >= end) {
+            if (p->version < 3 && at >= end) {
                 return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated at joint %u", j);
             }
-            unsigned mode = *at++;
-            if (mode > 1) {
+            unsigned mode = track_mode(p, &at, j, x);
+            const unsigned top = p->version < 3 ? 1u : x == 1 ? 2u : 1u;
+            if (mode > top) {
                 return cb_error_set(err, CB_ERR_PARSE,
-                                    "cclip stream: joint %u track %d has mode %u (0 or 1)", j, x,
-                                    mode);
+                                    "cclip stream: joint %u track %d has mode %u (0..%u)", j, x,
+                                    mode, top);
             }
-            for (int k = 0; mode == 1 && k < cb_cclip_track_size[x]; ++k) {
+            if (mode == 2 && (at >= end || *at++ > 3)) {
+                return cb_error_set(err, CB_ERR_PARSE,
+                                    "cclip stream: joint %u rotation: truncated or a rebuilt "
+                                    "component other than 0..3",
+                                    j);
+            }
+            for (int k = 0; k < described_components(mode, x); ++k) {
                 cb_cclip_field f = {0};
                 if (!read_component(&at, end, p->exponent[x], &f)) {
                     return cb_error_set(err, CB_ERR_PARSE,
@@ -161,14 +217,16 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     if ((flags & ~(unsigned)(CB_CCLIP_FLAG_ADDITIVE | CB_CCLIP_FLAG_ROOT)) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: unknown flags 0x%x", flags);
     }
-    /* One clip has one stored form: version 2 exactly when there is a root track. */
-    if (((flags & CB_CCLIP_FLAG_ROOT) != 0) != (version == 2)) {
+    /* One clip has one stored form: version 1 never has a root track, version 2 always,
+     * version 3 as flag bit 1 says. */
+    if (version < 3 && ((flags & CB_CCLIP_FLAG_ROOT) != 0) != (version == 2)) {
         return cb_error_set(err, CB_ERR_PARSE,
                             "cclip stream: version %u %s a root track (version 2 exactly when "
                             "flag bit 1 is set)",
                             version, (flags & CB_CCLIP_FLAG_ROOT) ? "with" : "without");
     }
     *p = (cb_cclip_parsed){
+        .version = version,
         .joint_count = rd32(b + 8),
         .source_frames = rd32(b + 12),
         .keys = rd32(b + 16),
@@ -207,7 +265,7 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     }
     p->fields = b + CB_CCLIP_HEADER_BYTES;
     uint64_t bits = 0;
-    cb_result r = parse_fields(p, p->fields, end, &p->data, &bits, err);
+    cb_result r = parse_fields(p, end, &p->data, &bits, err);
     if (r != CB_OK) {
         return r;
     }
@@ -303,10 +361,11 @@ void cb_cclip_root_decode(const unsigned char *block, uint32_t frames, float *ou
 void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
                             cb_cclip_field *fields)
 {
-    const unsigned char *at = p->fields;
+    const unsigned char *at = first_description(p);
     for (uint32_t j = 0; j < p->joint_count; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            unsigned mode = *at++;
+            unsigned mode = track_mode(p, &at, j, x);
+            const int rebuilt = mode == 2 ? *at++ : -1;
             for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
                 int comp = cb_cclip_track_first[x] + k;
                 cb_cclip_field *f = &fields[(size_t)j * CB_CCLIP_COMPONENTS + (size_t)comp];
@@ -314,6 +373,10 @@ void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleto
                     *f = (cb_cclip_field){CB_CCLIP_DEFAULT_TRACK,
                                           cb_cclip_default_value(skeleton, p->additive, j, comp),
                                           0.0f};
+                    continue;
+                }
+                if (k == rebuilt) {
+                    *f = (cb_cclip_field){CB_CCLIP_REBUILT, 0.0f, 0.0f};
                     continue;
                 }
                 read_component(&at, at + 5, p->exponent[x], f);
@@ -373,22 +436,94 @@ size_t cb_cclip_root_write(const cb_cclip_root_field *fields, const uint32_t *q,
     return total;
 }
 
+/* Which component of a rotation's fields f is rebuilt, or -1. */
+static int rebuilt_of(const cb_cclip_field *f)
+{
+    for (int k = 0; k < 4; ++k) {
+        if (f[k].bits == CB_CCLIP_REBUILT) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* The mode of a track's fields f (track x): 0 default, 2 a rotation component rebuilt, else 1. */
+static unsigned mode_of(const cb_cclip_field *f, int x)
+{
+    if (f[0].bits == CB_CCLIP_DEFAULT_TRACK) {
+        return 0;
+    }
+    return x == 1 && rebuilt_of(f) >= 0 ? 2 : 1;
+}
+
+/* The version a stored form is written in: h->version (3 for what the compressor makes), except
+ * that versions 1 and 2 follow the root track as they define it. */
+static unsigned written_version(const cb_cclip_parsed *h)
+{
+    return h->version >= 3 ? 3u : h->root != NULL ? 2u : 1u;
+}
+
+/* The track descriptions: versions 1, 2 a mode byte per track, version 3 the mode map; then the
+ * component descriptions. Returns the end. */
+static unsigned char *write_descriptions(const cb_cclip_parsed *h, const cb_cclip_field *fields,
+                                         unsigned char *at)
+{
+    const size_t n = h->joint_count;
+    const bool map = written_version(h) >= 3;
+    if (map) {
+        memset(at, 0, mode_map_bytes(h->joint_count));
+        for (size_t t = 0; t < n * CB_CCLIP_TRACKS; ++t) {
+            int x = (int)(t % CB_CCLIP_TRACKS);
+            unsigned mode = mode_of(
+                &fields[t / CB_CCLIP_TRACKS * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]], x);
+            at[t / 4] |= (unsigned char)(mode << (2 * (t % 4)));
+        }
+        at += mode_map_bytes(h->joint_count);
+    }
+    for (size_t j = 0; j < n; ++j) {
+        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
+            const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
+            unsigned mode = mode_of(f, x);
+            if (!map) {
+                *at++ = (unsigned char)mode;
+            }
+            if (mode == 2) {
+                *at++ = (unsigned char)rebuilt_of(f);
+            }
+            for (int k = 0; k < cb_cclip_track_size[x] && mode != 0; ++k) {
+                if (f[k].bits == CB_CCLIP_REBUILT) {
+                    continue;
+                }
+                *at++ = f[k].bits;
+                if (f[k].bits == 0) {
+                    at = wrf(at, f[k].offset);
+                } else {
+                    at = wr16(wr16(at, cb_cclip_offset_code(f[k].offset, h->exponent[x])),
+                              cb_cclip_step_code(f[k].step));
+                }
+            }
+        }
+    }
+    return at;
+}
+
 size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
                              uint32_t (*get_q)(const void *user, size_t key, size_t joint,
                                                int component),
                              const void *user, unsigned char *dst)
 {
     const size_t n = h->joint_count;
-    size_t header = CB_CCLIP_HEADER_BYTES;
+    const unsigned version = written_version(h);
+    size_t header = CB_CCLIP_HEADER_BYTES + (version >= 3 ? mode_map_bytes(h->joint_count) : 0);
     uint64_t bits = 0;
     for (size_t j = 0; j < n; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
-            header += 1;
-            for (int k = 0; f[0].bits != CB_CCLIP_DEFAULT_TRACK && k < cb_cclip_track_size[x];
-                 ++k) {
-                header += 5;
-                bits += f[k].bits;
+            const unsigned mode = mode_of(f, x);
+            header += (version >= 3 ? 0 : 1) + (mode == 2 ? 1 : 0);
+            for (int k = 0; k < cb_cclip_track_size[x] && mode != 0; ++k) {
+                header += f[k].bits == CB_CCLIP_REBUILT ? 0 : 5;
+                bits += cb_cclip_stored_bits(f[k].bits);
             }
         }
     }
@@ -398,7 +533,7 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
         return total;
     }
     memcpy(dst, CB_CCLIP_MAGIC, 4);
-    dst[4] = h->root != NULL ? 2 : 1, dst[5] = 0; /* version 2 exactly with a root track */
+    dst[4] = (unsigned char)version, dst[5] = 0;
     dst[6] = (unsigned char)((h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0) |
                              (h->root != NULL ? CB_CCLIP_FLAG_ROOT : 0));
     dst[7] = 0;
@@ -413,28 +548,13 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
     *at++ = (unsigned char)h->exponent[2];
     *at++ = 0;
     *at++ = 0;
-    for (size_t j = 0; j < n; ++j) {
-        for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
-            bool quantized = f[0].bits != CB_CCLIP_DEFAULT_TRACK;
-            *at++ = quantized ? 1 : 0;
-            for (int k = 0; quantized && k < cb_cclip_track_size[x]; ++k) {
-                *at++ = f[k].bits;
-                if (f[k].bits == 0) {
-                    at = wrf(at, f[k].offset);
-                } else {
-                    at = wr16(wr16(at, cb_cclip_offset_code(f[k].offset, h->exponent[x])),
-                              cb_cclip_step_code(f[k].step));
-                }
-            }
-        }
-    }
+    at = write_descriptions(h, fields, at);
     bit_writer w = {at, 0, 0};
     for (size_t i = 0; i < h->keys; ++i) {
         for (size_t j = 0; j < n; ++j) {
             for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
-                unsigned b = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
-                if (b > 0 && b != CB_CCLIP_DEFAULT_TRACK) {
+                unsigned b = cb_cclip_stored_bits(fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits);
+                if (b > 0) {
                     put_bits(&w, get_q(user, i, j, k), b);
                 }
             }
@@ -474,17 +594,24 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
                             "needs %u",
                             out.count, p.joint_count);
     }
-    const unsigned char *at = p.fields;
+    const unsigned char *at = first_description(&p);
     uint64_t pos = (uint64_t)key * p.bits_per_key;
     for (uint32_t j = 0; j < p.joint_count; ++j) {
         float v[CB_CCLIP_COMPONENTS];
+        int rotation_rebuilt = -1;
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            unsigned mode = *at++;
+            unsigned mode = track_mode(&p, &at, j, x);
+            const int rebuilt = mode == 2 ? *at++ : -1;
+            rotation_rebuilt = x == 1 ? rebuilt : rotation_rebuilt;
             for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
                 int comp = cb_cclip_track_first[x] + k;
                 if (mode == 0) {
                     v[comp] = cb_cclip_value(cb_cclip_default_value(skeleton, p.additive, j, comp),
                                              0.0f, 0);
+                    continue;
+                }
+                if (k == rebuilt) { /* +0 until the other three are read */
+                    v[comp] = cb_cclip_value(0.0f, 0.0f, 0);
                     continue;
                 }
                 cb_cclip_field f = {0};
@@ -496,6 +623,9 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
                 }
                 v[comp] = cb_cclip_value(f.offset, f.step, q);
             }
+        }
+        if (rotation_rebuilt >= 0) { /* +0 plus its value, as the decoders add it */
+            v[3 + rotation_rebuilt] = v[3 + rotation_rebuilt] + cb_cclip_rebuild(v + 3);
         }
         cb_xform *o = &out.ptr[j];
         for (int k = 0; k < 3; ++k) {
@@ -512,6 +642,47 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
 /* ------------------------------------------------------------------------------------------ */
 /* Loading: packing into joint groups                                                         */
 
+/* Whether rotation component k of a joint (bits: its 10 field widths) is rebuilt at every key:
+ * rebuilt, with some other component stored. A rebuilt component of a constant rotation is the
+ * same at every key; the loader keeps its value as the offset (fold_constant_rebuilt), so the
+ * group decoder does not rebuild it. */
+static bool rebuilt_per_key(const uint8_t *bits, int k)
+{
+    if (bits[3 + k] != CB_CCLIP_REBUILT) {
+        return false;
+    }
+    for (int i = 3; i < 7; ++i) {
+        if (cb_cclip_stored_bits(bits[i]) > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The rebuilt components of constant rotations, rebuilt once: the offset becomes what the
+ * decoders give at every key, +0 plus cb_cclip_rebuild of the other three (each offset + 0),
+ * so offset + 0 in the group decoder is the same bits. fields: joint_count x 10. */
+static void fold_constant_rebuilt(cb_cclip_field *fields, size_t joints)
+{
+    for (size_t j = 0; j < joints; ++j) {
+        cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + 3];
+        uint8_t bits[CB_CCLIP_COMPONENTS];
+        for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+            bits[k] = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
+        }
+        for (int k = 0; k < 4; ++k) {
+            if (f[k].bits != CB_CCLIP_REBUILT || rebuilt_per_key(bits, k)) {
+                continue;
+            }
+            float q[4];
+            for (int i = 0; i < 4; ++i) {
+                q[i] = cb_cclip_value(i == k ? 0.0f : f[i].offset, 0.0f, 0);
+            }
+            f[k].offset = q[k] + cb_cclip_rebuild(q);
+        }
+    }
+}
+
 /* The common field widths of group g of `width` joints, where each component sits, and which
  * lanes store words (ranks[l]: the lane's position among them, or -1). bits: joint_count x 10
  * field widths (CB_CCLIP_DEFAULT_TRACK for default tracks). width is the build's W, except when
@@ -524,10 +695,8 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
     for (uint32_t k = 0; k < components; ++k) {
         unsigned widest = 0;
         for (size_t l = 0; l < width && g * width + l < joints; ++l) {
-            unsigned b = bits[(g * width + l) * CB_CCLIP_COMPONENTS + k];
-            if (b != CB_CCLIP_DEFAULT_TRACK && b > widest) {
-                widest = b;
-            }
+            unsigned b = cb_cclip_stored_bits(bits[(g * width + l) * CB_CCLIP_COMPONENTS + k]);
+            widest = b > widest ? b : widest;
         }
         if (widest > 0 && pos % 32 + widest > 31) {
             /* A field never straddles two words, nor reaches bit 31 (cclip_impl.h). */
@@ -544,10 +713,14 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
         size_t j = g * width + l;
         bool stores = false;
         for (uint32_t k = 0; j < joints && k < components; ++k) {
-            unsigned b = bits[j * CB_CCLIP_COMPONENTS + k];
-            stores = stores || (b > 0 && b != CB_CCLIP_DEFAULT_TRACK);
+            stores = stores || cb_cclip_stored_bits(bits[j * CB_CCLIP_COMPONENTS + k]) > 0;
         }
         ranks[l] = stores ? (int32_t)grp.active++ : -1;
+        for (uint32_t k = 0; j < joints && k < 4; ++k) {
+            if (rebuilt_per_key(bits + j * CB_CCLIP_COMPONENTS, (int)k)) {
+                grp.rebuilt |= 1u << k;
+            }
+        }
     }
     for (uint32_t k = 0; k < components; ++k) {
         grp.at[k] = grp.word[k] * grp.active;
@@ -561,8 +734,7 @@ static bool needs_scale(const cb_cclip_field *fields, size_t joints)
         for (int k = 7; k < CB_CCLIP_COMPONENTS; ++k) {
             const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + (size_t)k];
             /* -0.0 counts as scaled too, so that the stored form survives a load unchanged. */
-            if ((f->bits > 0 && f->bits != CB_CCLIP_DEFAULT_TRACK) || f->offset != 0.0f ||
-                signbit(f->offset)) {
+            if (cb_cclip_stored_bits(f->bits) > 0 || f->offset != 0.0f || signbit(f->offset)) {
                 return true;
             }
         }
@@ -587,12 +759,54 @@ static void fill_ranges(struct cb_cclip *c, const cb_cclip_field *fields, float 
                 }
                 const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + k];
                 off[l] = f->offset;
-                step[l] = f->bits == CB_CCLIP_DEFAULT_TRACK
+                step[l] = cb_cclip_stored_bits(f->bits) == 0
                               ? 0.0f
                               : cb_cclip_group_scaled_step(f->step, c->groups[g].shift[k]);
             }
         }
     }
+}
+
+/* Rows of W floats a group's rebuilt components take in the loaded form (cb_cclip.rebuild):
+ * none, w's alone (the common case), or one per component. */
+static uint32_t rebuild_rows(uint32_t rebuilt)
+{
+    return rebuilt == 0 ? 0u : rebuilt == 8 ? 1u : 4u;
+}
+
+static void fill_rebuild(struct cb_cclip *c, float *rebuild)
+{
+    for (size_t g = 0; g < c->group_count; ++g) {
+        const cb_cclip_group *grp = &c->groups[g];
+        const uint32_t rows = rebuild_rows(grp->rebuilt);
+        for (uint32_t row = 0; row < rows; ++row) {
+            const int k = rows == 1 ? 3 : (int)row;
+            for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
+                size_t j = g * CB_SIMD_WIDTH + l;
+                bool r = j < c->joint_count &&
+                         rebuilt_per_key(c->joint_bits + j * CB_CCLIP_COMPONENTS, k);
+                rebuild[grp->rebuild_at + row * CB_SIMD_WIDTH + l] = r ? 1.0f : 0.0f;
+            }
+        }
+    }
+}
+
+/* What the groups of a layout take together: words per key, and rows of rebuilt components. */
+typedef struct group_totals {
+    size_t key_words, rebuild_rows;
+} group_totals;
+
+static group_totals sum_groups(const uint8_t *bits, size_t joints, size_t width,
+                               uint32_t components)
+{
+    group_totals t = {0, 0};
+    int32_t ranks[16];
+    for (size_t g = 0; g * width < joints; ++g) {
+        cb_cclip_group grp = layout_group(bits, joints, g, width, components, ranks);
+        t.key_words += (size_t)grp.words * grp.active;
+        t.rebuild_rows += rebuild_rows(grp.rebuilt);
+    }
+    return t;
 }
 
 /* The word of joint j that holds component k, in key `key`. */
@@ -609,8 +823,8 @@ static void fill_words(struct cb_cclip *c, const cb_cclip_parsed *p, const cb_cc
     for (size_t i = 0; i < c->keys; ++i) {
         for (size_t j = 0; j < c->joint_count; ++j) {
             for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
-                unsigned b = fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits;
-                if (b == 0 || b == CB_CCLIP_DEFAULT_TRACK) {
+                unsigned b = cb_cclip_stored_bits(fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits);
+                if (b == 0) {
                     continue;
                 }
                 uint32_t q = read_bits(p->data, pos, b);
@@ -624,12 +838,12 @@ static void fill_words(struct cb_cclip *c, const cb_cclip_parsed *p, const cb_cc
 
 /* Offsets of the parts of a loaded clip's block. */
 typedef struct block_layout {
-    size_t groups, perms, ranges, words, bits, rank, root_track, root_block, total;
+    size_t groups, perms, ranges, rebuild, words, bits, rank, root_track, root_block, total;
 } block_layout;
 
 /* root_frames: the root track's frames (0 without one), root_bytes: its stored block. */
 static block_layout plan_block(size_t groups, size_t joints, uint32_t components, size_t keys,
-                               size_t key_words, size_t width, size_t perm_bytes,
+                               group_totals totals, size_t width, size_t perm_bytes,
                                size_t root_frames, size_t root_bytes)
 {
     const size_t align = width * sizeof(float);
@@ -637,8 +851,9 @@ static block_layout plan_block(size_t groups, size_t joints, uint32_t components
     b.groups = cb_round_up(sizeof(struct cb_cclip), _Alignof(cb_cclip_group));
     b.perms = cb_round_up(b.groups + groups * sizeof(cb_cclip_group), align);
     b.ranges = cb_round_up(b.perms + groups * perm_bytes, align);
-    b.words = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
-    b.bits = b.words + (keys * key_words + width) * sizeof(uint32_t);
+    b.rebuild = cb_round_up(b.ranges + groups * components * 2 * width * sizeof(float), align);
+    b.words = b.rebuild + totals.rebuild_rows * width * sizeof(float);
+    b.bits = b.words + (keys * totals.key_words + width) * sizeof(uint32_t);
     b.rank = b.bits + joints * CB_CCLIP_COMPONENTS;
     b.root_track = cb_round_up(b.rank + joints, _Alignof(float));
     b.root_block = b.root_track + root_frames * CB_CCLIP_ROOT_COMPONENTS * sizeof(float);
@@ -656,6 +871,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
     }
     cb_cclip_parsed_fields(p, skeleton, fields);
+    fold_constant_rebuilt(fields, n);
     const uint32_t components = needs_scale(fields, n) ? (uint32_t)CB_CCLIP_COMPONENTS
                                                        : (uint32_t)CB_CCLIP_COMPONENTS_NO_SCALE;
     uint8_t *bits = cb_alloc(allocator, n * CB_CCLIP_COMPONENTS, 1);
@@ -667,13 +883,9 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         bits[i] = fields[i].bits;
     }
     int32_t ranks[CB_SIMD_WIDTH];
-    size_t key_words = 0;
-    for (size_t g = 0; g < groups; ++g) {
-        cb_cclip_group grp = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
-        key_words += (size_t)grp.words * grp.active;
-    }
+    const group_totals totals = sum_groups(bits, n, CB_SIMD_WIDTH, components);
     const size_t root_frames = p->root != NULL ? p->source_frames : 0;
-    block_layout bl = plan_block(groups, n, components, p->keys, key_words, CB_SIMD_WIDTH,
+    block_layout bl = plan_block(groups, n, components, p->keys, totals, CB_SIMD_WIDTH,
                                  cb_cclip_lane_perm_bytes(), root_frames, p->root_bytes);
     unsigned char *block = cb_alloc_zeroed(allocator, bl.total, cb_simd_group_align());
     if (block == NULL) {
@@ -684,11 +896,13 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     struct cb_cclip *c = (struct cb_cclip *)block;
     cb_cclip_group *grps = (cb_cclip_group *)(block + bl.groups);
     uint8_t *rank = block + bl.rank;
-    uint32_t word_offset = 0;
+    uint32_t word_offset = 0, rebuild_at = 0;
     for (size_t g = 0; g < groups; ++g) {
         grps[g] = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
         grps[g].word_offset = word_offset;
         word_offset += grps[g].words * grps[g].active;
+        grps[g].rebuild_at = rebuild_at;
+        rebuild_at += rebuild_rows(grps[g].rebuilt) * CB_SIMD_WIDTH;
         cb_cclip_lane_perm_init(block + bl.perms + g * cb_cclip_lane_perm_bytes(), ranks);
         for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < n; ++l) {
             rank[g * CB_SIMD_WIDTH + l] = ranks[l] < 0 ? 0xFF : (uint8_t)ranks[l];
@@ -706,8 +920,9 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         .keys = p->keys,
         .source_frames = p->source_frames,
         .components = components,
-        .key_words = (uint32_t)key_words,
+        .key_words = (uint32_t)totals.key_words,
         .bits_per_key = p->bits_per_key,
+        .stream_version = p->version,
         .additive = p->additive,
         .has_scale = components == CB_CCLIP_COMPONENTS,
         .exponent = {p->exponent[0], p->exponent[1], p->exponent[2]},
@@ -718,6 +933,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         .stream_bytes = p->size,
         .groups = grps,
         .ranges = (const float *)(block + bl.ranges),
+        .rebuild = (const float *)(block + bl.rebuild),
         .words = (const uint32_t *)(block + bl.words),
         .perms = block + bl.perms,
         .joint_bits = joint_bits,
@@ -731,6 +947,7 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         c->root_track = (const float *)(block + bl.root_track);
     }
     fill_ranges(c, fields, (float *)(block + bl.ranges));
+    fill_rebuild(c, (float *)(block + bl.rebuild));
     fill_words(c, p, fields, (uint32_t *)(block + bl.words));
     cb_free(allocator, fields, field_bytes);
     *out = c;
@@ -768,7 +985,7 @@ static uint32_t loaded_q(const void *user, size_t key, size_t joint, int k)
     const struct cb_cclip *c = user;
     const cb_cclip_group *grp = &c->groups[joint / CB_SIMD_WIDTH];
     uint32_t w = c->words[word_index(c, key, joint, k)];
-    unsigned b = c->joint_bits[joint * CB_CCLIP_COMPONENTS + (size_t)k];
+    unsigned b = cb_cclip_stored_bits(c->joint_bits[joint * CB_CCLIP_COMPONENTS + (size_t)k]);
     return (w >> grp->shift[k]) & ((1u << b) - 1u);
 }
 
@@ -793,16 +1010,10 @@ size_t cb_cclip_loaded_bytes(const cb_cclip *c, size_t width)
         return 0;
     }
     const size_t groups = (c->joint_count + width - 1) / width;
-    int32_t ranks[16];
-    size_t key_words = 0;
-    for (size_t g = 0; g < groups; ++g) {
-        cb_cclip_group grp =
-            layout_group(c->joint_bits, c->joint_count, g, width, c->components, ranks);
-        key_words += (size_t)grp.words * grp.active;
-    }
+    const group_totals totals = sum_groups(c->joint_bits, c->joint_count, width, c->components);
     /* A lane permutation: an index per lane. */
     size_t perm = 4 * width;
-    return plan_block(groups, c->joint_count, c->components, c->keys, key_words, width, perm,
+    return plan_block(groups, c->joint_count, c->components, c->keys, totals, width, perm,
                       c->root_track != NULL ? c->source_frames : 0, c->root_block_bytes)
         .total;
 }
@@ -821,6 +1032,7 @@ cb_result cb_cclip_serialize(const cb_cclip *c, void *dst, size_t capacity)
         return CB_ERR_SPAN_TOO_SHORT;
     }
     cb_cclip_parsed h = {
+        .version = c->stream_version,
         .joint_count = c->joint_count,
         .source_frames = c->source_frames,
         .keys = c->keys,
@@ -877,7 +1089,7 @@ cb_cclip_info cb_cclip_query_info(const cb_cclip *c)
             const uint8_t *b = &c->joint_bits[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
             unsigned sum = 0;
             for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
-                sum += b[k];
+                sum += cb_cclip_stored_bits(b[k]);
             }
             if (b[0] == CB_CCLIP_DEFAULT_TRACK) {
                 info.tracks_default++;
