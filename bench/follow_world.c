@@ -137,6 +137,7 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode)
     if (mode & 2) {
         /* The graph's foot_lock step locks; the follower gives it the roots. */
         fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                   .weight_param = "lock",
                                    .locked_param = {"locked_l", "locked_r"},
                                    .failed_param = {"failed_l", "failed_r"}};
     }

@@ -62,6 +62,13 @@ static cb_follow_lock lock_of(int mode)
     return (cb_follow_lock){.release_s = 0.0f};
 }
 
+/* The lock's weight parameter where the graph has one (the example graphs' "lock"). */
+static const char *weight_of(const cb_graph *graph, int mode)
+{
+    uint32_t index = 0;
+    return mode == 1 && cb_graph_find_param(graph, "lock", &index) == CB_OK ? "lock" : NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -102,7 +109,8 @@ int main(int argc, char **argv)
     if (p.pos == NULL || p.vel == NULL ||
         cb_graph_load_json_file(argv[4], &jd, &graph, &err) != CB_OK ||
         (graphs[0] = graph, cb_crowd_create(&cd, &p.crowd, &err)) != CB_OK ||
-        (fd.crowd = p.crowd, cb_follow_create(&fd, &p.follow, &err)) != CB_OK) {
+        (fd.crowd = p.crowd, fd.lock.weight_param = weight_of(graph, mode),
+         cb_follow_create(&fd, &p.follow, &err)) != CB_OK) {
         fprintf(stderr, "lock_probe: %s\n", err.message);
         goto done;
     }

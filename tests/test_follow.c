@@ -471,6 +471,7 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
     if (lock) {
         /* The graph's foot_lock step locks; the follower gives it the roots. */
         fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                   .weight_param = "lock",
                                    .locked_param = {"locked_l", "locked_r"},
                                    .failed_param = {"failed_l", "failed_r"}};
     }
@@ -609,6 +610,7 @@ static void follow_features_allocation_failures(void **state)
     gait_fixture g;
     gait_init(&g, 4, false, false);
     const cb_follow_lock lock = {.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                 .weight_param = "lock",
                                  .locked_param = {"locked_l", "locked_r"},
                                  .failed_param = {"failed_l", "failed_r"}};
     /* Locking needs all four root parameters (the step reads the root from them). */

@@ -14,13 +14,17 @@
  *  - reach failures: a root placed 2 m away sets the leg's `failed` output, the pose stays
  *    finite, and the next plant starts clean;
  *  - weight 0, and markers no clip has, leave the crowd's matrices bit for bit as a graph
- *    without the step;
+ *    without the step; so does the example graph locomotion_follow played by a host that
+ *    writes only the velocity (its weight parameter "lock" left at its default, 0), while the
+ *    same host writing "lock" 1 changes them (the step runs, in a root frame at the origin);
  *  - thread counts 1 to 4 and batch sizes 7 and 64 give the same bits;
  *  - the C desc's validation errors and defaults, and the JSON step's errors with their place. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "anim_test.h"
 #include "crowdblend/crowdblend.h"
@@ -521,6 +525,94 @@ static void off_is_bit_identical(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* examples/graphs/locomotion_follow.json as text, and (without_lock) the same document with its
+ * foot_lock step removed. */
+static char *example_doc(bool without_lock)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(CB_EXAMPLES_DIR "/locomotion_follow.json", 0, &jerr);
+    CB_CHECK(doc != NULL, "%s:%d: %s", jerr.source, jerr.line, jerr.text);
+    json_t *steps = json_object_get(doc, "post_process");
+    size_t removed = 0;
+    for (size_t k = json_array_size(steps); k-- > 0 && without_lock;) {
+        const char *type = json_string_value(json_object_get(json_array_get(steps, k), "type"));
+        if (type != NULL && strcmp(type, "foot_lock") == 0) {
+            assert_int_equal(json_array_remove(steps, k), 0);
+            removed++;
+        }
+    }
+    assert_true(removed == (without_lock ? 1u : 0u));
+    char *text = json_dumps(doc, 0);
+    json_decref(doc);
+    return text;
+}
+
+/* A plain host on the example graph: it writes the velocity parameters (1.2 m/s forward and
+ * 0.2 m/s to the left, in the character's frame) and "lock" = lock_weight when that is not
+ * negative; nothing else (no root placement). The crowd's matrices of
+ * every frame go to `frames`. */
+static void play_example(const humanoid *h, const char *doc, float lock_weight, size_t frames_bytes,
+                         float *frames)
+{
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(load_graph(h, doc, &g, &err) == CB_OK, "%s", err.message);
+    const cb_graph *graphs[1] = {g};
+    const uint32_t n = 4;
+    cb_crowd_desc cd = {
+        .skeleton = h->s, .capacity = n, .graphs = graphs, .graph_count = 1, .thread_count = 1};
+    cb_crowd *c = NULL;
+    CB_CHECK(cb_crowd_create(&cd, &c, &err) == CB_OK, "%s", err.message);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(c, 0, (float)i / (float)n, &ch), CB_OK);
+    }
+    uint32_t vx = 0, vy = 0, lock = 0;
+    assert_int_equal(cb_crowd_find_param(c, 0, "vx", &vx), CB_OK);
+    assert_int_equal(cb_crowd_find_param(c, 0, "vy", &vy), CB_OK);
+    assert_int_equal(cb_crowd_find_param(c, 0, "lock", &lock), CB_OK);
+    const size_t floats = 16 * h->n * n;
+    assert_true(frames_bytes >= 60 * floats * sizeof(float));
+    for (int f = 0; f < 60; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            cb_crowd_param_column(c, 0, vx)[i] = 0.2f;
+            cb_crowd_param_column(c, 0, vy)[i] = 1.2f;
+            if (lock_weight >= 0.0f) {
+                cb_crowd_param_column(c, 0, lock)[i] = lock_weight;
+            }
+        }
+        assert_int_equal(cb_crowd_update(c, DT), CB_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            memcpy(frames + ((size_t)f * n + i) * 16 * h->n, cb_crowd_matrices(c, 0, i),
+                   16 * h->n * sizeof(float));
+        }
+    }
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+}
+
+/* The example graph's foot_lock step is off unless the host turns it on ("lock", default 0):
+ * a host that does not place the root gets the graph's pose without the step, bit for bit. */
+static void example_lock_off_by_default(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *with = example_doc(false), *without = example_doc(true);
+    const size_t bytes = 60 * 4 * 16 * h.n * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *on = malloc(bytes);
+    assert_non_null(a), assert_non_null(b), assert_non_null(on);
+    play_example(&h, with, -1.0f, bytes, a); /* "lock" never written */
+    play_example(&h, without, -1.0f, bytes, b);
+    assert_memory_equal(a, b, bytes);
+    play_example(&h, with, 0.0f, bytes, a); /* written 0 */
+    assert_memory_equal(a, b, bytes);
+    play_example(&h, with, 1.0f, bytes, on); /* on: the step changes the pose */
+    CB_CHECK(memcmp(on, b, bytes) != 0, "the step at weight 1 changed no bit");
+    free(a), free(b), free(on);
+    free(with), free(without);
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- threads and batches ------------------------------------------------------------------ */
 
 static void threads_and_batches(void **state)
@@ -564,9 +656,10 @@ static void threads_and_batches(void **state)
 
 /* ---- the follower drives the step ------------------------------------------------------- */
 
-/* cb_follow_lock: the follower writes the roots' placement, the step locks;
- * the follower's feet and stats mirror the step's outputs, and a locked foot holds in the world
- * the follower places the character in (cb_follow_root_matrix x model matrix). */
+/* cb_follow_lock: the follower writes the roots' placement and the step's weight (1 every
+ * update, over the 0 the test writes before), the step locks; the follower's feet and stats mirror
+ * the step's outputs, and a locked foot holds in the world the follower places the character in
+ * (cb_follow_root_matrix x model matrix). */
 static void follower_drives_step(void **state)
 {
     (void)state;
@@ -576,6 +669,7 @@ static void follower_drives_step(void **state)
     cb_follow_desc fd = {.crowd = w.crowd,
                          .capacity = 2,
                          .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
+                                  .weight_param = "w",
                                   .locked_param = {"lock_l", "lock_r"},
                                   .failed_param = {"fail_l", "fail_r"}}};
     cb_follow *f = NULL;
@@ -602,6 +696,25 @@ static void follower_drives_step(void **state)
           .failed_param = {"fail_l", "fail_r"}},
          CB_ERR_MISMATCH,
          "one parameter"},
+        {{.weight_param = "w"}, CB_ERR_NULL_ARGUMENT, "root_param"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"},
+          .weight_param = "nope",
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"}},
+         CB_ERR_NOT_FOUND,
+         "'nope'"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"},
+          .weight_param = "on",
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"}},
+         CB_ERR_MISMATCH,
+         "'on'"},
+        {{.root_param = {"rx", "ry", "rz", "ryaw"},
+          .weight_param = "ryaw",
+          .locked_param = {"lock_l", "lock_r"},
+          .failed_param = {"fail_l", "fail_r"}},
+         CB_ERR_MISMATCH,
+         "weight_param"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
         cb_follow_desc bd = fd;
@@ -634,7 +747,13 @@ static void follower_drives_step(void **state)
                 pos[c][0] += vel[c][0] * DT, pos[c][2] += vel[c][2] * DT;
             }
         }
+        for (int c = 0; c < 2; ++c) {
+            cb_crowd_param_column(w.crowd, 0, w.p_w)[c] = 0.0f; /* the follower turns it on */
+        }
         assert_int_equal(cb_follow_update(f, &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+        for (int c = 0; c < 2; ++c) {
+            assert_true(cb_crowd_param_column(w.crowd, 0, w.p_w)[c] == 1.0f);
+        }
         const cb_follow_foot *feet = cb_follow_feet(f);
         for (int c = 0; c < 2 && fr > 0; ++c) {
             for (int ft = 0; ft < 2; ++ft) {
@@ -845,11 +964,17 @@ static void json_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(lock_holds_straight),    cmocka_unit_test(lock_holds_turning),
-        cmocka_unit_test(lock_holds_root_motion), cmocka_unit_test(release_has_no_pop),
-        cmocka_unit_test(reach_failure_reported), cmocka_unit_test(off_is_bit_identical),
-        cmocka_unit_test(threads_and_batches),    cmocka_unit_test(follower_drives_step),
-        cmocka_unit_test(c_desc_errors),          cmocka_unit_test(json_errors),
+        cmocka_unit_test(lock_holds_straight),
+        cmocka_unit_test(lock_holds_turning),
+        cmocka_unit_test(lock_holds_root_motion),
+        cmocka_unit_test(release_has_no_pop),
+        cmocka_unit_test(reach_failure_reported),
+        cmocka_unit_test(off_is_bit_identical),
+        cmocka_unit_test(example_lock_off_by_default),
+        cmocka_unit_test(threads_and_batches),
+        cmocka_unit_test(follower_drives_step),
+        cmocka_unit_test(c_desc_errors),
+        cmocka_unit_test(json_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -779,6 +779,7 @@ static void gait_init(gait *g, bool stride, bool lock)
     }
     if (lock) {
         fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                   .weight_param = "lock",
                                    .locked_param = {"locked_l", "locked_r"},
                                    .failed_param = {"failed_l", "failed_r"}};
     }

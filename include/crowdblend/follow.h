@@ -91,18 +91,23 @@ enum { CB_FOLLOW_FEET = 2 };
  * it was in the world when the plant began, through the step's own two-bone IK, and a lock the
  * leg cannot hold moves to where the leg got (a reach failure). The follower drives it: every
  * update it writes each root's placement (world x, y, z and yaw, exactly cb_follow_roots()) into
- * the four float parameters root_param, which the step names as root_position and root_yaw; and
+ * the four float parameters root_param, which the step names as root_position and root_yaw, and
+ * 1 into weight_param when named, the step's `weight` (the example graphs' "lock", default 0:
+ * the step is off for a host that does not place the root, and the follower turns it on); and
  * it reads the step's outputs locked_param and failed_param (each leg's `locked` and `failed`,
  * left foot first) back at the next update, for cb_follow_feet() (lock: the joint's world
  * position when the lock began or last moved; weight: 1 while locked, then falling over
  * release_s, which should be the step's) and the stats (locks and reach_failures count the
- * outputs' rises). All eight must be float parameters. Needs the crowd's model matrices in
+ * outputs' rises). All must be float parameters. Needs the crowd's model matrices in
  * CB_MATRIX_LAYOUT_MAT4 (not skinning_only: cb_crowd_matrix_layout()).
  */
 typedef struct cb_follow_lock {
     /** The root placement parameters (x, y, z, yaw). NULL (all, with the outputs below): no
      *  foot locking; required when any lock parameter is named. */
     const char *root_param[4];
+    /** The step's weight parameter, which the follower sets to 1 every update. NULL: not
+     *  written (a step without a weight parameter runs at weight 1). */
+    const char *weight_param;
     /** The step's outputs, left foot first. Required with root_param. */
     const char *locked_param[CB_FOLLOW_FEET], *failed_param[CB_FOLLOW_FEET];
     /** The locked joint of each foot, the step's end joint. Default "ball_l", "ball_r". */

@@ -17,10 +17,11 @@ typedef struct warp_state {
 } warp_state;
 
 /* Foot locking (follow.h): the root placement parameters the graph's foot_lock step reads, its
- * outputs, the locked joints. */
+ * weight (when named), its outputs, the locked joints. */
 typedef struct lock_state {
     bool on;
-    uint32_t p_root[4], p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
+    bool weighted; /* p_weight is written */
+    uint32_t p_root[4], p_weight, p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
     uint32_t joint[CB_FOLLOW_FEET];
     float release_s;
     cb_follow_foot *feet; /* CB_FOLLOW_FEET per character */
@@ -267,6 +268,11 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                                "cb_follow_create: lock.root_param: four parameters (x, y, z, "
                                "yaw) are needed");
     }
+    k->weighted = x->weight_param != NULL;
+    if (r == CB_OK && k->weighted) {
+        r = find_float_param(d->crowd, d->kind, x->weight_param, "lock.weight_param", &k->p_weight,
+                             err);
+    }
     for (int foot = 0; foot < CB_FOLLOW_FEET && r == CB_OK; ++foot) {
         const char *names[2] = {x->locked_param[foot], x->failed_param[foot]};
         uint32_t *out[2] = {&k->p_locked[foot], &k->p_failed[foot]};
@@ -309,7 +315,7 @@ static cb_result setup_lock(const cb_follow_desc *d, lock_state *k, cb_error *er
 {
     const cb_follow_lock *x = &d->lock;
     bool named = x->root_param[0] != NULL || x->root_param[1] != NULL || x->root_param[2] != NULL ||
-                 x->root_param[3] != NULL;
+                 x->root_param[3] != NULL || x->weight_param != NULL;
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
         named = named || x->locked_param[foot] != NULL || x->failed_param[foot] != NULL;
     }
@@ -339,7 +345,7 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
                                       const stride_state *t, const orient_state *o,
                                       const lock_state *k, cb_error *err)
 {
-    uint32_t p[2 + 1 + 3 + 1 + 4];
+    uint32_t p[2 + 1 + 3 + 1 + 4 + 1];
     const char *what[sizeof p / sizeof p[0]];
     size_t n = 0;
     p[n] = velocity[0], what[n++] = "left_param";
@@ -358,6 +364,9 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
     }
     for (int c = 0; c < 4 && k->on; ++c) {
         p[n] = k->p_root[c], what[n++] = "lock.root_param";
+    }
+    if (k->on && k->weighted) {
+        p[n] = k->p_weight, what[n++] = "lock.weight_param";
     }
     for (size_t a = 0; a < n; ++a) {
         for (size_t b = 0; b < a; ++b) {
@@ -610,9 +619,9 @@ static void yaw_sin_cos(const cb_follow_root *root, float *s, float *c)
 }
 
 /* The crowd's columns foot locking reads and writes, fetched once per update: the root
- * placement the foot_lock step reads, and its outputs. */
+ * placement and the weight (NULL: not named) the foot_lock step reads, and its outputs. */
 typedef struct lock_frame {
-    float *root_col[4];
+    float *root_col[4], *weight_col;
     const float *locked_col[CB_FOLLOW_FEET], *failed_col[CB_FOLLOW_FEET];
 } lock_frame;
 
@@ -622,6 +631,7 @@ static void lock_frame_init(const cb_follow *f, lock_frame *lf)
     for (int c = 0; c < 4; ++c) {
         lf->root_col[c] = cb_crowd_param_column(f->crowd, f->kind, k->p_root[c]);
     }
+    lf->weight_col = k->weighted ? cb_crowd_param_column(f->crowd, f->kind, k->p_weight) : NULL;
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
         lf->locked_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_locked[foot]);
         lf->failed_col[foot] = cb_crowd_param_column(f->crowd, f->kind, k->p_failed[foot]);
@@ -799,6 +809,9 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
                 lf.root_col[a][i] = root->position[a];
             }
             lf.root_col[3][i] = root->yaw;
+            if (lf.weight_col != NULL) {
+                lf.weight_col[i] = 1.0f; /* the step on, from the character's first frame */
+            }
             f->lock.seen[i] = 1;
         }
     }

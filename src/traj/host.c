@@ -185,9 +185,13 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
         fd->orient = (cb_follow_orient){.angle_param = "warp", .max_angle_rad = f->orient_rad};
     }
     /* Foot locking (graph.h foot_lock, follow.h cb_follow_lock): the graph's foot_lock step
-     * reads the root from these parameters and reports through these. */
+     * reads the root from these parameters, its weight from "lock" where the graph has it
+     * (the example graphs: default 0, the step off unless a host places the root), and
+     * reports through these. */
     if (!f->no_lock && cb_graph_find_param(graph, "root_yaw", &index) == CB_OK) {
+        bool weighted = cb_graph_find_param(graph, "lock", &index) == CB_OK;
         fd->lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+                                    .weight_param = weighted ? "lock" : NULL,
                                     .locked_param = {"locked_l", "locked_r"},
                                     .failed_param = {"failed_l", "failed_r"}};
         *lock = true;

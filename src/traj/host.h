@@ -65,7 +65,8 @@ void cb_traj_host_agent_frames(const cb_traj_host *host, uint32_t agent, int64_t
 /* Which follow features a graph gets (docs/trajectories.md): playback-rate warping when it has
  * a float "rate" parameter (the gait's root speed at rate 1 is the gait clip's), foot locking
  * when it has "root_yaw" (with "root_x", "root_y", "root_z", which its foot_lock step reads,
- * and the step's outputs "locked_l", "locked_r", "failed_l", "failed_r"),
+ * the step's weight "lock" when it has it, set to 1, and the step's outputs "locked_l",
+ * "locked_r", "failed_l", "failed_r"),
  * orientation warping when asked for and it has "warp", stride warping when asked for, with
  * warping, and it has "stride". */
 typedef struct cb_traj_host_features {
