@@ -218,7 +218,8 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
                          cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
                          size_t n, frame *out)
 {
-    frame4 acc; /* the frame of the joint before, from the pose */
+    const cb_col4 zero = cb_col4_set1(0.0f);
+    frame4 acc = {{zero, zero, zero, zero}}; /* the frame of the joint before, from the pose */
     for (size_t k = 0; k < n; ++k) {
         if (model.ptr != NULL) {
             out[k] = model_frame(model.ptr, layout, joints[k]);
@@ -245,6 +246,9 @@ static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uin
 {
     const cb_col4 max_coordinate = cb_col4_set1(CB_IK_MAX_COORDINATE);
     const cb_col4 max_finite = cb_col4_set1(FLT_MAX);
+    if (n == 0) {
+        return true; /* nothing to check (and no first column to load) */
+    }
     const float *e = (const float *)f; /* 12 n floats: 3 n columns of 4 */
     cb_col4 ok = cb_col4_le(cb_col4_abs(cb_col4_loadu(e)), max_coordinate);
     for (size_t k = 4; k < 12 * n; k += 4) {
