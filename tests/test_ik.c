@@ -1033,58 +1033,32 @@ static void ik_two_bone_model_sources_and_corrections_agree(void **state)
 
 /* ---- the model frames from the pose, against the scalar products they replaced ------------ */
 
-/* A float affine matrix as 4 columns (linear part, then position), the 4x4 layout's order. */
-typedef struct fmat {
-    float c[4][3];
-} fmat;
-
-/* Joint j's local matrix T R S, Shoemake's formula written out in scalar float. */
-static fmat scalar_local(const cb_xform_group *pose, uint32_t j)
+/* Model matrices (4x4) that hold, at the chain joints js[0..n), the scalar float frames the
+ * jobs multiplied before session 6: the first joint's bottom-up product from the root, each
+ * next one the frame before times the bottom-up product of the path between them (ik.c's
+ * order). The other joints' matrices are left as they are (the jobs read only the chain's). */
+static void scalar_chain_model(const world *w, const uint32_t *js, size_t n, float *m4)
 {
-    dref_xform d = dref_from_pose(pose, j); /* floats held exactly in double */
-    float x = (float)d.q[0], y = (float)d.q[1], z = (float)d.q[2], w = (float)d.q[3];
-    float x2 = x + x, y2 = y + y, z2 = z + z;
-    float xx = x * x2, yy = y * y2, zz = z * z2, xy = x * y2, xz = x * z2, yz = y * z2;
-    float wx = w * x2, wy = w * y2, wz = w * z2;
-    float sx = (float)d.s[0], sy = (float)d.s[1], sz = (float)d.s[2];
-    fmat m = {{{(1.0f - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx},
-               {(xy - wz) * sy, (1.0f - (xx + zz)) * sy, (yz + wx) * sy},
-               {(xz + wy) * sz, (yz - wx) * sz, (1.0f - (xx + yy)) * sz},
-               {(float)d.t[0], (float)d.t[1], (float)d.t[2]}}};
-    return m;
-}
-
-/* a * b, each element ((a0 b0 + a1 b1) + a2 b2) (+ a's position), in scalar float. */
-static fmat scalar_mul(const fmat *a, const fmat *b)
-{
-    fmat r;
-    for (int k = 0; k < 4; ++k) {
-        for (int i = 0; i < 3; ++i) {
-            float v = a->c[0][i] * b->c[k][0] + a->c[1][i] * b->c[k][1] + a->c[2][i] * b->c[k][2];
-            r.c[k][i] = k == 3 ? v + a->c[3][i] : v;
+    cb_test_fmat f = cb_test_fmat_path(w->s, w->pose, js[0], -1);
+    for (size_t k = 0; k < n; ++k) {
+        if (k > 0) {
+            cb_test_fmat rel = cb_test_fmat_path(w->s, w->pose, js[k], (int32_t)js[k - 1]);
+            f = cb_test_fmat_mul(&f, &rel);
+        }
+        float *m = m4 + 16 * (size_t)js[k];
+        for (int c = 0; c < 4; ++c) {
+            memcpy(m + 4 * c, f.c[c], sizeof f.c[c]);
+            m[4 * c + 3] = c == 3 ? 1.0f : 0.0f;
         }
     }
-    return r;
 }
 
-/* The product of the local matrices from `stop` (exclusive, -1 the root) down to j, multiplied
- * bottom-up, and a chain's frames: each joint's from the one before (ik.c's order). */
-static fmat scalar_path(const world *w, uint32_t j, int32_t stop)
-{
-    const int32_t *parents = cb_skeleton_parents(w->s);
-    fmat acc = scalar_local(w->pose, j);
-    for (int32_t p = parents[j]; p != stop; p = parents[p]) {
-        fmat parent = scalar_local(w->pose, (uint32_t)p);
-        acc = scalar_mul(&parent, &acc);
-    }
-    return acc;
-}
-
-/* The two-bone job computes its chain's model frames from the pose with 4-wide columns
- * (simd/col4.h) since session 6, where it multiplied scalar float frames: every operation the
- * same, so the same bits. Checked here: the job from the pose gives the corrections, bit for
- * bit, of the job given model matrices that hold the scalar products at the chain's joints
- * (the job reads nothing else of them), on the four limbs with and without a hinge axis. */
+/* The jobs compute their chain's model frames from the pose with 4-wide columns (simd/col4.h)
+ * since session 6, where they multiplied scalar float frames: every operation the same, so the
+ * same bits. Checked here for each job: the job from the pose gives the corrections (and the
+ * pose), bit for bit, of the job given model matrices that hold the scalar products at the
+ * chain's joints. Two-bone IK on the four limbs with and without a hinge axis; the
+ * positions of cb_ik_joint_position are pinned in tests/test_ik_kernels.c. */
 static void ik_two_bone_pose_frames_are_the_scalar_products(void **state)
 {
     (void)state;
@@ -1095,18 +1069,7 @@ static void ik_two_bone_pose_frames_are_the_scalar_products(void **state)
         new_pose(&w, &r);
         const limb *L = &w.limb[it % 4];
         const uint32_t js[3] = {L->start, L->mid, L->end};
-        fmat f = scalar_path(&w, L->start, -1);
-        for (int k = 0; k < 3; ++k) {
-            if (k > 0) {
-                fmat rel = scalar_path(&w, js[k], (int32_t)js[k - 1]);
-                f = scalar_mul(&f, &rel);
-            }
-            float *m = m4 + 16 * (size_t)js[k];
-            for (int c = 0; c < 4; ++c) {
-                memcpy(m + 4 * c, f.c[c], sizeof f.c[c]);
-                m[4 * c + 3] = c == 3 ? 1.0f : 0.0f;
-            }
-        }
+        scalar_chain_model(&w, js, 3, m4);
         dv s = pos_d(&w, L->start), dir = random_unit(&r);
         dv target = dv_add(s, dv_scale(dir, cb_prng_range(&r, 0.1f, 1.2f)));
         cb_ik_two_bone_result a, b;
@@ -1124,6 +1087,50 @@ static void ik_two_bone_pose_frames_are_the_scalar_products(void **state)
                      a.reached == b.reached,
                  "pose %d, %s: the frames from the pose are not the scalar products", it, L->name);
     }
+    free(m4);
+    world_free(&w);
+}
+
+/* The same for orientation warping (whose turns depend on every chain frame's linear part):
+ * the pelvis and 0-3 spine joints, random shares and angles. */
+static void ik_orient_pose_frames_are_the_scalar_products(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    float *m4 = calloc(w.n * 16, sizeof(float));
+    cb_xform_group *first = cb_test_pose_alloc(w.s, false);
+    const char *spine[3] = {"spine_01", "spine_02", "spine_03"};
+    for (int it = 0; it < 400; ++it) {
+        new_pose(&w, &r);
+        size_t n = (size_t)(it % 4);
+        cb_ik_aim_joint chain[3];
+        uint32_t js[4] = {joint(&w, "pelvis")};
+        for (size_t k = 0; k < n; ++k) {
+            js[k + 1] = joint(&w, spine[k]);
+            chain[k] = (cb_ik_aim_joint){js[k + 1], cb_prng_range(&r, 0.0f, 1.0f / 3.0f)};
+        }
+        scalar_chain_model(&w, js, n + 1, m4);
+        cb_ik_orient_result a, b;
+        cb_ik_orient_job j = {.skeleton = w.s,
+                              .pose = {w.pose, w.groups},
+                              .out = {first, w.groups},
+                              .hip_joint = js[0],
+                              .spine = {chain, n},
+                              .angle = cb_prng_range(&r, -1.5f, 1.5f),
+                              .weight = 1.0f,
+                              .result = &a};
+        assert_int_equal(cb_ik_orient_job_run(&j, NULL), CB_OK);
+        j.out = (cb_xform_group_span){w.out, w.groups};
+        j.result = &b;
+        j.model = (cb_float_cspan){m4, w.n * 16};
+        assert_int_equal(cb_ik_orient_job_run(&j, NULL), CB_OK);
+        CB_CHECK(memcmp(first, w.out, w.bytes) == 0 &&
+                     memcmp(&a.angle, &b.angle, sizeof a.angle) == 0 && a.limited == b.limited,
+                 "pose %d, %zu spine joints: the frames from the pose are not the scalar products",
+                 it, n);
+    }
+    free(first);
     free(m4);
     world_free(&w);
 }
@@ -1375,6 +1382,47 @@ static void ik_aim_points_at_the_target(void **state)
     }
     cb_err_track_check(&aim, 3e-6);
     cb_err_track_check(&upe, 6e-6);
+    world_free(&w);
+}
+
+/* The same for aim IK (whose turns depend on the end frame's linear part: the forward and up
+ * axes): chains of 1-5 joints (the four setups), with and without a pole. */
+static void ik_aim_pose_frames_are_the_scalar_products(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    float *m4 = calloc(w.n * 16, sizeof(float));
+    cb_xform_group *first = cb_test_pose_alloc(w.s, false);
+    for (int it = 0; it < 400; ++it) {
+        const aim_setup *a = &aim_setups[it % 4];
+        aim_case c;
+        aim_make(&w, a, &c);
+        aim_start(&w, &r, &c);
+        uint32_t js[5];
+        for (size_t k = 0; k < a->count; ++k) {
+            js[k] = c.chain[k].joint;
+        }
+        scalar_chain_model(&w, js, a->count, m4);
+        dv target = dv_add(c.o0, dv_scale(random_unit(&r), cb_prng_range(&r, 0.5f, 4.0f)));
+        dv_store(target, c.job.target);
+        if (it % 2 == 0) {
+            c.job.pole[1] = 1.0f;
+        }
+        float corr[20];
+        cb_ik_aim_result res;
+        assert_int_equal(cb_ik_aim_job_run(&c.job, NULL), CB_OK);
+        memcpy(corr, c.corr, sizeof corr);
+        res = c.res;
+        memcpy(first, w.out, w.bytes);
+        c.job.model = (cb_float_cspan){m4, w.n * 16};
+        assert_int_equal(cb_ik_aim_job_run(&c.job, NULL), CB_OK);
+        CB_CHECK(memcmp(corr, c.corr, sizeof corr) == 0 && memcmp(first, w.out, w.bytes) == 0 &&
+                     res.reached == c.res.reached && res.limited == c.res.limited,
+                 "pose %d, %s: the frames from the pose are not the scalar products", it, a->name);
+    }
+    free(first);
+    free(m4);
     world_free(&w);
 }
 
@@ -2083,9 +2131,11 @@ int main(void)
         cmocka_unit_test(ik_two_bone_random_skeletons),
         cmocka_unit_test(ik_two_bone_model_sources_and_corrections_agree),
         cmocka_unit_test(ik_two_bone_pose_frames_are_the_scalar_products),
+        cmocka_unit_test(ik_orient_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_two_bone_bad_pose_geometry),
         cmocka_unit_test(ik_aim_job_validity),
         cmocka_unit_test(ik_aim_points_at_the_target),
+        cmocka_unit_test(ik_aim_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_aim_stops_at_the_limit),
         cmocka_unit_test(ik_aim_weights_distribute_the_turn),
         cmocka_unit_test(ik_aim_weight),

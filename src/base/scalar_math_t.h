@@ -243,7 +243,8 @@ SM_INLINE SM_Q SM_QF(slerp)(SM_Q a, SM_Q b, SM_T t)
 }
 
 /* The columns of R(q) S for a unit q and scale s: the linear part of a local matrix T R S
- * (Shoemake's quaternion-to-matrix formula; local-to-model does the same in SIMD). */
+ * (Shoemake's quaternion-to-matrix formula; simd/soa_mat.h has its W-wide form, simd/col4.h its
+ * 4-wide column form, both with these bits). */
 SM_INLINE void SM_QF(scaled_columns)(SM_Q q, SM_V s, SM_V out[3])
 {
     SM_T x2 = q.x + q.x, y2 = q.y + q.y, z2 = q.z + q.z;

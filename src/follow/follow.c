@@ -464,18 +464,20 @@ void cb_follow_destroy(cb_follow *f)
 
 /* An angle wrapped into (-pi, pi]: a - n 2 pi, exactly, for the one integer n that lands there
  * (remainderf's exact result, its -pi moved to pi). The angles wrapped per frame are sums and
- * differences of wrapped angles, within (-3 pi, 3 pi], where one subtraction of 2 pi is exact
- * (Sterbenz: a and 2 pi within a factor of 2 of each other) and gives those bits without a
- * libm call (a zero keeps a's sign, as remainderf's does); anything else (a multiple turn, a
- * host's heading, NaN) takes remainderf. Checked against the remainderf form on every float
- * within 4 pi of 0 (docs/performance.md, Session 6). */
+ * differences of wrapped angles, within (-3 pi, 3 pi]. For |a| <= 4 pi one subtraction of 2 pi
+ * is exact (Sterbenz: a and 2 pi within a factor of 2 of each other); where it lands in
+ * (-pi, pi], which is every a within (-3 pi, 3 pi], it gives remainderf's bits without a libm
+ * call (a zero keeps a's sign, as remainderf's does). Anything else (3 pi to 4 pi, a multiple
+ * turn, a host's heading, NaN) takes remainderf. Checked against the remainderf form on every
+ * float within 6.5 pi of 0, the infinities, NaN and large values (docs/performance.md,
+ * Session 6). */
 static float wrap_angle(float a)
 {
     const float two_pi = 2.0f * PI;
     if (a > -PI && a <= PI) {
         return a;
     }
-    if (fabsf(a) <= two_pi) {
+    if (fabsf(a) <= 2.0f * two_pi) {
         float r = a > 0.0f ? a - two_pi : a + two_pi;
         if (r > -PI && r <= PI) {
             return r != 0.0f ? r : copysignf(0.0f, a);

@@ -120,32 +120,14 @@ typedef struct frame4 {
     cb_col4 c[4]; /* the linear part's three columns, then the position */
 } frame4;
 
-/* The local matrix T R S of joint j: cb_fq_scaled_columns' products, sums and scalings
- * (Shoemake's formula, as ltm.c), each the same operation on the same operands, three elements
- * at a time (the fourth lane is not used). */
+/* The local matrix T R S of joint j (col4.h's form of Shoemake's formula, the bits of
+ * cb_fq_scaled_columns and of local-to-model). */
 IK_INLINE frame4 local_frame4(const cb_xform_group *pose, size_t j)
 {
     cb_xform x = cb_lane_xform(pose, j);
-    const float *r = x.rotation, *s = x.scale, *t = x.translation;
-    cb_col4 q = cb_col4_setr(r[0], r[1], r[2], r[3]);
-    cb_col4 q2 = cb_col4_add(q, q); /* (x2, y2, z2, w2) */
-    /* (yy + zz, xx + zz, xx + yy) */
-    cb_col4 d = cb_col4_add(
-        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 1, 0, 0, 0), CB_COL4_SHUFFLE(q2, q2, 1, 0, 0, 0)),
-        cb_col4_mul(CB_COL4_SHUFFLE(q, q, 2, 2, 1, 1), CB_COL4_SHUFFLE(q2, q2, 2, 2, 1, 1)));
-    cb_col4 diag = cb_col4_sub(cb_col4_set1(1.0f), d);
-    /* (xy, xz, yz) and (wz, wy, wx) */
-    cb_col4 o = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 0, 0, 1, 1), CB_COL4_SHUFFLE(q2, q2, 1, 2, 2, 2));
-    cb_col4 w = cb_col4_mul(CB_COL4_SHUFFLE(q, q, 3, 3, 3, 3), CB_COL4_SHUFFLE(q2, q2, 2, 1, 0, 0));
-    cb_col4 plus = cb_col4_add(o, w), minus = cb_col4_sub(o, w);
-    cb_col4 c0 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(diag, plus, 0, 0, 0, 0), minus, 0, 2, 1, 1);
-    cb_col4 c1 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(minus, diag, 0, 0, 1, 1), plus, 0, 2, 2, 2);
-    cb_col4 c2 = CB_COL4_SHUFFLE(CB_COL4_SHUFFLE(plus, minus, 1, 1, 2, 2), diag, 0, 2, 2, 2);
     frame4 f;
-    f.c[0] = cb_col4_mul(c0, cb_col4_set1(s[0]));
-    f.c[1] = cb_col4_mul(c1, cb_col4_set1(s[1]));
-    f.c[2] = cb_col4_mul(c2, cb_col4_set1(s[2]));
-    f.c[3] = cb_col4_setr(t[0], t[1], t[2], 0.0f);
+    cb_col4_scaled_columns(x.rotation, x.scale, f.c);
+    f.c[3] = cb_col4_setr(x.translation[0], x.translation[1], x.translation[2], 0.0f);
     return f;
 }
 
@@ -236,7 +218,8 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
                          cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
                          size_t n, frame *out)
 {
-    frame4 acc; /* the frame of the joint before, from the pose */
+    const cb_col4 zero = cb_col4_set1(0.0f);
+    frame4 acc = {{zero, zero, zero, zero}}; /* the frame of the joint before, from the pose */
     for (size_t k = 0; k < n; ++k) {
         if (model.ptr != NULL) {
             out[k] = model_frame(model.ptr, layout, joints[k]);
@@ -263,6 +246,9 @@ static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uin
 {
     const cb_col4 max_coordinate = cb_col4_set1(CB_IK_MAX_COORDINATE);
     const cb_col4 max_finite = cb_col4_set1(FLT_MAX);
+    if (n == 0) {
+        return true; /* nothing to check (and no first column to load) */
+    }
     const float *e = (const float *)f; /* 12 n floats: 3 n columns of 4 */
     cb_col4 ok = cb_col4_le(cb_col4_abs(cb_col4_loadu(e)), max_coordinate);
     for (size_t k = 4; k < 12 * n; k += 4) {

@@ -727,3 +727,42 @@ void cb_test_expect_embedded_json_error(const cb_embedded *set, const char *doc,
     printf("# %s\n", err.message);
     assert_null(g);
 }
+
+cb_test_fmat cb_test_fmat_local(const cb_xform_group *pose, uint32_t j)
+{
+    dref_xform d = dref_from_pose(pose, j); /* floats held exactly in double */
+    float x = (float)d.q[0], y = (float)d.q[1], z = (float)d.q[2], w = (float)d.q[3];
+    float x2 = x + x, y2 = y + y, z2 = z + z;
+    float xx = x * x2, yy = y * y2, zz = z * z2, xy = x * y2, xz = x * z2, yz = y * z2;
+    float wx = w * x2, wy = w * y2, wz = w * z2;
+    float sx = (float)d.s[0], sy = (float)d.s[1], sz = (float)d.s[2];
+    cb_test_fmat m = {{{(1.0f - (yy + zz)) * sx, (xy + wz) * sx, (xz - wy) * sx},
+                       {(xy - wz) * sy, (1.0f - (xx + zz)) * sy, (yz + wx) * sy},
+                       {(xz + wy) * sz, (yz - wx) * sz, (1.0f - (xx + yy)) * sz},
+                       {(float)d.t[0], (float)d.t[1], (float)d.t[2]}}};
+    return m;
+}
+
+cb_test_fmat cb_test_fmat_mul(const cb_test_fmat *a, const cb_test_fmat *b)
+{
+    cb_test_fmat r;
+    for (int k = 0; k < 4; ++k) {
+        for (int i = 0; i < 3; ++i) {
+            float v = a->c[0][i] * b->c[k][0] + a->c[1][i] * b->c[k][1] + a->c[2][i] * b->c[k][2];
+            r.c[k][i] = k == 3 ? v + a->c[3][i] : v;
+        }
+    }
+    return r;
+}
+
+cb_test_fmat cb_test_fmat_path(const cb_skeleton *s, const cb_xform_group *pose, uint32_t j,
+                               int32_t stop)
+{
+    const int32_t *parents = cb_skeleton_parents(s);
+    cb_test_fmat acc = cb_test_fmat_local(pose, j);
+    for (int32_t p = parents[j]; p != stop; p = parents[p]) {
+        cb_test_fmat parent = cb_test_fmat_local(pose, (uint32_t)p);
+        acc = cb_test_fmat_mul(&parent, &acc);
+    }
+    return acc;
+}

@@ -151,6 +151,24 @@ dref_xform dref_from_pose(const cb_xform_group *pose, size_t j);
  * dref_local_to_model. */
 void dref_model_of_pose(const cb_skeleton *s, const cb_xform_group *pose, dref_mat *model);
 
+/* ---- float products of local matrices, as the library's bottom-up paths form them ------------ */
+
+/* A float affine matrix as 4 columns (linear part, then position), the 4x4 layout's order. */
+typedef struct cb_test_fmat {
+    float c[4][3];
+} cb_test_fmat;
+
+/* Joint j's local matrix T R S, Shoemake's formula written out in scalar float. */
+cb_test_fmat cb_test_fmat_local(const cb_xform_group *pose, uint32_t j);
+
+/* a * b, each element ((a0 b0 + a1 b1) + a2 b2) (+ a's position), in scalar float. */
+cb_test_fmat cb_test_fmat_mul(const cb_test_fmat *a, const cb_test_fmat *b);
+
+/* The product of the local matrices from `stop` (exclusive, -1 the root) down to j, multiplied
+ * bottom-up (acc = local[parent] * acc), in scalar float: IK's order (src/ik/ik.c). */
+cb_test_fmat cb_test_fmat_path(const cb_skeleton *s, const cb_xform_group *pose, uint32_t j,
+                               int32_t stop);
+
 /* A joint by name (fails the test when the skeleton has none). */
 uint32_t cb_test_joint(const cb_skeleton *s, const char *name);
 
