@@ -106,7 +106,7 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
         AT(b, clip_active, c, i) = CLIP_FRESH;
     }
     for (uint32_t c = 0; c < b->root_rows; ++c) {
-        AT(b, root_last, c, i) = (cb_root_sample){NAN, 0.0, 0.0, 0.0}; /* none kept */
+        AT(b, root_last, c, i) = cb_root_sample_none();
     }
     for (uint32_t s = 0; s < g->group_count_sync; ++s) {
         AT(b, group_time, s, i) = phase;
