@@ -11,8 +11,8 @@
  *    unlocked walk's own plus the smoothstep release's share of the offset it removes (a bound
  *    from the closed form 6 D (dt / release_s)^2); a release at once breaks it (the check can
  *    fail);
- *  - reach failures: a root placed 2 m away sets the leg's `failed` output, the pose stays
- *    finite, and the next plant starts clean;
+ *  - reach failures: a root placed 2 m away sets the leg's `failed` output (on the plant
+ *    frame itself too), the pose stays finite, and the next plant starts clean;
  *  - weight 0, and markers no clip has, leave the crowd's matrices bit for bit as a graph
  *    without the step; so does the example graph locomotion_follow played by a host that
  *    writes only the velocity (its weight parameter "lock" left at its default, 0), while the
@@ -482,6 +482,48 @@ static void reach_failure_reported(void **state)
              cleared);
     walker_free(&w);
     free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* The left foot's first lock rise after frame 10 of character 0 walking straight, with the root
+ * jumping 2 m sideways on frame `jump` (none: -1); its failed output on that frame in *failed. */
+static int first_plant(const humanoid *h, int jump, float *failed)
+{
+    char *doc = lock_doc("walk_f", 0.15);
+    walker w = walker_make(h, doc, 1, 1, 0);
+    double v = clip_speed(&w);
+    int rise = -1;
+    bool was = false;
+    for (int f = 0; f < 120 && rise < 0; ++f) {
+        place p = path_at(0, f, v, 0.0);
+        p.p[0] += f >= jump && jump >= 0 ? 2.0 : 0.0;
+        write_root(&w, 0, &p);
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[0])[0] == 1.0f;
+        if (f > 10 && locked && !was) {
+            rise = f;
+            *failed = cb_crowd_param_column(w.crowd, 0, w.p_fail[0])[0];
+        }
+        was = locked;
+    }
+    walker_free(&w);
+    free(doc);
+    return rise;
+}
+
+/* A root that jumps on the plant frame itself: the point the lock takes (where the foot was
+ * shown the frame before) is out of the leg's reach on its first held frame, which must report
+ * the failure then, not a frame later. */
+static void reach_failure_on_the_plant_frame(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    float failed = -1.0f;
+    int rise = first_plant(&h, -1, &failed);
+    CB_CHECK(rise > 10 && failed == 0.0f, "walking: plant at %d, failed %g", rise, (double)failed);
+    int again = first_plant(&h, rise, &failed);
+    CB_CHECK(again == rise, "the jump moved the plant from frame %d to %d", rise, again);
+    CB_CHECK(failed == 1.0f, "frame %d: the jump on the plant frame was not reported", rise);
     cb_embedded_destroy(h.set);
 }
 
@@ -992,6 +1034,7 @@ int main(void)
         cmocka_unit_test(lock_holds_root_motion),
         cmocka_unit_test(release_has_no_pop),
         cmocka_unit_test(reach_failure_reported),
+        cmocka_unit_test(reach_failure_on_the_plant_frame),
         cmocka_unit_test(off_is_bit_identical),
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
