@@ -491,7 +491,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # in its Survey: the state machine's start transition carries the standing legs' shape into
     # the first plants while the root already moves, and a hind leg runs out of reach. The
     # example's 0.15 s start holds them; the same graph with the pack's 0.3 s fails (measured
-    # 1 -> 0 reach failures of 28 locks).
+    # 1 -> 0 reach failures of 28 locks). The margin is tight: one failure, on one paw's first
+    # plant, tells the two starts apart. It still means something: the run is deterministic
+    # (the crowd's output is bit-identical at any thread count and batch size), so the one
+    # failure is not noise, and the check asks for both sides at once with the same lock count:
+    # a slow start that stops failing, or a fast one that starts to, or a change in the plants
+    # either run locks, makes it fail.
     start = os.path.join(tmp, "start.csv")
     with open(start, "w") as f:
         f.write("time,id,x,y\n")

@@ -11,8 +11,8 @@
  *    unlocked walk's own plus the smoothstep release's share of the offset it removes (a bound
  *    from the closed form 6 D (dt / release_s)^2); a release at once breaks it (the check can
  *    fail);
- *  - reach failures: a root placed 2 m away sets the leg's `failed` output, the pose stays
- *    finite, and the next plant starts clean;
+ *  - reach failures: a root placed 2 m away sets the leg's `failed` output (on the plant
+ *    frame itself too), the pose stays finite, and the next plant starts clean;
  *  - weight 0, and markers no clip has, leave the crowd's matrices bit for bit as a graph
  *    without the step; so does the example graph locomotion_follow played by a host that
  *    writes only the velocity (its weight parameter "lock" left at its default, 0), while the
@@ -213,12 +213,21 @@ static bool reference_down(const cb_clip *clip, int f, float t)
     return (last >= 0 ? last : final) == 1;
 }
 
-/* Per foot: the world point at the plant, and counts. */
+/* How far a lock may hold from where the foot was shown the frame before its plant: the step
+ * takes that point, and on the plant frame moves it to where the leg gets (foot_lock.c), which
+ * with soften 1 falls short of it only by the soft IK's pull on a stretched leg (0.0003 mm at
+ * worst on these paths, printed; 1.10 mm measured in the follower's steps). A lock taken where
+ * the foot lands instead is a frame of the foot's approach later (13.5-15.3 mm here, 7.8 mm in
+ * the follower's steps, when foot_lock.c ignores the shown point), so 3 mm tells the two apart
+ * with room on both sides. */
+#define PLANT_FROM_SHOWN 3e-3
+
+/* Per foot: the world point at the plant, and counts; the foot's world position last frame. */
 typedef struct hold_check {
-    bool held[2];
-    double at[2][3];
-    double worst;
-    int checked, planted;
+    bool held[2], was_locked[2];
+    double at[2][3], shown[2][3];
+    double worst, worst_rise;
+    int checked, planted, frames, rises;
 } hold_check;
 
 /* One frame of character 0: the lock outputs against the marker rule, and the held feet's world
@@ -234,6 +243,18 @@ static void check_hold(const humanoid *h, const walker *w, const place *p, hold_
                  locked);
         double now[3];
         world_of(w, 0, h->ball[f], p, now);
+        if (locked && !failed && !hc->was_locked[f] && hc->frames > 0) {
+            /* a lock rises: it holds where the foot was shown the frame before */
+            double d = dist(now, hc->shown[f]);
+            CB_CHECK(d <= PLANT_FROM_SHOWN,
+                     "foot %d at t %g: the plant holds %g mm from where "
+                     "the foot was shown the frame before",
+                     f, (double)t, d * 1e3);
+            hc->worst_rise = d > hc->worst_rise ? d : hc->worst_rise;
+            hc->rises++;
+        }
+        hc->was_locked[f] = locked;
+        memcpy(hc->shown[f], now, sizeof now);
         hc->planted += locked;
         if (!locked || failed) {
             hc->held[f] = false; /* a failure moves the point: the next plant starts anew */
@@ -248,6 +269,7 @@ static void check_hold(const humanoid *h, const walker *w, const place *p, hold_
         hc->worst = d > hc->worst ? d : hc->worst;
         hc->checked++;
     }
+    hc->frames++;
 }
 
 /* The clip's own root speed (m/s). */
@@ -272,8 +294,9 @@ static void hold_on_path(const char *clip, double turn)
         check_hold(&h, &w, &p, &hc);
     }
     printf("# %s, turning %g rad/s at %.2f m/s: %d held frames checked of %d planted, worst "
-           "%.3g mm\n",
-           clip, turn, v, hc.checked, hc.planted, hc.worst * 1e3);
+           "%.3g mm; %d plants, at worst %.3g mm from the foot shown the frame before\n",
+           clip, turn, v, hc.checked, hc.planted, hc.worst * 1e3, hc.rises, hc.worst_rise * 1e3);
+    CB_CHECK(hc.rises >= 4, "only %d plants checked", hc.rises);
     CB_CHECK(hc.worst <= MM, "a held foot moved %g mm in the world", hc.worst * 1e3);
     /* Not vacuous: most planted frames were held and reachable. */
     CB_CHECK(hc.checked >= hc.planted * 3 / 4 && hc.planted > frames / 2, "checked %d of %d",
@@ -459,6 +482,48 @@ static void reach_failure_reported(void **state)
              cleared);
     walker_free(&w);
     free(doc);
+    cb_embedded_destroy(h.set);
+}
+
+/* The left foot's first lock rise after frame 10 of character 0 walking straight, with the root
+ * jumping 2 m sideways on frame `jump` (none: -1); its failed output on that frame in *failed. */
+static int first_plant(const humanoid *h, int jump, float *failed)
+{
+    char *doc = lock_doc("walk_f", 0.15);
+    walker w = walker_make(h, doc, 1, 1, 0);
+    double v = clip_speed(&w);
+    int rise = -1;
+    bool was = false;
+    for (int f = 0; f < 120 && rise < 0; ++f) {
+        place p = path_at(0, f, v, 0.0);
+        p.p[0] += f >= jump && jump >= 0 ? 2.0 : 0.0;
+        write_root(&w, 0, &p);
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        bool locked = cb_crowd_param_column(w.crowd, 0, w.p_lock[0])[0] == 1.0f;
+        if (f > 10 && locked && !was) {
+            rise = f;
+            *failed = cb_crowd_param_column(w.crowd, 0, w.p_fail[0])[0];
+        }
+        was = locked;
+    }
+    walker_free(&w);
+    free(doc);
+    return rise;
+}
+
+/* A root that jumps on the plant frame itself: the point the lock takes (where the foot was
+ * shown the frame before) is out of the leg's reach on its first held frame, which must report
+ * the failure then, not a frame later. */
+static void reach_failure_on_the_plant_frame(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    float failed = -1.0f;
+    int rise = first_plant(&h, -1, &failed);
+    CB_CHECK(rise > 10 && failed == 0.0f, "walking: plant at %d, failed %g", rise, (double)failed);
+    int again = first_plant(&h, rise, &failed);
+    CB_CHECK(again == rise, "the jump moved the plant from frame %d to %d", rise, again);
+    CB_CHECK(failed == 1.0f, "frame %d: the jump on the plant frame was not reported", rise);
     cb_embedded_destroy(h.set);
 }
 
@@ -969,6 +1034,7 @@ int main(void)
         cmocka_unit_test(lock_holds_root_motion),
         cmocka_unit_test(release_has_no_pop),
         cmocka_unit_test(reach_failure_reported),
+        cmocka_unit_test(reach_failure_on_the_plant_frame),
         cmocka_unit_test(off_is_bit_identical),
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),

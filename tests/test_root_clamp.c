@@ -315,27 +315,31 @@ static void blend_of_one_entry_is_its_delta(void **state)
 }
 
 /* The crowd's root motion keeps each clip's last root sample per character and starts the next
- * frame's delta from it (asset_layout.h, cb_root_sample). Three free clips (walk_f, run_f,
- * walk_fr, no sync group) under a direct blend whose weights change per character and frame,
- * dropping clips out (a clip that comes back restarts at 0) while characters are added and
- * removed (a removal moves the last character into the gap): every frame, each character's delta
- * must be the bits of the public cb_clip_blend_root_motion, which samples both ends, over its
- * active clips' intervals as the crowd reports them (the clip times before and after the frame,
- * the kept weights). */
+ * frame's delta from it (asset_layout.h, cb_root_sample). Five free clips (walk_f, run_f,
+ * walk_fr, and copies of walk_l, looping, and run_b, clamped, whose roots rise and fall so that
+ * the kept sample's y counts; no sync group) under a direct blend whose weights change per
+ * character and frame, dropping clips out (a clip that comes back restarts at 0) while characters
+ * are added and removed (a removal moves the last character into the gap): every frame, each
+ * character's delta must be the bits of the public cb_clip_blend_root_motion, which samples both
+ * ends, over its active clips' intervals as the crowd reports them (the clip times before and after
+ * the frame, the kept weights). */
 static void kept_root_samples_give_the_public_blend(void **state)
 {
     (void)state;
     cb_error err = {0};
     cb_embedded *set = NULL;
     CB_CHECK(cb_embedded_create(NULL, &set, &err) == CB_OK, "%s", err.message);
-    enum { CLIPS = 3, CAPACITY = 8, STEPS = 240 };
-    static const char *const names[CLIPS] = {"walk_f", "run_f", "walk_fr"};
-    static const char *const params[CLIPS] = {"w0", "w1", "w2"};
+    enum { CLIPS = 5, CAPACITY = 8, STEPS = 240 };
+    static const char *const names[CLIPS] = {"walk_f", "run_f", "walk_fr", "walk_l", "run_b"};
+    static const char *const params[CLIPS] = {"w0", "w1", "w2", "w3", "w4"};
     const cb_clip *clips[CLIPS];
     for (int k = 0; k < CLIPS; ++k) {
         clips[k] = cb_embedded_find_clip(set, names[k]);
         assert_non_null(clips[k]);
     }
+    cb_clip *lifted[2] = {root_copy(set, clips[3], CB_CLIP_WRAP_LOOP, true, false),
+                          root_copy(set, clips[4], CB_CLIP_WRAP_CLAMP, true, false)};
+    clips[3] = lifted[0], clips[4] = lifted[1];
     cb_graph_builder_desc bd = {
         .skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = CLIPS};
     cb_graph_builder *b = NULL;
@@ -371,7 +375,7 @@ static void kept_root_samples_give_the_public_blend(void **state)
     }
     float was[CLIPS][CAPACITY] = {{0}}; /* kept weights of the last update */
     const float dt = 1.0f / 60.0f;
-    size_t compared = 0, restarted = 0;
+    size_t compared = 0, restarted = 0, lifted_moves = 0;
     for (int f = 0; f < STEPS; ++f) {
         if (f == 60 || f == 150) { /* the first, then the second: the last moves into the gap */
             uint32_t gone = f == 60 ? 0 : 1, last = cb_crowd_count(crowd, 0) - 1;
@@ -428,15 +432,19 @@ static void kept_root_samples_give_the_public_blend(void **state)
                      (double)got[i].translation[2], (double)got[i].yaw, (double)want.translation[0],
                      (double)want.translation[1], (double)want.translation[2], (double)want.yaw);
             compared++;
+            lifted_moves += want.translation[1] != 0.0f;
         }
     }
-    cb_test_note("%zu deltas, %zu clip restarts: the crowd's kept samples give the public blend's "
-                 "bits",
-                 compared, restarted);
+    cb_test_note("%zu deltas (%zu with a vertical part), %zu clip restarts: the crowd's kept "
+                 "samples give the public blend's bits",
+                 compared, lifted_moves, restarted);
     CB_CHECK(restarted > 50, "the weights should drop clips out and bring them back: %zu",
              restarted);
+    CB_CHECK(lifted_moves > 0, "the lifted copies should move characters vertically");
     cb_crowd_destroy(crowd);
     assert_int_equal(cb_graph_destroy(g), CB_OK);
+    cb_clip_destroy(lifted[0]);
+    cb_clip_destroy(lifted[1]);
     cb_embedded_destroy(set);
 }
 

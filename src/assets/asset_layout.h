@@ -1,6 +1,8 @@
 /* The layouts of skeletons and clips: the assets module's one internal interface. The per-frame
  * kernels that read assets directly (pose sampling and blending, local-to-model, IK, marker
- * sync) include it; nothing else does (docs/architecture.md, "Conventions"). */
+ * sync) include it, and so do the graph runtime's time stage (the root-motion blend,
+ * runtime/time.c) and state block (its kept root samples, runtime/block.c); nothing else
+ * outside the assets and compression code does (docs/architecture.md, "Conventions"). */
 #ifndef CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 #define CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 
@@ -130,6 +132,12 @@ typedef struct cb_root_sample {
     double u, x, y, z;
 } cb_root_sample;
 
+/* No sample kept: the next delta samples both ends. */
+static inline cb_root_sample cb_root_sample_none(void)
+{
+    return (cb_root_sample){NAN, 0.0, 0.0, 0.0};
+}
+
 /* The blend so far: the weighted sums in double, and whether an entry's span refused it. */
 typedef struct cb_root_blend {
     double x, y, z, yaw, wsum; /* the weighted sums */
@@ -232,7 +240,7 @@ SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float
 }
 
 /* Adds clip c's delta from `from` to `to` at weight w > 0 to the blend, in entry order (an entry
- * at weight 0 only refuses the blend when its span does: cb_clip_blend_root_motion_trusted);
+ * at weight 0 only refuses the blend when its span does: clip.c, blend_root_motion_trusted);
  * *last: the clip's last root sample for the character (cb_root_sample). */
 SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, float from, float to,
                                  float w, cb_root_sample *last)
@@ -265,10 +273,6 @@ static inline cb_root_delta cb_root_blend_result(const cb_root_blend *b)
     return (cb_root_delta){{(float)(b->x * inv), (float)(b->y * inv), (float)(b->z * inv)},
                            (float)(b->yaw * inv)};
 }
-
-/* The blend of `count` entries (cb_clip_blend_root_motion without its checks). */
-void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
-                                       cb_root_delta *out);
 
 /* A clip whose keys are the compressed clip `packed` instead of frames (the metadata, root
  * track and markers come from d, whose frames are ignored; d's has_scale sets the layout

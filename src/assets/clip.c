@@ -1030,8 +1030,9 @@ cb_clip_root_delta_general(const struct cb_clip *c, float from, float to)
     return root_delta(c, from, to);
 }
 
-void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
-                                       cb_root_delta *out)
+/* The blend of `count` entries (cb_clip_blend_root_motion without its checks). */
+static void blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
+                                      cb_root_delta *out)
 {
     cb_root_blend b = {0.0, 0.0, 0.0, 0.0, 0.0, false};
     for (size_t k = 0; k < count; ++k) {
@@ -1040,7 +1041,7 @@ void cb_clip_blend_root_motion_trusted(const cb_root_motion_entry *entries, size
             b.refused = b.refused || !cb_root_span_ok(e->from, e->to);
             continue;
         }
-        cb_root_sample none = {NAN, 0.0, 0.0, 0.0}; /* both ends sampled */
+        cb_root_sample none = cb_root_sample_none(); /* both ends sampled */
         cb_root_blend_add(&b, e->clip, e->from, e->to, e->weight, &none);
     }
     *out = cb_root_blend_result(&b);
@@ -1064,7 +1065,7 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
             return CB_ERR_INVALID_ARGUMENT;
         }
     }
-    cb_clip_blend_root_motion_trusted(entries, count, out);
+    blend_root_motion_trusted(entries, count, out);
     return CB_OK;
 }
 

@@ -29,9 +29,11 @@ typedef struct cb_graph_block {
     float *params;        /* param_count rows */
     float *clip_time;     /* clip rows: normalized time, [0, 1] */
     uint8_t *clip_active; /* clip rows: the clip had weight last frame */
-    /* clip rows where the graph moves the root (cb_graph_moves_root), else none: each clip's
-     * last root sample (assets/asset_layout.h), which the next frame's delta starts from */
+    /* root_rows rows (clip rows where the time stage blends root motion: the graph moves the
+     * root and the owner asked for it at init, else none): each clip's last root sample
+     * (assets/asset_layout.h), which the next frame's delta starts from */
     struct cb_root_sample *root_last;
+    uint32_t root_rows;
     float *group_time;      /* sync-group rows: the leader's normalized time */
     uint16_t *group_leader; /* sync-group rows: the leader's clip slot, UINT16_MAX none */
     uint16_t *sm_current;   /* state-machine rows */
@@ -52,11 +54,14 @@ typedef struct cb_graph_block {
     size_t bytes;
 } cb_graph_block;
 
-/* Bytes of the block's arrays for a capacity. */
-size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity);
+/* Bytes of the block's arrays for a capacity; `root`: the time stage will be given root-motion
+ * outputs (cb_graph_stage_outputs.root_motion non-NULL), which need the kept root samples. */
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity, bool root);
 
-/* Points the block's arrays into `memory` (cb_graph_block_bytes, 64-byte aligned). */
-void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory);
+/* Points the block's arrays into `memory` (cb_graph_block_bytes with the same `root`, 64-byte
+ * aligned). */
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, bool root,
+                         void *memory);
 
 /* Character i starts: defaults, initial states, clips at `phase`. Writes every field of slot i
  * that a frame or a query reads (events beyond event_count are never read), so the block's
@@ -115,7 +120,8 @@ typedef struct cb_graph_outputs {
     cb_matrix_layout skinning_layout;
     float *model_scratch;
     cb_root_delta *root_motion; /* per character; NULL: no root motion (the time stage skips
-                                 * it, and writes nothing: cb_graph_moves_root) */
+                                 * it, and writes nothing: cb_graph_moves_root); non-NULL
+                                 * only for a block initialized with `root` */
     float *kept_weights;        /* per clip slot rows of kept_stride, or NULL */
     size_t kept_stride;
     bool events; /* report the markers crossed */

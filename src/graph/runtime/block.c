@@ -9,10 +9,11 @@
 /* ------------------------------------------------------------------------------------------ */
 /* The block                                                                                  */
 
-/* Rows of the clips' last root samples: one per clip slot where the graph moves the root. */
-static uint32_t root_last_rows(const cb_graph *g)
+/* Rows of the clips' last root samples: one per clip slot where the time stage blends root
+ * motion (the owner's `root`: the graph moves the root and the crowd did not skip it). */
+static uint32_t root_last_rows(const cb_graph *g, bool root)
 {
-    return g->moves_root ? g->clip_count : 0;
+    return root && g->moves_root ? g->clip_count : 0;
 }
 
 typedef struct block_layout {
@@ -28,14 +29,14 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
-static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
+static block_layout block_layout_of(const cb_graph *g, uint32_t cap, bool root)
 {
     block_layout L;
     size_t c = 0, n = cap;
     L.params = take(&c, g->param_count * n * sizeof(float));
     L.clip_time = take(&c, g->clip_count * n * sizeof(float));
     L.clip_active = take(&c, g->clip_count * n);
-    L.root_last = take(&c, root_last_rows(g) * n * sizeof(cb_root_sample));
+    L.root_last = take(&c, root_last_rows(g, root) * n * sizeof(cb_root_sample));
     L.group_time = take(&c, g->group_count_sync * n * sizeof(float));
     L.group_leader = take(&c, g->group_count_sync * n * sizeof(uint16_t));
     L.sm_current = take(&c, g->sm_count * n * sizeof(uint16_t));
@@ -57,17 +58,19 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
     return L;
 }
 
-size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity)
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity, bool root)
 {
-    return block_layout_of(g, capacity).total;
+    return block_layout_of(g, capacity, root).total;
 }
 
-void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory)
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, bool root,
+                         void *memory)
 {
-    block_layout L = block_layout_of(g, capacity);
+    block_layout L = block_layout_of(g, capacity, root);
     char *m = memory;
     b->graph = g;
     b->capacity = capacity;
+    b->root_rows = root_last_rows(g, root);
     b->params = (float *)(m + L.params);
     b->clip_time = (float *)(m + L.clip_time);
     b->clip_active = (uint8_t *)(m + L.clip_active);
@@ -102,8 +105,8 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
         AT(b, clip_time, c, i) = phase;
         AT(b, clip_active, c, i) = CLIP_FRESH;
     }
-    for (uint32_t c = 0; c < root_last_rows(g); ++c) {
-        AT(b, root_last, c, i) = (cb_root_sample){NAN, 0.0, 0.0, 0.0}; /* none kept */
+    for (uint32_t c = 0; c < b->root_rows; ++c) {
+        AT(b, root_last, c, i) = cb_root_sample_none();
     }
     for (uint32_t s = 0; s < g->group_count_sync; ++s) {
         AT(b, group_time, s, i) = phase;
@@ -144,7 +147,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     MOVE_ROWS(params, g->param_count)
     MOVE_ROWS(clip_time, g->clip_count)
     MOVE_ROWS(clip_active, g->clip_count)
-    MOVE_ROWS(root_last, root_last_rows(g))
+    MOVE_ROWS(root_last, b->root_rows)
     MOVE_ROWS(group_time, g->group_count_sync)
     MOVE_ROWS(group_leader, g->group_count_sync)
     MOVE_ROWS(sm_current, g->sm_count)
