@@ -17,7 +17,7 @@ int cb_cmd_serve(int argc, char **argv)
 {
     bool help = false, verbose = false;
     long characters = 1000, capacity = 0, threads = 0, max_clients = 16, seed = 1;
-    double seconds = 0.0, area = 200.0;
+    double seconds = 0.0, area = 200.0, max_turn = 0.0;
     const char *graph = NULL, *listen = "127.0.0.1:8080";
     const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL, *pack_path = NULL;
     const char *trajectories = NULL;
@@ -50,6 +50,9 @@ int cb_cmd_serve(int argc, char **argv)
         {"trajectories", CB_OPT_STRING, &trajectories,
          "play a crowd-simulator trajectory file (formats: crowdblend animate) in real time, "
          "looping: its agents are the characters (--characters is then ignored)"},
+        {"max-turn", CB_OPT_DOUBLE, &max_turn,
+         "with --trajectories: most the heading turns per second, rad/s (default 0: no limit; "
+         "as crowdblend animate --max-turn)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -76,6 +79,11 @@ int cb_cmd_serve(int argc, char **argv)
         !(area >= 1.0 && area <= 1e5)) {
         fprintf(stderr, "crowdblend serve: --threads must be in 0..1024, --max-clients in 1..64, "
                         "--seconds >= 0, --area in [1, 100000]\n");
+        return CB_EXIT_USAGE;
+    }
+    if (!(max_turn >= 0.0 && max_turn <= 1000.0) || (max_turn != 0.0 && trajectories == NULL)) {
+        fprintf(stderr, "crowdblend serve: --max-turn must be in [0, 1000] rad/s, and is for "
+                        "--trajectories\n");
         return CB_EXIT_USAGE;
     }
     /* Both files are checked now, so that a bad one stops the command with a clear message
@@ -116,6 +124,7 @@ int cb_cmd_serve(int argc, char **argv)
         .pack = pack,
         .area = (float)area,
         .traj = traj,
+        .max_turn_rps = (float)max_turn,
     };
     int code = cb_serve_run(&d);
     cb_traj_destroy(traj);

@@ -527,6 +527,7 @@ int cb_serve_run(const cb_serve_desc *d)
         .pack = d->pack,
         .area = d->area,
         .traj = d->traj,
+        .max_turn_rps = d->max_turn_rps,
     };
     srv.sim = cb_sim_create(&sd, why);
     if (srv.sim == NULL) {

@@ -488,7 +488,7 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
     uint32_t extra = d->characters / 4 > 64 ? d->characters / 4 : 64;
     uint64_t cap = d->capacity ? d->capacity : (uint64_t)d->characters + extra;
     if (d->traj != NULL) { /* the file's most agents at once */
-        s->traj = cb_serve_traj_create(d->traj, CB_SIM_HZ, why);
+        s->traj = cb_serve_traj_create(d->traj, CB_SIM_HZ, d->max_turn_rps, why);
         if (s->traj == NULL) {
             free(s);
             return NULL;

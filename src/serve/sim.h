@@ -40,6 +40,9 @@ typedef struct cb_sim_desc {
      * outlive the sim). `characters` is then ignored, and the capacity is at least the file's
      * most agents at once. */
     const struct cb_traj *traj;
+    /* With traj: the follower's turn-rate limit on the heading (cb_follow_desc.max_turn_rps,
+     * rad/s in [0, 1000]; 0: none), as `crowdblend animate --max-turn` sets it. */
+    float max_turn_rps;
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */

@@ -9,6 +9,7 @@
 struct cb_serve_traj {
     const cb_traj *traj;
     double rate_hz;
+    float max_turn_rps;
     cb_traj_host *host; /* of the crowd followed now; NULL before the first attach */
     cb_traj_host_plan plan;
     bool reported; /* a step's failure is printed once */
@@ -21,7 +22,8 @@ static cb_traj_host *make_host(const cb_traj *traj, double rate_hz, cb_error *er
     return cb_traj_host_create(&hd, &host, err) == CB_OK ? host : NULL;
 }
 
-cb_serve_traj *cb_serve_traj_create(const cb_traj *traj, double rate_hz, char why[256])
+cb_serve_traj *cb_serve_traj_create(const cb_traj *traj, double rate_hz, float max_turn_rps,
+                                    char why[256])
 {
     cb_serve_traj *s = calloc(1, sizeof *s);
     if (s == NULL) {
@@ -30,6 +32,7 @@ cb_serve_traj *cb_serve_traj_create(const cb_traj *traj, double rate_hz, char wh
     }
     s->traj = traj;
     s->rate_hz = rate_hz;
+    s->max_turn_rps = max_turn_rps;
     /* A host just for the plan: the capacity is needed before the crowd exists. */
     cb_error err = {0};
     cb_traj_host *planner = make_host(traj, rate_hz, &err);
@@ -60,7 +63,8 @@ bool cb_serve_traj_attach(cb_serve_traj *s, cb_crowd *crowd, const cb_clip *gait
 {
     cb_error err = {0};
     cb_traj_host *host = make_host(s->traj, s->rate_hz, &err);
-    cb_follow_desc fd = {.crowd = crowd, .capacity = s->plan.max_concurrent};
+    cb_follow_desc fd = {
+        .crowd = crowd, .capacity = s->plan.max_concurrent, .max_turn_rps = s->max_turn_rps};
     bool warp = false, lock = false;
     /* Foot locking where the graph has a foot_lock step with its parameters. */
     cb_traj_host_features f = {.gait = gait};

@@ -15,8 +15,11 @@
 struct cb_traj;
 typedef struct cb_serve_traj cb_serve_traj;
 
-/* Plans the file at rate_hz. NULL with the reason in why. traj is not owned. */
-cb_serve_traj *cb_serve_traj_create(const struct cb_traj *traj, double rate_hz, char why[256]);
+/* Plans the file at rate_hz; the followers it attaches limit the heading's turn rate to
+ * max_turn_rps (rad/s; 0: no limit; cb_follow_desc.max_turn_rps checks it). NULL with the
+ * reason in why. traj is not owned. */
+cb_serve_traj *cb_serve_traj_create(const struct cb_traj *traj, double rate_hz, float max_turn_rps,
+                                    char why[256]);
 void cb_serve_traj_destroy(cb_serve_traj *source);
 
 /* The most agents at once: the crowd's capacity must be at least this. */

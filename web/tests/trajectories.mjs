@@ -66,11 +66,31 @@ function expected(s, t) {
   };
 }
 
+// The heading's turn rate between a character's frames (rad/s, the largest seen): the root's
+// rotation is a turn about +Y, (0, sin(yaw / 2), 0, cos(yaw / 2)). Frames a client misses
+// spread the turn over the frames between; a loop of the file starts the character anew.
+function trackTurns(turns, f, k) {
+  for (let c = 0; c < f.header.characters; c++) {
+    const id = `${f.header.epoch}:${f.ids[c]}`;
+    const yaw = 2 * Math.atan2(f.rootRot[4 * c + 1], f.rootRot[4 * c + 3]);
+    const last = turns.last.get(id);
+    if (last && k > last.k && k - last.k <= 10) {
+      let d = yaw - last.yaw;
+      d -= 2 * Math.PI * Math.round(d / (2 * Math.PI));
+      const rate = Math.abs(d) * HZ / (k - last.k);
+      if (rate > turns.max) turns.max = rate, turns.where = `frame ${f.header.frame} character ${id}`;
+      turns.pairs++;
+    }
+    turns.last.set(id, { k, yaw });
+  }
+}
+
 // ---- the server, and a client that checks every frame it gets ------------------------------
 const server = await serve(binary, ['--trajectories', file, '--threads', '1', '--seconds', '120']);
 const ws = new WebSocket(`ws://127.0.0.1:${server.port}/`, 'crowdblend');
 const seen = { epochs: new Set(), switched: false, frames: 0, countWrong: [], far: [], swapped: [], counts: new Set(), wraps: 0, lastK: -1, worst: 0, replies: [] };
 const agentOf = new Map(); // epoch:character id -> the agent it was matched to
+const turns = { last: new Map(), max: 0, pairs: 0, where: '' };
 ws.on('message', (data, isBinary) => {
   if (!isBinary) {
     const m = JSON.parse(data.toString());
@@ -87,6 +107,7 @@ ws.on('message', (data, isBinary) => {
     seen.switched = true;
   }
   seen.frames++;
+  trackTurns(turns, f, k);
   const live = [...agents.entries()].filter(([, s]) => s.first <= k && k <= s.last);
   seen.counts.add(live.length);
   if (f.header.characters !== live.length) seen.countWrong.push(`frame ${f.header.frame}: ${f.header.characters} != ${live.length}`);
@@ -133,4 +154,61 @@ ok(refused(1) && refused(2), 'adding characters and a time scale are refused: th
 ok(seen.replies.some((m) => m.req === 3 && m.type === 'ok') && seen.epochs.size === 2,
   'a graph switch mid-file goes on with the agents live then (checked above like every frame)', `epochs ${[...seen.epochs]}`);
 ok(end.code === 0 && end.summary !== null, 'the server exits cleanly on SIGTERM', JSON.stringify(end.summary));
+
+// ---- --max-turn: the follower's turn-rate limit, as `crowdblend animate --max-turn` ---------
+// Without it some heading above turns faster than the limit below (else the check proves
+// nothing); with it no heading may, over a pass of the file, while the roots stay on the file.
+const LIMIT = 1.0; // rad/s
+ok(turns.pairs > 1000 && turns.max > 1.5 * LIMIT, `without --max-turn some heading turns faster than ${LIMIT} rad/s`,
+  `largest ${turns.max.toFixed(3)} rad/s (${turns.where}) over ${turns.pairs} frame pairs`);
+for (const bad of ['-1', '1001', 'nan']) {
+  const r = spawnSync(binary, ['serve', '--listen', '127.0.0.1:0', '--seconds', '5', '--trajectories', file, '--max-turn', bad], { encoding: 'utf8' });
+  ok(r.status === 2 && r.stderr.includes('--max-turn') && !r.stdout.includes('listening'), `--max-turn ${bad} is refused before listening`, JSON.stringify(r.stderr.trim()));
+}
+{
+  const r = spawnSync(binary, ['serve', '--listen', '127.0.0.1:0', '--seconds', '5', '--max-turn', '1'], { encoding: 'utf8' });
+  ok(r.status === 2 && r.stderr.includes('--max-turn') && !r.stdout.includes('listening'), '--max-turn without --trajectories is refused', JSON.stringify(r.stderr.trim()));
+}
+const limited = await serve(binary, ['--trajectories', file, '--threads', '1', '--seconds', '120', '--max-turn', String(LIMIT)]);
+const ws2 = new WebSocket(`ws://127.0.0.1:${limited.port}/`, 'crowdblend');
+const turns2 = { last: new Map(), max: 0, pairs: 0, where: '' };
+const seen2 = { frames: 0, lastK: -1, wraps: 0, far: 0, worst: 0 };
+ws2.on('message', (data, isBinary) => {
+  if (!isBinary) return;
+  const f = decodeFrame(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
+  const k = Math.round(f.header.simTime * HZ) % N, t = tMin + k / HZ;
+  if (k < seen2.lastK) seen2.wraps++;
+  seen2.lastK = k;
+  seen2.frames++;
+  if (f.header.encoding === 'f32') trackTurns(turns2, f, k); // q16 rounds the rotation
+
+  const live = [...agents.values()].filter((s) => s.first <= k && k <= s.last);
+  for (let c = 0; c < f.header.characters; c++) {
+    const x = f.rootPos[3 * c], z = f.rootPos[3 * c + 2];
+    let best = null;
+    for (const s of live) {
+      const e = expected(s, t), dist = Math.hypot(x - e.x, z - e.z);
+      if (!best || dist < best.dist) best = { dist, bound: e.bound };
+    }
+    if (best && best.dist > best.bound) seen2.far++;
+    if (best) seen2.worst = Math.max(seen2.worst, best.dist);
+  }
+});
+await new Promise((r) => ws2.on('open', r));
+ws2.send('{"type":"encoding","encoding":"f32","req":1}');
+try {
+  await until(() => seen2.wraps >= 1, 120000, 'a pass of the trajectory file with --max-turn');
+} catch (e) {
+  ok(false, 'the file played through with --max-turn', e.message);
+}
+ws2.close();
+limited.proc.kill('SIGTERM');
+const end2 = await limited.summary();
+// The limit holds in float: yaw + clamp(turn, -most, most) rounded, then sin/cos of its half
+// in f32 (the f32 encoding: q16's 16-bit components would move the yaw by up to 1e-4 rad).
+ok(turns2.pairs > 800 && turns2.max <= LIMIT * (1 + 1e-4), `with --max-turn ${LIMIT} no heading turns faster`,
+  `largest ${turns2.max.toFixed(4)} rad/s (${turns2.where}) over ${turns2.pairs} frame pairs`);
+ok(seen2.far === 0 && seen2.frames > N / 2, 'with --max-turn every root is still on its agent\'s trajectory',
+  `${seen2.far} far, largest distance ${seen2.worst.toExponential(2)} m over ${seen2.frames} frames`);
+ok(end2.code === 0, 'the limited server exits cleanly on SIGTERM', JSON.stringify(end2.summary));
 done();
