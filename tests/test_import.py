@@ -490,7 +490,7 @@ def compression():
     --no-compress keep raw frames. Per asset: both sizes, the compressed fields of inspect --json,
     and one raw pack checked against the source like the compressed ones."""
     for name, rel, extra in CASES:
-        if name not in ("CesiumMan", "Fox", "walk"):
+        if name not in ("CesiumMan", "Fox", "walk", "RiggedFigure"):
             continue
         packed = os.path.join(OUT, name + ".cbpack")
         raw, raw_report = import_asset(name + "_raw", rel, extra + ["--no-compress"])
@@ -509,15 +509,26 @@ def compression():
               "; ".join(f"{c['name']}: {c['bytes']} of {c['source_bytes']} bytes, "
                         f"{c['max_error_m'] * 1e3:.3g} mm (bound {c['error_bound_m'] * 1e3:.3g}), "
                         f"shell {c['compression_error_m'] * 1e3:.3g} mm" for c in zi["clips"]))
+        # Issue 10's default bound holds for what the pack stores: a compressed clip is held to
+        # the import bound itself (the raw import's error_bound_m), not to it plus the
+        # compression's; compare() checks the pose against the source within it. RiggedFigure's
+        # 3-key clip is the one whose compression had to be tightened (docs/import.md).
+        rbound = {c["name"]: c["error_bound_m"] for c in ri["clips"]}
+        check(all(c["error_bound_m"] == rbound.get(c["name"]) for c in zi["clips"]),
+              f"{name}: the compressed clips are held to the import bound, as the raw ones",
+              "; ".join(f"{c['name']}: {c['error_bound_m'] * 1e3:.3g} mm, raw "
+                        f"{(rbound.get(c['name']) or 0) * 1e3:.3g} mm" for c in zi["clips"]))
         # Raw frames: 28 or 40 bytes per joint and frame (source_bytes counts 40), root track.
         frames_ok = all(c["bytes"] - (16 * c["frames"] if c["root_motion"] != "none" else 0)
                         in (c["source_bytes"], c["source_bytes"] * 28 // 40) for c in ri["clips"])
         check(frames_ok and not any(c["compressed"] for c in ri["clips"]),
               f"{name}: --no-compress keeps raw frames",
               "; ".join(f"{c['name']}: {c['bytes']} bytes" for c in ri["clips"]))
-        # The pack is several times smaller (skeleton, inverse binds and root tracks stay raw).
-        check(rb >= 4 * zb, f"{name}: the compressed pack is at least 4x smaller",
-              f"{rb} -> {zb} bytes ({rb / zb:.1f}x)")
+        # The pack is several times smaller (skeleton, inverse binds and root tracks stay raw;
+        # RiggedFigure's 3-frame clip is a tenth of its pack, so it is not checked there).
+        if name != "RiggedFigure":
+            check(rb >= 4 * zb, f"{name}: the compressed pack is at least 4x smaller",
+                  f"{rb} -> {zb} bytes ({rb / zb:.1f}x)")
         note(f"{name}: pack {rb} -> {zb} bytes ({rb / zb:.1f}x); clips "
              f"{sum(c['source_bytes'] for c in zi['clips'])} bytes as raw keys -> "
              f"{sum(c['bytes'] for c in zi['clips'])}; max error "

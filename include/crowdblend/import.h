@@ -53,8 +53,11 @@
  * is then created compressed (cb_clip_desc.compression, the library's one path to a compressed
  * clip): it samples its compressed keys in place, as a pack loaded with the default
  * CB_PACK_CLIP_FORM_COMPRESSED does, and the report's max_error_m is measured again on that
- * clip, as the pose jobs sample it, against the source: its bound, error_bound_m, is the import
- * bound plus the compression bound.
+ * clip, as the pose jobs sample it, against the source. By default (compression_error_m 0) its
+ * bound, error_bound_m, is the import bound itself: where the compressed clip is farther from
+ * the source (the frames' error and the compression's add), the clip is compressed again at
+ * half the compression bound, up to 6 times (1/64), and compression_bound_m reports the last.
+ * With compression_error_m given, error_bound_m is the import bound plus it.
  * CB_IMPORT_COMPRESSION_NONE keeps the raw frames.
  *
  * LOOPING, ROOT MOTION, MARKERS

@@ -514,32 +514,48 @@ static cb_result fit_search(const imp_clip_job *job, clip_fit *f, cb_error *err)
     return r;
 }
 
+/* The bound the stored clip is held to: the import's; plus the compression's when compressed
+ * to a bound given apart (the two errors add at worst). */
+static double total_bound(const imp_clip_job *job, bool compressed)
+{
+    return job->bound_m + (compressed && !job->compress_within_bound ? job->compress_bound_m : 0.0);
+}
+
+/* How often the compression's bound is halved, at most, to hold the import bound (1/64 of it). */
+enum { COMPRESS_TRIES = 7 };
+
 /* The chosen rate again, compressed at creation (cb_clip_desc.compression, the library's one
  * path from frames to a compressed clip): what the crowd will play is that clip sampling its
- * compressed keys in place (a pack loads it so by default), measured again, everywhere. */
+ * compressed keys in place (a pack loads it so by default), measured again, everywhere. The
+ * compressor's bound is against the rate's frames, which are themselves up to the import bound
+ * from the source; by default the result must still be within the import bound of the source,
+ * so where it is not the clip is compressed again at half the compression's bound (the shell
+ * stays). The time reported is the last compression's. */
 static cb_result fit_compress(const imp_clip_job *job, clip_fit *f, const cb_cclip **packed,
                               cb_error *err)
 {
-    const cb_clip_compression z = {(float)job->compress_bound_m, (float)job->compress_shell_m};
-    struct timespec t0, t1;
-    timespec_get(&t0, TIME_UTC);
-    cb_clip *clip = NULL;
-    cb_result r = fit_sample(job, f, (uint32_t)cb_clip_frame_count(f->best) - 1, &z, &clip, err);
-    if (r != CB_OK) {
-        return r;
+    const uint32_t intervals = (uint32_t)cb_clip_frame_count(f->best) - 1;
+    cb_clip_compression z = {(float)job->compress_bound_m, (float)job->compress_shell_m};
+    for (int attempt = 0;; ++attempt) {
+        struct timespec t0, t1;
+        timespec_get(&t0, TIME_UTC);
+        cb_clip *clip = NULL;
+        cb_result r = fit_sample(job, f, intervals, &z, &clip, err);
+        if (r != CB_OK) {
+            return r;
+        }
+        timespec_get(&t1, TIME_UTC);
+        f->compress_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        cb_clip_destroy(f->best);
+        f->best = clip;
+        *packed = cb_clip_compressed_form(clip);
+        r = fit_measure(job, f, f->best, INFINITY, &f->best_m, err);
+        if (r != CB_OK || !job->compress_within_bound || f->best_m.max <= job->bound_m ||
+            attempt + 1 == COMPRESS_TRIES) {
+            return r;
+        }
+        z.max_error_m *= 0.5f;
     }
-    timespec_get(&t1, TIME_UTC);
-    f->compress_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    cb_clip_destroy(f->best);
-    f->best = clip;
-    *packed = cb_clip_compressed_form(clip);
-    return fit_measure(job, f, f->best, INFINITY, &f->best_m, err);
-}
-
-/* The bound the stored clip is held to: the import's, plus the compression's when compressed. */
-static double total_bound(const imp_clip_job *job, bool compressed)
-{
-    return job->bound_m + (compressed ? job->compress_bound_m : 0.0);
 }
 
 static void fit_report(const imp_clip_job *job, const clip_fit *f, const cb_cclip *packed,
@@ -589,7 +605,12 @@ static void fit_warning(const imp_clip_job *job, const clip_fit *f, bool raw_met
                         const cb_import_clip_report *rep, char *warning, size_t warning_size)
 {
     const char *name = job->anim->name;
-    if (raw_met && !rep->bound_met) {
+    if (raw_met && !rep->bound_met && job->compress_within_bound) {
+        snprintf(warning, warning_size,
+                 "%s: the compressed clip is %.3g m from the source (bound %.3g m; compressed to "
+                 "%.3g m on the shell)",
+                 name, f->best_m.max, job->bound_m, (double)rep->compression_bound_m);
+    } else if (raw_met && !rep->bound_met) {
         snprintf(warning, warning_size,
                  "%s: the compressed clip is %.3g m from the source (bound %.3g m: %.3g import, "
                  "%.3g compression)",

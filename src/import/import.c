@@ -245,6 +245,7 @@ static cb_result build_clips(const imp_scene *s, const imp_rig *rig, const cb_im
         job.markers = imp_markers_for(mf, anims[i]->name, &job.marker_count);
         job.compress = d->compression == CB_IMPORT_COMPRESSION_ON;
         job.compress_bound_m = compress_bound;
+        job.compress_within_bound = d->compression_error_m == 0.0f;
         job.compress_shell_m = compress_shell;
         char warning[WARNING_BYTES];
         r = imp_clip_build(&job, &imp->clips[i], &imp->compressed[i], &imp->reports[i], warning,

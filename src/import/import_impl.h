@@ -170,7 +170,10 @@ typedef struct imp_clip_job {
     const cb_clip_marker_desc *markers; /* from the sidecar file */
     size_t marker_count;
     bool compress;           /* store the clip compressed (crowdblend/cclip.h) */
-    double compress_bound_m; /* the compression's shell bound */
+    double compress_bound_m; /* the compression's shell bound (the first one tried) */
+    /* The compressed clip is held to the import bound itself, against the source (the default:
+     * no compression bound given): the compression's bound is halved until it is. */
+    bool compress_within_bound;
     double compress_shell_m; /* and its shell distance */
 } imp_clip_job;
 
