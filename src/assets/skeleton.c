@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "assets/asset_layout.h"
+#include "base/base_impl.h"
 #include "simd/soa.h" /* struct cb_xform_group */
 
 cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc)
@@ -17,25 +18,28 @@ cb_skeleton_desc cb_skeleton_query_desc(const cb_skeleton_desc *desc)
     return d;
 }
 
-/* FNV-1a over the joint count, then each name with its terminator and each parent. */
+/* The integer's bytes, least significant first (the same on every machine). */
+static void le_bytes(uint64_t v, unsigned char *out, size_t bytes)
+{
+    for (size_t b = 0; b < bytes; ++b) {
+        out[b] = (unsigned char)(v >> (8 * b));
+    }
+}
+
+/* FNV-1a (cb_fnv1a64) over the joint count, then each name with its terminator and each parent.
+ * The basis is not FNV's offset basis (a digit short), but signatures are stored in packs
+ * (compressed clips name their skeleton by it), so it stays. */
+#define SIGNATURE_BASIS 1469598103934665603ull
+
 static uint64_t signature_of(size_t n, const char *const *names, const int32_t *parents)
 {
-    uint64_t h = 1469598103934665603ull;
-    const uint64_t prime = 1099511628211ull;
-    for (size_t b = 0; b < sizeof(uint64_t); ++b) {
-        h = (h ^ ((uint64_t)n >> (8 * b) & 0xffu)) * prime;
-    }
+    unsigned char le[8];
+    le_bytes((uint64_t)n, le, 8);
+    uint64_t h = cb_fnv1a64(SIGNATURE_BASIS, le, 8);
     for (size_t j = 0; j < n; ++j) {
-        for (const char *c = names[j];; ++c) {
-            h = (h ^ (unsigned char)*c) * prime;
-            if (*c == '\0') {
-                break;
-            }
-        }
-        uint32_t p = (uint32_t)parents[j];
-        for (size_t b = 0; b < 4; ++b) {
-            h = (h ^ (p >> (8 * b) & 0xffu)) * prime;
-        }
+        h = cb_fnv1a64(h, names[j], strlen(names[j]) + 1);
+        le_bytes((uint32_t)parents[j], le, 4);
+        h = cb_fnv1a64(h, le, 4);
     }
     return h;
 }

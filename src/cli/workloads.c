@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_impl.h"
 #include "base/prng.h"
 #include "cli/cli.h"
 #include "cli/example_graphs.h"
@@ -232,12 +233,7 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
     set_timing(out, names[kind], cb_jobs_thread_count(jobs), characters, run_ns, runs, EVALUATIONS);
     out->stage_ns_per_character[CB_CROWD_STAGE_WEIGHTS] = out->frame_ns * out->threads / characters;
     out->stage_share[CB_CROWD_STAGE_WEIGHTS] = 1.0;
-    uint64_t h = 14695981039346656037ull;
-    const unsigned char *b = (const unsigned char *)weights;
-    for (size_t i = 0; i < nodes * characters * sizeof(float); ++i) {
-        h = (h ^ b[i]) * 1099511628211ull;
-    }
-    out->checksum = h;
+    out->checksum = cb_fnv1a64(CB_FNV1A64_BASIS, weights, nodes * characters * sizeof(float));
     cb_jobs_destroy(jobs);
     free(params), free(weights);
     cb_solver_destroy(solver);
@@ -334,12 +330,8 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
         }
         memset(out, 0, sizeof *out);
         set_timing(out, "W1-plain", pool, characters, run_ns, runs, frames);
-        uint64_t h = 14695981039346656037ull;
-        const unsigned char *b = (const unsigned char *)p.matrices;
-        for (size_t i = 0; i < (size_t)characters * p.joints * 16 * sizeof(float); ++i) {
-            h = (h ^ b[i]) * 1099511628211ull;
-        }
-        out->checksum = h;
+        out->checksum = cb_fnv1a64(CB_FNV1A64_BASIS, p.matrices,
+                                   (size_t)characters * p.joints * 16 * sizeof(float));
         r = CB_OK;
     }
     free(frame_ns), free(p.phases), free(p.matrices), free(p.poses);
@@ -394,12 +386,7 @@ static cb_result run_control_workload(uint32_t threads, double scale, uint32_t r
     }
     memset(out, 0, sizeof *out);
     set_timing(out, "W0 (control)", cb_jobs_thread_count(jobs), characters, run_ns, runs, frames);
-    uint64_t h = 14695981039346656037ull;
-    const unsigned char *b = (const unsigned char *)sink;
-    for (size_t i = 0; i < characters * sizeof *sink; ++i) {
-        h = (h ^ b[i]) * 1099511628211ull;
-    }
-    out->checksum = h;
+    out->checksum = cb_fnv1a64(CB_FNV1A64_BASIS, sink, characters * sizeof *sink);
     cb_jobs_destroy(jobs);
     free(sink);
     return CB_OK;
