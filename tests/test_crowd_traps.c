@@ -460,8 +460,8 @@ static float host_value(cb_param_type type, uint32_t p, uint32_t pair, uint32_t 
  * returns their count. */
 static uint32_t host_params(const cb_graph *g, uint32_t host[64])
 {
-    static const char *const outputs[] = {"fwd",   "back", "left",  "right",
-                                          "speed", "quad", "vspeed"};
+    static const char *const outputs[] = {"fwd",  "back",   "left",     "right",    "speed",
+                                          "quad", "vspeed", "locked_l", "failed_l", "locked_r"};
     uint32_t hc = 0;
     for (uint32_t p = 0; p < cb_graph_param_count(g) && hc < 64; ++p) {
         bool out = false;
@@ -477,11 +477,12 @@ static uint32_t host_params(const cb_graph *g, uint32_t host[64])
 
 /* full.json runs every processor and every node kind (clip speeds, blend spaces, direct
  * blends, layers, nested state machines with int, bool, trigger and float conditions, two-bone
- * and aim IK). For each parameter the host writes, one character of a pair reads NaN, +inf or
- * -inf in it during frames 10 to 29 and its twin reads 0; everything else is equal. The twins'
- * outputs (matrices, root motion, clip times, machine states) stay bit-identical on every frame,
- * during and after (the speed smoothing used to hold its value on a NaN target: the character
- * kept moving), and each non-finite value is counted once. */
+ * and aim IK, orientation and stride warping, foot locking with its root placement). For each
+ * parameter the host writes, one character of a pair reads NaN, +inf or -inf in it during frames 10
+ * to 29 and its twin reads 0; everything else is equal. The twins' outputs (matrices, root motion,
+ * clip times, machine states) stay bit-identical on every frame, during and after (the speed
+ * smoothing used to hold its value on a NaN target: the character kept moving), and each non-finite
+ * value is counted once. */
 static void nonfinite_parameters_read_as_zero_everywhere(void **state)
 {
     (void)state;
@@ -496,7 +497,9 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
         assert_int_equal(cb_crowd_add(c, 0, phase, &ch), CB_OK);
     }
     const float bad[3] = {NAN, INFINITY, -INFINITY};
-    uint64_t written = 0;
+    uint64_t written = 0, locked = 0; /* character-frames with a foot locked: the step ran */
+    uint32_t locked_l = UINT32_MAX;
+    assert_int_equal(cb_graph_find_param(g, "locked_l", &locked_l), CB_OK);
     uint32_t joints = cb_crowd_joint_count(c), clips = cb_graph_clip_count(g);
     uint32_t machines = cb_graph_state_machine_count(g);
     for (uint32_t f = 0; f < 45; ++f) {
@@ -513,8 +516,10 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
         }
         assert_int_equal(cb_crowd_update(c, 1.0f / 30.0f), CB_OK);
         const cb_root_delta *rm = cb_crowd_root_motion(c, 0);
+        const float *lock_col = cb_crowd_param_column(c, 0, locked_l);
         for (uint32_t pair = 0; pair < hc; ++pair) {
             uint32_t a = 2 * pair, b = a + 1;
+            locked += lock_col[a] == 1.0f;
             const char *name = cb_graph_param_name(g, host[pair]);
             CB_CHECK(memcmp(cb_crowd_matrices(c, 0, a), cb_crowd_matrices(c, 0, b),
                             joints * 16 * sizeof(float)) == 0,
@@ -536,6 +541,7 @@ static void nonfinite_parameters_read_as_zero_everywhere(void **state)
         }
     }
     assert_int_equal(cb_crowd_query_stats(c).nonfinite_params, written);
+    CB_CHECK(locked > 0, "the foot lock never locked: its parameters were not exercised");
     cb_crowd_destroy(c);
     assert_int_equal(cb_graph_destroy(g), CB_OK);
 }

@@ -321,7 +321,11 @@ static cb_graph *build_full_by_hand(void)
         {"ik_w", CB_PARAM_FLOAT, 0.5f},     {"lx", CB_PARAM_FLOAT, 0},
         {"ly", CB_PARAM_FLOAT, 1.6f},       {"lz", CB_PARAM_FLOAT, 2},
         {"look_w", CB_PARAM_FLOAT, 1},      {"vspeed", CB_PARAM_FLOAT, 0},
-        {"turn", CB_PARAM_FLOAT, 0.4f},
+        {"turn", CB_PARAM_FLOAT, 0.4f},     {"root_x", CB_PARAM_FLOAT, 0},
+        {"root_y", CB_PARAM_FLOAT, 0},      {"root_z", CB_PARAM_FLOAT, 0.3f},
+        {"root_yaw", CB_PARAM_FLOAT, 0.2f}, {"lock", CB_PARAM_FLOAT, 1},
+        {"locked_l", CB_PARAM_FLOAT, 0},    {"failed_l", CB_PARAM_FLOAT, 0},
+        {"locked_r", CB_PARAM_FLOAT, 0},
     };
     for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
         B(cb_graph_add_param(b, params[i].name, params[i].type, params[i].value, &berr));
@@ -596,6 +600,23 @@ static cb_graph *build_full_by_hand(void)
                                  .offset = {0, 0.08f, 0.1f},
                                  .limit_rad = (float)(60 * deg)};
     B(cb_graph_add_aim_ik(b, &look, &berr));
+    const cb_graph_foot_lock_leg feet[2] = {
+        {.chain = {"thigh_l", "calf_l", "ball_l", {1, 0, 0}},
+         .plant_marker = "foot_plant_l",
+         .lift_marker = "foot_lift_l",
+         .locked = "locked_l",
+         .failed = "failed_l"},
+        {.chain = {"thigh_r", "calf_r", "ball_r", {0, 0, 0}}, .locked = "locked_r"},
+    };
+    cb_graph_foot_lock_desc lock = {.legs = feet,
+                                    .leg_count = 2,
+                                    .root_position = {"root_x", "root_y", "root_z"},
+                                    .root_yaw = "root_yaw",
+                                    .weight = "lock",
+                                    .release_s = 0.2f,
+                                    .fail_distance_m = 0.02f,
+                                    .soften = 0.97f};
+    B(cb_graph_add_foot_lock(b, &lock, &berr));
     B(cb_graph_set_root(b, top_id, &berr));
     cb_graph *g = NULL;
     B(cb_graph_build(b, &g, &berr));

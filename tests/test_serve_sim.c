@@ -388,6 +388,84 @@ static void serve_sim_subscribe_details(void **state)
     assert_int_equal(mask, 0);
 }
 
+/* ---- events in the details ---- */
+
+typedef struct seen_event {
+    uint32_t tick; /* the test's own count of simulation steps */
+    const char *marker, *clip;
+    float weight;
+} seen_event;
+
+/* The subscribed character's events of the step just taken, read from the crowd itself
+ * (cb_crowd_events), named through the event's own clip node: the test's record. */
+static void record_events(fixture *f, uint32_t dense, uint32_t tick, seen_event *seen,
+                          uint32_t *count, uint32_t cap)
+{
+    const cb_graph *g = cb_crowd_graph(crowd(f), 0);
+    uint32_t n = 0;
+    const cb_graph_event *ev = cb_crowd_events(crowd(f), 0, dense, &n);
+    for (uint32_t q = 0; q < n && *count < cap; ++q) {
+        const cb_clip *clip = cb_graph_clip(g, cb_graph_node_clip(g, ev[q].node));
+        size_t at;
+        cb_clip_marker m = {0};
+        assert_int_equal(cb_clip_find_marker(clip, ev[q].marker_hash, 0, &at), CB_OK);
+        assert_int_equal(cb_clip_query_marker(clip, at, &m), CB_OK);
+        seen[(*count)++] =
+            (seen_event){tick, m.name, cb_graph_node_name(g, ev[q].node), ev[q].weight};
+    }
+}
+
+/* A subscribed character walks for 3.5 s: the details' events are the last 16 of those the
+ * crowd reported for it, step by step, in order: numbered from 0 with none missing, on the
+ * steps where the crowd gave them, with the marker, the clip node and the weight (as printed,
+ * 6 significant digits). */
+static void serve_sim_details_events_are_the_crowds(void **state)
+{
+    fixture *f = *state;
+    enum { CAP = 256, TICKS = 210 };
+    seen_event seen[CAP];
+    uint32_t count = 0, tick = 0;
+    const uint32_t dense = 4;
+    const uint64_t id = id_at(f, dense);
+    char text[256];
+    snprintf(text, sizeof text, "{\"type\":\"subscribe\",\"character\":%" PRIu64 "}", id);
+    send_as(f, 5, text);
+    record_events(f, dense, tick++, seen, &count, CAP);
+    snprintf(text, sizeof text, "{\"type\":\"steer\",\"speed\":1.4,\"characters\":[%" PRIu64 "]}",
+             id);
+    send_msg(f, text);
+    record_events(f, dense, tick++, seen, &count, CAP);
+    for (; tick < TICKS; ++tick) {
+        cb_sim_tick(f->sim);
+        record_events(f, dense, tick, seen, &count, CAP);
+    }
+    CB_CHECK(count > 16 && count < CAP, "%u events in %u steps of walking", count, TICKS);
+    uint64_t mask;
+    json_t *doc = json_loads(details(f, &mask), 0, NULL);
+    assert_non_null(doc);
+    json_t *events =
+        json_object_get(json_array_get(json_object_get(doc, "characters"), 0), "events");
+    CB_CHECK(json_array_size(events) == 16, "%zu events in the details", json_array_size(events));
+    long long frame0 = 0;
+    for (size_t k = 0; k < 16; ++k) {
+        const json_t *e = json_array_get(events, k);
+        const seen_event *want = &seen[count - 16 + k];
+        long long n = json_integer_value(json_object_get(e, "n"));
+        long long frame = json_integer_value(json_object_get(e, "frame"));
+        frame0 = k == 0 ? frame - want->tick : frame0;
+        double w = json_number_value(json_object_get(e, "weight"));
+        CB_CHECK(n == (long long)(count - 16 + k) && frame - frame0 == want->tick &&
+                     strcmp(json_string_value(json_object_get(e, "marker")), want->marker) == 0 &&
+                     strcmp(json_string_value(json_object_get(e, "clip")), want->clip) == 0 &&
+                     fabs(w - want->weight) <= 5e-6 * want->weight,
+                 "event %zu: n %lld frame %lld %s %s %g; the crowd's: n %u step %u %s %s %g", k, n,
+                 frame, json_string_value(json_object_get(e, "marker")),
+                 json_string_value(json_object_get(e, "clip")), w, count - 16 + (uint32_t)k,
+                 want->tick, want->marker, want->clip, (double)want->weight);
+    }
+    json_decref(doc);
+}
+
 /* ---- transition progress in the details ---- */
 
 #define DEFAULT_GRAPH_FILE CB_TEST_EXAMPLES_DIR "/graphs/locomotion_upper_body_look_at.json"
@@ -928,6 +1006,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(serve_sim_pause_step_resume_time_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_switch_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_subscribe_details, setup, teardown),
+        cmocka_unit_test_setup_teardown(serve_sim_details_events_are_the_crowds, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_details_transition_progress, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_frames_are_the_crowd, setup, teardown),
         cmocka_unit_test_setup_teardown(serve_sim_command_queue_is_bounded, setup, teardown),

@@ -48,8 +48,10 @@
  *   processors (a speed smoothing moves towards 0, a velocity blend reads a 0 component, a
  *   quadrant a 0 velocity: standing, it keeps its quadrant), blend spaces and direct blends (a
  *   0 coordinate or weight), state-machine conditions (compared as 0; a trigger is not set),
- *   clip speed parameters, layer weights and IK targets and weights. The column itself keeps
- *   what the host wrote. Layer weights outside [0, 1] are clamped and counted
+ *   clip speed parameters, layer weights, IK targets and weights, and the follow steps' inputs
+ *   (orientation and stride warping, foot locking's root placement and weight;
+ *   tests/test_crowd_traps.c runs every one of them against a twin that reads 0). The column
+ *   itself keeps what the host wrote. Layer weights outside [0, 1] are clamped and counted
  *   (clamped_weights).
  *
  * DENSE ORDER
