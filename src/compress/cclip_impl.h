@@ -211,7 +211,8 @@ typedef struct cb_cclip_parsed {
     int8_t exponent[CB_CCLIP_TRACKS]; /* per track type; rotations 0 */
     float max_error_m, shell_distance_m, measured_error_m;
     uint64_t signature;
-    const unsigned char *fields; /* the per-joint descriptions (version 3: the mode map) */
+    const unsigned char *fields; /* the per-joint descriptions (version 3: the mode map, 4: the
+                                    joint map) */
     const unsigned char *data;   /* the bit stream */
     uint32_t bits_per_key;
     const unsigned char *root; /* the root track's block (version 2, flag bit 1), or NULL */
