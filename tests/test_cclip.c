@@ -998,20 +998,47 @@ static void expect_load_error(const cb_skeleton *s, const void *bytes, size_t si
     CB_CHECK(err.code == want, "%s: err.code %d", what, (int)err.code);
 }
 
-/* Where the first rebuilt component's index lies in a version 3 stored form of n joints (its
- * layout in src/compress/cclip_impl.h), or 0 when no rotation rebuilds one. */
-static size_t first_rebuilt_index(const unsigned char *b, size_t n)
+/* Where the parts of a version 4 stored form's header start (its layout in
+ * src/compress/cclip_impl.h): the three counts as LEB128 numbers from byte 9, then 20 bytes of
+ * floats and the signature, then the joint map (5 bits per joint), then the descriptions. */
+typedef struct v4_layout {
+    size_t frames_at, keys_at, floats_at, map_at, desc_at;
+} v4_layout;
+
+static size_t varint_end(const unsigned char *b, size_t at)
 {
-    const unsigned char *map = b + CB_CCLIP_HEADER_BYTES;
-    size_t at = CB_CCLIP_HEADER_BYTES + (n * 6 + 7) / 8;
-    for (size_t t = 0; t < n * 3; ++t) {
-        unsigned mode = (map[t / 4] >> (2 * (t % 4))) & 3u;
-        if (mode == 2) {
-            return at;
-        }
-        at += mode == 0 ? 0 : 5 * (size_t)(t % 3 == 1 ? 4 : 3);
+    while (b[at] & 0x80u) {
+        at++;
     }
-    return 0;
+    return at + 1;
+}
+
+static v4_layout v4_layout_of(const unsigned char *b, size_t joints)
+{
+    v4_layout l = {.frames_at = varint_end(b, 9)};
+    l.keys_at = varint_end(b, l.frames_at);
+    l.floats_at = varint_end(b, l.keys_at);
+    l.map_at = l.floats_at + 20;
+    l.desc_at = l.map_at + (5 * joints + 7) / 8;
+    return l;
+}
+
+/* Where the fixture's root block starts. */
+static size_t root_at_of(const fixture *f)
+{
+    return f->bytes - cb_cclip_query_info(f->clip).root_track_bytes;
+}
+
+/* Loads bytes that must be refused with CB_ERR_PARSE and a message containing `says`. */
+static void expect_parse_error_saying(const cb_skeleton *s, const unsigned char *bytes, size_t size,
+                                      const char *says, const char *what)
+{
+    cb_cclip *out = NULL;
+    cb_error err = {0};
+    cb_result r = load(s, bytes, size, &out, &err);
+    CB_CHECK(r == CB_ERR_PARSE && strstr(err.message, says) != NULL, "%s: %s (%s)", what,
+             cb_result_str(r), err.message);
+    cb_cclip_destroy(out);
 }
 
 static void cclip_stream_errors(void **state)
@@ -1033,58 +1060,83 @@ static void cclip_stream_errors(void **state)
     b[0] = 'X';
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "bad magic");
     memcpy(b, f.stream, f.bytes);
-    assert_int_equal(b[4], 3);
-    b[4] = 4;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 4");
+    assert_int_equal(b[4], CB_CCLIP_STREAM_VERSION);
+    b[4] = 5;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_UNSUPPORTED, "version 5");
+    b[4] = 3; /* version 4's short header read as version 3's 44 bytes */
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 4 read as version 3");
     b[4] = 1;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 1 with a root track");
-    b[4] = 2; /* the right header for version 2, but the track descriptions are version 3's */
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 3 descriptions read as version 2");
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 4 read as version 1");
+    b[4] = 2;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 4 read as version 2");
     memcpy(b, f.stream, f.bytes);
     b[6] &= (unsigned char)~CB_CCLIP_FLAG_ROOT;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "root bytes without flag bit 1");
-    b[4] = 2;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "version 2 without a root track");
-    /* The mode map (version 3): mode 2 (a component rebuilt) is for rotations only; a rebuilt
-     * component is 0..3. */
-    memcpy(b, f.stream, f.bytes);
-    b[CB_CCLIP_HEADER_BYTES] = (unsigned char)((b[CB_CCLIP_HEADER_BYTES] & ~3u) | 2u);
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a translation of mode 2");
-    const size_t rebuilt_at = first_rebuilt_index(f.stream, cb_skeleton_joint_count(f.s));
-    assert_true(rebuilt_at > 0);
-    memcpy(b, f.stream, f.bytes);
-    b[rebuilt_at] = 4;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "rebuilt component 4");
-    /* The root block: the last 36 + key bytes. Its first field's width, then its offset. */
-    const size_t root_at = f.bytes - cb_cclip_query_info(f.clip).root_track_bytes;
-    memcpy(b, f.stream, f.bytes);
-    b[root_at] = CB_CCLIP_MAX_BITS + 1;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a 25-bit root field");
-    memcpy(b, f.stream, f.bytes);
-    memset(b + root_at + 1, 0xFF, 4);
-    expect_load_error(f.s, b, f.bytes, CB_ERR_NOT_FINITE, "a NaN root offset");
-    memcpy(b, f.stream, f.bytes);
-    memcpy(b + root_at + 1, (const unsigned char[]){0, 0, 0x80, 0x7E}, 4); /* 8.5e37 */
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a root offset beyond the largest value");
-    expect_load_error(f.s, f.stream, root_at + 3, CB_ERR_PARSE, "the root block cut short");
     memcpy(b, f.stream, f.bytes);
     b[6] = 0x80;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "unknown flag");
     memcpy(b, f.stream, f.bytes);
-    b[16] = 1, b[17] = b[18] = b[19] = 0;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "one key");
-    memcpy(b, f.stream, f.bytes);
-    b[CB_CCLIP_HEADER_BYTES] = 7;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "track mode 7");
-    memcpy(b, f.stream, f.bytes);
-    b[40] = 100;
+    b[7] = 100;
     expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "translation exponent 100");
+    const size_t n = cb_skeleton_joint_count(f.s);
+    const v4_layout l = v4_layout_of(f.stream, n);
     memcpy(b, f.stream, f.bytes);
-    b[43] = 1;
-    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "reserved byte");
-    memcpy(b, f.stream, f.bytes);
-    memset(b + 20, 0xFF, 4);
+    memset(b + l.floats_at, 0xFF, 4);
     expect_load_error(f.s, b, f.bytes, CB_ERR_NOT_FINITE, "NaN bound");
+    /* The key count: one key is refused (the fixture's count takes one byte). */
+    assert_true(f.stream[l.keys_at] < 0x80 && f.stream[l.keys_at] >= 2);
+    memcpy(b, f.stream, f.bytes);
+    b[l.keys_at] = 1;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "one key");
+    /* A count not in its shortest form (the joint count with a zero byte after it): refused,
+     * so that one clip has one stored form. */
+    unsigned char *longer = malloc(f.bytes + 1);
+    assert_true(f.stream[9] < 0x80);
+    memcpy(longer, f.stream, 9);
+    longer[9] = (unsigned char)(f.stream[9] | 0x80u);
+    longer[10] = 0;
+    memcpy(longer + 11, f.stream + 10, f.bytes - 10);
+    expect_parse_error_saying(f.s, longer, f.bytes + 1, "header", "a count of two bytes");
+    /* The joint map: rotation codes 6 and 7 (a rebuilt component 4 or 5) are refused. */
+    for (unsigned code = 6; code <= 7; ++code) {
+        memcpy(b, f.stream, f.bytes);
+        b[l.map_at] = (unsigned char)((b[l.map_at] & ~0x0Eu) | code << 1);
+        expect_parse_error_saying(f.s, b, f.bytes, "rebuilt component", "rotation code 6 or 7");
+    }
+    /* A component description: an integer of 7 bytes is refused, and one byte longer than its
+     * shortest form too (the first description's integer sign-extended by a byte). */
+    memcpy(b, f.stream, f.bytes);
+    b[l.desc_at] |= 0xE0u;
+    expect_parse_error_saying(f.s, b, f.bytes, "track", "a description's 7-byte integer");
+    size_t desc = l.desc_at; /* the first description whose integer can take a byte more */
+    while ((f.stream[desc] >> 5) >= ((f.stream[desc] & 31u) > 0 ? 2u : 4u)) {
+        desc += 1 + (f.stream[desc] >> 5) + ((f.stream[desc] & 31u) > 0 ? 2 : 0);
+        assert_true(desc < root_at_of(&f));
+    }
+    const unsigned width = f.stream[desc] & 31u, bytes = f.stream[desc] >> 5;
+    const size_t int_end = desc + 1 + bytes;
+    memcpy(longer, f.stream, int_end);
+    longer[desc] = (unsigned char)(width | (bytes + 1) << 5);
+    longer[int_end] = bytes > 0 && (f.stream[int_end - 1] & 0x80u) ? 0xFF : 0x00;
+    memcpy(longer + int_end + 1, f.stream + int_end, f.bytes - int_end);
+    expect_parse_error_saying(f.s, longer, f.bytes + 1, "shortest form",
+                              "a description's integer one byte too long");
+    free(longer);
+    /* The root block (version 4: per component a width, then for a width above 0 a step
+     * code; the keys). A 25-bit field, a step reaching beyond the largest value, a cut. */
+    const size_t root_at = root_at_of(&f);
+    memcpy(b, f.stream, f.bytes);
+    b[root_at] = CB_CCLIP_MAX_BITS + 1;
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a 25-bit root field");
+    size_t animated = root_at;
+    while (animated < root_at + 4 && f.stream[animated] == 0) {
+        animated++; /* a width-0 component takes one byte */
+    }
+    assert_true(animated < root_at + 4 && f.stream[animated] <= CB_CCLIP_MAX_BITS);
+    memcpy(b, f.stream, f.bytes);
+    b[animated + 1] = b[animated + 2] = 0xFF; /* 2047 2^13 */
+    expect_load_error(f.s, b, f.bytes, CB_ERR_PARSE, "a root step beyond the largest value");
+    expect_load_error(f.s, f.stream, root_at + 1, CB_ERR_PARSE, "the root block cut short");
     memcpy(b, f.stream, f.bytes);
     b[f.bytes - 1] |= 0x80;
     cb_cclip *out = NULL;
@@ -1202,11 +1254,13 @@ static void cclip_bad_parameters(void **state)
     d = good, d.max_error_m = 1e-12f;
     expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "cannot be met");
     /* A root track within the desc's range whose fields, at a huge bound, would reach past what
-     * the loader takes: refused as a track that cannot be held, not as a damaged stream. */
+     * the loader takes: refused as a track that cannot be held, not as a damaged stream. (Stored
+     * form version 4 has no root offsets: a field reaches step 2^bits, here 3 bits of a
+     * 144 km step.) */
     float *track = calloc(frames * 4, sizeof *track);
     assert_non_null(track);
     track[4] = -2.4e5f, track[8] = 2.4e5f;
-    d = good, d.root_track = (cb_float_cspan){track, frames * 4}, d.max_error_m = 1e5f;
+    d = good, d.root_track = (cb_float_cspan){track, frames * 4}, d.max_error_m = 1e6f;
     expect_create_error(&d, CB_ERR_INVALID_ARGUMENT, "root track");
     d.max_error_m = 1.0f; /* the same track at a bound 22-bit fields hold is taken */
     assert_int_equal(cb_cclip_create(&d, &out, NULL), CB_OK);

@@ -700,10 +700,14 @@ static void pack_fields_are_checked(void **state)
     }
     EDIT(d[z] = 'X', CB_ERR_PARSE, "section 4 (clip \"straight\"): compressed clip:");
     EDIT(set_u32(d + z + 4, 7), CB_ERR_UNSUPPORTED, "compressed clip:");
-    EDIT(set_u32(d + z + 8, 18), CB_OK, "compressed clip:");
-    EDIT(set_u32(d + z + 16, get_u32(good + z + 12) + 1), CB_ERR_PARSE, "compressed clip:");
-    EDIT(d[z + 32] ^= 1, CB_ERR_MISMATCH, "compressed clip:");
-    EDIT(set_f32(d + z + 20, NAN), CB_OK, "compressed clip:");
+    /* Stored form version 4: joint count, frames and keys one byte each here (LEB128 from
+     * +9), then the bound at +12 and the signature at +24. */
+    assert_int_equal(good[z + 4], CB_CCLIP_STREAM_VERSION);
+    assert_true(good[z + 9] < 0x80 && good[z + 10] < 0x80 && good[z + 11] < 0x80);
+    EDIT(d[z + 9] = 18, CB_OK, "compressed clip:");
+    EDIT(d[z + 11] = (unsigned char)(good[z + 10] + 1), CB_ERR_PARSE, "compressed clip:");
+    EDIT(d[z + 24] ^= 1, CB_ERR_MISMATCH, "compressed clip:");
+    EDIT(set_f32(d + z + 12, NAN), CB_OK, "compressed clip:");
     EDIT(set_u32(d + c3 + 16 + 4, get_u32(good + c3 + 16 + 4) - 1), CB_ERR_PARSE, "was made from");
     EDIT(set_u32(d + c3 + 16 + 12, get_u32(good + c3 + 16 + 12) | 2u), CB_ERR_MISMATCH, "additive");
     /* Masks and graphs. */
@@ -948,6 +952,11 @@ static void pack_encoding_1_still_loads(void **state)
      * in stream2/ of the packs as the importer wrote them before version 3. */
     static const char *const stream2[] = {"stream2/cesium_man.cbpack", "stream2/fox.cbpack"};
     expect_old_packs_load(stream2, true, "stored form version 2");
+    /* Stored form version 3 (a 44-byte header, the 2-bit mode map, constants as floats, the
+     * root track's raw-float descriptions): the copies in stream3/ of the packs as the importer
+     * wrote them before version 4. */
+    static const char *const stream3[] = {"stream3/cesium_man.cbpack", "stream3/fox.cbpack"};
+    expect_old_packs_load(stream3, true, "stored form version 3");
     /* Encoding 2 (the root track in the stored form) is section version 3's, and only its: the
      * committed cesium_man.cbpack's one clip, "clip0" (a 12-byte name record, then duration,
      * frame count, joint count and flags: the encoding at +28, the root mode at +32). */

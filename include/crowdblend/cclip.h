@@ -81,10 +81,12 @@ typedef struct cb_cclip cb_cclip;
 #define CB_CCLIP_MAX_BITS 24
 /** Newest version of the stored form: 2 adds the root track; 3 describes the tracks with a
  *  2-bit mode map and may store a rotation as three components with the fourth rebuilt from
- *  them (sqrt(1 - the others' squares)), the root track optional. The compressor writes
- *  version 3; cb_cclip_serialize writes a clip in the version it was loaded from;
- *  cb_cclip_load reads 1..3. */
-#define CB_CCLIP_STREAM_VERSION 3
+ *  them (sqrt(1 - the others' squares)), the root track optional; 4 is version 3 in fewer
+ *  bytes (a shorter header, a 5-bit code per joint, constants on a grid of 2^-23 of the track
+ *  type's extent in 1-5 bytes, offsets in 1-3, the root track's offsets dropped and steps as
+ *  codes). The compressor writes version 4; cb_cclip_serialize writes a clip in the version it
+ *  was loaded from; cb_cclip_load reads 1..4. */
+#define CB_CCLIP_STREAM_VERSION 4
 
 /** Whether the compressor may store fewer keys than the source has. */
 typedef enum cb_cclip_keys {

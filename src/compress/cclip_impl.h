@@ -97,6 +97,25 @@ float cb_cclip_default_value(const cb_skeleton *skeleton, bool additive, size_t 
  *      value(f) - value(0) per component (cb_cclip_value each, in float), so frame 0 is
  *      exactly zero as clip.h's root tracks are.
  *   Nothing follows. Version 1 streams (no root track) still load.
+ *
+ * Version 4 (what the compressor writes): the same parts, shorter.
+ *   0  "CBCC", u16 version 4, u8 flags (as above), i8 e_t, i8 e_s (-60..60)
+ *   9  joint_count, source_frames, keys: each an unsigned LEB128 number (7 bits a byte, least
+ *      significant first, high bit set on every byte but the last; at most 5 bytes, in its
+ *      shortest form)
+ *      f32 max_error_m, f32 shell_distance_m, f32 measured_error_m, u64 skeleton signature
+ *      the joint map: CB_CCLIP_JOINT_CODE_BITS (5) bits per joint, least significant first,
+ *      ceil(5 joint_count / 8) bytes, padding bits 0: bit 0 translation mode (0 default, 1
+ *      quantized), bits 1-3 rotation (0 default, 1 quantized, 2 + r with component r rebuilt;
+ *      6, 7 refused), bit 4 scale mode;
+ *      per joint and track not default, its component descriptions (none for the rebuilt
+ *      one): u8 (bits | n << 5), bits 0..24, then an n-byte little-endian two's complement
+ *      integer v in its shortest form (n 0 for v 0): for 0 bits (n <= 4, |v| <= 2^24) the
+ *      constant cb_cclip_constant_value(v, e), else (n <= 2) the offset code v + 32768 and
+ *      then the u16 step code as above;
+ *      the keys as above;
+ *      (flag bit 1) the root track: per component (x, y, z, yaw) u8 bits (0..24), then for
+ *      bits > 0 a u16 step code (cb_cclip_step_value), the offset 0; the keys as above.
  */
 #define CB_CCLIP_MAGIC "CBCC"
 enum {
@@ -107,6 +126,10 @@ enum {
     /* Root track: its four components and the bytes of their descriptions. */
     CB_CCLIP_ROOT_COMPONENTS = 4,
     CB_CCLIP_ROOT_FIELD_BYTES = 9,
+    /* Version 4: bits of a joint's code in the joint map. */
+    CB_CCLIP_JOINT_CODE_BITS = 5,
+    /* Version 4: the largest magnitude of a constant's code (exact in float). */
+    CB_CCLIP_CONSTANT_CODE_MAX = 1 << 24,
 };
 
 /* Largest magnitude a root field may reach (offset + step (2^bits - 1)), metres or radians:
@@ -126,6 +149,28 @@ static inline float cb_cclip_offset_value(uint16_t code, int exponent)
 static inline uint16_t cb_cclip_offset_code(float offset, int exponent)
 {
     return (uint16_t)(int32_t)(ldexpf(offset, 15 - exponent) + 32768.0f);
+}
+
+/* Version 4 stores a constant component on a grid of 2^(e - 23) (e the track type's
+ * exponent, as for offsets): code v is v 2^(e - 23), |v| <= 2^24, exact in float. */
+static inline float cb_cclip_constant_value(int32_t code, int exponent)
+{
+    return ldexpf((float)code, exponent - 23);
+}
+
+/* The code of a constant on the grid (exact: the value came from a code). */
+static inline int32_t cb_cclip_constant_code(float value, int exponent)
+{
+    return (int32_t)ldexpf(value, 23 - exponent);
+}
+
+/* The grid value nearest v (the compressor's constants; clamped to the codes' range). */
+static inline float cb_cclip_constant_round(double v, int exponent)
+{
+    double code = nearbyint(ldexp(v, 23 - exponent));
+    const double top = (double)CB_CCLIP_CONSTANT_CODE_MAX;
+    code = code > top ? top : code < -top ? -top : code;
+    return cb_cclip_constant_value((int32_t)code, exponent);
 }
 
 /* Steps keep 11 significant bits: code (x << 10 | m) is (1024 + m) 2^(x - 50), exact in float,
@@ -166,7 +211,8 @@ typedef struct cb_cclip_parsed {
     int8_t exponent[CB_CCLIP_TRACKS]; /* per track type; rotations 0 */
     float max_error_m, shell_distance_m, measured_error_m;
     uint64_t signature;
-    const unsigned char *fields; /* the per-joint descriptions (version 3: the mode map) */
+    const unsigned char *fields; /* the per-joint descriptions (version 3: the mode map, 4: the
+                                    joint map) */
     const unsigned char *data;   /* the bit stream */
     uint32_t bits_per_key;
     const unsigned char *root; /* the root track's block (version 2, flag bit 1), or NULL */
@@ -207,17 +253,21 @@ static inline double cb_cclip_root_reach(const cb_cclip_root_field *f)
     return fabs((double)f->offset) + (double)f->step * ldexp(1.0, f->bits);
 }
 
-/* Validates the root block at [at, at + size) for `frames` frames: it must take exactly size
- * bytes. Never reads outside it. */
-cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t frames, cb_error *err);
+/* Validates the root block at [at, at + size) for `frames` frames, in the form of stored form
+ * `version` (2..4): it must take exactly size bytes. Never reads outside it. */
+cb_result cb_cclip_root_parse(unsigned version, const unsigned char *at, size_t size,
+                              uint32_t frames, cb_error *err);
 
-/* The track of a validated block: frames * 4 floats, x y z yaw per frame, frame 0 zero. */
-void cb_cclip_root_decode(const unsigned char *block, uint32_t frames, float *out);
+/* The track of a validated block (size bytes, stored form `version`): frames * 4 floats, x y z
+ * yaw per frame, frame 0 zero. */
+void cb_cclip_root_decode(unsigned version, const unsigned char *block, size_t size,
+                          uint32_t frames, float *out);
 
-/* Writes a block from its fields and integers q (frames * 4); the bytes written, or the bytes
- * needed when dst is NULL. */
-size_t cb_cclip_root_write(const cb_cclip_root_field *fields, const uint32_t *q, uint32_t frames,
-                           unsigned char *dst);
+/* Writes a block in the form of stored form `version` from its fields (version 4: offsets 0,
+ * steps on their codes) and integers q (frames * 4); the bytes written, or the bytes needed
+ * when dst is NULL. */
+size_t cb_cclip_root_write(unsigned version, const cb_cclip_root_field *fields, const uint32_t *q,
+                           uint32_t frames, unsigned char *dst);
 
 /* Compresses a root track (frames * 4 floats, frame 0 zero) to the bound of crowdblend/cclip.h
  * (ROOT TRACK) into a block allocated with `a` (*bytes of it); the largest errors measured per

@@ -477,7 +477,9 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
             }
             int bits = lvl == LEVEL_CONSTANT ? 0 : bits_for(b - a, step_goal);
             if (bits == 0) {
-                *fd = (cb_cclip_field){0, (float)(0.5 * (lo[k] + hi[k])), 0.0f};
+                /* The midpoint on the constants' grid (stored form version 4). */
+                *fd = (cb_cclip_field){
+                    0, cb_cclip_constant_round(0.5 * (lo[k] + hi[k]), c->exponent[x]), 0.0f};
             } else {
                 /* The offset on its grid at or below the minimum, the step rounded up so that
                  * the field still reaches the maximum. */

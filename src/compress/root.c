@@ -1,5 +1,8 @@
 /* Compressing a root-motion track (crowdblend/cclip.h, ROOT TRACK): per component (x, y, z,
- * yaw) one offset, one step and one width over the whole track, every source frame kept.
+ * yaw) one step (on its 16-bit code) and one width over the whole track, every source frame
+ * kept. Frames decode relative to frame 0, so no offset is stored (stored form version 4): the
+ * integers count steps from the component's minimum, and their values step q carry the
+ * minimum only as a common shift that the difference to frame 0 removes.
  *
  * The bound is per frame: the position within max_error_m / 4 as a vector, the yaw within
  * max_error_m / (4 max(shell, reach)). A component's error at a frame is its quantization error
@@ -26,14 +29,20 @@ static bool quantize(const float *track, uint32_t frames, int k, double step,
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
     }
-    *f = (cb_cclip_root_field){0, lo, 0.0f};
+    *f = (cb_cclip_root_field){0, 0.0f, 0.0f};
     if (hi == lo) {
         for (uint32_t i = 0; i < frames; ++i) {
             q[(size_t)i * CB_CCLIP_ROOT_COMPONENTS + (size_t)k] = 0;
         }
         return true;
     }
-    f->step = (float)step;
+    /* The step on its code (stored form version 4), at or below the goal: the largest code
+     * whose value is no more than step. */
+    uint16_t code = cb_cclip_step_code((float)step);
+    if (code > 0 && (double)cb_cclip_step_value(code) > step) {
+        code--;
+    }
+    f->step = cb_cclip_step_value(code);
     double levels = ceil(((double)hi - (double)lo) / (double)f->step);
     unsigned bits = 1;
     while (bits < CB_CCLIP_MAX_BITS && ldexp(1.0, (int)bits) - 1.0 < levels) {
@@ -114,14 +123,14 @@ cb_result cb_cclip_root_compress(const float *track, uint32_t frames, float max_
         if (!fits) {
             break;
         }
-        size_t n = cb_cclip_root_write(f, q, frames, NULL);
+        size_t n = cb_cclip_root_write(CB_CCLIP_STREAM_VERSION, f, q, frames, NULL);
         unsigned char *b = cb_alloc(a, n, 8);
         if (b == NULL) {
             r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: root track");
             break;
         }
-        cb_cclip_root_write(f, q, frames, b);
-        cb_cclip_root_decode(b, frames, decoded);
+        cb_cclip_root_write(CB_CCLIP_STREAM_VERSION, f, q, frames, b);
+        cb_cclip_root_decode(CB_CCLIP_STREAM_VERSION, b, n, frames, decoded);
         measure(track, decoded, frames, pos_err, yaw_err);
         if (*pos_err <= pos_bound && *yaw_err <= yaw_bound) {
             *block = b, *bytes = n;

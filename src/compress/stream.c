@@ -81,48 +81,155 @@ static uint16_t rd16(const unsigned char *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
+/* The n-byte little-endian two's complement integer at p (n <= 4). */
+static int32_t rd_signed(const unsigned char *p, unsigned n)
+{
+    uint32_t u = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        u |= (uint32_t)p[i] << (8 * i);
+    }
+    if (n > 0 && n < 4 && (u >> (8 * n - 1)) != 0) {
+        u |= ~0u << (8 * n);
+    }
+    return (int32_t)u;
+}
+
+/* Bytes of the shortest two's complement form of v (0 for 0). */
+static unsigned signed_length(int32_t v)
+{
+    for (unsigned n = 0; n < 4; ++n) {
+        int64_t lo = n == 0 ? 0 : -((int64_t)1 << (8 * n - 1));
+        int64_t hi = n == 0 ? 0 : ((int64_t)1 << (8 * n - 1)) - 1;
+        if (v >= lo && v <= hi) {
+            return n;
+        }
+    }
+    return 4;
+}
+
 /* One component's description at *at (advanced past it), with the track's offset exponent.
- * Returns false when it runs past end or its width is out of range. */
-static bool read_component(const unsigned char **at, const unsigned char *end, int exponent,
-                           cb_cclip_field *f)
+ * Returns false when it runs past end, its width is out of range, or (version 4) its integer
+ * is not in its shortest form or out of range. */
+static bool read_component(unsigned version, const unsigned char **at, const unsigned char *end,
+                           int exponent, cb_cclip_field *f)
 {
     const unsigned char *p = *at;
-    if (end - p < 5 || p[0] > CB_CCLIP_MAX_BITS) {
+    if (version < 4) {
+        if (end - p < 5 || p[0] > CB_CCLIP_MAX_BITS) {
+            return false;
+        }
+        f->bits = p[0];
+        if (f->bits == 0) {
+            f->offset = rdf(p + 1);
+            f->step = 0.0f;
+        } else {
+            f->offset = cb_cclip_offset_value(rd16(p + 1), exponent);
+            f->step = cb_cclip_step_value(rd16(p + 3));
+        }
+        *at = p + 5;
+        return true;
+    }
+    if (end - p < 1) {
         return false;
     }
-    f->bits = p[0];
-    if (f->bits == 0) {
-        f->offset = rdf(p + 1);
+    const unsigned bits = p[0] & 31u, n = p[0] >> 5;
+    const unsigned need = 1 + n + (bits > 0 ? 2 : 0);
+    if (bits > CB_CCLIP_MAX_BITS || n > (bits > 0 ? 2u : 4u) || (size_t)(end - p) < need) {
+        return false;
+    }
+    const int32_t v = rd_signed(p + 1, n);
+    if (signed_length(v) != n ||
+        (bits == 0 && (v > CB_CCLIP_CONSTANT_CODE_MAX || v < -CB_CCLIP_CONSTANT_CODE_MAX))) {
+        return false;
+    }
+    f->bits = (uint8_t)bits;
+    if (bits == 0) {
+        f->offset = cb_cclip_constant_value(v, exponent);
         f->step = 0.0f;
     } else {
-        f->offset = cb_cclip_offset_value(rd16(p + 1), exponent);
-        f->step = cb_cclip_step_value(rd16(p + 3));
+        f->offset = cb_cclip_offset_value((uint16_t)(v + 32768), exponent);
+        f->step = cb_cclip_step_value(rd16(p + 1 + n));
     }
-    *at = p + 5;
+    *at = p + need;
     return true;
 }
 
-/* Bytes of a version 3 mode map: 2 bits per track. */
-static size_t mode_map_bytes(uint32_t joints)
+/* Writes a component description in the form of version `version`; returns the end. */
+static unsigned char *write_component(unsigned version, const cb_cclip_field *f, int exponent,
+                                      unsigned char *at)
 {
-    return ((size_t)joints * CB_CCLIP_TRACKS * 2 + 7) / 8;
+    if (version < 4) {
+        *at++ = f->bits;
+        if (f->bits == 0) {
+            return wrf(at, f->offset);
+        }
+        return wr16(wr16(at, cb_cclip_offset_code(f->offset, exponent)),
+                    cb_cclip_step_code(f->step));
+    }
+    const int32_t v = f->bits == 0 ? cb_cclip_constant_code(f->offset, exponent)
+                                   : (int32_t)cb_cclip_offset_code(f->offset, exponent) - 32768;
+    const unsigned n = signed_length(v);
+    *at++ = (unsigned char)(f->bits | n << 5);
+    for (unsigned i = 0; i < n; ++i) {
+        *at++ = (unsigned char)((uint32_t)v >> (8 * i));
+    }
+    return f->bits == 0 ? at : wr16(at, cb_cclip_step_code(f->step));
+}
+
+/* Bytes of a component description in the form of version `version`. */
+static size_t component_bytes(unsigned version, const cb_cclip_field *f, int exponent)
+{
+    unsigned char scratch[8];
+    return (size_t)(write_component(version, f, exponent, scratch) - scratch);
+}
+
+/* Bytes of the track map: version 3 2 bits per track, version 4 a code of 5 bits per joint;
+ * versions 1 and 2 have none (a mode byte per track). */
+static size_t map_bytes(unsigned version, uint32_t joints)
+{
+    size_t bits = version >= 4   ? (size_t)joints * CB_CCLIP_JOINT_CODE_BITS
+                  : version == 3 ? (size_t)joints * CB_CCLIP_TRACKS * 2
+                                 : 0;
+    return (bits + 7) / 8;
 }
 
 /* Where the component descriptions start. */
 static const unsigned char *first_description(const cb_cclip_parsed *p)
 {
-    return p->fields + (p->version >= 3 ? mode_map_bytes(p->joint_count) : 0);
+    return p->fields + map_bytes(p->version, p->joint_count);
 }
 
-/* The mode of track x of joint j: from the map (version 3), or the byte at *at, advanced past
- * it (versions 1, 2; the caller checked that it is there). */
-static unsigned track_mode(const cb_cclip_parsed *p, const unsigned char **at, uint32_t j, int x)
+/* The mode of track x of joint j (0 default, 1 every component described, 2 a rotation with
+ * component *rebuilt rebuilt; parse_fields refuses other modes and a rebuilt component above
+ * 3), *rebuilt -1 for modes other than 2. Versions 1, 2: the byte at *at, advanced past it (the
+ * caller checked that it is there); version 3: the mode map, and for mode 2 the byte at *at,
+ * advanced past it (4 when *at is end); version 4: the joint's code. */
+static unsigned track_mode(const cb_cclip_parsed *p, const unsigned char **at,
+                           const unsigned char *end, uint32_t j, int x, int *rebuilt)
 {
+    *rebuilt = -1;
     if (p->version < 3) {
         return *(*at)++;
     }
-    size_t t = (size_t)j * CB_CCLIP_TRACKS + (size_t)x;
-    return (p->fields[t / 4] >> (2 * (t % 4))) & 3u;
+    if (p->version == 3) {
+        size_t t = (size_t)j * CB_CCLIP_TRACKS + (size_t)x;
+        unsigned mode = (p->fields[t / 4] >> (2 * (t % 4))) & 3u;
+        if (mode == 2) {
+            *rebuilt = *at < end ? *(*at)++ : 4;
+        }
+        return mode;
+    }
+    unsigned code =
+        read_bits(p->fields, (uint64_t)j * CB_CCLIP_JOINT_CODE_BITS, CB_CCLIP_JOINT_CODE_BITS);
+    if (x != 1) {
+        return (code >> (x == 0 ? 0 : 4)) & 1u;
+    }
+    unsigned rotation = (code >> 1) & 7u;
+    if (rotation >= 2) {
+        *rebuilt = (int)rotation - 2;
+        return 2;
+    }
+    return rotation;
 }
 
 /* Components a track of `mode` describes: none (default), all, or x y z (w rebuilt). */
@@ -131,16 +238,19 @@ static int described_components(unsigned mode, int x)
     return mode == 0 ? 0 : mode == 2 ? 3 : cb_cclip_track_size[x];
 }
 
-/* A version 3 mode map: within the bytes, padding bits 0. */
-static cb_result parse_mode_map(const cb_cclip_parsed *p, const unsigned char *end, cb_error *err)
+/* A version 3 or 4 map: within the bytes, padding bits 0. */
+static cb_result parse_map(const cb_cclip_parsed *p, const unsigned char *end, cb_error *err)
 {
-    const size_t bytes = mode_map_bytes(p->joint_count);
+    const size_t bytes = map_bytes(p->version, p->joint_count);
     if ((size_t)(end - p->fields) < bytes) {
-        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated in the mode map");
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated in the %s map",
+                            p->version >= 4 ? "joint" : "mode");
     }
-    const size_t bits = (size_t)p->joint_count * CB_CCLIP_TRACKS * 2;
+    const size_t bits =
+        (size_t)p->joint_count * (p->version >= 4 ? CB_CCLIP_JOINT_CODE_BITS : CB_CCLIP_TRACKS * 2);
     if (bits % 8 != 0 && (p->fields[bytes - 1] >> (bits % 8)) != 0) {
-        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: mode map padding bits are not zero");
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: %s map padding bits are not zero",
+                            p->version >= 4 ? "joint" : "mode");
     }
     return CB_OK;
 }
@@ -150,7 +260,7 @@ static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *end
 {
     uint64_t bits = 0;
     if (p->version >= 3) {
-        cb_result r = parse_mode_map(p, end, err);
+        cb_result r = parse_map(p, end, err);
         if (r != CB_OK) {
             return r;
         }
@@ -161,14 +271,15 @@ static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *end
             if (p->version < 3 && at >= end) {
                 return cb_error_set(err, CB_ERR_PARSE, "cclip stream: truncated at joint %u", j);
             }
-            unsigned mode = track_mode(p, &at, j, x);
+            int rebuilt;
+            unsigned mode = track_mode(p, &at, end, j, x, &rebuilt);
             const unsigned top = p->version < 3 ? 1u : x == 1 ? 2u : 1u;
             if (mode > top) {
                 return cb_error_set(err, CB_ERR_PARSE,
                                     "cclip stream: joint %u track %d has mode %u (0..%u)", j, x,
                                     mode, top);
             }
-            if (mode == 2 && (at >= end || *at++ > 3)) {
+            if (mode == 2 && rebuilt > 3) {
                 return cb_error_set(err, CB_ERR_PARSE,
                                     "cclip stream: joint %u rotation: truncated or a rebuilt "
                                     "component other than 0..3",
@@ -176,10 +287,11 @@ static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *end
             }
             for (int k = 0; k < described_components(mode, x); ++k) {
                 cb_cclip_field f = {0};
-                if (!read_component(&at, end, p->exponent[x], &f)) {
+                if (!read_component(p->version, &at, end, p->exponent[x], &f)) {
                     return cb_error_set(err, CB_ERR_PARSE,
-                                        "cclip stream: joint %u track %d: truncated or a field "
-                                        "wider than %d bits",
+                                        "cclip stream: joint %u track %d: truncated, a field "
+                                        "wider than %d bits, or (version 4) a value not in its "
+                                        "shortest form or out of range",
                                         j, x, CB_CCLIP_MAX_BITS);
                 }
                 if (!isfinite(f.offset)) {
@@ -195,6 +307,88 @@ static cb_result parse_fields(const cb_cclip_parsed *p, const unsigned char *end
     return CB_OK;
 }
 
+/* An unsigned LEB128 number at *at (advanced past it): at most 5 bytes, at most UINT32_MAX,
+ * in its shortest form (no final zero byte after the first). False otherwise or past end. */
+static bool read_varint(const unsigned char **at, const unsigned char *end, uint32_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned i = 0; i < 5 && *at + i < end; ++i) {
+        unsigned char byte = (*at)[i];
+        x |= (uint64_t)(byte & 0x7Fu) << (7 * i);
+        if ((byte & 0x80u) == 0) {
+            if ((i > 0 && byte == 0) || x > UINT32_MAX) {
+                return false;
+            }
+            *at += i + 1;
+            *v = (uint32_t)x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static unsigned char *write_varint(unsigned char *at, uint32_t v)
+{
+    while (v >= 0x80u) {
+        *at++ = (unsigned char)(v | 0x80u);
+        v >>= 7;
+    }
+    *at++ = (unsigned char)v;
+    return at;
+}
+
+static size_t varint_bytes(uint32_t v)
+{
+    unsigned char scratch[5];
+    return (size_t)(write_varint(scratch, v) - scratch);
+}
+
+/* The header after the version: versions 1-3 the fixed 44 bytes, version 4 the short form
+ * (cclip_impl.h). Sets p's header fields, *flags and p->fields. */
+static cb_result parse_header(const unsigned char *b, size_t size, cb_cclip_parsed *p,
+                              unsigned *flags, cb_error *err)
+{
+    if (p->version < 4) {
+        if (size < CB_CCLIP_HEADER_BYTES) {
+            return cb_error_set(err, CB_ERR_PARSE, "cclip stream: shorter than its header");
+        }
+        *flags = (unsigned)b[6] | (unsigned)b[7] << 8;
+        p->joint_count = rd32(b + 8);
+        p->source_frames = rd32(b + 12);
+        p->keys = rd32(b + 16);
+        p->max_error_m = rdf(b + 20);
+        p->shell_distance_m = rdf(b + 24);
+        p->measured_error_m = rdf(b + 28);
+        p->signature = rd64(b + 32);
+        p->exponent[0] = (int8_t)b[40];
+        p->exponent[2] = (int8_t)b[41];
+        p->fields = b + CB_CCLIP_HEADER_BYTES;
+        if (b[42] != 0 || b[43] != 0) {
+            return cb_error_set(err, CB_ERR_PARSE, "cclip stream: reserved bytes are not zero");
+        }
+        return CB_OK;
+    }
+    if (size < 9) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: shorter than its header");
+    }
+    const unsigned char *at = b + 9, *end = b + size;
+    if (!read_varint(&at, end, &p->joint_count) ||
+        !read_varint(&at, end, &p->source_frames) || !read_varint(&at, end, &p->keys) ||
+        end - at < 20) {
+        return cb_error_set(err, CB_ERR_PARSE,
+                            "cclip stream: header truncated or a count not in its shortest form");
+    }
+    *flags = b[6];
+    p->exponent[0] = (int8_t)b[7];
+    p->exponent[2] = (int8_t)b[8];
+    p->max_error_m = rdf(at);
+    p->shell_distance_m = rdf(at + 4);
+    p->measured_error_m = rdf(at + 8);
+    p->signature = rd64(at + 12);
+    p->fields = at + 20;
+    return CB_OK;
+}
+
 cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t size,
                          cb_cclip_parsed *p, cb_error *err)
 {
@@ -203,44 +397,36 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
                             skeleton == NULL ? "skeleton" : "bytes");
     }
     const unsigned char *b = bytes, *end = b + size;
-    if (size < CB_CCLIP_HEADER_BYTES || memcmp(b, CB_CCLIP_MAGIC, 4) != 0) {
+    if (size < 6 || memcmp(b, CB_CCLIP_MAGIC, 4) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: %s",
-                            size < CB_CCLIP_HEADER_BYTES ? "shorter than its header"
-                                                         : "no CBCC magic");
+                            size < 6 ? "shorter than its header" : "no CBCC magic");
     }
     unsigned version = (unsigned)b[4] | (unsigned)b[5] << 8;
-    unsigned flags = (unsigned)b[6] | (unsigned)b[7] << 8;
     if (version == 0 || version > CB_CCLIP_STREAM_VERSION) {
         return cb_error_set(err, CB_ERR_UNSUPPORTED, "cclip stream: version %u (this build: 1..%d)",
                             version, CB_CCLIP_STREAM_VERSION);
+    }
+    *p = (cb_cclip_parsed){.version = version, .size = size};
+    unsigned flags = 0;
+    cb_result hr = parse_header(b, size, p, &flags, err);
+    if (hr != CB_OK) {
+        return hr;
     }
     if ((flags & ~(unsigned)(CB_CCLIP_FLAG_ADDITIVE | CB_CCLIP_FLAG_ROOT)) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: unknown flags 0x%x", flags);
     }
     /* One clip has one stored form: version 1 never has a root track, version 2 always,
-     * version 3 as flag bit 1 says. */
+     * versions 3 and 4 as flag bit 1 says. */
     if (version < 3 && ((flags & CB_CCLIP_FLAG_ROOT) != 0) != (version == 2)) {
         return cb_error_set(err, CB_ERR_PARSE,
                             "cclip stream: version %u %s a root track (version 2 exactly when "
                             "flag bit 1 is set)",
                             version, (flags & CB_CCLIP_FLAG_ROOT) ? "with" : "without");
     }
-    *p = (cb_cclip_parsed){
-        .version = version,
-        .joint_count = rd32(b + 8),
-        .source_frames = rd32(b + 12),
-        .keys = rd32(b + 16),
-        .additive = (flags & CB_CCLIP_FLAG_ADDITIVE) != 0,
-        .max_error_m = rdf(b + 20),
-        .shell_distance_m = rdf(b + 24),
-        .measured_error_m = rdf(b + 28),
-        .signature = rd64(b + 32),
-        .exponent = {(int8_t)b[40], 0, (int8_t)b[41]},
-        .size = size,
-    };
+    p->additive = (flags & CB_CCLIP_FLAG_ADDITIVE) != 0;
     if (abs(p->exponent[0]) > CB_CCLIP_MAX_EXPONENT ||
-        abs(p->exponent[2]) > CB_CCLIP_MAX_EXPONENT || b[42] != 0 || b[43] != 0) {
-        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: exponents %d, %d or reserved bytes",
+        abs(p->exponent[2]) > CB_CCLIP_MAX_EXPONENT) {
+        return cb_error_set(err, CB_ERR_PARSE, "cclip stream: exponents %d, %d out of range",
                             p->exponent[0], p->exponent[2]);
     }
     if (p->joint_count != cb_skeleton_joint_count(skeleton) ||
@@ -263,7 +449,6 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     if (!(p->max_error_m > 0.0f) || !(p->shell_distance_m > 0.0f) || p->measured_error_m < 0.0f) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: bound, shell or error out of range");
     }
-    p->fields = b + CB_CCLIP_HEADER_BYTES;
     uint64_t bits = 0;
     cb_result r = parse_fields(p, end, &p->data, &bits, err);
     if (r != CB_OK) {
@@ -287,7 +472,7 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     if (root) {
         p->root = p->data + data_bytes;
         p->root_bytes = (size_t)(left - data_bytes);
-        return cb_cclip_root_parse(p->root, p->root_bytes, p->source_frames, err);
+        return cb_cclip_root_parse(p->version, p->root, p->root_bytes, p->source_frames, err);
     }
     return CB_OK;
 }
@@ -295,21 +480,40 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
 /* ------------------------------------------------------------------------------------------ */
 /* The root track's block                                                                     */
 
-static void root_fields(const unsigned char *at, cb_cclip_root_field *f)
+/* The four component descriptions of a root block at [at, end) into f: versions 2, 3 u8 bits,
+ * f32 offset, f32 step each; version 4 u8 bits, then for bits > 0 a u16 step code
+ * (cb_cclip_step_value), the offset 0. Returns their bytes, or 0 when they run past end. */
+static size_t root_fields(unsigned version, const unsigned char *at, const unsigned char *end,
+                          cb_cclip_root_field *f)
 {
-    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k, at += CB_CCLIP_ROOT_FIELD_BYTES) {
-        f[k] = (cb_cclip_root_field){at[0], rdf(at + 1), rdf(at + 5)};
+    const unsigned char *p = at;
+    for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
+        if (version < 4) {
+            if (end - p < CB_CCLIP_ROOT_FIELD_BYTES) {
+                return 0;
+            }
+            f[k] = (cb_cclip_root_field){p[0], rdf(p + 1), rdf(p + 5)};
+            p += CB_CCLIP_ROOT_FIELD_BYTES;
+            continue;
+        }
+        if (end - p < 1 || (p[0] > 0 && end - p < 3)) {
+            return 0;
+        }
+        f[k] =
+            (cb_cclip_root_field){p[0], 0.0f, p[0] > 0 ? cb_cclip_step_value(rd16(p + 1)) : 0.0f};
+        p += p[0] > 0 ? 3 : 1;
     }
+    return (size_t)(p - at);
 }
 
-cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t frames, cb_error *err)
+cb_result cb_cclip_root_parse(unsigned version, const unsigned char *at, size_t size,
+                              uint32_t frames, cb_error *err)
 {
-    const size_t head = CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES;
-    if (size < head) {
+    cb_cclip_root_field f[CB_CCLIP_ROOT_COMPONENTS];
+    const size_t head = root_fields(version, at, at + size, f);
+    if (head == 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: root track truncated");
     }
-    cb_cclip_root_field f[CB_CCLIP_ROOT_COMPONENTS];
-    root_fields(at, f);
     uint64_t bits = 0;
     for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
         if (!isfinite(f[k].offset) || !isfinite(f[k].step)) {
@@ -340,11 +544,11 @@ cb_result cb_cclip_root_parse(const unsigned char *at, size_t size, uint32_t fra
     return CB_OK;
 }
 
-void cb_cclip_root_decode(const unsigned char *block, uint32_t frames, float *out)
+void cb_cclip_root_decode(unsigned version, const unsigned char *block, size_t size,
+                          uint32_t frames, float *out)
 {
     cb_cclip_root_field f[CB_CCLIP_ROOT_COMPONENTS];
-    root_fields(block, f);
-    const unsigned char *data = block + CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES;
+    const unsigned char *data = block + root_fields(version, block, block + size, f);
     float first[CB_CCLIP_ROOT_COMPONENTS];
     uint64_t pos = 0;
     for (uint32_t i = 0; i < frames; ++i) {
@@ -364,8 +568,8 @@ void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleto
     const unsigned char *at = first_description(p);
     for (uint32_t j = 0; j < p->joint_count; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            unsigned mode = track_mode(p, &at, j, x);
-            const int rebuilt = mode == 2 ? *at++ : -1;
+            int rebuilt;
+            unsigned mode = track_mode(p, &at, p->data, j, x, &rebuilt);
             for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
                 int comp = cb_cclip_track_first[x] + k;
                 cb_cclip_field *f = &fields[(size_t)j * CB_CCLIP_COMPONENTS + (size_t)comp];
@@ -379,7 +583,7 @@ void cb_cclip_parsed_fields(const cb_cclip_parsed *p, const cb_skeleton *skeleto
                     *f = (cb_cclip_field){CB_CCLIP_REBUILT, 0.0f, 0.0f};
                     continue;
                 }
-                read_component(&at, at + 5, p->exponent[x], f);
+                read_component(p->version, &at, p->data, p->exponent[x], f);
             }
         }
     }
@@ -405,21 +609,27 @@ static void put_bits(bit_writer *w, uint32_t v, unsigned bits)
     }
 }
 
-size_t cb_cclip_root_write(const cb_cclip_root_field *fields, const uint32_t *q, uint32_t frames,
-                           unsigned char *dst)
+size_t cb_cclip_root_write(unsigned version, const cb_cclip_root_field *fields, const uint32_t *q,
+                           uint32_t frames, unsigned char *dst)
 {
     uint64_t bits = 0;
+    size_t head = 0;
     for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
         bits += fields[k].bits;
+        head += version < 4 ? CB_CCLIP_ROOT_FIELD_BYTES : fields[k].bits > 0 ? 3 : 1;
     }
-    size_t total = CB_CCLIP_ROOT_COMPONENTS * CB_CCLIP_ROOT_FIELD_BYTES + (bits * frames + 7) / 8;
+    size_t total = head + (bits * frames + 7) / 8;
     if (dst == NULL) {
         return total;
     }
     unsigned char *at = dst;
     for (int k = 0; k < CB_CCLIP_ROOT_COMPONENTS; ++k) {
         *at++ = fields[k].bits;
-        at = wrf(wrf(at, fields[k].offset), fields[k].step);
+        if (version < 4) {
+            at = wrf(wrf(at, fields[k].offset), fields[k].step);
+        } else if (fields[k].bits > 0) {
+            at = wr16(at, cb_cclip_step_code(fields[k].step));
+        }
     }
     bit_writer w = {at, 0, 0};
     for (size_t i = 0; i < frames; ++i) {
@@ -456,55 +666,75 @@ static unsigned mode_of(const cb_cclip_field *f, int x)
     return x == 1 && rebuilt_of(f) >= 0 ? 2 : 1;
 }
 
-/* The version a stored form is written in: h->version (3 for what the compressor makes), except
- * that versions 1 and 2 follow the root track as they define it. */
+/* The version a stored form is written in: h->version (4 for what the compressor makes),
+ * except that versions 1 and 2 follow the root track as they define it. */
 static unsigned written_version(const cb_cclip_parsed *h)
 {
-    return h->version >= 3 ? 3u : h->root != NULL ? 2u : 1u;
+    return h->version >= 3 ? h->version : h->root != NULL ? 2u : 1u;
 }
 
-/* The track descriptions: versions 1, 2 a mode byte per track, version 3 the mode map; then the
- * component descriptions. Returns the end. */
+/* A joint's version 4 code (cclip_impl.h) from its fields f (10). */
+static unsigned joint_code(const cb_cclip_field *f)
+{
+    unsigned rotation = mode_of(f + 3, 1);
+    rotation = rotation == 2 ? 2u + (unsigned)rebuilt_of(f + 3) : rotation;
+    return mode_of(f, 0) | rotation << 1 | mode_of(f + 7, 2) << 4;
+}
+
+/* The track descriptions: versions 1, 2 a mode byte per track, version 3 the mode map (and a
+ * byte per rebuilt component), version 4 the joint map; then the component descriptions.
+ * Returns the end. */
 static unsigned char *write_descriptions(const cb_cclip_parsed *h, const cb_cclip_field *fields,
                                          unsigned char *at)
 {
     const size_t n = h->joint_count;
-    const bool map = written_version(h) >= 3;
-    if (map) {
-        memset(at, 0, mode_map_bytes(h->joint_count));
+    const unsigned version = written_version(h);
+    if (version == 3) {
+        memset(at, 0, map_bytes(version, h->joint_count));
         for (size_t t = 0; t < n * CB_CCLIP_TRACKS; ++t) {
             int x = (int)(t % CB_CCLIP_TRACKS);
             unsigned mode = mode_of(
                 &fields[t / CB_CCLIP_TRACKS * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]], x);
             at[t / 4] |= (unsigned char)(mode << (2 * (t % 4)));
         }
-        at += mode_map_bytes(h->joint_count);
+    } else if (version >= 4) {
+        bit_writer w = {at, 0, 0};
+        for (size_t j = 0; j < n; ++j) {
+            put_bits(&w, joint_code(&fields[j * CB_CCLIP_COMPONENTS]), CB_CCLIP_JOINT_CODE_BITS);
+        }
+        if (w.count > 0) {
+            *w.at++ = (unsigned char)w.acc;
+        }
     }
+    at += map_bytes(version, h->joint_count);
     for (size_t j = 0; j < n; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
             unsigned mode = mode_of(f, x);
-            if (!map) {
+            if (version < 3) {
                 *at++ = (unsigned char)mode;
             }
-            if (mode == 2) {
+            if (mode == 2 && version == 3) {
                 *at++ = (unsigned char)rebuilt_of(f);
             }
             for (int k = 0; k < cb_cclip_track_size[x] && mode != 0; ++k) {
-                if (f[k].bits == CB_CCLIP_REBUILT) {
-                    continue;
-                }
-                *at++ = f[k].bits;
-                if (f[k].bits == 0) {
-                    at = wrf(at, f[k].offset);
-                } else {
-                    at = wr16(wr16(at, cb_cclip_offset_code(f[k].offset, h->exponent[x])),
-                              cb_cclip_step_code(f[k].step));
+                if (f[k].bits != CB_CCLIP_REBUILT) {
+                    at = write_component(version, &f[k], h->exponent[x], at);
                 }
             }
         }
     }
     return at;
+}
+
+/* Bytes of the header up to the track map or descriptions. */
+static size_t header_bytes(const cb_cclip_parsed *h, unsigned version)
+{
+    if (version < 4) {
+        return CB_CCLIP_HEADER_BYTES;
+    }
+    return 9 + varint_bytes(h->joint_count) + varint_bytes(h->source_frames) +
+           varint_bytes(h->keys) + 20;
 }
 
 size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
@@ -514,15 +744,17 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
 {
     const size_t n = h->joint_count;
     const unsigned version = written_version(h);
-    size_t header = CB_CCLIP_HEADER_BYTES + (version >= 3 ? mode_map_bytes(h->joint_count) : 0);
+    size_t header = header_bytes(h, version) + map_bytes(version, h->joint_count);
     uint64_t bits = 0;
     for (size_t j = 0; j < n; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
             const unsigned mode = mode_of(f, x);
-            header += (version >= 3 ? 0 : 1) + (mode == 2 ? 1 : 0);
+            header += (version < 3 ? 1 : 0) + (mode == 2 && version == 3 ? 1 : 0);
             for (int k = 0; k < cb_cclip_track_size[x] && mode != 0; ++k) {
-                header += f[k].bits == CB_CCLIP_REBUILT ? 0 : 5;
+                header += f[k].bits == CB_CCLIP_REBUILT
+                              ? 0
+                              : component_bytes(version, &f[k], h->exponent[x]);
                 bits += cb_cclip_stored_bits(f[k].bits);
             }
         }
@@ -534,20 +766,33 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
     }
     memcpy(dst, CB_CCLIP_MAGIC, 4);
     dst[4] = (unsigned char)version, dst[5] = 0;
-    dst[6] = (unsigned char)((h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0) |
-                             (h->root != NULL ? CB_CCLIP_FLAG_ROOT : 0));
-    dst[7] = 0;
-    unsigned char *at = wr32(dst + 8, h->joint_count);
-    at = wr32(at, h->source_frames);
-    at = wr32(at, h->keys);
-    at = wrf(at, h->max_error_m);
-    at = wrf(at, h->shell_distance_m);
-    at = wrf(at, h->measured_error_m);
-    at = wr32(wr32(at, (uint32_t)h->signature), (uint32_t)(h->signature >> 32));
-    *at++ = (unsigned char)h->exponent[0];
-    *at++ = (unsigned char)h->exponent[2];
-    *at++ = 0;
-    *at++ = 0;
+    const unsigned char flags = (unsigned char)((h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0) |
+                                                (h->root != NULL ? CB_CCLIP_FLAG_ROOT : 0));
+    unsigned char *at;
+    if (version >= 4) {
+        dst[6] = flags;
+        dst[7] = (unsigned char)h->exponent[0];
+        dst[8] = (unsigned char)h->exponent[2];
+        at = write_varint(write_varint(write_varint(dst + 9, h->joint_count), h->source_frames),
+                          h->keys);
+        at = wrf(wrf(wrf(at, h->max_error_m), h->shell_distance_m), h->measured_error_m);
+        at = wr32(wr32(at, (uint32_t)h->signature), (uint32_t)(h->signature >> 32));
+    } else {
+        dst[6] = flags;
+        dst[7] = 0;
+        at = wr32(dst + 8, h->joint_count);
+        at = wr32(at, h->source_frames);
+        at = wr32(at, h->keys);
+        at = wrf(at, h->max_error_m);
+        at = wrf(at, h->shell_distance_m);
+        at = wrf(at, h->measured_error_m);
+        at = wr32(wr32(at, (uint32_t)h->signature), (uint32_t)(h->signature >> 32));
+        *at++ = (unsigned char)h->exponent[0];
+        *at++ = (unsigned char)h->exponent[2];
+        *at++ = 0;
+        *at++ = 0;
+    }
+    CB_ASSERT((size_t)(at - dst) == header_bytes(h, version));
     at = write_descriptions(h, fields, at);
     bit_writer w = {at, 0, 0};
     for (size_t i = 0; i < h->keys; ++i) {
@@ -600,8 +845,8 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
         float v[CB_CCLIP_COMPONENTS];
         int rotation_rebuilt = -1;
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            unsigned mode = track_mode(&p, &at, j, x);
-            const int rebuilt = mode == 2 ? *at++ : -1;
+            int rebuilt;
+            unsigned mode = track_mode(&p, &at, p.data, j, x, &rebuilt);
             rotation_rebuilt = x == 1 ? rebuilt : rotation_rebuilt;
             for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
                 int comp = cb_cclip_track_first[x] + k;
@@ -615,7 +860,7 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
                     continue;
                 }
                 cb_cclip_field f = {0};
-                read_component(&at, at + 5, p.exponent[x], &f);
+                read_component(p.version, &at, p.data, p.exponent[x], &f);
                 uint32_t q = 0;
                 if (f.bits > 0) {
                     q = read_bits(p.data, pos, f.bits);
@@ -941,7 +1186,8 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     };
     if (p->root != NULL) {
         memcpy(block + bl.root_block, p->root, p->root_bytes);
-        cb_cclip_root_decode(p->root, p->source_frames, (float *)(block + bl.root_track));
+        cb_cclip_root_decode(p->version, p->root, p->root_bytes, p->source_frames,
+                             (float *)(block + bl.root_track));
         c->root_block = block + bl.root_block;
         c->root_block_bytes = p->root_bytes;
         c->root_track = (const float *)(block + bl.root_track);
