@@ -211,7 +211,8 @@ void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span po
 {
     const uint32_t legs = ik->joint_count / 3;
     const bool world = ik->lock.root[0] != GNONE;
-    const placement pl = root_placement(x, ik);
+    /* the root's turn (a sine and cosine) only where a leg will use it */
+    const placement pl = w > 0.0f ? root_placement(x, ik) : (placement){{0.0f}, 0.0f, 1.0f};
     for (uint32_t l = 0; l < legs; ++l) {
         float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
         if (!(w > 0.0f)) {
