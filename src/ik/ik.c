@@ -412,6 +412,12 @@ static cb_result check_joint(const io_fields *f, uint32_t joint, const char *nam
 static cb_result check_vec(const io_fields *f, const float v[3], const char *name, bool bounded,
                            cb_error *err)
 {
+    /* The usual case in one test without branches per element: |x| <= lim is false for NaN
+     * and the infinities, so it is both checks below (just finiteness at FLT_MAX). */
+    const float lim = bounded ? CB_IK_MAX_COORDINATE : FLT_MAX;
+    if (CB_LIKELY((fabsf(v[0]) <= lim) & (fabsf(v[1]) <= lim) & (fabsf(v[2]) <= lim))) {
+        return CB_OK;
+    }
     for (int k = 0; k < 3; ++k) {
         if (!isfinite(v[k])) {
             return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: %s[%d] is not finite", f->job, name,
