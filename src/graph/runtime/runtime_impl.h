@@ -218,7 +218,8 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
 
 /* Character i's (= ch) planting weight of every lock leg into s->plant, from its active list
  * (na clips) and their times of this frame, and into s->plant_soon at their times a frame of dt
- * on: the time stage's last step. */
+ * on (0 where the foot is down now: the post-process reads it only for a foot that is not): the
+ * time stage's last step. */
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
                             uint32_t na, float dt, cb_graph_scratch *s);
 
