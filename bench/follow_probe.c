@@ -13,8 +13,9 @@
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=step_measured follow_probe ...
  * and divide by CHARACTERS x FRAMES. Prints one JSON line: the median CPU ns per
  * character of the timed frames, the shares of characters with the lower body turned and a
- * stride scale above 1 at the end, and the crowd's output hash, so that two builds can be
- * compared bit for bit. */
+ * stride scale above 1 at the end, the crowd's output hash and a hash of the kept clip weights
+ * (cb_crowd_weights, which the output hash does not cover; the feature worlds keep them), so
+ * that two builds can be compared bit for bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,25 @@ static double frame(follow_world *w, uint32_t f, bool measured)
     return cpu_ns() - t0;
 }
 
+/* FNV-1a over the kept weights of the feature world's clips (0 when it keeps none). */
+static unsigned long long weights_hash(const follow_world *w)
+{
+    size_t stride = 0;
+    const float *kw = w->graph != NULL ? cb_crowd_weights(w->crowd, 0, &stride) : NULL;
+    if (kw == NULL) {
+        return 0;
+    }
+    unsigned long long h = 14695981039346656037ull;
+    const unsigned char *p = (const unsigned char *)kw;
+    size_t clips = cb_graph_clip_count(w->graph);
+    for (size_t c = 0; c < clips; ++c) {
+        for (size_t b = 0; b < w->n * sizeof(float); ++b) {
+            h = (h ^ p[c * stride * sizeof(float) + b]) * 1099511628211ull;
+        }
+    }
+    return h;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t n = argc >= 4 ? (uint32_t)strtoul(argv[1], NULL, 10) : 0;
@@ -104,9 +124,10 @@ int main(int argc, char **argv)
     }
     printf("{\"mode\": \"%s\", \"characters\": %u, \"frames\": %d, \"warmup\": %d, "
            "\"ns_per_character\": %.1f, \"warped\": %.3f, \"strided\": %.3f, "
-           "\"hash\": \"%016llx\"}\n",
+           "\"hash\": \"%016llx\", \"weights_hash\": \"%016llx\"}\n",
            argv[2], n, frames, warmup, ns[frames / 2], (double)warped / (double)n,
-           (double)strided / (double)n, (unsigned long long)cb_crowd_output_hash(w.crowd));
+           (double)strided / (double)n, (unsigned long long)cb_crowd_output_hash(w.crowd),
+           weights_hash(&w));
     free(ns);
     follow_world_destroy(&w);
     return 0;

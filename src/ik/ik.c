@@ -103,6 +103,15 @@ IK_INLINE void half_angle(float c, float s, float *ch, float *sh)
     *ch = x * inv, *sh = y * inv;
 }
 
+/* fmaxf(a, b) for a b that is not NaN, without libm's call (GCC calls it at -O2, the
+ * instruction differing from it on NaN): b when a is NaN or a <= b (a tie of zeros gives b),
+ * which is what glibc's fmaxf returns on x86-64 for every such pair (its maxss). In the solve a
+ * is a NaN-free product or, for b = 0, a value whose -0 and NaN both become +0 under either. */
+IK_INLINE float max_of(float a, float b)
+{
+    return a > b ? a : b;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Frames                                                                                     */
 
@@ -164,8 +173,8 @@ IK_INLINE void unpad(const frame4 *f, frame *out)
 
 /* The product of the local matrices on the path from `stop` (exclusive; -1: the root, giving
  * model space) down to j, accumulated bottom-up. j must be a descendant of stop. */
-static frame4 path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
-                         int32_t stop)
+IK_INLINE frame4 path_frame(const struct cb_skeleton *s, const cb_xform_group *pose, size_t j,
+                            int32_t stop)
 {
     frame4 acc = local_frame4(pose, j);
     for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
@@ -218,19 +227,19 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
                          cb_float_cspan model, cb_matrix_layout layout, const uint32_t *joints,
                          size_t n, frame *out)
 {
-    const cb_col4 zero = cb_col4_set1(0.0f);
-    frame4 acc = {{zero, zero, zero, zero}}; /* the frame of the joint before, from the pose */
-    for (size_t k = 0; k < n; ++k) {
-        if (model.ptr != NULL) {
+    if (model.ptr != NULL) {
+        for (size_t k = 0; k < n; ++k) {
             out[k] = model_frame(model.ptr, layout, joints[k]);
-            continue;
         }
-        if (k == 0) {
-            acc = path_frame(s, pose, joints[k], -1);
-        } else {
-            frame4 rel = path_frame(s, pose, joints[k], (int32_t)joints[k - 1]);
-            acc = compose4(&acc, &rel);
-        }
+        return;
+    }
+    /* One inlined path_frame per joint (its frame returned in registers, not through memory):
+     * from the root for the first, from the joint before for the others. */
+    frame4 acc;
+    for (size_t k = 0; k < n; ++k) {
+        int32_t stop = k == 0 ? -1 : (int32_t)joints[k - 1];
+        frame4 rel = path_frame(s, pose, joints[k], stop);
+        acc = k == 0 ? rel : compose4(&acc, &rel);
         unpad(&acc, &out[k]);
     }
 }
@@ -403,6 +412,12 @@ static cb_result check_joint(const io_fields *f, uint32_t joint, const char *nam
 static cb_result check_vec(const io_fields *f, const float v[3], const char *name, bool bounded,
                            cb_error *err)
 {
+    /* The usual case in one test without branches per element: |x| <= lim is false for NaN
+     * and the infinities, so it is both checks below (just finiteness at FLT_MAX). */
+    const float lim = bounded ? CB_IK_MAX_COORDINATE : FLT_MAX;
+    if (CB_LIKELY((fabsf(v[0]) <= lim) & (fabsf(v[1]) <= lim) & (fabsf(v[2]) <= lim))) {
+        return CB_OK;
+    }
     for (int k = 0; k < 3; ++k) {
         if (!isfinite(v[k])) {
             return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: %s[%d] is not finite", f->job, name,
@@ -533,7 +548,7 @@ cb_result cb_ik_two_bone_job_validate(const cb_ik_two_bone_job *job, cb_error *e
 static float soften_distance(float d, float dmin, float dmax, float soften, float *gap,
                              bool *reached)
 {
-    float start = fmaxf(soften * dmax, dmin);
+    float start = max_of(soften * dmax, dmin);
     float zone = dmax - start;
     if (d < dmin) {
         *gap = dmax - dmin, *reached = false;
@@ -623,8 +638,8 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
         float dd = soften_distance(d, dmin, dmax, soften, &gap, &out.reached);
         /* Target bend b_t in [0, pi] (0 = straight), by its half-angle. */
         float inv4pq = 1.0f / (4.0f * p * q);
-        float ct = sqrtf(fmaxf((dd - dmin) * (dd + dmin) * inv4pq, 0.0f));
-        float st = sqrtf(fmaxf(gap * (dmax + dd) * inv4pq, 0.0f));
+        float ct = sqrtf(max_of((dd - dmin) * (dd + dmin) * inv4pq, 0.0f));
+        float st = sqrtf(max_of(gap * (dmax + dd) * inv4pq, 0.0f));
         float r = 1.0f / sqrtf(ct * ct + st * st);
         ct *= r, st *= r;
         /* Current bend b_c: the angle from u_perp to l_perp about n. */

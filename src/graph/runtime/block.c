@@ -180,7 +180,7 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
-        poses, entries, groups, active, active_w, active_d, flat_active, flat_count, plant,
+        poses, entries, groups, active, active_w, active_d, flat_active, flat_count, live, plant,
         plant_soon, total;
 } scratch_layout;
 
@@ -210,6 +210,7 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.active_d = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(float));
     L.flat_active = take(&c, n * (g->clip_count ? g->clip_count : 1));
     L.flat_count = take(&c, n);
+    L.live = take(&c, cb_graph_live_words(g) * n * sizeof(uint64_t));
     L.plant = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.plant_soon = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.total = c;
@@ -248,6 +249,7 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->active_d = (float *)(m + L.active_d);
     s->flat_active = (uint8_t *)(m + L.flat_active);
     s->flat_count = (uint8_t *)(m + L.flat_count);
+    s->live = (uint64_t *)(m + L.live);
     s->plant = (float *)(m + L.plant);
     s->plant_soon = (float *)(m + L.plant_soon);
     return s;

@@ -34,15 +34,22 @@ void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t
         float now = 0.0f, soon = 0.0f;
         for (uint32_t a = 0; a < na; ++a) {
             uint32_t c = s->active[a];
+            if (count[c] != 0) {
+                now +=
+                    slot_down(g, first, count, c, AT(b, clip_time, c, ch)) ? s->active_w[a] : 0.0f;
+            }
+        }
+        /* The hint is read only for a foot that is not down (lock_leg holds a foot that is, or
+         * returns before reading it): where it is, it is left at 0. */
+        for (uint32_t a = 0; now < CB_GRAPH_LOCK_PLANT_WEIGHT && a < na; ++a) {
+            uint32_t c = s->active[a];
             if (count[c] == 0) {
                 continue;
             }
-            float t = AT(b, clip_time, c, ch), w = s->active_w[a];
             /* a frame on at this frame's rate: only a hint (when to note where the foot is) */
-            float u = t + dt / s->active_d[a];
+            float u = AT(b, clip_time, c, ch) + dt / s->active_d[a];
             u = u >= 1.0f ? u - 1.0f : u < 0.0f ? u + 1.0f : u;
-            now += slot_down(g, first, count, c, t) ? w : 0.0f;
-            soon += slot_down(g, first, count, c, u) ? w : 0.0f;
+            soon += slot_down(g, first, count, c, u) ? s->active_w[a] : 0.0f;
         }
         SR(s, plant, leg, i) = now;
         SR(s, plant_soon, leg, i) = soon;
@@ -211,7 +218,8 @@ void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span po
 {
     const uint32_t legs = ik->joint_count / 3;
     const bool world = ik->lock.root[0] != GNONE;
-    const placement pl = root_placement(x, ik);
+    /* the root's turn (a sine and cosine) only where a leg will use it */
+    const placement pl = w > 0.0f ? root_placement(x, ik) : (placement){{0.0f}, 0.0f, 1.0f};
     for (uint32_t l = 0; l < legs; ++l) {
         float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
         if (!(w > 0.0f)) {

@@ -88,6 +88,8 @@ struct cb_graph_scratch {
     float *active_w, *active_d;
     uint8_t *flat_active; /* flat graphs: per character of the batch, its active edges */
     uint8_t *flat_count;
+    uint64_t *live;        /* general path: live_words rows of batch, bit c % 64 of row c / 64 set
+                              where clip slot c has influence (time.c) */
     float *plant;          /* lock-leg rows of batch: this frame's planting weight (foot_lock.c) */
     float *plant_soon;     /* ... and a frame on at this frame's rates */
     cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
@@ -101,6 +103,12 @@ struct cb_graph_scratch {
 #define SR(s, field, r, i) ((s)->field[(size_t)(r) * (s)->batch + (i)])
 
 /* Floats of one character's inertialization state: the decay time, then each joint's. */
+/* The words of a character's live-clip bits (scratch live): one per 64 clip slots. */
+static inline size_t cb_graph_live_words(const cb_graph *g)
+{
+    return g->clip_count > 0 ? ((size_t)g->clip_count + 63) / 64 : 1;
+}
+
 static inline size_t inert_floats(const cb_graph *g)
 {
     return 1 + g->joint_count * CB_INERT_FLOATS;
@@ -210,7 +218,8 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
 
 /* Character i's (= ch) planting weight of every lock leg into s->plant, from its active list
  * (na clips) and their times of this frame, and into s->plant_soon at their times a frame of dt
- * on: the time stage's last step. */
+ * on (0 where the foot is down now: the post-process reads it only for a foot that is not): the
+ * time stage's last step. */
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
                             uint32_t na, float dt, cb_graph_scratch *s);
 

@@ -247,24 +247,61 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
 
 /* ---- the general path: a character's clips are those with influence ---- */
 
+/* The lowest set bit of m (not 0). */
+static inline uint32_t lowest_bit(uint64_t m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_ctzll(m);
+#else
+    uint32_t k = 0;
+    for (; (m & 1u) == 0; m >>= 1) {
+        ++k;
+    }
+    return k;
+#endif
+}
+
+/* Which clips have influence (weight above EPS), row by row over the batch: bits in s->live,
+ * and the clips without it marked inactive where events or activity are tracked. Per
+ * character this is what listing clip by clip decided, before anything of that character
+ * reads it (a character's time touches only its own column). */
+static void live_clips(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                       cb_graph_scratch *s, const cb_graph_outputs *out)
+{
+    memset(s->live, 0, cb_graph_live_words(g) * s->batch * sizeof(uint64_t));
+    for (uint32_t c = 0; c < g->clip_count; ++c) {
+        const float *w = &SR(s, w, g->clips[c].node, 0);
+        uint64_t *live = &SR(s, live, c / 64, 0);
+        const uint64_t bit = (uint64_t)1 << (c % 64);
+        for (uint32_t i = 0; i < n; ++i) {
+            live[i] |= w[i] <= EPS ? 0u : bit;
+        }
+        if (out->events || g->clips[c].track_activity) {
+            uint8_t *active = &AT(b, clip_active, c, first);
+            for (uint32_t i = 0; i < n; ++i) {
+                active[i] = w[i] <= EPS ? (uint8_t)CLIP_INACTIVE : active[i];
+            }
+        }
+    }
+}
+
 void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n, float dt,
                          cb_graph_scratch *s, const cb_graph_outputs *out,
                          cb_graph_scratch_stats *st)
 {
+    live_clips(g, b, first, n, s, out);
+    const size_t words = cb_graph_live_words(g);
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t ch = first + i, na = 0;
         list_begin(g, s);
-        for (uint32_t c = 0; c < g->clip_count; ++c) {
-            const gclip *clip = &g->clips[c];
-            float w = SR(s, w, clip->node, i);
-            if (w <= EPS) {
-                if (out->events || clip->track_activity) {
-                    AT(b, clip_active, c, ch) = CLIP_INACTIVE;
-                }
-                continue;
+        for (size_t k = 0; k < words; ++k) {
+            for (uint64_t m = SR(s, live, k, i); m != 0; m &= m - 1) {
+                uint32_t c = (uint32_t)(64 * k) + lowest_bit(m); /* in slot order */
+                const gclip *clip = &g->clips[c];
+                float w = SR(s, w, clip->node, i);
+                float rate = clip_rate(g, clip, s, w, i);
+                list_add(g, s, na++, c, w, clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f));
             }
-            float rate = clip_rate(g, clip, s, w, i);
-            list_add(g, s, na++, c, w, clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f));
         }
         advance_active(g, b, ch, na, dt, s, out, st);
         if (g->lock_leg_count > 0) {
@@ -273,11 +310,14 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
         if (g->sm_count > 0) {
             cb_graph_machine_times(g, b, ch, na, dt, s);
         }
-        if (out->kept_weights != NULL) {
-            for (uint32_t c = 0; c < g->clip_count; ++c) {
-                float w = SR(s, w, g->clips[c].node, i);
-                out->kept_weights[(size_t)c * out->kept_stride + ch] = w > EPS ? w : 0.0f;
-            }
+    }
+    /* The kept weights row by row (a clip's row of the batch is its node's weight row, which
+     * this stage does not write), as the flat path keeps them. */
+    for (uint32_t c = 0; out->kept_weights != NULL && c < g->clip_count; ++c) {
+        const float *w = &SR(s, w, g->clips[c].node, 0);
+        float *kept = &out->kept_weights[(size_t)c * out->kept_stride + first];
+        for (uint32_t i = 0; i < n; ++i) {
+            kept[i] = w[i] > EPS ? w[i] : 0.0f;
         }
     }
 }

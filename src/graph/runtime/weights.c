@@ -142,6 +142,10 @@ void cb_graph_stage_weights(const cb_graph *g, cb_graph_block *b, uint32_t first
         if (node->type == GNODE_BLEND) {
             blend_shares(g, node, s, m, m == n, k, st);
         }
+        const bool layers = node->type == GNODE_LAYERS;
+        const bool warped = node->type == GNODE_BLEND && node->u.blend.warp_param != GNONE;
+        const uint32_t edge_count = node->edge_count;
+        float *shares = &SR(s, ew, node->first_edge, 0); /* edge e's row at e * batch */
         for (uint32_t j = 0; j < m; ++j) {
             uint32_t i = s->cidx[j];
             if (node->type == GNODE_SM) {
@@ -149,16 +153,15 @@ void cb_graph_stage_weights(const cb_graph *g, cb_graph_block *b, uint32_t first
                 continue;
             }
             /* A warped blend's rate replaces the one that reaches it (an absolute speed). */
-            float child_rate = node->type == GNODE_BLEND && node->u.blend.warp_param != GNONE
-                                   ? cb_graph_warp_rate(g, node, s, i)
-                                   : rate[i];
-            for (uint32_t e = 0; e < node->edge_count; ++e) {
+            float child_rate = warped ? cb_graph_warp_rate(g, node, s, i) : rate[i];
+            for (uint32_t e = 0; e < edge_count; ++e) {
                 /* Layers: every input at the node's weight; blends: at their share. */
-                float share =
-                    node->type == GNODE_LAYERS ? 1.0f : SR(s, ew, node->first_edge + e, i);
-                SR(s, ew, node->first_edge + e, i) = share;
-                if (share > 0.0f) {
-                    cb_graph_contribute(g, s, edges[e].child, i, w[i] * share, child_rate);
+                float *share = &shares[(size_t)e * s->batch + i];
+                if (layers) {
+                    *share = 1.0f;
+                }
+                if (*share > 0.0f) {
+                    cb_graph_contribute(g, s, edges[e].child, i, w[i] * *share, child_rate);
                 }
             }
         }
