@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/base_impl.h"
+#include "base/scalar_math.h"
 #include "crowdblend/follow.h"
 #include "simd/detmath.h"
 
@@ -670,7 +671,7 @@ static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const c
             *fade = k->release_s > 0.0f ? *fade - dt / k->release_s : 0.0f;
             *fade = *fade > 0.0f ? *fade : 0.0f;
         }
-        ft->weight = *fade * *fade * (3.0f - 2.0f * *fade); /* the step's smoothstep */
+        ft->weight = cb_fsmoothstep(*fade); /* the step's smoothstep; *fade is in [0, 1] */
     }
 }
 

@@ -1489,8 +1489,8 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
     }
     prepare_out(&io);
     /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
-    float e = fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE;
-    e = e < 1.0f ? e * e * (3.0f - 2.0f * e) : 1.0f;
+    /* (scale is finite: checked above; cb_fsmoothstep clamps e >= 1 to 1, the same bits) */
+    float e = cb_fsmoothstep(fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE);
     const float weight = job->weight * e;
     uint32_t reached = 0;
     for (uint32_t l = 0; l < job->leg_count && on; ++l) {

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/scalar_math.h"
 #include "graph/runtime.h"
 #include "graph/runtime/runtime_impl.h"
 #include "ik/ik_kernels.h"
@@ -174,7 +175,7 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
     cb_ik_two_bone_result res = {.reached = false};
     if (f > 0.0f) {
         to_model(pl, &st[LOCK_X], target);
-        float weight = w * f * f * (3.0f - 2.0f * f); /* smoothstep: no kink at either end */
+        float weight = w * cb_fsmoothstep(f); /* no kink at either end */
         if (!pin(x, ik, l, pose, target, weight, &res)) {
             stats->refused_ik++;
             release_now(st);
