@@ -904,20 +904,28 @@ static void pack_version_1_still_loads(void **state)
 /* Earlier committed packs (names[2] under CB_TEST_PACK_DIR) load, their compressed clips with
  * root tracks in the stored form when `root_in_stream`, and save to the same bytes: their
  * stored forms are written again in the version they were read in. */
+/* The bytes of a committed pack (name relative to tests/data/packs), malloc'd. */
+static unsigned char *read_committed(const char *name, size_t *size)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", CB_TEST_PACK_DIR, name);
+    FILE *fp = fopen(path, "rb");
+    CB_CHECK(fp != NULL, "%s: cannot open", path);
+    fseek(fp, 0, SEEK_END);
+    *size = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *bytes = malloc(*size);
+    assert_non_null(bytes);
+    assert_int_equal(fread(bytes, 1, *size, fp), *size);
+    fclose(fp);
+    return bytes;
+}
+
 static void expect_old_packs_load(const char *const names[2], bool root_in_stream, const char *what)
 {
     for (size_t i = 0; i < 2; ++i) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", CB_TEST_PACK_DIR, names[i]);
-        FILE *fp = fopen(path, "rb");
-        assert_non_null(fp);
-        fseek(fp, 0, SEEK_END);
-        size_t size = (size_t)ftell(fp);
-        fseek(fp, 0, SEEK_SET);
-        unsigned char *bytes = malloc(size);
-        assert_non_null(bytes);
-        assert_int_equal(fread(bytes, 1, size, fp), size);
-        fclose(fp);
+        size_t size = 0;
+        unsigned char *bytes = read_committed(names[i], &size);
         cb_pack *p = load(bytes, size);
         size_t root_clips = 0;
         for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
@@ -926,7 +934,7 @@ static void expect_old_packs_load(const char *const names[2], bool root_in_strea
             assert_int_equal(cb_cclip_query_info(z).root_track_bytes > 0, root_in_stream);
             root_clips += cb_clip_query_root_motion(cb_pack_clip(p, k)).mode != CB_ROOT_MOTION_NONE;
         }
-        CB_CHECK(root_clips > 0, "%s: no clip with root motion", path);
+        CB_CHECK(root_clips > 0, "%s: no clip with root motion", names[i]);
         cb_pack_desc contents = cb_pack_contents(p);
         size_t size2 = 0;
         unsigned char *again = save(&contents, &size2);
@@ -960,17 +968,9 @@ static void pack_encoding_1_still_loads(void **state)
     /* Encoding 2 (the root track in the stored form) is section version 3's, and only its: the
      * committed cesium_man.cbpack's one clip, "clip0" (a 12-byte name record, then duration,
      * frame count, joint count and flags: the encoding at +28, the root mode at +32). */
-    char path[1024];
-    snprintf(path, sizeof path, "%s/cesium_man.cbpack", CB_TEST_PACK_DIR);
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    size_t size = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *good = malloc(size), *d = malloc(size);
-    assert_true(good != NULL && d != NULL);
-    assert_int_equal(fread(good, 1, size, fp), size);
-    fclose(fp);
+    size_t size = 0;
+    unsigned char *good = read_committed("cesium_man.cbpack", &size), *d = malloc(size);
+    assert_non_null(d);
     const size_t clip = section_offset(good, 1);
     assert_int_equal(get_u32(good + 40 + 24 + 4), 3);
     assert_int_equal(get_u32(good + clip + 28), 2);
@@ -987,6 +987,154 @@ static void pack_encoding_1_still_loads(void **state)
     repair_checksum(d, size);
     expect_load_error(d, size, CB_ERR_PARSE, "without root motion");
     free(good), free(d);
+}
+
+/* ---- the checks of stored forms 1-3 (crowdblend/cclip.h): version 4 replaced their fields,
+ * but clips in them still load, so each refusal is checked on the committed packs' clips ---- */
+
+/* The stored form of the first compressed clip of a committed pack, serialized as loaded (its
+ * own version), with the pack (for its skeleton) and the root block's size. */
+static unsigned char *old_stream(const char *name, cb_pack **pack, size_t *size, size_t *root)
+{
+    size_t file = 0;
+    unsigned char *bytes = read_committed(name, &file);
+    *pack = load(bytes, file);
+    free(bytes);
+    const cb_cclip *z = cb_pack_compressed_clip(*pack, 0);
+    assert_non_null(z);
+    *size = cb_cclip_stream_bytes(z);
+    *root = cb_cclip_query_info(z).root_track_bytes;
+    unsigned char *s = malloc(*size + 1);
+    assert_non_null(s);
+    assert_int_equal(cb_cclip_serialize(z, s, *size), CB_OK);
+    return s;
+}
+
+/* cb_cclip_load refuses bytes with `want` and a message containing `needle`. */
+static void expect_stream_error(const cb_skeleton *s, const unsigned char *bytes, size_t size,
+                                cb_result want, const char *needle, const char *what)
+{
+    cb_cclip_load_desc d = {.skeleton = s};
+    cb_cclip *out = NULL;
+    cb_error err = {0};
+    cb_result r = cb_cclip_load(bytes, size, &d, &out, &err);
+    CB_CHECK(r == want && strstr(err.message, needle) != NULL, "%s: got %s (%s), want %s (%s)",
+             what, cb_result_str(r), err.message, cb_result_str(want), needle);
+    CB_CHECK(out == NULL, "%s: out was written", what);
+}
+
+/* Every prefix of a stored form is refused (and, under ASan, read within its bytes). */
+static void expect_prefixes_refused(const cb_skeleton *s, const unsigned char *bytes, size_t size)
+{
+    cb_cclip_load_desc d = {.skeleton = s};
+    for (size_t len = 0; len < size; ++len) {
+        unsigned char *exact = malloc(len > 0 ? len : 1);
+        assert_non_null(exact);
+        memcpy(exact, bytes, len);
+        cb_cclip *out = NULL;
+        CB_CHECK(cb_cclip_load(exact, len, &d, &out, NULL) != CB_OK,
+                 "a %zu-byte prefix of a version %u stored form loaded", len, bytes[4]);
+        free(exact);
+    }
+}
+
+/* Where the first rebuilt component's index lies in a version 3 stored form of n joints (the
+ * 44-byte header, the mode map of 2 bits per track, then per track of mode 1 or 2 (mode 2: the
+ * index byte first) 5 bytes per stored component), or 0 when no rotation rebuilds one. */
+static size_t first_rebuilt_index(const unsigned char *b, size_t n)
+{
+    const unsigned char *map = b + 44;
+    size_t at = 44 + (n * 6 + 7) / 8;
+    for (size_t t = 0; t < n * 3; ++t) {
+        unsigned mode = (map[t / 4] >> (2 * (t % 4))) & 3u;
+        if (mode == 2) {
+            return at;
+        }
+        at += mode == 0 ? 0 : 5 * (size_t)(t % 3 == 1 ? 4 : 3);
+    }
+    return 0;
+}
+
+static void pack_old_stored_forms_are_checked(void **state)
+{
+    (void)state;
+    cb_pack *p = NULL;
+    size_t m = 0, root = 0;
+    /* Version 3 (stream3/: the 44-byte header, the mode map, 9-byte root descriptions). */
+    unsigned char *good = old_stream("stream3/cesium_man.cbpack", &p, &m, &root);
+    const cb_skeleton *s = cb_pack_skeleton(p);
+    const size_t n = cb_skeleton_joint_count(s);
+    assert_int_equal(good[4], 3);
+    assert_true(root > 36 && (good[6] & 2u) != 0);
+    unsigned char *b = malloc(m + 1);
+    assert_non_null(b);
+    expect_prefixes_refused(s, good, m);
+    memcpy(b, good, m);
+    b[m] = 0;
+    expect_stream_error(s, b, m + 1, CB_ERR_PARSE, "trailing", "v3: a trailing byte");
+    b[4] = 1;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "version 1 with a root track", "v3 as v1");
+    b[4] = 2; /* version 2's header, but version 3's track descriptions */
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "cclip stream", "v3 descriptions as v2");
+    memcpy(b, good, m);
+    b[6] &= (unsigned char)~2u;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "trailing", "v3: root bytes without flag bit 1");
+    b[4] = 2;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "version 2 without a root track", "v2, no root");
+    for (size_t at = 42; at < 44; ++at) {
+        memcpy(b, good, m);
+        b[at] = 1;
+        expect_stream_error(s, b, m, CB_ERR_PARSE, "reserved", "v3: a reserved byte");
+    }
+    /* The mode map: mode 2 (a component rebuilt) is for rotations only, 3 is refused, and a
+     * rebuilt component is 0..3. */
+    memcpy(b, good, m);
+    b[44] = (unsigned char)((b[44] & ~3u) | 2u);
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "has mode 2", "v3: a translation of mode 2");
+    memcpy(b, good, m);
+    b[44] = (unsigned char)(b[44] | 3u);
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "has mode 3", "v3: track mode 3");
+    const size_t rebuilt_at = first_rebuilt_index(good, n);
+    assert_true(rebuilt_at > 0 && good[rebuilt_at] <= 3);
+    memcpy(b, good, m);
+    b[rebuilt_at] = 4;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "rebuilt component", "v3: rebuilt component 4");
+    /* The root block: per component u8 bits, f32 offset, f32 step; then the keys. */
+    const size_t root_at = m - root;
+    memcpy(b, good, m);
+    b[root_at] = 25;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "root track component 0", "v3: a 25-bit root field");
+    memcpy(b, good, m);
+    memset(b + root_at + 1, 0xFF, 4);
+    expect_stream_error(s, b, m, CB_ERR_NOT_FINITE, "root track", "v3: a NaN root offset");
+    memcpy(b, good, m);
+    set_f32(b + root_at + 1, 8.5e37f);
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "root track component 0",
+                        "v3: a root offset beyond the largest value");
+    memcpy(b, good, m);
+    set_f32(b + root_at + 5, -1.0f);
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "root track component 0",
+                        "v3: a negative root step");
+    expect_stream_error(s, good, root_at + 35, CB_ERR_PARSE, "root track truncated",
+                        "v3: the root descriptions cut short");
+    cb_pack_destroy(p);
+    free(good), free(b);
+    /* Version 2 (stream2/: a mode byte before each track, 0 or 1, and always a root track). */
+    good = old_stream("stream2/cesium_man.cbpack", &p, &m, &root);
+    s = cb_pack_skeleton(p);
+    assert_int_equal(good[4], 2);
+    assert_true(root > 36 && good[44] <= 1);
+    b = malloc(m);
+    assert_non_null(b);
+    expect_prefixes_refused(s, good, m);
+    memcpy(b, good, m);
+    b[6] &= (unsigned char)~2u;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "version 2 without a root track", "v2, no root");
+    memcpy(b, good, m);
+    b[44] = 2;
+    expect_stream_error(s, b, m, CB_ERR_PARSE, "has mode 2", "v2: a track of mode 2");
+    cb_pack_destroy(p);
+    free(good), free(b);
 }
 
 /* The two forms of a loaded pack's compressed clips (crowdblend/pack.h, COMPRESSED CLIPS): kept
@@ -1292,6 +1440,7 @@ int main(void)
         cmocka_unit_test(pack_compressed_blocks_are_checked),
         cmocka_unit_test(pack_version_1_still_loads),
         cmocka_unit_test(pack_encoding_1_still_loads),
+        cmocka_unit_test(pack_old_stored_forms_are_checked),
         cmocka_unit_test(pack_clip_forms),
         cmocka_unit_test(pack_load_survives_failed_allocations),
         cmocka_unit_test(pack_save_checks_its_desc),
