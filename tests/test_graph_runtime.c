@@ -1573,32 +1573,31 @@ static void busy_params(cb_crowd *c, int f, uint32_t n)
     }
 }
 
-/* Every frame's output hash is the same for 1, 2 and 3 threads, batch sizes from one SIMD
- * width to 64, and update_range over uneven sub-ranges. */
-static void graph_output_is_bit_identical_across_threads_and_batches(void **state)
+/* Every frame's output hash of a crowd of HASH_N characters running g is the same for each
+ * configuration (threads[k], batches[k]) as for the first; the last updates through
+ * update_range over uneven sub-ranges, in an order that changes every frame. params(c, f)
+ * writes frame f's parameters, the same for every configuration. */
+enum { HASH_N = 203, HASH_FRAMES = 90, HASH_CONFIGS = 5 };
+
+static void check_same_hashes(const scene *sc, const cb_graph *g,
+                              const uint32_t threads[HASH_CONFIGS],
+                              const uint32_t batches[HASH_CONFIGS],
+                              void (*params)(cb_crowd *c, int f))
 {
-    graph_fx *fx = *state;
-    scene *sc = fx->sc;
-    cb_graph *g = busy_graph(sc);
-    enum { N = 203, FRAMES = 90, CONFIGS = 5 };
-    static const uint32_t threads[CONFIGS] = {1, 2, 3, 2, 1};
-    uint32_t w = (uint32_t)cb_simd_width();
-    const uint32_t batches[CONFIGS] = {64, w, 2 * w, 48, 0};
-    uint64_t hashes[CONFIGS][FRAMES];
-    for (int k = 0; k < CONFIGS; ++k) {
-        cb_crowd *c = crowd_of(sc, g, N, threads[k], batches[k]);
-        add_characters(c, N, 0.173f);
+    uint64_t hashes[HASH_CONFIGS][HASH_FRAMES];
+    for (int k = 0; k < HASH_CONFIGS; ++k) {
+        cb_crowd *c = crowd_of(sc, g, HASH_N, threads[k], batches[k]);
+        add_characters(c, HASH_N, 0.173f);
         cb_crowd_scratch *scratch = NULL;
-        if (k == CONFIGS - 1) {
+        if (k == HASH_CONFIGS - 1) {
             assert_int_equal(cb_crowd_scratch_create(c, &scratch), CB_OK);
         }
-        for (int f = 0; f < FRAMES; ++f) {
-            busy_params(c, f, N);
+        for (int f = 0; f < HASH_FRAMES; ++f) {
+            params(c, f);
             if (scratch == NULL) {
                 assert_int_equal(cb_crowd_update(c, DT), CB_OK);
             } else {
-                /* Uneven ranges, in an order that changes every frame. */
-                static const uint32_t cuts[] = {0, 7, 40, 41, 130, 203};
+                static const uint32_t cuts[] = {0, 7, 40, 41, 130, HASH_N};
                 for (int p = 0; p < 5; ++p) {
                     int q = (p + f) % 5;
                     assert_int_equal(
@@ -1611,11 +1610,119 @@ static void graph_output_is_bit_identical_across_threads_and_batches(void **stat
         cb_crowd_scratch_destroy(c, scratch);
         cb_crowd_destroy(c);
     }
-    for (int k = 1; k < CONFIGS; ++k) {
-        for (int f = 0; f < FRAMES; ++f) {
+    for (int k = 1; k < HASH_CONFIGS; ++k) {
+        for (int f = 0; f < HASH_FRAMES; ++f) {
             CB_CHECK(hashes[k][f] == hashes[0][f], "config %d differs at frame %d", k, f);
         }
     }
+}
+
+static void busy_frame(cb_crowd *c, int f)
+{
+    busy_params(c, f, HASH_N);
+}
+
+/* Every frame's output hash is the same for 1, 2 and 3 threads, batch sizes from one SIMD
+ * width to 64, and update_range over uneven sub-ranges. */
+static void graph_output_is_bit_identical_across_threads_and_batches(void **state)
+{
+    graph_fx *fx = *state;
+    cb_graph *g = busy_graph(fx->sc);
+    static const uint32_t threads[HASH_CONFIGS] = {1, 2, 3, 2, 1};
+    uint32_t w = (uint32_t)cb_simd_width();
+    const uint32_t batches[HASH_CONFIGS] = {64, w, 2 * w, 48, 0};
+    check_same_hashes(fx->sc, g, threads, batches, busy_frame);
+    cb_graph_destroy(g);
+}
+
+/* A subtree whose influence falls to EPS or below is skipped by the weights stage (its shares
+ * and its machines' crossfade progress are not computed for that character), yet the pose stage
+ * still evaluates it inside a state it crossfades from, at its share of that state: here a
+ * direct node or an inner machine (itself crossfading) under a blend space that gives it a tiny
+ * share, in a state on its way out. Neither may read what the batch row held last (another
+ * character's, or last frame's): every frame's output hash is the same for every batch size,
+ * thread count and sub-range split. */
+static cb_graph *fading_subtree_graph(const scene *sc)
+{
+    cb_graph_builder *b = builder_of(sc);
+    cb_error err = {0};
+    static const char *const fl[] = {"pa", "pb", "mix", "mode", "inner"};
+    for (int k = 0; k < 5; ++k) {
+        OK(cb_graph_add_param(b, fl[k], CB_PARAM_FLOAT, 0.0f, &err));
+    }
+    cb_graph_node ab[2] = {add_clip(b, "a", CLIP_A), add_clip(b, "b", CLIP_B)};
+    cb_graph_direct_desc dd = {.name = "d", .children = ab, .weights = fl, .child_count = 2};
+    cb_graph_node kids[2] = {{0}, {0}};
+    OK(cb_graph_add_direct(b, &dd, &kids[0], &err));
+    cb_graph_state ist[2] = {{.name = "c", .node = add_clip(b, "c", CLIP_C)},
+                             {.name = "e2", .node = add_clip(b, "e2", CLIP_E2)}};
+    cb_graph_condition ion = {.param = "inner", .op = CB_COMPARE_GREATER, .value = 0.5f};
+    cb_graph_condition ioff = {.param = "inner", .op = CB_COMPARE_LESS, .value = 0.5f};
+    cb_graph_transition itr[2] = {
+        {.from = "c", .to = "e2", .conditions = &ion, .condition_count = 1, .duration_s = 0.4f},
+        {.from = "e2", .to = "c", .conditions = &ioff, .condition_count = 1, .duration_s = 0.4f},
+    };
+    cb_graph_state_machine_desc ismd = {
+        .name = "i", .states = ist, .state_count = 2, .transitions = itr, .transition_count = 2};
+    OK(cb_graph_add_state_machine(b, &ismd, &kids[1], &err));
+    float pos[2] = {0.0f, 1.0f};
+    cb_graph_blend_space_desc bs = {.name = "move",
+                                    .solver = {.kind = CB_SOLVER_KIND_LINEAR_1D},
+                                    .params = {"mix"},
+                                    .children = kids,
+                                    .positions = pos,
+                                    .child_count = 2};
+    cb_graph_node move = {0};
+    OK(cb_graph_add_blend_space(b, &bs, &move, &err));
+    cb_graph_state st[2] = {{.name = "move", .node = move},
+                            {.name = "wave", .node = add_clip(b, "wave", CLIP_E)}};
+    cb_graph_condition on = {.param = "mode", .op = CB_COMPARE_GREATER, .value = 0.5f};
+    cb_graph_condition off = {.param = "mode", .op = CB_COMPARE_LESS, .value = 0.5f};
+    cb_graph_transition tr[2] = {
+        {.from = "move", .to = "wave", .conditions = &on, .condition_count = 1, .duration_s = 0.5f},
+        {.from = "wave",
+         .to = "move",
+         .conditions = &off,
+         .condition_count = 1,
+         .duration_s = 0.5f},
+    };
+    cb_graph_state_machine_desc smd = {
+        .name = "m", .states = st, .state_count = 2, .transitions = tr, .transition_count = 2};
+    cb_graph_node sm = {0};
+    OK(cb_graph_add_state_machine(b, &smd, &sm, &err));
+    return build(b);
+}
+
+/* Frame f's parameters of the fading graph, drawn for each character from a seed of its own
+ * (the case's PRNG, the frame and the character): the same in every configuration. */
+static uint64_t fading_seed;
+
+static void fading_frame(cb_crowd *c, int f)
+{
+    float *pa = column(c, "pa"), *pb = column(c, "pb"), *mix = column(c, "mix");
+    float *mode = column(c, "mode"), *inner = column(c, "inner");
+    for (uint32_t i = 0; i < HASH_N; ++i) {
+        cb_prng r = cb_prng_seed(fading_seed ^ ((uint64_t)f << 32 | i));
+        pa[i] = cb_prng_range(&r, 0.0f, 1.0f);
+        pb[i] = cb_prng_range(&r, 0.0f, 1.0f);
+        /* a share of 2e-5 to 5e-4 for the direct node, or for the inner machine */
+        float tiny = cb_prng_range(&r, 2e-5f, 5e-4f);
+        mix[i] = i % 2 == 0 ? 1.0f - tiny : tiny;
+        mode[i] = (f + 7 * (int)i) % 40 < 20 ? 1.0f : 0.0f;
+        inner[i] = (f + 3 * (int)i) % 24 < 12 ? 1.0f : 0.0f;
+    }
+}
+
+/* One thread but for one configuration: the rows left over then depend on the batch alone. */
+static void graph_fading_subtrees_do_not_read_other_rows(void **state)
+{
+    graph_fx *fx = *state;
+    cb_graph *g = fading_subtree_graph(fx->sc);
+    fading_seed = cb_prng_next(&fx->r);
+    static const uint32_t threads[HASH_CONFIGS] = {1, 1, 2, 1, 1};
+    uint32_t w = (uint32_t)cb_simd_width();
+    const uint32_t batches[HASH_CONFIGS] = {64, w, 2 * w, 48, 0};
+    check_same_hashes(fx->sc, g, threads, batches, fading_frame);
     cb_graph_destroy(g);
 }
 
@@ -1636,6 +1743,7 @@ int main(void)
         cmocka_unit_test(graph_transitions_do_not_pop),
         cmocka_unit_test(graph_ik_reaches_its_targets),
         GRAPH_CASE(graph_output_is_bit_identical_across_threads_and_batches),
+        GRAPH_CASE(graph_fading_subtrees_do_not_read_other_rows),
     };
     return cmocka_run_group_tests(tests, graph_group_setup, graph_group_teardown);
 }

@@ -89,6 +89,21 @@ float cb_graph_warp_rate(const cb_graph *g, const gnode *node, const cb_graph_sc
     return r < bl->warp_min ? bl->warp_min : r > bl->warp_max ? bl->warp_max : r;
 }
 
+/* Node id's shares and crossfade progress for a character it does not reach: none. The pose
+ * stage still evaluates such a node inside a state being faded out, or below a blend, at its
+ * share of the parent (its own influence EPS or less): it must not read what its rows of the
+ * batch held last, another character's (the bits then depended on the batch and the thread). */
+static void unreached(const cb_graph *g, cb_graph_scratch *s, uint32_t id, uint32_t i)
+{
+    const gnode *node = &g->nodes[id];
+    for (uint32_t e = 0; e < node->edge_count; ++e) {
+        SR(s, ew, node->first_edge + e, i) = 0.0f;
+    }
+    if (node->type == GNODE_SM) {
+        s->alpha[(size_t)node->u.sm.sm * s->batch + i] = 0.0f;
+    }
+}
+
 /* The characters of the batch that reach node id (weight above EPS, or a shadow for a capture)
  * into s->cidx; returns their count. Rates become per-unit-weight here. */
 static uint32_t reaching(const cb_graph *g, cb_graph_scratch *s, uint32_t id, uint32_t n)
@@ -106,6 +121,8 @@ static uint32_t reaching(const cb_graph *g, cb_graph_scratch *s, uint32_t id, ui
                 /* Shares for a capture; weight 0 flows on, so nothing plays. */
                 rate[i] = 1.0f;
                 s->cidx[m++] = i;
+            } else {
+                unreached(g, s, id, i);
             }
         }
     }
