@@ -894,7 +894,7 @@ static void pack_version_1_still_loads(void **state)
     CB_CHECK(cb_pack_load_file(path, NULL, &p, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_pack_clip_count(p), 1);
     assert_null(cb_pack_compressed_clip(p, 0));
-    cb_test_note("%s (version 1) loads: %u joints, clip \"%s\" of %zu frames", path,
+    cb_test_note("%s (version 1) loads: %u joints, clip \"%s\" of %u frames", path,
                  cb_skeleton_joint_count(cb_pack_skeleton(p)), cb_clip_name(cb_pack_clip(p, 0)),
                  cb_clip_frame_count(cb_pack_clip(p, 0)));
     cb_pack_destroy(p);

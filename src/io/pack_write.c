@@ -435,7 +435,7 @@ static cb_result write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
     w_f32(w, rm.origin_yaw);
     w_f32(w, info != NULL ? info->max_error_m : -1.0f);
     w_f32(w, info != NULL ? info->error_bound_m : -1.0f);
-    w_u32(w, (uint32_t)cb_clip_marker_count(c));
+    w_u32(w, cb_clip_marker_count(c));
     for (size_t k = 0; k < cb_clip_marker_count(c); ++k) {
         cb_clip_marker m;
         cb_clip_query_marker(c, k, &m);
