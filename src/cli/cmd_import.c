@@ -154,7 +154,7 @@ static int add_graph(const options *o, const cb_import *imp, cb_pack_desc *pd, c
     fclose(f);
     cb_graph_json_desc jd = {.skeleton = cb_import_skeleton(imp),
                              .clips = pd->clips,
-                             .clip_count = (uint32_t)pd->clip_count,
+                             .clip_count = pd->clip_count,
                              .source_name = o->graph};
     cb_graph *graph = NULL;
     cb_error err = {0};
