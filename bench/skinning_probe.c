@@ -18,7 +18,7 @@ static cb_graph *graph_of(const cb_pack *p, cb_error *err)
 {
     cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(p),
                              .clips = cb_pack_clips(p),
-                             .clip_count = (uint32_t)cb_pack_clip_count(p)};
+                             .clip_count = cb_pack_clip_count(p)};
     cb_graph *g = NULL;
     char text[512];
     const char *doc = text;

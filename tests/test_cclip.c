@@ -640,7 +640,7 @@ static packed_scene packed_scene_make(void)
         p.ref[i] = dref_of_keys(p.s, p.z[i], loop[i]);
     }
     CB_CHECK(cb_cclip_key_count(p.z[4]) < cb_clip_frame_count(p.raw[4]),
-             "lean_add kept all %zu keys: the test wants a key-reduced clip",
+             "lean_add kept all %u keys: the test wants a key-reduced clip",
              cb_cclip_key_count(p.z[4]));
     return p;
 }

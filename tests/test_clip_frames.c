@@ -221,7 +221,7 @@ static cb_clip_frames_desc frames_desc_of(const cb_clip *c, const cb_skeleton *s
         .name = cb_clip_name(c),
         .skeleton = skel,
         .duration_s = cb_clip_duration(c),
-        .frame_count = (uint32_t)cb_clip_frame_count(c),
+        .frame_count = cb_clip_frame_count(c),
         .has_scale = cb_clip_frame_stride(c) == 10,
         .frames = {s->frames, s->frame_floats},
         .wrap = cb_clip_is_looping(c) ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,

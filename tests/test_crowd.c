@@ -663,7 +663,7 @@ static cb_clip *still_copy(const cb_clip *src)
         .name = cb_clip_name(src),
         .skeleton = cb_embedded_skeleton(set),
         .duration_s = cb_clip_duration(src),
-        .frame_count = (uint32_t)cb_clip_frame_count(src),
+        .frame_count = cb_clip_frame_count(src),
         .has_scale = cb_clip_frame_stride(src) == 10,
         .frames = {frames, floats},
         .root_motion = CB_ROOT_MOTION_NONE,

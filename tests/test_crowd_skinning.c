@@ -40,9 +40,8 @@ static fixture load(const char *path)
     const cb_skeleton *sk = cb_pack_skeleton(f.pack);
     f.joints = cb_skeleton_joint_count(sk);
     assert_int_equal(cb_pack_inverse_binds(f.pack).count, f.joints * 16);
-    cb_graph_json_desc jd = {.skeleton = sk,
-                             .clips = cb_pack_clips(f.pack),
-                             .clip_count = (uint32_t)cb_pack_clip_count(f.pack)};
+    cb_graph_json_desc jd = {
+        .skeleton = sk, .clips = cb_pack_clips(f.pack), .clip_count = cb_pack_clip_count(f.pack)};
     if (cb_pack_graph_count(f.pack) > 0) {
         cb_pack_graph g = cb_pack_query_graph(f.pack, 0);
         CB_CHECK(cb_graph_load_json(g.text, g.length, &jd, &f.graph, &err) == CB_OK, "%s",

@@ -512,7 +512,7 @@ static void embedded_foot_markers_sit_where_feet_plant(void **state)
         const char *name = cb_clip_name(c);
         bool locomotion = strncmp(name, "walk_", 5) == 0 || strncmp(name, "run_", 4) == 0;
         if (!locomotion) {
-            CB_CHECK(cb_clip_marker_count(c) == 0, "%s has %zu markers", name,
+            CB_CHECK(cb_clip_marker_count(c) == 0, "%s has %u markers", name,
                      cb_clip_marker_count(c));
             continue;
         }
@@ -521,7 +521,7 @@ static void embedded_foot_markers_sit_where_feet_plant(void **state)
         double frame = 1.0 / (double)intervals, frame_s = cb_clip_duration(c) * frame;
         size_t steps = intervals * STEPS_PER_FRAME;
         for (int f = 0; f < 2; ++f) {
-            size_t ip, il;
+            uint32_t ip, il;
             cb_clip_marker mp, ml;
             assert_int_equal(cb_clip_find_marker_name(c, plant[f], &ip), CB_OK);
             assert_int_equal(cb_clip_find_marker_name(c, lift[f], &il), CB_OK);

@@ -95,7 +95,7 @@ static void markers_desc_defaults(void **state)
     assert_int_equal(cb_clip_marker_count(NULL), 0);
     cb_clip_marker q;
     assert_int_equal(cb_clip_query_marker(c, 0, &q), CB_ERR_INVALID_ARGUMENT);
-    size_t idx = 77;
+    uint32_t idx = 77;
     assert_int_equal(cb_clip_find_marker(c, cb_name_hash("x"), 0, &idx), CB_ERR_NOT_FOUND);
     assert_int_equal(idx, 77);
     cb_clip_destroy(c);
@@ -179,11 +179,12 @@ static void markers_stored_sorted_and_queryable(void **state)
         /* Lookups by hash visit exactly the occurrences of a name, in order. */
         for (size_t p = 0; p < npool; ++p) {
             uint32_t h = cb_name_hash(pool[p]);
-            size_t seen = 0, want = 0, idx = 0, first = n;
+            size_t seen = 0, want = 0, first = n;
+            uint32_t idx = 0;
             for (size_t j = 0; j < n; ++j) {
                 want += strcmp(m[j].name, pool[p]) == 0;
             }
-            for (size_t start = 0; cb_clip_find_marker(c, h, start, &idx) == CB_OK;
+            for (uint32_t start = 0; cb_clip_find_marker(c, h, start, &idx) == CB_OK;
                  start = idx + 1) {
                 cb_clip_marker q;
                 cb_clip_query_marker(c, idx, &q);
@@ -202,7 +203,7 @@ static void markers_stored_sorted_and_queryable(void **state)
     }
     /* Argument errors of the queries. */
     cb_clip_marker q;
-    size_t idx;
+    uint32_t idx;
     assert_int_equal(cb_clip_query_marker(NULL, 0, &q), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_clip_query_marker(plain, 0, NULL), CB_ERR_NULL_ARGUMENT);
     assert_int_equal(cb_clip_find_marker(NULL, 0, 0, &idx), CB_ERR_NULL_ARGUMENT);

@@ -340,7 +340,7 @@ static void pack_round_trip_is_byte_identical(void **state)
     for (size_t k = 0; k < 4; ++k) {
         const cb_clip *c = cb_pack_clip(p, k);
         assert_string_equal(cb_clip_name(c), cb_clip_name(f.clips[k]));
-        size_t idx = 99;
+        uint32_t idx = 99;
         assert_int_equal(cb_pack_find_clip(p, cb_clip_name(c), &idx), CB_OK);
         assert_int_equal(idx, k);
         if (fixture_compressed(k)) {
@@ -376,7 +376,7 @@ static void pack_round_trip_is_byte_identical(void **state)
         assert_true(ci.max_error_m == f.info[k].max_error_m);
         assert_true(ci.error_bound_m == f.info[k].error_bound_m);
     }
-    size_t idx;
+    uint32_t idx;
     assert_int_equal(cb_pack_find_clip(p, "nope", &idx), CB_ERR_NOT_FOUND);
     assert_null(cb_pack_clip(p, 4));
     assert_null(cb_pack_compressed_clip(p, 4));
@@ -396,7 +396,7 @@ static void pack_round_trip_is_byte_identical(void **state)
     /* The graph text loads against the pack's clips. */
     cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(p),
                              .clips = cb_pack_clips(p),
-                             .clip_count = (uint32_t)cb_pack_clip_count(p)};
+                             .clip_count = cb_pack_clip_count(p)};
     cb_graph *graph = NULL;
     cb_error err = {0};
     CB_CHECK(cb_graph_load_json(g.text, g.length, &jd, &graph, &err) == CB_OK, "%s", err.message);
@@ -894,7 +894,7 @@ static void pack_version_1_still_loads(void **state)
     CB_CHECK(cb_pack_load_file(path, NULL, &p, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_pack_clip_count(p), 1);
     assert_null(cb_pack_compressed_clip(p, 0));
-    cb_test_note("%s (version 1) loads: %u joints, clip \"%s\" of %zu frames", path,
+    cb_test_note("%s (version 1) loads: %u joints, clip \"%s\" of %u frames", path,
                  cb_skeleton_joint_count(cb_pack_skeleton(p)), cb_clip_name(cb_pack_clip(p, 0)),
                  cb_clip_frame_count(cb_pack_clip(p, 0)));
     cb_pack_destroy(p);

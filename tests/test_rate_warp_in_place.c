@@ -460,7 +460,7 @@ static void fox_example_graph(void **state)
              err.message);
     cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(pack),
                              .clips = cb_pack_clips(pack),
-                             .clip_count = (uint32_t)cb_pack_clip_count(pack)};
+                             .clip_count = cb_pack_clip_count(pack)};
     cb_graph *graph = NULL;
     CB_CHECK(cb_graph_load_json_file(CB_EXAMPLES_DIR "/fox/locomotion_rate_warp.json", &jd, &graph,
                                      &err) == CB_OK,

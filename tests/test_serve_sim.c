@@ -406,7 +406,7 @@ static void record_events(fixture *f, uint32_t dense, uint32_t tick, seen_event 
     const cb_graph_event *ev = cb_crowd_events(crowd(f), 0, dense, &n);
     for (uint32_t q = 0; q < n && *count < cap; ++q) {
         const cb_clip *clip = cb_graph_clip(g, cb_graph_node_clip(g, ev[q].node));
-        size_t at;
+        uint32_t at;
         cb_clip_marker m = {0};
         assert_int_equal(cb_clip_find_marker(clip, ev[q].marker_hash, 0, &at), CB_OK);
         assert_int_equal(cb_clip_query_marker(clip, at, &m), CB_OK);

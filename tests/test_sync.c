@@ -750,7 +750,7 @@ static void sync_pos_matches_reference(void **state)
         cb_sync_names some = {hs, 1 + cb_prng_below(&r, 2)}, empty = {NULL, 0};
         const cb_sync_names *sel[3] = {NULL, &some, &empty};
         for (int k = 0; k < 50; ++k) {
-            float t = k < 5 ? marker_time(c, cb_prng_below(&r, (uint32_t)cb_clip_marker_count(c)))
+            float t = k < 5 ? marker_time(c, cb_prng_below(&r, cb_clip_marker_count(c)))
                             : cb_prng_range(&r, -5.0f, 5.0f);
             for (int si = 0; si < 3; ++si) {
                 cb_sync_pos got, want = ref_pos(c, t, sel[si]);
@@ -1092,7 +1092,7 @@ static void sync_embedded_plants_coincide(void **state)
             const cb_clip *lead = loco[a], *fol = loco[b];
             double frame = 1.0 / (double)(cb_clip_frame_count(fol) - 1);
             for (int k = 0; k < 2; ++k) {
-                size_t il, jf;
+                uint32_t il, jf;
                 assert_int_equal(cb_clip_find_marker_name(lead, plants[k], &il), CB_OK);
                 assert_int_equal(cb_clip_find_marker_name(fol, plants[k], &jf), CB_OK);
                 float tl = marker_time(lead, il) + 3.0f, tf = marker_time(fol, jf);

@@ -108,7 +108,7 @@ typedef struct cb_cclip_desc {
      *  Required. */
     cb_xform_cspan frames;
     /** Number of source frames, 2..CB_CLIP_MAX_FRAMES (16384). Required. */
-    size_t frame_count;
+    uint32_t frame_count;
     /** The keys are differences to a reference pose (an additive clip): default tracks are
      *  then the identity, not the rest pose. Default: false. */
     bool additive;
@@ -173,9 +173,9 @@ typedef struct cb_cclip_info {
 CB_API cb_cclip_info cb_cclip_query_info(const cb_cclip *clip);
 
 /** Stored keys (>= 2). */
-CB_API size_t cb_cclip_key_count(const cb_cclip *clip);
+CB_API uint32_t cb_cclip_key_count(const cb_cclip *clip);
 /** Joints of the skeleton the clip was built for. */
-CB_API size_t cb_cclip_joint_count(const cb_cclip *clip);
+CB_API uint32_t cb_cclip_joint_count(const cb_cclip *clip);
 /** Signature of the skeleton the clip was built for (cb_skeleton_signature()). */
 CB_API uint64_t cb_cclip_skeleton_signature(const cb_cclip *clip);
 
@@ -232,7 +232,7 @@ CB_API cb_result cb_cclip_load(const void *bytes, size_t size, const cb_cclip_lo
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (key >= key count),
  *         CB_ERR_SPAN_TOO_SHORT, CB_ERR_MISALIGNED.
  */
-CB_API cb_result cb_cclip_decode(const cb_cclip *clip, size_t key, cb_xform_group_span out);
+CB_API cb_result cb_cclip_decode(const cb_cclip *clip, uint32_t key, cb_xform_group_span out);
 
 /**
  * Scalar reference decoder of the stored form: key `key` of the stream, one joint at a time,
@@ -241,7 +241,7 @@ CB_API cb_result cb_cclip_decode(const cb_cclip *clip, size_t key, cb_xform_grou
  * @return as cb_cclip_load, plus CB_ERR_INVALID_ARGUMENT (key), CB_ERR_SPAN_TOO_SHORT (out).
  */
 CB_API cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *bytes,
-                                            size_t size, size_t key, cb_xform_span out,
+                                            size_t size, uint32_t key, cb_xform_span out,
                                             cb_error *err);
 
 /**

@@ -100,7 +100,7 @@ typedef struct cb_clip_track {
     /** The channel animated; required. */
     cb_channel channel;
     /** Number of keys, >= 1. */
-    size_t key_count;
+    uint32_t key_count;
     /** key_count key times in seconds, strictly increasing, each in [0, duration_s]. */
     const float *times;
     /** key_count * 3 (translation, scale) or key_count * 4 (rotation) finite values. */
@@ -186,7 +186,7 @@ typedef struct cb_clip_desc {
     float sample_rate_hz;
     /** track_count tracks; at most one per (joint, channel). May be NULL when track_count is 0. */
     const cb_clip_track *tracks;
-    size_t track_count;
+    uint32_t track_count;
     /** Playback at the ends. Default: loop. */
     cb_clip_wrap wrap;
     /** Root-motion extraction. Default: ground plane and yaw (none for additive clips). */
@@ -200,7 +200,7 @@ typedef struct cb_clip_desc {
     /** marker_count markers, in any order (stored sorted by time, ties in the given order);
      *  at most CB_CLIP_MAX_MARKERS. May be NULL when marker_count is 0. Default: none. */
     const cb_clip_marker_desc *markers;
-    size_t marker_count;
+    uint32_t marker_count;
     /** Compress the clip at creation to this bound (see cb_clip_compression): the clip then
      *  holds the compressed keys (cb_clip_compressed_form()), a fraction of its frames' memory
      *  (docs/performance.md), and samples them in place; creation takes milliseconds to a second (a
@@ -247,11 +247,11 @@ CB_API const char *cb_clip_name(const cb_clip *clip);
 /** Duration in seconds. */
 CB_API float cb_clip_duration(const cb_clip *clip);
 /** Stored frames, N + 1 (the last is the end of the last interval). */
-CB_API size_t cb_clip_frame_count(const cb_clip *clip);
+CB_API uint32_t cb_clip_frame_count(const cb_clip *clip);
 /** Actual rate after resampling, N / duration, in Hz. */
 CB_API float cb_clip_sample_rate(const cb_clip *clip);
 /** Joints of the skeleton the clip was built for. */
-CB_API size_t cb_clip_joint_count(const cb_clip *clip);
+CB_API uint32_t cb_clip_joint_count(const cb_clip *clip);
 /** Whether times wrap (CB_CLIP_WRAP_LOOP) rather than clamp. */
 CB_API bool cb_clip_is_looping(const cb_clip *clip);
 /** Whether the clip stores differences to a reference pose. */
@@ -358,14 +358,14 @@ typedef struct cb_clip_marker {
 } cb_clip_marker;
 
 /** Number of markers of a clip (0 for NULL). */
-CB_API size_t cb_clip_marker_count(const cb_clip *clip);
+CB_API uint32_t cb_clip_marker_count(const cb_clip *clip);
 
 /**
  * Marker `index`; markers are sorted by time (markers at equal times in desc order).
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (index >= count); out is
  *         untouched on failure.
  */
-CB_API cb_result cb_clip_query_marker(const cb_clip *clip, size_t index, cb_clip_marker *out);
+CB_API cb_result cb_clip_query_marker(const cb_clip *clip, uint32_t index, cb_clip_marker *out);
 
 /**
  * The first marker at or after index `start` whose name has hash `name_hash`: loop with
@@ -374,14 +374,14 @@ CB_API cb_result cb_clip_query_marker(const cb_clip *clip, size_t index, cb_clip
  * @return CB_OK with *index set, CB_ERR_NOT_FOUND (none; *index untouched),
  *         CB_ERR_NULL_ARGUMENT.
  */
-CB_API cb_result cb_clip_find_marker(const cb_clip *clip, uint32_t name_hash, size_t start,
-                                     size_t *index);
+CB_API cb_result cb_clip_find_marker(const cb_clip *clip, uint32_t name_hash, uint32_t start,
+                                     uint32_t *index);
 
 /**
  * The first marker named `name` (compared as a string, not only by hash).
  * @return CB_OK with *index set, CB_ERR_NOT_FOUND, CB_ERR_NULL_ARGUMENT.
  */
-CB_API cb_result cb_clip_find_marker_name(const cb_clip *clip, const char *name, size_t *index);
+CB_API cb_result cb_clip_find_marker_name(const cb_clip *clip, const char *name, uint32_t *index);
 
 /* ----------------------------------------------------------------------------------------- */
 /* Clips from stored frames (what a pack file holds)                                          */
@@ -445,7 +445,7 @@ typedef struct cb_clip_frames_desc {
      * of cb_clip_marker_desc apply. May be NULL when marker_count is 0.
      */
     const cb_clip_marker *markers;
-    size_t marker_count;
+    uint32_t marker_count;
     /** Allocator for the clip's memory. Default: the C library. */
     cb_allocator allocator;
     uint32_t _end_canary; /**< must be 0 */

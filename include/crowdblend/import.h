@@ -122,7 +122,7 @@ typedef struct cb_import_desc {
     cb_import_up up;
     /** Only these animations (by name; unnamed ones are "clip<i>"), in this order. Default: all. */
     const char *const *clips;
-    size_t clip_count;
+    uint32_t clip_count;
     /** The error bound in metres, > 0. Default (0): see CLIPS AND THEIR ERROR. */
     float max_error_m;
     /** Looping. Default: auto. */
@@ -199,17 +199,17 @@ CB_API void cb_import_destroy(cb_import *imp);
 /** The skeleton. */
 CB_API const cb_skeleton *cb_import_skeleton(const cb_import *imp);
 /** Clips, in import order. */
-CB_API size_t cb_import_clip_count(const cb_import *imp);
-CB_API const cb_clip *cb_import_clip(const cb_import *imp, size_t index);
+CB_API uint32_t cb_import_clip_count(const cb_import *imp);
+CB_API const cb_clip *cb_import_clip(const cb_import *imp, uint32_t index);
 /** The report of clip `index` (all zero out of range). */
-CB_API cb_import_clip_report cb_import_query_report(const cb_import *imp, size_t index);
+CB_API cb_import_clip_report cb_import_query_report(const cb_import *imp, uint32_t index);
 /** Notes and warnings of the import, in order ("Walk: forced loop has a 3 mm seam"). */
-CB_API size_t cb_import_warning_count(const cb_import *imp);
-CB_API const char *cb_import_warning(const cb_import *imp, size_t index);
+CB_API uint32_t cb_import_warning_count(const cb_import *imp);
+CB_API const char *cb_import_warning(const cb_import *imp, uint32_t index);
 /** A desc for cb_pack_save with everything imported (valid as long as the import). */
 CB_API cb_pack_desc cb_import_pack_desc(const cb_import *imp);
 /** The compressed form of clip `index` (what the pack stores), or NULL (raw, out of range). */
-CB_API const cb_cclip *cb_import_compressed_clip(const cb_import *imp, size_t index);
+CB_API const cb_cclip *cb_import_compressed_clip(const cb_import *imp, uint32_t index);
 
 #ifdef __cplusplus
 }

@@ -28,10 +28,10 @@
  * compressed size at run time (cb_clip_bytes) and one clip's sample is within the clip's error
  * bound of its source (the keys are blended as decoded, not normalized first: at the default
  * bound a blend of two moves by under 0.1 degree more than the raw form's; at a bound of 1 cm,
- * by up to 4 degrees). cb_pack_load_desc.clip_form = CB_PACK_CLIP_FORM_RAW decodes it at load instead into
- * an ordinary clip at the source frames (cb_cclip_to_clip): the raw size, faster to sample
- * (docs/performance.md has both). cb_clip_read_frames() of a compressed clip decodes it the same
- * way, so both forms give the same frames. A compressed clip that stores its root track
+ * by up to 4 degrees). cb_pack_load_desc.clip_form = CB_PACK_CLIP_FORM_RAW decodes it at load
+ * instead into an ordinary clip at the source frames (cb_cclip_to_clip): the raw size, faster to
+ * sample (docs/performance.md has both). cb_clip_read_frames() of a compressed clip decodes it the
+ * same way, so both forms give the same frames. A compressed clip that stores its root track
  * (cb_cclip_desc. root_track, as `crowdblend import` makes them) is written with it (clip encoding
  * 2): the root track is then error-bounded too (crowdblend/cclip.h, ROOT TRACK) instead of raw
  * floats.
@@ -130,7 +130,7 @@ typedef struct cb_pack_desc {
     cb_float_cspan inverse_binds;
     /** clip_count clips built for the skeleton, names unique; at most CB_PACK_MAX_CLIPS. */
     const cb_clip *const *clips;
-    size_t clip_count;
+    uint32_t clip_count;
     /** Optional, clip_count entries (default: not measured). */
     const cb_pack_clip_info *clip_info;
     /**
@@ -142,10 +142,10 @@ typedef struct cb_pack_desc {
     const cb_cclip *const *compressed;
     /** mask_count masks; at most CB_PACK_MAX_MASKS. */
     const cb_pack_mask *masks;
-    size_t mask_count;
+    uint32_t mask_count;
     /** graph_count graph texts; at most CB_PACK_MAX_GRAPHS. */
     const cb_pack_graph *graphs;
-    size_t graph_count;
+    uint32_t graph_count;
     uint32_t _end_canary; /**< must be 0 */
 } cb_pack_desc;
 
@@ -229,22 +229,22 @@ CB_API cb_float_cspan cb_pack_inverse_binds(const cb_pack *pack);
 
 /** Clips: count, each by index (NULL out of range), all of them as an array (for
  *  cb_graph_json_desc.clips), lookup by name (CB_ERR_NOT_FOUND, CB_ERR_NULL_ARGUMENT). */
-CB_API size_t cb_pack_clip_count(const cb_pack *pack);
-CB_API const cb_clip *cb_pack_clip(const cb_pack *pack, size_t index);
+CB_API uint32_t cb_pack_clip_count(const cb_pack *pack);
+CB_API const cb_clip *cb_pack_clip(const cb_pack *pack, uint32_t index);
 CB_API const cb_clip *const *cb_pack_clips(const cb_pack *pack);
-CB_API cb_result cb_pack_find_clip(const cb_pack *pack, const char *name, size_t *index);
+CB_API cb_result cb_pack_find_clip(const cb_pack *pack, const char *name, uint32_t *index);
 /** The compressed form clip `index` was stored in, or NULL (stored raw, or out of range). The
  *  clip cb_pack_clip() gives samples it directly, or its decoding when the pack was loaded with
  *  CB_PACK_CLIP_FORM_RAW (see COMPRESSED CLIPS). */
-CB_API const cb_cclip *cb_pack_compressed_clip(const cb_pack *pack, size_t index);
+CB_API const cb_cclip *cb_pack_compressed_clip(const cb_pack *pack, uint32_t index);
 /** What the importer measured for clip `index` (all negative out of range). */
-CB_API cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *pack, size_t index);
+CB_API cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *pack, uint32_t index);
 
 /** Masks and graph texts: counts, and each by index (all zero out of range). */
-CB_API size_t cb_pack_mask_count(const cb_pack *pack);
-CB_API cb_pack_mask cb_pack_query_mask(const cb_pack *pack, size_t index);
-CB_API size_t cb_pack_graph_count(const cb_pack *pack);
-CB_API cb_pack_graph cb_pack_query_graph(const cb_pack *pack, size_t index);
+CB_API uint32_t cb_pack_mask_count(const cb_pack *pack);
+CB_API cb_pack_mask cb_pack_query_mask(const cb_pack *pack, uint32_t index);
+CB_API uint32_t cb_pack_graph_count(const cb_pack *pack);
+CB_API cb_pack_graph cb_pack_query_graph(const cb_pack *pack, uint32_t index);
 
 #ifdef __cplusplus
 }

@@ -853,9 +853,9 @@ float cb_clip_duration(const cb_clip *c)
     return c->duration_s;
 }
 
-size_t cb_clip_frame_count(const cb_clip *c)
+uint32_t cb_clip_frame_count(const cb_clip *c)
 {
-    return (size_t)c->intervals + 1;
+    return c->intervals + 1;
 }
 
 float cb_clip_sample_rate(const cb_clip *c)
@@ -863,7 +863,7 @@ float cb_clip_sample_rate(const cb_clip *c)
     return (float)((double)c->intervals / c->duration_s);
 }
 
-size_t cb_clip_joint_count(const cb_clip *c)
+uint32_t cb_clip_joint_count(const cb_clip *c)
 {
     return c->joint_count;
 }
@@ -1072,12 +1072,12 @@ cb_result cb_clip_blend_root_motion(const cb_root_motion_entry *entries, size_t 
 /* ------------------------------------------------------------------------------------------ */
 /* Markers                                                                                    */
 
-size_t cb_clip_marker_count(const cb_clip *c)
+uint32_t cb_clip_marker_count(const cb_clip *c)
 {
     return c != NULL ? c->marker_count : 0;
 }
 
-cb_result cb_clip_query_marker(const cb_clip *c, size_t index, cb_clip_marker *out)
+cb_result cb_clip_query_marker(const cb_clip *c, uint32_t index, cb_clip_marker *out)
 {
     if (c == NULL || out == NULL) {
         return CB_ERR_NULL_ARGUMENT;
@@ -1087,7 +1087,7 @@ cb_result cb_clip_query_marker(const cb_clip *c, size_t index, cb_clip_marker *o
     }
     float t = c->marker_times[index];
     *out = (cb_clip_marker){
-        .name = c->marker_names + index * CB_MARKER_NAME_SLOT,
+        .name = c->marker_names + (size_t)index * CB_MARKER_NAME_SLOT,
         .name_hash = c->marker_hashes[index],
         .time = t,
         .time_s = (float)((double)t * c->duration_s),
@@ -1096,12 +1096,12 @@ cb_result cb_clip_query_marker(const cb_clip *c, size_t index, cb_clip_marker *o
     return CB_OK;
 }
 
-cb_result cb_clip_find_marker(const cb_clip *c, uint32_t name_hash, size_t start, size_t *index)
+cb_result cb_clip_find_marker(const cb_clip *c, uint32_t name_hash, uint32_t start, uint32_t *index)
 {
     if (c == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    for (size_t i = start; i < c->marker_count; ++i) {
+    for (uint32_t i = start; i < c->marker_count; ++i) {
         if (c->marker_hashes[i] == name_hash) {
             *index = i;
             return CB_OK;
@@ -1110,13 +1110,13 @@ cb_result cb_clip_find_marker(const cb_clip *c, uint32_t name_hash, size_t start
     return CB_ERR_NOT_FOUND;
 }
 
-cb_result cb_clip_find_marker_name(const cb_clip *c, const char *name, size_t *index)
+cb_result cb_clip_find_marker_name(const cb_clip *c, const char *name, uint32_t *index)
 {
     if (c == NULL || name == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
     uint32_t h = cb_name_hash(name);
-    for (size_t i = 0; i < c->marker_count; ++i) {
+    for (uint32_t i = 0; i < c->marker_count; ++i) {
         if (c->marker_hashes[i] == h &&
             strcmp(c->marker_names + i * CB_MARKER_NAME_SLOT, name) == 0) {
             *index = i;

@@ -388,7 +388,7 @@ static bool load_pack_graph(run *r)
     const cb_pack *pack = r->assets->pack;
     cb_graph_json_desc jd = {.skeleton = r->skeleton,
                              .clips = cb_pack_clips(pack),
-                             .clip_count = (uint32_t)cb_pack_clip_count(pack),
+                             .clip_count = cb_pack_clip_count(pack),
                              .source_name = r->o->graph};
     size_t length = 0;
     const char *text = pack_graph_text(pack, r->o->graph, &length);

@@ -297,7 +297,7 @@ int cb_bench_pack(const char *path, bool json)
     }
     size_t joints = cb_skeleton_joint_count(cb_pack_skeleton(p));
     if (json) {
-        printf("{\"pack\": \"%s\", \"joints\": %zu, \"clips\": %zu, \"load_ms\": %.4f, "
+        printf("{\"pack\": \"%s\", \"joints\": %zu, \"clips\": %u, \"load_ms\": %.4f, "
                "\"w1_characters_per_second_per_core\": %.0f, \"simd_width\": %zu",
                path, joints, cb_pack_clip_count(p), load_ms, cps, cb_simd_width());
         if (skin) {
@@ -306,7 +306,7 @@ int cb_bench_pack(const char *path, bool json)
         print_forms(forms, true);
         printf("}\n");
     } else {
-        printf("%s: %zu joints, %zu clips; load %.3f ms (median of %d); W1-style frame on this "
+        printf("%s: %zu joints, %u clips; load %.3f ms (median of %d); W1-style frame on this "
                "skeleton: %.0f characters/s on one core (W = %zu)\n",
                path, joints, cb_pack_clip_count(p), load_ms, LOADS, cps, cb_simd_width());
         if (skin) {

@@ -96,7 +96,7 @@ static void report_json(const options *o, const cb_import *imp, size_t pack_byte
 static void report_text(const options *o, const cb_import *imp, size_t pack_bytes, double ms)
 {
     const cb_skeleton *s = cb_import_skeleton(imp);
-    printf("%s -> %s: %u joints, %zu clips, %zu bytes, imported in %.1f ms\n", o->input, o->output,
+    printf("%s -> %s: %u joints, %u clips, %zu bytes, imported in %.1f ms\n", o->input, o->output,
            cb_skeleton_joint_count(s), cb_import_clip_count(imp), pack_bytes, ms);
     for (size_t i = 0; i < cb_import_warning_count(imp); ++i) {
         printf("  note: %s\n", cb_import_warning(imp, i));
@@ -154,7 +154,7 @@ static int add_graph(const options *o, const cb_import *imp, cb_pack_desc *pd, c
     fclose(f);
     cb_graph_json_desc jd = {.skeleton = cb_import_skeleton(imp),
                              .clips = pd->clips,
-                             .clip_count = (uint32_t)pd->clip_count,
+                             .clip_count = pd->clip_count,
                              .source_name = o->graph};
     cb_graph *graph = NULL;
     cb_error err = {0};
@@ -351,7 +351,7 @@ int cb_cmd_import(int argc, char **argv)
     if (o.clips != NULL) {
         snprintf(clips_copy, sizeof clips_copy, "%s", o.clips);
         d.clips = clip_names;
-        d.clip_count = split_list(clips_copy, clip_names, 64);
+        d.clip_count = (uint32_t)split_list(clips_copy, clip_names, 64);
     }
     if (o.feet != NULL) {
         snprintf(feet_copy, sizeof feet_copy, "%s", o.feet);

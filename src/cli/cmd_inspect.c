@@ -43,7 +43,7 @@ static void print_json(const cb_embedded *set)
         const cb_clip *c = cb_embedded_clip(set, i);
         printf("%s{\"name\": ", i ? ", " : "");
         json_string(cb_clip_name(c));
-        printf(", \"duration_s\": %.6g, \"frames\": %zu, \"bytes\": %zu, "
+        printf(", \"duration_s\": %.6g, \"frames\": %u, \"bytes\": %zu, "
                "\"root_speed_mps\": %.6g, \"looping\": %s}",
                (double)cb_clip_duration(c), cb_clip_frame_count(c), cb_clip_bytes(c),
                (double)cb_clip_query_root_motion(c).speed_mps,
@@ -111,7 +111,7 @@ static void print_text(const cb_embedded *set)
         if (rm.speed_mps > 1e-6f) {
             snprintf(head, sizeof head, "%+.0f", heading);
         }
-        printf("  %-12s %8.3fs %7zu %7.1fHz %9zu %10zu %10.3f %8s  %s%s\n", cb_clip_name(c),
+        printf("  %-12s %8.3fs %7u %7.1fHz %9zu %10zu %10.3f %8s  %s%s\n", cb_clip_name(c),
                (double)cb_clip_duration(c), cb_clip_frame_count(c), (double)cb_clip_sample_rate(c),
                cb_clip_bytes(c), cb_clip_bytes_per_joint_frame(c), (double)rm.speed_mps, head,
                cb_clip_is_looping(c) ? "loop" : "clamp",

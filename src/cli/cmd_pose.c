@@ -144,7 +144,7 @@ int cb_cmd_pose(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", CMD, err.message);
         return CB_EXIT_FAILURE;
     }
-    size_t index = 0;
+    uint32_t index = 0;
     if (cb_pack_find_clip(pack, clip_name, &index) != CB_OK) {
         fprintf(stderr, "%s: %s has no clip \"%s\"\n", CMD, positional[0], clip_name);
         cb_pack_destroy(pack);

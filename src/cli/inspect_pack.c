@@ -63,7 +63,7 @@ static void compression_json(const cb_pack *p, size_t i)
     const cb_cclip *z = cb_pack_compressed_clip(p, i);
     cb_cclip_info ci = cb_cclip_query_info(z);
     printf(", \"compressed\": %s, \"source_bytes\": %zu", z != NULL ? "true" : "false",
-           cb_clip_frame_count(c) * cb_clip_joint_count(c) * 40);
+           (size_t)cb_clip_frame_count(c) * cb_clip_joint_count(c) * 40);
     if (z != NULL) {
         printf(", \"compressed_keys\": %u, \"compression_error_m\": %.9g, "
                "\"compression_bound_m\": %.9g, \"compression_shell_m\": %.9g",
@@ -96,7 +96,7 @@ static void pack_json(const char *path, long size, double load_ms, const cb_pack
         cb_clip_root_motion rm = cb_clip_query_root_motion(c);
         printf("%s{\"name\": ", i ? ", " : "");
         cb_json_string(stdout, cb_clip_name(c));
-        printf(", \"duration_s\": %.9g, \"frames\": %zu, \"rate_hz\": %.9g, \"bytes\": %zu, "
+        printf(", \"duration_s\": %.9g, \"frames\": %u, \"rate_hz\": %.9g, \"bytes\": %zu, "
                "\"runtime_bytes\": %zu, \"max_error_m\": ",
                (double)cb_clip_duration(c), cb_clip_frame_count(c), (double)cb_clip_sample_rate(c),
                file_bytes(p, i), cb_clip_bytes(c));
@@ -161,7 +161,7 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
         if (info.error_bound_m >= 0.0f) {
             snprintf(bound_text, sizeof bound_text, "%.3gmm", 1e3 * (double)info.error_bound_m);
         }
-        printf("  %-16.16s %8.3fs %7zu %7.1fHz %10zu %10zu %11s %11s %-6s %-8s %7.3fm/s\n",
+        printf("  %-16.16s %8.3fs %7u %7.1fHz %10zu %10zu %11s %11s %-6s %-8s %7.3fm/s\n",
                cb_clip_name(c), (double)cb_clip_duration(c), cb_clip_frame_count(c),
                (double)cb_clip_sample_rate(c), file_bytes(p, i), cb_clip_bytes(c), err_text,
                bound_text, cb_clip_is_looping(c) ? "loop" : "clamp", mode_names[rm.mode],

@@ -90,7 +90,7 @@ static cb_result load_graph(const char *name, const cb_embedded *set, const cb_p
     if (pack != NULL) {
         jd.skeleton = cb_pack_skeleton(pack);
         jd.clips = cb_pack_clips(pack);
-        jd.clip_count = (uint32_t)cb_pack_clip_count(pack);
+        jd.clip_count = cb_pack_clip_count(pack);
         cb_pack_graph g;
         if (pack_graph(pack, name, &g) != NULL) {
             return cb_graph_load_json(g.text, g.length, &jd, out, err);

@@ -188,13 +188,13 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
     }
     if (d->frame_count < 2 || d->frame_count > CB_CLIP_MAX_FRAMES) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cclip desc: frame_count %zu is outside 2..%d", d->frame_count,
+                            "cclip desc: frame_count %u is outside 2..%d", d->frame_count,
                             CB_CLIP_MAX_FRAMES);
     }
     size_t joints = cb_skeleton_joint_count(d->skeleton);
     if (d->frames.count / joints < d->frame_count) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                            "cclip desc: frames has %zu transforms, needs %zu x %zu joints",
+                            "cclip desc: frames has %zu transforms, needs %u x %zu joints",
                             d->frames.count, d->frame_count, joints);
     }
     if (!isfinite(d->max_error_m) || !isfinite(d->shell_distance_m)) {
@@ -206,12 +206,12 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
                             !(d->max_error_m > 0.0f) ? "max_error_m" : "shell_distance_m");
     }
     if (d->root_track.ptr != NULL) {
-        if (d->root_track.count < d->frame_count * 4) {
+        if (d->root_track.count < (size_t)d->frame_count * 4) {
             return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                                "cclip desc: root_track has %zu floats, %zu frames need %zu",
-                                d->root_track.count, d->frame_count, d->frame_count * 4);
+                                "cclip desc: root_track has %zu floats, %u frames need %zu",
+                                d->root_track.count, d->frame_count, (size_t)d->frame_count * 4);
         }
-        for (size_t i = 0; i < d->frame_count * 4; ++i) {
+        for (size_t i = 0; i < (size_t)d->frame_count * 4; ++i) {
             if (!isfinite(d->root_track.ptr[i]) ||
                 fabsf(d->root_track.ptr[i]) > (float)(CB_CCLIP_ROOT_MAX_VALUE / 4)) {
                 return cb_error_set(err, CB_ERR_NOT_FINITE,

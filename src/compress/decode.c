@@ -34,7 +34,7 @@ CB_INLINE cb_soa_vec3 one_plus(cb_soa_vec3 ds)
     return (cb_soa_vec3){cb_vf_add(one, ds.x), cb_vf_add(one, ds.y), cb_vf_add(one, ds.z)};
 }
 
-cb_result cb_cclip_decode(const cb_cclip *c, size_t key, cb_xform_group_span out)
+cb_result cb_cclip_decode(const cb_cclip *c, uint32_t key, cb_xform_group_span out)
 {
     if (c == NULL) {
         return CB_ERR_NULL_ARGUMENT;
@@ -50,7 +50,7 @@ cb_result cb_cclip_decode(const cb_cclip *c, size_t key, cb_xform_group_span out
     for (size_t g = 0; g < c->group_count; ++g) {
         cb_key_group k, same;
         k.ds = same.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */
-        cb_cclip_decode_group2(c, (uint32_t)key, (uint32_t)key, g, c->has_scale, &k, &same);
+        cb_cclip_decode_group2(c, key, key, g, c->has_scale, &k, &same);
         /* Padding lanes decode to identity: their offsets are identity and their steps 0. */
         cb_soa_xform_store(&out.ptr[g], (cb_soa_xform){k.t, k.q, one_plus(k.ds)});
     }

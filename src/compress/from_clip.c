@@ -40,7 +40,7 @@ static cb_result compress_frames(const cb_clip *raw, const cb_clip_desc *d, cb_c
         cb_cclip_desc cd = {
             .skeleton = d->skeleton,
             .frames = {x, count},
-            .frame_count = frames,
+            .frame_count = (uint32_t)frames,
             .additive = raw->additive,
             .max_error_m = d->compression->max_error_m,
             .shell_distance_m = d->compression->shell_distance_m,

@@ -819,7 +819,7 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
 /* Scalar reference decoder                                                                   */
 
 cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *bytes, size_t size,
-                                     size_t key, cb_xform_span out, cb_error *err)
+                                     uint32_t key, cb_xform_span out, cb_error *err)
 {
     cb_cclip_parsed p;
     cb_result r = cb_cclip_parse(skeleton, bytes, size, &p, err);
@@ -827,7 +827,7 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
         return r;
     }
     if (key >= p.keys) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip decode: key %zu of %u", key,
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip decode: key %u of %u", key,
                             p.keys);
     }
     if (out.ptr == NULL) {
@@ -1357,12 +1357,12 @@ cb_cclip_info cb_cclip_query_info(const cb_cclip *c)
     return info;
 }
 
-size_t cb_cclip_key_count(const cb_cclip *c)
+uint32_t cb_cclip_key_count(const cb_cclip *c)
 {
     return c->keys;
 }
 
-size_t cb_cclip_joint_count(const cb_cclip *c)
+uint32_t cb_cclip_joint_count(const cb_cclip *c)
 {
     return c->joint_count;
 }

@@ -524,7 +524,7 @@ static void marker_times(cb_graph *g)
         gclip *clip = &g->clips[i];
         clip->track_activity = clip->group == GNONE || g->sync_count[clip->group] > 0;
         clip->marker_first = (uint32_t)at;
-        clip->marker_count = (uint32_t)cb_clip_marker_count(clip->clip);
+        clip->marker_count = cb_clip_marker_count(clip->clip);
         for (uint32_t m = 0; m < clip->marker_count; ++m) {
             cb_clip_marker mk;
             cb_clip_query_marker(clip->clip, m, &mk);

@@ -207,7 +207,7 @@ static cb_result measure_clip(const imp_clip_job *job, const cb_clip *clip, uint
                               const double *steps, size_t step_count, double stop_above,
                               measure *out, cb_error *err)
 {
-    const uint32_t n = (uint32_t)cb_clip_frame_count(clip) - 1;
+    const uint32_t n = cb_clip_frame_count(clip) - 1;
     const size_t joints = job->rig->joint_count;
     double *base = malloc((key_count + n + 1) * sizeof *base);
     dxf *src = malloc(joints * sizeof *src), *got = malloc(joints * sizeof *got);
@@ -534,7 +534,7 @@ enum { COMPRESS_TRIES = 7 };
 static cb_result fit_compress(const imp_clip_job *job, clip_fit *f, const cb_cclip **packed,
                               cb_error *err)
 {
-    const uint32_t intervals = (uint32_t)cb_clip_frame_count(f->best) - 1;
+    const uint32_t intervals = cb_clip_frame_count(f->best) - 1;
     cb_clip_compression z = {(float)job->compress_bound_m, (float)job->compress_shell_m};
     for (int attempt = 0;; ++attempt) {
         struct timespec t0, t1;
@@ -562,7 +562,7 @@ static void fit_report(const imp_clip_job *job, const clip_fit *f, const cb_ccli
                        bool raw_met, cb_import_clip_report *rep)
 {
     const double bound = total_bound(job, packed != NULL);
-    const uint32_t frames = (uint32_t)cb_clip_frame_count(f->best);
+    const uint32_t frames = cb_clip_frame_count(f->best);
     const size_t stride = cb_clip_frame_stride(f->best);
     const size_t root_bytes = f->mode != CB_ROOT_MOTION_NONE ? (size_t)frames * 16 : 0;
     *rep = (cb_import_clip_report){
@@ -583,7 +583,7 @@ static void fit_report(const imp_clip_job *job, const clip_fit *f, const cb_ccli
         .seam_m = (float)f->seam,
         .root_motion = f->mode,
         .root_speed_mps = cb_clip_query_root_motion(f->best).speed_mps,
-        .markers = (uint32_t)cb_clip_marker_count(f->best),
+        .markers = cb_clip_marker_count(f->best),
         .ground_speed_mps = (float)f->ground_speed,
     };
     if (packed != NULL) {

@@ -17,11 +17,11 @@ struct cb_import {
     const cb_cclip **compressed;
     cb_import_clip_report *reports;
     cb_pack_clip_info *infos;
-    size_t clip_count;
+    uint32_t clip_count;
     float *inverse_binds; /* joint_count * 16 or NULL */
     size_t joint_count;
     char (*warnings)[WARNING_BYTES];
-    size_t warning_count;
+    uint32_t warning_count;
 };
 
 cb_import_desc cb_import_query_desc(const cb_import_desc *desc)
@@ -323,17 +323,17 @@ const cb_skeleton *cb_import_skeleton(const cb_import *imp)
     return imp != NULL ? imp->skeleton : NULL;
 }
 
-size_t cb_import_clip_count(const cb_import *imp)
+uint32_t cb_import_clip_count(const cb_import *imp)
 {
     return imp != NULL ? imp->clip_count : 0;
 }
 
-const cb_clip *cb_import_clip(const cb_import *imp, size_t index)
+const cb_clip *cb_import_clip(const cb_import *imp, uint32_t index)
 {
     return imp != NULL && index < imp->clip_count ? imp->clips[index] : NULL;
 }
 
-cb_import_clip_report cb_import_query_report(const cb_import *imp, size_t index)
+cb_import_clip_report cb_import_query_report(const cb_import *imp, uint32_t index)
 {
     cb_import_clip_report r = {0};
     if (imp != NULL && index < imp->clip_count) {
@@ -342,12 +342,12 @@ cb_import_clip_report cb_import_query_report(const cb_import *imp, size_t index)
     return r;
 }
 
-size_t cb_import_warning_count(const cb_import *imp)
+uint32_t cb_import_warning_count(const cb_import *imp)
 {
     return imp != NULL ? imp->warning_count : 0;
 }
 
-const char *cb_import_warning(const cb_import *imp, size_t index)
+const char *cb_import_warning(const cb_import *imp, uint32_t index)
 {
     return imp != NULL && index < imp->warning_count ? imp->warnings[index] : NULL;
 }
@@ -368,7 +368,7 @@ cb_pack_desc cb_import_pack_desc(const cb_import *imp)
     return d;
 }
 
-const cb_cclip *cb_import_compressed_clip(const cb_import *imp, size_t index)
+const cb_cclip *cb_import_compressed_clip(const cb_import *imp, uint32_t index)
 {
     return imp != NULL && index < imp->clip_count ? imp->compressed[index] : NULL;
 }

@@ -21,11 +21,11 @@ struct cb_pack {
     cb_clip **clips;
     cb_cclip **compressed; /* per clip: the form it was stored in, or NULL (raw) */
     cb_pack_clip_info *infos;
-    size_t clip_count;
+    uint32_t clip_count;
     cb_pack_mask *masks; /* names and weights (soa joint count) owned */
-    size_t mask_count;
+    uint32_t mask_count;
     cb_pack_graph *graphs; /* names and texts (NUL-terminated) owned */
-    size_t graph_count;
+    uint32_t graph_count;
     size_t clip_cap, mask_cap, graph_cap; /* table sizes: the section counts */
 };
 
@@ -1007,12 +1007,12 @@ cb_float_cspan cb_pack_inverse_binds(const cb_pack *p)
     return (cb_float_cspan){p->inverse_binds, p->joint_count * 16};
 }
 
-size_t cb_pack_clip_count(const cb_pack *p)
+uint32_t cb_pack_clip_count(const cb_pack *p)
 {
     return p != NULL ? p->clip_count : 0;
 }
 
-const cb_clip *cb_pack_clip(const cb_pack *p, size_t index)
+const cb_clip *cb_pack_clip(const cb_pack *p, uint32_t index)
 {
     return p != NULL && index < p->clip_count ? p->clips[index] : NULL;
 }
@@ -1022,12 +1022,12 @@ const cb_clip *const *cb_pack_clips(const cb_pack *p)
     return p != NULL ? (const cb_clip *const *)p->clips : NULL;
 }
 
-cb_result cb_pack_find_clip(const cb_pack *p, const char *name, size_t *index)
+cb_result cb_pack_find_clip(const cb_pack *p, const char *name, uint32_t *index)
 {
     if (p == NULL || name == NULL || index == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    for (size_t i = 0; i < p->clip_count; ++i) {
+    for (uint32_t i = 0; i < p->clip_count; ++i) {
         if (strcmp(cb_clip_name(p->clips[i]), name) == 0) {
             *index = i;
             return CB_OK;
@@ -1036,12 +1036,12 @@ cb_result cb_pack_find_clip(const cb_pack *p, const char *name, size_t *index)
     return CB_ERR_NOT_FOUND;
 }
 
-const cb_cclip *cb_pack_compressed_clip(const cb_pack *p, size_t index)
+const cb_cclip *cb_pack_compressed_clip(const cb_pack *p, uint32_t index)
 {
     return p != NULL && index < p->clip_count ? p->compressed[index] : NULL;
 }
 
-cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *p, size_t index)
+cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *p, uint32_t index)
 {
     if (p == NULL || index >= p->clip_count) {
         return (cb_pack_clip_info){-1.0f, -1.0f};
@@ -1049,12 +1049,12 @@ cb_pack_clip_info cb_pack_query_clip_info(const cb_pack *p, size_t index)
     return p->infos[index];
 }
 
-size_t cb_pack_mask_count(const cb_pack *p)
+uint32_t cb_pack_mask_count(const cb_pack *p)
 {
     return p != NULL ? p->mask_count : 0;
 }
 
-cb_pack_mask cb_pack_query_mask(const cb_pack *p, size_t index)
+cb_pack_mask cb_pack_query_mask(const cb_pack *p, uint32_t index)
 {
     cb_pack_mask m = {0};
     if (p != NULL && index < p->mask_count) {
@@ -1063,12 +1063,12 @@ cb_pack_mask cb_pack_query_mask(const cb_pack *p, size_t index)
     return m;
 }
 
-size_t cb_pack_graph_count(const cb_pack *p)
+uint32_t cb_pack_graph_count(const cb_pack *p)
 {
     return p != NULL ? p->graph_count : 0;
 }
 
-cb_pack_graph cb_pack_query_graph(const cb_pack *p, size_t index)
+cb_pack_graph cb_pack_query_graph(const cb_pack *p, uint32_t index)
 {
     cb_pack_graph g = {0};
     if (p != NULL && index < p->graph_count) {

@@ -110,7 +110,7 @@ static cb_result check_compressed(const cb_pack_desc *d, size_t i, cb_error *err
 static cb_result check_clips(const cb_pack_desc *d, cb_error *err)
 {
     if (d->clip_count > CB_PACK_MAX_CLIPS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %zu clips exceed %d", d->clip_count,
+        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %u clips exceed %d", d->clip_count,
                             CB_PACK_MAX_CLIPS);
     }
     if (d->clips == NULL && d->clip_count > 0) {
@@ -152,7 +152,7 @@ static cb_result check_clips(const cb_pack_desc *d, cb_error *err)
 static cb_result check_masks(const cb_pack_desc *d, size_t n, cb_error *err)
 {
     if (d->mask_count > CB_PACK_MAX_MASKS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %zu masks exceed %d", d->mask_count,
+        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %u masks exceed %d", d->mask_count,
                             CB_PACK_MAX_MASKS);
     }
     if (d->masks == NULL && d->mask_count > 0) {
@@ -192,7 +192,7 @@ static cb_result check_masks(const cb_pack_desc *d, size_t n, cb_error *err)
 static cb_result check_graphs(const cb_pack_desc *d, cb_error *err)
 {
     if (d->graph_count > CB_PACK_MAX_GRAPHS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %zu graphs exceed %d", d->graph_count,
+        return cb_error_set(err, CB_ERR_TOO_MANY, "pack desc: %u graphs exceed %d", d->graph_count,
                             CB_PACK_MAX_GRAPHS);
     }
     if (d->graphs == NULL && d->graph_count > 0) {
@@ -435,7 +435,7 @@ static cb_result write_clip(writer *w, const cb_clip *c, const cb_cclip *z,
     w_f32(w, rm.origin_yaw);
     w_f32(w, info != NULL ? info->max_error_m : -1.0f);
     w_f32(w, info != NULL ? info->error_bound_m : -1.0f);
-    w_u32(w, (uint32_t)cb_clip_marker_count(c));
+    w_u32(w, cb_clip_marker_count(c));
     for (size_t k = 0; k < cb_clip_marker_count(c); ++k) {
         cb_clip_marker m;
         cb_clip_query_marker(c, k, &m);

@@ -952,7 +952,7 @@ static const char *marker_name(const cb_sim *s, uint32_t hash)
 {
     for (size_t k = 0; k < clip_count(s); ++k) {
         const cb_clip *clip = clip_at(s, k);
-        size_t at;
+        uint32_t at;
         cb_clip_marker m;
         if (cb_clip_find_marker(clip, hash, 0, &at) == CB_OK &&
             cb_clip_query_marker(clip, at, &m) == CB_OK) {
