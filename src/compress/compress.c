@@ -433,24 +433,21 @@ static void decode_rotation(const ctx *c, const uint32_t q[4], int rebuilt, floa
     }
 }
 
-/* Fields and decoded values (keys x size, into c->tfield, c->tq, c->tdec) of track x of joint
- * j at level lvl. */
-static void quantize(ctx *c, size_t j, int x, int lvl)
+/* Each stored component's smallest and largest value over the keys (times sign), and the
+ * largest extent among them (the range the whole track is held to when ranges are not
+ * reduced); the rebuilt component is left out. */
+static double track_ranges(const ctx *c, size_t j, int x, int rebuilt, double sign, int lvl,
+                           double lo[4], double hi[4])
 {
     const int first = cb_cclip_track_first[x];
-    const size_t n = c->joints;
-    /* A rotation with a component rebuilt quantizes the others of the track times its sign. */
-    const int rebuilt = x == 1 && c->derive[j] && lvl != LEVEL_DEFAULT ? c->rebuilt[j] : -1;
-    const int size = cb_cclip_track_size[x];
-    const double sign = rebuilt >= 0 ? (double)c->rsign[j] : 1.0;
-    double lo[4], hi[4], extent = 0.0;
-    for (int k = 0; k < size; ++k) {
+    double extent = 0.0;
+    for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
         lo[k] = INFINITY, hi[k] = -INFINITY;
         if (k == rebuilt) {
             continue;
         }
         for (size_t i = 0; i < c->keys; ++i) {
-            double v = sign * c->key[i * n + j].v[first + k];
+            double v = sign * c->key[i * c->joints + j].v[first + k];
             lo[k] = v < lo[k] ? v : lo[k];
             hi[k] = v > hi[k] ? v : hi[k];
         }
@@ -459,51 +456,76 @@ static void quantize(ctx *c, size_t j, int x, int lvl)
     if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
         extent = 2.0 * c->range[x];
     }
-    for (int k = 0; k < size; ++k) {
+    return extent;
+}
+
+/* Component k's field at level lvl over [lo, hi]: the default value, a constant on its grid,
+ * or an offset and step that reach the range at the bits the step goal needs. */
+static cb_cclip_field component_field(const ctx *c, size_t j, int x, int k, int lvl, double lo,
+                                      double hi, double extent)
+{
+    const int first = cb_cclip_track_first[x];
+    if (lvl == LEVEL_DEFAULT) {
+        return (cb_cclip_field){CB_CCLIP_DEFAULT_TRACK,
+                                cb_cclip_default_value(c->d.skeleton, c->d.additive, j, first + k),
+                                0.0f};
+    }
+    const double step_goal =
+        extent * ldexp(1.0, c->coarser[j * CB_CCLIP_COMPONENTS + first + k] - lvl);
+    double a = lo, b = hi;
+    if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
+        a = -c->range[x], b = c->range[x];
+    }
+    int bits = lvl == LEVEL_CONSTANT ? 0 : bits_for(b - a, step_goal);
+    if (bits == 0) {
+        /* The midpoint on the constants' grid (stored form version 4). */
+        return (cb_cclip_field){0, cb_cclip_constant_round(0.5 * (lo + hi), c->exponent[x]), 0.0f};
+    }
+    /* The offset on its grid at or below the minimum, the step rounded up so that the field
+     * still reaches the maximum. */
+    double o = floor(ldexp(a, 15 - c->exponent[x])) + 32768.0;
+    uint16_t code = (uint16_t)(o < 0.0 ? 0.0 : o > 65535.0 ? 65535.0 : o);
+    float off = cb_cclip_offset_value(code, c->exponent[x]);
+    double goal = (b - (double)off) / (double)((1u << bits) - 1u);
+    return (cb_cclip_field){(uint8_t)bits, off,
+                            cb_cclip_step_value(cb_cclip_step_code((float)goal))};
+}
+
+/* Every key's code and decoded value of component k (of track x, joint j) under its field
+ * c->tfield[k], into c->tq and c->tdec. */
+static void quantize_keys(ctx *c, size_t j, int x, int k, double sign)
+{
+    const int first = cb_cclip_track_first[x];
+    const cb_cclip_field *fd = &c->tfield[k];
+    uint32_t top = fd->bits == 0 || fd->bits == CB_CCLIP_DEFAULT_TRACK ? 0u : (1u << fd->bits) - 1u;
+    for (size_t i = 0; i < c->keys; ++i) {
+        uint32_t q = 0;
+        if (top > 0) {
+            double r = floor((sign * c->key[i * c->joints + j].v[first + k] - (double)fd->offset) /
+                                 (double)fd->step +
+                             0.5);
+            q = r < 0.0 ? 0u : r > (double)top ? top : (uint32_t)r;
+        }
+        c->tq[i * 4 + k] = q;
+        c->tdec[i * 4 + k] = cb_cclip_value(fd->offset, fd->step, q);
+    }
+}
+
+/* Fields and decoded values (keys x size, into c->tfield, c->tq, c->tdec) of track x of joint
+ * j at level lvl. */
+static void quantize(ctx *c, size_t j, int x, int lvl)
+{
+    /* A rotation with a component rebuilt quantizes the others of the track times its sign. */
+    const int rebuilt = x == 1 && c->derive[j] && lvl != LEVEL_DEFAULT ? c->rebuilt[j] : -1;
+    const double sign = rebuilt >= 0 ? (double)c->rsign[j] : 1.0;
+    double lo[4], hi[4];
+    const double extent = track_ranges(c, j, x, rebuilt, sign, lvl, lo, hi);
+    for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
         if (k == rebuilt) {
             continue;
         }
-        const double step_goal =
-            extent * ldexp(1.0, c->coarser[j * CB_CCLIP_COMPONENTS + first + k] - lvl);
-        cb_cclip_field *fd = &c->tfield[k];
-        if (lvl == LEVEL_DEFAULT) {
-            *fd = (cb_cclip_field){
-                CB_CCLIP_DEFAULT_TRACK,
-                cb_cclip_default_value(c->d.skeleton, c->d.additive, j, first + k), 0.0f};
-        } else {
-            double a = lo[k], b = hi[k];
-            if (c->opt.no_range_reduction && lvl > LEVEL_CONSTANT) {
-                a = -c->range[x], b = c->range[x];
-            }
-            int bits = lvl == LEVEL_CONSTANT ? 0 : bits_for(b - a, step_goal);
-            if (bits == 0) {
-                /* The midpoint on the constants' grid (stored form version 4). */
-                *fd = (cb_cclip_field){
-                    0, cb_cclip_constant_round(0.5 * (lo[k] + hi[k]), c->exponent[x]), 0.0f};
-            } else {
-                /* The offset on its grid at or below the minimum, the step rounded up so that
-                 * the field still reaches the maximum. */
-                double o = floor(ldexp(a, 15 - c->exponent[x])) + 32768.0;
-                uint16_t code = (uint16_t)(o < 0.0 ? 0.0 : o > 65535.0 ? 65535.0 : o);
-                float off = cb_cclip_offset_value(code, c->exponent[x]);
-                double goal = (b - (double)off) / (double)((1u << bits) - 1u);
-                *fd = (cb_cclip_field){(uint8_t)bits, off,
-                                       cb_cclip_step_value(cb_cclip_step_code((float)goal))};
-            }
-        }
-        uint32_t top =
-            fd->bits == 0 || fd->bits == CB_CCLIP_DEFAULT_TRACK ? 0u : (1u << fd->bits) - 1u;
-        for (size_t i = 0; i < c->keys; ++i) {
-            uint32_t q = 0;
-            if (top > 0) {
-                double r = floor((sign * c->key[i * n + j].v[first + k] - (double)fd->offset) /
-                                     (double)fd->step +
-                                 0.5);
-                q = r < 0.0 ? 0u : r > (double)top ? top : (uint32_t)r;
-            }
-            c->tq[i * 4 + k] = q;
-            c->tdec[i * 4 + k] = cb_cclip_value(fd->offset, fd->step, q);
-        }
+        c->tfield[k] = component_field(c, j, x, k, lvl, lo[k], hi[k], extent);
+        quantize_keys(c, j, x, k, sign);
     }
     if (rebuilt >= 0) {
         c->tfield[rebuilt] = (cb_cclip_field){CB_CCLIP_REBUILT, 0.0f, 0.0f};
