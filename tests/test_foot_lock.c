@@ -17,6 +17,10 @@
  *    without the step; so does the example graph locomotion_follow played by a host that
  *    writes only the velocity (its weight parameter "lock" left at its default, 0), while the
  *    same host writing "lock" 1 changes them (the step runs, in a root frame at the origin);
+ *  - the planting weights the time stage skips for characters whose lock weight is off (when
+ *    every step shares the weight parameter) change nothing: two steps weighted "w" and "w"
+ *    against the same weighted "w" and "vy" (always worked out), both written alike while the
+ *    weights switch with feet down, give the same bits;
  *  - thread counts 1 to 4 and batch sizes 7 and 64 give the same bits;
  *  - the C desc's validation errors and defaults, and the JSON step's errors with their place. */
 #include <math.h>
@@ -590,6 +594,69 @@ static void off_is_bit_identical(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* Two foot_lock steps, one leg each, weighted by `w_left` and `w_right`. */
+static char *two_step_doc(const char *w_left, const char *w_right)
+{
+    char steps[2048];
+    snprintf(steps, sizeof steps,
+             "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
+             ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
+             ", \"weight\": \"%s\", \"release_s\": 0.15, \"soften\": 1}, "
+             "{\"type\": \"foot_lock\", \"legs\": [" LEG_R
+             ", \"locked\": \"lock_r\", \"failed\": \"fail_r\"}], " ROOT
+             ", \"weight\": \"%s\", \"release_s\": 0.15, \"soften\": 1}",
+             w_left, w_right);
+    return walk_doc("walk_f", steps);
+}
+
+/* The time stage works out the legs' planting weights only for characters whose lock weight is
+ * on, when every foot_lock step has the same weight parameter; with two (one per step) it always
+ * does. Steps weighted by "w" and "w" against the same steps weighted by "w" and "vy", both
+ * written the same per character and frame (off, on, half, negative, switching while feet are
+ * down): the crowd's matrices and the lock outputs are the same bits every frame, and the legs
+ * do lock (the comparison covers held feet). */
+static void planting_skipped_only_when_off(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *gated = two_step_doc("w", "w"), *always = two_step_doc("w", "vy");
+    const uint32_t n = 6;
+    walker a = walker_make(&h, gated, n, 1, 4), b = walker_make(&h, always, n, 1, 4);
+    uint32_t p_vy = 0;
+    assert_int_equal(cb_graph_find_param(b.graph, "vy", &p_vy), CB_OK);
+    static const float pattern[7] = {0.0f, 1.0f, 1.0f, 0.5f, 0.0f, -1.0f, 1.0f};
+    size_t floats = 16 * h.n;
+    int held = 0;
+    for (int f = 0; f < 150; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            place p = path_at(i, f, 1.4, 0.3);
+            write_root(&a, i, &p);
+            write_root(&b, i, &p);
+            float w = pattern[(size_t)(f / (7 + (int)i) + (int)i) % 7];
+            cb_crowd_param_column(a.crowd, 0, a.p_w)[i] = w;
+            cb_crowd_param_column(b.crowd, 0, b.p_w)[i] = w;
+            cb_crowd_param_column(b.crowd, 0, p_vy)[i] = w;
+        }
+        assert_int_equal(cb_crowd_update(a.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(b.crowd, DT), CB_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            CB_CHECK(memcmp(cb_crowd_matrices(a.crowd, 0, i), cb_crowd_matrices(b.crowd, 0, i),
+                            floats * sizeof(float)) == 0,
+                     "frame %d, character %u: the matrices differ", f, i);
+            for (int l = 0; l < 2; ++l) {
+                float la = cb_crowd_param_column(a.crowd, 0, a.p_lock[l])[i];
+                CB_CHECK(la == cb_crowd_param_column(b.crowd, 0, b.p_lock[l])[i],
+                         "frame %d, character %u, leg %d: locked differs", f, i, l);
+                held += la == 1.0f;
+            }
+        }
+    }
+    CB_CHECK(held > 100, "only %d leg-frames held", held);
+    walker_free(&a), walker_free(&b);
+    free(gated), free(always);
+    cb_embedded_destroy(h.set);
+}
+
 /* examples/graphs/locomotion_follow.json as text, and (without_lock) the same document with its
  * foot_lock step removed. */
 static char *example_doc(bool without_lock)
@@ -1036,6 +1103,7 @@ int main(void)
         cmocka_unit_test(reach_failure_reported),
         cmocka_unit_test(reach_failure_on_the_plant_frame),
         cmocka_unit_test(off_is_bit_identical),
+        cmocka_unit_test(planting_skipped_only_when_off),
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
         cmocka_unit_test(follower_drives_step),

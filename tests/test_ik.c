@@ -1242,6 +1242,68 @@ static void ik_two_bone_bad_pose_geometry(void **state)
     world_free(&w);
 }
 
+/* A NaN or an infinity in any rotation component of a joint on the path from the root to a chain
+ * (the chain's joints and their ancestors), in a pose without model matrices, is refused with
+ * CB_ERR_NOT_FINITE by two-bone IK and by orientation warping, and nothing is written: the
+ * kernels' quick check tests only the frames computed from such a pose (not the rotations
+ * again), which holds if every such value reaches the frames. Each case on a fresh random pose;
+ * the same pose without it solves. */
+static void ik_pose_rotation_not_finite_refused(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    const size_t wd = cb_simd_width();
+    const limb *L = &w.limb[1];
+    const uint32_t path[6] = {joint(&w, "root"),    joint(&w, "pelvis"), L->start, L->mid, L->end,
+                              joint(&w, "spine_02")};
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    cb_ik_aim_joint spine[2] = {{joint(&w, "spine_01"), 0.5f}, {path[5], 0.5f}};
+    cb_xform_group *out_before = cb_test_pose_alloc(w.s, false);
+    for (size_t k = 0; k < 6; ++k) {
+        for (size_t comp = 3; comp < 7; ++comp) { /* the rotation's x, y, z, w */
+            for (size_t v = 0; v < 3; ++v) {
+                new_pose(&w, &r);
+                cb_ik_two_bone_result res;
+                cb_ik_two_bone_job tb = two_bone(&w, L, (dv){-0.1, 0.3, 0.2}, (dv){0, 0, 1}, &res);
+                cb_ik_orient_job oj = {.skeleton = w.s,
+                                       .pose = {w.pose, w.groups},
+                                       .out = {w.out, w.groups},
+                                       .hip_joint = path[1],
+                                       .spine = {spine, 2},
+                                       .angle = 0.4f,
+                                       .weight = 1.0f};
+                bool on_leg = k < 5, on_spine = k < 2 || k == 5;
+                assert_int_equal(cb_ik_two_bone_job_run(&tb, NULL), CB_OK);
+                assert_int_equal(cb_ik_orient_job_run(&oj, NULL), CB_OK);
+                float *g = (float *)w.pose + (path[k] / wd) * 10 * wd;
+                g[comp * wd + path[k] % wd] = bad[v];
+                memset(w.out, 0x3c, w.bytes);
+                memcpy(out_before, w.out, w.bytes);
+                cb_error err = {0};
+                cb_result got = cb_ik_two_bone_job_run(&tb, &err);
+                CB_CHECK(got == (on_leg ? CB_ERR_NOT_FINITE : CB_OK),
+                         "two-bone, joint %u, component %zu, value %g: %s (%s)", path[k], comp,
+                         (double)bad[v], cb_result_str(got), err.message);
+                if (on_leg) {
+                    assert_memory_equal(w.out, out_before, w.bytes);
+                    CB_CHECK(strstr(err.message, "not finite") != NULL, "message: %s", err.message);
+                }
+                err = (cb_error){0};
+                got = cb_ik_orient_job_run(&oj, &err);
+                CB_CHECK(got == (on_spine ? CB_ERR_NOT_FINITE : CB_OK),
+                         "orient, joint %u, component %zu, value %g: %s (%s)", path[k], comp,
+                         (double)bad[v], cb_result_str(got), err.message);
+                if (on_spine) {
+                    CB_CHECK(strstr(err.message, "not finite") != NULL, "message: %s", err.message);
+                }
+            }
+        }
+    }
+    free(out_before);
+    world_free(&w);
+}
+
 /* ---- aim IK -------------------------------------------------------------------------------- */
 
 typedef struct aim_setup {
@@ -2133,6 +2195,7 @@ int main(void)
         cmocka_unit_test(ik_two_bone_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_orient_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_two_bone_bad_pose_geometry),
+        cmocka_unit_test(ik_pose_rotation_not_finite_refused),
         cmocka_unit_test(ik_aim_job_validity),
         cmocka_unit_test(ik_aim_points_at_the_target),
         cmocka_unit_test(ik_aim_pose_frames_are_the_scalar_products),

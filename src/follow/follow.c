@@ -647,16 +647,21 @@ static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const c
                          float dt)
 {
     lock_state *k = &f->lock;
-    const float *m = cb_crowd_matrices(f->crowd, f->kind, i);
+    /* The character's matrices and the root's, fetched and built where a foot needs them (a
+     * new lock): not on most frames. */
+    const float *m = NULL;
     float rm[16];
-    cb_follow_root_matrix(root, rm);
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
         cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
         float *fade = &k->fade[CB_FOLLOW_FEET * i + foot];
         bool locked = lf->locked_col[foot][i] == 1.0f, failed = lf->failed_col[foot][i] == 1.0f;
-        const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
         if ((locked && !ft->locked) || (failed && ft->locked)) {
             /* a new lock, or one the step moved to where the leg got */
+            if (m == NULL) {
+                m = cb_crowd_matrices(f->crowd, f->kind, i);
+                cb_follow_root_matrix(root, rm);
+            }
+            const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
             for (int c = 0; c < 3; ++c) {
                 ft->lock[c] = rm[12 + c] + rm[c] * t[0] + rm[4 + c] * t[1] + rm[8 + c] * t[2];
             }

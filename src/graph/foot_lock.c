@@ -271,8 +271,15 @@ static cb_result each_leg_slot(cb_graph_compile *c, size_t *total, bool fill)
 cb_result cb_graph_pass_foot_tables(cb_graph_compile *c)
 {
     cb_graph *g = c->g;
+    bool first = true;
+    g->lock_gate = GNONE;
     for (uint32_t k = 0; k < g->ik_count; ++k) {
-        g->lock_leg_count += g->iks[k].type == GIK_FOOT_LOCK ? g->iks[k].joint_count / 3 : 0;
+        const gik *ik = &g->iks[k];
+        if (ik->type == GIK_FOOT_LOCK) {
+            g->lock_leg_count += ik->joint_count / 3;
+            g->lock_gate = first || ik->weight == g->lock_gate ? ik->weight : GNONE;
+            first = false;
+        }
     }
     if (g->lock_leg_count == 0) {
         return CB_OK;

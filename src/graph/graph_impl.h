@@ -370,6 +370,10 @@ struct cb_graph {
      * and clip slot the plant and lift markers of its foot (foot_first, foot_count into
      * foot_time, foot_plant: the rule of graph/runtime.h). A third allocation, none without. */
     uint32_t lock_leg_count;
+    /* The weight parameter of every foot_lock step when they share one (the legs' planting
+     * weights are read only while it is on: cb_graph_lock_on), GNONE when a step has none or
+     * they differ (always read). */
+    uint32_t lock_gate;
     uint32_t *foot_first, *foot_count; /* lock_leg_count x clip_count */
     float *foot_time;
     bool *foot_plant;

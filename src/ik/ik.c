@@ -245,13 +245,19 @@ static void chain_frames(const struct cb_skeleton *s, const cb_xform_group *pose
 }
 
 /* True when every element of the chain's frames is within +-CB_IK_MAX_COORDINATE (so finite)
- * and every local rotation finite: the usual case, decided four elements at a time (|x| <= M
- * is false for NaN and for an infinity). check_chain's element-by-element pass, which names
- * the first offender, runs only when this fails, so the verdict and the message are the same. */
+ * and every local rotation of the chain finite: the usual case, decided four elements at a time
+ * (|x| <= M is false for NaN and for an infinity). check_chain's element-by-element pass, which
+ * names the first offender, runs only when this fails, so the verdict and the message are the same.
+ * The rotations are read only when the frames came from model matrices (`from_model`): a frame
+ * computed from the pose holds the joint's local matrix as the innermost factor of its
+ * products, and a non-finite rotation component gives non-finite elements in the local
+ * matrix's columns (each of x, y, z is squared in two diagonal elements, w multiplies the three
+ * others; Inf times 0 is NaN), which every product and sum above carries into the frame's
+ * columns: the frames' test alone then gives the same verdict. */
 _Static_assert(sizeof(frame) == 12 * sizeof(float), "a frame is 12 packed floats");
 
-static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
-                           size_t n)
+static bool chain_in_range(const frame *f, const cb_xform_group *pose, bool from_model,
+                           const uint32_t *joints, size_t n)
 {
     const cb_col4 max_coordinate = cb_col4_set1(CB_IK_MAX_COORDINATE);
     const cb_col4 max_finite = cb_col4_set1(FLT_MAX);
@@ -263,7 +269,7 @@ static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uin
     for (size_t k = 4; k < 12 * n; k += 4) {
         ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(e + k)), max_coordinate));
     }
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < n && from_model; ++k) {
         float q[4];
         cb_lane_get(pose, CB_LANE_COMPONENTS, joints[k], CB_LANE_Q, 4, q);
         ok = cb_col4_and(ok, cb_col4_le(cb_col4_abs(cb_col4_loadu(q)), max_finite));
@@ -272,11 +278,12 @@ static bool chain_in_range(const frame *f, const cb_xform_group *pose, const uin
 }
 
 /* The run-time checks of a chain: its frames finite and within range, and the local rotations
- * the job will multiply finite (with model matrices given they are not otherwise read). */
-static cb_result check_chain(const frame *f, const cb_xform_group *pose, const uint32_t *joints,
-                             size_t n, const char *job, cb_error *err)
+ * the job will multiply finite (with model matrices given, `from_model`, they are not otherwise
+ * read). */
+static cb_result check_chain(const frame *f, const cb_xform_group *pose, bool from_model,
+                             const uint32_t *joints, size_t n, const char *job, cb_error *err)
 {
-    if (CB_LIKELY(chain_in_range(f, pose, joints, n))) {
+    if (CB_LIKELY(chain_in_range(f, pose, from_model, joints, n))) {
         return CB_OK;
     }
     for (size_t k = 0; k < n; ++k) {
@@ -694,7 +701,8 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, const frame known
         if (f == NULL) {
             chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3,
                          computed);
-            if ((r = check_chain(computed, job->pose.ptr, joints, 3, io.job, err)) != CB_OK) {
+            if ((r = check_chain(computed, job->pose.ptr, job->model.ptr != NULL, joints, 3, io.job,
+                                 err)) != CB_OK) {
                 return r;
             }
             f = computed;
@@ -955,7 +963,8 @@ static cb_result aim_begin(const cb_ik_aim_job *job, const io_fields *io, aim_se
         a->joints[k] = job->chain.ptr[k].joint;
     }
     chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, a->joints, n, a->f);
-    cb_result r = check_chain(a->f, job->pose.ptr, a->joints, n, io->job, err);
+    cb_result r =
+        check_chain(a->f, job->pose.ptr, job->model.ptr != NULL, a->joints, n, io->job, err);
     if (r != CB_OK) {
         return r;
     }
@@ -1238,16 +1247,30 @@ static cb_result orient_solve(const cb_ik_orient_job *job, cb_error *err)
             joints[k] = job->spine.ptr[k - 1].joint;
         }
         chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, n, f);
-        cb_result r = check_chain(f, job->pose.ptr, joints, n, io.job, err);
+        cb_result r = check_chain(f, job->pose.ptr, job->model.ptr != NULL, joints, n, io.job, err);
         if (r != CB_OK) {
             return r;
         }
         /* Each turn about a vertical axis through its joint, in model space; the joints'
          * frames are the animation's: a turn of an ancestor about the same axis commutes with
-         * the joint's own, so the turns of those before do not enter (ik.h). */
+         * the joint's own, so the turns of those before do not enter (ik.h). The spine's shares
+         * are mostly equal (1 / n by default): a turn by the angle of the joint before (the same
+         * bits; -0 and +0 count as different) is not computed again. */
+        qt turn = cb_fq_identity();
+        bool have = false;   /* whether `turn` is set */
+        uint32_t turned = 0; /* the bits of the angle it is for */
         for (size_t k = 0; k < n; ++k) {
             float share = k == 0 ? 1.0f : -job->spine.ptr[k - 1].weight;
-            local[k] = share != 0.0f ? to_local(&f[k], yaw_turn(share * t)) : cb_fq_identity();
+            if (share == 0.0f) {
+                local[k] = cb_fq_identity();
+                continue;
+            }
+            const float angle = share * t;
+            if (!have || cb_det_bits(angle) != turned) {
+                turn = yaw_turn(angle);
+                turned = cb_det_bits(angle), have = true;
+            }
+            local[k] = to_local(&f[k], turn);
         }
     }
     if (job->out.ptr != NULL) {
@@ -1440,13 +1463,14 @@ static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz,
     frame hip;
     chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, &job->hip_joint, 1,
                  &hip);
-    cb_result r = check_chain(&hip, job->pose.ptr, &job->hip_joint, 1, io.job, err);
+    cb_result r =
+        check_chain(&hip, job->pose.ptr, job->model.ptr != NULL, &job->hip_joint, 1, io.job, err);
     for (uint32_t l = 0; l < job->leg_count && r == CB_OK; ++l) {
         const cb_ik_stride_leg *leg = &job->legs[l];
         const uint32_t joints[3] = {leg->start_joint, leg->mid_joint, leg->end_joint};
         frame *f = frames[l];
         chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
-        r = check_chain(f, job->pose.ptr, joints, 3, io.job, err);
+        r = check_chain(f, job->pose.ptr, job->model.ptr != NULL, joints, 3, io.job, err);
         if (r != CB_OK) {
             break;
         }

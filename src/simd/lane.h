@@ -50,13 +50,20 @@ static inline void cb_lane_set(void *groups, size_t stride, size_t j, size_t fir
     }
 }
 
-/* Joint j of a pose as a transform. */
+/* Joint j of a pose as a transform. Its ten floats are read from one address (the lane's first
+ * component), each at a constant offset: a chain of joints read one at a time computes the
+ * address once per joint, not once per part. */
 static inline cb_xform cb_lane_xform(const cb_xform_group *pose, size_t j)
 {
+    const float *p = cb_lane_cptr(pose, CB_LANE_COMPONENTS, j, 0);
     cb_xform x;
-    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_T, 3, x.translation);
-    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_Q, 4, x.rotation);
-    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_S, 3, x.scale);
+    for (size_t k = 0; k < 3; ++k) {
+        x.translation[k] = p[(CB_LANE_T + k) * CB_SIMD_WIDTH];
+        x.scale[k] = p[(CB_LANE_S + k) * CB_SIMD_WIDTH];
+    }
+    for (size_t k = 0; k < 4; ++k) {
+        x.rotation[k] = p[(CB_LANE_Q + k) * CB_SIMD_WIDTH];
+    }
     return x;
 }
 

@@ -16,6 +16,8 @@
 #ifndef CROWDBLEND_GRAPH_RUNTIME_IMPL_H
 #define CROWDBLEND_GRAPH_RUNTIME_IMPL_H
 
+#include <float.h>
+
 #include "crowdblend/sync.h"
 #include "graph/graph_impl.h"
 #include "graph/runtime.h"
@@ -222,6 +224,37 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
  * time stage's last step. */
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
                             uint32_t na, float dt, cb_graph_scratch *s);
+
+/* Whether the graph's foot locking may be on for character i (of the batch) this frame: false
+ * only when every foot_lock step has the same weight parameter (g->lock_gate) and it is not
+ * finite and above 0. Where it is off the time stage skips cb_graph_lock_planting: a step that
+ * is off reads none of its legs' planting weights (it releases them), the post-process reads its
+ * weight as this does, and between the two stages a parameter can only be consumed (a trigger
+ * set to 0), so a step off here is off there. */
+static inline bool cb_graph_lock_on(const cb_graph *g, const cb_graph_scratch *s, uint32_t i)
+{
+    if (g->lock_gate == GNONE) {
+        return true;
+    }
+    float w = SR(s, params, g->lock_gate, i);
+    return w > 0.0f && w <= FLT_MAX; /* above 0 and finite */
+}
+
+/* Whether the time stage must ask cb_graph_lock_on character by character: the graph has lock
+ * legs and a shared weight parameter that is off for one of the batch's n characters or more.
+ * One pass over the row, so that a batch whose locks are all on pays no test per character. */
+static inline bool cb_graph_lock_gated(const cb_graph *g, const cb_graph_scratch *s, uint32_t n)
+{
+    if (g->lock_leg_count == 0 || g->lock_gate == GNONE) {
+        return false;
+    }
+    const float *w = &SR(s, params, g->lock_gate, 0);
+    int off = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        off |= !(w[i] > 0.0f) | !(w[i] <= FLT_MAX);
+    }
+    return off != 0;
+}
 
 /* A foot_lock step on the character's pose, with the step's weight w (<= 0: released). */
 void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,

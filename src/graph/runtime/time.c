@@ -291,6 +291,7 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 {
     live_clips(g, b, first, n, s, out);
     const size_t words = cb_graph_live_words(g);
+    const bool gated = cb_graph_lock_gated(g, s, n);
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t ch = first + i, na = 0;
         list_begin(g, s);
@@ -304,7 +305,7 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
             }
         }
         advance_active(g, b, ch, na, dt, s, out, st);
-        if (g->lock_leg_count > 0) {
+        if (g->lock_leg_count > 0 && (!gated || cb_graph_lock_on(g, s, i))) {
             cb_graph_lock_planting(g, b, ch, i, na, dt, s);
         }
         if (g->sm_count > 0) {
@@ -374,10 +375,11 @@ void cb_graph_stage_time_flat(const cb_graph *g, cb_graph_block *b, uint32_t fir
                               float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
                               cb_graph_scratch_stats *st)
 {
+    const bool gated = cb_graph_lock_gated(g, s, n);
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t na = flat_list(g, s, i);
         advance_active(g, b, first + i, na, dt, s, out, st);
-        if (g->lock_leg_count > 0) {
+        if (g->lock_leg_count > 0 && (!gated || cb_graph_lock_on(g, s, i))) {
             cb_graph_lock_planting(g, b, first + i, i, na, dt, s);
         }
     }
