@@ -32,18 +32,16 @@ typedef struct cb_key_group {
  * together so that the layout (where, mask) and the range are read once for both. A component
  * with 0 bits in every lane of the group (a translation below the hips, say) is its offset:
  * offset + 0 (as cb_cclip_value computes it with q = 0 and a step of 0: it turns a -0.0 offset
- * into +0.0), or the offset alone without `zero_signs` (cb_cclip_decode_group_at). The branch
- * depends on the skeleton's layout more than on the clip, so it follows the same pattern for every
- * clip of a set. */
+ * into +0.0). The branch depends on the skeleton's layout more than on the clip, so it follows
+ * the same pattern for every clip of a set. */
 CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi control,
                                           const uint32_t *words_a, const uint32_t *words_b,
-                                          const float *ranges, int k, bool zero_signs, cb_vf *a,
-                                          cb_vf *b)
+                                          const float *ranges, int k, cb_vf *a, cb_vf *b)
 {
     const float *off = ranges + (size_t)k * 2 * CB_W;
     cb_vf o = cb_vf_load(off);
     if (grp->bits[k] == 0) {
-        *a = *b = zero_signs ? cb_vf_add(o, cb_vf_zero()) : o;
+        *a = *b = cb_vf_add(o, cb_vf_zero());
         return;
     }
     cb_vf s = cb_vf_load(off + CB_W);
@@ -54,13 +52,10 @@ CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi contr
     *b = cb_vf_add(o, cb_vf_mul(s, qb));
 }
 
-/* Component k of a group whose fields all have width 0: offset + 0 in both keys, or, without
- * `zero_signs`, the offset as it is (a -0.0 offset stays -0.0; see cb_cclip_decode_group_at). */
-CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, bool zero_signs, cb_vf *a,
-                                            cb_vf *b)
+/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
+CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
 {
-    const cb_vf o = cb_vf_load(ranges + (size_t)k * 2 * CB_W);
-    *a = *b = zero_signs ? cb_vf_add(o, cb_vf_zero()) : o;
+    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
 }
 
 /* The rotation components the stored form omits, rebuilt in the lanes that omit them (d 1,
@@ -122,36 +117,29 @@ CB_INLINE cb_vf cb_cclip_rebuild_w(cb_vf d, cb_vf x, cb_vf y, cb_vf z, cb_vf w)
  * the same order, as the general path gives such a group, without its tests per component. */
 CB_INLINE void cb_cclip_decode_rotation2(const cb_cclip_group *grp, const float *ranges,
                                          const float *rebuild, cb_vi perm, const uint32_t *wa,
-                                         const uint32_t *wb, bool scaled, bool zero_signs,
-                                         cb_key_group *a, cb_key_group *b)
+                                         const uint32_t *wb, bool scaled, cb_key_group *a,
+                                         cb_key_group *b)
 {
-    cb_cclip_constant_component2(ranges, 0, zero_signs, &a->t.x, &b->t.x);
-    cb_cclip_constant_component2(ranges, 1, zero_signs, &a->t.y, &b->t.y);
-    cb_cclip_constant_component2(ranges, 2, zero_signs, &a->t.z, &b->t.z);
+    cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
+    cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
+    cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
     cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
     cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
     cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
     cb_vf w;
-    cb_cclip_constant_component2(ranges, 6, zero_signs, &w, &w);
+    cb_cclip_constant_component2(ranges, 6, &w, &w);
     const cb_vf d = cb_vf_load(rebuild);
     a->q.w = cb_cclip_rebuild_w(d, a->q.x, a->q.y, a->q.z, w);
     b->q.w = cb_cclip_rebuild_w(d, b->q.x, b->q.y, b->q.z, w);
     if (scaled) {
-        cb_cclip_constant_component2(ranges, 7, zero_signs, &a->ds.x, &b->ds.x);
-        cb_cclip_constant_component2(ranges, 8, zero_signs, &a->ds.y, &b->ds.y);
-        cb_cclip_constant_component2(ranges, 9, zero_signs, &a->ds.z, &b->ds.z);
+        cb_cclip_constant_component2(ranges, 7, &a->ds.x, &b->ds.x);
+        cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
+        cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
     }
 }
 
 /* The keys whose words start at key_a and key_b (c->words + key * c->key_words) of group g
- * (key_a == key_b decodes one key). With `zero_signs` every value is cb_cclip_value's, bit for
- * bit; without, a constant component whose offset is -0.0 (a default track of a rest pose
- * with -0.0 in it, say) reads -0.0 where cb_cclip_value gives +0.0, one addition less per
- * constant component. That is for callers that only ever add a key's value, times a weight,
- * to a sum that starts at +0.0 (the pose jobs: sample_group and accumulate_entry in
- * src/pose/pose.c), compare a dot product with it in it to 0 (their hemisphere test), or square
- * it (the rebuilt w): such a sum is never -0.0, and a zero's sign changes neither a nonzero sum
- * nor whether one is below 0, so their results are the same bits either way. The scale deviations
+ * (key_a == key_b decodes one key). The scale deviations
  * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
  * for callers that do not read them (a pose job on a clip without scale) or set them first. A group
  * that stores no words (every joint of it constant in the clip: 3 of the embedded set's 8 groups
@@ -159,29 +147,28 @@ CB_INLINE void cb_cclip_decode_rotation2(const cb_cclip_group *grp, const float 
  * a group that stores only rotations' x y z (cb_cclip_decode_rotation2): the same values. */
 CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t *key_a,
                                         const uint32_t *key_b, size_t g, bool scaled,
-                                        bool zero_signs, cb_key_group *a, cb_key_group *b)
+                                        cb_key_group *a, cb_key_group *b)
 {
     const cb_cclip_group *grp = &c->groups[g];
     const float *ranges = c->ranges + g * c->components * 2 * CB_W;
     if (grp->kind == CB_CCLIP_GROUP_ROTATION) {
         const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
         cb_cclip_decode_rotation2(grp, ranges, c->rebuild + grp->rebuild_at, perm,
-                                  key_a + grp->word_offset, key_b + grp->word_offset, scaled,
-                                  zero_signs, a, b);
+                                  key_a + grp->word_offset, key_b + grp->word_offset, scaled, a, b);
         return;
     }
     if (grp->kind == CB_CCLIP_GROUP_CONSTANT) {
-        cb_cclip_constant_component2(ranges, 0, zero_signs, &a->t.x, &b->t.x);
-        cb_cclip_constant_component2(ranges, 1, zero_signs, &a->t.y, &b->t.y);
-        cb_cclip_constant_component2(ranges, 2, zero_signs, &a->t.z, &b->t.z);
-        cb_cclip_constant_component2(ranges, 3, zero_signs, &a->q.x, &b->q.x);
-        cb_cclip_constant_component2(ranges, 4, zero_signs, &a->q.y, &b->q.y);
-        cb_cclip_constant_component2(ranges, 5, zero_signs, &a->q.z, &b->q.z);
-        cb_cclip_constant_component2(ranges, 6, zero_signs, &a->q.w, &b->q.w);
+        cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
+        cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
+        cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
+        cb_cclip_constant_component2(ranges, 3, &a->q.x, &b->q.x);
+        cb_cclip_constant_component2(ranges, 4, &a->q.y, &b->q.y);
+        cb_cclip_constant_component2(ranges, 5, &a->q.z, &b->q.z);
+        cb_cclip_constant_component2(ranges, 6, &a->q.w, &b->q.w);
         if (scaled) {
-            cb_cclip_constant_component2(ranges, 7, zero_signs, &a->ds.x, &b->ds.x);
-            cb_cclip_constant_component2(ranges, 8, zero_signs, &a->ds.y, &b->ds.y);
-            cb_cclip_constant_component2(ranges, 9, zero_signs, &a->ds.z, &b->ds.z);
+            cb_cclip_constant_component2(ranges, 7, &a->ds.x, &b->ds.x);
+            cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
+            cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
         }
         /* Nothing to rebuild: a component rebuilt at every key needs a stored one beside it
          * (the loader folds a constant rotation's rebuilt component into its offset). */
@@ -190,21 +177,21 @@ CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t
     const uint32_t *wa = key_a + grp->word_offset;
     const uint32_t *wb = key_b + grp->word_offset;
     const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, zero_signs, &a->t.x, &b->t.x);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, zero_signs, &a->t.y, &b->t.y);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 2, zero_signs, &a->t.z, &b->t.z);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 3, zero_signs, &a->q.x, &b->q.x);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, zero_signs, &a->q.y, &b->q.y);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, zero_signs, &a->q.z, &b->q.z);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, zero_signs, &a->q.w, &b->q.w);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 2, &a->t.z, &b->t.z);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
     if (grp->rebuilt != 0) {
         cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
         cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &b->q);
     }
     if (scaled) {
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, zero_signs, &a->ds.x, &b->ds.x);
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, zero_signs, &a->ds.y, &b->ds.y);
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, zero_signs, &a->ds.z, &b->ds.z);
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
     }
 }
 
@@ -214,13 +201,12 @@ CB_INLINE const uint32_t *cb_cclip_key_words(const struct cb_cclip *c, uint32_t 
     return c->words + (size_t)key * c->key_words;
 }
 
-/* Keys ka and kb of group g (ka == kb decodes one key): cb_cclip_decode_group_at, every value
- * cb_cclip_value's. */
+/* Keys ka and kb of group g (ka == kb decodes one key): cb_cclip_decode_group_at. */
 CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
                                       bool scaled, cb_key_group *a, cb_key_group *b)
 {
-    cb_cclip_decode_group_at(c, cb_cclip_key_words(c, ka), cb_cclip_key_words(c, kb), g, scaled,
-                             true, a, b);
+    cb_cclip_decode_group_at(c, cb_cclip_key_words(c, ka), cb_cclip_key_words(c, kb), g, scaled, a,
+                             b);
 }
 
 /* Component k of joint j at `key` by the rule of a stored field (a rebuilt component: +0). */

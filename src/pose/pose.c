@@ -234,10 +234,7 @@ CB_INLINE void load_keys(const struct cb_clip *c, key_span span, const uint32_t 
 {
     const uint32_t i = span.i;
     if (may_pack && c->packed != NULL) {
-        /* Without the signs of zeros: every use of a and b below adds them, weighted, to a
-         * sum that starts at +0.0 (cb_cclip_decode_group_at). */
-        cb_cclip_decode_group_at(c->packed, words, words + c->packed->key_words, g, scaled, false,
-                                 a, b);
+        cb_cclip_decode_group_at(c->packed, words, words + c->packed->key_words, g, scaled, a, b);
         return;
     }
     const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
@@ -517,9 +514,9 @@ CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *e
 }
 
 /* The instance with compressed clips, in a function of its own: inlined beside the other, it
- * shifted the uncompressed loop's register allocation (+4 instructions per character in the
- * 3-clip blend, callgrind, docs/performance.md "Sampling cost"); apart, that loop takes 14
- * fewer than before the decoder's paths per group (3,764 against 3,778). */
+ * shifted the uncompressed loop's register allocation (3,782 instructions per character in the
+ * 3-clip blend against 3,778 before the decoder's paths per group, and 3,764 apart: callgrind,
+ * docs/performance.md "Sampling cost"). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
