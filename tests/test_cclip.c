@@ -1,8 +1,9 @@
 /* Compressed clips (crowdblend/cclip.h): the error bound against the source keys, measured here
  * in double precision in object space (tests/common/anim_test.c's reference local-to-model) on
  * the embedded clips, random skeletons with scale, and real assets read from tests/data/assets;
- * the SIMD group decoder against the scalar reference, bit for bit; the stored form (round
- * trip, truncation, corruption, another skeleton); bad parameters. */
+ * the SIMD group decoder against the scalar reference, bit for bit, and the pose jobs on
+ * compressed clips against the same keys as uncompressed frames, bit for bit; the stored form
+ * (round trip, truncation, corruption, another skeleton); bad parameters. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,8 +425,9 @@ static void check_layout(const char *what, const cb_cclip *c)
 }
 
 /* Groups check_decoders saw that rebuild w alone, and other rotation components (the decoder's
- * two paths, src/compress/cclip_decode.h). */
-static size_t groups_rebuilding_w, groups_rebuilding_others;
+ * two paths, src/compress/cclip_decode.h), and of each kind (cb_cclip_group_kind: its paths
+ * per group). */
+static size_t groups_rebuilding_w, groups_rebuilding_others, groups_of_kind[3];
 
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
@@ -434,6 +436,8 @@ static void check_decoders(const char *what, const cb_skeleton *s, const cb_ccli
     for (size_t g = 0; g < c->group_count; ++g) {
         groups_rebuilding_w += c->groups[g].rebuilt == 8;
         groups_rebuilding_others += c->groups[g].rebuilt != 0 && c->groups[g].rebuilt != 8;
+        assert_true(c->groups[g].kind < 3);
+        groups_of_kind[c->groups[g].kind]++;
     }
     size_t bytes = cb_cclip_stream_bytes(c);
     unsigned char *stream = malloc(bytes);
@@ -504,6 +508,16 @@ static void cclip_simd_matches_ref(void **state)
              groups_rebuilding_others);
     cb_test_note("compared: %zu groups rebuilding w alone, %zu rebuilding other components",
                  groups_rebuilding_w, groups_rebuilding_others);
+    /* And each of the decoder's paths per group. */
+    CB_CHECK(groups_of_kind[CB_CCLIP_GROUP_CONSTANT] > 0 &&
+                 groups_of_kind[CB_CCLIP_GROUP_ROTATION] > 0 &&
+                 groups_of_kind[CB_CCLIP_GROUP_GENERAL] > 0,
+             "groups constant: %zu, rotation: %zu, general: %zu",
+             groups_of_kind[CB_CCLIP_GROUP_CONSTANT], groups_of_kind[CB_CCLIP_GROUP_ROTATION],
+             groups_of_kind[CB_CCLIP_GROUP_GENERAL]);
+    cb_test_note("compared: %zu constant groups, %zu rotation groups, %zu general groups",
+                 groups_of_kind[CB_CCLIP_GROUP_CONSTANT], groups_of_kind[CB_CCLIP_GROUP_ROTATION],
+                 groups_of_kind[CB_CCLIP_GROUP_GENERAL]);
 }
 
 /* Sampling at a key's time gives that key normalized; halfway gives the normalized lerp. */
@@ -685,6 +699,18 @@ static size_t packed_entries(cb_prng *r, cb_clip *const *clips, cb_blend_entry *
     return k;
 }
 
+/* The entries e with each clip from[i] (i < PC_CLIPS) replaced by to[i], into out. */
+static void swap_clips(const cb_blend_entry *e, size_t count, cb_clip *const *from,
+                       cb_clip *const *to, cb_blend_entry *out)
+{
+    for (size_t k = 0; k < count; ++k) {
+        out[k] = e[k];
+        for (int i = 0; i < PC_CLIPS; ++i) {
+            out[k].clip = e[k].clip == from[i] ? to[i] : out[k].clip;
+        }
+    }
+}
+
 static void track_joint(const dref_xform *want, const dref_xform *got, size_t j, cb_err_track *et,
                         cb_err_track *eq, cb_err_track *es)
 {
@@ -789,12 +815,7 @@ static void cclip_pose_compressed_vs_raw(void **state)
     for (int round = 0; round < 300; ++round) {
         cb_blend_entry ea[5], eb[5];
         size_t count = packed_entries(&r, p.packed, ea);
-        for (size_t k = 0; k < count; ++k) {
-            eb[k] = ea[k];
-            for (int i = 0; i < PC_CLIPS; ++i) {
-                eb[k].clip = ea[k].clip == p.packed[i] ? p.raw[i] : eb[k].clip;
-            }
-        }
+        swap_clips(ea, count, p.packed, p.raw, eb);
         cb_pose_blend_job ja = {p.s, {ea, count}, 0.0f, {a, groups}};
         cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
         assert_int_equal(cb_pose_blend_job_run(&ja, NULL), CB_OK);
@@ -814,6 +835,81 @@ static void cclip_pose_compressed_vs_raw(void **state)
     }
     cb_err_track_check(&ep, 2.0 * bound);
     free(a), free(b), free(la), free(lb), free(ma), free(mb);
+    packed_scene_free(&p);
+}
+
+/* An uncompressed clip whose frames are z's keys as cb_cclip_decode gives them (the scalar
+ * reference's values, bit for bit: cclip_simd_matches_ref), for a clip without scale. */
+static cb_clip *keys_as_frames(const cb_skeleton *s, const cb_cclip *z, bool loop)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    const size_t keys = cb_cclip_key_count(z);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *x = malloc(n * sizeof *x);
+    float *frames = malloc(keys * n * 7 * sizeof *frames);
+    for (size_t k = 0; k < keys; ++k) {
+        assert_int_equal(cb_cclip_decode(z, (uint32_t)k, (cb_xform_group_span){pose, groups}),
+                         CB_OK);
+        assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){x, n}), CB_OK);
+        for (size_t j = 0; j < n; ++j) {
+            memcpy(&frames[(k * n + j) * 7], x[j].translation, 3 * sizeof(float));
+            memcpy(&frames[(k * n + j) * 7 + 3], x[j].rotation, 4 * sizeof(float));
+        }
+    }
+    cb_clip_frames_desc fd = {
+        .name = "keys",
+        .skeleton = s,
+        .duration_s = 1.0f,
+        .frame_count = (uint32_t)keys,
+        .frames = {frames, keys * n * 7},
+        .wrap = loop ? CB_CLIP_WRAP_LOOP : CB_CLIP_WRAP_CLAMP,
+        .additive = z->additive,
+        .root_motion = CB_ROOT_MOTION_NONE,
+    };
+    cb_clip *c = NULL;
+    cb_error err = {0};
+    cb_result r = cb_clip_create_from_frames(&fd, &c, &err);
+    CB_CHECK(r == CB_OK, "keys as frames: %s", err.message);
+    free(pose), free(x), free(frames);
+    return c;
+}
+
+/* The fused sampler decodes a compressed clip's two keys per group in registers and then
+ * blends them exactly as it blends an uncompressed clip's two frames: so the blend and sample
+ * jobs on compressed clips give the same bits as on uncompressed clips whose frames are the
+ * decoded keys, whatever path each group takes in the decoder (cb_cclip_group_kind). */
+static void cclip_pose_jobs_match_decoded_keys(void **state)
+{
+    (void)state;
+    packed_scene p = packed_scene_make();
+    const size_t groups = cb_skeleton_group_count(p.s), bytes = cb_skeleton_pose_bytes(p.s);
+    cb_clip *keys[PC_CLIPS];
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        keys[i] = keys_as_frames(p.s, p.z[i], cb_clip_is_looping(p.packed[i]));
+    }
+    cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    cb_prng r = cb_test_prng(__func__);
+    for (int round = 0; round < 400; ++round) {
+        cb_blend_entry ea[5], eb[5];
+        size_t count = packed_entries(&r, p.packed, ea);
+        swap_clips(ea, count, p.packed, keys, eb);
+        cb_pose_blend_job ja = {p.s, {ea, count}, 0.0f, {a, groups}};
+        cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
+        assert_int_equal(cb_pose_blend_job_run(&ja, NULL), CB_OK);
+        assert_int_equal(cb_pose_blend_job_run(&jb, NULL), CB_OK);
+        CB_CHECK(memcmp(a, b, bytes) == 0, "blend job, round %d: compressed differs from its keys",
+                 round);
+        cb_pose_sample_job sa = {ea[0].clip, ea[0].time, {a, groups}};
+        cb_pose_sample_job sb = {eb[0].clip, eb[0].time, {b, groups}};
+        assert_int_equal(cb_pose_sample_job_run(&sa, NULL), CB_OK);
+        assert_int_equal(cb_pose_sample_job_run(&sb, NULL), CB_OK);
+        CB_CHECK(memcmp(a, b, bytes) == 0, "sample job, round %d: compressed differs from its keys",
+                 round);
+    }
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        cb_clip_destroy(keys[i]);
+    }
+    free(a), free(b);
     packed_scene_free(&p);
 }
 
@@ -1334,6 +1430,7 @@ int main(void)
         cmocka_unit_test(cclip_sample_matches_keys),
         cmocka_unit_test(cclip_pose_jobs_match_double),
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
+        cmocka_unit_test(cclip_pose_jobs_match_decoded_keys),
         cmocka_unit_test(cclip_packed_clip_frames),
         cmocka_unit_test(cclip_packed_clip_refuses_bad_keys),
         cmocka_unit_test(cclip_loose_bounds_stay_loadable),

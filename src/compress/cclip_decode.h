@@ -88,18 +88,76 @@ CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, const cb_cclip_gr
     }
 }
 
-/* Keys ka and kb of group g (ka == kb decodes one key). The scale deviations
+/* Component k of a group that stores it in every group of its kind (bits > 0, no test): as
+ * cb_cclip_decode_component2. */
+CB_INLINE void cb_cclip_stored_component2(const cb_cclip_group *grp, cb_vi control,
+                                          const uint32_t *words_a, const uint32_t *words_b,
+                                          const float *ranges, int k, cb_vf *a, cb_vf *b)
+{
+    const float *off = ranges + (size_t)k * 2 * CB_W;
+    cb_vf o = cb_vf_load(off), s = cb_vf_load(off + CB_W);
+    cb_vi mask = cb_vi_set1((int32_t)grp->mask[k]);
+    cb_vf qa = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_a + grp->at[k]), control), mask);
+    cb_vf qb = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_b + grp->at[k]), control), mask);
+    *a = cb_vf_add(o, cb_vf_mul(s, qa));
+    *b = cb_vf_add(o, cb_vf_mul(s, qb));
+}
+
+/* w rebuilt in the lanes of row d (1 there, else 0) from the decoded x y z, w's own field of
+ * width 0 in the group: cb_cclip_rebuild_quat's path for rebuilt == 8. */
+CB_INLINE cb_vf cb_cclip_rebuild_w(cb_vf d, cb_vf x, cb_vf y, cb_vf z, cb_vf w)
+{
+    cb_vf s = cb_vf_add(cb_vf_mul(x, x), cb_vf_mul(y, y));
+    s = cb_vf_add(s, cb_vf_mul(z, z));
+    return cb_vf_add(w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d, s), cb_vf_zero())));
+}
+
+/* The keys of a group of kind CB_CCLIP_GROUP_ROTATION (cclip_impl.h): translation, w and any
+ * scale constant, x y z stored, w rebuilt where row `rebuild` has 1. The same operations, in
+ * the same order, as the general path gives such a group, without its tests per component. */
+CB_INLINE void cb_cclip_decode_rotation2(const cb_cclip_group *grp, const float *ranges,
+                                         const float *rebuild, cb_vi perm, const uint32_t *wa,
+                                         const uint32_t *wb, bool scaled, cb_key_group *a,
+                                         cb_key_group *b)
+{
+    cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
+    cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
+    cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
+    cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
+    cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
+    cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
+    cb_vf w;
+    cb_cclip_constant_component2(ranges, 6, &w, &w);
+    const cb_vf d = cb_vf_load(rebuild);
+    a->q.w = cb_cclip_rebuild_w(d, a->q.x, a->q.y, a->q.z, w);
+    b->q.w = cb_cclip_rebuild_w(d, b->q.x, b->q.y, b->q.z, w);
+    if (scaled) {
+        cb_cclip_constant_component2(ranges, 7, &a->ds.x, &b->ds.x);
+        cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
+        cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
+    }
+}
+
+/* The keys whose words start at key_a and key_b (c->words + key * c->key_words) of group g
+ * (key_a == key_b decodes one key). The scale deviations
  * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
  * for callers that do not read them (a pose job on a clip without scale) or set them first. A group
  * that stores no words (every joint of it constant in the clip: 3 of the embedded set's 8 groups
- * at W = 8) takes a path without the per-component tests, pointers or permutation: the same
- * values. */
-CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
-                                      bool scaled, cb_key_group *a, cb_key_group *b)
+ * at W = 8) takes a path without the per-component tests, pointers or permutation, and so does
+ * a group that stores only rotations' x y z (cb_cclip_decode_rotation2): the same values. */
+CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t *key_a,
+                                        const uint32_t *key_b, size_t g, bool scaled,
+                                        cb_key_group *a, cb_key_group *b)
 {
     const cb_cclip_group *grp = &c->groups[g];
     const float *ranges = c->ranges + g * c->components * 2 * CB_W;
-    if (grp->words == 0) {
+    if (grp->kind == CB_CCLIP_GROUP_ROTATION) {
+        const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
+        cb_cclip_decode_rotation2(grp, ranges, c->rebuild + grp->rebuild_at, perm,
+                                  key_a + grp->word_offset, key_b + grp->word_offset, scaled, a, b);
+        return;
+    }
+    if (grp->kind == CB_CCLIP_GROUP_CONSTANT) {
         cb_cclip_constant_component2(ranges, 0, &a->t.x, &b->t.x);
         cb_cclip_constant_component2(ranges, 1, &a->t.y, &b->t.y);
         cb_cclip_constant_component2(ranges, 2, &a->t.z, &b->t.z);
@@ -112,14 +170,12 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
             cb_cclip_constant_component2(ranges, 8, &a->ds.y, &b->ds.y);
             cb_cclip_constant_component2(ranges, 9, &a->ds.z, &b->ds.z);
         }
-        if (grp->rebuilt != 0) { /* constant components: a and b are the same key */
-            cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
-            b->q = a->q;
-        }
+        /* Nothing to rebuild: a component rebuilt at every key needs a stored one beside it
+         * (the loader folds a constant rotation's rebuilt component into its offset). */
         return;
     }
-    const uint32_t *wa = c->words + (size_t)ka * c->key_words + grp->word_offset;
-    const uint32_t *wb = c->words + (size_t)kb * c->key_words + grp->word_offset;
+    const uint32_t *wa = key_a + grp->word_offset;
+    const uint32_t *wb = key_b + grp->word_offset;
     const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
     cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
@@ -137,6 +193,20 @@ CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uin
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
         cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
     }
+}
+
+/* The words of key `key` (c->words + key * c->key_words). */
+CB_INLINE const uint32_t *cb_cclip_key_words(const struct cb_cclip *c, uint32_t key)
+{
+    return c->words + (size_t)key * c->key_words;
+}
+
+/* Keys ka and kb of group g (ka == kb decodes one key): cb_cclip_decode_group_at. */
+CB_INLINE void cb_cclip_decode_group2(const struct cb_cclip *c, uint32_t ka, uint32_t kb, size_t g,
+                                      bool scaled, cb_key_group *a, cb_key_group *b)
+{
+    cb_cclip_decode_group_at(c, cb_cclip_key_words(c, ka), cb_cclip_key_words(c, kb), g, scaled, a,
+                             b);
 }
 
 /* Component k of joint j at `key` by the rule of a stored field (a rebuilt component: +0). */

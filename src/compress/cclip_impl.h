@@ -288,6 +288,15 @@ cb_result cb_cclip_root_compress(const float *track, uint32_t frames, float max_
  * (word * active), and `mask`, the field's bits in place (0 for width 0). It converts the
  * masked word, q 2^shift, and the group's ranges hold step 2^-shift: the product is step q,
  * exactly (cb_cclip_group_step). */
+/* What a group stores, for the group decoder's paths (cclip_decode.h): nothing (every
+ * component constant), only rotations' x y z with w rebuilt (every other component constant:
+ * most groups of a skeleton below its root), or anything else. */
+typedef enum cb_cclip_group_kind {
+    CB_CCLIP_GROUP_CONSTANT = 0,
+    CB_CCLIP_GROUP_ROTATION = 1,
+    CB_CCLIP_GROUP_GENERAL = 2,
+} cb_cclip_group_kind;
+
 typedef struct cb_cclip_group {
     uint32_t word_offset; /* first word of the group in a key */
     uint32_t words;       /* words per lane; 0 when every component of the group is constant */
@@ -295,6 +304,7 @@ typedef struct cb_cclip_group {
     uint8_t word[CB_CCLIP_COMPONENTS];
     uint8_t shift[CB_CCLIP_COMPONENTS];
     uint8_t bits[CB_CCLIP_COMPONENTS];
+    uint8_t kind; /* cb_cclip_group_kind (in what was padding: the group is no larger) */
     uint32_t at[CB_CCLIP_COMPONENTS];
     uint32_t mask[CB_CCLIP_COMPONENTS];
     uint32_t rebuilt;    /* bit k (0..3): some lane rebuilds rotation component k at every key */

@@ -928,6 +928,21 @@ static void fold_constant_rebuilt(cb_cclip_field *fields, size_t joints)
     }
 }
 
+/* The group decoder's path for a laid-out group (cclip_impl.h, cb_cclip_group_kind): the
+ * rotation path takes groups whose only fields are rotation x, y and z, with w rebuilt in some
+ * lane (and constant in the others). */
+static uint8_t group_kind(const cb_cclip_group *grp, uint32_t components)
+{
+    if (grp->words == 0) {
+        return CB_CCLIP_GROUP_CONSTANT;
+    }
+    bool rotation = grp->rebuilt == 8;
+    for (uint32_t k = 0; k < components; ++k) {
+        rotation = rotation && (grp->bits[k] > 0) == (k >= 3 && k < 6);
+    }
+    return rotation ? CB_CCLIP_GROUP_ROTATION : CB_CCLIP_GROUP_GENERAL;
+}
+
 /* The common field widths of group g of `width` joints, where each component sits, and which
  * lanes store words (ranks[l]: the lane's position among them, or -1). bits: joint_count x 10
  * field widths (CB_CCLIP_DEFAULT_TRACK for default tracks). width is the build's W, except when
@@ -970,6 +985,7 @@ static cb_cclip_group layout_group(const uint8_t *bits, size_t joints, size_t g,
     for (uint32_t k = 0; k < components; ++k) {
         grp.at[k] = grp.word[k] * grp.active;
     }
+    grp.kind = group_kind(&grp, components);
     return grp;
 }
 

@@ -192,6 +192,12 @@ CB_INLINE key_span locate_keys(const struct cb_clip *c, float time, bool may_pac
     return k;
 }
 
+/* A compressed clip's words of key span.i (NULL for an uncompressed clip). */
+CB_INLINE const uint32_t *span_words(const struct cb_clip *c, key_span span, bool may_pack)
+{
+    return may_pack && c->packed != NULL ? cb_cclip_key_words(c->packed, span.i) : NULL;
+}
+
 /* The spans of the first KEY_SPANS entries of a job, located once (entries past them, rare,
  * are located per group: the same span, so the same bits). Only active entries are located:
  * an inactive one is never sampled. */
@@ -218,16 +224,17 @@ CB_INLINE key_span entry_span(const key_spans *ks, const cb_blend_entry *entries
 }
 
 /* Keys span.i and span.i + 1 of group g. An uncompressed clip's are two frame loads; a
- * compressed clip's are decoded in registers by the group decoder. Everything after is the
+ * compressed clip's are decoded in registers by the group decoder, from `words`
+ * (span_words(c, span)). Everything after is the
  * same for both forms; the branch is per entry and group, and a clip is one form or the other.
  * The scale deviations are loaded only when `scaled` (clip_scaled(c), which the caller also
  * tests before it reads them): no stores of zeros for clips without scale. */
-CB_INLINE void load_keys(const struct cb_clip *c, key_span span, size_t g, bool scaled,
-                         cb_key_group *a, cb_key_group *b, bool may_pack)
+CB_INLINE void load_keys(const struct cb_clip *c, key_span span, const uint32_t *words, size_t g,
+                         bool scaled, cb_key_group *a, cb_key_group *b, bool may_pack)
 {
     const uint32_t i = span.i;
     if (may_pack && c->packed != NULL) {
-        cb_cclip_decode_group2(c->packed, i, i + 1, g, scaled, a, b);
+        cb_cclip_decode_group_at(c->packed, words, words + c->packed->key_words, g, scaled, a, b);
         return;
     }
     const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
@@ -242,11 +249,12 @@ CB_INLINE void load_keys(const struct cb_clip *c, key_span span, size_t g, bool 
  * (1 - f) q_i + f q_(i+1), scale deviation. */
 typedef cb_key_group sample;
 
-CB_INLINE sample sample_group(const struct cb_clip *c, key_span span, size_t g, bool may_pack)
+CB_INLINE sample sample_group(const struct cb_clip *c, key_span span, const uint32_t *words,
+                              size_t g, bool may_pack)
 {
     cb_key_group a, b;
     const bool scaled = clip_scaled(c);
-    load_keys(c, span, g, scaled, &a, &b, may_pack);
+    load_keys(c, span, words, g, scaled, &a, &b, may_pack);
     const float f = span.f;
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
@@ -313,21 +321,35 @@ cb_result cb_pose_sample_job_validate(const cb_pose_sample_job *job, cb_error *e
     return CB_OK;
 }
 
+/* The sample job on valid arguments; may_pack false when the clip is uncompressed (see
+ * load_keys). */
+CB_INLINE void sample_groups(const struct cb_clip *c, float time, cb_xform_group *out,
+                             bool may_pack)
+{
+    cb_vf one = cb_vf_set1(1.0f);
+    const key_span span = locate_keys(c, time, may_pack);
+    const uint32_t *words = span_words(c, span, may_pack); /* once, not per group */
+    for (size_t g = 0; g < c->group_count; ++g) {
+        sample s = sample_group(c, span, words, g, may_pack);
+        cb_soa_xform x = {s.t,
+                          cb_soa_quat_normalize(s.q),
+                          {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
+        store_group(&out[g], x, g, c->joint_count);
+    }
+}
+
 cb_result cb_pose_sample_job_run(const cb_pose_sample_job *job, cb_error *err)
 {
     cb_result r = cb_pose_sample_job_validate(job, err);
     if (r != CB_OK) {
         return r;
     }
-    const struct cb_clip *c = job->clip;
-    cb_vf one = cb_vf_set1(1.0f);
-    const key_span span = locate_keys(c, job->time, true);
-    for (size_t g = 0; g < c->group_count; ++g) {
-        sample s = sample_group(c, span, g, true);
-        cb_soa_xform x = {s.t,
-                          cb_soa_quat_normalize(s.q),
-                          {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
-        store_group(&job->out.ptr[g], x, g, c->joint_count);
+    /* Two instances of the loop, as in the blend (cb_pose_blend_unchecked): the uncompressed
+     * one without the decoder. */
+    if (job->clip->packed != NULL) {
+        sample_groups(job->clip, job->time, job->out.ptr, true);
+    } else {
+        sample_groups(job->clip, job->time, job->out.ptr, false);
     }
     return CB_OK;
 }
@@ -350,7 +372,7 @@ CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, key_span sp
     const struct cb_clip *c = e->clip;
     cb_key_group a, b;
     const bool scaled = clip_scaled(c);
-    load_keys(c, span, g, scaled, &a, &b, may_pack);
+    load_keys(c, span, span_words(c, span, may_pack), g, scaled, &a, &b, may_pack);
     const float f = span.f;
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
@@ -391,7 +413,7 @@ CB_INLINE void rest_fallback(accum *acc, const cb_xform_group *rest, cb_vf thres
 CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, key_span span,
                                       size_t g, bool may_pack)
 {
-    sample s = sample_group(e->clip, span, g, may_pack);
+    sample s = sample_group(e->clip, span, span_words(e->clip, span, may_pack), g, may_pack);
     cb_vf a = cb_vf_clamp01(entry_weight(e, g));
     cb_vf ia = cb_vf_sub(cb_vf_set1(1.0f), a);
     cb_vf one = cb_vf_set1(1.0f);
@@ -418,7 +440,7 @@ CB_INLINE cb_soa_xform apply_override(cb_soa_xform x, const cb_blend_entry *e, k
 CB_INLINE cb_soa_xform apply_additive(cb_soa_xform x, const cb_blend_entry *e, key_span span,
                                       size_t g, bool may_pack)
 {
-    sample s = sample_group(e->clip, span, g, may_pack);
+    sample s = sample_group(e->clip, span, span_words(e->clip, span, may_pack), g, may_pack);
     cb_vf a = entry_weight(e, g);
     cb_vf one = cb_vf_set1(1.0f);
     cb_soa_quat dq = s.q;
@@ -491,6 +513,20 @@ CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *e
     }
 }
 
+/* The instance with compressed clips, in a function of its own: inlined beside the other, it
+ * shifted the uncompressed loop's register allocation (3,782 instructions per character in the
+ * 3-clip blend against 3,778 before the decoder's paths per group, and 3,764 apart: callgrind,
+ * docs/performance.md "Sampling cost"). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void
+blend_packed(const struct cb_skeleton *s, const cb_blend_entry *entries, size_t count,
+             float threshold, cb_xform_group *out, bool layers)
+{
+    blend_groups(s, entries, count, threshold, out, layers, true);
+}
+
 void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *entries,
                              size_t count, float threshold, cb_xform_group *out)
 {
@@ -508,7 +544,7 @@ void cb_pose_blend_unchecked(const cb_skeleton *skeleton, const cb_blend_entry *
     /* Two instances of the loop: with uncompressed clips only, the decoder is not even in the
      * code (measured: its mere presence slowed the uncompressed blend by 5-8 %). */
     if (packed) {
-        blend_groups(skeleton, entries, count, threshold, out, layers, true);
+        blend_packed(skeleton, entries, count, threshold, out, layers);
     } else {
         blend_groups(skeleton, entries, count, threshold, out, layers, false);
     }
