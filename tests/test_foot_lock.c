@@ -20,7 +20,9 @@
  *  - the planting weights the time stage skips for characters whose lock weight is off (when
  *    every step shares the weight parameter) change nothing: two steps weighted "w" and "w"
  *    against the same weighted "w" and "vy" (always worked out), both written alike while the
- *    weights switch with feet down, give the same bits;
+ *    weights switch with feet down, give the same bits; so do the example graph's (the time
+ *    stage's flat path) with its step split in two, weighted "lock" and "lock" against "lock"
+ *    and "lock2";
  *  - thread counts 1 to 4 and batch sizes 7 and 64 give the same bits;
  *  - the C desc's validation errors and defaults, and the JSON step's errors with their place. */
 #include <math.h>
@@ -32,6 +34,7 @@
 
 #include "anim_test.h"
 #include "crowdblend/crowdblend.h"
+#include "graph/graph_impl.h" /* struct cb_graph.flat: one test runs the flat path */
 #include "test_util.h"
 
 static const float DT = 1.0f / 60.0f;
@@ -745,6 +748,137 @@ static void example_lock_off_by_default(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* The example graph locomotion_follow with its walks and runs at one rate and no idle (a graph
+ * the time stage runs on its flat path) and its foot_lock step split in two,
+ * one leg each: the left weighted "lock", the right weighted `w_right` (a parameter added when
+ * it is not "lock"). */
+static char *example_split_doc(const char *w_right)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(CB_EXAMPLES_DIR "/locomotion_follow.json", 0, &jerr);
+    CB_CHECK(doc != NULL, "%s:%d: %s", jerr.source, jerr.line, jerr.text);
+    if (strcmp(w_right, "lock") != 0) {
+        json_array_append_new(json_object_get(doc, "parameters"),
+                              json_pack("{s:s}", "name", w_right));
+    }
+    /* the walks and runs at one rate (no "rate" parameter), without the idle (a sync group of
+     * its own): the graph is flat */
+    json_t *nodes = json_object_get(doc, "nodes");
+    const char *key;
+    json_t *node;
+    json_object_foreach(nodes, key, node)
+    {
+        json_object_del(node, "speed_param");
+    }
+    assert_int_equal(json_object_del(nodes, "idle"), 0);
+    json_t *children = json_object_get(json_object_get(nodes, "locomotion"), "children");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(children, 0), "node")),
+                        "idle");
+    assert_int_equal(json_array_remove(children, 0), 0);
+    json_t *steps = json_object_get(doc, "post_process");
+    size_t found = 0;
+    for (size_t k = 0; k < json_array_size(steps); ++k) {
+        json_t *step = json_array_get(steps, k);
+        const char *type = json_string_value(json_object_get(step, "type"));
+        if (type == NULL || strcmp(type, "foot_lock") != 0) {
+            continue;
+        }
+        json_t *right = json_deep_copy(step), *legs = json_object_get(step, "legs");
+        assert_int_equal(json_array_size(legs), 2);
+        assert_int_equal(json_array_remove(legs, 1), 0);
+        assert_int_equal(json_array_remove(json_object_get(right, "legs"), 0), 0);
+        json_object_set_new(right, "weight", json_string(w_right));
+        assert_int_equal(json_array_insert_new(steps, k + 1, right), 0);
+        found++;
+        break;
+    }
+    assert_true(found == 1);
+    char *text = json_dumps(doc, 0);
+    json_decref(doc);
+    return text;
+}
+
+/* The same comparison as planting_skipped_only_when_off on the example graph made flat (a blend
+ * space of clips of one sync group at one rate, no state machine: the time stage's flat path,
+ * whose skip is its own code; planting_skipped_only_when_off's graph takes the general path):
+ * its lock split into two steps weighted "lock" and "lock" (planting skipped where off) against
+ * "lock" and "lock2" (always worked out), both written alike per character and frame (off, on,
+ * half, negative, switching while feet are down, characters of one batch differing), with the
+ * root placed on a path and a velocity that walks: the same matrices and lock outputs every
+ * frame, and the legs do lock. */
+static void planting_skipped_only_when_off_flat(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *docs[2] = {example_split_doc("lock"), example_split_doc("lock2")};
+    const uint32_t n = 6;
+    cb_crowd *c[2];
+    cb_graph *g[2];
+    uint32_t p[2][8]; /* vx, vy, root x y z yaw, lock, lock2 or lock */
+    uint32_t out[2][2];
+    static const char *const names[7] = {"vx",     "vy",       "root_x", "root_y",
+                                         "root_z", "root_yaw", "lock"};
+    for (int k = 0; k < 2; ++k) {
+        cb_error err = {0};
+        CB_CHECK(load_graph(&h, docs[k], &g[k], &err) == CB_OK, "%s", err.message);
+        CB_CHECK(g[k]->flat, "graph %d is not flat (uniform rate %d)", k, g[k]->uniform_rate);
+        const cb_graph *graphs[1] = {g[k]};
+        cb_crowd_desc cd = {.skeleton = h.s,
+                            .capacity = n,
+                            .graphs = graphs,
+                            .graph_count = 1,
+                            .thread_count = 1,
+                            .batch_size = 4};
+        CB_CHECK(cb_crowd_create(&cd, &c[k], &err) == CB_OK, "%s", err.message);
+        for (uint32_t i = 0; i < n; ++i) {
+            cb_character ch;
+            assert_int_equal(cb_crowd_add(c[k], 0, (float)i / (float)n, &ch), CB_OK);
+        }
+        for (int q = 0; q < 7; ++q) {
+            assert_int_equal(cb_crowd_find_param(c[k], 0, names[q], &p[k][q]), CB_OK);
+        }
+        assert_int_equal(cb_crowd_find_param(c[k], 0, k == 0 ? "lock" : "lock2", &p[k][7]), CB_OK);
+        assert_int_equal(cb_crowd_find_param(c[k], 0, "locked_l", &out[k][0]), CB_OK);
+        assert_int_equal(cb_crowd_find_param(c[k], 0, "locked_r", &out[k][1]), CB_OK);
+    }
+    static const float pattern[7] = {0.0f, 1.0f, 1.0f, 0.5f, 0.0f, -1.0f, 1.0f};
+    const size_t floats = 16 * h.n;
+    int held = 0;
+    for (int f = 0; f < 150; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            place pl = path_at(i, f, 1.4, 0.3);
+            float w = pattern[(size_t)(f / (7 + (int)i) + (int)i) % 7];
+            const float v[8] = {
+                0.0f, 1.4f, (float)pl.p[0], (float)pl.p[1], (float)pl.p[2], (float)pl.yaw, w, w};
+            for (int k = 0; k < 2; ++k) {
+                for (int q = 0; q < 8; ++q) {
+                    cb_crowd_param_column(c[k], 0, p[k][q])[i] = v[q];
+                }
+            }
+        }
+        assert_int_equal(cb_crowd_update(c[0], DT), CB_OK);
+        assert_int_equal(cb_crowd_update(c[1], DT), CB_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            CB_CHECK(memcmp(cb_crowd_matrices(c[0], 0, i), cb_crowd_matrices(c[1], 0, i),
+                            floats * sizeof(float)) == 0,
+                     "frame %d, character %u: the matrices differ", f, i);
+            for (int l = 0; l < 2; ++l) {
+                float la = cb_crowd_param_column(c[0], 0, out[0][l])[i];
+                CB_CHECK(la == cb_crowd_param_column(c[1], 0, out[1][l])[i],
+                         "frame %d, character %u, leg %d: locked differs", f, i, l);
+                held += la == 1.0f;
+            }
+        }
+    }
+    CB_CHECK(held > 100, "only %d leg-frames held", held);
+    for (int k = 0; k < 2; ++k) {
+        cb_crowd_destroy(c[k]);
+        cb_graph_destroy(g[k]);
+        free(docs[k]);
+    }
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- threads and batches ------------------------------------------------------------------ */
 
 static void threads_and_batches(void **state)
@@ -1104,6 +1238,7 @@ int main(void)
         cmocka_unit_test(reach_failure_on_the_plant_frame),
         cmocka_unit_test(off_is_bit_identical),
         cmocka_unit_test(planting_skipped_only_when_off),
+        cmocka_unit_test(planting_skipped_only_when_off_flat),
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
         cmocka_unit_test(follower_drives_step),

@@ -10,8 +10,10 @@
  *  - aim: the forward axis points at the target, stops at the angle limit, per-joint weights
  *    distribute the turn, the up axis follows the pole;
  *  - bad input (NaN, zero-length bones, broken chains, indices out of range) gets a code and a
- *    message and leaves the pose alone. */
+ *    message and leaves the pose alone; a finite rotation that is not unit (tiny to 1e25) gets
+ *    the verdict of the frames it makes, from the pose as from model matrices. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1242,6 +1244,37 @@ static void ik_two_bone_bad_pose_geometry(void **state)
     world_free(&w);
 }
 
+/* The leg of two-bone jobs and the spine of orientation warps whose paths from the root the
+ * rotation tests below spoil: root, pelvis, the right leg's three joints, spine_02 (the
+ * spine's second joint; spine_01 its first). */
+typedef struct rot_path {
+    const limb *leg;
+    uint32_t joints[6];
+    cb_ik_aim_joint spine[2];
+} rot_path;
+
+static rot_path rot_path_make(world *w)
+{
+    const limb *L = &w->limb[1];
+    rot_path p = {
+        L,
+        {joint(w, "root"), joint(w, "pelvis"), L->start, L->mid, L->end, joint(w, "spine_02")},
+        {{joint(w, "spine_01"), 0.5f}, {joint(w, "spine_02"), 0.5f}}};
+    return p;
+}
+
+/* The orientation warp over p's spine (0.4 rad, weight 1), from the pose. */
+static cb_ik_orient_job rot_path_orient(const world *w, const rot_path *p)
+{
+    return (cb_ik_orient_job){.skeleton = w->s,
+                              .pose = {w->pose, w->groups},
+                              .out = {w->out, w->groups},
+                              .hip_joint = p->joints[1],
+                              .spine = {p->spine, 2},
+                              .angle = 0.4f,
+                              .weight = 1.0f};
+}
+
 /* A NaN or an infinity in any rotation component of a joint on the path from the root to a chain
  * (the chain's joints and their ancestors), in a pose without model matrices, is refused with
  * CB_ERR_NOT_FINITE by two-bone IK and by orientation warping, and nothing is written: the
@@ -1254,11 +1287,10 @@ static void ik_pose_rotation_not_finite_refused(void **state)
     world w = world_make();
     cb_prng r = cb_test_prng(__func__);
     const size_t wd = cb_simd_width();
-    const limb *L = &w.limb[1];
-    const uint32_t path[6] = {joint(&w, "root"),    joint(&w, "pelvis"), L->start, L->mid, L->end,
-                              joint(&w, "spine_02")};
+    const rot_path rp = rot_path_make(&w);
+    const limb *L = rp.leg;
+    const uint32_t *path = rp.joints;
     const float bad[3] = {NAN, INFINITY, -INFINITY};
-    cb_ik_aim_joint spine[2] = {{joint(&w, "spine_01"), 0.5f}, {path[5], 0.5f}};
     cb_xform_group *out_before = cb_test_pose_alloc(w.s, false);
     for (size_t k = 0; k < 6; ++k) {
         for (size_t comp = 3; comp < 7; ++comp) { /* the rotation's x, y, z, w */
@@ -1266,13 +1298,7 @@ static void ik_pose_rotation_not_finite_refused(void **state)
                 new_pose(&w, &r);
                 cb_ik_two_bone_result res;
                 cb_ik_two_bone_job tb = two_bone(&w, L, (dv){-0.1, 0.3, 0.2}, (dv){0, 0, 1}, &res);
-                cb_ik_orient_job oj = {.skeleton = w.s,
-                                       .pose = {w.pose, w.groups},
-                                       .out = {w.out, w.groups},
-                                       .hip_joint = path[1],
-                                       .spine = {spine, 2},
-                                       .angle = 0.4f,
-                                       .weight = 1.0f};
+                cb_ik_orient_job oj = rot_path_orient(&w, &rp);
                 bool on_leg = k < 5, on_spine = k < 2 || k == 5;
                 assert_int_equal(cb_ik_two_bone_job_run(&tb, NULL), CB_OK);
                 assert_int_equal(cb_ik_orient_job_run(&oj, NULL), CB_OK);
@@ -1301,6 +1327,81 @@ static void ik_pose_rotation_not_finite_refused(void **state)
         }
     }
     free(out_before);
+    world_free(&w);
+}
+
+/* The joint a chain check's message names ("joint %u"), UINT32_MAX when none. */
+static uint32_t named_joint(const char *message)
+{
+    const char *at = strstr(message, "joint ");
+    unsigned j = 0;
+    return at != NULL && sscanf(at, "joint %u", &j) == 1 ? (uint32_t)j : UINT32_MAX;
+}
+
+/* A finite rotation that is not unit, scaled by 1e-3, 3, 1e15 (frames far beyond
+ * CB_IK_MAX_COORDINATE) or 1e25 (products beyond FLT_MAX) on a joint of the path from the root to
+ * a chain, in a pose without model matrices: the quick chain check reads only the frames
+ * computed from the pose, and the verdict is theirs: the same code, naming the same joint, as
+ * the same job given the model matrices the library's local-to-model makes of that pose (where
+ * the rotations are checked too, and are finite), never "the local rotation is not finite";
+ * the modest scales solve. Two-bone IK and orientation warping, each case on a fresh random
+ * pose. */
+static void ik_pose_rotation_not_unit_judged_by_frames(void **state)
+{
+    (void)state;
+    world w = world_make();
+    cb_prng r = cb_test_prng(__func__);
+    const float scale[4] = {1e-3f, 3.0f, 1e15f, 1e25f};
+    const rot_path rp = rot_path_make(&w);
+    const uint32_t *path = rp.joints;
+    const size_t wd = cb_simd_width();
+    int refused = 0;
+    for (size_t k = 0; k < 6; ++k) {
+        for (size_t v = 0; v < 4; ++v) {
+            for (int rep = 0; rep < 3; ++rep) {
+                new_pose(&w, &r);
+                float *g = (float *)w.pose + (path[k] / wd) * 10 * wd;
+                for (size_t comp = 3; comp < 7; ++comp) {
+                    g[comp * wd + path[k] % wd] *= scale[v];
+                }
+                cb_ltm_job lj = {
+                    .skeleton = w.s, .local = {w.pose, w.groups}, .model = {w.model, w.n * 16}};
+                assert_int_equal(cb_ltm_job_run(&lj, NULL), CB_OK);
+                for (int job = 0; job < 2; ++job) {
+                    cb_result got[2];
+                    cb_error err[2] = {{0}, {0}};
+                    for (int from_model = 0; from_model < 2; ++from_model) {
+                        cb_float_cspan model = {from_model ? w.model : NULL, w.n * 16};
+                        if (job == 0) {
+                            cb_ik_two_bone_result res;
+                            cb_ik_two_bone_job tb =
+                                two_bone(&w, rp.leg, (dv){-0.1, 0.3, 0.2}, (dv){0, 0, 1}, &res);
+                            tb.model = from_model ? model : tb.model;
+                            got[from_model] = cb_ik_two_bone_job_run(&tb, &err[from_model]);
+                        } else {
+                            cb_ik_orient_job oj = rot_path_orient(&w, &rp);
+                            oj.model = from_model ? model : oj.model;
+                            got[from_model] = cb_ik_orient_job_run(&oj, &err[from_model]);
+                        }
+                    }
+                    CB_CHECK(got[0] == got[1] &&
+                                 named_joint(err[0].message) == named_joint(err[1].message),
+                             "%s, joint %u scaled by %g: from the pose %s (%s), from the model "
+                             "matrices %s (%s)",
+                             job == 0 ? "two-bone" : "orient", path[k], (double)scale[v],
+                             cb_result_str(got[0]), err[0].message, cb_result_str(got[1]),
+                             err[1].message);
+                    CB_CHECK(strstr(err[0].message, "local rotation") == NULL, "message: %s",
+                             err[0].message);
+                    CB_CHECK(got[0] == CB_OK || scale[v] > 3.0f, "%s, joint %u scaled by %g: %s",
+                             job == 0 ? "two-bone" : "orient", path[k], (double)scale[v],
+                             err[0].message);
+                    refused += got[0] != CB_OK;
+                }
+            }
+        }
+    }
+    CB_CHECK(refused > 20, "only %d cases refused", refused);
     world_free(&w);
 }
 
@@ -2196,6 +2297,7 @@ int main(void)
         cmocka_unit_test(ik_orient_pose_frames_are_the_scalar_products),
         cmocka_unit_test(ik_two_bone_bad_pose_geometry),
         cmocka_unit_test(ik_pose_rotation_not_finite_refused),
+        cmocka_unit_test(ik_pose_rotation_not_unit_judged_by_frames),
         cmocka_unit_test(ik_aim_job_validity),
         cmocka_unit_test(ik_aim_points_at_the_target),
         cmocka_unit_test(ik_aim_pose_frames_are_the_scalar_products),
