@@ -10,7 +10,8 @@
 
 #include "anim_test.h"
 #include "asset_reader.h"
-#include "compress/cclip_impl.h" /* cb_cclip_clip_create: clips that stay compressed */
+#include "compress/cclip_decode.h" /* the group decoder's paths per group kind */
+#include "compress/cclip_impl.h"   /* cb_cclip_clip_create: clips that stay compressed */
 #include "test_util.h"
 
 #ifndef CB_TEST_ASSET_DIR
@@ -424,6 +425,29 @@ static void check_layout(const char *what, const cb_cclip *c)
     }
 }
 
+/* A clip with scale on a random skeleton (3..39 joints, random tracks with scale), compressed;
+ * the skeleton in *skeleton, for the caller to destroy. */
+static cb_cclip *random_scaled_cclip(cb_prng *r, cb_skeleton **skeleton)
+{
+    cb_skeleton *s = cb_test_random_skeleton(r, 3 + cb_prng_below(r, 37), true, false);
+    cb_test_tracks t = cb_test_random_tracks(r, s, 1.0f, 40, true, 2.0f);
+    cb_clip_desc d = {.skeleton = s,
+                      .duration_s = t.duration,
+                      .tracks = t.tracks,
+                      .track_count = t.count,
+                      .root_motion = CB_ROOT_MOTION_NONE};
+    cb_clip *clip = cb_test_clip_create(&d);
+    size_t frames = 0;
+    cb_xform *src = cb_test_clip_frames(clip, &frames);
+    cb_cclip *c = compress(s, src, frames, false, 1e-5f);
+    CB_CHECK(cb_cclip_query_info(c).has_scale, "the random clip should keep scale");
+    free(src);
+    cb_clip_destroy(clip);
+    cb_test_tracks_free(&t);
+    *skeleton = s;
+    return c;
+}
+
 /* Groups check_decoders saw that rebuild w alone, and other rotation components (the decoder's
  * two paths, src/compress/cclip_decode.h), and of each kind (cb_cclip_group_kind: its paths
  * per group). */
@@ -483,23 +507,10 @@ static void cclip_simd_matches_ref(void **state)
     /* Scaled random skeletons: ten components per key. */
     cb_prng r = cb_test_prng("cclip_simd_matches_ref");
     for (int round = 0; round < 4; ++round) {
-        cb_skeleton *s2 = cb_test_random_skeleton(&r, 3 + cb_prng_below(&r, 37), true, false);
-        cb_test_tracks t = cb_test_random_tracks(&r, s2, 1.0f, 40, true, 2.0f);
-        cb_clip_desc d = {.skeleton = s2,
-                          .duration_s = t.duration,
-                          .tracks = t.tracks,
-                          .track_count = t.count,
-                          .root_motion = CB_ROOT_MOTION_NONE};
-        cb_clip *clip = cb_test_clip_create(&d);
-        size_t frames = 0;
-        cb_xform *src = cb_test_clip_frames(clip, &frames);
-        cb_cclip *c = compress(s2, src, frames, false, 1e-5f);
-        CB_CHECK(cb_cclip_query_info(c).has_scale, "the random clip should keep scale");
+        cb_skeleton *s2 = NULL;
+        cb_cclip *c = random_scaled_cclip(&r, &s2);
         check_decoders("random scaled", s2, c);
         cb_cclip_destroy(c);
-        free(src);
-        cb_clip_destroy(clip);
-        cb_test_tracks_free(&t);
         cb_skeleton_destroy(s2);
     }
     /* Both of the decoder's rebuilding paths were compared with the reference. */
@@ -518,6 +529,139 @@ static void cclip_simd_matches_ref(void **state)
     cb_test_note("compared: %zu constant groups, %zu rotation groups, %zu general groups",
                  groups_of_kind[CB_CCLIP_GROUP_CONSTANT], groups_of_kind[CB_CCLIP_GROUP_ROTATION],
                  groups_of_kind[CB_CCLIP_GROUP_GENERAL]);
+}
+
+/* The kind of group g read from its lanes' fields alone (joint_bits), independently of the
+ * loader's layout: constant when no lane stores a field; rotation when the fields stored are
+ * exactly rotation x, y and z (each in some lane) and the only component rebuilt at every key
+ * (rebuilt, with a stored component beside it) is w, in some lane; else general. */
+static int kind_of_lanes(const cb_cclip *c, size_t g)
+{
+    bool stored[CB_CCLIP_COMPONENTS] = {false}, any = false, rebuilds_w = false;
+    bool rebuilds_other = false;
+    for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < c->joint_count; ++l) {
+        const uint8_t *b = c->joint_bits + (g * CB_SIMD_WIDTH + l) * CB_CCLIP_COMPONENTS;
+        bool rotation_stored = false;
+        for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+            bool st = b[k] != 0 && b[k] != CB_CCLIP_REBUILT && b[k] != CB_CCLIP_DEFAULT_TRACK;
+            stored[k] = stored[k] || st;
+            any = any || st;
+            rotation_stored = rotation_stored || (st && k >= 3 && k < 7);
+        }
+        for (int k = 3; k < 7 && rotation_stored; ++k) {
+            rebuilds_w = rebuilds_w || (k == 6 && b[k] == CB_CCLIP_REBUILT);
+            rebuilds_other = rebuilds_other || (k != 6 && b[k] == CB_CCLIP_REBUILT);
+        }
+    }
+    if (!any) {
+        return CB_CCLIP_GROUP_CONSTANT;
+    }
+    bool rotation = rebuilds_w && !rebuilds_other;
+    for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
+        rotation = rotation && stored[k] == (k >= 3 && k < 6);
+    }
+    return rotation ? CB_CCLIP_GROUP_ROTATION : CB_CCLIP_GROUP_GENERAL;
+}
+
+/* Rotation groups seen by check_group_paths in scaled clips, and with a lane that stores
+ * nothing (a constant joint, or padding past the last joint). */
+static size_t rotation_groups_scaled, rotation_groups_idle_lane;
+
+/* Each group's kind is the one its fields give (kind_of_lanes), and the decoder's paths for
+ * constant and rotation groups give the same bits as its general path (the same clip with every
+ * group marked general), for every pair of successive keys, with and without the scale
+ * deviations. */
+static void check_group_paths(const char *what, const cb_cclip *c)
+{
+    cb_cclip_group *general = malloc(c->group_count * sizeof *general);
+    memcpy(general, c->groups, c->group_count * sizeof *general);
+    for (size_t g = 0; g < c->group_count; ++g) {
+        CB_CHECK(c->groups[g].kind == kind_of_lanes(c, g), "%s group %zu: kind %d, its fields %d",
+                 what, g, c->groups[g].kind, kind_of_lanes(c, g));
+        general[g].kind = CB_CCLIP_GROUP_GENERAL;
+        if (c->groups[g].kind == CB_CCLIP_GROUP_ROTATION) {
+            rotation_groups_scaled += c->has_scale;
+            bool idle = false;
+            for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
+                size_t j = g * CB_SIMD_WIDTH + l;
+                idle = idle || j >= c->joint_count || c->rank[j] == 0xFF;
+            }
+            rotation_groups_idle_lane += idle;
+        }
+    }
+    struct cb_cclip all_general = *c;
+    all_general.groups = general;
+    for (uint32_t k = 0; k < c->keys; ++k) {
+        const uint32_t kb = k + 1 < c->keys ? k + 1 : k;
+        for (int scaled = 0; scaled <= (int)c->has_scale; ++scaled) {
+            for (size_t g = 0; g < c->group_count; ++g) {
+                cb_key_group a[2], b[2];
+                memset(a, 0x5A, sizeof a), memset(b, 0x5A, sizeof b);
+                cb_cclip_decode_group2(c, k, kb, g, scaled, &a[0], &b[0]);
+                cb_cclip_decode_group2(&all_general, k, kb, g, scaled, &a[1], &b[1]);
+                CB_CHECK(memcmp(&a[0], &a[1], sizeof a[0]) == 0 &&
+                             memcmp(&b[0], &b[1], sizeof b[0]) == 0,
+                         "%s keys %u, %u group %zu (kind %d, scaled %d): not the general path's",
+                         what, k, kb, g, c->groups[g].kind, scaled);
+            }
+        }
+    }
+    free(general);
+}
+
+/* The group kinds and their decoder paths (check_group_paths) on the embedded clips (tight and
+ * loose bounds), with scale on one joint (the root's group general, the others of the
+ * skeleton rotation groups in a scaled clip) and with a constant joint (a lane that stores
+ * nothing), and on random skeletons with scale. */
+static void cclip_group_kinds_match_fields(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    const size_t n = cb_skeleton_joint_count(s);
+    size_t kinds[3] = {0, 0, 0};
+    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+        const cb_clip *clip = cb_embedded_clip(set, i);
+        size_t frames = 0;
+        cb_xform *src = cb_test_clip_frames(clip, &frames);
+        const bool additive = cb_clip_is_additive(clip);
+        for (int variant = 0; variant < 4; ++variant) {
+            if (variant == 2) { /* joint 0 scaled, in and out by up to 5 % */
+                for (size_t f = 0; f < frames; ++f) {
+                    src[f * n].scale[f % 3] *= 1.0f + 0.05f * sinf((float)f * 0.3f);
+                }
+            }
+            if (variant == 3) { /* joint n - 2 held at its first frame */
+                for (size_t f = 1; f < frames; ++f) {
+                    src[f * n + n - 2] = src[n - 2];
+                }
+            }
+            cb_cclip *c = compress(s, src, frames, additive, variant == 1 ? 1e-2f : 1e-5f);
+            check_group_paths(cb_clip_name(clip), c);
+            for (size_t g = 0; g < c->group_count; ++g) {
+                kinds[c->groups[g].kind]++;
+            }
+            cb_cclip_destroy(c);
+        }
+        free(src);
+    }
+    cb_embedded_destroy(set);
+    cb_prng r = cb_test_prng(__func__);
+    for (int round = 0; round < 4; ++round) {
+        cb_skeleton *s2 = NULL;
+        cb_cclip *c = random_scaled_cclip(&r, &s2);
+        check_group_paths("random scaled", c);
+        cb_cclip_destroy(c);
+        cb_skeleton_destroy(s2);
+    }
+    cb_test_note("kinds: %zu constant, %zu rotation, %zu general groups; rotation groups: %zu in "
+                 "scaled clips, %zu with a lane that stores nothing",
+                 kinds[0], kinds[1], kinds[2], rotation_groups_scaled, rotation_groups_idle_lane);
+    CB_CHECK(kinds[0] > 0 && kinds[1] > 0 && kinds[2] > 0 && rotation_groups_scaled > 0 &&
+                 rotation_groups_idle_lane > 0,
+             "each path compared: kinds %zu %zu %zu, rotation scaled %zu, idle lane %zu", kinds[0],
+             kinds[1], kinds[2], rotation_groups_scaled, rotation_groups_idle_lane);
 }
 
 /* Sampling at a key's time gives that key normalized; halfway gives the normalized lerp. */
@@ -910,6 +1054,69 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         cb_clip_destroy(keys[i]);
     }
     free(a), free(b);
+    packed_scene_free(&p);
+}
+
+/* Blends whose entries mix compressed clips with uncompressed ones (the keys of
+ * keys_as_frames), with joint masks on some entries, and more entries than the blend locates
+ * up front (its 16 spans; the rest per group), give the same bits as with the uncompressed
+ * keys only: each entry takes its own form's path in the compressed instance of the loop. */
+static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
+{
+    (void)state;
+    packed_scene p = packed_scene_make();
+    const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
+    const size_t bytes = cb_skeleton_pose_bytes(p.s);
+    cb_clip *keys[PC_CLIPS];
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        keys[i] = keys_as_frames(p.s, p.z[i], cb_clip_is_looping(p.packed[i]));
+    }
+    cb_prng r = cb_test_prng(__func__);
+    enum { MASKS = 3, EXTRA = 14, MAX = 5 + EXTRA };
+    float *masks = malloc(MASKS * n * sizeof *masks);
+    for (size_t i = 0; i < MASKS * n; ++i) { /* zeros, ones and fractions */
+        const uint32_t pick = cb_prng_below(&r, 3);
+        masks[i] = pick == 0 ? 0.0f : pick == 1 ? 1.0f : cb_prng_range(&r, 0.0f, 1.0f);
+    }
+    cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    size_t mixed = 0;
+    for (int round = 0; round < 300; ++round) {
+        cb_blend_entry ea[MAX], eb[MAX];
+        size_t count = packed_entries(&r, p.packed, ea);
+        const size_t extra = round % 2 == 0 ? EXTRA : cb_prng_below(&r, 3);
+        for (size_t k = 0; k < extra; ++k) { /* more NORMAL entries, after the layers */
+            ea[count++] = (cb_blend_entry){p.packed[cb_prng_below(&r, 3)],
+                                           cb_prng_range(&r, -2.0f, 3.0f),
+                                           cb_prng_range(&r, 0.0f, 1.0f),
+                                           CB_BLEND_MODE_NORMAL,
+                                           {NULL, 0}};
+        }
+        for (size_t k = 0; k < count; ++k) {
+            const uint32_t m = cb_prng_below(&r, MASKS + 1);
+            ea[k].mask = m < MASKS ? (cb_float_cspan){masks + m * n, n} : (cb_float_cspan){NULL, 0};
+        }
+        swap_clips(ea, count, p.packed, keys, eb);
+        cb_blend_entry em[MAX]; /* each entry in either form */
+        bool any_packed = false, any_raw = false;
+        for (size_t k = 0; k < count; ++k) {
+            const bool packed = cb_prng_below(&r, 2) == 0;
+            em[k] = packed ? ea[k] : eb[k];
+            any_packed = any_packed || packed, any_raw = any_raw || !packed;
+        }
+        mixed += any_packed && any_raw;
+        cb_pose_blend_job jm = {p.s, {em, count}, 0.0f, {a, groups}};
+        cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
+        assert_int_equal(cb_pose_blend_job_run(&jm, NULL), CB_OK);
+        assert_int_equal(cb_pose_blend_job_run(&jb, NULL), CB_OK);
+        CB_CHECK(memcmp(a, b, bytes) == 0,
+                 "blend job, round %d (%zu entries): mixed forms differ from the keys", round,
+                 count);
+    }
+    CB_CHECK(mixed > 100, "only %zu rounds mixed both forms", mixed);
+    for (int i = 0; i < PC_CLIPS; ++i) {
+        cb_clip_destroy(keys[i]);
+    }
+    free(a), free(b), free(masks);
     packed_scene_free(&p);
 }
 
@@ -1431,6 +1638,8 @@ int main(void)
         cmocka_unit_test(cclip_pose_jobs_match_double),
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
         cmocka_unit_test(cclip_pose_jobs_match_decoded_keys),
+        cmocka_unit_test(cclip_group_kinds_match_fields),
+        cmocka_unit_test(cclip_pose_jobs_mixed_forms_and_masks),
         cmocka_unit_test(cclip_packed_clip_frames),
         cmocka_unit_test(cclip_packed_clip_refuses_bad_keys),
         cmocka_unit_test(cclip_loose_bounds_stay_loadable),
