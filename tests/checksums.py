@@ -3,13 +3,15 @@
 `crowdblend bench --json` workloads W1, W2 and W5 must be the same bits for every run given,
 all computed here, in this run (nothing is compared with a stored value).
 
-  checksums.py [--scale S] [--wrapper EMULATOR] [--each-set CMD] [LABEL=COMMAND ...]
+  checksums.py [--scale S] [--runs R] [--wrapper EMULATOR] [--each-set CMD] [LABEL=COMMAND ...]
 
 A run is a label and a command prefix (split like a shell would), e.g.
   "avx2=env CROWDBLEND_ISA=avx2 build/x/src/cli/crowdblend"
   "aarch64 neon=env CROWDBLEND_ISA=neon qemu-aarch64 build/a/src/cli/crowdblend"
 --each-set CMD adds one run of CMD per kernel set its library carries and this CPU runs
-(CROWDBLEND_ISA set to each). --scale multiplies the workloads' sizes (emulators are slow).
+(CROWDBLEND_ISA set to each). --scale multiplies the workloads' sizes (emulators are slow);
+--runs is the bench's runs per workload (default 5; the checksum is the crowd's output after
+all of them, so every run given must use the same count).
 Prints TAP: for every run that names a set, that the set asked for is the one that ran; then
 for each workload, that every run gave the same checksum (the table of them when not).
 """
@@ -35,6 +37,7 @@ def run_json(cmd, args, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--runs", type=int, default=5, dest="bench_runs")
     ap.add_argument("--each-set", action="append", default=[])
     ap.add_argument("--wrapper", default="", help="put in front of --each-set commands (qemu)")
     ap.add_argument("runs", nargs="*")
@@ -68,7 +71,8 @@ def main():
                                    "--seconds", seconds, "--threads", "2"], env)
             sums.setdefault("demo", []).append((label, demo["checksum"]))
             bench = run_json(argv, ["bench", "--json", "--workloads", "W1,W2,W5",
-                                    "--threads", "1", "--scale", "%g" % a.scale], env)
+                                    "--threads", "1", "--scale", "%g" % a.scale,
+                                    "--runs", str(a.bench_runs)], env)
             for w in bench["workloads"]:
                 sums.setdefault(w["name"], []).append((label, w["checksum"]))
         except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
