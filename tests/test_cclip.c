@@ -151,13 +151,22 @@ static double check_bound(const char *what, const cb_skeleton *s, const cb_xform
 /* ------------------------------------------------------------------------------------------ */
 /* Bound                                                                                      */
 
+/* The embedded clips the bound, root-track and decoder tests compress: every one in optimized
+ * builds, every fourth where builds are slow (cb_test_scale() < 1: sanitizers, no
+ * optimization, qemu), where each compression costs seconds; the decoder tests' checks that
+ * every path was met still hold on the fourth. */
+static size_t embedded_step(void)
+{
+    return cb_test_scale() < 1.0 ? 4 : 1;
+}
+
 static void cclip_embedded_within_bound(void **state)
 {
     (void)state;
     cb_embedded *set = NULL;
     assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
     const cb_skeleton *s = cb_embedded_skeleton(set);
-    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+    for (size_t i = 0; i < cb_embedded_clip_count(set); i += embedded_step()) {
         const cb_clip *clip = cb_embedded_clip(set, i);
         size_t frames = 0;
         cb_xform *src = cb_test_clip_frames(clip, &frames);
@@ -350,7 +359,7 @@ static void cclip_root_track_within_bound(void **state)
     cb_err_track te = cb_err_track_make("root delta translation (m)");
     cb_err_track ye = cb_err_track_make("root delta yaw at the shell distance (m)");
     size_t stored = 0, raw = 0, clips = 0;
-    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+    for (size_t i = 0; i < cb_embedded_clip_count(set); i += embedded_step()) {
         const cb_clip *c = cb_embedded_clip(set, (uint32_t)i);
         if (cb_clip_query_root_motion(c).mode != CB_ROOT_MOTION_NONE) {
             check_root(cb_clip_name(c), c, s, &te, &ye, &stored, &raw);
@@ -491,7 +500,7 @@ static void cclip_simd_matches_ref(void **state)
     cb_embedded *set = NULL;
     assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
     const cb_skeleton *s = cb_embedded_skeleton(set);
-    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+    for (size_t i = 0; i < cb_embedded_clip_count(set); i += embedded_step()) {
         const cb_clip *clip = cb_embedded_clip(set, i);
         size_t frames = 0;
         cb_xform *src = cb_test_clip_frames(clip, &frames);
@@ -621,7 +630,7 @@ static void cclip_group_kinds_match_fields(void **state)
     const cb_skeleton *s = cb_embedded_skeleton(set);
     const size_t n = cb_skeleton_joint_count(s);
     size_t kinds[3] = {0, 0, 0};
-    for (size_t i = 0; i < cb_embedded_clip_count(set); ++i) {
+    for (size_t i = 0; i < cb_embedded_clip_count(set); i += embedded_step()) {
         const cb_clip *clip = cb_embedded_clip(set, i);
         size_t frames = 0;
         cb_xform *src = cb_test_clip_frames(clip, &frames);
@@ -814,6 +823,29 @@ static void packed_scene_free(packed_scene *p)
     cb_embedded_destroy(p->set);
 }
 
+/* The scene the pose-job tests share, built once: its five compressions were most of each
+ * test's time in slow builds (about 12 s of each under qemu, 3 s with sanitizers). The tests
+ * only read it; it is freed at exit, before the leak check. */
+static packed_scene shared;
+static bool shared_made;
+
+static void shared_scene_free(void)
+{
+    if (shared_made) {
+        packed_scene_free(&shared);
+    }
+}
+
+static packed_scene shared_scene(void)
+{
+    if (!shared_made) {
+        shared = packed_scene_make();
+        shared_made = true;
+        atexit(shared_scene_free);
+    }
+    return shared;
+}
+
 /* Random entries: 1..3 NORMAL among the first three clips, maybe the OVERRIDE and the
  * ADDITIVE layer, at times beyond [0, 1] (wrapped or clamped). */
 static size_t packed_entries(cb_prng *r, cb_clip *const *clips, cb_blend_entry *e)
@@ -879,7 +911,7 @@ static void track_joint(const dref_xform *want, const dref_xform *got, size_t j,
 static void cclip_pose_jobs_match_double(void **state)
 {
     (void)state;
-    packed_scene p = packed_scene_make();
+    packed_scene p = shared_scene();
     const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
     cb_xform rest[128];
     assert_true(n <= 128);
@@ -933,7 +965,6 @@ static void cclip_pose_jobs_match_double(void **state)
         cb_err_track_check(&es, 8e-7);
     }
     free(out);
-    packed_scene_free(&p);
 }
 
 /* The compressed path against the same clip decoded to frames at load: both are within the
@@ -944,7 +975,7 @@ static void cclip_pose_jobs_match_double(void **state)
 static void cclip_pose_compressed_vs_raw(void **state)
 {
     (void)state;
-    packed_scene p = packed_scene_make();
+    packed_scene p = shared_scene();
     const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
     const int32_t *parents = cb_skeleton_parents(p.s);
     cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
@@ -979,7 +1010,6 @@ static void cclip_pose_compressed_vs_raw(void **state)
     }
     cb_err_track_check(&ep, 2.0 * bound);
     free(a), free(b), free(la), free(lb), free(ma), free(mb);
-    packed_scene_free(&p);
 }
 
 /* An uncompressed clip whose frames are z's keys as cb_cclip_decode gives them (the scalar
@@ -1025,7 +1055,7 @@ static cb_clip *keys_as_frames(const cb_skeleton *s, const cb_cclip *z, bool loo
 static void cclip_pose_jobs_match_decoded_keys(void **state)
 {
     (void)state;
-    packed_scene p = packed_scene_make();
+    packed_scene p = shared_scene();
     const size_t groups = cb_skeleton_group_count(p.s), bytes = cb_skeleton_pose_bytes(p.s);
     cb_clip *keys[PC_CLIPS];
     for (int i = 0; i < PC_CLIPS; ++i) {
@@ -1054,7 +1084,6 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         cb_clip_destroy(keys[i]);
     }
     free(a), free(b);
-    packed_scene_free(&p);
 }
 
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
@@ -1064,7 +1093,7 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
 static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
 {
     (void)state;
-    packed_scene p = packed_scene_make();
+    packed_scene p = shared_scene();
     const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
     const size_t bytes = cb_skeleton_pose_bytes(p.s);
     cb_clip *keys[PC_CLIPS];
@@ -1117,7 +1146,6 @@ static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
         cb_clip_destroy(keys[i]);
     }
     free(a), free(b), free(masks);
-    packed_scene_free(&p);
 }
 
 /* A stored form passes its own loader with any finite fields, so a crafted one can decode to a
@@ -1200,7 +1228,7 @@ static void cclip_loose_bounds_stay_loadable(void **state)
 static void cclip_packed_clip_frames(void **state)
 {
     (void)state;
-    packed_scene p = packed_scene_make();
+    packed_scene p = shared_scene();
     for (int i = 0; i < PC_CLIPS; ++i) {
         size_t floats = cb_clip_frame_count(p.raw[i]) * cb_clip_joint_count(p.raw[i]) *
                         cb_clip_frame_stride(p.raw[i]);
@@ -1214,7 +1242,6 @@ static void cclip_packed_clip_frames(void **state)
         assert_true(cb_clip_bytes(p.packed[i]) >= cb_cclip_query_info(p.z[i]).bytes);
         free(fa), free(fb);
     }
-    packed_scene_free(&p);
 }
 
 /* ------------------------------------------------------------------------------------------ */
