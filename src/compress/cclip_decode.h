@@ -28,68 +28,9 @@ typedef struct cb_key_group {
     cb_soa_vec3 ds;
 } cb_key_group;
 
-/* Component k of a group in two keys (words_a, words_b: the group's words in each), decoded
- * together so that the layout (where, mask) and the range are read once for both. A component
- * with 0 bits in every lane of the group (a translation below the hips, say) is its offset:
- * offset + 0 (as cb_cclip_value computes it with q = 0 and a step of 0: it turns a -0.0 offset
- * into +0.0). The branch depends on the skeleton's layout more than on the clip, so it follows
- * the same pattern for every clip of a set. */
-CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi control,
-                                          const uint32_t *words_a, const uint32_t *words_b,
-                                          const float *ranges, int k, cb_vf *a, cb_vf *b)
-{
-    const float *off = ranges + (size_t)k * 2 * CB_W;
-    cb_vf o = cb_vf_load(off);
-    if (grp->bits[k] == 0) {
-        *a = *b = cb_vf_add(o, cb_vf_zero());
-        return;
-    }
-    cb_vf s = cb_vf_load(off + CB_W);
-    cb_vi mask = cb_vi_set1((int32_t)grp->mask[k]); /* a broadcast from memory */
-    cb_vf qa = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_a + grp->at[k]), control), mask);
-    cb_vf qb = cb_vf_masked_field(cb_vi_place(cb_vi_loadu(words_b + grp->at[k]), control), mask);
-    *a = cb_vf_add(o, cb_vf_mul(s, qa));
-    *b = cb_vf_add(o, cb_vf_mul(s, qb));
-}
-
-/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
-CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
-{
-    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
-}
-
-/* The rotation components the stored form omits, rebuilt in the lanes that omit them (d 1,
- * else 0; cclip_impl.h): the component as decoded (+0 in those lanes: offset 0, step 0) plus
- * d sqrt(max(0, 1 - (((x x + y y) + z z) + w w))), cb_cclip_rebuild's operations in its order.
- * The sum is exact since d is 0 or 1, so no other lane changes. `rebuilt`: the group's bits of
- * the components some lane rebuilds. */
-CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, const cb_cclip_group *grp,
-                                     uint32_t rebuilt, cb_soa_quat *q)
-{
-    const float *d = c->rebuild + grp->rebuild_at;
-    cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
-    s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
-    if (rebuilt == 8) {
-        /* Only w is rebuilt (the common case). Its square, of +0 in the rebuilding lanes, is
-         * left out of the sum (adding +0 changes no bit), and d - s stands for 1 - s: the same
-         * in those lanes, <= 0 in the others, whose rebuilt value is so sqrt(0) = +0 and their
-         * w (+ +0) unchanged, with no multiply by d. */
-        const cb_vf d3 = cb_vf_load(d);
-        q->w = cb_vf_add(q->w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d3, s), cb_vf_zero())));
-        return;
-    }
-    s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
-    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(cb_vf_set1(1.0f), s), cb_vf_zero()));
-    cb_vf *comp[4] = {&q->x, &q->y, &q->z, &q->w};
-    for (int k = 0; k < 4; ++k) {
-        if (rebuilt & (1u << k)) {
-            *comp[k] = cb_vf_add(*comp[k], cb_vf_mul(cb_vf_load(d + (size_t)k * CB_W), r));
-        }
-    }
-}
-
-/* Component k of a group that stores it in every group of its kind (bits > 0, no test): as
- * cb_cclip_decode_component2. */
+/* Component k of a group that stores it (its width above 0 in some lane): each key's field
+ * permuted into its lane, masked, converted, times the step plus the offset. The rotation path
+ * calls it without a test; cb_cclip_decode_component2 after one. */
 CB_INLINE void cb_cclip_stored_component2(const cb_cclip_group *grp, cb_vi control,
                                           const uint32_t *words_a, const uint32_t *words_b,
                                           const float *ranges, int k, cb_vf *a, cb_vf *b)
@@ -110,6 +51,58 @@ CB_INLINE cb_vf cb_cclip_rebuild_w(cb_vf d, cb_vf x, cb_vf y, cb_vf z, cb_vf w)
     cb_vf s = cb_vf_add(cb_vf_mul(x, x), cb_vf_mul(y, y));
     s = cb_vf_add(s, cb_vf_mul(z, z));
     return cb_vf_add(w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d, s), cb_vf_zero())));
+}
+
+/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
+CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
+{
+    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+}
+
+/* Component k of a group in two keys (words_a, words_b: the group's words in each), decoded
+ * together so that the layout (where, mask) and the range are read once for both. A component
+ * with 0 bits in every lane of the group (a translation below the hips, say) is its offset:
+ * offset + 0 (as cb_cclip_value computes it with q = 0 and a step of 0: it turns a -0.0 offset
+ * into +0.0). The branch depends on the skeleton's layout more than on the clip, so it follows
+ * the same pattern for every clip of a set. */
+CB_INLINE void cb_cclip_decode_component2(const cb_cclip_group *grp, cb_vi control,
+                                          const uint32_t *words_a, const uint32_t *words_b,
+                                          const float *ranges, int k, cb_vf *a, cb_vf *b)
+{
+    if (grp->bits[k] == 0) {
+        cb_cclip_constant_component2(ranges, k, a, b);
+        return;
+    }
+    cb_cclip_stored_component2(grp, control, words_a, words_b, ranges, k, a, b);
+}
+
+/* The rotation components the stored form omits, rebuilt in the lanes that omit them (d 1,
+ * else 0; cclip_impl.h): the component as decoded (+0 in those lanes: offset 0, step 0) plus
+ * d sqrt(max(0, 1 - (((x x + y y) + z z) + w w))), cb_cclip_rebuild's operations in its order.
+ * The sum is exact since d is 0 or 1, so no other lane changes. `rebuilt`: the group's bits of
+ * the components some lane rebuilds. */
+CB_INLINE void cb_cclip_rebuild_quat(const struct cb_cclip *c, const cb_cclip_group *grp,
+                                     uint32_t rebuilt, cb_soa_quat *q)
+{
+    const float *d = c->rebuild + grp->rebuild_at;
+    if (rebuilt == 8) {
+        /* Only w is rebuilt (the common case). Its square, of +0 in the rebuilding lanes, is
+         * left out of the sum (adding +0 changes no bit), and d - s stands for 1 - s: the same
+         * in those lanes, <= 0 in the others, whose rebuilt value is so sqrt(0) = +0 and their
+         * w (+ +0) unchanged, with no multiply by d. */
+        q->w = cb_cclip_rebuild_w(cb_vf_load(d), q->x, q->y, q->z, q->w);
+        return;
+    }
+    cb_vf s = cb_vf_add(cb_vf_mul(q->x, q->x), cb_vf_mul(q->y, q->y));
+    s = cb_vf_add(s, cb_vf_mul(q->z, q->z));
+    s = cb_vf_add(s, cb_vf_mul(q->w, q->w));
+    const cb_vf r = cb_vf_sqrt(cb_vf_max(cb_vf_sub(cb_vf_set1(1.0f), s), cb_vf_zero()));
+    cb_vf *comp[4] = {&q->x, &q->y, &q->z, &q->w};
+    for (int k = 0; k < 4; ++k) {
+        if (rebuilt & (1u << k)) {
+            *comp[k] = cb_vf_add(*comp[k], cb_vf_mul(cb_vf_load(d + (size_t)k * CB_W), r));
+        }
+    }
 }
 
 /* The keys of a group of kind CB_CCLIP_GROUP_ROTATION (cclip_impl.h): translation, w and any
