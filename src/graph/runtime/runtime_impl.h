@@ -225,6 +225,13 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
 void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t ch, uint32_t i,
                             uint32_t na, float dt, cb_graph_scratch *s);
 
+/* A lock weight that turns the step on: above 0 and finite (what the post-process reads as
+ * more than 0 after turning a non-finite parameter into 0). */
+static inline bool cb_graph_lock_weight_on(float w)
+{
+    return (w > 0.0f) & (w <= FLT_MAX); /* no branch: the gate scans a row */
+}
+
 /* Whether the graph's foot locking may be on for character i (of the batch) this frame: false
  * only when every foot_lock step has the same weight parameter (g->lock_gate) and it is not
  * finite and above 0. Where it is off the time stage skips cb_graph_lock_planting: a step that
@@ -236,8 +243,7 @@ static inline bool cb_graph_lock_on(const cb_graph *g, const cb_graph_scratch *s
     if (g->lock_gate == GNONE) {
         return true;
     }
-    float w = SR(s, params, g->lock_gate, i);
-    return w > 0.0f && w <= FLT_MAX; /* above 0 and finite */
+    return cb_graph_lock_weight_on(SR(s, params, g->lock_gate, i));
 }
 
 /* Whether the time stage must ask cb_graph_lock_on character by character: the graph has lock
@@ -251,7 +257,7 @@ static inline bool cb_graph_lock_gated(const cb_graph *g, const cb_graph_scratch
     const float *w = &SR(s, params, g->lock_gate, 0);
     int off = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        off |= !(w[i] > 0.0f) | !(w[i] <= FLT_MAX);
+        off |= !cb_graph_lock_weight_on(w[i]);
     }
     return off != 0;
 }
