@@ -597,6 +597,281 @@ static void off_is_bit_identical(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* ---- the pelvis drop ---------------------------------------------------------------------- */
+
+/* The left leg alone (or both legs), locked in the world with soften 1 and failures beyond 1
+ * mm, and a pelvis drop of up to `drop` m (0: off). */
+static char *drop_doc(double drop, bool both)
+{
+    char step[1024];
+    snprintf(step, sizeof step,
+             "{\"type\": \"foot_lock\", %s, " ROOT
+             ", \"weight\": \"w\", \"soften\": 1, \"fail_distance_m\": 0.001, "
+             "\"pelvis_drop_m\": %.9g}",
+             both ? LEGS_OUT
+                  : "\"legs\": [" LEG_L ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}]",
+             drop);
+    return walk_doc("walk_f", step);
+}
+
+/* Joint j's model matrix of character 0 in double: its three linear columns, then its position. */
+static void model_of(const walker *w, uint32_t j, double col[4][3])
+{
+    const float *m = cb_crowd_matrices(w->crowd, 0, 0) + 16 * (size_t)j;
+    for (int c = 0; c < 4; ++c) {
+        for (int k = 0; k < 3; ++k) {
+            col[c][k] = m[4 * c + k];
+        }
+    }
+}
+
+/* A leg's hip (its start joint's model position) and its exact reach. */
+typedef struct leg_ref {
+    double hip[3], reach;
+} leg_ref;
+
+/* Leg f's from a crowd whose pelvis was not moved: with soften 1, the full reach of the chain
+ * bending about the calf's +X (ik.h): sqrt((un + ln)^2 + (p + q)^2), u and l the bones, un and
+ * ln their parts along the hinge, p and q across it. The IK's turns do not change it. */
+static leg_ref leg_of(const walker *w, int f)
+{
+    static const char *const names[2][3] = {{"thigh_l", "calf_l", "ball_l"},
+                                            {"thigh_r", "calf_r", "ball_r"}};
+    const cb_skeleton *s = cb_graph_skeleton(w->graph);
+    double m[3][4][3];
+    for (int k = 0; k < 3; ++k) {
+        model_of(w, cb_test_joint(s, names[f][k]), m[k]);
+    }
+    double n[3], u[3], l[3], nl = 0.0, un = 0.0, ln = 0.0, p = 0.0, q = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        n[k] = m[1][0][k]; /* the calf's +X in model space */
+        nl += n[k] * n[k];
+        u[k] = m[1][3][k] - m[0][3][k];
+        l[k] = m[2][3][k] - m[1][3][k];
+    }
+    for (int k = 0; k < 3; ++k) {
+        n[k] /= sqrt(nl);
+        un += u[k] * n[k], ln += l[k] * n[k];
+    }
+    for (int k = 0; k < 3; ++k) {
+        p += (u[k] - un * n[k]) * (u[k] - un * n[k]);
+        q += (l[k] - ln * n[k]) * (l[k] - ln * n[k]);
+    }
+    p = sqrt(p), q = sqrt(q);
+    leg_ref r = {{m[0][3][0], m[0][3][1], m[0][3][2]},
+                 sqrt((un + ln) * (un + ln) + (p + q) * (p + q))};
+    return r;
+}
+
+/* A world point in the model space of the root placed at p (the floats the step read). */
+static void model_point(const place *p, const double q[3], double out[3])
+{
+    double yaw = (float)p->yaw, s = sin(yaw), c = cos(yaw);
+    double d[3] = {q[0] - (float)p->p[0], q[1] - (float)p->p[1], q[2] - (float)p->p[2]};
+    out[0] = c * d[0] - s * d[2];
+    out[1] = d[1];
+    out[2] = s * d[0] + c * d[2];
+}
+
+/* The least drop along +Y that brings target t within the leg's reach (|hip - d Y - t| <= R):
+ * with v = hip - t, d = v.y - sqrt(R^2 - v.x^2 - v.z^2); where nothing reaches, v.y. */
+static double need_of(const leg_ref *l, const double t[3])
+{
+    double v[3] = {l->hip[0] - t[0], l->hip[1] - t[1], l->hip[2] - t[2]};
+    double room = l->reach * l->reach - v[0] * v[0] - v[2] * v[2];
+    return room > 0.0 ? v[1] - sqrt(room) : v[1];
+}
+
+/* What rise_under_lock saw. */
+typedef struct drop_run {
+    int checked, failed_on, failed_off;
+    double max_need, worst_pelvis, worst_foot;
+} drop_run;
+
+/* Character 0 walks straight at the clip's speed with its left foot locked; 3 frames into a
+ * stance its root rises by `rise` m (the point sinks below the hip), beside the same graph
+ * without a drop. Every held frame from the rise to the lift (or to the first failure, after
+ * which the point moves), the pelvis's model position against the one without a drop must be
+ * the closed form: lower by clamp(need, 0, bound) (need: need_of on the leg without a drop,
+ * the point where the foot was shown the frame before the rise). */
+static drop_run rise_under_lock(const humanoid *h, double bound, double rise)
+{
+    char *on_doc = drop_doc(bound, false), *off_doc = drop_doc(0.0, false);
+    walker on = walker_make(h, on_doc, 1, 1, 0), off = walker_make(h, off_doc, 1, 1, 0);
+    const uint32_t pelvis = cb_test_joint(h->s, "pelvis");
+    double v = clip_speed(&on), point[3] = {0}, shown[3] = {0};
+    int held = 0, phase = 0; /* 0 before the rise, 1 held after it, 2 done */
+    drop_run run = {0};
+    for (int f = 0; f < 240 && phase < 2; ++f) {
+        place p = path_at(0, f, v, 0.0);
+        if (phase == 0 && held == 3) {
+            phase = 1;
+            memcpy(point, shown, sizeof point); /* held there (no failure so far) */
+        }
+        p.p[1] += phase == 1 ? rise : 0.0;
+        write_root(&on, 0, &p), write_root(&off, 0, &p);
+        assert_int_equal(cb_crowd_update(on.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(off.crowd, DT), CB_OK);
+        bool locked = cb_crowd_param_column(on.crowd, 0, on.p_lock[0])[0] == 1.0f;
+        bool failed = cb_crowd_param_column(on.crowd, 0, on.p_fail[0])[0] == 1.0f;
+        world_of(&on, 0, h->ball[0], &p, shown);
+        held = locked && f > 10 ? held + 1 : 0;
+        if (phase == 0) {
+            CB_CHECK(!failed, "frame %d: a failure before the rise", f);
+            continue;
+        }
+        if (!locked) {
+            phase = 2;
+            continue;
+        }
+        leg_ref leg = leg_of(&off, 0);
+        double t[3], a[4][3], b[4][3];
+        model_point(&p, point, t);
+        double need = need_of(&leg, t);
+        double want = need < 0.0 ? 0.0 : need > bound ? bound : need;
+        model_of(&on, pelvis, a), model_of(&off, pelvis, b);
+        double dev = fabs(a[3][1] - b[3][1] + want);
+        dev = fmax(dev, fmax(fabs(a[3][0] - b[3][0]), fabs(a[3][2] - b[3][2])));
+        CB_CHECK(dev <= 1e-5, "frame %d: the pelvis moved (%.7g, %.7g, %.7g), want (0, %.7g, 0)", f,
+                 a[3][0] - b[3][0], a[3][1] - b[3][1], a[3][2] - b[3][2], -want);
+        run.worst_pelvis = fmax(run.worst_pelvis, dev);
+        run.max_need = fmax(run.max_need, need);
+        run.failed_off += cb_crowd_param_column(off.crowd, 0, off.p_fail[0])[0] == 1.0f;
+        run.checked++;
+        if (failed) {
+            run.failed_on++;
+            CB_CHECK(need > bound, "frame %d: a failure where the drop %.4g m reaches", f, need);
+            phase = 2;
+            continue;
+        }
+        double foot = dist(shown, point);
+        run.worst_foot = fmax(run.worst_foot, foot);
+        CB_CHECK(foot <= MM, "frame %d: the foot is %.4g mm from its point", f, foot * 1e3);
+    }
+    printf("# drop up to %g m, rise %g m: %d frames, need up to %.4g m, pelvis within %.3g m of "
+           "the closed form, foot within %.3g mm; failures %d (without the drop %d)\n",
+           bound, rise, run.checked, run.max_need, run.worst_pelvis, run.worst_foot * 1e3,
+           run.failed_on, run.failed_off);
+    walker_free(&on), walker_free(&off);
+    free(on_doc), free(off_doc);
+    return run;
+}
+
+/* A point 6 cm below the leg's reach: with room to drop (a 10 cm bound) the pelvis goes down by
+ * the closed form, the foot holds and no failure is reported (the same rise without the drop
+ * fails); with a 1 cm bound the drop is the bound and the failure is reported. */
+static void drop_check(double bound)
+{
+    humanoid h = humanoid_make();
+    drop_run run = rise_under_lock(&h, bound, 0.06);
+    CB_CHECK(run.max_need > 0.01, "need up to %g m", run.max_need);
+    if (run.max_need < bound) {
+        CB_CHECK(run.checked >= 5 && run.failed_on == 0 && run.failed_off > 0,
+                 "%d frames checked; failures %d, without the drop %d", run.checked, run.failed_on,
+                 run.failed_off);
+    } else {
+        CB_CHECK(run.checked >= 1 && run.failed_on == 1, "%d frames checked, %d failures",
+                 run.checked, run.failed_on);
+    }
+    cb_embedded_destroy(h.set);
+}
+
+static void drop_reaches(void **state)
+{
+    (void)state;
+    drop_check(0.1);
+}
+
+static void drop_bounded(void **state)
+{
+    (void)state;
+    drop_check(0.01);
+}
+
+/* Both feet locked on a straight walk whose root rises smoothly by 6 cm over 1.5 s, the step's
+ * weight sweeping 0 -> 1 over the first 1.5 s (with `jump`, the rise happens at once at 1 s),
+ * at a frame step dt: the largest per-frame change of the pelvis's drop (against the same
+ * graph without one) and the largest drop. */
+static double drop_steps(const humanoid *h, double dt, bool jump, double *largest)
+{
+    char *on_doc = drop_doc(0.05, true), *off_doc = drop_doc(0.0, true);
+    walker on = walker_make(h, on_doc, 1, 1, 0), off = walker_make(h, off_doc, 1, 1, 0);
+    const uint32_t pelvis = cb_test_joint(h->s, "pelvis");
+    double v = clip_speed(&on), last = 0.0, worst = 0.0;
+    *largest = 0.0;
+    for (int f = 0; f * dt < 3.0; ++f) {
+        double t = f * dt, u = t / 1.5 < 1.0 ? t / 1.5 : 1.0;
+        place p = {{0.0, 0.06 * (jump ? (t >= 1.0) : u * u * (3.0 - 2.0 * u)), v * t}, 0.0};
+        write_root(&on, 0, &p), write_root(&off, 0, &p);
+        cb_crowd_param_column(on.crowd, 0, on.p_w)[0] = (float)u;
+        cb_crowd_param_column(off.crowd, 0, off.p_w)[0] = (float)u;
+        assert_int_equal(cb_crowd_update(on.crowd, (float)dt), CB_OK);
+        assert_int_equal(cb_crowd_update(off.crowd, (float)dt), CB_OK);
+        double a[4][3], b[4][3];
+        model_of(&on, pelvis, a), model_of(&off, pelvis, b);
+        double drop = b[3][1] - a[3][1];
+        worst = fmax(worst, fabs(drop - last));
+        *largest = fmax(*largest, drop);
+        last = drop;
+    }
+    walker_free(&on), walker_free(&off);
+    free(on_doc), free(off_doc);
+    return worst;
+}
+
+/* No pop: the drop changes by at most a bound proportional to the frame step (halving the step
+ * halves the largest change, within a margin for the frames the events fall on); a rise at once
+ * breaks it (the check can fail). */
+static void drop_is_continuous(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    double largest, largest2;
+    double coarse = drop_steps(&h, 1.0 / 60.0, false, &largest);
+    double fine = drop_steps(&h, 1.0 / 120.0, false, &largest2);
+    printf("# smooth: drop up to %.4g m; largest change per frame %.4g mm at 60 Hz, %.4g mm at "
+           "120 Hz\n",
+           largest, coarse * 1e3, fine * 1e3);
+    CB_CHECK(largest > 0.01 && largest2 > 0.01, "the drop was %g / %g m", largest, largest2);
+    CB_CHECK(fine <= 0.65 * coarse, "the change did not shrink with the step: %g -> %g mm",
+             coarse * 1e3, fine * 1e3);
+    coarse = drop_steps(&h, 1.0 / 60.0, true, &largest);
+    fine = drop_steps(&h, 1.0 / 120.0, true, &largest2);
+    printf("# a rise at once: %.4g mm at 60 Hz, %.4g mm at 120 Hz\n", coarse * 1e3, fine * 1e3);
+    CB_CHECK(fine > 0.65 * coarse, "a jump passed the check: %g -> %g mm", coarse * 1e3,
+             fine * 1e3);
+    cb_embedded_destroy(h.set);
+}
+
+/* A drop allowed but never needed (walking downhill at the clip's speed, the root sinking 5
+ * cm/s: a held point rises towards the hips, where the clip's stance, ending with the leg at
+ * full length, asks for micrometres on the flat and a slower or faster root for millimetres)
+ * leaves the matrices bit for bit as without the option: the legs' two-phase order changes no
+ * bit. */
+static void drop_unneeded_is_bit_identical(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *on_doc = drop_doc(0.05, true), *off_doc = drop_doc(0.0, true);
+    walker on = walker_make(&h, on_doc, 1, 1, 0), off = walker_make(&h, off_doc, 1, 1, 0);
+    double v = clip_speed(&on);
+    int locked = 0, frames = 240;
+    for (int f = 0; f < frames; ++f) {
+        place p = path_at(0, f, v, 0.0);
+        p.p[1] -= 0.05 * f * (double)DT;
+        write_root(&on, 0, &p), write_root(&off, 0, &p);
+        assert_int_equal(cb_crowd_update(on.crowd, DT), CB_OK);
+        assert_int_equal(cb_crowd_update(off.crowd, DT), CB_OK);
+        assert_memory_equal(cb_crowd_matrices(on.crowd, 0, 0), cb_crowd_matrices(off.crowd, 0, 0),
+                            16 * h.n * sizeof(float));
+        locked += cb_crowd_param_column(on.crowd, 0, on.p_lock[0])[0] == 1.0f;
+    }
+    CB_CHECK(locked > frames / 3, "only %d locked frames", locked);
+    walker_free(&on), walker_free(&off);
+    free(on_doc), free(off_doc);
+    cb_embedded_destroy(h.set);
+}
+
 /* Two foot_lock steps, one leg each, weighted by `w_left` and `w_right`. */
 static char *two_step_doc(const char *w_left, const char *w_right)
 {
@@ -1146,6 +1421,29 @@ static void c_desc_errors(void **state)
          CB_ERR_DUPLICATE,
          "root_yaw"},
         {{.legs = good, .leg_count = 2, .weight = "a"}, CB_ERR_DUPLICATE, "weight"},
+        /* the pelvis drop: its bound, and a joint above every leg */
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = -0.01f},
+         CB_ERR_INVALID_ARGUMENT,
+         "pelvis_drop_m"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = 1.5f},
+         CB_ERR_INVALID_ARGUMENT,
+         "pelvis_drop_m"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = NAN}, CB_ERR_NOT_FINITE, "pelvis_drop_m"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = INFINITY},
+         CB_ERR_NOT_FINITE,
+         "pelvis_drop_m"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = 0.05f, .pelvis_joint = "nope"},
+         CB_ERR_NOT_FOUND,
+         "nope"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = 0.05f, .pelvis_joint = "spine_01"},
+         CB_ERR_HIERARCHY,
+         "'spine_01' is not an ancestor of legs[0]"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = 0.05f, .pelvis_joint = "thigh_l"},
+         CB_ERR_HIERARCHY,
+         "'thigh_l' is not an ancestor of legs[0]"},
+        {{.legs = good, .leg_count = 2, .pelvis_drop_m = 0.05f, .pelvis_joint = "calf_r"},
+         CB_ERR_HIERARCHY,
+         "'calf_r' is not an ancestor of legs[0]"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
         cb_graph_builder *b = NULL;
@@ -1169,6 +1467,30 @@ static void c_desc_errors(void **state)
         cb_graph_builder_destroy(b);
     }
     assert_int_equal(cb_graph_add_foot_lock(NULL, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    /* the drop's defaults: off, and the legs' nearest common ancestor (the pelvis; the root
+     * above it also passes, as an ancestor of both thighs) */
+    assert_true(d.pelvis_drop_m == 0.0f && d.pelvis_joint == NULL);
+    const uint32_t pelvis = cb_test_joint(h.s, "pelvis");
+    const char *const joints[3] = {NULL, "pelvis", "root"};
+    for (int k = 0; k < 3; ++k) {
+        cb_graph_builder *b = NULL;
+        assert_int_equal(cb_graph_builder_create(&bd, &b, NULL), CB_OK);
+        cb_graph_foot_lock_desc ok = {
+            .legs = good, .leg_count = 2, .pelvis_drop_m = 0.05f, .pelvis_joint = joints[k]};
+        cb_error err = {0};
+        assert_int_equal(cb_graph_add_param(b, "a", CB_PARAM_FLOAT, 0.0f, NULL), CB_OK);
+        CB_CHECK(cb_graph_add_foot_lock(b, &ok, &err) == CB_OK, "%s", err.message);
+        cb_graph_node c;
+        assert_int_equal(cb_graph_add_clip(b, &(cb_graph_clip_desc){.clip = "walk_f"}, &c, NULL),
+                         CB_OK);
+        cb_graph *g = NULL;
+        CB_CHECK(cb_graph_build(b, &g, &err) == CB_OK, "%s", err.message);
+        uint32_t want = k == 2 ? cb_test_joint(h.s, "root") : pelvis;
+        CB_CHECK(g->iks[0].lock.pelvis == want, "pelvis joint %u, want %u", g->iks[0].lock.pelvis,
+                 want);
+        cb_graph_destroy(g);
+        cb_graph_builder_destroy(b);
+    }
     cb_embedded_destroy(h.set);
 }
 
@@ -1183,7 +1505,8 @@ static void json_errors(void **state)
                                    ", \"plant\": \"foot_plant_l\", \"lift\": \"foot_lift_l\", "
                                    "\"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
                                    ", \"weight\": \"w\", \"release_s\": 0.2, "
-                                   "\"fail_distance_m\": 0.02, \"soften\": 0.95}");
+                                   "\"fail_distance_m\": 0.02, \"soften\": 0.95, "
+                                   "\"pelvis_drop_m\": 0.04, \"pelvis\": \"pelvis\"}");
     CB_CHECK(load_graph(&h, doc, &g, &err) == CB_OK, "%s", err.message);
     cb_graph_destroy(g), g = NULL, free(doc);
     struct {
@@ -1216,6 +1539,16 @@ static void json_errors(void **state)
          "release_s"},
         {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"fail_distance_m\": 5}",
          CB_ERR_INVALID_ARGUMENT, "fail_distance_m"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis_drop_m\": -0.05}",
+         CB_ERR_INVALID_ARGUMENT, "pelvis_drop_m"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis_drop_m\": \"low\"}",
+         CB_ERR_PARSE, "pelvis_drop_m"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis\": \"head\"}",
+         CB_ERR_HIERARCHY, "head"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis\": \"hips\"}",
+         CB_ERR_NOT_FOUND, "hips"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis\": 1}", CB_ERR_PARSE,
+         "pelvis"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
         doc = walk_doc("walk_f", bad[k].step);
@@ -1242,6 +1575,10 @@ int main(void)
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
         cmocka_unit_test(follower_drives_step),
+        cmocka_unit_test(drop_reaches),
+        cmocka_unit_test(drop_bounded),
+        cmocka_unit_test(drop_is_continuous),
+        cmocka_unit_test(drop_unneeded_is_bit_identical),
         cmocka_unit_test(c_desc_errors),
         cmocka_unit_test(json_errors),
     };

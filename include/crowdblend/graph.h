@@ -609,6 +609,18 @@ typedef struct cb_graph_foot_lock_desc {
     float fail_distance_m;
     /** Where each leg's reach softens, (0, 1]. Default CB_IK_DEFAULT_SOFTEN. */
     float soften;
+    /** The pelvis drop: the largest distance, m, [0, 1], by which the step may lower the
+     *  pelvis joint along model +Y so that locked legs reach their points (0: off, the step's
+     *  output unchanged bit for bit). Each frame, before the legs' solves, the least drop that
+     *  brings every locked leg's point within the distance its two-bone solve reaches exactly
+     *  (cb_ik_two_bone_result.reached) is computed in closed form, clamped to [0,
+     *  pelvis_drop_m] and scaled by the leg's lock weight (the step's weight times the
+     *  release's smoothstep), the largest over the legs applied. Legs not locked move down
+     *  with the pelvis. docs/graph.md "Foot locking". */
+    float pelvis_drop_m;
+    /** The joint the drop moves: an ancestor of every leg's start joint (not a leg's joint).
+     *  NULL: the legs' nearest common ancestor (the humanoid's pelvis). */
+    const char *pelvis_joint;
 } cb_graph_foot_lock_desc;
 
 /** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
@@ -623,8 +635,10 @@ CB_API cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
                                                cb_error *err);
 CB_API cb_result cb_graph_add_stride_warp(cb_graph_builder *b,
                                           const cb_graph_stride_warp_desc *desc, cb_error *err);
-/** Also CB_ERR_DUPLICATE (an output parameter the graph already writes). Marker names that no
- *  clip has are no error: that leg never locks. */
+/** Also CB_ERR_DUPLICATE (an output parameter the graph already writes), CB_ERR_NOT_FINITE (a
+ *  pelvis_drop_m that is not finite), CB_ERR_HIERARCHY (a pelvis_joint that is not an
+ *  ancestor of every leg's start joint). Marker names that no clip has are no error: that leg
+ *  never locks. */
 CB_API cb_result cb_graph_add_foot_lock(cb_graph_builder *b, const cb_graph_foot_lock_desc *desc,
                                         cb_error *err);
 
@@ -654,7 +668,8 @@ cb_graph_query_orientation_warp_desc(const cb_graph_orientation_warp_desc *desc)
 CB_API cb_graph_stride_warp_desc
 cb_graph_query_stride_warp_desc(const cb_graph_stride_warp_desc *desc);
 /** release_s, fail_distance_m and soften resolved; legs stays as given (each leg's default
- *  markers are resolved by cb_graph_query_foot_lock_leg). */
+ *  markers are resolved by cb_graph_query_foot_lock_leg), and so do pelvis_drop_m (0: off) and
+ *  pelvis_joint (NULL: resolved at build, from the skeleton). */
 CB_API cb_graph_foot_lock_desc cb_graph_query_foot_lock_desc(const cb_graph_foot_lock_desc *desc);
 /** Leg `index` of a foot_lock step with its default marker names (NULL stays NULL beyond leg
  *  1). */

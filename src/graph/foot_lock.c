@@ -2,6 +2,7 @@
  * its desc checked and resolved into a gik, and the compile pass that tables, for each of the
  * graph's lock legs and each clip slot, the markers that plant and lift the leg's foot (the
  * rule of graph/runtime.h). The frame's side is runtime/foot_lock.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,6 +124,64 @@ static cb_result lock_root(cb_graph_builder *b, const cb_graph_foot_lock_desc *d
     return r == CB_OK ? cb_graph_builder_float(b, d->root_yaw, what, &g->lock.yaw, err) : r;
 }
 
+/* Whether joint a is a strict ancestor of joint j. */
+static bool above(const int32_t *parents, int32_t a, uint32_t j)
+{
+    for (int32_t p = parents[j]; p >= 0; p = parents[p]) {
+        if (p == a) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The pelvis drop: its bound, and the joint it moves, named or the legs' nearest common
+ * ancestor; an ancestor of every leg's start joint either way (so moving it moves every hip
+ * and no leg's own joint). */
+static cb_result lock_pelvis(cb_graph_builder *b, const cb_graph_foot_lock_desc *d, gik *g,
+                             cb_error *err)
+{
+    const char *what = "foot lock";
+    const int32_t *parents = cb_skeleton_parents(b->skeleton);
+    const uint32_t legs = g->joint_count / 3;
+    g->lock.pelvis_drop = d->pelvis_drop_m;
+    g->lock.pelvis = GNONE;
+    if (!isfinite(d->pelvis_drop_m)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: pelvis_drop_m is not finite", what);
+    }
+    if (!(d->pelvis_drop_m >= 0.0f && d->pelvis_drop_m <= 1.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: pelvis_drop_m (%g) must be in [0, 1] m", what,
+                            (double)d->pelvis_drop_m);
+    }
+    int32_t a = parents[g->joints[0]];
+    if (d->pelvis_joint != NULL) {
+        uint32_t j;
+        cb_result r = cb_graph_builder_joint(b, d->pelvis_joint, what, &j, err);
+        if (r != CB_OK) {
+            return r;
+        }
+        a = (int32_t)j;
+    }
+    for (uint32_t l = 0; l < legs; ++l) {
+        while (d->pelvis_joint == NULL && a >= 0 && !above(parents, a, g->joints[3 * l])) {
+            a = parents[a];
+        }
+        if (a < 0) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "%s: the legs have no common ancestor for the pelvis drop", what);
+        }
+        if (!above(parents, a, g->joints[3 * l])) {
+            return cb_error_set(err, CB_ERR_HIERARCHY,
+                                "%s: pelvis joint '%s' is not an ancestor of legs[%u]'s start "
+                                "joint",
+                                what, d->pelvis_joint, l);
+        }
+    }
+    g->lock.pelvis = (uint32_t)a;
+    return CB_OK;
+}
+
 /* Every output (locked, failed) of the step names its own parameter, and none that the step
  * reads (the root placement, the weight): the step writes them after reading its inputs, so a
  * shared one would hold the last leg's flag, or the step would read its own output a frame
@@ -203,6 +262,9 @@ cb_result cb_graph_add_foot_lock(cb_graph_builder *b, const cb_graph_foot_lock_d
     }
     if (r == CB_OK) {
         r = lock_root(b, &d, &g, err);
+    }
+    if (r == CB_OK) {
+        r = lock_pelvis(b, &d, &g, err);
     }
     if (r == CB_OK) {
         r = cb_graph_builder_number(b, d.weight, what, &g.weight, err);

@@ -139,6 +139,8 @@ typedef struct gfoot_lock {
     uint32_t failed[CB_GRAPH_FOOT_LOCK_MAX_LEGS];
     char markers[CB_GRAPH_FOOT_LOCK_MAX_LEGS][2][CB_GRAPH_NAME_MAX + 1]; /* plant, lift */
     float release_s, fail_distance;
+    float pelvis_drop; /* the largest pelvis drop, m; 0: off */
+    uint32_t pelvis;   /* the joint it moves (GNONE when off) */
 } gfoot_lock;
 
 typedef struct gik {

@@ -1708,8 +1708,16 @@ static cb_result load_foot_lock_leg(loader *l, json_t *legs, size_t i, cb_graph_
 
 static cb_result load_foot_lock(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",   "legs",      "root_position",   "root_yaw",
-                                       "weight", "release_s", "fail_distance_m", "soften",
+    static const char *const keys[] = {"type",
+                                       "legs",
+                                       "root_position",
+                                       "root_yaw",
+                                       "weight",
+                                       "release_s",
+                                       "fail_distance_m",
+                                       "soften",
+                                       "pelvis_drop_m",
+                                       "pelvis",
                                        NULL};
     cb_graph_foot_lock_desc d = {0};
     cb_graph_foot_lock_leg legs[CB_GRAPH_FOOT_LOCK_MAX_LEGS] = {{{0}}};
@@ -1743,6 +1751,12 @@ static cb_result load_foot_lock(loader *l, json_t *p, cb_error *inner)
     }
     if (r == CB_OK) {
         r = get_number(l, p, "soften", false, &d.soften);
+    }
+    if (r == CB_OK) {
+        r = get_number(l, p, "pelvis_drop_m", false, &d.pelvis_drop_m);
+    }
+    if (r == CB_OK) {
+        r = get_string(l, p, "pelvis", false, &d.pelvis_joint);
     }
     d.legs = legs;
     d.leg_count = (uint32_t)n;

@@ -552,10 +552,17 @@ cb_result cb_ik_two_bone_job_validate(const cb_ik_two_bone_job *job, cb_error *e
 
 /* The soft limit of the header: the distance the chain is given, d', and D - d' computed
  * without cancellation. */
+/* Where the soft zone starts: the farthest distance the chain reaches exactly (the one rule of
+ * `reached`, for the solve and for cb_ik_two_bone_reach). */
+IK_INLINE float soft_start(float dmin, float dmax, float soften)
+{
+    return max_of(soften * dmax, dmin);
+}
+
 static float soften_distance(float d, float dmin, float dmax, float soften, float *gap,
                              bool *reached)
 {
-    float start = max_of(soften * dmax, dmin);
+    float start = soft_start(dmin, dmax, soften);
     float zone = dmax - start;
     if (d < dmin) {
         *gap = dmax - dmin, *reached = false;
@@ -575,6 +582,64 @@ static float soften_distance(float d, float dmin, float dmax, float soften, floa
     return dmax;
 }
 
+/* A chain's hinge: its axis n in model space, the bone parts across it (up, lp, of lengths p
+ * and q) and the reach interval [dmin, dmax] of turning about it; `turns` false when the hinge
+ * runs along a bone (or a bone is almost nothing): turning it cannot change the reach. */
+typedef struct hinge {
+    v3 u, l, uhat, pole; /* the bones (start to mid, mid to end), u's direction, the unit pole */
+    float a, b, pole_len;
+    v3 n, up, lp;
+    float p, q, dmin, dmax;
+    bool turns;
+} hinge;
+
+IK_INLINE hinge chain_hinge(const cb_ik_two_bone_job *job, const frame *fs, const frame *fm,
+                            const frame *fe)
+{
+    hinge h;
+    v3 u = h.u = cb_fv_sub(fm->p, fs->p), l = h.l = cb_fv_sub(fe->p, fm->p);
+    float a, b;
+    v3 uhat = h.uhat = cb_fv_normalize_len(u, &a);
+    cb_fv_normalize_len(l, &b);
+    v3 pole = h.pole = cb_fv_normalize_len(v3_make(job->pole), &h.pole_len);
+    h.a = a, h.b = b;
+    /* Hinge axis n in model space. */
+    v3 axis_local = v3_make(job->mid_axis);
+    bool given = cb_fv_dot(axis_local, axis_local) > 0.0f;
+    if (given) {
+        float nl;
+        h.n = cb_fv_normalize_len(lin(fm, axis_local), &nl);
+        if (!(nl > 0.0f)) {
+            h.n = cb_fv_any_perpendicular(uhat);
+        }
+    } else {
+        float cl;
+        h.n = cb_fv_normalize_len(cb_fv_cross(u, l), &cl);
+        if (!(cl > STRAIGHT_EPS * a * b)) {
+            /* Straight or folded: bend towards the pole (n = pole x u makes the mid joint
+             * move to the pole's side, see the twist below), else about a fixed axis. */
+            float pl;
+            h.n = cb_fv_normalize_len(cb_fv_cross(pole, uhat), &pl);
+            if (!(pl > DIR_EPS)) {
+                h.n = cb_fv_any_perpendicular(uhat);
+            }
+        }
+    }
+    /* Mid joint: turn about n until |end - start| = d'. Rotating l about n keeps its part
+     * along n, so |u + l|^2 = (un + ln)^2 + |u_perp|^2 + |l_perp|^2 + 2 u_perp . l_perp. */
+    float un = cb_fv_dot(u, h.n), ln = cb_fv_dot(l, h.n);
+    h.up = cb_fv_reject(u, h.n), h.lp = cb_fv_reject(l, h.n);
+    h.p = cb_fv_len(h.up), h.q = cb_fv_len(h.lp);
+    h.turns = h.p * h.q > HINGE_EPS * (a + b) * (a + b);
+    h.dmin = h.dmax = 0.0f;
+    if (h.turns) {
+        float sum = un + ln;
+        h.dmax = sqrtf(sum * sum + (h.p + h.q) * (h.p + h.q));
+        h.dmin = sqrtf(sum * sum + (h.p - h.q) * (h.p - h.q));
+    }
+    return h;
+}
+
 /* The solution, as model-space rotations: `mid` about the mid joint (applied first), `start`
  * about the start joint. hinge_local tells the caller whether mid.xyz is along the given
  * mid_axis (then the local correction is written from the axis itself). */
@@ -588,12 +653,9 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
                                         const frame *fm, const frame *fe, float soften)
 {
     two_bone_solution out = {cb_fq_identity(), cb_fq_identity(), 1.0f, 0.0f, false};
-    v3 u = cb_fv_sub(fm->p, fs->p), l = cb_fv_sub(fe->p, fm->p);
-    float a, b;
-    v3 uhat = cb_fv_normalize_len(u, &a);
-    cb_fv_normalize_len(l, &b);
-    float pole_len;
-    v3 pole = cb_fv_normalize_len(v3_make(job->pole), &pole_len);
+    const hinge h = chain_hinge(job, fs, fm, fe);
+    const v3 u = h.u, l = h.l, uhat = h.uhat, pole = h.pole;
+    const float a = h.a, b = h.b, pole_len = h.pole_len;
 
     /* Target direction; at the start joint, keep the chain's current direction. */
     float d;
@@ -607,40 +669,10 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
         d = 0.0f;
     }
 
-    /* Hinge axis n in model space. */
-    v3 axis_local = v3_make(job->mid_axis);
-    bool given = cb_fv_dot(axis_local, axis_local) > 0.0f;
-    v3 n;
-    if (given) {
-        float nl;
-        n = cb_fv_normalize_len(lin(fm, axis_local), &nl);
-        if (!(nl > 0.0f)) {
-            n = cb_fv_any_perpendicular(uhat);
-        }
-    } else {
-        float cl;
-        n = cb_fv_normalize_len(cb_fv_cross(u, l), &cl);
-        if (!(cl > STRAIGHT_EPS * a * b)) {
-            /* Straight or folded: bend towards the pole (n = pole x u makes the mid joint
-             * move to the pole's side, see the twist below), else about a fixed axis. */
-            float pl;
-            n = cb_fv_normalize_len(cb_fv_cross(pole, uhat), &pl);
-            if (!(pl > DIR_EPS)) {
-                n = cb_fv_any_perpendicular(uhat);
-            }
-        }
-    }
-
-    /* Mid joint: turn about n until |end - start| = d'. Rotating l about n keeps its part
-     * along n, so |u + l|^2 = (un + ln)^2 + |u_perp|^2 + |l_perp|^2 + 2 u_perp . l_perp. */
-    float un = cb_fv_dot(u, n), ln = cb_fv_dot(l, n);
-    v3 up = cb_fv_reject(u, n), lp = cb_fv_reject(l, n);
-    float p = cb_fv_len(up), q = cb_fv_len(lp);
+    v3 n = h.n, up = h.up, lp = h.lp;
+    float p = h.p, q = h.q, dmax = h.dmax, dmin = h.dmin;
     v3 l_new = l;
-    if (p * q > HINGE_EPS * (a + b) * (a + b)) {
-        float sum = un + ln;
-        float dmax = sqrtf(sum * sum + (p + q) * (p + q));
-        float dmin = sqrtf(sum * sum + (p - q) * (p - q));
+    if (h.turns) {
         float gap;
         float dd = soften_distance(d, dmin, dmax, soften, &gap, &out.reached);
         /* Target bend b_t in [0, pi] (0 = straight), by its half-angle. */
@@ -684,6 +716,28 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
     return out;
 }
 
+/* The chain's model frames, checked as the solve needs them: within range and finite, and no
+ * bone shorter than CB_IK_MIN_BONE_LENGTH. */
+IK_INLINE cb_result two_bone_frames(const cb_ik_two_bone_job *job, frame f[3], cb_error *err)
+{
+    const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
+    chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3, f);
+    cb_result r =
+        check_chain(f, job->pose.ptr, job->model.ptr != NULL, joints, 3, "two-bone IK job", err);
+    if (r != CB_OK) {
+        return r;
+    }
+    float a = cb_fv_len(cb_fv_sub(f[1].p, f[0].p)), b = cb_fv_len(cb_fv_sub(f[2].p, f[1].p));
+    if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
+        return cb_error_set(err, CB_ERR_DEGENERATE,
+                            "two-bone IK job: the bone from joint %u to joint %u is %g m "
+                            "long (shorter than CB_IK_MIN_BONE_LENGTH)",
+                            a < b ? joints[0] : joints[1], a < b ? joints[1] : joints[2],
+                            (double)(a < b ? a : b));
+    }
+    return CB_OK;
+}
+
 /* The job after validation: the chain's frames are checked (they come from this frame's pose),
  * the rest was. `known`: the chain's model frames when the caller has them, computed and checked
  * from this pose as chain_frames and check_chain would (the stride warp's legs); NULL to
@@ -695,25 +749,13 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, const frame known
     qt cs = cb_fq_identity(), cm = cb_fq_identity();
     bool reached = false;
     if (job->weight > 0.0f) {
-        const uint32_t joints[3] = {job->start_joint, job->mid_joint, job->end_joint};
         frame computed[3];
         const frame *f = known;
         if (f == NULL) {
-            chain_frames(job->skeleton, job->pose.ptr, job->model, job->model_layout, joints, 3,
-                         computed);
-            if ((r = check_chain(computed, job->pose.ptr, job->model.ptr != NULL, joints, 3, io.job,
-                                 err)) != CB_OK) {
+            if ((r = two_bone_frames(job, computed, err)) != CB_OK) {
                 return r;
             }
             f = computed;
-        }
-        float a = cb_fv_len(cb_fv_sub(f[1].p, f[0].p)), b = cb_fv_len(cb_fv_sub(f[2].p, f[1].p));
-        if (!(a >= CB_IK_MIN_BONE_LENGTH) || !(b >= CB_IK_MIN_BONE_LENGTH)) {
-            return cb_error_set(err, CB_ERR_DEGENERATE,
-                                "two-bone IK job: the bone from joint %u to joint %u is %g m "
-                                "long (shorter than CB_IK_MIN_BONE_LENGTH)",
-                                a < b ? joints[0] : joints[1], a < b ? joints[1] : joints[2],
-                                (double)(a < b ? a : b));
         }
         float soften = job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
         two_bone_solution sol = solve_two_bone(job, &f[0], &f[1], &f[2], soften);
@@ -743,6 +785,22 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, const frame known
         job->result->first_joint = job->start_joint;
     }
     return CB_OK;
+}
+
+bool cb_ik_two_bone_reach(const cb_ik_two_bone_job *job, float start[3], float *reach)
+{
+    frame f[3];
+    if (two_bone_frames(job, f, NULL) != CB_OK) {
+        return false;
+    }
+    const hinge h = chain_hinge(job, &f[0], &f[1], &f[2]);
+    if (!h.turns) {
+        return false; /* no exact reach but where the chain is (the solve's `reached` is false) */
+    }
+    float soften = job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
+    *reach = soft_start(h.dmin, h.dmax, soften);
+    start[0] = f[0].p.x, start[1] = f[0].p.y, start[2] = f[0].p.z;
+    return true;
 }
 
 cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
@@ -1562,4 +1620,37 @@ void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pos
 {
     v3 p = path_position(skeleton, pose, j, -1);
     out[0] = p.x, out[1] = p.y, out[2] = p.z;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Moving a joint in model space (ik_kernels.h)                                               */
+
+bool cb_ik_translate_joint(const cb_skeleton *skeleton, cb_xform_group *pose, uint32_t j,
+                           const float delta[3])
+{
+    v3 d = v3_make(delta);
+    int32_t parent = skeleton->parents[j];
+    if (parent >= 0) {
+        /* The parent's linear part L (rotation and scale, any): the local translation moves by
+         * L^-1 delta, by the adjugate (the rows c1 x c2, c2 x c0, c0 x c1 over det L). */
+        frame4 pf = path_frame(skeleton, pose, (size_t)parent, -1);
+        frame f;
+        unpad(&pf, &f);
+        v3 r0 = cb_fv_cross(f.c[1], f.c[2]), r1 = cb_fv_cross(f.c[2], f.c[0]);
+        v3 r2 = cb_fv_cross(f.c[0], f.c[1]);
+        float det = cb_fv_dot(f.c[0], r0);
+        if (!(fabsf(det) >= 1e-30f) || !(fabsf(det) <= FLT_MAX)) {
+            return false; /* a singular or non-finite parent: no translation undoes it */
+        }
+        float inv = 1.0f / det;
+        d = (v3){cb_fv_dot(r0, d) * inv, cb_fv_dot(r1, d) * inv, cb_fv_dot(r2, d) * inv};
+    }
+    float t[3];
+    cb_lane_get(pose, CB_LANE_COMPONENTS, j, CB_LANE_T, 3, t);
+    const float moved[3] = {t[0] + d.x, t[1] + d.y, t[2] + d.z};
+    if (!(fabsf(moved[0]) <= FLT_MAX && fabsf(moved[1]) <= FLT_MAX && fabsf(moved[2]) <= FLT_MAX)) {
+        return false;
+    }
+    cb_lane_set(pose, CB_LANE_COMPONENTS, j, CB_LANE_T, 3, moved);
+    return true;
 }

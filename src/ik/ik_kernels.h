@@ -19,4 +19,19 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
 void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pose, uint32_t j,
                           float out[3]);
 
+/* The distance from the job's start joint within which its two-bone solve reaches a target
+ * exactly (cb_ik_two_bone_result.reached: where the soft zone starts, soften x the full reach
+ * about the hinge, at least the folded reach), and the start joint's model position; the same
+ * rule and arithmetic as the solve. Translating the chain does not change it. false (nothing
+ * written) where the solve would refuse the chain (frames out of range, a bone shorter than
+ * CB_IK_MIN_BONE_LENGTH) or has no exact reach (a hinge along a bone). Reads the pose only. */
+bool cb_ik_two_bone_reach(const cb_ik_two_bone_job *job, float start[3], float *reach);
+
+/* Moves joint j (and its subtree) by `delta` in model space: its local translation changed by
+ * delta expressed in its parent's model frame (which may be rotated and scaled; model space
+ * itself for the root). false, the pose unchanged, when that frame is singular or not finite
+ * or the translation would not be. */
+bool cb_ik_translate_joint(const cb_skeleton *skeleton, cb_xform_group *pose, uint32_t j,
+                           const float delta[3]);
+
 #endif

@@ -141,26 +141,37 @@ static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose
     return ok;
 }
 
-/* One leg for this frame: lock on the plant, hold, check the reach, release on the lift. */
-static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                     float w, const placement *pl, float *st, cb_graph_scratch_stats *stats)
+/* A leg's frame between its two halves: where the IK pulls it (in model space) and how hard. */
+typedef struct leg_pull {
+    float target[3];
+    float weight; /* the step's weight times the release's smoothstep */
+    bool pin;     /* a lock or its release holds the leg (weight may still round to 0) */
+    bool fresh;   /* the foot went down this frame */
+    bool skip;    /* released at once: nothing more this frame */
+} leg_pull;
+
+/* One leg's first half for this frame: lock on the plant, release on the lift, and the target
+ * and weight of its IK. */
+static void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                       float w, const placement *pl, float *st, leg_pull *lp)
 {
     const uint32_t end = ik->joints[3 * l + 2];
     const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
-    float target[3] = {0.0f, 0.0f, 0.0f}, at[3];
-    const bool fresh = down && st[LOCK_HELD] == 0.0f;
-    if (fresh) {
+    float at[3];
+    *lp = (leg_pull){.target = {0.0f, 0.0f, 0.0f}, .fresh = down && st[LOCK_HELD] == 0.0f};
+    if (lp->fresh) {
         /* A new plant: the foot stays where it was shown last frame (released or not), so it
          * stops on the frame its clips plant it, without a jump; when that was not noted (a
          * character's first frame, a plant the hint missed) it locks where it lands. Where
          * the IK falls short of that point on this frame, the point becomes where the foot is
-         * shown (below): the foot holds where its plant showed it. */
+         * shown (lock_end): the foot holds where its plant showed it. */
         if (st[LOCK_SHOWN] != 0.0f) {
             memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
         } else if (note_shown(x, end, pose, pl, st, at)) {
             memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
         } else {
             release_now(st);
+            lp->skip = true;
             return;
         }
         st[LOCK_FADE] = st[LOCK_HELD] = 1.0f;
@@ -172,15 +183,28 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
         st[LOCK_FADE] = f > 0.0f ? f : 0.0f;
     }
     float f = st[LOCK_FADE];
-    cb_ik_two_bone_result res = {.reached = false};
     if (f > 0.0f) {
-        to_model(pl, &st[LOCK_X], target);
-        float weight = w * cb_fsmoothstep(f); /* no kink at either end */
-        if (!pin(x, ik, l, pose, target, weight, &res)) {
-            stats->refused_ik++;
-            release_now(st);
-            return;
-        }
+        to_model(pl, &st[LOCK_X], lp->target);
+        lp->weight = w * cb_fsmoothstep(f); /* no kink at either end */
+        lp->pin = true;
+    }
+}
+
+/* The leg's second half: its IK, the reach check, and where the foot is shown. */
+static void lock_end(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                     float w, const placement *pl, float *st, const leg_pull *lp,
+                     cb_graph_scratch_stats *stats)
+{
+    const uint32_t end = ik->joints[3 * l + 2];
+    float at[3];
+    cb_ik_two_bone_result res = {.reached = false};
+    if (lp->skip) {
+        return;
+    }
+    if (lp->pin && !pin(x, ik, l, pose, lp->target, lp->weight, &res)) {
+        stats->refused_ik++;
+        release_now(st);
+        return;
     }
     if (st[LOCK_HELD] == 0.0f) {
         /* Where the foot is shown matters on the frame before a plant: noted when the clips
@@ -199,18 +223,74 @@ static void lock_leg(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_grou
     if (!note_shown(x, end, pose, pl, st, at) || w < 1.0f) {
         return; /* not finite, or a partial weight: not meant to be at the point */
     }
-    float dx = at[0] - target[0], dy = at[1] - target[1], dz = at[2] - target[2];
+    float dx = at[0] - lp->target[0], dy = at[1] - lp->target[1], dz = at[2] - lp->target[2];
     float limit = ik->lock.fail_distance;
     bool out_of_reach = dx * dx + dy * dy + dz * dz > limit * limit;
     if (out_of_reach) {
         st[LOCK_FAILED] = 1.0f;
     }
-    if (out_of_reach || fresh) {
+    if (out_of_reach || lp->fresh) {
         /* The point moves to where the leg got: out of reach, so the foot slides only as far
          * as the leg falls short, and holds again from there; or short of it on the plant
          * frame (the soft zone of a leg the clip stretches, or of a plant where it lands,
          * which the soft IK itself pulls in), so the foot is held where its plant showed it. */
         memcpy(&st[LOCK_X], &st[LOCK_PX], 3 * sizeof(float));
+    }
+}
+
+/* The least drop, m, of a hip at `hip` along model +Y that brings `target` within `reach` of
+ * it: with v = hip - target, y its height and s its horizontal length, |v - d Y| <= reach for
+ * d in y -+ sqrt(reach^2 - s^2); the least such d. Where s > reach no drop reaches: the one
+ * that brings the hip closest, y. Negative when the hip may stay (or rise). */
+static float drop_needed(const float hip[3], const float target[3], float reach)
+{
+    float vx = hip[0] - target[0], vy = hip[1] - target[1], vz = hip[2] - target[2];
+    float room = reach * reach - (vx * vx + vz * vz);
+    return room > 0.0f ? vy - sqrtf(room) : vy;
+}
+
+/* Leg l's share of the pelvis drop, m: the least drop that brings its point within its exact
+ * reach (the solve's own rule, cb_ik_two_bone_reach; a translation does not change it), clamped
+ * to the bound. A held leg keeps it in its state; a releasing one takes no more than it had on
+ * its last held frame: its point stays behind while the body moves on, and what it would ask
+ * for then (up to the bound) is not what the lift should bring. */
+static float drop_share(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                        const leg_pull *lp, float *st)
+{
+    cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, lp->target, lp->weight);
+    float hip[3], reach, need = 0.0f;
+    if (cb_ik_two_bone_reach(&job, hip, &reach)) { /* else the solve refuses it (counted) */
+        need = drop_needed(hip, lp->target, reach);
+        need = need > 0.0f ? need : 0.0f;
+        need = need < ik->lock.pelvis_drop ? need : ik->lock.pelvis_drop;
+    }
+    if (st[LOCK_HELD] != 0.0f) {
+        st[LOCK_DROP] = need;
+    } else {
+        need = need < st[LOCK_DROP] ? need : st[LOCK_DROP];
+    }
+    return need;
+}
+
+/* The pelvis drop (cb_graph_foot_lock_desc.pelvis_drop_m), before the legs' solves: each pinned
+ * leg's share scaled by its lock weight, the largest applied to the pelvis. The weights keep it
+ * continuous: they ramp it in and out (the step's weight, a release's smoothstep), a leg that
+ * stops counting had weight 0 already, and a release starts from its last held share. */
+static void drop_pelvis(const pose_ctx *x, const gik *ik, cb_xform_group_span pose,
+                        const leg_pull *lp, uint32_t legs)
+{
+    float drop = 0.0f;
+    for (uint32_t l = 0; l < legs; ++l) {
+        if (!lp[l].pin || !(lp[l].weight > 0.0f)) {
+            continue;
+        }
+        float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
+        float share = lp[l].weight * drop_share(x, ik, l, pose, &lp[l], st);
+        drop = share > drop ? share : drop;
+    }
+    if (drop > 0.0f) {
+        cb_ik_translate_joint(x->g->skeleton, pose.ptr, ik->lock.pelvis,
+                              (const float[3]){0.0f, -drop, 0.0f});
     }
 }
 
@@ -221,17 +301,34 @@ void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span po
     const bool world = ik->lock.root[0] != GNONE;
     /* the root's turn (a sine and cosine) only where a leg will use it */
     const placement pl = w > 0.0f ? root_placement(x, ik) : (placement){{0.0f}, 0.0f, 1.0f};
+    /* Without a drop each leg is done in turn, as the step always was; with one, every leg's
+     * target first, then the drop, then the legs' solves from the lowered hips. */
+    const bool drop = w > 0.0f && ik->lock.pelvis_drop > 0.0f;
+    leg_pull lp[CB_GRAPH_FOOT_LOCK_MAX_LEGS];
     for (uint32_t l = 0; l < legs; ++l) {
         float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
         if (!(w > 0.0f)) {
             release_now(st); /* off: nothing held, the pose keeps its bits */
-        } else {
-            if (!world) {
-                follow_root_motion(x, &st[LOCK_X]);
-                follow_root_motion(x, &st[LOCK_PX]);
-            }
-            lock_leg(x, ik, l, pose, w, &pl, st, stats);
+            continue;
         }
+        if (!world) {
+            follow_root_motion(x, &st[LOCK_X]);
+            follow_root_motion(x, &st[LOCK_PX]);
+        }
+        lock_begin(x, ik, l, pose, w, &pl, st, &lp[l]);
+        if (!drop) {
+            lock_end(x, ik, l, pose, w, &pl, st, &lp[l], stats);
+        }
+    }
+    if (drop) {
+        drop_pelvis(x, ik, pose, lp, legs);
+        for (uint32_t l = 0; l < legs; ++l) {
+            float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
+            lock_end(x, ik, l, pose, w, &pl, st, &lp[l], stats);
+        }
+    }
+    for (uint32_t l = 0; l < legs; ++l) {
+        const float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
         if (ik->lock.locked[l] != GNONE) {
             AT(x->b, params, ik->lock.locked[l], x->ch) = st[LOCK_HELD];
         }

@@ -47,7 +47,8 @@ enum { CB_INERT_FLOATS = 8 };
 /* Floats of one foot lock's state per leg and character: the locked point (world, or this
  * frame's model space in the root-motion form), the release fade (1 held, falling to 0), held
  * and failed (0 or 1); where the end joint was shown last frame (same frame) and whether it
- * was (0 or 1: not on a character's first frame). */
+ * was (0 or 1: not on a character's first frame); with a pelvis drop, the leg's share of it on
+ * its last held frame, m (foot_lock.c drop_pelvis: a release fades that share out). */
 enum {
     LOCK_X,
     LOCK_Y,
@@ -59,6 +60,7 @@ enum {
     LOCK_PY,
     LOCK_PZ,
     LOCK_SHOWN,
+    LOCK_DROP,
     CB_LOCK_FLOATS
 };
 
