@@ -2,7 +2,14 @@
  * (the foot lock step's view of where a foot is shown) gives, bit for bit, the position of the
  * scalar float bottom-up product of the local matrices from the root (the products IK
  * multiplied before its 4-wide columns, written out in tests/common/anim_test.c), for every
- * joint of random skeletons with non-uniform scale and of random poses. */
+ * joint of random skeletons with non-uniform scale and of random poses. cb_ik_translate_joint
+ * (the pelvis drop) moves a joint and its subtree by the model-space offset asked, under
+ * turned, non-uniformly scaled parents, and no other joint by a bit. cb_ik_two_bone_reach is
+ * the solve's limit: the humanoid's leg's reach against the closed form in double (soften x
+ * the full reach about the hinge, at least the folded reach), and the solve's `reached` true
+ * just inside it and false just outside, in every direction tried. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "anim_test.h"
@@ -30,10 +37,144 @@ static void ik_joint_position_is_the_scalar_product(void **state)
     }
 }
 
+static bool in_subtree(const int32_t *parents, uint32_t k, uint32_t j)
+{
+    for (int32_t a = (int32_t)k; a >= 0; a = parents[a]) {
+        if ((uint32_t)a == j) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void ik_translate_joint_moves_the_subtree(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    double worst = 0.0;
+    for (int it = 0; it < 40; ++it) {
+        size_t n = 2 + cb_prng_below(&r, 30);
+        cb_skeleton *s = cb_test_random_skeleton(&r, n, true, it % 3 == 0);
+        const int32_t *parents = cb_skeleton_parents(s);
+        cb_xform_group *pose = cb_test_pose_alloc(s, false);
+        float(*before)[3] = malloc(n * sizeof *before);
+        for (uint32_t k = 0; k < n; ++k) {
+            cb_ik_joint_position(s, cb_skeleton_rest_pose(s).ptr, k, before[k]);
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+            memcpy(pose, cb_skeleton_rest_pose(s).ptr, cb_skeleton_pose_bytes(s));
+            const float delta[3] = {cb_prng_range(&r, -0.2f, 0.2f), cb_prng_range(&r, -0.2f, 0.2f),
+                                    cb_prng_range(&r, -0.2f, 0.2f)};
+            assert_true(cb_ik_translate_joint(s, pose, j, delta));
+            for (uint32_t k = 0; k < n; ++k) {
+                float after[3];
+                cb_ik_joint_position(s, pose, k, after);
+                if (!in_subtree(parents, k, j)) {
+                    CB_CHECK(memcmp(after, before[k], sizeof after) == 0,
+                             "skeleton %d: joint %u moved with joint %u", it, k, j);
+                    continue;
+                }
+                /* float products over a chain of scaled joints: a relative bound */
+                double mag = 1.0, err = 0.0;
+                for (int c = 0; c < 3; ++c) {
+                    mag = fmax(mag, fabs(before[k][c]));
+                    err = fmax(err, fabs((double)after[c] - before[k][c] - delta[c]));
+                }
+                worst = fmax(worst, err / mag);
+                CB_CHECK(err <= 2e-6 * mag, "skeleton %d, joint %u below %u: off by %g", it, k, j,
+                         err);
+            }
+        }
+        free(before);
+        free(pose);
+        cb_skeleton_destroy(s);
+    }
+    printf("# translate: worst %.3g of the coordinates' magnitude\n", worst);
+}
+
+/* The humanoid's left leg at rest, its reach against the closed form, and the solve on either
+ * side of it. */
+static void ik_two_bone_reach_is_the_solves(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_skeleton *s = cb_embedded_skeleton(set);
+    const cb_xform_group *rest = cb_skeleton_rest_pose(s).ptr;
+    const uint32_t joints[3] = {cb_test_joint(s, "thigh_l"), cb_test_joint(s, "calf_l"),
+                                cb_test_joint(s, "ball_l")};
+    cb_test_fmat m[3];
+    for (int k = 0; k < 3; ++k) {
+        m[k] = cb_test_fmat_path(s, rest, joints[k], -1);
+    }
+    const float axes[2][3] = {{1.0f, 0.0f, 0.0f}, {0.3f, 0.2f, -1.0f}};
+    const float softens[3] = {0.5f, 0.97f, 1.0f};
+    for (int ax = 0; ax < 2; ++ax) {
+        double n[3], u[3], l[3], nl = 0.0, un = 0.0, ln = 0.0, p = 0.0, q = 0.0;
+        for (int c = 0; c < 3; ++c) {
+            n[c] = (double)m[1].c[0][c] * axes[ax][0] + (double)m[1].c[1][c] * axes[ax][1] +
+                   (double)m[1].c[2][c] * axes[ax][2];
+            nl += n[c] * n[c];
+            u[c] = (double)m[1].c[3][c] - m[0].c[3][c];
+            l[c] = (double)m[2].c[3][c] - m[1].c[3][c];
+        }
+        for (int c = 0; c < 3; ++c) {
+            n[c] /= sqrt(nl);
+            un += u[c] * n[c], ln += l[c] * n[c];
+        }
+        for (int c = 0; c < 3; ++c) {
+            p += (u[c] - un * n[c]) * (u[c] - un * n[c]);
+            q += (l[c] - ln * n[c]) * (l[c] - ln * n[c]);
+        }
+        p = sqrt(p), q = sqrt(q);
+        double dmax = sqrt((un + ln) * (un + ln) + (p + q) * (p + q));
+        double dmin = sqrt((un + ln) * (un + ln) + (p - q) * (p - q));
+        for (int k = 0; k < 3; ++k) {
+            cb_ik_two_bone_result res;
+            cb_ik_two_bone_job job = {.skeleton = s,
+                                      .pose = cb_skeleton_rest_pose(s),
+                                      .start_joint = joints[0],
+                                      .mid_joint = joints[1],
+                                      .end_joint = joints[2],
+                                      .mid_axis = {axes[ax][0], axes[ax][1], axes[ax][2]},
+                                      .weight = 1.0f,
+                                      .soften = softens[k],
+                                      .result = &res};
+            float start[3], reach;
+            assert_true(cb_ik_two_bone_reach(&job, start, &reach));
+            double want = fmax(softens[k] * dmax, dmin);
+            CB_CHECK(fabs(reach - want) <= 1e-6 * want, "axis %d soften %g: reach %.9g, want %.9g",
+                     ax, (double)softens[k], (double)reach, want);
+            for (int c = 0; c < 3; ++c) {
+                assert_true(start[c] == m[0].c[3][c]);
+            }
+            static const double dirs[4][3] = {
+                {0, -1, 0}, {0.3, -0.9, 0.3}, {0, -0.6, 0.8}, {1, 0, 0}};
+            for (int d = 0; d < 4; ++d) {
+                double dl = sqrt(dirs[d][0] * dirs[d][0] + dirs[d][1] * dirs[d][1] +
+                                 dirs[d][2] * dirs[d][2]);
+                for (int side = 0; side < 2; ++side) {
+                    double at = reach * (side == 0 ? 1.0 - 1e-4 : 1.0 + 1e-4);
+                    for (int c = 0; c < 3; ++c) {
+                        job.target[c] = (float)(start[c] + at * dirs[d][c] / dl);
+                    }
+                    assert_int_equal(cb_ik_two_bone_job_run(&job, NULL), CB_OK);
+                    CB_CHECK(res.reached == (side == 0),
+                             "axis %d soften %g direction %d: reached %d at %g x the reach", ax,
+                             (double)softens[k], d, res.reached, at / reach);
+                }
+            }
+        }
+    }
+    cb_embedded_destroy(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ik_joint_position_is_the_scalar_product),
+        cmocka_unit_test(ik_translate_joint_moves_the_subtree),
+        cmocka_unit_test(ik_two_bone_reach_is_the_solves),
     };
     return CB_RUN_TESTS(tests);
 }
