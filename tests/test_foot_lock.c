@@ -642,24 +642,14 @@ static leg_ref leg_of(const walker *w, int f)
     for (int k = 0; k < 3; ++k) {
         model_of(w, cb_test_joint(s, names[f][k]), m[k]);
     }
-    double n[3], u[3], l[3], nl = 0.0, un = 0.0, ln = 0.0, p = 0.0, q = 0.0;
+    double n[3], u[3], l[3], dmin, dmax;
     for (int k = 0; k < 3; ++k) {
         n[k] = m[1][0][k]; /* the calf's +X in model space */
-        nl += n[k] * n[k];
         u[k] = m[1][3][k] - m[0][3][k];
         l[k] = m[2][3][k] - m[1][3][k];
     }
-    for (int k = 0; k < 3; ++k) {
-        n[k] /= sqrt(nl);
-        un += u[k] * n[k], ln += l[k] * n[k];
-    }
-    for (int k = 0; k < 3; ++k) {
-        p += (u[k] - un * n[k]) * (u[k] - un * n[k]);
-        q += (l[k] - ln * n[k]) * (l[k] - ln * n[k]);
-    }
-    p = sqrt(p), q = sqrt(q);
-    leg_ref r = {{m[0][3][0], m[0][3][1], m[0][3][2]},
-                 sqrt((un + ln) * (un + ln) + (p + q) * (p + q))};
+    cb_test_hinge_reach(u, l, n, &dmin, &dmax);
+    leg_ref r = {{m[0][3][0], m[0][3][1], m[0][3][2]}, dmax};
     return r;
 }
 

@@ -110,25 +110,14 @@ static void ik_two_bone_reach_is_the_solves(void **state)
     const float axes[2][3] = {{1.0f, 0.0f, 0.0f}, {0.3f, 0.2f, -1.0f}};
     const float softens[3] = {0.5f, 0.97f, 1.0f};
     for (int ax = 0; ax < 2; ++ax) {
-        double n[3], u[3], l[3], nl = 0.0, un = 0.0, ln = 0.0, p = 0.0, q = 0.0;
+        double n[3], u[3], l[3], dmin, dmax;
         for (int c = 0; c < 3; ++c) {
             n[c] = (double)m[1].c[0][c] * axes[ax][0] + (double)m[1].c[1][c] * axes[ax][1] +
                    (double)m[1].c[2][c] * axes[ax][2];
-            nl += n[c] * n[c];
             u[c] = (double)m[1].c[3][c] - m[0].c[3][c];
             l[c] = (double)m[2].c[3][c] - m[1].c[3][c];
         }
-        for (int c = 0; c < 3; ++c) {
-            n[c] /= sqrt(nl);
-            un += u[c] * n[c], ln += l[c] * n[c];
-        }
-        for (int c = 0; c < 3; ++c) {
-            p += (u[c] - un * n[c]) * (u[c] - un * n[c]);
-            q += (l[c] - ln * n[c]) * (l[c] - ln * n[c]);
-        }
-        p = sqrt(p), q = sqrt(q);
-        double dmax = sqrt((un + ln) * (un + ln) + (p + q) * (p + q));
-        double dmin = sqrt((un + ln) * (un + ln) + (p - q) * (p - q));
+        cb_test_hinge_reach(u, l, n, &dmin, &dmax);
         for (int k = 0; k < 3; ++k) {
             cb_ik_two_bone_result res;
             cb_ik_two_bone_job job = {.skeleton = s,

@@ -766,3 +766,19 @@ cb_test_fmat cb_test_fmat_path(const cb_skeleton *s, const cb_xform_group *pose,
     }
     return acc;
 }
+
+void cb_test_hinge_reach(const double u[3], const double l[3], const double n[3], double *dmin,
+                         double *dmax)
+{
+    double nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]), un = 0.0, ln = 0.0, p = 0.0, q = 0.0;
+    for (int c = 0; c < 3; ++c) {
+        un += u[c] * n[c] / nl, ln += l[c] * n[c] / nl;
+    }
+    for (int c = 0; c < 3; ++c) {
+        p += (u[c] - un * n[c] / nl) * (u[c] - un * n[c] / nl);
+        q += (l[c] - ln * n[c] / nl) * (l[c] - ln * n[c] / nl);
+    }
+    p = sqrt(p), q = sqrt(q);
+    *dmax = sqrt((un + ln) * (un + ln) + (p + q) * (p + q));
+    *dmin = sqrt((un + ln) * (un + ln) + (p - q) * (p - q));
+}

@@ -169,6 +169,12 @@ cb_test_fmat cb_test_fmat_mul(const cb_test_fmat *a, const cb_test_fmat *b);
 cb_test_fmat cb_test_fmat_path(const cb_skeleton *s, const cb_xform_group *pose, uint32_t j,
                                int32_t stop);
 
+/* The reach interval [dmin, dmax] of a two-bone chain with bones u (start to mid) and l (mid to
+ * end) turning about the axis n (any length), in double (crowdblend/ik.h): with un, ln the
+ * bones' parts along n and p, q their lengths across it, sqrt((un + ln)^2 + (p -+ q)^2). */
+void cb_test_hinge_reach(const double u[3], const double l[3], const double n[3], double *dmin,
+                         double *dmax);
+
 /* A joint by name (fails the test when the skeleton has none). */
 uint32_t cb_test_joint(const cb_skeleton *s, const char *name);
 
