@@ -5,7 +5,8 @@
  *   follow_probe CHARACTERS MODE FRAMES [WARMUP]
  *
  * MODE: w2 (the W2 blend-space crowd, the host writing the local velocity) or the feature bits
- * of follow_world_features (0 none, 1 warp, 2 lock, 4 turn limit, 8 orientation, 16 stride).
+ * of follow_world_features (0 none, 1 warp, 2 lock, 4 turn limit, 8 orientation, 16 stride,
+ * 32 the lock's pelvis drop).
  * WARMUP frames (default 120: two seconds, so that feet lock and release as in a running crowd)
  * run first, then FRAMES frames, each timed on the thread's CPU clock: the follower's update
  * and the crowd's, the agents' motion outside. One thread. Count the timed frames' instructions
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
     int mode = argc >= 4 && !w2 ? atoi(argv[2]) : 0;
     int frames = argc >= 4 ? atoi(argv[3]) : 0;
     int warmup = argc >= 5 ? atoi(argv[4]) : 120;
-    if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 31 || argc > 5) {
+    if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 63 || argc > 5) {
         fprintf(stderr, "usage: follow_probe CHARACTERS w2|MODE FRAMES [WARMUP]\n");
         return 2;
     }

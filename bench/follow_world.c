@@ -95,9 +95,29 @@ void follow_world_move(follow_world *w, uint32_t frame)
     }
 }
 
+/* The example graph's text, NUL-terminated, with `"pelvis_drop_m": 0.05` added to its foot_lock
+ * step when `drop` (freed by the caller; NULL when out of memory). */
+static char *with_drop(const char *text, size_t length, bool drop)
+{
+    static const char key[] = "\"type\": \"foot_lock\",", add[] = " \"pelvis_drop_m\": 0.05,";
+    char *out = malloc(length + sizeof add);
+    if (out == NULL) {
+        return NULL;
+    }
+    memcpy(out, text, length);
+    out[length] = '\0';
+    char *at = drop ? strstr(out, key) : NULL;
+    if (at != NULL) {
+        at += sizeof key - 1;
+        memmove(at + sizeof add - 1, at, (size_t)(out + length + 1 - at));
+        memcpy(at, add, sizeof add - 1);
+    }
+    return out;
+}
+
 /* The example graph locomotion_follow and a follower with the features of `mode` (bit 0:
  * warping, bit 1: locking, bit 2: turn limit, bit 3: orientation warping, bit 4: stride
- * warping), n characters added
+ * warping, bit 5: the foot_lock step's pelvis drop, up to 5 cm), n characters added
  * through it. */
 bool follow_world_features(follow_world *w, uint32_t n, int mode)
 {
@@ -115,7 +135,11 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode)
     }
     const cb_skeleton *sk = cb_embedded_skeleton(w->set);
     cb_graph_json_desc jd = {.skeleton = sk, .clips = clips, .clip_count = (uint32_t)count};
-    if (cb_graph_load_json(ex->text, ex->length, &jd, &w->graph, NULL) != CB_OK) {
+    char *text = with_drop(ex->text, ex->length, mode & 32);
+    cb_result r = text != NULL ? cb_graph_load_json(text, strlen(text), &jd, &w->graph, NULL)
+                               : CB_ERR_OUT_OF_MEMORY;
+    free(text);
+    if (r != CB_OK) {
         return false;
     }
     const cb_graph *graphs[1] = {w->graph};

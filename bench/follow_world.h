@@ -6,7 +6,8 @@
  *   follow_world_features  the example graph locomotion_follow with a follower whose features
  *                          are the bits of `mode`: 1 playback-rate warping, 2 foot locking,
  *                          4 the heading's turn limited to 0.25 rad/s (headings lag their
- *                          velocities), 8 orientation warping, 16 stride warping.
+ *                          velocities), 8 orientation warping, 16 stride warping, 32 the
+ *                          foot_lock step's pelvis drop (pelvis_drop_m 0.05).
  * Both add n characters on one thread; follow_world_move is frame f of the agents' motion (each
  * walks or runs at 0.4-3.0 m/s on a slowly turning circle). */
 #ifndef CROWDBLEND_BENCH_FOLLOW_WORLD_H

@@ -631,8 +631,7 @@ IK_INLINE hinge chain_hinge(const cb_ik_two_bone_job *job, const frame *fs, cons
     h.up = cb_fv_reject(u, h.n), h.lp = cb_fv_reject(l, h.n);
     h.p = cb_fv_len(h.up), h.q = cb_fv_len(h.lp);
     h.turns = h.p * h.q > HINGE_EPS * (a + b) * (a + b);
-    h.dmin = h.dmax = 0.0f;
-    if (h.turns) {
+    if (h.turns) { /* else dmin and dmax are not read */
         float sum = un + ln;
         h.dmax = sqrtf(sum * sum + (h.p + h.q) * (h.p + h.q));
         h.dmin = sqrtf(sum * sum + (h.p - h.q) * (h.p - h.q));
