@@ -163,7 +163,7 @@ typedef struct leg_pull {
 /* One leg's first half for this frame: lock on the plant, release on the lift, and the target
  * and weight of its IK. */
 LEG_INLINE void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                       float w, const placement *pl, float *st, leg_pull *lp)
+                           float w, const placement *pl, float *st, leg_pull *lp)
 {
     const uint32_t end = ik->joints[3 * l + 2];
     const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
@@ -204,8 +204,8 @@ LEG_INLINE void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xfor
 
 /* The leg's second half: its IK, the reach check, and where the foot is shown. */
 LEG_INLINE void lock_end(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                     float w, const placement *pl, float *st, const leg_pull *lp,
-                     cb_graph_scratch_stats *stats)
+                         float w, const placement *pl, float *st, const leg_pull *lp,
+                         cb_graph_scratch_stats *stats)
 {
     const uint32_t end = ik->joints[3 * l + 2];
     float at[3];
