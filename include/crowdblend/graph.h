@@ -615,8 +615,9 @@ typedef struct cb_graph_foot_lock_desc {
      *  brings every locked leg's point within the distance its two-bone solve reaches exactly
      *  (cb_ik_two_bone_result.reached) is computed in closed form, clamped to [0,
      *  pelvis_drop_m] and scaled by the leg's lock weight (the step's weight times the
-     *  release's smoothstep), the largest over the legs applied. Legs not locked move down
-     *  with the pelvis. docs/graph.md "Foot locking". */
+     *  release's smoothstep; a releasing leg asks for no more than on its last held frame),
+     *  the largest over the legs applied. Legs not locked, and the rest of the pelvis's
+     *  subtree, move down with it and are not solved back. docs/graph.md "Foot locking". */
     float pelvis_drop_m;
     /** The joint the drop moves: an ancestor of every leg's start joint (not a leg's joint).
      *  NULL: the legs' nearest common ancestor (the humanoid's pelvis). */
