@@ -485,8 +485,7 @@ static bool make_crowd(run *r, uint32_t capacity)
         r->slot_count = 17;
         memcpy(r->slot_clips, r->assets->locomotion, sizeof r->assets->locomotion);
     }
-    cb_follow_desc fd = {.crowd = r->crowd,
-                         .capacity = capacity,
+    cb_follow_desc fd = {.crowd = r->crowd, /* capacity 0: the crowd's */
                          .stand_speed_mps = r->o->stand_speed,
                          .follow_speed_mps = r->o->follow_speed,
                          .max_turn_rps = r->o->max_turn};
