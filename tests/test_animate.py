@@ -295,6 +295,36 @@ try:
 except (ValueError, KeyError, IndexError) as e:
     check(False, f"animate --stride-warp: JSON ({e}; {proc.stderr.strip()[-300:]})")
 
+# --clip-rate: the embedded clips stored at another rate (cb_embedded_desc.sample_rate_hz); the
+# JSON reads the rate back from a clip (its frames per second). Played at 60 Hz, 30 Hz clips
+# let a planted foot drift between their frames (issue 12: 1-4 cm/s): on a straight walk at the
+# walk's own speed, with the rate warp and without foot locking, 60 Hz clips cut the skate to
+# well under half (0.83 -> 0.07 cm/s in a debug build). Two agents for 8 s.
+with tempfile.TemporaryDirectory() as tmp:
+    straight = os.path.join(tmp, "straight.csv")
+    with open(straight, "w") as f:
+        f.write("time,id,x,y\n")
+        for k in range(81):
+            f.write(f"{k / 10},1,0,{1.4 * k / 10}\n{k / 10},2,3,{1.0 * k / 10}\n")
+    clip_runs = {}
+    for clip_rate in (None, "60"):
+        extra = ["--clip-rate", clip_rate] if clip_rate else []
+        proc = run(straight, "--json", "--graph", "locomotion_follow", "--no-lock", *extra)
+        try:
+            clip_runs[clip_rate] = json.loads(proc.stdout)["files"][0]
+            check_stats(f"--clip-rate {clip_rate}", clip_runs[clip_rate])
+        except (ValueError, KeyError, IndexError) as e:
+            check(False, f"animate --clip-rate {clip_rate}: JSON ({e}; "
+                         f"{proc.stderr.strip()[-300:]})")
+    if len(clip_runs) == 2:
+        c30, c60 = clip_runs[None], clip_runs["60"]
+        check(c30["clip_rate_hz"] == 30 and c60["clip_rate_hz"] == 60,
+              f"--clip-rate: the clips are stored at the rate asked, 30 by default "
+              f"({c30['clip_rate_hz']}, {c60['clip_rate_hz']})")
+        check(c60["skate"]["mean"] < 0.5 * c30["skate"]["mean"],
+              f"--clip-rate 60: a straight walk's planted skate without locking at least halves "
+              f"({c30['skate']['mean']} -> {c60['skate']['mean']} cm/s)")
+
 # Several files: each its own crowd, and "all" merges their figures.
 two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
 proc = run(*two, "--json", "--seconds", str(span(3, 1.5)))
@@ -327,6 +357,13 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--pack: its clips run in a graph"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
+                       ([bad, "--clip-rate", "0"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "nan"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "inf"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "1001"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "60hz"], "--clip-rate must be a number of Hz in"),
+                       (["--pack", "x.cbpack", "--clip-rate", "60", bad],
+                        "--clip-rate sets the embedded clips' rate"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
                        ([bad, "--max-stride", "3"], "--max-stride must be"),
                        ([bad, "--format", "xml"], "unknown --format")):

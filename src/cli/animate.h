@@ -53,10 +53,13 @@ typedef struct cb_animate_assets {
 } cb_animate_assets;
 
 /* Where the assets come from: the embedded set (pack NULL) or a pack file; feet "LEFT,RIGHT"
- * names the skate's joints (NULL: "ball_l", "ball_r" when the skeleton has them). */
+ * names the skate's joints (NULL: "ball_l", "ball_r" when the skeleton has them);
+ * clip_rate_hz the embedded clips' stored rate (cb_embedded_desc.sample_rate_hz; 0: its
+ * default, 30 Hz; a pack's clips keep their own). */
 typedef struct cb_animate_source {
     const char *pack;
     const char *feet;
+    float clip_rate_hz;
 } cb_animate_source;
 
 /* What one file gave. */

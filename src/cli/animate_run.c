@@ -121,10 +121,11 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
 
 /* ---- the assets --------------------------------------------------------------------------- */
 
-static bool load_embedded(cb_animate_assets *a)
+static bool load_embedded(cb_animate_assets *a, float clip_rate_hz)
 {
     cb_error err = {0};
-    if (cb_embedded_create(NULL, &a->set, &err) != CB_OK) {
+    cb_embedded_desc ed = {.sample_rate_hz = clip_rate_hz};
+    if (cb_embedded_create(&ed, &a->set, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: embedded set: %s\n", err.message);
         return false;
     }
@@ -266,7 +267,7 @@ static bool find_feet(cb_animate_assets *a, const char *feet)
 bool cb_animate_assets_init(cb_animate_assets *a, const cb_animate_source *src, double rate_hz)
 {
     memset(a, 0, sizeof *a);
-    bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a);
+    bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a, src->clip_rate_hz);
     ok = ok && find_feet(a, src->feet) && clip_pops(a, rate_hz);
     if (!ok) {
         cb_animate_assets_finish(a);
