@@ -116,6 +116,14 @@ static void pack_json(const cb_animate_options *o, const cb_animate_assets *asse
     }
     printf(", \"pack\": ");
     print_json_string(o->pack);
+    printf(", \"gait\": ");
+    if (assets->gait != NULL) { /* --gait: the clip and the forward speed the warp matches */
+        print_json_string(cb_clip_name(assets->gait));
+        printf(", \"gait_speed_mps\": %.6g",
+               (double)cb_clip_query_root_motion(assets->gait).forward_mps);
+    } else {
+        printf("null");
+    }
     printf(", \"skeleton_joints\": %u, \"feet\": ", cb_skeleton_joint_count(assets->skeleton));
     if (assets->feet_missing != NULL) {
         printf("null");
@@ -243,7 +251,7 @@ typedef struct animate_args {
     double min_rate, max_rate, max_turn, orient_deg, max_stride;
     double clip_rate_hz; /* --clip-rate read (NaN when not a number; 0 when not given) */
     long threads;
-    const char *graph, *out, *pack, *feet, *format, *clip_rate;
+    const char *graph, *out, *pack, *feet, *format, *clip_rate, *gait;
     size_t file_count;
     cb_traj_format traj_format;
 } animate_args;
@@ -262,6 +270,12 @@ static const char *bad_inputs(const animate_args *a)
     }
     if (a->pack == NULL && a->feet != NULL) {
         return "--feet names a pack's joints: it needs --pack";
+    }
+    if (a->pack == NULL && a->gait != NULL) {
+        return "--gait names a pack's clip: it needs --pack (the embedded set's gait is walk_f)";
+    }
+    if (a->gait != NULL && a->no_warp) {
+        return "--gait is the playback-rate warp's clip: not with --no-warp";
     }
     if (a->pack != NULL && a->clip_rate != NULL) {
         return "--clip-rate sets the embedded clips' rate: a pack's clips keep the rate they "
@@ -354,6 +368,7 @@ static cb_animate_options options_of(const animate_args *a)
         .follow_speed = (float)a->follow,
         .no_warp = a->no_warp,
         .no_lock = a->no_lock,
+        .gait_named = a->gait != NULL,
         .min_rate = (float)a->min_rate,
         .max_rate = (float)a->max_rate,
         .max_turn = (float)a->max_turn,
@@ -378,7 +393,7 @@ static int run_files(const char **files, const animate_args *a, const cb_traj_lo
     }
     cb_animate_assets assets;
     cb_animate_source src = {
-        .pack = a->pack, .feet = a->feet, .clip_rate_hz = (float)a->clip_rate_hz};
+        .pack = a->pack, .feet = a->feet, .clip_rate_hz = (float)a->clip_rate_hz, .gait = a->gait};
     if (!cb_animate_assets_init(&assets, &src, o->rate_hz)) {
         return CB_EXIT_FAILURE;
     }
@@ -495,6 +510,9 @@ int cb_cmd_animate(int argc, char **argv)
          "speed below which the heading is held, m/s (default 0.15: crowdblend/follow.h)"},
         {"follow-speed", CB_OPT_DOUBLE, &a.follow,
          "speed from which the heading is along the velocity (default 2 x --stand-speed)"},
+        {"gait", CB_OPT_STRING, &a.gait,
+         "CLIP: with --pack, the clip whose root-motion forward speed the follower's playback-rate "
+         "warp matches (the graph's \"rate\" parameter; default: no warp with a pack)"},
         {"no-warp", CB_OPT_FLAG, &a.no_warp,
          "no playback-rate warping even if the graph has a \"rate\" parameter"},
         {"no-lock", CB_OPT_FLAG, &a.no_lock,
