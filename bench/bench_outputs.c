@@ -3,6 +3,8 @@
  * (qts, 32) or its 16-bit form (qts16, 16), at 1,000, 10,000 and 100,000 characters.
  *   ltm_output_<layout>_simd/C/64   per character: the fused blend of 3 embedded clips into a
  *                                   scratch pose (as W1), then the output into its own slot
+ *   ltm_output_qts_ref/C/64         qts through the scalar prototype (cb_model_qts_run_ref),
+ *                                   the same bits as ltm_output_qts_simd
  *   ltm_output_none_simd/C/64       the blend alone: what the output adds is the difference
  * At 1,000 characters the outputs (4 MB of 4x4) stay in L3; at 100,000 (410 MB) they stream to
  * memory, which is the cache cliff of W3. max_err_um: the largest distance, over the joints of
@@ -19,9 +21,9 @@
 #include "shim.h"
 #include "simd/model_qts.h"
 
-typedef enum layout { NONE, MAT4, MAT3X4, QTS, QTS16 } layout;
+typedef enum layout { NONE, MAT4, MAT3X4, QTS_REF, QTS, QTS16 } layout;
 
-static const size_t layout_bytes[] = {0, 64, 48, 32, 16};
+static const size_t layout_bytes[] = {0, 64, 48, 32, 32, 16};
 
 typedef struct outputs {
     cb_embedded *set;
@@ -87,6 +89,8 @@ static void frame(const outputs *o, size_t c, layout l)
                          .model_layout = ml,
                          .model = {(float *)dst, floats}};
         cb_ltm_job_run(&lj, NULL);
+    } else if (l == QTS_REF) {
+        cb_model_qts_run_ref(o->skel, o->pose, (float *)dst);
     } else if (l == QTS) {
         cb_model_qts_run(o->skel, o->pose, (float *)dst);
     } else if (l == QTS16) {
@@ -109,7 +113,7 @@ static void affine_of(const unsigned char *joint, layout l, double m[3][3], doub
     }
     double x[8];
     for (int k = 0; k < 8; ++k) {
-        x[k] = l == QTS ? ((const float *)joint)[k] : ((const int16_t *)joint)[k];
+        x[k] = l != QTS16 ? ((const float *)joint)[k] : ((const int16_t *)joint)[k];
     }
     if (l == QTS16) {
         for (int k = 0; k < 4; ++k) {
@@ -198,9 +202,9 @@ static void bench(cb_bench_state *st, void *user)
 
 void cb_bench_register_outputs(void)
 {
-    static const char *const names[] = {"ltm_output_none_simd", "ltm_output_mat4_simd",
-                                        "ltm_output_mat3x4_simd", "ltm_output_qts_simd",
-                                        "ltm_output_qts16_simd"};
+    static const char *const names[] = {"ltm_output_none_simd",   "ltm_output_mat4_simd",
+                                        "ltm_output_mat3x4_simd", "ltm_output_qts_ref",
+                                        "ltm_output_qts_simd",    "ltm_output_qts16_simd"};
     for (int l = NONE; l <= QTS16; ++l) {
         cb_bench *b = cb_bench_register(names[l], bench, (void *)(intptr_t)l);
         cb_bench_args2(b, 1000, 64);

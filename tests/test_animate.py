@@ -295,6 +295,36 @@ try:
 except (ValueError, KeyError, IndexError) as e:
     check(False, f"animate --stride-warp: JSON ({e}; {proc.stderr.strip()[-300:]})")
 
+# --clip-rate: the embedded clips stored at another rate (cb_embedded_desc.sample_rate_hz); the
+# JSON reads the rate back from a clip (its frames per second). Played at 60 Hz, 30 Hz clips
+# let a planted foot drift between their frames (issue 12: 1-4 cm/s): on a straight walk at the
+# walk's own speed, with the rate warp and without foot locking, 60 Hz clips cut the skate to
+# well under half (0.83 -> 0.07 cm/s in a debug build). Two agents for 8 s.
+with tempfile.TemporaryDirectory() as tmp:
+    straight = os.path.join(tmp, "straight.csv")
+    with open(straight, "w") as f:
+        f.write("time,id,x,y\n")
+        for k in range(81):
+            f.write(f"{k / 10},1,0,{1.4 * k / 10}\n{k / 10},2,3,{1.0 * k / 10}\n")
+    clip_runs = {}
+    for clip_rate in (None, "60"):
+        extra = ["--clip-rate", clip_rate] if clip_rate else []
+        proc = run(straight, "--json", "--graph", "locomotion_follow", "--no-lock", *extra)
+        try:
+            clip_runs[clip_rate] = json.loads(proc.stdout)["files"][0]
+            check_stats(f"--clip-rate {clip_rate}", clip_runs[clip_rate])
+        except (ValueError, KeyError, IndexError) as e:
+            check(False, f"animate --clip-rate {clip_rate}: JSON ({e}; "
+                         f"{proc.stderr.strip()[-300:]})")
+    if len(clip_runs) == 2:
+        c30, c60 = clip_runs[None], clip_runs["60"]
+        check(c30["clip_rate_hz"] == 30 and c60["clip_rate_hz"] == 60,
+              f"--clip-rate: the clips are stored at the rate asked, 30 by default "
+              f"({c30['clip_rate_hz']}, {c60['clip_rate_hz']})")
+        check(c60["skate"]["mean"] < 0.5 * c30["skate"]["mean"],
+              f"--clip-rate 60: a straight walk's planted skate without locking at least halves "
+              f"({c30['skate']['mean']} -> {c60['skate']['mean']} cm/s)")
+
 # Several files: each its own crowd, and "all" merges their figures.
 two = [os.path.join(DATA, n) for n in ("crowdit.csv.gz", "vadere_bottleneck_postvis.traj")]
 proc = run(*two, "--json", "--seconds", str(span(3, 1.5)))
@@ -327,6 +357,13 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--pack: its clips run in a graph"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
+                       ([bad, "--clip-rate", "0"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "nan"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "inf"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "1001"], "--clip-rate must be a number of Hz in"),
+                       ([bad, "--clip-rate", "60hz"], "--clip-rate must be a number of Hz in"),
+                       (["--pack", "x.cbpack", "--clip-rate", "60", bad],
+                        "--clip-rate sets the embedded clips' rate"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
                        ([bad, "--max-stride", "3"], "--max-stride must be"),
                        ([bad, "--format", "xml"], "unknown --format")):
@@ -621,6 +658,87 @@ with tempfile.TemporaryDirectory() as tmp:
     proc = run(cut, "--pack", FOX, "--graph", graph)
     check(proc.returncode == 1 and "unknown clip 'Trot'" in proc.stderr,
           f"--graph naming a clip the pack lacks: exit 1 ({proc.stderr.strip()!r})")
+
+# --gait CLIP: a pack's clip whose root-motion forward speed g the follower's playback-rate warp
+# matches (rate = clamp(s / g, 0.5, 1.35) into the graph's "rate", crowdblend/follow.h). The CMU
+# walk, imported here with root motion and looped, in a one-clip graph whose clip plays at
+# "rate" (default 1): three agents walk straight at 0.7, 1.1 and 3.0 m/s for 6 s. The rate is
+# clamped exactly on the frames of the agents whose s / g is outside the bounds, g read from
+# `inspect --json` (its ground speed, which the forward speed cannot exceed), and at 0.7 m/s the
+# warp (the clip slowed to the command) cuts the planted skate against the same run without
+# --gait (47.8 -> 17.3 cm/s in a debug build). Then the errors: an unknown clip lists the
+# pack's, a clip that plays in place (the Fox's Walk) points to the graph's rate_warp.
+with tempfile.TemporaryDirectory() as tmp:
+    walk_pack = os.path.join(tmp, "walk.cbpack")
+    walk_bvh = os.path.join(os.path.dirname(DATA), "assets", "CMU_walk_bvh", "walk.bvh")
+    proc = subprocess.run([*EXE, "import", walk_bvh, "-o", walk_pack, "--scale", "0.05644",
+                           "--loop", "--detect-foot-plants", "LeftToeBase,RightToeBase"] +
+                          (["--no-compress"] if SLOW else []), capture_output=True, text=True)
+    check(proc.returncode == 0, f"import the CMU walk ({proc.stderr.strip()[-300:]})")
+    info = json.loads(subprocess.run([*EXE, "inspect", walk_pack, "--json"], capture_output=True,
+                                     text=True).stdout)
+    ground = info["clips"][0]["root_speed_mps"]
+    graph = os.path.join(tmp, "walk.json")
+    with open(graph, "w") as f:
+        json.dump({"name": "walk", "parameters": [{"name": "vx", "type": "float"},
+                                                  {"name": "vy", "type": "float"},
+                                                  {"name": "rate", "type": "float", "default": 1}],
+                   "root": "walk",
+                   "nodes": {"walk": {"type": "clip", "clip": "Motion", "speed_param": "rate"}}},
+                  f)
+    speeds = (0.7, 1.1, 3.0)
+    straight = os.path.join(tmp, "straight.csv")
+    with open(straight, "w") as f:
+        f.write("time,id,x,y\n")
+        for k in range(61):
+            f.write("".join(f"{k / 10},{a + 1},{3 * a},{v * k / 10}\n"
+                            for a, v in enumerate(speeds)))
+    gait_runs = {}
+    for label, extra in (("gait", ["--gait", "Motion"]), ("none", [])):
+        proc = run(straight, "--pack", walk_pack, "--graph", graph, "--json", *extra)
+        try:
+            gait_runs[label] = json.loads(proc.stdout)["files"][0]
+        except (ValueError, KeyError, IndexError) as e:
+            check(False, f"--gait {extra}: JSON ({e}; {proc.stderr.strip()[-300:]})")
+    if len(gait_runs) == 2:
+        on, off = gait_runs["gait"], gait_runs["none"]
+        check(on["warp"] and on["gait"] == "Motion" and not off["warp"] and off["gait"] is None,
+              "--gait: the follower warps a pack with the clip named, and not without it")
+        check(0.9 * ground <= on["gait_speed_mps"] <= ground * (1 + 1e-6),
+              f"--gait: the warp's speed is the clip's forward root speed ({on['gait_speed_mps']}, "
+              f"ground speed {ground})")
+        clamped = sum(on["frames"] for v in speeds if not 0.5 <= v / ground <= 1.35)
+        check(on["rate_clamped"] == clamped and off["rate_clamped"] == 0,
+              f"--gait: the rate hits a bound on the frames of the agents beyond it ({clamped}, "
+              f"got {on['rate_clamped']})")
+        slow_on, slow_off = on["skate_by_speed"][1]["skate"], off["skate_by_speed"][1]["skate"]
+        check(slow_on["count"] > 0 and slow_on["mean"] < 0.6 * slow_off["mean"],
+              f"--gait: at 0.7 m/s the warp cuts the planted skate ({slow_off['mean']} -> "
+              f"{slow_on['mean']} cm/s)")
+    cut = os.path.join(DATA, "fzj_bottleneck_cut.csv")
+    for args, code, what in (
+            ([cut, "--pack", walk_pack, "--graph", graph, "--gait", "Walk"], 1,
+             "--gait: the pack has no clip 'Walk'; its clips: 'Motion'"),
+            ([cut, "--pack", FOX, "--gait", "Trot"], 1,
+             "its clips: 'Survey', 'Walk', 'Run'"),
+            ([cut, "--pack", FOX, "--gait", "Walk"], 1,
+             "(below 0.1: it plays in place), so the follower cannot take the rate from its "
+             "speed; warp in the graph instead: a blend space's rate_warp with \"speed_from\": "
+             "\"positions\""),
+            ([cut, "--gait", "walk_f"], 2, "--gait names a pack's clip: it needs --pack"),
+            ([cut, "--pack", FOX, "--gait", "Walk", "--no-warp"], 2, "not with --no-warp")):
+        proc = run(*args)
+        check(proc.returncode == code and what in proc.stderr,
+              f"--gait error: exit {code} and '{what}' ({proc.stderr.strip()[-300:]!r})")
+    # A graph without a "rate" parameter cannot take the follower's rate.
+    norate = os.path.join(tmp, "norate.json")
+    with open(norate, "w") as f:
+        json.dump({"name": "norate", "parameters": [{"name": "vx", "type": "float"},
+                                                    {"name": "vy", "type": "float"}],
+                   "root": "walk", "nodes": {"walk": {"type": "clip", "clip": "Motion"}}}, f)
+    proc = run(cut, "--pack", walk_pack, "--graph", norate, "--gait", "Motion")
+    check(proc.returncode == 1 and "has no \"rate\" parameter" in proc.stderr,
+          f"--gait with a graph without \"rate\": exit 1 ({proc.stderr.strip()[-300:]!r})")
 
 # Any skeleton's joint names reach the glTF as JSON strings: a BVH whose root is named with a
 # quote and a backslash, imported to a pack here, animated and exported.

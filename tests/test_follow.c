@@ -112,7 +112,8 @@ static void follow_create_validates(void **state)
     expect_create(&(cb_follow_desc){.capacity = 8}, CB_ERR_NULL_ARGUMENT, "crowd");
     expect_create(&(cb_follow_desc){._start_canary = 1, .crowd = f.crowd, .capacity = 8},
                   CB_ERR_CANARY, "canary");
-    expect_create(&(cb_follow_desc){.crowd = f.crowd}, CB_ERR_INVALID_ARGUMENT, "capacity");
+    expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = CB_CROWD_MAX_CAPACITY + 1},
+                  CB_ERR_INVALID_ARGUMENT, "capacity");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .kind = 1},
                   CB_ERR_INVALID_ARGUMENT, "kind");
     expect_create(&(cb_follow_desc){.crowd = f.crowd, .capacity = 8, .max_turn_rps = -1},
@@ -153,6 +154,69 @@ static void follow_create_validates(void **state)
     assert_int_equal(cb_crowd_add(f.crowd, 0, 0.0f, &ch), CB_OK);
     expect_create(&d, CB_ERR_INVALID_ARGUMENT, "already has characters");
     cb_follow_destroy(NULL);
+    fixture_finish(&f);
+}
+
+/* capacity 0 is the crowd's (cb_crowd_capacity): the follower takes every character the crowd
+ * can hold, and each of them follows (its root exactly on its position, the speed of a
+ * velocity along its heading in the forward parameter); one more is refused by both. An
+ * explicit capacity below the crowd's still caps the follower, with the crowd not yet full. */
+static void follow_capacity_defaults_to_the_crowds(void **state)
+{
+    (void)state;
+    enum { N = 23 };
+    fixture f;
+    fixture_init(&f, N, false);
+    cb_follow_desc d = {.crowd = f.crowd};
+    assert_int_equal(cb_follow_query_desc(&d).capacity, cb_crowd_capacity(f.crowd));
+    assert_int_equal(cb_crowd_capacity(f.crowd), N);
+    cb_error err = {0};
+    CB_CHECK(cb_follow_create(&d, &f.follow, &err) == CB_OK, "%s", err.message);
+    cb_character ch;
+    for (int i = 0; i < N; ++i) {
+        CB_CHECK(cb_follow_add(f.follow, 0.0f, 0.0f, &ch) == CB_OK, "add %d of %d", i, N);
+    }
+    assert_int_equal(cb_follow_count(f.follow), N);
+    assert_int_equal(cb_crowd_count(f.crowd, 0), N);
+    assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_ERR_CAPACITY);
+    assert_int_equal(cb_crowd_count(f.crowd, 0), N);
+    float pos[N * 3], vel[N * 3];
+    for (int i = 0; i < N; ++i) {
+        float a = 0.27f * (float)i, speed = 0.5f + 0.1f * (float)i; /* above follow speed */
+        pos[3 * i] = (float)i;
+        pos[3 * i + 1] = 0.0f;
+        pos[3 * i + 2] = -2.0f * (float)i;
+        vel[3 * i] = speed * sinf(a);
+        vel[3 * i + 1] = 0.0f;
+        vel[3 * i + 2] = speed * cosf(a);
+    }
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
+    const cb_follow_root *roots = cb_follow_roots(f.follow);
+    const float *fwd = blend_column(&f, 1);
+    for (int i = 0; i < N; ++i) {
+        CB_CHECK(memcmp(roots[i].position, &pos[3 * i], sizeof roots[i].position) == 0,
+                 "character %d is not exactly at its position", i);
+        double speed = hypot(vel[3 * i], vel[3 * i + 2]);
+        CB_CHECK(fabs(fwd[i] - speed) <= 1e-6 * speed, "character %d: forward %g, speed %g", i,
+                 (double)fwd[i], speed);
+    }
+    assert_int_equal(cb_crowd_update(f.crowd, 1.0f / 60.0f), CB_OK);
+    /* The explicit form, 5 of 23, on a fresh crowd (a kind must be empty at create). */
+    fixture_finish(&f);
+    fixture_init(&f, N, false);
+    d = (cb_follow_desc){.crowd = f.crowd, .capacity = 5};
+    assert_int_equal(cb_follow_query_desc(&d).capacity, 5);
+    CB_CHECK(cb_follow_create(&d, &f.follow, &err) == CB_OK, "%s", err.message);
+    for (int i = 0; i < 5; ++i) {
+        assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_OK);
+    }
+    assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_ERR_CAPACITY);
+    assert_int_equal(cb_crowd_count(f.crowd, 0), 5); /* the follower's limit, not the crowd's */
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
+    for (int i = 0; i < 5; ++i) {
+        CB_CHECK(memcmp(cb_follow_roots(f.follow)[i].position, &pos[3 * i], 3 * sizeof(float)) == 0,
+                 "character %d is not exactly at its position", i);
+    }
     fixture_finish(&f);
 }
 
@@ -767,6 +831,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(follow_desc_defaults),
         cmocka_unit_test(follow_create_validates),
+        cmocka_unit_test(follow_capacity_defaults_to_the_crowds),
         cmocka_unit_test(follow_root_exactly_on_the_position),
         cmocka_unit_test(follow_heading_and_local_velocity),
         cmocka_unit_test(follow_root_matrix_turns_forward),

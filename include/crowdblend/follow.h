@@ -5,7 +5,8 @@
  *
  * STEP BY STEP
  *   1. Create a crowd (crowdblend/crowd.h), then a follower for one of its kinds:
- *      cb_follow_create() with the crowd, the kind and how many characters may follow.
+ *      cb_follow_create() with the crowd and the kind (by default as many characters may
+ *      follow as the crowd holds of a kind: cb_crowd_capacity()).
  *   2. Add and remove characters through the follower (cb_follow_add(), cb_follow_remove()):
  *      it mirrors the crowd's dense order (swap-remove), so its per-character state moves with
  *      the crowd's. Do not add or remove characters of that kind behind its back.
@@ -196,7 +197,10 @@ typedef struct cb_follow_desc {
     cb_crowd *crowd;
     /** The kind (graph) whose characters follow. Default 0. */
     uint32_t kind;
-    /** Most characters that follow at once, 1 to CB_CROWD_MAX_CAPACITY. Required. */
+    /** Most characters that follow at once, 1 to CB_CROWD_MAX_CAPACITY. Default (0): the
+     *  crowd's capacity, cb_crowd_capacity(crowd), which a kind never exceeds (with a NULL
+     *  crowd it stays 0, and create fails on the crowd). A smaller value caps the follower:
+     *  cb_follow_add() then fails with CB_ERR_CAPACITY before the crowd is full. */
     uint32_t capacity;
     /** The float parameter receiving the velocity to the character's left (+X), m/s. Default:
      *  "vx" when the kind's graph has it (the example graphs), else "blend_0" (a blend-space
@@ -232,8 +236,9 @@ typedef struct cb_follow_desc {
 /** Default stand speed, m/s: below a slow shuffle, above the sway of tracked standing people. */
 #define CB_FOLLOW_DEFAULT_STAND_SPEED 0.15f
 
-/** desc with every zero field that has a default replaced by it (desc may be NULL). The
- *  parameter names are not resolved here (they depend on the crowd). */
+/** desc with every zero field that has a default replaced by it (desc may be NULL): capacity
+ *  becomes cb_crowd_capacity(desc->crowd) when the crowd is given. The parameter names are not
+ *  resolved here (they depend on the crowd's graph). */
 CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
 
 /**

@@ -27,6 +27,7 @@ typedef struct cb_animate_options {
      * parameter: playback-rate warping; "root_yaw" and the like: foot locking,
      * examples/graphs/locomotion_follow.json) unless turned off. */
     bool no_warp, no_lock;
+    bool gait_named;          /* --gait: warping must run (the graph needs a "rate") */
     float min_rate, max_rate; /* the warp's bounds (0: the defaults) */
     float max_turn;           /* the heading's turn-rate limit, rad/s (0: none) */
     float orient_rad;         /* orientation warping's largest turn (0: off; a "warp" param) */
@@ -41,6 +42,9 @@ typedef struct cb_animate_assets {
     cb_pack *pack;                 /* --pack, or NULL */
     const cb_skeleton *skeleton;   /* the set's or the pack's */
     const cb_clip *locomotion[17]; /* idle, walks, runs: the blend-space crowd's clips */
+    /* The follower's playback-rate warp matches this clip's root-motion forward speed: the
+     * embedded walk_f, a pack's --gait clip, or NULL (a pack without --gait: no warp). */
+    const cb_clip *gait;
     /* The skate's joints (the embedded "ball_l", "ball_r"; a pack's --feet, or the joints its
      * names say are the feet); feet_from says which rule found them. When unknown,
      * feet_missing says why and the skate is not measured. */
@@ -53,10 +57,15 @@ typedef struct cb_animate_assets {
 } cb_animate_assets;
 
 /* Where the assets come from: the embedded set (pack NULL) or a pack file; feet "LEFT,RIGHT"
- * names the skate's joints (NULL: "ball_l", "ball_r" when the skeleton has them). */
+ * names the skate's joints (NULL: "ball_l", "ball_r" when the skeleton has them); gait the
+ * pack's clip whose root speed the follower's warp matches (it must move forward);
+ * clip_rate_hz the embedded clips' stored rate (cb_embedded_desc.sample_rate_hz; 0: its
+ * default, 30 Hz; a pack's clips keep their own). */
 typedef struct cb_animate_source {
     const char *pack;
     const char *feet;
+    float clip_rate_hz;
+    const char *gait; /* a pack's clip for the follower's warp (--gait), or NULL */
 } cb_animate_source;
 
 /* What one file gave. */

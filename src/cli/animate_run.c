@@ -121,10 +121,11 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
 
 /* ---- the assets --------------------------------------------------------------------------- */
 
-static bool load_embedded(cb_animate_assets *a)
+static bool load_embedded(cb_animate_assets *a, float clip_rate_hz)
 {
     cb_error err = {0};
-    if (cb_embedded_create(NULL, &a->set, &err) != CB_OK) {
+    cb_embedded_desc ed = {.sample_rate_hz = clip_rate_hz};
+    if (cb_embedded_create(&ed, &a->set, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: embedded set: %s\n", err.message);
         return false;
     }
@@ -132,6 +133,39 @@ static bool load_embedded(cb_animate_assets *a)
     for (int k = 0; k < 17; ++k) {
         a->locomotion[k] = cb_embedded_find_clip(a->set, locomotion_names[k]);
     }
+    a->gait = a->locomotion[1]; /* walk_f: every walk clip moves at its speed */
+    return true;
+}
+
+/* Below this a clip's forward root speed is drift, not a gait: a rate of speed / gait would
+ * always sit at its upper bound. */
+static const float MIN_GAIT_SPEED_MPS = 0.1f;
+
+/* The pack's clip `name` for the follower's playback-rate warp (--gait): it must exist and move
+ * its root forward (cb_clip_query_root_motion), which clips that play in place do not. */
+static bool find_gait(cb_animate_assets *a, const char *name)
+{
+    uint32_t index = 0;
+    if (cb_pack_find_clip(a->pack, name, &index) != CB_OK) {
+        fprintf(stderr, "crowdblend animate: --gait: the pack has no clip '%s'; its clips:", name);
+        for (uint32_t k = 0; k < cb_pack_clip_count(a->pack); ++k) {
+            fprintf(stderr, "%s '%s'", k ? "," : "", cb_clip_name(cb_pack_clip(a->pack, k)));
+        }
+        fprintf(stderr, "\n");
+        return false;
+    }
+    const cb_clip *clip = cb_pack_clip(a->pack, index);
+    float forward = cb_clip_query_root_motion(clip).forward_mps;
+    if (!(forward >= MIN_GAIT_SPEED_MPS)) {
+        fprintf(stderr,
+                "crowdblend animate: --gait: clip '%s' moves its root forward at %.3g m/s (below "
+                "%.1f: it plays in place), so the follower cannot take the rate from its speed; "
+                "warp in the graph instead: a blend space's rate_warp with \"speed_from\": "
+                "\"positions\" (docs/trajectories.md, docs/graph.md)\n",
+                name, (double)forward, (double)MIN_GAIT_SPEED_MPS);
+        return false;
+    }
+    a->gait = clip;
     return true;
 }
 
@@ -266,7 +300,8 @@ static bool find_feet(cb_animate_assets *a, const char *feet)
 bool cb_animate_assets_init(cb_animate_assets *a, const cb_animate_source *src, double rate_hz)
 {
     memset(a, 0, sizeof *a);
-    bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a);
+    bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a, src->clip_rate_hz);
+    ok = ok && (src->gait == NULL || find_gait(a, src->gait));
     ok = ok && find_feet(a, src->feet) && clip_pops(a, rate_hz);
     if (!ok) {
         cb_animate_assets_finish(a);
@@ -432,14 +467,16 @@ static bool load_graph(run *r)
     return ok;
 }
 
-/* The follow features the graph has parameters for (cb_traj_host_enable_features). */
-static void enable_features(run *r, cb_follow_desc *fd)
+/* The follow features the graph has parameters for (cb_traj_host_enable_features); false with
+ * a message when --gait asks for the warp and the graph cannot take it. */
+static bool enable_features(run *r, cb_follow_desc *fd)
 {
     if (r->graph == NULL) {
-        return;
+        return true;
     }
-    /* A pack has no known gait clip: no playback-rate warping (docs/trajectories.md). */
-    cb_traj_host_features f = {.gait = r->assets->pack == NULL ? r->assets->locomotion[1] : NULL,
+    /* A pack without --gait has no known gait clip: no playback-rate warping by the follower
+     * (docs/trajectories.md). */
+    cb_traj_host_features f = {.gait = r->assets->gait,
                                .no_warp = r->o->no_warp,
                                .no_lock = r->o->no_lock,
                                .min_rate = r->o->min_rate,
@@ -448,12 +485,21 @@ static void enable_features(run *r, cb_follow_desc *fd)
                                .stride = r->o->stride,
                                .max_stride = r->o->max_stride};
     cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
+    if (r->o->gait_named && !r->warp) {
+        fprintf(stderr,
+                "crowdblend animate: --gait: graph '%s' has no \"rate\" parameter for the "
+                "follower's playback rate (bind its clips' speed_param to a float \"rate\", "
+                "as examples/graphs/locomotion_follow.json does)\n",
+                r->o->graph);
+        return false;
+    }
     if (r->lock && r->assets->feet_missing == NULL) { /* the IK's end joints: the feet */
         fd->lock.joint[0] = r->assets->feet_names[0];
         fd->lock.joint[1] = r->assets->feet_names[1];
     }
     r->orient = fd->orient.angle_param != NULL;
     r->stride = fd->stride.scale_param != NULL;
+    return true;
 }
 
 static bool make_crowd(run *r, uint32_t capacity)
@@ -485,12 +531,13 @@ static bool make_crowd(run *r, uint32_t capacity)
         r->slot_count = 17;
         memcpy(r->slot_clips, r->assets->locomotion, sizeof r->assets->locomotion);
     }
-    cb_follow_desc fd = {.crowd = r->crowd,
-                         .capacity = capacity,
+    cb_follow_desc fd = {.crowd = r->crowd, /* capacity 0: the crowd's */
                          .stand_speed_mps = r->o->stand_speed,
                          .follow_speed_mps = r->o->follow_speed,
                          .max_turn_rps = r->o->max_turn};
-    enable_features(r, &fd);
+    if (!enable_features(r, &fd)) {
+        return false;
+    }
     if (cb_traj_host_follow(r->host, &fd, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
         return false;

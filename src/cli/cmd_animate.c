@@ -106,14 +106,24 @@ static void measure_json(const cb_measure_result *m, const cb_animate_assets *as
     }
 }
 
-/* With a pack: which pack and which foot joints (absent for the embedded set). */
+/* With a pack: which pack and which foot joints; for the embedded set, the rate its clips are
+ * stored at (--clip-rate), read back from a clip. */
 static void pack_json(const cb_animate_options *o, const cb_animate_assets *assets)
 {
     if (o->pack == NULL) {
+        printf(", \"clip_rate_hz\": %g", (double)cb_clip_sample_rate(assets->locomotion[1]));
         return;
     }
     printf(", \"pack\": ");
     print_json_string(o->pack);
+    printf(", \"gait\": ");
+    if (assets->gait != NULL) { /* --gait: the clip and the forward speed the warp matches */
+        print_json_string(cb_clip_name(assets->gait));
+        printf(", \"gait_speed_mps\": %.6g",
+               (double)cb_clip_query_root_motion(assets->gait).forward_mps);
+    } else {
+        printf("null");
+    }
     printf(", \"skeleton_joints\": %u, \"feet\": ", cb_skeleton_joint_count(assets->skeleton));
     if (assets->feet_missing != NULL) {
         printf("null");
@@ -211,6 +221,10 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
            r->character_seconds, r->frames, o->rate_hz,
            o->graph != NULL ? o->graph : "blend-space crowd",
            o->host_warp ? " + host playback-rate warp" : "", r->wall_s);
+    if (assets->pack == NULL) {
+        printf("  embedded clips stored at %g Hz\n",
+               (double)cb_clip_sample_rate(assets->locomotion[1]));
+    }
     if (r->warp || r->lock) {
         printf("  follow: %s%s%s; %llu plants locked, %llu reach failures, %llu rates at a "
                "bound\n",
@@ -235,8 +249,9 @@ typedef struct animate_args {
     bool help, json, summary, host_warp, no_warp, no_lock, stride;
     double rate, seconds, fps, out_rate, stand, follow;
     double min_rate, max_rate, max_turn, orient_deg, max_stride;
+    double clip_rate_hz; /* --clip-rate read (NaN when not a number; 0 when not given) */
     long threads;
-    const char *graph, *out, *pack, *feet, *format;
+    const char *graph, *out, *pack, *feet, *format, *clip_rate, *gait;
     size_t file_count;
     cb_traj_format traj_format;
 } animate_args;
@@ -256,6 +271,16 @@ static const char *bad_inputs(const animate_args *a)
     if (a->pack == NULL && a->feet != NULL) {
         return "--feet names a pack's joints: it needs --pack";
     }
+    if (a->pack == NULL && a->gait != NULL) {
+        return "--gait names a pack's clip: it needs --pack (the embedded set's gait is walk_f)";
+    }
+    if (a->gait != NULL && a->no_warp) {
+        return "--gait is the playback-rate warp's clip: not with --no-warp";
+    }
+    if (a->pack != NULL && a->clip_rate != NULL) {
+        return "--clip-rate sets the embedded clips' rate: a pack's clips keep the rate they "
+               "were imported at";
+    }
     return a->pack != NULL && a->graph != NULL && strcmp(a->graph, "none") == 0
                ? "--pack: its clips run in a graph (a stored one or a JSON file), not none"
                : NULL;
@@ -266,6 +291,11 @@ static const char *bad_ranges(const animate_args *a)
 {
     if (!(a->rate >= 1.0 && a->rate <= 1000.0)) {
         return "--rate must be in [1, 1000]";
+    }
+    /* Within cb_embedded_create's (0, 1000] (crowdblend/embedded.h); below 1 Hz a cycle keeps
+     * one interval, so the stored rate is not the one asked. NaN and infinities fail. */
+    if (a->clip_rate != NULL && !(a->clip_rate_hz >= 1.0 && a->clip_rate_hz <= 1000.0)) {
+        return "--clip-rate must be a number of Hz in [1, 1000]";
     }
     if (!(a->seconds >= 0.0 && a->seconds <= 1e6)) {
         return "--seconds must be in [0, 1e6]";
@@ -338,6 +368,7 @@ static cb_animate_options options_of(const animate_args *a)
         .follow_speed = (float)a->follow,
         .no_warp = a->no_warp,
         .no_lock = a->no_lock,
+        .gait_named = a->gait != NULL,
         .min_rate = (float)a->min_rate,
         .max_rate = (float)a->max_rate,
         .max_turn = (float)a->max_turn,
@@ -361,7 +392,8 @@ static int run_files(const char **files, const animate_args *a, const cb_traj_lo
         return run_loaded(files, a->file_count, ld, o, true, a->json, NULL);
     }
     cb_animate_assets assets;
-    cb_animate_source src = {.pack = a->pack, .feet = a->feet};
+    cb_animate_source src = {
+        .pack = a->pack, .feet = a->feet, .clip_rate_hz = (float)a->clip_rate_hz, .gait = a->gait};
     if (!cb_animate_assets_init(&assets, &src, o->rate_hz)) {
         return CB_EXIT_FAILURE;
     }
@@ -462,6 +494,9 @@ int cb_cmd_animate(int argc, char **argv)
          "else the joints named left/right with foot, toe or ball, the deepest of each side's "
          "chain; without them the skate is reported absent)"},
         {"rate", CB_OPT_DOUBLE, &a.rate, "animation frames per second (default 60)"},
+        {"clip-rate", CB_OPT_STRING, &a.clip_rate,
+         "HZ: the rate the embedded clips are stored at, in [1, 1000] (default 30; not with "
+         "--pack)"},
         {"out", CB_OPT_STRING, &a.out,
          "write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
         {"out-rate", CB_OPT_DOUBLE, &a.out_rate, "frames per second of --out (default: --rate)"},
@@ -475,6 +510,9 @@ int cb_cmd_animate(int argc, char **argv)
          "speed below which the heading is held, m/s (default 0.15: crowdblend/follow.h)"},
         {"follow-speed", CB_OPT_DOUBLE, &a.follow,
          "speed from which the heading is along the velocity (default 2 x --stand-speed)"},
+        {"gait", CB_OPT_STRING, &a.gait,
+         "CLIP: with --pack, the clip whose root-motion forward speed the follower's playback-rate "
+         "warp matches (the graph's \"rate\" parameter; default: no warp with a pack)"},
         {"no-warp", CB_OPT_FLAG, &a.no_warp,
          "no playback-rate warping even if the graph has a \"rate\" parameter"},
         {"no-lock", CB_OPT_FLAG, &a.no_lock,
@@ -503,12 +541,18 @@ int cb_cmd_animate(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (a.help) {
-        cb_opts_print_help("crowdblend animate TRAJECTORIES... [--pack FILE.cbpack [--feet L,R]] "
-                           "[--graph NAME|FILE] [--rate 60] [--out FILE.gltf|.glb] [--json]",
-                           opts);
+        cb_opts_print_help(
+            "crowdblend animate TRAJECTORIES... [--pack FILE.cbpack [--feet L,R]] "
+            "[--graph NAME|FILE] [--rate 60] [--clip-rate 30] [--out FILE.gltf|.glb] [--json]",
+            opts);
         return CB_EXIT_OK;
     }
     a.traj_format = cb_traj_format_from_name(a.format);
+    if (a.clip_rate != NULL) { /* a string option: given or not, and the whole text a number */
+        char *end = NULL;
+        a.clip_rate_hz = strtod(a.clip_rate, &end);
+        a.clip_rate_hz = end != a.clip_rate && *end == '\0' ? a.clip_rate_hz : NAN;
+    }
     const char *bad = bad_args(&a);
     if (bad != NULL) {
         fprintf(stderr, "crowdblend animate: %s\n", bad);

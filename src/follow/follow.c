@@ -68,6 +68,11 @@ static const float PI = 3.14159265358979f;
 cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc)
 {
     cb_follow_desc d = desc != NULL ? *desc : (cb_follow_desc){0};
+    /* The crowd's capacity is per kind, and the kind is empty at create (check_desc): as many
+     * characters as the kind can ever hold, so no add fails on the follower's side first. */
+    if (d.capacity == 0 && d.crowd != NULL) {
+        d.capacity = cb_crowd_capacity(d.crowd);
+    }
     if (d.stand_speed_mps == 0.0f) {
         d.stand_speed_mps = CB_FOLLOW_DEFAULT_STAND_SPEED;
     }

@@ -8,8 +8,28 @@
  * Composition along the hierarchy: q = q_parent q_local, s = s_parent s_local,
  * t = t_parent + s_parent rotate(q_parent, t_local); exact for uniform scales (a non-uniform
  * scale is taken from its x component: the layout cannot hold shear, which is why 4x4 stays the
- * default). A prototype measured in bench/bench_outputs.c; issue 13's second step makes it a
- * cb_matrix_layout of the ltm job. */
+ * default). Measured in bench/bench_outputs.c and docs/performance.md ("Compact outputs"); not
+ * yet a cb_matrix_layout of the ltm job.
+ *
+ * Two kernels, one result: cb_model_qts_run (4-wide quaternion products, simd/col4.h) gives
+ * the bits of the scalar prototype cb_model_qts_run_ref for every input (the same IEEE
+ * operations on the same operands in the same order per element; model_qts.c shows how).
+ *
+ * Error (tests/test_model_qts.c, against 4x4 matrices composed in double): a few float
+ * roundings per level of the hierarchy, growing at most linearly along a chain (measured under
+ * 2.2e-7 per level for rotation matrix elements, 1.1e-7 of the chain's length for translations).
+ * Quaternions are not renormalized: the product's norm is the product of the norms, and the
+ * translation's formula is a rotation only for a unit parent rotation (local poses from the
+ * blend jobs are unit within float rounding; that drift is in the figures above). The
+ * rotation's sign follows the product (q and -q are one rotation; no hemisphere is chosen), so a
+ * host must not assume w >= 0. A zero scale collapses the descendants onto the joint.
+ *
+ * Arguments: local holds the skeleton's groups (cb_skeleton_group_count), aligned to
+ * cb_simd_group_align(); out holds joint_count * 8 elements and must not alias local. Padding
+ * lanes of the last group are never read into a result. NaN or infinite inputs propagate to
+ * the joint and its descendants (nothing is checked per frame, as in local-to-model). The
+ * kernels assert valid arguments; cb_model_qts_validate says what is wrong with them. Jobs with
+ * disjoint outputs may run concurrently. */
 #ifndef CROWDBLEND_SIMD_MODEL_QTS_H
 #define CROWDBLEND_SIMD_MODEL_QTS_H
 
@@ -17,11 +37,22 @@
 
 #include "crowdblend/skeleton.h"
 
+/* Whether the kernels below can run on these arguments: CB_ERR_NULL_ARGUMENT (skeleton, local
+ * or out NULL), CB_ERR_SPAN_TOO_SHORT (local shorter than the group count, out_count below
+ * joint_count * 8), CB_ERR_MISALIGNED (local not aligned to cb_simd_group_align()),
+ * CB_ERR_INVALID_ARGUMENT (qts16 only, range_m not finite and above 0; pass 1 for qts). The
+ * first failing check fills err with a message naming the argument. */
+cb_result cb_model_qts_validate(const cb_skeleton *skeleton, cb_xform_group_cspan local,
+                                const void *out, size_t out_count, float range_m, cb_error *err);
+
 /* Local pose (joint groups) to qts: joint_count * 8 floats, parents first. */
 void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, float *out);
 
-/* The same, quantized to qts16 (joint_count * 8 int16); scratch: joint_count * 8 floats (the
- * parents' unquantized transforms). */
+/* The same through the scalar prototype, one joint and one float at a time: the reference. */
+void cb_model_qts_run_ref(const cb_skeleton *skeleton, const cb_xform_group *local, float *out);
+
+/* The same (through cb_model_qts_run), quantized to qts16 (joint_count * 8 int16); scratch:
+ * joint_count * 8 floats (the unquantized transforms). */
 void cb_model_qts16_run(const cb_skeleton *skeleton, const cb_xform_group *local,
                         float translation_range_m, float *scratch, int16_t *out);
 

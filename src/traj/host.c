@@ -203,7 +203,10 @@ cb_result cb_traj_host_follow(cb_traj_host *h, const cb_follow_desc *fd, cb_erro
     if (h->follow != NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "trajectory host: already following");
     }
-    size_t cap = fd->capacity ? fd->capacity : 1;
+    /* The follower's capacity (0 in fd: the crowd's), for the per-character buffers; a desc
+     * without a crowd fails in cb_follow_create below. */
+    uint32_t resolved = cb_follow_query_desc(fd).capacity;
+    size_t cap = resolved ? resolved : 1;
     /* A call after a failed one: its buffers go first. */
     free(h->dense_agent);
     free(h->pos);

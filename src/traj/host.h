@@ -86,7 +86,7 @@ void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_feat
                                   cb_follow_desc *fd, bool *warp, bool *lock);
 
 /* Creates the follower (cb_follow_create with fd, whose crowd's kind must be empty and hold at
- * least cb_traj_host_max_concurrent characters). Once per host. */
+ * least cb_traj_host_max_concurrent characters; fd->capacity 0: the crowd's). Once per host. */
 cb_result cb_traj_host_follow(cb_traj_host *host, const cb_follow_desc *fd, cb_error *err);
 cb_follow *cb_traj_host_follower(const cb_traj_host *host);
 
