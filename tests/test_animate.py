@@ -668,13 +668,8 @@ with tempfile.TemporaryDirectory() as tmp:
 # warp (the clip slowed to the command) cuts the planted skate against the same run without
 # --gait (47.8 -> 17.3 cm/s in a debug build). Then the errors: an unknown clip lists the
 # pack's, a clip that plays in place (the Fox's Walk) points to the graph's rate_warp.
-with tempfile.TemporaryDirectory() as tmp:
-    walk_pack = os.path.join(tmp, "walk.cbpack")
-    walk_bvh = os.path.join(os.path.dirname(DATA), "assets", "CMU_walk_bvh", "walk.bvh")
-    proc = subprocess.run([*EXE, "import", walk_bvh, "-o", walk_pack, "--scale", "0.05644",
-                           "--loop", "--detect-foot-plants", "LeftToeBase,RightToeBase"] +
-                          (["--no-compress"] if SLOW else []), capture_output=True, text=True)
-    check(proc.returncode == 0, f"import the CMU walk ({proc.stderr.strip()[-300:]})")
+def check_gait_with_walk(tmp, walk_pack, cut):
+    """The --gait checks that need the imported CMU walk."""
     info = json.loads(subprocess.run([*EXE, "inspect", walk_pack, "--json"], capture_output=True,
                                      text=True).stdout)
     ground = info["clips"][0]["root_speed_mps"]
@@ -715,10 +710,33 @@ with tempfile.TemporaryDirectory() as tmp:
         check(slow_on["count"] > 0 and slow_on["mean"] < 0.6 * slow_off["mean"],
               f"--gait: at 0.7 m/s the warp cuts the planted skate ({slow_off['mean']} -> "
               f"{slow_on['mean']} cm/s)")
+    proc = run(cut, "--pack", walk_pack, "--graph", graph, "--gait", "Walk")
+    check(proc.returncode == 1 and "--gait: the pack has no clip 'Walk'; its clips: 'Motion'"
+          in proc.stderr, f"--gait naming no clip: exit 1 ({proc.stderr.strip()[-300:]!r})")
+    # A graph without a "rate" parameter cannot take the follower's rate.
+    norate = os.path.join(tmp, "norate.json")
+    with open(norate, "w") as f:
+        json.dump({"name": "norate", "parameters": [{"name": "vx", "type": "float"},
+                                                    {"name": "vy", "type": "float"}],
+                   "root": "walk", "nodes": {"walk": {"type": "clip", "clip": "Motion"}}}, f)
+    proc = run(cut, "--pack", walk_pack, "--graph", norate, "--gait", "Motion")
+    check(proc.returncode == 1 and "has no \"rate\" parameter" in proc.stderr,
+          f"--gait with a graph without \"rate\": exit 1 ({proc.stderr.strip()[-300:]!r})")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    walk_pack = os.path.join(tmp, "walk.cbpack")
+    walk_bvh = os.path.join(os.path.dirname(DATA), "assets", "CMU_walk_bvh", "walk.bvh")
+    proc = subprocess.run([*EXE, "import", walk_bvh, "-o", walk_pack, "--scale", "0.05644",
+                           "--loop", "--detect-foot-plants", "LeftToeBase,RightToeBase"] +
+                          (["--no-compress"] if SLOW else []), capture_output=True, text=True)
     cut = os.path.join(DATA, "fzj_bottleneck_cut.csv")
+    if proc.returncode != 0 and "has no importer" in proc.stderr:  # the aarch64 cross build
+        check(True, "--gait with the imported CMU walk # SKIP this build has no importer")
+    else:
+        check(proc.returncode == 0, f"import the CMU walk ({proc.stderr.strip()[-300:]})")
+        check_gait_with_walk(tmp, walk_pack, cut)
     for args, code, what in (
-            ([cut, "--pack", walk_pack, "--graph", graph, "--gait", "Walk"], 1,
-             "--gait: the pack has no clip 'Walk'; its clips: 'Motion'"),
             ([cut, "--pack", FOX, "--gait", "Trot"], 1,
              "its clips: 'Survey', 'Walk', 'Run'"),
             ([cut, "--pack", FOX, "--gait", "Walk"], 1,
@@ -730,15 +748,6 @@ with tempfile.TemporaryDirectory() as tmp:
         proc = run(*args)
         check(proc.returncode == code and what in proc.stderr,
               f"--gait error: exit {code} and '{what}' ({proc.stderr.strip()[-300:]!r})")
-    # A graph without a "rate" parameter cannot take the follower's rate.
-    norate = os.path.join(tmp, "norate.json")
-    with open(norate, "w") as f:
-        json.dump({"name": "norate", "parameters": [{"name": "vx", "type": "float"},
-                                                    {"name": "vy", "type": "float"}],
-                   "root": "walk", "nodes": {"walk": {"type": "clip", "clip": "Motion"}}}, f)
-    proc = run(cut, "--pack", walk_pack, "--graph", norate, "--gait", "Motion")
-    check(proc.returncode == 1 and "has no \"rate\" parameter" in proc.stderr,
-          f"--gait with a graph without \"rate\": exit 1 ({proc.stderr.strip()[-300:]!r})")
 
 # Any skeleton's joint names reach the glTF as JSON strings: a BVH whose root is named with a
 # quote and a backslash, imported to a pack here, animated and exported.
