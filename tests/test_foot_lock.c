@@ -1496,6 +1496,22 @@ static void c_desc_errors(void **state)
         cb_graph_destroy(g);
         cb_graph_builder_destroy(b);
     }
+    /* A leg whose start joint is the root has no joint above it: without a drop the step
+     * builds as it did before the option (nothing to resolve), with one it is refused. */
+    const cb_graph_foot_lock_leg from_root[1] = {{{"root", "thigh_l", "ball_l", {0}}}};
+    for (int k = 0; k < 2; ++k) {
+        cb_graph_builder *b = NULL;
+        assert_int_equal(cb_graph_builder_create(&bd, &b, NULL), CB_OK);
+        cb_graph_foot_lock_desc st = {
+            .legs = from_root, .leg_count = 1, .pelvis_drop_m = k == 0 ? 0.0f : 0.05f};
+        cb_error err = {0};
+        cb_result r = cb_graph_add_foot_lock(b, &st, &err);
+        cb_result want = k == 0 ? CB_OK : CB_ERR_HIERARCHY;
+        CB_CHECK(r == want, "a leg from the root, drop %g: %s '%s', want %s",
+                 (double)st.pelvis_drop_m, cb_result_str(r), err.message, cb_result_str(want));
+        CB_CHECK(k == 0 || strstr(err.message, "no common ancestor") != NULL, "'%s'", err.message);
+        cb_graph_builder_destroy(b);
+    }
     cb_embedded_destroy(h.set);
 }
 

@@ -620,7 +620,9 @@ typedef struct cb_graph_foot_lock_desc {
      *  subtree, move down with it and are not solved back. docs/graph.md "Foot locking". */
     float pelvis_drop_m;
     /** The joint the drop moves: an ancestor of every leg's start joint (not a leg's joint).
-     *  NULL: the legs' nearest common ancestor (the humanoid's pelvis). */
+     *  NULL: the legs' nearest common ancestor (the humanoid's pelvis), looked for only when
+     *  pelvis_drop_m is above 0 (a step without a drop needs none: a leg may start at the
+     *  root). */
     const char *pelvis_joint;
 } cb_graph_foot_lock_desc;
 

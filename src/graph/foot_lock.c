@@ -154,6 +154,10 @@ static cb_result lock_pelvis(cb_graph_builder *b, const cb_graph_foot_lock_desc 
                             "%s: pelvis_drop_m (%g) must be in [0, 1] m", what,
                             (double)d->pelvis_drop_m);
     }
+    if (d->pelvis_drop_m == 0.0f && d->pelvis_joint == NULL) {
+        return CB_OK; /* off, and nothing named: a step valid without the option stays valid
+                         (a leg from the root has no joint above it) */
+    }
     int32_t a = parents[g->joints[0]];
     if (d->pelvis_joint != NULL) {
         uint32_t j;
