@@ -1650,6 +1650,14 @@ static void json_errors(void **state)
          CB_ERR_NOT_FOUND, "hips"},
         {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis\": 1}", CB_ERR_PARSE,
          "pelvis"},
+        /* a float's overflow; a value just above 1 shown with its digits (not as "1"); an
+         * empty joint name */
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis_drop_m\": 1e39}", CB_ERR_PARSE,
+         "does not fit in a float"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis_drop_m\": 1.0000002}",
+         CB_ERR_INVALID_ARGUMENT, "pelvis_drop_m (1.00000024)"},
+        {"{\"type\": \"foot_lock\", \"legs\": [" LEG_L "}], \"pelvis\": \"\"}", CB_ERR_NOT_FOUND,
+         "unknown joint ''"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
         doc = walk_doc("walk_f", bad[k].step);

@@ -151,7 +151,7 @@ static cb_result lock_pelvis(cb_graph_builder *b, const cb_graph_foot_lock_desc 
     }
     if (!(d->pelvis_drop_m >= 0.0f && d->pelvis_drop_m <= 1.0f)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: pelvis_drop_m (%g) must be in [0, 1] m", what,
+                            "%s: pelvis_drop_m (%.9g) must be in [0, 1] m", what,
                             (double)d->pelvis_drop_m);
     }
     if (d->pelvis_drop_m == 0.0f && d->pelvis_joint == NULL) {
