@@ -4,7 +4,9 @@
  * multiplied before its 4-wide columns, written out in tests/common/anim_test.c), for every
  * joint of random skeletons with non-uniform scale and of random poses. cb_ik_translate_joint
  * (the pelvis drop) moves a joint and its subtree by the model-space offset asked, under
- * turned, non-uniformly scaled parents, and no other joint by a bit. cb_ik_two_bone_reach is
+ * turned, non-uniformly scaled parents, and no other joint by a bit; it refuses (false, the
+ * pose's bytes kept) under a singular or non-finite parent and where the translation would not
+ * be finite. cb_ik_two_bone_reach is
  * the solve's limit: the humanoid's leg's reach against the closed form in double (soften x
  * the full reach about the hinge, at least the folded reach), and the solve's `reached` true
  * just inside it and false just outside, in every direction tried. */
@@ -92,6 +94,53 @@ static void ik_translate_joint_moves_the_subtree(void **state)
     printf("# translate: worst %.3g of the coordinates' magnitude\n", worst);
 }
 
+/* Where no translation moves the joint by the offset, cb_ik_translate_joint refuses: false,
+ * the pose's bytes unchanged. A parent scaled to 0 on one axis (singular), a parent whose
+ * rotation is NaN (not finite), and a root whose translation would pass FLT_MAX; the same
+ * offsets on the pose before the change are taken (the checks can pass). */
+static void ik_translate_joint_refuses(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    enum { N = 4 };
+    cb_skeleton *s = cb_test_random_skeleton(&r, N, true, false);
+    const int32_t *parents = cb_skeleton_parents(s);
+    const size_t groups = cb_simd_group_count(N), bytes = cb_skeleton_pose_bytes(s);
+    cb_xform_group *pose = cb_test_pose_alloc(s, false), *copy = cb_test_pose_alloc(s, false);
+    uint32_t j = 1;
+    while (j < N && parents[j] < 0) {
+        ++j;
+    }
+    assert_true(j < N);
+    const uint32_t p = (uint32_t)parents[j];
+    const float down[3] = {0.0f, -0.05f, 0.0f}, far[3] = {3e38f, 0.0f, 0.0f};
+    for (int k = 0; k < 3; ++k) {
+        cb_xform x[N];
+        assert_int_equal(
+            cb_xform_unpack(cb_skeleton_rest_pose(s).ptr, groups, (cb_xform_span){x, N}), CB_OK);
+        const uint32_t moved = k == 2 ? 0 : j;
+        const float *delta = k == 2 ? far : down;
+        /* the unchanged pose takes the offset */
+        assert_int_equal(cb_xform_pack((cb_xform_cspan){x, N}, pose, groups), CB_OK);
+        assert_true(cb_ik_translate_joint(s, pose, moved, down));
+        if (k == 0) {
+            x[p].scale[1] = 0.0f;
+        } else if (k == 1) {
+            x[p].rotation[2] = NAN;
+        } else {
+            x[0].translation[0] = 3e38f;
+            x[0].scale[0] = 1.0f;
+        }
+        assert_int_equal(cb_xform_pack((cb_xform_cspan){x, N}, pose, groups), CB_OK);
+        memcpy(copy, pose, bytes);
+        CB_CHECK(!cb_ik_translate_joint(s, pose, moved, delta), "case %d: taken", k);
+        CB_CHECK(memcmp(copy, pose, bytes) == 0, "case %d: the pose changed", k);
+    }
+    free(pose);
+    free(copy);
+    cb_skeleton_destroy(s);
+}
+
 /* The humanoid's left leg at rest, its reach against the closed form, and the solve on either
  * side of it. */
 static void ik_two_bone_reach_is_the_solves(void **state)
@@ -163,6 +212,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ik_joint_position_is_the_scalar_product),
         cmocka_unit_test(ik_translate_joint_moves_the_subtree),
+        cmocka_unit_test(ik_translate_joint_refuses),
         cmocka_unit_test(ik_two_bone_reach_is_the_solves),
     };
     return CB_RUN_TESTS(tests);
