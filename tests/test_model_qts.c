@@ -1,8 +1,10 @@
 /* model_qts: the compact model-space outputs of src/simd/model_qts.h.
  *  - unit: the validity table of cb_model_qts_validate (every error code it returns);
  *  - equivalence: the SIMD kernel gives the scalar prototype's bits, on random skeletons (with
- *    non-uniform scales, of which both read x) and poses with hard cases, padding lanes NaN;
- *    a NaN in one joint reaches the same elements in both, and only its descendants;
+ *    non-uniform scales, of which both read x; any parent order, several roots) and poses with
+ *    hard cases, padding lanes NaN, and on every pair of quaternions with components in
+ *    {+0, -0, 1, -1}; a NaN in one joint reaches the same elements in both (as NaN: its sign
+ *    may differ, model_qts.h), and only its descendants;
  *  - accuracy: against 4x4 matrices composed in double from the local pose by the tests' own
  *    reference (dref_model_of_pose, tests/common/anim_test.c; uniform scales: what the layout
  *    holds), rotation, translation and scale compared;
@@ -108,6 +110,22 @@ static void model_qts_validity(void **state)
 
 /* ---- equivalence --------------------------------------------------------------------------- */
 
+/* Compares both kernels' outputs bit by bit; `what` names the case in a failure. */
+static void expect_same_bits(const cb_skeleton *s, const cb_xform_group *pose, const char *what,
+                             int it)
+{
+    const size_t n = cb_skeleton_joint_count(s);
+    float *got = qts_alloc(s), *want = qts_alloc(s);
+    cb_model_qts_run(s, pose, got);
+    cb_model_qts_run_ref(s, pose, want);
+    for (size_t e = 0; e < n * 8; ++e) {
+        CB_CHECK(memcmp(&got[e], &want[e], sizeof(float)) == 0,
+                 "%s %d (%zu joints), joint %zu element %zu: %.9g, prototype %.9g", what, it, n,
+                 e / 8, e % 8, (double)got[e], (double)want[e]);
+    }
+    free(got), free(want);
+}
+
 static void model_qts_simd_is_the_prototype(void **state)
 {
     (void)state;
@@ -118,15 +136,93 @@ static void model_qts_simd_is_the_prototype(void **state)
         bool nonuniform = it % 3 == 0;
         cb_skeleton *s = cb_test_random_skeleton(&r, n, true, !nonuniform);
         cb_xform_group *pose = random_pose(&r, s, nonuniform);
-        float *got = qts_alloc(s), *want = qts_alloc(s);
-        cb_model_qts_run(s, pose, got);
-        cb_model_qts_run_ref(s, pose, want);
-        for (size_t e = 0; e < n * 8; ++e) {
-            CB_CHECK(memcmp(&got[e], &want[e], sizeof(float)) == 0,
-                     "skeleton %d (%zu joints), joint %zu element %zu: %.9g, prototype %.9g", it, n,
-                     e / 8, e % 8, (double)got[e], (double)want[e]);
+        expect_same_bits(s, pose, "skeleton", it);
+        free(pose);
+        cb_skeleton_destroy(s);
+    }
+}
+
+/* The products and sums of the rotation meet signed zeros wherever a factor is 0: the lane-3
+ * sum that model_qts.c negates as a pair, (-a) + (-b) against the prototype's -(a + b), differs
+ * only when the pair sums +0 and -0 and the first pair is -0 (a half turn about y under a
+ * rotation about z with w < 0, say). Random unit quaternions never get there; here a root and
+ * its child take every quaternion with components in {+0, -0, 1, -1} (256 x 256 pairs, not
+ * unit: the bit identity does not need it), translations with signed zeros too. */
+static void model_qts_signed_zeros_match_the_prototype(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    const int32_t parents[2] = {-1, 0};
+    const char *names[2] = {"root", "child"};
+    cb_skeleton_desc d = {.joint_count = 2, .names = names, .parents = parents};
+    cb_skeleton *s = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_skeleton_create(&d, &s, &err) == CB_OK, "skeleton: %s", err.message);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    const float v[4] = {0.0f, -0.0f, 1.0f, -1.0f};
+    const float tv[4] = {0.0f, -0.0f, 0.5f, -0.5f};
+    for (int pq = 0; pq < 256; ++pq) {
+        for (int lq = 0; lq < 256; ++lq) {
+            for (int j = 0; j < 2; ++j) {
+                int code = j == 0 ? pq : lq;
+                float q[4], t[3], sc[3] = {1.0f, 1.0f, 1.0f};
+                for (int k = 0; k < 4; ++k) {
+                    q[k] = v[(code >> (2 * k)) & 3];
+                }
+                for (int k = 0; k < 3; ++k) {
+                    t[k] = tv[cb_prng_below(&r, 4)];
+                }
+                set_joint(pose, (size_t)j, q, t, sc);
+            }
+            expect_same_bits(s, pose, "quaternion pair", pq * 256 + lq);
         }
-        free(got), free(want), free(pose);
+    }
+    free(pose);
+    cb_skeleton_destroy(s);
+}
+
+/* cb_skeleton allows any parent before the child and several roots: parents that are not the
+ * previous joint (the SIMD kernel reads them back from the output), roots after joint 0 (a
+ * root's output is its local transform, exactly), chains that restart. */
+static void model_qts_any_parent_order(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    const int runs = (int)cb_test_scaled(200, 20);
+    for (int it = 0; it < runs; ++it) {
+        const size_t n = 1 + cb_prng_below(&r, 70);
+        int32_t *parents = malloc(n * sizeof *parents);
+        char(*name)[16] = malloc(n * sizeof *name);
+        const char **names = malloc(n * sizeof *names);
+        assert_true(parents != NULL && name != NULL && names != NULL);
+        for (size_t j = 0; j < n; ++j) {
+            uint32_t kind = cb_prng_below(&r, 4);
+            parents[j] = j == 0 || kind == 0 ? -1
+                         : kind == 1         ? (int32_t)j - 1
+                                             : (int32_t)cb_prng_below(&r, (uint32_t)j);
+            snprintf(name[j], sizeof name[j], "j%zu", j);
+            names[j] = name[j];
+        }
+        cb_skeleton_desc d = {.joint_count = (uint32_t)n, .names = names, .parents = parents};
+        cb_skeleton *s = NULL;
+        cb_error err = {0};
+        CB_CHECK(cb_skeleton_create(&d, &s, &err) == CB_OK, "skeleton: %s", err.message);
+        cb_xform_group *pose = random_pose(&r, s, false);
+        expect_same_bits(s, pose, "skeleton", it);
+        float *out = qts_alloc(s);
+        cb_model_qts_run(s, pose, out);
+        for (size_t j = 0; j < n; ++j) {
+            if (parents[j] >= 0) {
+                continue;
+            }
+            const struct cb_xform_group *g = &pose[j / CB_W];
+            const size_t l = j % CB_W;
+            const float want[8] = {g->qx[l], g->qy[l], g->qz[l], g->qw[l],
+                                   g->tx[l], g->ty[l], g->tz[l], g->sx[l]};
+            CB_CHECK(memcmp(out + j * 8, want, sizeof want) == 0,
+                     "skeleton %d: root %zu's output is not its local transform", it, j);
+        }
+        free(out), free(pose), free(parents), free(name), free(names);
         cb_skeleton_destroy(s);
     }
 }
@@ -295,6 +391,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_qts_validity),
         cmocka_unit_test(model_qts_simd_is_the_prototype),
+        cmocka_unit_test(model_qts_signed_zeros_match_the_prototype),
+        cmocka_unit_test(model_qts_any_parent_order),
         cmocka_unit_test(model_qts_nan_reaches_descendants_only),
         cmocka_unit_test(model_qts_matches_double_matrices),
         cmocka_unit_test(model_qts16_is_qts_quantized),

@@ -137,9 +137,11 @@ CB_INLINE cb_col4 flip(cb_col4 a, cb_col4 signs)
  * (the Hamilton product's columns). The prototype sums each element as (pw.. + px..) +
  * (py.. + pz..); for lane 3 it subtracts the second pair, so L2 and L3 are built with +y and +z
  * there and the pair's sum is negated: (-a) + (-b) would give +0 where the prototype's
- * -(a + b) gives -0, and that is the only place the two forms could differ. x - y and x + (-y)
- * are the same IEEE operation, and so are (-a) * b and -(a * b), so every element gets the
- * prototype's bits. */
+ * -(a + b) gives -0, and that is the only place the two forms could differ (test_model_qts,
+ * model_qts_signed_zeros_match_the_prototype). x - y and x + (-y) are the same IEEE operation,
+ * and so are (-a) * b and -(a * b), so every element gets the prototype's bits. NaN aside: the
+ * negation flips a NaN's sign bit, which a subtraction passes through, so a NaN may come out
+ * with the other sign (still NaN in the same elements; model_qts.h). */
 typedef struct local_rot {
     cb_col4 l0, l1, l2, l3;
 } local_rot;

@@ -12,8 +12,11 @@
  * yet a cb_matrix_layout of the ltm job.
  *
  * Two kernels, one result: cb_model_qts_run (4-wide quaternion products, simd/col4.h) gives
- * the bits of the scalar prototype cb_model_qts_run_ref for every input (the same IEEE
- * operations on the same operands in the same order per element; model_qts.c shows how).
+ * the bits of the scalar prototype cb_model_qts_run_ref for every input without NaN (the same
+ * IEEE operations on the same operands in the same order per element; model_qts.c shows how).
+ * A NaN input gives NaN in the same elements of both, but its sign bit may differ: the kernel
+ * negates an operand (an XOR of the sign bit) where the prototype subtracts it, and a
+ * subtraction passes a NaN operand's sign through.
  *
  * Error (tests/test_model_qts.c, against 4x4 matrices composed in double): a few float
  * roundings per level of the hierarchy, growing at most linearly along a chain (measured under
