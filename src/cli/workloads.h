@@ -29,10 +29,10 @@ typedef struct cb_workload_result {
  * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime; "W0"
  * is a control of pure arithmetic on the pool, the scaling the machine allows right now) at
  * one thread and at all_threads, characters multiplied by scale, each `runs` times (each run
- * the median of its frames); calls on_result after each. Returns how many results were
- * stored. */
+ * the median of its frames); the crowds (and W1-plain's ltm jobs) output `layout` (0: MAT4).
+ * Calls on_result after each. Returns how many results were stored. */
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
-                        cb_workload_result *results, size_t max_results,
+                        cb_matrix_layout layout, cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user);
 
 #endif

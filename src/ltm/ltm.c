@@ -14,6 +14,7 @@
 
 #include "base/scalar_math.h"
 #include "ltm/ltm_impl.h"
+#include "simd/model_qts.h"
 #include "simd/soa_mat.h"
 
 size_t cb_ltm_matrix_floats(cb_matrix_layout layout)
@@ -24,6 +25,8 @@ size_t cb_ltm_matrix_floats(cb_matrix_layout layout)
         return 16;
     case CB_MATRIX_LAYOUT_MAT3X4:
         return 12;
+    case CB_MATRIX_LAYOUT_QTS:
+        return 8;
     case _CB_MATRIX_LAYOUT_COUNT:
         break;
     }
@@ -71,6 +74,11 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "ltm job: model_layout or skinning_layout is not a cb_matrix_layout");
     }
+    if (job->skinning_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: skinning_layout QTS is not a skinning layout (MAT4 or "
+                            "MAT3X4)");
+    }
     size_t to = job->to == 0 ? n : job->to;
     if (job->from > to || to > n) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -101,6 +109,13 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
     if (job->skinning.ptr != NULL && job->model.ptr == NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "ltm job: skinning needs model (it holds the parents' matrices)");
+    }
+    /* A qts output is what a quaternion-skinning shader takes in place of skinning matrices;
+     * the product with the inverse binds needs the model matrices themselves. */
+    if (job->skinning.ptr != NULL && job->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: model_layout QTS with skinning: skinning = model x "
+                            "inverse_bind needs model matrices (MAT4 or MAT3X4)");
     }
     *to_out = to;
     return CB_OK;
@@ -312,7 +327,14 @@ void cb_ltm_model_xforms(const cb_ltm_job *job, size_t from, size_t to)
 CB_INLINE void model_only(const cb_ltm_job *job, size_t from, size_t to)
 {
     const cb_matrix_layout m4 = CB_MATRIX_LAYOUT_MAT4, m34 = CB_MATRIX_LAYOUT_MAT3X4;
-    if (job->model_layout == m34) {
+    if (job->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        /* The whole skeleton (every frame of a crowd) through the kernel without a range. */
+        if (from == 0 && to == job->skeleton->joint_count) {
+            cb_model_qts_run(job->skeleton, job->local.ptr, job->model.ptr);
+        } else {
+            cb_model_qts_range(job->skeleton, job->local.ptr, from, to, job->model.ptr);
+        }
+    } else if (job->model_layout == m34) {
         matrices(job, from, to, m34, m4, false);
     } else {
         matrices(job, from, to, m4, m4, false);
