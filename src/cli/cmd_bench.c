@@ -106,10 +106,10 @@ static void print_result(const cb_workload_result *r, void *user)
                "\"frames_per_run\": %u, \"characters_per_second\": %.0f, "
                "\"characters_per_second_per_core\": %.0f, \"ns_per_character\": %.2f, "
                "\"ns_per_character_min\": %.2f, \"ns_per_character_max\": %.2f, "
-               "\"spread\": %.4f, \"stages\": {",
+               "\"spread\": %.4f, \"cpu_ns_per_character\": %.2f, \"stages\": {",
                p->printed ? ", " : "", r->name, r->threads, r->characters, r->runs, r->frames,
                r->characters_per_second, r->characters_per_second / r->threads, r->ns_per_character,
-               lo, hi, (hi - lo) / r->ns_per_character);
+               lo, hi, (hi - lo) / r->ns_per_character, r->cpu_ns_per_character);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
                    cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
@@ -117,9 +117,10 @@ static void print_result(const cb_workload_result *r, void *user)
         }
         printf("}, \"checksum\": \"%016llx\"}", (unsigned long long)r->checksum);
     } else {
-        printf("  %-24s %3u %7u %12.0f %10.1f %9.1f %9.1f %6.1f%% %9.1f", r->name, r->threads,
+        printf("  %-24s %3u %7u %12.0f %10.1f %9.1f %9.1f %6.1f%% %9.1f %8.1f", r->name, r->threads,
                r->characters, r->characters_per_second, r->ns_per_character, lo, hi,
-               100.0 * (hi - lo) / r->ns_per_character, r->ns_per_character * r->threads);
+               100.0 * (hi - lo) / r->ns_per_character, r->ns_per_character * r->threads,
+               r->cpu_ns_per_character);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf(" %7.1f", r->stage_ns_per_character[k]);
         }
@@ -230,8 +231,8 @@ static int run_workloads(const char *which, long threads, double scale, long run
         printf("crowdblend bench: isa %s, W = %u, %u threads available; %ld runs per workload, "
                "each the median frame of its run; output layout %s\n\n",
                b.isa, b.simd_width, all, runs, layout_name);
-        printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s", "workload", "thr", "chars", "chars/s",
-               "ns/char", "min", "max", "spread", "ns/char/c");
+        printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s %8s", "workload", "thr", "chars",
+               "chars/s", "ns/char", "min", "max", "spread", "ns/char/c", "cpu/char");
         printf(" %7s %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "post",
                "ltm", "checksum");
     }
@@ -246,7 +247,8 @@ static int run_workloads(const char *which, long threads, double scale, long run
     } else {
         printf("\n  (ns/char: wall ns per character, median run; min, max: the fastest and slowest "
                "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
-               "threads; stage columns: thread ns per character)\n\n");
+               "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
+               "at one thread; stage columns: thread ns per character)\n\n");
         print_scaling(results, n, false);
         print_overhead(results, n, false);
         print_beside(results, n);

@@ -92,8 +92,8 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     }
     cb_crowd *crowd = cb_scene_crowd(scene);
     const float dt = 1.0f / 60.0f;
-    double *frame_ns = malloc(frames * sizeof *frame_ns);
-    double run_ns[CB_WORKLOAD_MAX_RUNS];
+    double *frame_ns = malloc(2 * frames * sizeof *frame_ns), *cpu_ns = frame_ns + frames;
+    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
     if (frame_ns == NULL) {
         cb_scene_destroy(scene);
         return CB_ERR_OUT_OF_MEMORY;
@@ -107,14 +107,17 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     for (uint32_t r = 0; r < runs; ++r) {
         for (uint32_t f = 0; f < frames; ++f) {
             cb_scene_host_step(scene, dt);
-            uint64_t t0 = cb_now_ns();
+            uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
             cb_crowd_update(crowd, dt);
             frame_ns[f] = (double)(cb_now_ns() - t0);
+            cpu_ns[f] = (double)(cb_thread_cpu_ns() - c0);
         }
         run_ns[r] = run_median(frame_ns, frames);
+        run_cpu_ns[r] = run_median(cpu_ns, frames);
     }
     cb_crowd_stats st = cb_crowd_query_stats(crowd);
     set_timing(out, w->name, cb_scene_threads(scene), characters, run_ns, runs, frames);
+    out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
     uint64_t stage_total = 0;
     for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         stage_total += st.stage_ns[k];
@@ -315,8 +318,8 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
     p.phases = malloc(characters * sizeof(float));
     p.matrices = malloc((size_t)characters * p.floats * sizeof(float));
     p.poses = aligned_alloc(cb_simd_group_align(), p.pose_bytes * pool);
-    double *frame_ns = malloc(frames * sizeof *frame_ns);
-    double run_ns[CB_WORKLOAD_MAX_RUNS];
+    double *frame_ns = malloc(2 * frames * sizeof *frame_ns);
+    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
     cb_result r = CB_ERR_OUT_OF_MEMORY;
     if (p.phases != NULL && p.matrices != NULL && p.poses != NULL && frame_ns != NULL) {
         cb_prng rng = cb_prng_seed(7);
@@ -328,14 +331,17 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
         }
         for (uint32_t run = 0; run < runs; ++run) {
             for (uint32_t f = 0; f < frames; ++f) {
-                uint64_t t0 = cb_now_ns();
+                uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
                 cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
                 frame_ns[f] = (double)(cb_now_ns() - t0);
+                frame_ns[frames + f] = (double)(cb_thread_cpu_ns() - c0);
             }
             run_ns[run] = run_median(frame_ns, frames);
+            run_cpu_ns[run] = run_median(frame_ns + frames, frames);
         }
         memset(out, 0, sizeof *out);
         set_timing(out, "W1-plain", pool, characters, run_ns, runs, frames);
+        out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
         out->checksum =
             cb_fnv1a64(CB_FNV1A64_BASIS, p.matrices, (size_t)characters * p.floats * sizeof(float));
         r = CB_OK;

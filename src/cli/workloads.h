@@ -20,6 +20,11 @@ typedef struct cb_workload_result {
     double frame_ns_min, frame_ns_max;                    /* the fastest and slowest run */
     double characters_per_second;                         /* wall, from frame_ns */
     double ns_per_character;                              /* wall: frame_ns / characters */
+    /* CPU time of the calling thread per character, median over runs of each run's median
+     * frame: at one thread the whole frame's (a pool of one thread has no workers), which
+     * time spent waiting for the core on a shared machine does not inflate; at more threads
+     * only the caller's share. 0 where not measured (W0, W4). */
+    double cpu_ns_per_character;
     double stage_ns_per_character[_CB_CROWD_STAGE_COUNT]; /* thread time per character */
     double stage_share[_CB_CROWD_STAGE_COUNT];
     uint64_t checksum; /* hash of the last frame's outputs */
