@@ -85,7 +85,7 @@ static void model_matrices(const cb_ltm_job *job, size_t from, size_t to)
                                                                        : CB_MATRIX_LAYOUT_MAT4;
     cb_matrix_layout sl = job->skinning_layout == CB_MATRIX_LAYOUT_MAT3X4 ? CB_MATRIX_LAYOUT_MAT3X4
                                                                           : CB_MATRIX_LAYOUT_MAT4;
-    size_t mf = cb_ltm_matrix_floats(ml), sf = cb_ltm_matrix_floats(sl);
+    size_t mf = cb_ltm_layout_floats(ml), sf = cb_ltm_layout_floats(sl);
     for (size_t j = from; j < to; ++j) {
         mat4 x = local_matrix(job->local.ptr, j);
         int32_t p = s->parents[j];
