@@ -339,9 +339,8 @@ CB_INLINE void model_and_skinning(const cb_ltm_job *job, size_t from, size_t to)
     }
 }
 
-/* QTS goes to its kernel before the matrix loops' function body is entered: tested inside
- * model_only, the call made the matrix path save more registers (12 instructions more per
- * character for MAT4 in W1, callgrind). */
+/* QTS goes straight to its kernel (simd/model_qts.h, the whole skeleton); model_only's loops
+ * are the matrix layouts'. */
 void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                             cb_matrix_layout layout, float *model)
 {
