@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One result everywhere (issue 11): the checksums of `crowdblend demo --json` and of the
-`crowdblend bench --json` workloads W1, W2 and W5 must be the same bits for every run given,
-all computed here, in this run (nothing is compared with a stored value).
+`crowdblend bench --json` workloads W1, W2 and W5 (and W1, W2 with the compact output,
+`--layout qts`) must be the same bits for every run given, all computed here, in this run
+(nothing is compared with a stored value).
 
   checksums.py [--scale S] [--runs R] [--wrapper EMULATOR] [--each-set CMD] [LABEL=COMMAND ...]
 
@@ -75,9 +76,14 @@ def main():
                                     "--runs", str(a.bench_runs)], env)
             for w in bench["workloads"]:
                 sums.setdefault(w["name"], []).append((label, w["checksum"]))
+            qts = run_json(argv, ["bench", "--json", "--workloads", "W1,W2", "--layout", "qts",
+                                  "--threads", "1", "--scale", "%g" % a.scale,
+                                  "--runs", str(a.bench_runs)], env)
+            for w in qts["workloads"]:
+                sums.setdefault(w["name"] + " qts", []).append((label, w["checksum"]))
         except (RuntimeError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
             results.append((False, "%s: runs" % label, str(e)))
-    for name in ["demo", "W1", "W2", "W5"]:
+    for name in ["demo", "W1", "W2", "W5", "W1 qts", "W2 qts"]:
         got = sums.get(name, [])
         values = {c for _, c in got}
         ok = len(got) == len(runs) and len(values) == 1

@@ -682,8 +682,8 @@ static void follow_features_allocation_failures(void **state)
     wrong.lock.root_param[3] = NULL;
     expect_create(&wrong, CB_ERR_NULL_ARGUMENT, "root_param");
     wrong.lock = lock;
-    /* Locking reads the crowd's model matrices as MAT4: a 3x4 crowd is refused at create (it
-     * would have read its matrices as 4x4). */
+    /* Locking reads the crowd's model matrices as MAT4: a 3x4 or a qts crowd is refused at
+     * create (it would have read their floats as 4x4 matrices). */
     const cb_graph *graphs[1] = {g.graph};
     cb_crowd_desc cd = {.skeleton = cb_graph_skeleton(g.graph),
                         .capacity = 4,
@@ -698,6 +698,12 @@ static void follow_features_allocation_failures(void **state)
     assert_int_equal(cb_crowd_matrix_layout(g.crowd), CB_MATRIX_LAYOUT_MAT4);
     wrong.crowd = rows;
     expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "MAT4");
+    cb_crowd_destroy(rows);
+    cd.matrix_layout = CB_MATRIX_LAYOUT_QTS;
+    assert_int_equal(cb_crowd_create(&cd, &rows, NULL), CB_OK);
+    assert_int_equal(cb_crowd_matrix_layout(rows), CB_MATRIX_LAYOUT_QTS);
+    wrong.crowd = rows;
+    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "matrix_layout MAT4");
     cb_crowd_destroy(rows);
     for (int n = 0;; ++n) {
         counting_alloc c = {.left = n};

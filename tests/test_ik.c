@@ -344,6 +344,8 @@ static void ik_two_bone_job_validity(void **state)
         {CB_ERR_INVALID_ARGUMENT, "soften"},       /* 26 */
         {CB_ERR_INVALID_ARGUMENT, "soften"},       /* 27 */
         {CB_ERR_INVALID_ARGUMENT, "no output"},    /* 28 */
+        {CB_ERR_INVALID_ARGUMENT, "QTS"},          /* 29: not a matrix */
+        {CB_ERR_INVALID_ARGUMENT, "QTS"},          /* 30: also without a model */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ik_two_bone_job j = good;
@@ -434,6 +436,13 @@ static void ik_two_bone_job_validity(void **state)
             break;
         case 28:
             j.out = (cb_xform_group_span){NULL, 0}, j.result = NULL;
+            break;
+        case 29:
+            j.model_layout = CB_MATRIX_LAYOUT_QTS;
+            j.model = (cb_float_cspan){w.model, w.n * 16};
+            break;
+        case 30:
+            j.model_layout = CB_MATRIX_LAYOUT_QTS;
             break;
         }
         cb_error err = {0};
@@ -1910,6 +1919,7 @@ static void ik_aim_job_validity(void **state)
         {CB_ERR_NULL_ARGUMENT, "corrections"},        /* 28 */
         {CB_ERR_SPAN_TOO_SHORT, "corrections"},       /* 29 */
         {CB_ERR_INVALID_ARGUMENT, "no output"},       /* 30 */
+        {CB_ERR_INVALID_ARGUMENT, "QTS"},             /* 31 */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ik_aim_job j = c.job;
@@ -2008,6 +2018,10 @@ static void ik_aim_job_validity(void **state)
             j.out = (cb_xform_group_span){NULL, 0};
             j.corrections = (cb_float_span){NULL, 0};
             j.result = NULL;
+            break;
+        case 31:
+            j.model_layout = CB_MATRIX_LAYOUT_QTS;
+            j.model = (cb_float_cspan){w.model, w.n * 16};
             break;
         }
         cb_error err = {0};

@@ -1,12 +1,14 @@
 /* ltm: the local-to-model job. Validity table; model matrices (both layouts), skinning matrices
  * and model-space TRS against a double-precision reference, for the SIMD job and its scalar
- * _ref twin; joint ranges; padding lanes that never leak. */
+ * _ref twin; joint ranges; padding lanes that never leak; the QTS layout is the qts kernels'
+ * output (simd/model_qts.h, whose own test holds them to double), also over joint ranges. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "anim_test.h"
 #include "ltm/ltm_impl.h"
+#include "simd/model_qts.h"
 #include "test_util.h"
 
 /* Errors in model space, relative to the largest element of the matrix (random skeletons have
@@ -137,6 +139,10 @@ static void ltm_job_validity(void **state)
         {CB_ERR_SPAN_TOO_SHORT, "skinning"},
         {CB_ERR_SPAN_TOO_SHORT, "model_xforms"},
         {CB_ERR_INVALID_ARGUMENT, "skinning needs model"},
+        {CB_ERR_INVALID_ARGUMENT, "skinning_layout QTS"},
+        {CB_ERR_INVALID_ARGUMENT, "skinning_layout QTS"},
+        {CB_ERR_INVALID_ARGUMENT, "model_layout QTS with skinning"},
+        {CB_ERR_SPAN_TOO_SHORT, "model"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         cb_ltm_job j = good;
@@ -201,6 +207,22 @@ static void ltm_job_validity(void **state)
             j.skinning = (cb_float_span){skin, n * 16};
             j.inverse_bind = (cb_float_cspan){c.ib, n * 16};
             break;
+        case 18: /* QTS is never a skinning layout, also without skinning */
+            j.skinning_layout = CB_MATRIX_LAYOUT_QTS;
+            break;
+        case 19:
+            j.skinning_layout = CB_MATRIX_LAYOUT_QTS;
+            j.skinning = (cb_float_span){skin, n * 16};
+            j.inverse_bind = (cb_float_cspan){c.ib, n * 16};
+            break;
+        case 20: /* a QTS model cannot be skinned */
+            j.model_layout = CB_MATRIX_LAYOUT_QTS;
+            j.skinning = (cb_float_span){skin, n * 16};
+            j.inverse_bind = (cb_float_cspan){c.ib, n * 16};
+            break;
+        case 21:
+            j.model_layout = CB_MATRIX_LAYOUT_QTS, j.model.count = n * 8 - 1;
+            break;
         }
         cb_error err = {0};
         cb_result got = cb_ltm_job_run(&j, &err);
@@ -217,6 +239,7 @@ static void ltm_job_validity(void **state)
     assert_int_equal(cb_ltm_matrix_floats(CB_MATRIX_LAYOUT_MAT4), 16);
     assert_int_equal(cb_ltm_matrix_floats(_CB_MATRIX_LAYOUT_DEFAULT), 16);
     assert_int_equal(cb_ltm_matrix_floats(CB_MATRIX_LAYOUT_MAT3X4), 12);
+    assert_int_equal(cb_ltm_matrix_floats(CB_MATRIX_LAYOUT_QTS), 8);
     assert_int_equal(cb_ltm_matrix_floats(_CB_MATRIX_LAYOUT_COUNT), 0);
     free(model), free(skin), free(xf), free(before);
     case_free(&c);
@@ -441,6 +464,85 @@ static void ltm_over_characters_matches_the_job(void **state)
     }
 }
 
+/* The QTS layout: the SIMD job gives cb_model_qts_run's bits and the reference job the
+ * prototype's (the same bits, model_qts.c), whole and over joint ranges cut anywhere (within
+ * a group, at a group's edge, empty), with model_xforms beside it unchanged; nothing past the
+ * joint count is written. Random skeletons of 1 to 40 joints, uniform scales. */
+static void ltm_qts_is_the_qts_kernel(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    const int runs = (int)cb_test_scaled(60, 10);
+    for (int it = 0; it < runs; ++it) {
+        ltm_case c = case_make(&r, 1 + cb_prng_below(&r, 40), true);
+        const size_t n = c.n;
+        float *want = malloc((n * 8 + 8) * sizeof(float));
+        float *want_ref = malloc(n * 8 * sizeof(float));
+        float *got = malloc((n * 8 + 8) * sizeof(float));
+        cb_xform *xf = malloc(n * sizeof *xf), *xf_alone = malloc(n * sizeof *xf_alone);
+        assert_true(want && want_ref && got && xf && xf_alone);
+        cb_model_qts_run(c.s, c.local, want);
+        cb_model_qts_run_ref(c.s, c.local, want_ref);
+        assert_memory_equal(want, want_ref, n * 8 * sizeof(float));
+        cb_ltm_job alone = {
+            .skeleton = c.s, .local = {c.local, c.groups}, .model_xforms = {xf_alone, n}};
+        assert_int_equal(cb_ltm_job_run(&alone, NULL), CB_OK);
+        for (int path = 0; path < 2; ++path) {
+            /* Whole, with model_xforms. */
+            for (size_t k = 0; k < n * 8 + 8; ++k) {
+                got[k] = NAN;
+            }
+            cb_ltm_job j = {.skeleton = c.s,
+                            .local = {c.local, c.groups},
+                            .model_layout = CB_MATRIX_LAYOUT_QTS,
+                            .model = {got, n * 8},
+                            .model_xforms = {xf, n}};
+            assert_int_equal(run(&j, path == 1), CB_OK);
+            CB_CHECK(memcmp(got, want, n * 8 * sizeof(float)) == 0,
+                     "path %d, %zu joints: QTS "
+                     "job differs from the kernel",
+                     path, n);
+            for (size_t k = 0; k < n; ++k) { /* by field: cb_xform has padding */
+                CB_CHECK(memcmp(xf[k].rotation, xf_alone[k].rotation, 4 * sizeof(float)) == 0 &&
+                             memcmp(xf[k].translation, xf_alone[k].translation,
+                                    3 * sizeof(float)) == 0 &&
+                             memcmp(xf[k].scale, xf_alone[k].scale, 3 * sizeof(float)) == 0,
+                         "path %d joint %zu: model_xforms changed", path, k);
+            }
+            for (size_t k = n * 8; k < n * 8 + 8; ++k) {
+                CB_CHECK(isnan(got[k]), "path %d: float %zu past the joints written", path, k);
+            }
+            /* Three ranges [0, a), [a, b), [b, n) in this order: the same bits. */
+            size_t a = cb_prng_below(&r, (uint32_t)n + 1), b = cb_prng_below(&r, (uint32_t)n + 1);
+            if (a > b) {
+                size_t t = a;
+                a = b, b = t;
+            }
+            for (size_t k = 0; k < n * 8; ++k) {
+                got[k] = NAN;
+            }
+            const size_t cuts[4] = {0, a, b, n};
+            for (int p = 0; p < 3; ++p) {
+                cb_ltm_job part = {.skeleton = c.s,
+                                   .local = {c.local, c.groups},
+                                   .from = (uint32_t)cuts[p],
+                                   .to = (uint32_t)cuts[p + 1],
+                                   .model_layout = CB_MATRIX_LAYOUT_QTS,
+                                   .model = {got, n * 8}};
+                if (cuts[p + 1] == 0) {
+                    continue; /* to = 0 means the joint count */
+                }
+                assert_int_equal(run(&part, path == 1), CB_OK);
+            }
+            CB_CHECK(memcmp(got, want, n * 8 * sizeof(float)) == 0,
+                     "path %d, %zu joints, ranges cut at %zu and %zu: differs from the whole run",
+                     path, n, a, b);
+        }
+        free(want), free(want_ref), free(got), free(xf), free(xf_alone);
+        case_free(&c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +551,7 @@ int main(void)
         cmocka_unit_test(ltm_model_xforms_match_double_reference),
         cmocka_unit_test(ltm_padding_lanes_never_leak),
         cmocka_unit_test(ltm_over_characters_matches_the_job),
+        cmocka_unit_test(ltm_qts_is_the_qts_kernel),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -146,7 +146,10 @@ typedef struct cb_crowd_desc {
     uint32_t thread_count;
     /** Characters per job. Default 64; rounded up to a multiple of cb_simd_width(). */
     uint32_t batch_size;
-    /** Layout of the model-space matrices. Default CB_MATRIX_LAYOUT_MAT4. */
+    /** Layout of the model-space matrices. Default CB_MATRIX_LAYOUT_MAT4. CB_MATRIX_LAYOUT_QTS
+     *  (8 floats per joint: rotation, translation, uniform scale; crowdblend/ltm.h) is for
+     *  hosts that skin with quaternions: not with inverse_binds, and foot locking (follow.h)
+     *  refuses it. */
     cb_matrix_layout matrix_layout;
     /** Host buffer for kind 0's matrices: the character at dense index i writes joint_count
      *  matrices at (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates. Other
@@ -160,7 +163,7 @@ typedef struct cb_crowd_desc {
      *  exactly joint_count x 16), finite, affine (bottom row 0 0 0 1 within 1e-6) and
      *  invertible; copied. Empty (default): no skinning matrices. */
     cb_float_cspan inverse_binds;
-    /** Layout of the skinning matrices (needs inverse_binds). Default CB_MATRIX_LAYOUT_MAT4. */
+    /** Layout of the skinning matrices (needs inverse_binds): MAT4 (default) or MAT3X4. */
     cb_matrix_layout skinning_layout;
     /** Keep no model matrices, only skinning ones (needs inverse_binds; not with `matrices`):
      *  cb_crowd_matrices() then returns NULL. */

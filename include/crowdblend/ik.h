@@ -154,7 +154,7 @@ typedef struct cb_ik_two_bone_job {
      * computes what it needs from `pose`.
      */
     cb_float_cspan model;
-    /** Layout of `model` (default MAT4). */
+    /** Layout of `model`: MAT4 (default) or MAT3X4; QTS is refused (not a matrix). */
     cb_matrix_layout model_layout;
     uint32_t start_joint; /**< e.g. "thigh_l" or "upperarm_l" */
     uint32_t mid_joint;   /**< e.g. "calf_l" or "lowerarm_l": a descendant of start_joint */
@@ -194,7 +194,7 @@ typedef struct cb_ik_two_bone_job {
  * Checks a two-bone job without running it (the geometry of the pose is checked by run).
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (job, skeleton, pose; model with a count but no pointer),
  *         CB_ERR_SPAN_TOO_SHORT (pose, out, model), CB_ERR_MISALIGNED (pose, out),
- *         CB_ERR_INVALID_ARGUMENT (a joint index out of range, a bad model_layout, weight or
+ *         CB_ERR_INVALID_ARGUMENT (a joint index out of range, a bad or QTS model_layout, weight or
  *         soften outside [0, 1], a target or pole coordinate beyond CB_IK_MAX_COORDINATE, out
  *         overlapping pose partially, no output at all), CB_ERR_HIERARCHY (the joints do not form
  *         a chain), CB_ERR_NOT_FINITE (target, pole, mid_axis, weight or soften). err names the
@@ -279,7 +279,7 @@ typedef struct cb_ik_aim_job {
     cb_xform_group_span out;
     /** Optional model matrices of `pose`, as in cb_ik_two_bone_job (chain joints are read). */
     cb_float_cspan model;
-    /** Layout of `model` (default MAT4). */
+    /** Layout of `model`: MAT4 (default) or MAT3X4; QTS is refused (not a matrix). */
     cb_matrix_layout model_layout;
     /**
      * The chain, from the joint nearest the root to the end joint (e.g. spine_03, neck,
@@ -393,7 +393,7 @@ typedef struct cb_ik_orient_job {
     cb_xform_group_span out;
     /** Optional model matrices of `pose`, as in cb_ik_two_bone_job (the chain's are read). */
     cb_float_cspan model;
-    /** Layout of `model` (default MAT4). */
+    /** Layout of `model`: MAT4 (default) or MAT3X4; QTS is refused (not a matrix). */
     cb_matrix_layout model_layout;
     /** The lower body's joint: the hips' common parent, e.g. "pelvis". */
     uint32_t hip_joint;
@@ -510,7 +510,7 @@ typedef struct cb_ik_stride_job {
     cb_xform_group_span out;
     /** Optional model matrices of `pose`, as in cb_ik_two_bone_job. */
     cb_float_cspan model;
-    /** Layout of `model` (default MAT4). */
+    /** Layout of `model`: MAT4 (default) or MAT3X4; QTS is refused (not a matrix). */
     cb_matrix_layout model_layout;
     /** The joint whose ground projection the strides are measured from, e.g. "pelvis". */
     uint32_t hip_joint;

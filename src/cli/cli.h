@@ -54,6 +54,9 @@ void cb_opts_print_help(const char *usage, const cb_opt *opts);
 
 /* Monotonic time in nanoseconds. */
 uint64_t cb_now_ns(void);
+/* CPU time of the calling thread in nanoseconds (a system call: keep it out of timed loops'
+ * inner parts). */
+uint64_t cb_thread_cpu_ns(void);
 /* Median of n values (sorts them in place). */
 double cb_median(double *values, size_t n);
 

@@ -106,10 +106,10 @@ static void print_result(const cb_workload_result *r, void *user)
                "\"frames_per_run\": %u, \"characters_per_second\": %.0f, "
                "\"characters_per_second_per_core\": %.0f, \"ns_per_character\": %.2f, "
                "\"ns_per_character_min\": %.2f, \"ns_per_character_max\": %.2f, "
-               "\"spread\": %.4f, \"stages\": {",
+               "\"spread\": %.4f, \"cpu_ns_per_character\": %.2f, \"stages\": {",
                p->printed ? ", " : "", r->name, r->threads, r->characters, r->runs, r->frames,
                r->characters_per_second, r->characters_per_second / r->threads, r->ns_per_character,
-               lo, hi, (hi - lo) / r->ns_per_character);
+               lo, hi, (hi - lo) / r->ns_per_character, r->cpu_ns_per_character);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf("%s\"%s\": {\"ns_per_character\": %.2f, \"share\": %.4f}", k ? ", " : "",
                    cb_crowd_stage_name((cb_crowd_stage)k), r->stage_ns_per_character[k],
@@ -117,9 +117,10 @@ static void print_result(const cb_workload_result *r, void *user)
         }
         printf("}, \"checksum\": \"%016llx\"}", (unsigned long long)r->checksum);
     } else {
-        printf("  %-24s %3u %7u %12.0f %10.1f %9.1f %9.1f %6.1f%% %9.1f", r->name, r->threads,
+        printf("  %-24s %3u %7u %12.0f %10.1f %9.1f %9.1f %6.1f%% %9.1f %8.1f", r->name, r->threads,
                r->characters, r->characters_per_second, r->ns_per_character, lo, hi,
-               100.0 * (hi - lo) / r->ns_per_character, r->ns_per_character * r->threads);
+               100.0 * (hi - lo) / r->ns_per_character, r->ns_per_character * r->threads,
+               r->cpu_ns_per_character);
         for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
             printf(" %7.1f", r->stage_ns_per_character[k]);
         }
@@ -205,7 +206,18 @@ static void print_beside(const cb_workload_result *res, size_t n)
     }
 }
 
-static int run_workloads(const char *which, long threads, double scale, long runs, bool json)
+/* The output layouts `--layout` takes, by name. */
+static const struct {
+    const char *name;
+    cb_matrix_layout layout;
+} layouts[] = {
+    {"mat4", CB_MATRIX_LAYOUT_MAT4},
+    {"mat3x4", CB_MATRIX_LAYOUT_MAT3X4},
+    {"qts", CB_MATRIX_LAYOUT_QTS},
+};
+
+static int run_workloads(const char *which, long threads, double scale, long runs,
+                         cb_matrix_layout layout, const char *layout_name, bool json)
 {
     cb_build_info b = cb_query_build_info();
     uint32_t all = threads > 0 ? (uint32_t)threads : cb_jobs_query_desc(NULL).thread_count;
@@ -213,18 +225,19 @@ static int run_workloads(const char *which, long threads, double scale, long run
     static cb_workload_result results[MAX_RESULTS];
     print_ctx p = {json, 0};
     if (json) {
-        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"workloads\": [", b.isa, b.simd_width);
+        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"layout\": \"%s\", \"workloads\": [", b.isa,
+               b.simd_width, layout_name);
     } else {
         printf("crowdblend bench: isa %s, W = %u, %u threads available; %ld runs per workload, "
-               "each the median frame of its run\n\n",
-               b.isa, b.simd_width, all, runs);
-        printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s", "workload", "thr", "chars", "chars/s",
-               "ns/char", "min", "max", "spread", "ns/char/c");
+               "each the median frame of its run; output layout %s\n\n",
+               b.isa, b.simd_width, all, runs, layout_name);
+        printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s %8s", "workload", "thr", "chars",
+               "chars/s", "ns/char", "min", "max", "spread", "ns/char/c", "cpu/char");
         printf(" %7s %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "post",
                "ltm", "checksum");
     }
-    size_t n =
-        cb_workloads_run(which, all, scale, (uint32_t)runs, results, MAX_RESULTS, print_result, &p);
+    size_t n = cb_workloads_run(which, all, scale, (uint32_t)runs, layout, results, MAX_RESULTS,
+                                print_result, &p);
     if (json) {
         printf("], \"scaling\": {");
         print_scaling(results, n, true);
@@ -234,7 +247,8 @@ static int run_workloads(const char *which, long threads, double scale, long run
     } else {
         printf("\n  (ns/char: wall ns per character, median run; min, max: the fastest and slowest "
                "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
-               "threads; stage columns: thread ns per character)\n\n");
+               "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
+               "at one thread; stage columns: thread ns per character)\n\n");
         print_scaling(results, n, false);
         print_overhead(results, n, false);
         print_beside(results, n);
@@ -248,7 +262,7 @@ int cb_cmd_bench(int argc, char **argv)
     long elements = 4096, samples = 11, threads = 0, runs = 5;
     double scale = 1.0;
     const char *which = "W0,W1,W2,W5,W3,W4";
-    const char *pack = NULL;
+    const char *pack = NULL, *layout_name = "mat4";
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
@@ -258,6 +272,8 @@ int cb_cmd_bench(int argc, char **argv)
         {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
         {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},
+        {"layout", CB_OPT_STRING, &layout_name,
+         "the crowds' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout)"},
         {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
         {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
@@ -275,7 +291,7 @@ int cb_cmd_bench(int argc, char **argv)
     if (help) {
         cb_opts_print_help(
             "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--runs R] "
-            "[--json] | --kernels",
+            "[--layout mat4|mat3x4|qts] [--json] | --kernels",
             opts);
         return CB_EXIT_OK;
     }
@@ -302,5 +318,12 @@ int cb_cmd_bench(int argc, char **argv)
         fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
         return CB_EXIT_USAGE;
     }
-    return run_workloads(which, threads, scale, runs, json);
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
+        if (strcmp(layout_name, layouts[i].name) == 0) {
+            return run_workloads(which, threads, scale, runs, layouts[i].layout, layout_name, json);
+        }
+    }
+    fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
+            layout_name);
+    return CB_EXIT_USAGE;
 }

@@ -237,6 +237,7 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         .profile = d->profile,
         .keep_weights = d->keep_weights,
         .skip_root_motion = d->skip_root_motion,
+        .matrix_layout = d->matrix_layout,
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
         .events = s->graph != NULL || d->events,
     };

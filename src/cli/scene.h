@@ -40,6 +40,9 @@ typedef struct cb_scene_desc {
     float area;
     /* Leave root motion out (cb_crowd_desc.skip_root_motion): workload W6. */
     bool skip_root_motion;
+    /* The crowd's output layout (cb_crowd_desc.matrix_layout; 0: MAT4): `crowdblend bench
+     * --layout`. */
+    cb_matrix_layout matrix_layout;
 } cb_scene_desc;
 
 typedef struct cb_scene cb_scene;

@@ -71,7 +71,7 @@ static double run_median(double *frame_ns, uint32_t frames)
 }
 
 static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, double scale,
-                                    uint32_t runs, cb_workload_result *out)
+                                    uint32_t runs, cb_matrix_layout layout, cb_workload_result *out)
 {
     uint32_t characters = (uint32_t)fmax(1.0, w->characters * scale);
     uint32_t frames = w->frames;
@@ -84,6 +84,7 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
         .seed = 7,
         .graph = w->graph,
         .skip_root_motion = w->skip_root_motion,
+        .matrix_layout = layout,
     };
     cb_scene *scene = cb_scene_create(&sd);
     if (scene == NULL) {
@@ -91,8 +92,8 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     }
     cb_crowd *crowd = cb_scene_crowd(scene);
     const float dt = 1.0f / 60.0f;
-    double *frame_ns = malloc(frames * sizeof *frame_ns);
-    double run_ns[CB_WORKLOAD_MAX_RUNS];
+    double *frame_ns = malloc(2 * frames * sizeof *frame_ns), *cpu_ns = frame_ns + frames;
+    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
     if (frame_ns == NULL) {
         cb_scene_destroy(scene);
         return CB_ERR_OUT_OF_MEMORY;
@@ -106,14 +107,17 @@ static cb_result run_crowd_workload(const workload_def *w, uint32_t threads, dou
     for (uint32_t r = 0; r < runs; ++r) {
         for (uint32_t f = 0; f < frames; ++f) {
             cb_scene_host_step(scene, dt);
-            uint64_t t0 = cb_now_ns();
+            uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
             cb_crowd_update(crowd, dt);
             frame_ns[f] = (double)(cb_now_ns() - t0);
+            cpu_ns[f] = (double)(cb_thread_cpu_ns() - c0);
         }
         run_ns[r] = run_median(frame_ns, frames);
+        run_cpu_ns[r] = run_median(cpu_ns, frames);
     }
     cb_crowd_stats st = cb_crowd_query_stats(crowd);
     set_timing(out, w->name, cb_scene_threads(scene), characters, run_ns, runs, frames);
+    out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
     uint64_t stage_total = 0;
     for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         stage_total += st.stage_ns[k];
@@ -245,7 +249,8 @@ static cb_result run_solver_workload(cb_solver_kind kind, uint32_t threads, doub
 
 /* The same characters and clips as W1 (walk_f, run_f, walk_fr at weights 0.5, 0.3, 0.2, one
  * normalized phase per character advancing at the weight-averaged duration, as W1's sync group
- * does), each frame a cb_pose_blend_job and a cb_ltm_job per character into its 4x4 matrices,
+ * does), each frame a cb_pose_blend_job and a cb_ltm_job per character into its outputs (4x4
+ * matrices unless --layout says otherwise),
  * over the characters in chunks of 64 (the crowd's batch size) on a pool of the same size. No
  * parameters, weights, root motion or graph: the difference to W1 is the crowd runtime. */
 typedef struct plain {
@@ -255,8 +260,9 @@ typedef struct plain {
     float phase_step; /* per frame */
     float *phases;
     float *matrices;
-    cb_xform_group *poses; /* one per thread */
-    size_t joints, groups, pose_bytes;
+    cb_matrix_layout layout;
+    cb_xform_group *poses;                     /* one per thread */
+    size_t joints, groups, pose_bytes, floats; /* floats: per character */
 } plain;
 
 static void plain_chunk(void *user, size_t begin, size_t end, uint32_t thread_index)
@@ -275,13 +281,14 @@ static void plain_chunk(void *user, size_t begin, size_t end, uint32_t thread_in
         cb_pose_blend_job_run(&bj, NULL);
         cb_ltm_job lj = {.skeleton = p->skeleton,
                          .local = {pose, p->groups},
-                         .model = {p->matrices + i * p->joints * 16, p->joints * 16}};
+                         .model_layout = p->layout,
+                         .model = {p->matrices + i * p->floats, p->floats}};
         cb_ltm_job_run(&lj, NULL);
     }
 }
 
 static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t runs,
-                                    cb_workload_result *out)
+                                    cb_matrix_layout layout, cb_workload_result *out)
 {
     const uint32_t characters = (uint32_t)fmax(1.0, defs[0].characters * scale);
     const uint32_t frames = defs[0].frames;
@@ -293,7 +300,8 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
         cb_embedded_destroy(set);
         return CB_ERR_OUT_OF_MEMORY;
     }
-    plain p = {.skeleton = cb_embedded_skeleton(set), .weights = {0.5f, 0.3f, 0.2f}};
+    plain p = {
+        .skeleton = cb_embedded_skeleton(set), .weights = {0.5f, 0.3f, 0.2f}, .layout = layout};
     static const char *const names[3] = {"walk_f", "run_f", "walk_fr"};
     float duration = 0.0f;
     for (int k = 0; k < 3; ++k) {
@@ -305,12 +313,13 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
     p.joints = cb_skeleton_joint_count(p.skeleton);
     p.groups = cb_skeleton_group_count(p.skeleton);
     p.pose_bytes = cb_skeleton_pose_bytes(p.skeleton);
+    p.floats = p.joints * cb_ltm_matrix_floats(layout);
     uint32_t pool = cb_jobs_thread_count(jobs);
     p.phases = malloc(characters * sizeof(float));
-    p.matrices = malloc((size_t)characters * p.joints * 16 * sizeof(float));
+    p.matrices = malloc((size_t)characters * p.floats * sizeof(float));
     p.poses = aligned_alloc(cb_simd_group_align(), p.pose_bytes * pool);
-    double *frame_ns = malloc(frames * sizeof *frame_ns);
-    double run_ns[CB_WORKLOAD_MAX_RUNS];
+    double *frame_ns = malloc(2 * frames * sizeof *frame_ns);
+    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
     cb_result r = CB_ERR_OUT_OF_MEMORY;
     if (p.phases != NULL && p.matrices != NULL && p.poses != NULL && frame_ns != NULL) {
         cb_prng rng = cb_prng_seed(7);
@@ -322,16 +331,19 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
         }
         for (uint32_t run = 0; run < runs; ++run) {
             for (uint32_t f = 0; f < frames; ++f) {
-                uint64_t t0 = cb_now_ns();
+                uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
                 cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
                 frame_ns[f] = (double)(cb_now_ns() - t0);
+                frame_ns[frames + f] = (double)(cb_thread_cpu_ns() - c0);
             }
             run_ns[run] = run_median(frame_ns, frames);
+            run_cpu_ns[run] = run_median(frame_ns + frames, frames);
         }
         memset(out, 0, sizeof *out);
         set_timing(out, "W1-plain", pool, characters, run_ns, runs, frames);
-        out->checksum = cb_fnv1a64(CB_FNV1A64_BASIS, p.matrices,
-                                   (size_t)characters * p.joints * 16 * sizeof(float));
+        out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
+        out->checksum =
+            cb_fnv1a64(CB_FNV1A64_BASIS, p.matrices, (size_t)characters * p.floats * sizeof(float));
         r = CB_OK;
     }
     free(frame_ns), free(p.phases), free(p.matrices), free(p.poses);
@@ -395,7 +407,7 @@ static cb_result run_control_workload(uint32_t threads, double scale, uint32_t r
 /* ------------------------------------------------------------------------------------------ */
 
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
-                        cb_workload_result *results, size_t max_results,
+                        cb_matrix_layout layout, cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user)
 {
     runs = runs < 1 ? 1 : runs > CB_WORKLOAD_MAX_RUNS ? CB_WORKLOAD_MAX_RUNS : runs;
@@ -413,14 +425,15 @@ size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, u
             continue;
         }
         for (int v = 0; v < variant_count && n < max_results; ++v) {
-            if (run_crowd_workload(&defs[d], variants[v], scale, runs, &results[n]) == CB_OK) {
+            if (run_crowd_workload(&defs[d], variants[v], scale, runs, layout, &results[n]) ==
+                CB_OK) {
                 on_result(&results[n], user);
                 n++;
             }
         }
         /* W1's plain loop right after it, at the same thread counts. */
         for (int v = 0; d == 0 && v < variant_count && n < max_results; ++v) {
-            if (run_plain_workload(variants[v], scale, runs, &results[n]) == CB_OK) {
+            if (run_plain_workload(variants[v], scale, runs, layout, &results[n]) == CB_OK) {
                 on_result(&results[n], user);
                 n++;
             }

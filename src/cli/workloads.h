@@ -20,6 +20,11 @@ typedef struct cb_workload_result {
     double frame_ns_min, frame_ns_max;                    /* the fastest and slowest run */
     double characters_per_second;                         /* wall, from frame_ns */
     double ns_per_character;                              /* wall: frame_ns / characters */
+    /* CPU time of the calling thread per character, median over runs of each run's median
+     * frame: at one thread the whole frame's (a pool of one thread has no workers), which
+     * time spent waiting for the core on a shared machine does not inflate; at more threads
+     * only the caller's share. 0 where not measured (W0, W4). */
+    double cpu_ns_per_character;
     double stage_ns_per_character[_CB_CROWD_STAGE_COUNT]; /* thread time per character */
     double stage_share[_CB_CROWD_STAGE_COUNT];
     uint64_t checksum; /* hash of the last frame's outputs */
@@ -29,10 +34,10 @@ typedef struct cb_workload_result {
  * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime; "W0"
  * is a control of pure arithmetic on the pool, the scaling the machine allows right now) at
  * one thread and at all_threads, characters multiplied by scale, each `runs` times (each run
- * the median of its frames); calls on_result after each. Returns how many results were
- * stored. */
+ * the median of its frames); the crowds (and W1-plain's ltm jobs) output `layout` (0: MAT4).
+ * Calls on_result after each. Returns how many results were stored. */
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
-                        cb_workload_result *results, size_t max_results,
+                        cb_matrix_layout layout, cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user);
 
 #endif

@@ -23,6 +23,16 @@ cb_result cb_crowd_check_skinning_desc(const cb_crowd_desc *d, size_t joint_coun
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.skinning_layout %d",
                             (int)d->skinning_layout);
     }
+    /* QTS is for hosts that skin with quaternions in the shader: it takes the place of the
+     * skinning matrices, and the product with the inverse binds needs model matrices. */
+    if (d->skinning_layout == CB_MATRIX_LAYOUT_QTS || d->matrix_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_crowd_desc.%s is QTS, which does not go with inverse_binds: "
+                            "skinning matrices are MAT4 or MAT3X4, made from model matrices "
+                            "(a QTS output is skinned in the shader instead)",
+                            d->skinning_layout == CB_MATRIX_LAYOUT_QTS ? "skinning_layout"
+                                                                       : "matrix_layout");
+    }
     if (d->skinning_only && d->matrices != NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_crowd_desc.skinning_only keeps no model matrices, but matrices "

@@ -387,6 +387,14 @@ static cb_result check_io(const io_fields *f, cb_error *err)
                             "%s: model_layout %d is not a cb_matrix_layout", f->job,
                             (int)f->model_layout);
     }
+    /* model_frame reads matrices' columns; a qts output would need its own decoding, and its
+     * rotations are not the matrices the IK would otherwise see bit for bit. */
+    if (f->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: model_layout QTS is not read by IK (give MAT4 or MAT3X4 "
+                            "matrices, or no model)",
+                            f->job);
+    }
     if (f->model.ptr == NULL && f->model.count > 0) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: model has a count but no pointer",
                             f->job);

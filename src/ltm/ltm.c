@@ -14,20 +14,12 @@
 
 #include "base/scalar_math.h"
 #include "ltm/ltm_impl.h"
+#include "simd/model_qts.h"
 #include "simd/soa_mat.h"
 
 size_t cb_ltm_matrix_floats(cb_matrix_layout layout)
 {
-    switch (layout) {
-    case _CB_MATRIX_LAYOUT_DEFAULT:
-    case CB_MATRIX_LAYOUT_MAT4:
-        return 16;
-    case CB_MATRIX_LAYOUT_MAT3X4:
-        return 12;
-    case _CB_MATRIX_LAYOUT_COUNT:
-        break;
-    }
-    return 0;
+    return cb_ltm_layout_floats(layout);
 }
 
 static bool layout_ok(cb_matrix_layout l)
@@ -71,6 +63,11 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "ltm job: model_layout or skinning_layout is not a cb_matrix_layout");
     }
+    if (job->skinning_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: skinning_layout QTS is not a skinning layout (MAT4 or "
+                            "MAT3X4)");
+    }
     size_t to = job->to == 0 ? n : job->to;
     if (job->from > to || to > n) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -79,10 +76,10 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
     }
     cb_result r;
     if ((r = span_check(job->model.ptr, job->model.count,
-                        n * cb_ltm_matrix_floats(job->model_layout), "model (floats)", err)) !=
+                        n * cb_ltm_layout_floats(job->model_layout), "model (floats)", err)) !=
             CB_OK ||
         (r = span_check(job->skinning.ptr, job->skinning.count,
-                        n * cb_ltm_matrix_floats(job->skinning_layout), "skinning (floats)",
+                        n * cb_ltm_layout_floats(job->skinning_layout), "skinning (floats)",
                         err)) != CB_OK ||
         (r = span_check(job->inverse_bind.ptr, job->inverse_bind.count, n * 16,
                         "inverse_bind (floats)", err)) != CB_OK ||
@@ -101,6 +98,13 @@ cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
     if (job->skinning.ptr != NULL && job->model.ptr == NULL) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "ltm job: skinning needs model (it holds the parents' matrices)");
+    }
+    /* A qts output is what a quaternion-skinning shader takes in place of skinning matrices;
+     * the product with the inverse binds needs the model matrices themselves. */
+    if (job->skinning.ptr != NULL && job->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: model_layout QTS with skinning: skinning = model x "
+                            "inverse_bind needs model matrices (MAT4 or MAT3X4)");
     }
     *to_out = to;
     return CB_OK;
@@ -233,8 +237,8 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
                         cb_matrix_layout sl, bool skin)
 {
     const struct cb_skeleton *s = job->skeleton;
-    const size_t mf = cb_ltm_matrix_floats(ml);
-    const size_t sf = cb_ltm_matrix_floats(sl);
+    const size_t mf = cb_ltm_layout_floats(ml);
+    const size_t sf = cb_ltm_layout_floats(sl);
     float *model = job->model.ptr;
     CB_VF_ALIGNED float local[12 * CB_W];
     /* The last joint's model matrix stays in registers: in a skeleton laid out depth first the
@@ -335,11 +339,17 @@ CB_INLINE void model_and_skinning(const cb_ltm_job *job, size_t from, size_t to)
     }
 }
 
+/* QTS goes straight to its kernel (simd/model_qts.h, the whole skeleton); model_only's loops
+ * are the matrix layouts'. */
 void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                             cb_matrix_layout layout, float *model)
 {
     const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, model);
     CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
+    if (layout == CB_MATRIX_LAYOUT_QTS) {
+        cb_model_qts_run(skeleton, local, model);
+        return;
+    }
     model_only(&job, 0, skeleton->joint_count);
 }
 
@@ -360,6 +370,8 @@ cb_result cb_ltm_job_run(const cb_ltm_job *job, cb_error *err)
     }
     if (job->model.ptr != NULL && job->skinning.ptr != NULL) {
         model_and_skinning(job, job->from, to);
+    } else if (job->model.ptr != NULL && job->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        cb_model_qts_range(job->skeleton, job->local.ptr, job->from, to, job->model.ptr);
     } else if (job->model.ptr != NULL) {
         model_only(job, job->from, to);
     }

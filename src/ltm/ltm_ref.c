@@ -4,6 +4,7 @@
  * so "scalar" stays scalar. */
 #include "base/scalar_math.h"
 #include "ltm/ltm_impl.h"
+#include "simd/model_qts.h"
 
 /* Column-major 4x4 m[c][r]. */
 typedef struct mat4 {
@@ -70,15 +71,21 @@ static void store(float *p, const mat4 *x, cb_matrix_layout layout)
     }
 }
 
-/* Model matrices of joints [from, to) of the job (its `model` span), one joint at a time. */
+/* Model matrices of joints [from, to) of the job (its `model` span), one joint at a time. QTS
+ * goes to the scalar prototype of the qts kernels (simd/model_qts.h: plain float C despite the
+ * folder; the SIMD kernel gives its bits). */
 static void model_matrices(const cb_ltm_job *job, size_t from, size_t to)
 {
     const struct cb_skeleton *s = job->skeleton;
+    if (job->model_layout == CB_MATRIX_LAYOUT_QTS) {
+        cb_model_qts_range_ref(s, job->local.ptr, from, to, job->model.ptr);
+        return;
+    }
     cb_matrix_layout ml = job->model_layout == CB_MATRIX_LAYOUT_MAT3X4 ? CB_MATRIX_LAYOUT_MAT3X4
                                                                        : CB_MATRIX_LAYOUT_MAT4;
     cb_matrix_layout sl = job->skinning_layout == CB_MATRIX_LAYOUT_MAT3X4 ? CB_MATRIX_LAYOUT_MAT3X4
                                                                           : CB_MATRIX_LAYOUT_MAT4;
-    size_t mf = cb_ltm_matrix_floats(ml), sf = cb_ltm_matrix_floats(sl);
+    size_t mf = cb_ltm_layout_floats(ml), sf = cb_ltm_layout_floats(sl);
     for (size_t j = from; j < to; ++j) {
         mat4 x = local_matrix(job->local.ptr, j);
         int32_t p = s->parents[j];

@@ -83,14 +83,22 @@ static void compose(const float *p, const float q[4], const float t[3], float s,
 
 /* The previous joint's result stays in a local copy: in a depth-first skeleton it is usually
  * the parent, and reading it back from the output would put a store-to-load delay on every
- * link of the chain (ltm.c keeps its previous matrix in registers for the same reason). */
-void cb_model_qts_run_ref(const cb_skeleton *skeleton, const cb_xform_group *local, float *out)
+ * link of the chain (ltm.c keeps its previous matrix in registers for the same reason). A range
+ * starting at `from` > 0 starts that copy from joint from - 1 in the output: it is read only
+ * where it is the parent of `from`, and then it is an ancestor the caller has written. */
+void cb_model_qts_range_ref(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
+                            size_t to, float *out)
 {
     CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
-    const size_t n = cb_skeleton_joint_count(skeleton);
+    CB_ASSERT(from <= to && to <= cb_skeleton_joint_count(skeleton));
     const int32_t *parents = cb_skeleton_parents(skeleton);
     float prev[8] = {0, 0, 0, 1, 0, 0, 0, 1};
-    for (size_t j = 0; j < n; ++j) {
+    if (from > 0) {
+        for (int k = 0; k < 8; ++k) {
+            prev[k] = out[(from - 1) * 8 + k];
+        }
+    }
+    for (size_t j = from; j < to; ++j) {
         float q[4], t[3], s, o[8];
         local_at(local, j, q, t, &s);
         int32_t p = parents[j];
@@ -104,6 +112,11 @@ void cb_model_qts_run_ref(const cb_skeleton *skeleton, const cb_xform_group *loc
             out[j * 8 + k] = prev[k] = o[k];
         }
     }
+}
+
+void cb_model_qts_run_ref(const cb_skeleton *skeleton, const cb_xform_group *local, float *out)
+{
+    cb_model_qts_range_ref(skeleton, local, 0, cb_skeleton_joint_count(skeleton), out);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -220,13 +233,18 @@ CB_INLINE qts joint(const int32_t *parents, size_t j, const float *out, const qt
     return (qts){rotation(pp.r, &l), translation(&pp, ts), cb_col4_mul(pp.s, splat_w(ts))};
 }
 
-void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, float *out)
+/* Joints [from, to): the blocks of 4 start at a multiple of 4 (the transposes read whole
+ * blocks), and a range's first joint takes `prev` from the output, as in the prototype. Inlined
+ * into the whole-skeleton kernel with from = 0, so that one keeps its loop as it was. */
+CB_INLINE void qts_range(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
+                         size_t to, float *out)
 {
-    CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
-    const size_t n = cb_skeleton_joint_count(skeleton);
     const int32_t *parents = cb_skeleton_parents(skeleton);
     qts prev = {cb_col4_setr(0, 0, 0, 1), cb_col4_set1(0.0f), cb_col4_set1(1.0f)};
-    for (size_t j0 = 0; j0 < n; j0 += 4) {
+    if (from > 0) {
+        prev = qts_load(out + (from - 1) * 8);
+    }
+    for (size_t j0 = from / 4 * 4; j0 < to; j0 += 4) {
         /* W is a multiple of 4, so a block of 4 joints never straddles two groups; the padding
          * lanes of the last block are transposed but never used. */
         const struct cb_xform_group *g = &local[j0 / CB_W];
@@ -237,12 +255,27 @@ void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, 
         cb_mat4c ts =
             cb_mat4c_transpose((cb_mat4c){{cb_col4_loadu(g->tx + l), cb_col4_loadu(g->ty + l),
                                            cb_col4_loadu(g->tz + l), cb_col4_loadu(g->sx + l)}});
-        const size_t k1 = n - j0 < 4 ? n - j0 : 4;
-        for (size_t k = 0; k < k1; ++k) {
+        const size_t k0 = j0 < from ? from - j0 : 0;
+        const size_t k1 = to - j0 < 4 ? to - j0 : 4;
+        for (size_t k = k0; k < k1; ++k) {
             prev = joint(parents, j0 + k, out, &prev, q.c[k], ts.c[k]);
             qts_store(out + (j0 + k) * 8, &prev);
         }
     }
+}
+
+void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, float *out)
+{
+    CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
+    qts_range(skeleton, local, 0, cb_skeleton_joint_count(skeleton), out);
+}
+
+void cb_model_qts_range(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
+                        size_t to, float *out)
+{
+    CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
+    CB_ASSERT(from <= to && to <= cb_skeleton_joint_count(skeleton));
+    qts_range(skeleton, local, from, to, out);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -8,8 +8,9 @@
  * Composition along the hierarchy: q = q_parent q_local, s = s_parent s_local,
  * t = t_parent + s_parent rotate(q_parent, t_local); exact for uniform scales (a non-uniform
  * scale is taken from its x component: the layout cannot hold shear, which is why 4x4 stays the
- * default). Measured in bench/bench_outputs.c and docs/performance.md ("Compact outputs"); not
- * yet a cb_matrix_layout of the ltm job.
+ * default). Measured in bench/bench_outputs.c and docs/performance.md ("Compact outputs"); the
+ * ltm job's CB_MATRIX_LAYOUT_QTS (crowdblend/ltm.h) runs qts through these kernels, so a crowd
+ * can output it.
  *
  * Two kernels, one result: cb_model_qts_run (4-wide quaternion products, simd/col4.h) gives
  * the bits of the scalar prototype cb_model_qts_run_ref for every input without NaN (the same
@@ -53,6 +54,14 @@ void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, 
 
 /* The same through the scalar prototype, one joint and one float at a time: the reference. */
 void cb_model_qts_run_ref(const cb_skeleton *skeleton, const cb_xform_group *local, float *out);
+
+/* Joints [from, to) only (from <= to <= joint_count), as the ltm job's joint range: the results
+ * of those joints are the whole run's bits, provided that the ancestors of the range's joints
+ * before `from` already hold theirs in `out` (the kernels read them back). */
+void cb_model_qts_range(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
+                        size_t to, float *out);
+void cb_model_qts_range_ref(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
+                            size_t to, float *out);
 
 /* The same (through cb_model_qts_run), quantized to qts16 (joint_count * 8 int16); scratch:
  * joint_count * 8 floats (the unquantized transforms). */
