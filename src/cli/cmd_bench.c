@@ -245,10 +245,12 @@ static int run_workloads(const char *which, long threads, double scale, long run
         print_overhead(results, n, true);
         printf("]}\n");
     } else {
-        printf("\n  (ns/char: wall ns per character, median run; min, max: the fastest and slowest "
-               "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
-               "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
-               "at one thread; stage columns: thread ns per character)\n\n");
+        printf(
+            "\n  (ns/char: wall ns per character, median run; min, max: the fastest and slowest "
+            "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
+            "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
+            "at one thread; stage columns: wall ns per character spent in each stage, summed over "
+            "the threads, so preemption inflates them as it does ns/char)\n\n");
         print_scaling(results, n, false);
         print_overhead(results, n, false);
         print_beside(results, n);
