@@ -3,8 +3,11 @@
  * force over the grid rule of host.h; every root placed exactly where the spline puts its agent
  * (the file's (x, y, elevation) as the world's (x, elevation, -y)); the callbacks balanced; a
  * loop back to frame 0 and a jump into the middle starting again with the agents live there;
- * the --seconds cut; bad arguments and a file too long for the grid refused. */
+ * the --seconds cut; bad arguments and a file too long for the grid refused. The --gait rule
+ * that animate and serve share: an unknown clip, a clip in place (the Fox's), a walk with root
+ * motion (the embedded walk_f in a pack made here), and a graph without "rate". */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,10 @@ static const char CSV[] = "time,id,x,y\n"
                           "0.2,9,-3,1\n0.9,9,-3,2\n"
                           "0.0101,11,8,8\n";
 static const double RATE = 60.0;
+
+#ifndef CB_TEST_DATA_DIR
+#define CB_TEST_DATA_DIR "tests/data"
+#endif
 
 typedef struct world {
     cb_traj *traj;
@@ -228,12 +235,94 @@ static void host_bad_arguments(void **state)
     cb_traj_destroy(t);
 }
 
+/* cb_traj_host_find_gait: the pack's clip by name when its root moves forward at 0.1 m/s or
+ * more. The Fox's clips play in place; the embedded walk_f, saved into a pack here with the
+ * embedded skeleton and idle, moves at its own forward speed (read from the embedded clip). */
+static void host_find_gait(void **state)
+{
+    (void)state;
+    char why[1024];
+    cb_pack *fox = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_pack_load_file(CB_TEST_DATA_DIR "/packs/fox.cbpack", NULL, &fox, &err),
+                     CB_OK);
+    /* Unknown: the message lists every clip of the pack, in its order. */
+    assert_null(cb_traj_host_find_gait(fox, "Trot", why, sizeof why));
+    char want[1024];
+    int n = snprintf(want, sizeof want, "--gait: the pack has no clip 'Trot'; its clips:");
+    for (uint32_t k = 0; k < cb_pack_clip_count(fox); ++k) {
+        n += snprintf(want + n, sizeof want - (size_t)n, "%s '%s'", k ? "," : "",
+                      cb_clip_name(cb_pack_clip(fox, k)));
+    }
+    assert_string_equal(why, want);
+    /* Cut to the buffer, terminated, nothing written past it. */
+    char small[24 + 1];
+    small[24] = 'x';
+    assert_null(cb_traj_host_find_gait(fox, "Trot", small, 24));
+    assert_int_equal(strlen(small), 23);
+    assert_int_equal(strncmp(small, want, 23), 0);
+    assert_int_equal(small[24], 'x');
+    /* Every clip of the Fox plays in place: each is refused, pointing to the graph's warp. */
+    for (uint32_t k = 0; k < cb_pack_clip_count(fox); ++k) {
+        const cb_clip *c = cb_pack_clip(fox, k);
+        assert_true(cb_clip_query_root_motion(c).forward_mps < CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS);
+        assert_null(cb_traj_host_find_gait(fox, cb_clip_name(c), why, sizeof why));
+        assert_non_null(strstr(why, "it plays in place"));
+        assert_non_null(strstr(why, "rate_warp with \"speed_from\": \"positions\""));
+    }
+    cb_pack_destroy(fox);
+
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_clip *clips[2] = {cb_embedded_find_clip(set, "idle"),
+                               cb_embedded_find_clip(set, "walk_f")};
+    float walk = cb_clip_query_root_motion(clips[1]).forward_mps;
+    assert_true(walk >= CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS);
+    cb_pack_desc pd = {.skeleton = cb_embedded_skeleton(set), .clips = clips, .clip_count = 2};
+    size_t size = 0;
+    assert_int_equal(cb_pack_save_memory(&pd, NULL, 0, &size, &err), CB_OK);
+    void *bytes = malloc(size);
+    assert_int_equal(cb_pack_save_memory(&pd, bytes, size, &size, &err), CB_OK);
+    cb_pack *pack = NULL;
+    assert_int_equal(cb_pack_load_memory(bytes, size, NULL, &pack, &err), CB_OK);
+    uint32_t index = 0;
+    assert_int_equal(cb_pack_find_clip(pack, "walk_f", &index), CB_OK);
+    const cb_clip *gait = cb_traj_host_find_gait(pack, "walk_f", why, sizeof why);
+    assert_ptr_equal(gait, cb_pack_clip(pack, index));
+    assert_float_equal(cb_clip_query_root_motion(gait).forward_mps, walk, 1e-4f * walk);
+    assert_null(cb_traj_host_find_gait(pack, "idle", why, sizeof why));
+    assert_non_null(strstr(why, "--gait: clip 'idle' moves its root forward at"));
+
+    /* The graph must have "rate" for the warp to write. */
+    static const char WITH[] = "{\"name\": \"w\", \"parameters\": [{\"name\": \"rate\", "
+                               "\"default\": 1}], \"root\": \"c\", \"nodes\": {\"c\": "
+                               "{\"type\": \"clip\", \"clip\": \"walk_f\", "
+                               "\"speed_param\": \"rate\"}}}";
+    static const char WITHOUT[] = "{\"name\": \"w\", \"root\": \"c\", \"nodes\": {\"c\": "
+                                  "{\"type\": \"clip\", \"clip\": \"walk_f\"}}}";
+    cb_graph_json_desc jd = {.skeleton = cb_pack_skeleton(pack), .clips = &gait, .clip_count = 1};
+    cb_graph *with = NULL, *without = NULL;
+    assert_int_equal(cb_graph_load_json(WITH, strlen(WITH), &jd, &with, &err), CB_OK);
+    assert_int_equal(cb_graph_load_json(WITHOUT, strlen(WITHOUT), &jd, &without, &err), CB_OK);
+    why[0] = '\0';
+    assert_true(cb_traj_host_gait_graph(with, "with.json", why, sizeof why));
+    assert_string_equal(why, "");
+    assert_false(cb_traj_host_gait_graph(without, "without.json", why, sizeof why));
+    assert_non_null(strstr(why, "--gait: graph 'without.json' has no \"rate\" parameter"));
+    cb_graph_destroy(with);
+    cb_graph_destroy(without);
+    cb_pack_destroy(pack);
+    free(bytes);
+    cb_embedded_destroy(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(host_plan_and_every_frame),
         cmocka_unit_test(host_jump_and_cut),
         cmocka_unit_test(host_bad_arguments),
+        cmocka_unit_test(host_find_gait),
     };
     return CB_RUN_TESTS(tests);
 }

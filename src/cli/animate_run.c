@@ -137,35 +137,16 @@ static bool load_embedded(cb_animate_assets *a, float clip_rate_hz)
     return true;
 }
 
-/* Below this a clip's forward root speed is drift, not a gait: a rate of speed / gait would
- * always sit at its upper bound. */
-static const float MIN_GAIT_SPEED_MPS = 0.1f;
-
-/* The pack's clip `name` for the follower's playback-rate warp (--gait): it must exist and move
- * its root forward (cb_clip_query_root_motion), which clips that play in place do not. */
+/* The pack's clip `name` for the follower's playback-rate warp (--gait; the rule and its
+ * messages are the trajectory host's, shared with `crowdblend serve --gait`). */
 static bool find_gait(cb_animate_assets *a, const char *name)
 {
-    uint32_t index = 0;
-    if (cb_pack_find_clip(a->pack, name, &index) != CB_OK) {
-        fprintf(stderr, "crowdblend animate: --gait: the pack has no clip '%s'; its clips:", name);
-        for (uint32_t k = 0; k < cb_pack_clip_count(a->pack); ++k) {
-            fprintf(stderr, "%s '%s'", k ? "," : "", cb_clip_name(cb_pack_clip(a->pack, k)));
-        }
-        fprintf(stderr, "\n");
+    char why[1024]; /* an unknown name lists the pack's clips */
+    a->gait = cb_traj_host_find_gait(a->pack, name, why, sizeof why);
+    if (a->gait == NULL) {
+        fprintf(stderr, "crowdblend animate: %s\n", why);
         return false;
     }
-    const cb_clip *clip = cb_pack_clip(a->pack, index);
-    float forward = cb_clip_query_root_motion(clip).forward_mps;
-    if (!(forward >= MIN_GAIT_SPEED_MPS)) {
-        fprintf(stderr,
-                "crowdblend animate: --gait: clip '%s' moves its root forward at %.3g m/s (below "
-                "%.1f: it plays in place), so the follower cannot take the rate from its speed; "
-                "warp in the graph instead: a blend space's rate_warp with \"speed_from\": "
-                "\"positions\" (docs/trajectories.md, docs/graph.md)\n",
-                name, (double)forward, (double)MIN_GAIT_SPEED_MPS);
-        return false;
-    }
-    a->gait = clip;
     return true;
 }
 
@@ -485,12 +466,9 @@ static bool enable_features(run *r, cb_follow_desc *fd)
                                .stride = r->o->stride,
                                .max_stride = r->o->max_stride};
     cb_traj_host_enable_features(r->graph, &f, fd, &r->warp, &r->lock);
-    if (r->o->gait_named && !r->warp) {
-        fprintf(stderr,
-                "crowdblend animate: --gait: graph '%s' has no \"rate\" parameter for the "
-                "follower's playback rate (bind its clips' speed_param to a float \"rate\", "
-                "as examples/graphs/locomotion_follow.json does)\n",
-                r->o->graph);
+    char why[512];
+    if (r->o->gait_named && !cb_traj_host_gait_graph(r->graph, r->o->graph, why, sizeof why)) {
+        fprintf(stderr, "crowdblend animate: %s\n", why);
         return false;
     }
     if (r->lock && r->assets->feet_missing == NULL) { /* the IK's end joints: the feet */

@@ -3,6 +3,7 @@
 #include "traj/host.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/base_impl.h"
@@ -159,6 +160,48 @@ void cb_traj_host_agent_frames(const cb_traj_host *h, uint32_t agent, int64_t *f
 {
     *first = h->first_k[agent];
     *last = h->last_k[agent];
+}
+
+const cb_clip *cb_traj_host_find_gait(const cb_pack *pack, const char *name, char *why,
+                                      size_t why_size)
+{
+    uint32_t index = 0;
+    if (cb_pack_find_clip(pack, name, &index) != CB_OK) {
+        int n = snprintf(why, why_size, "--gait: the pack has no clip '%s'; its clips:", name);
+        for (uint32_t k = 0; k < cb_pack_clip_count(pack) && n >= 0 && (size_t)n < why_size; ++k) {
+            n += snprintf(why + n, why_size - (size_t)n, "%s '%s'", k ? "," : "",
+                          cb_clip_name(cb_pack_clip(pack, k)));
+        }
+        return NULL;
+    }
+    const cb_clip *clip = cb_pack_clip(pack, index);
+    float forward = cb_clip_query_root_motion(clip).forward_mps;
+    if (!(forward >= CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS)) {
+        snprintf(why, why_size,
+                 "--gait: clip '%s' moves its root forward at %.3g m/s (below %.1f: it plays in "
+                 "place), so the follower cannot take the rate from its speed; warp in the graph "
+                 "instead: a blend space's rate_warp with \"speed_from\": \"positions\" "
+                 "(docs/trajectories.md, docs/graph.md)",
+                 name, (double)forward, (double)CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS);
+        return NULL;
+    }
+    return clip;
+}
+
+bool cb_traj_host_gait_graph(const cb_graph *graph, const char *graph_name, char *why,
+                             size_t why_size)
+{
+    uint32_t index;
+    if (cb_graph_find_param(graph, "rate", &index) == CB_OK) {
+        return true;
+    }
+    snprintf(
+        why, why_size,
+        "--gait: graph '%s' has no \"rate\" parameter for the follower's playback rate (bind "
+        "its clips' speed_param to a float \"rate\", as examples/graphs/locomotion_follow.json "
+        "does)",
+        graph_name);
+    return false;
 }
 
 void cb_traj_host_enable_features(const cb_graph *graph, const cb_traj_host_features *f,

@@ -23,6 +23,7 @@
 #define CROWDBLEND_TRAJ_HOST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "crowdblend/crowdblend.h"
@@ -79,6 +80,23 @@ typedef struct cb_traj_host_features {
                                  "stride" (and "stride_x", "stride_z": the direction) */
     float max_stride;         /* its largest scale (0: the default) */
 } cb_traj_host_features;
+
+/* Below this a clip's forward root speed is drift, not a gait: a rate of speed / gait would
+ * always sit at its upper bound. */
+#define CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS 0.1f
+
+/* The pack's clip `name` as the follower's gait (the --gait of `crowdblend animate` and
+ * `crowdblend serve`): it must exist and move its root forward at CB_TRAJ_HOST_MIN_GAIT_SPEED_MPS
+ * or more (cb_clip_query_root_motion), which clips that play in place do not. NULL with the
+ * reason in why (why_size bytes, cut to fit; it starts "--gait: "): an unknown name lists the
+ * pack's clips, a clip in place points to the graph's rate_warp. */
+const cb_clip *cb_traj_host_find_gait(const cb_pack *pack, const char *name, char *why,
+                                      size_t why_size);
+
+/* Whether graph (named graph_name in the message) has the float "rate" parameter the warp with
+ * a named gait writes; false with the reason in why (starting "--gait: "). */
+bool cb_traj_host_gait_graph(const cb_graph *graph, const char *graph_name, char *why,
+                             size_t why_size);
 
 /* Sets fd->warp and fd->lock for the features graph has; says which in *warp and *lock (each
  * left as it was when its feature is off). */
