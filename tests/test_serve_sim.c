@@ -1,7 +1,7 @@
 /* The simulation side of `crowdblend serve` (src/serve/sim.h) without threads or sockets: every
  * control message applied to a real crowd, with its reply, and the frames it publishes decoded
  * and compared with the crowd's own matrices; the same for a crowd of Foxes from a pack (the
- * hello checked against Fox.glb, read here). */
+ * hello checked against Fox.glb, read here); --trajectories with a pack's --gait clip. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -11,6 +11,7 @@
 #include "crowdblend/crowdblend.h"
 #include "serve/sim.h"
 #include "test_util.h"
+#include "traj/traj.h"
 
 #ifndef CB_TEST_DATA_DIR
 #define CB_TEST_DATA_DIR "tests/data"
@@ -35,7 +36,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    char why[256];
+    char why[CB_SIM_WHY_BYTES];
     cb_sim_desc d = {.characters = START, .capacity = CAPACITY, .threads = 1, .seed = 3};
     f->sim = cb_sim_create(&d, why);
     if (f->sim == NULL) {
@@ -52,7 +53,7 @@ static int setup(void **state)
 static int setup_fox(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    char why[256];
+    char why[CB_SIM_WHY_BYTES];
     cb_error err = {0};
     if (cb_pack_load_file(FOX_PACK, NULL, &f->pack, &err) != CB_OK) {
         fprintf(stderr, "%s\n", err.message);
@@ -947,7 +948,7 @@ static void serve_sim_cesium_man_graph_file(void **state)
     cb_error err = {0};
     assert_int_equal(
         cb_pack_load_file(CB_TEST_DATA_DIR "/packs/cesium_man.cbpack", NULL, &pack, &err), CB_OK);
-    char why[256] = "";
+    char why[CB_SIM_WHY_BYTES] = "";
     cb_sim_desc d = {.characters = 4,
                      .threads = 1,
                      .pack = pack,
@@ -975,7 +976,7 @@ static void serve_sim_bad_pack_setups(void **state)
     cb_pack *pack = NULL, *bare = NULL;
     cb_error err = {0};
     assert_int_equal(cb_pack_load_file(FOX_PACK, NULL, &pack, &err), CB_OK);
-    char why[256] = "";
+    char why[CB_SIM_WHY_BYTES] = "";
     cb_sim_desc d = {.characters = 4, .threads = 1, .pack = pack, .graph = "locomotion_8dir"};
     assert_null(cb_sim_create(&d, why));
     CB_CHECK(strstr(why, "locomotion_8dir") != NULL, "why: %s", why);
@@ -994,6 +995,131 @@ static void serve_sim_bad_pack_setups(void **state)
     CB_CHECK(strstr(why, "stores no graph") != NULL, "why: %s", why);
     cb_pack_destroy(bare);
     cb_pack_destroy(pack);
+}
+
+/* The whole text of a file (NUL-terminated), or NULL. */
+static char *read_text(const char *path, size_t *length)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL) {
+        return NULL;
+    }
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    *length = fread(text, 1, (size_t)n, fp);
+    text[*length] = '\0';
+    fclose(fp);
+    return *length == (size_t)n ? text : (free(text), NULL);
+}
+
+/* --trajectories with a pack and --gait (docs/serve.md, "Trajectories"), on a pack made here
+ * from the embedded set (its skeleton and clips, walk_f moving its root forward) storing
+ * examples/graphs/locomotion_follow.json as "follow" and a one-clip graph without "rate" as
+ * "plain". With --gait walk_f the follower warps: every character's "rate" is the follower's
+ * clamp(s / g, 0.5, 1.35) (crowdblend/follow.h, default bounds), and not all are 1 (the file's
+ * pedestrians walk at many speeds); without it the pack's follower never writes the rate, which
+ * stays at the graph's default 1. The refusals: an unknown clip, a clip in place, --gait without
+ * trajectories, a start graph without "rate", and a switch to one (the old crowd runs on). */
+static void serve_sim_trajectories_pack_gait(void **state)
+{
+    (void)state;
+    cb_embedded *set = NULL;
+    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
+    const cb_clip *clips[64];
+    uint32_t count = cb_embedded_clip_count(set);
+    assert_true(count <= 64);
+    for (uint32_t k = 0; k < count; ++k) {
+        clips[k] = cb_embedded_clip(set, k);
+    }
+    size_t follow_length = 0;
+    char *follow = read_text(CB_TEST_EXAMPLES_DIR "/graphs/locomotion_follow.json", &follow_length);
+    assert_non_null(follow);
+    static const char PLAIN[] = "{\"name\": \"plain\", \"parameters\": [{\"name\": \"vx\"}, "
+                                "{\"name\": \"vy\"}], \"root\": \"c\", \"nodes\": {\"c\": "
+                                "{\"type\": \"clip\", \"clip\": \"walk_f\"}}}";
+    const cb_pack_graph graphs[2] = {{"follow", follow, follow_length},
+                                     {"plain", PLAIN, strlen(PLAIN)}};
+    cb_pack_desc pd = {.skeleton = cb_embedded_skeleton(set),
+                       .clips = clips,
+                       .clip_count = count,
+                       .graphs = graphs,
+                       .graph_count = 2};
+    cb_error err = {0};
+    size_t size = 0;
+    assert_int_equal(cb_pack_save_memory(&pd, NULL, 0, &size, &err), CB_OK);
+    void *bytes = malloc(size);
+    assert_int_equal(cb_pack_save_memory(&pd, bytes, size, &size, &err), CB_OK);
+    cb_pack *pack = NULL;
+    CB_CHECK(cb_pack_load_memory(bytes, size, NULL, &pack, &err) == CB_OK, "%s", err.message);
+    free(bytes);
+    free(follow);
+    cb_traj *traj = NULL;
+    CB_CHECK(cb_traj_load_file(CB_TEST_DATA_DIR "/trajectories/fzj_bottleneck_cut.csv", NULL, &traj,
+                               &err) == CB_OK,
+             "%s", err.message);
+
+    for (int with_gait = 0; with_gait < 2; ++with_gait) {
+        char why[CB_SIM_WHY_BYTES] = "";
+        cb_sim_desc d = {.threads = 1,
+                         .pack = pack,
+                         .graph = "follow",
+                         .traj = traj,
+                         .gait = with_gait ? "walk_f" : NULL};
+        cb_sim *sim = cb_sim_create(&d, why);
+        CB_CHECK(sim != NULL, "why: %s", why);
+        fixture f = {.sim = sim};
+        for (int k = 0; k < 60; ++k) {
+            cb_sim_tick(sim);
+        }
+        uint32_t n = cb_crowd_count(crowd(&f), 0), off_one = 0;
+        assert_true(n > 0);
+        const float *rate = column(&f, "rate");
+        for (uint32_t c = 0; c < n; ++c) {
+            if (with_gait) {
+                CB_CHECK(rate[c] >= 0.5f && rate[c] <= 1.35f, "rate[%u] = %g", c, (double)rate[c]);
+            } else {
+                CB_CHECK(rate[c] == 1.0f, "rate[%u] = %g without --gait", c, (double)rate[c]);
+            }
+            off_one += fabsf(rate[c] - 1.0f) > 1e-3f;
+        }
+        if (with_gait) {
+            CB_CHECK(off_one > 0, "no rate off 1 among %u characters", n);
+            /* A switch to a graph without "rate" is refused; the old crowd runs on. */
+            send_msg(&f, "{\"type\":\"switch_graph\",\"graph\":\"plain\"}");
+            CB_CHECK(replied(&f, "has no \\\"rate\\\" parameter"), "%s", f.reply.text);
+            cb_sim_tick(sim);
+            uint32_t p;
+            assert_int_equal(cb_crowd_find_param(crowd(&f), 0, "rate", &p), CB_OK);
+        }
+        cb_sim_destroy(sim);
+    }
+
+    static const struct {
+        const char *graph, *gait;
+        bool traj;
+        const char *why;
+    } bad[] = {
+        {"follow", "trot", true, "--gait: the pack has no clip 'trot'; its clips: 'idle',"},
+        {"follow", "idle", true, "--gait: clip 'idle' moves its root forward at 0 m/s (below 0.1"},
+        {"follow", "walk_f", false, "it needs a pack and trajectories"},
+        {"plain", "walk_f", true, "--gait: graph 'plain' has no \"rate\" parameter"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        char why[CB_SIM_WHY_BYTES] = "";
+        cb_sim_desc d = {.characters = 4,
+                         .threads = 1,
+                         .pack = pack,
+                         .graph = bad[k].graph,
+                         .traj = bad[k].traj ? traj : NULL,
+                         .gait = bad[k].gait};
+        assert_null(cb_sim_create(&d, why));
+        CB_CHECK(strstr(why, bad[k].why) != NULL, "case %zu, why: %s", k, why);
+    }
+    cb_traj_destroy(traj);
+    cb_pack_destroy(pack);
+    cb_embedded_destroy(set);
 }
 
 int main(void)
@@ -1017,6 +1143,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(serve_sim_fox_moves_in_place_clips, setup_fox, teardown),
         cmocka_unit_test(serve_sim_cesium_man_graph_file),
         cmocka_unit_test(serve_sim_bad_pack_setups),
+        cmocka_unit_test(serve_sim_trajectories_pack_gait),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -20,7 +20,7 @@ int cb_cmd_serve(int argc, char **argv)
     double seconds = 0.0, area = 200.0, max_turn = 0.0;
     const char *graph = NULL, *listen = "127.0.0.1:8080";
     const char *web_root = CB_SERVE_WEB_ROOT, *model = NULL, *pack_path = NULL;
-    const char *trajectories = NULL;
+    const char *trajectories = NULL, *gait = NULL;
     const cb_opt opts[] = {
         {"pack", CB_OPT_STRING, &pack_path,
          "run a pack's skeleton, clips and graphs instead of the embedded set (with --model: the "
@@ -53,6 +53,10 @@ int cb_cmd_serve(int argc, char **argv)
         {"max-turn", CB_OPT_DOUBLE, &max_turn,
          "with --trajectories: most the heading turns per second, rad/s (default 0: no limit; "
          "as crowdblend animate --max-turn)"},
+        {"gait", CB_OPT_STRING, &gait,
+         "with --trajectories and --pack: the pack's clip, moving its root forward, whose speed "
+         "the follower's playback-rate warp matches (the graph needs a \"rate\"; as crowdblend "
+         "animate --gait)"},
         {"verbose", CB_OPT_FLAG, &verbose, "print libwebsockets' notices"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
@@ -84,6 +88,11 @@ int cb_cmd_serve(int argc, char **argv)
     if (!(max_turn >= 0.0 && max_turn <= 1000.0) || (max_turn != 0.0 && trajectories == NULL)) {
         fprintf(stderr, "crowdblend serve: --max-turn must be in [0, 1000] rad/s, and is for "
                         "--trajectories\n");
+        return CB_EXIT_USAGE;
+    }
+    if (gait != NULL && (trajectories == NULL || pack_path == NULL)) {
+        fprintf(stderr, "crowdblend serve: --gait names a pack's clip for the follower: it needs "
+                        "--trajectories and --pack (the embedded set's gait is walk_f)\n");
         return CB_EXIT_USAGE;
     }
     /* Both files are checked now, so that a bad one stops the command with a clear message
@@ -125,6 +134,7 @@ int cb_cmd_serve(int argc, char **argv)
         .area = (float)area,
         .traj = traj,
         .max_turn_rps = (float)max_turn,
+        .gait = gait,
     };
     int code = cb_serve_run(&d);
     cb_traj_destroy(traj);

@@ -24,6 +24,7 @@ typedef struct cb_serve_desc {
     float area; /* half the side of the square where characters appear (m); 0: 200 */
     const struct cb_traj *traj; /* --trajectories (sim.h; not owned) */
     float max_turn_rps;         /* --max-turn: the heading's turn-rate limit with traj (sim.h) */
+    const char *gait;           /* --gait: the pack's clip the follower warps to (sim.h) */
 } cb_serve_desc;
 
 /* Runs the server until a signal or desc->seconds; prints "listening on http://HOST:PORT/"

@@ -515,7 +515,7 @@ int cb_serve_run(const cb_serve_desc *d)
         snprintf(model_url, sizeof model_url, "/models/%s", srv.model_name);
         srv.model_path = d->model;
     }
-    char why[256];
+    char why[CB_SIM_WHY_BYTES];
     cb_sim_desc sd = {
         .graph = d->graph,
         .characters = d->characters,
@@ -528,6 +528,7 @@ int cb_serve_run(const cb_serve_desc *d)
         .area = d->area,
         .traj = d->traj,
         .max_turn_rps = d->max_turn_rps,
+        .gait = d->gait,
     };
     srv.sim = cb_sim_create(&sd, why);
     if (srv.sim == NULL) {

@@ -19,6 +19,7 @@
 #include "cli/scene.h"
 #include "crowdblend/crowdblend.h"
 #include "serve/traj_source.h"
+#include "traj/host.h"
 
 enum { MAX_MACHINES = 8, MAX_MARKERS = 256, MAX_PARAMS = 256, ADD_IDS_REPLIED = 32 };
 
@@ -44,6 +45,7 @@ struct cb_sim {
     uint32_t *clamped_by_thread;
     cb_scene *scene;
     cb_serve_traj *traj; /* --trajectories: drives the scene's crowd instead of its host */
+    const cb_clip *gait; /* the follower's warp: --gait's clip, walk_f without a pack, or NULL */
     cb_crowd *crowd;
     const cb_graph *graph;
     const cb_skeleton *skeleton;
@@ -441,8 +443,9 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
         cb_scene_destroy(scene);
         return false;
     }
-    const cb_clip *gait = s->names != NULL ? cb_embedded_find_clip(s->names, "walk_f") : NULL;
-    if (s->traj != NULL && !cb_serve_traj_attach(s->traj, crowd, gait, why)) {
+    /* A named gait warps every graph run, so each must take the rate (as animate --gait). */
+    bool gait_ok = s->desc.gait == NULL || cb_traj_host_gait_graph(g, graph, why, 256);
+    if (!gait_ok || (s->traj != NULL && !cb_serve_traj_attach(s->traj, crowd, s->gait, why))) {
         free(ov);
         cb_scene_destroy(scene);
         return false;
@@ -476,7 +479,7 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     return true;
 }
 
-cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
+cb_sim *cb_sim_create(const cb_sim_desc *d, char why[CB_SIM_WHY_BYTES])
 {
     cb_sim *s = calloc(1, sizeof *s);
     if (s == NULL) {
@@ -521,6 +524,20 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[256])
         return NULL;
     }
     s->skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->names);
+    if (d->gait != NULL && (d->pack == NULL || d->traj == NULL)) {
+        snprintf(why, 256,
+                 "--gait names a pack's clip for the trajectories' follower: it needs "
+                 "a pack and trajectories");
+        cb_sim_destroy(s);
+        return NULL;
+    }
+    s->gait = d->gait != NULL    ? cb_traj_host_find_gait(d->pack, d->gait, why, CB_SIM_WHY_BYTES)
+              : s->names != NULL ? cb_embedded_find_clip(s->names, "walk_f")
+                                 : NULL; /* a pack without --gait: no warp (trajectories.md) */
+    if (d->gait != NULL && s->gait == NULL) {
+        cb_sim_destroy(s);
+        return NULL;
+    }
     s->joints = (uint32_t)cb_skeleton_joint_count(s->skeleton);
     if (s->joints > CB_FRAME_MAX_JOINTS) {
         snprintf(why, 256, "the skeleton has %u joints; frames carry at most %d", s->joints,

@@ -21,6 +21,7 @@ enum {
     CB_SIM_HELLO_BYTES = 1 << 17,
     CB_SIM_DETAILS_BYTES = 1 << 16,
     CB_SIM_EVENT_HISTORY = 16, /* events kept per subscription, so a slow client misses none */
+    CB_SIM_WHY_BYTES = 512,    /* cb_sim_create's reason (--gait's in-place refusal is long) */
 };
 
 typedef struct cb_sim_desc {
@@ -43,6 +44,10 @@ typedef struct cb_sim_desc {
     /* With traj: the follower's turn-rate limit on the heading (cb_follow_desc.max_turn_rps,
      * rad/s in [0, 1000]; 0: none), as `crowdblend animate --max-turn` sets it. */
     float max_turn_rps;
+    /* With traj and pack: the pack's clip whose forward root speed the follower's playback-rate
+     * warp matches (cb_traj_host_find_gait; every graph run then needs a "rate" parameter), as
+     * `crowdblend animate --gait` names it; NULL: the embedded set's walk_f, none for a pack. */
+    const char *gait;
 } cb_sim_desc;
 
 /* A command as it travels from the network thread: who sent it and what. */
@@ -79,7 +84,7 @@ typedef struct cb_sim_stats {
 typedef struct cb_sim cb_sim;
 
 /* Builds the scene and the boards. NULL on failure, with the reason in why. */
-cb_sim *cb_sim_create(const cb_sim_desc *desc, char why[256]);
+cb_sim *cb_sim_create(const cb_sim_desc *desc, char why[CB_SIM_WHY_BYTES]);
 void cb_sim_destroy(cb_sim *sim);
 
 /* Starts the thread that steps at CB_SIM_HZ; notify(user) runs on it after each publication

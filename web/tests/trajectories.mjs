@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { ok, done, until, serve } from './harness.mjs';
 import { decodeFrame } from '../public/js/protocol.js';
@@ -25,6 +26,22 @@ for (const [path, message] of [[join(dir, 'missing.csv'), 'cannot open'], [broke
     `a bad trajectory file stops serve before it listens: ${message}`, JSON.stringify(r.stderr.trim()));
 }
 rmSync(dir, { recursive: true });
+
+// ---- --gait: a pack's clip for the follower's warp, refused as `crowdblend animate --gait` ---
+// Every Fox clip plays in place (tests/data/packs/README.md); serve_sim (tests/test_serve_sim.c)
+// checks the warp with a clip that walks.
+const fox = fileURLToPath(new URL('../../tests/data/packs/fox.cbpack', import.meta.url));
+for (const [args, code, message] of [
+  [['--gait', 'Walk'], 2, 'it needs --trajectories and --pack'],
+  [['--trajectories', file, '--gait', 'Walk'], 2, 'it needs --trajectories and --pack'],
+  [['--pack', fox, '--gait', 'Walk'], 2, 'it needs --trajectories and --pack'],
+  [['--trajectories', file, '--pack', fox, '--gait', 'Trot'], 1, "--gait: the pack has no clip 'Trot'; its clips: 'Survey', 'Walk', 'Run'"],
+  [['--trajectories', file, '--pack', fox, '--gait', 'Walk'], 1, 'it plays in place), so the follower cannot take the rate from its speed; warp in the graph instead'],
+]) {
+  const r = spawnSync(binary, ['serve', '--listen', '127.0.0.1:0', '--seconds', '5', ...args], { encoding: 'utf8' });
+  ok(r.status === code && r.stderr.includes(message) && !r.stdout.includes('listening'),
+    `serve ${args.filter((a) => a !== file && a !== fox).join(' ')}: exit ${code} before listening`, JSON.stringify(r.stderr.trim()));
+}
 
 // ---- the file, read here: agents, their samples, the 60 Hz grid -----------------------------
 const lines = readFileSync(file, 'utf8').trim().split('\n');
