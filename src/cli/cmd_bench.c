@@ -264,7 +264,7 @@ int cb_cmd_bench(int argc, char **argv)
     long elements = 4096, samples = 11, threads = 0, runs = 5;
     double scale = 1.0;
     const char *which = "W0,W1,W2,W5,W3,W4";
-    const char *pack = NULL, *layout_name = "mat4";
+    const char *pack = NULL, *layout_name = NULL; /* NULL: mat4, and --layout not given */
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads"},
@@ -275,7 +275,8 @@ int cb_cmd_bench(int argc, char **argv)
         {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
         {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},
         {"layout", CB_OPT_STRING, &layout_name,
-         "the crowds' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout)"},
+         "the workloads' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout); not with "
+         "--pack or --kernels"},
         {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
         {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
@@ -285,6 +286,26 @@ int cb_cmd_bench(int argc, char **argv)
         {0},
     };
     if (!cb_opts_parse("crowdblend bench", argc, argv, 2, opts, NULL, 0, NULL)) {
+        return CB_EXIT_USAGE;
+    }
+    /* --layout is the workloads' crowds' output: checked first, and refused where nothing
+     * would use it (the pack's frame keeps MAT4, the kernels build no crowd) rather than
+     * ignored. */
+    const size_t layout_count = sizeof layouts / sizeof layouts[0];
+    size_t layout = 0; /* mat4 when not given */
+    while (layout_name != NULL && layout < layout_count &&
+           strcmp(layout_name, layouts[layout].name) != 0) {
+        ++layout;
+    }
+    if (!help && layout == layout_count) {
+        fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
+                layout_name);
+        return CB_EXIT_USAGE;
+    }
+    if (!help && layout_name != NULL && (pack != NULL || kernels)) {
+        fprintf(stderr,
+                "crowdblend bench: --layout sets the workloads' output layout: not with %s\n",
+                pack != NULL ? "--pack (its frame writes MAT4)" : "--kernels");
         return CB_EXIT_USAGE;
     }
     if (pack != NULL && !help) {
@@ -320,12 +341,6 @@ int cb_cmd_bench(int argc, char **argv)
         fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
         return CB_EXIT_USAGE;
     }
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
-        if (strcmp(layout_name, layouts[i].name) == 0) {
-            return run_workloads(which, threads, scale, runs, layouts[i].layout, layout_name, json);
-        }
-    }
-    fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
-            layout_name);
-    return CB_EXIT_USAGE;
+    return run_workloads(which, threads, scale, runs, layouts[layout].layout, layouts[layout].name,
+                         json);
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""`crowdblend bench` option checks: --layout applies to the workloads only, so with --pack
+(a pack's own frame, always MAT4) or --kernels (no crowd) it is refused rather than ignored,
+and a layout that is not mat4, mat3x4 or qts is refused whatever else is given. Exit 2 and a
+message naming the option, nothing on stdout. Prints TAP. Usage: test_cli_bench.py [WRAPPER...] CMD"""
+import os
+import subprocess
+import sys
+
+from tap import case, finish
+
+CMD = sys.argv[1:]
+PACK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "packs", "fox.cbpack")
+
+
+def bench(*args):
+    return subprocess.run(CMD + ["bench"] + list(args), capture_output=True, text=True,
+                          timeout=120)
+
+
+def refused(p, *words):
+    assert p.returncode == 2, "exit %d, want 2 (stderr %r)" % (p.returncode, p.stderr[-300:])
+    assert p.stdout == "", "something was measured: %r" % p.stdout[:300]
+    for w in words:
+        assert w in p.stderr, "stderr %r lacks %r" % (p.stderr[-300:], w)
+
+
+@case("--layout with --pack is refused (the pack's frame keeps MAT4)")
+def _():
+    for layout in ["qts", "mat3x4", "mat4"]:
+        refused(bench("--pack", PACK, "--layout", layout), "--layout", "--pack")
+
+
+@case("--layout with --kernels is refused (the kernels time no crowd)")
+def _():
+    refused(bench("--kernels", "--layout", "qts", "--elements", "16", "--samples", "1"),
+            "--layout", "--kernels")
+
+
+@case("an unknown --layout is refused before anything runs, with --kernels or --pack too")
+def _():
+    refused(bench("--layout", "mat5", "--workloads", "W1"), "--layout", "mat5")
+    refused(bench("--kernels", "--layout", "mat5", "--elements", "16", "--samples", "1"),
+            "--layout")
+    refused(bench("--pack", PACK, "--layout", "mat5"), "--layout")
+
+
+finish()
