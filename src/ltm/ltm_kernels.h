@@ -6,7 +6,8 @@
 #include "crowdblend/ltm.h"
 
 /* cb_ltm_job_run on valid arguments, every joint, model matrices only: the skeleton's groups of
- * `local` into joint_count matrices of `layout` (MAT4 or MAT3X4) at `model`. */
+ * `local` into joint_count elements of `layout` (MAT4, MAT3X4, or QTS's 8 floats through
+ * simd/model_qts.h) at `model`. */
 void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                             cb_matrix_layout layout, float *model);
 
