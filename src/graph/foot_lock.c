@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "assets/asset_layout.h"
 #include "graph/compile.h"
 #include "graph/runtime.h"
 
@@ -124,15 +125,10 @@ static cb_result lock_root(cb_graph_builder *b, const cb_graph_foot_lock_desc *d
     return r == CB_OK ? cb_graph_builder_float(b, d->root_yaw, what, &g->lock.yaw, err) : r;
 }
 
-/* Whether joint a is a strict ancestor of joint j. */
-static bool above(const int32_t *parents, int32_t a, uint32_t j)
+/* Whether joint a is a strict ancestor of joint j (the skeleton's own subtree test). */
+static bool above(const cb_skeleton *s, int32_t a, uint32_t j)
 {
-    for (int32_t p = parents[j]; p >= 0; p = parents[p]) {
-        if (p == a) {
-            return true;
-        }
-    }
-    return false;
+    return a >= 0 && (uint32_t)a != j && cb_skeleton_in_subtree(s, j, (size_t)a);
 }
 
 /* The pelvis drop: its bound, and the joint it moves, named or the legs' nearest common
@@ -142,7 +138,8 @@ static cb_result lock_pelvis(cb_graph_builder *b, const cb_graph_foot_lock_desc 
                              cb_error *err)
 {
     const char *what = "foot lock";
-    const int32_t *parents = cb_skeleton_parents(b->skeleton);
+    const cb_skeleton *sk = b->skeleton;
+    const int32_t *parents = cb_skeleton_parents(sk);
     const uint32_t legs = g->joint_count / 3;
     g->lock.pelvis_drop = d->pelvis_drop_m;
     g->lock.pelvis = GNONE;
@@ -168,14 +165,14 @@ static cb_result lock_pelvis(cb_graph_builder *b, const cb_graph_foot_lock_desc 
         a = (int32_t)j;
     }
     for (uint32_t l = 0; l < legs; ++l) {
-        while (d->pelvis_joint == NULL && a >= 0 && !above(parents, a, g->joints[3 * l])) {
+        while (d->pelvis_joint == NULL && a >= 0 && !above(sk, a, g->joints[3 * l])) {
             a = parents[a];
         }
         if (a < 0) {
             return cb_error_set(err, CB_ERR_HIERARCHY,
                                 "%s: the legs have no common ancestor for the pelvis drop", what);
         }
-        if (!above(parents, a, g->joints[3 * l])) {
+        if (!above(sk, a, g->joints[3 * l])) {
             return cb_error_set(err, CB_ERR_HIERARCHY,
                                 "%s: pelvis joint '%s' is not an ancestor of legs[%u]'s start "
                                 "joint",
