@@ -2,7 +2,7 @@
  * instruction counts and for wall-clock medians that two builds can interleave (docs/
  * performance.md, "The follow features' cost, second step"):
  *
- *   follow_probe CHARACTERS MODE FRAMES [WARMUP]
+ *   follow_probe CHARACTERS MODE FRAMES [WARMUP [NEAR_PERCENT]]
  *
  * MODE: w2 (the W2 blend-space crowd, the host writing the local velocity) or the feature bits
  * of follow_world_features (0 none, 1 warp, 2 lock, 4 turn limit, 8 orientation, 16 stride,
@@ -12,11 +12,13 @@
  * and the crowd's, the agents' motion outside. One thread. Count the timed frames' instructions
  * with
  *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=step_measured follow_probe ...
- * and divide by CHARACTERS x FRAMES. Prints one JSON line: the median CPU ns per
- * character of the timed frames, the shares of characters with the lower body turned and a
- * stride scale above 1 at the end, the crowd's output hash and a hash of the kept clip weights
- * (cb_crowd_weights, which the output hash does not cover; the feature worlds keep them), so
- * that two builds can be compared bit for bit. */
+ * and divide by CHARACTERS x FRAMES. NEAR_PERCENT (0 to 100, feature modes only) puts the graph's
+ * post-process under level of detail (follow_world_features_lod): that share of the characters
+ * at LOD 0, the rest above every step's max_lod (100 gives the bits of no NEAR_PERCENT). Prints one
+ * JSON line: the median CPU ns per character of the timed frames, the shares of characters with the
+ * lower body turned and a stride scale above 1 at the end, the crowd's output hash and a hash of
+ * the kept clip weights (cb_crowd_weights, which the output hash does not cover; the feature worlds
+ * keep them), so that two builds can be compared bit for bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,12 +98,14 @@ int main(int argc, char **argv)
     int mode = argc >= 4 && !w2 ? atoi(argv[2]) : 0;
     int frames = argc >= 4 ? atoi(argv[3]) : 0;
     int warmup = argc >= 5 ? atoi(argv[4]) : 120;
-    if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 63 || argc > 5) {
-        fprintf(stderr, "usage: follow_probe CHARACTERS w2|MODE FRAMES [WARMUP]\n");
+    int near = argc >= 6 ? atoi(argv[5]) : -1;
+    if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 63 || argc > 6 ||
+        (argc >= 6 && (near < 0 || near > 100 || w2))) {
+        fprintf(stderr, "usage: follow_probe CHARACTERS w2|MODE FRAMES [WARMUP [NEAR_PERCENT]]\n");
         return 2;
     }
     follow_world w;
-    bool ok = w2 ? follow_world_w2(&w, n, false) : follow_world_features(&w, n, mode);
+    bool ok = w2 ? follow_world_w2(&w, n, false) : follow_world_features_lod(&w, n, mode, near);
     double *ns = malloc((size_t)frames * sizeof *ns);
     if (!ok || ns == NULL) {
         fprintf(stderr, "follow_probe: setup failed\n");
@@ -123,10 +127,11 @@ int main(int argc, char **argv)
         warped += roots[i].warp_rad != 0.0f;
         strided += roots[i].stride > 1.0f;
     }
-    printf("{\"mode\": \"%s\", \"characters\": %u, \"frames\": %d, \"warmup\": %d, "
+    printf("{\"mode\": \"%s\", \"near_percent\": %d, \"characters\": %u, \"frames\": %d, "
+           "\"warmup\": %d, "
            "\"ns_per_character\": %.1f, \"warped\": %.3f, \"strided\": %.3f, "
            "\"hash\": \"%016llx\", \"weights_hash\": \"%016llx\"}\n",
-           argv[2], n, frames, warmup, ns[frames / 2], (double)warped / (double)n,
+           argv[2], near, n, frames, warmup, ns[frames / 2], (double)warped / (double)n,
            (double)strided / (double)n, (unsigned long long)cb_crowd_output_hash(w.crowd),
            weights_hash(&w));
     free(ns);

@@ -95,22 +95,56 @@ void follow_world_move(follow_world *w, uint32_t frame)
     }
 }
 
-/* The example graph's text, NUL-terminated, with `"pelvis_drop_m": 0.05` added to its foot_lock
- * step when `drop` (freed by the caller; NULL when out of memory). */
-static char *with_drop(const char *text, size_t length, bool drop)
+/* text with `add` inserted after every occurrence of `key` (a new string, freed by the caller;
+ * NULL when out of memory). text is freed. */
+static char *insert_after(char *text, const char *key, const char *add)
 {
-    static const char key[] = "\"type\": \"foot_lock\",", add[] = " \"pelvis_drop_m\": 0.05,";
-    char *out = malloc(length + sizeof add);
+    if (text == NULL) {
+        return NULL;
+    }
+    size_t count = 0, kl = strlen(key), al = strlen(add), length = strlen(text);
+    for (const char *p = strstr(text, key); p != NULL; p = strstr(p + kl, key)) {
+        ++count;
+    }
+    char *out = malloc(length + count * al + 1), *o = out;
+    const char *from = text;
+    for (const char *p = strstr(text, key); out != NULL && p != NULL; p = strstr(p + kl, key)) {
+        memcpy(o, from, (size_t)(p + kl - from));
+        o += p + kl - from;
+        memcpy(o, add, al);
+        o += al;
+        from = p + kl;
+    }
+    if (out != NULL) {
+        memcpy(o, from, strlen(from) + 1);
+    }
+    free(text);
+    return out;
+}
+
+/* The example graph's text, NUL-terminated, with `"pelvis_drop_m": 0.05` added to its foot_lock
+ * step when `drop`, and with `lod` a parameter "lod" as its lod_param and `"max_lod": 0` on
+ * every post-process step (freed by the caller; NULL when out of memory). */
+static char *example_text(const char *text, size_t length, bool drop, bool lod)
+{
+    char *out = malloc(length + 1);
     if (out == NULL) {
         return NULL;
     }
     memcpy(out, text, length);
     out[length] = '\0';
-    char *at = drop ? strstr(out, key) : NULL;
-    if (at != NULL) {
-        at += sizeof key - 1;
-        memmove(at + sizeof add - 1, at, (size_t)(out + length + 1 - at));
-        memcpy(at, add, sizeof add - 1);
+    if (drop) {
+        out = insert_after(out, "\"type\": \"foot_lock\",", " \"pelvis_drop_m\": 0.05,");
+    }
+    if (lod) {
+        out = insert_after(out, "\"name\": \"locomotion_follow\",", " \"lod_param\": \"lod\",");
+        out = insert_after(out, "\"parameters\": [", "{\"name\": \"lod\"}, ");
+        static const char *const steps[] = {"\"type\": \"orientation_warp\",",
+                                            "\"type\": \"stride_warp\",",
+                                            "\"type\": \"foot_lock\","};
+        for (int k = 0; k < 3; ++k) {
+            out = insert_after(out, steps[k], " \"max_lod\": 0,");
+        }
     }
     return out;
 }
@@ -120,6 +154,11 @@ static char *with_drop(const char *text, size_t length, bool drop)
  * warping, bit 5: the foot_lock step's pelvis drop, up to 5 cm), n characters added
  * through it. */
 bool follow_world_features(follow_world *w, uint32_t n, int mode)
+{
+    return follow_world_features_lod(w, n, mode, -1);
+}
+
+bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_percent)
 {
     memset(w, 0, sizeof *w);
     w->n = n;
@@ -135,7 +174,7 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode)
     }
     const cb_skeleton *sk = cb_embedded_skeleton(w->set);
     cb_graph_json_desc jd = {.skeleton = sk, .clips = clips, .clip_count = (uint32_t)count};
-    char *text = with_drop(ex->text, ex->length, mode & 32);
+    char *text = example_text(ex->text, ex->length, mode & 32, near_percent >= 0);
     cb_result r = text != NULL ? cb_graph_load_json(text, strlen(text), &jd, &w->graph, NULL)
                                : CB_ERR_OUT_OF_MEMORY;
     free(text);
@@ -183,6 +222,19 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode)
         float phase = (float)((i * 2654435761u) % 1000u) / 1000.0f;
         if (cb_follow_add(w->follow, phase, 0.0f, &ch) != CB_OK) {
             return false;
+        }
+    }
+    if (near_percent >= 0) {
+        /* near_percent of the characters at LOD 0, spread evenly over the dense order (so a
+         * batch mixes them), the others at LOD 1, above every step's max_lod */
+        uint32_t p;
+        if (cb_crowd_find_param(w->crowd, 0, "lod", &p) != CB_OK) {
+            return false;
+        }
+        float *lod = cb_crowd_param_column(w->crowd, 0, p);
+        for (uint32_t i = 0; i < n; ++i) {
+            uint64_t a = (uint64_t)i * (uint64_t)near_percent, b = a + (uint64_t)near_percent;
+            lod[i] = b / 100u > a / 100u ? 0.0f : 1.0f;
         }
     }
     return true;

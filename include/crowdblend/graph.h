@@ -29,8 +29,10 @@
  *   Events        markers crossed by active clips are reported per character per frame.
  *   Post-process  after blending, in order: two-bone IK and aim IK (crowdblend/ik.h) on the
  *                 local pose, targets from parameters (model space), each with an optional
- *                 weight parameter; a step of weight 0 costs nothing (IK level of detail);
- *                 orientation and stride warping; foot locking (state per character).
+ *                 weight parameter; a step of weight 0 costs nothing; orientation and
+ *                 stride warping; foot locking (state per character). Level of detail: a
+ *                 step may run only up to a LOD that a parameter gives per character
+ *                 (cb_graph_set_lod_param, cb_graph_lod_limit).
  *
  * OWNERSHIP
  *   Build descs and the builder copy what they are given (names, masks, solver nodes); nothing
@@ -435,6 +437,30 @@ CB_API cb_result cb_graph_add_state_machine(cb_graph_builder *b,
                                             const cb_graph_state_machine_desc *desc,
                                             cb_graph_node *out, cb_error *err);
 
+/**
+ * Level of detail of the post-process (docs/graph.md "Level of detail"). A graph may name one
+ * numeric parameter that carries each character's LOD (0: full detail, higher: coarser; the
+ * host writes it, e.g. from the distance to the camera). A step with a limit runs only for
+ * characters whose LOD is at most its max_lod; above it the step is exactly as at weight 0
+ * (skipped, the pose keeps its bits; a foot lock releases at once and keeps releasing, as its
+ * weight 0 does). A LOD that is NaN, infinite (read as 0, crowd.h) or negative counts as 0:
+ * full detail. Steps without a limit run at every LOD, and a graph without the parameter runs
+ * every step for every character.
+ * @return CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FOUND (no such parameter), CB_ERR_MISMATCH (a bool
+ *         or trigger), CB_ERR_INVALID_ARGUMENT (already built).
+ */
+CB_API cb_result cb_graph_set_lod_param(cb_graph_builder *b, const char *name, cb_error *err);
+
+/** A post-process step's level-of-detail limit. Zeroed: none, the step runs at every LOD. */
+typedef struct cb_graph_lod_limit {
+    /** Limit the step to max_lod (the graph then needs its LOD parameter,
+     *  cb_graph_set_lod_param: cb_graph_build refuses a limit without one, CB_ERR_NOT_FOUND). */
+    bool on;
+    /** The highest LOD the step runs at, finite and >= 0 (0: full detail only). Must stay 0
+     *  while `on` is false. */
+    float max_lod;
+} cb_graph_lod_limit;
+
 /** Post-process: two-bone IK (start, mid, end joints: e.g. shoulder, elbow, wrist). */
 typedef struct cb_graph_two_bone_ik_desc {
     const char *start_joint, *mid_joint, *end_joint;
@@ -452,6 +478,8 @@ typedef struct cb_graph_two_bone_ik_desc {
     /** Fraction of the chain's length beyond which the reach softens, (0, 1]. Default
      *  CB_IK_DEFAULT_SOFTEN; 1 disables softening. */
     float soften;
+    /** Level of detail: the highest LOD the step runs at (cb_graph_lod_limit). Default: none. */
+    cb_graph_lod_limit lod;
 } cb_graph_two_bone_ik_desc;
 
 /** Post-process: aim / look-at IK over a chain ending in a joint that should face a target. */
@@ -478,6 +506,8 @@ typedef struct cb_graph_aim_ik_desc {
     /** Largest turn in radians, (0, pi]. Default CB_IK_AIM_DEFAULT_ANGLE_LIMIT (pi: no
      *  limit). */
     float limit_rad;
+    /** Level of detail: the highest LOD the step runs at (cb_graph_lod_limit). Default: none. */
+    cb_graph_lod_limit lod;
 } cb_graph_aim_ik_desc;
 
 /**
@@ -504,6 +534,8 @@ typedef struct cb_graph_orientation_warp_desc {
     /** Largest turn, radians, (0, pi]: the parameter is clamped to it. Default
      *  CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT (90 degrees). */
     float limit_rad;
+    /** Level of detail: the highest LOD the step runs at (cb_graph_lod_limit). Default: none. */
+    cb_graph_lod_limit lod;
 } cb_graph_orientation_warp_desc;
 
 /** One leg of a stride warp: a two-bone chain as cb_graph_two_bone_ik_desc names it. */
@@ -538,6 +570,8 @@ typedef struct cb_graph_stride_warp_desc {
     const char *weight;
     /** Where each leg's reach softens, (0, 1]. Default CB_IK_DEFAULT_SOFTEN. */
     float soften;
+    /** Level of detail: the highest LOD the step runs at (cb_graph_lod_limit). Default: none. */
+    cb_graph_lod_limit lod;
 } cb_graph_stride_warp_desc;
 
 /** Most legs of a foot_lock step (the stride warp's limit). */
@@ -624,10 +658,13 @@ typedef struct cb_graph_foot_lock_desc {
      *  pelvis_drop_m is above 0 (a step without a drop needs none: a leg may start at the
      *  root). */
     const char *pelvis_joint;
+    /** Level of detail: the highest LOD the step runs at (cb_graph_lod_limit). Default: none. */
+    cb_graph_lod_limit lod;
 } cb_graph_foot_lock_desc;
 
 /** @return CB_ERR_NOT_FOUND (a joint or parameter), CB_ERR_MISMATCH (a parameter type),
- *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT,
+ *          CB_ERR_HIERARCHY (joints that do not form a chain), CB_ERR_INVALID_ARGUMENT (also a
+ *          lod.max_lod below 0, or set while lod.on is false), CB_ERR_NOT_FINITE (lod.max_lod),
  *          CB_ERR_TOO_MANY. */
 CB_API cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b,
                                           const cb_graph_two_bone_ik_desc *desc, cb_error *err);
@@ -687,7 +724,9 @@ CB_API cb_result cb_graph_set_root(cb_graph_builder *b, cb_graph_node root, cb_e
  * A builder builds once (the graph takes over its solvers); afterwards it can only be
  * destroyed, and further calls return CB_ERR_INVALID_ARGUMENT.
  * @return CB_ERR_TOO_FEW (no node), CB_ERR_MISMATCH (an additive clip node used outside an
- *         additive layer), CB_ERR_INVALID_ARGUMENT (already built), CB_ERR_OUT_OF_MEMORY.
+ *         additive layer), CB_ERR_NOT_FOUND (a post-process step with a LOD limit in a graph
+ *         without a LOD parameter, cb_graph_set_lod_param), CB_ERR_INVALID_ARGUMENT (already
+ *         built), CB_ERR_OUT_OF_MEMORY.
  */
 CB_API cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err);
 

@@ -158,6 +158,7 @@ cb_result cb_graph_builder_create(const cb_graph_builder_desc *desc, cb_graph_bu
     b->iks.elem = sizeof(gik);
     b->groups.elem = sizeof(bgroup);
     b->root = GNONE;
+    b->lod_param = GNONE;
     b->clips = cb_alloc(&b->allocator, (d.clip_count ? d.clip_count : 1) * sizeof(void *), 16);
     if (b->clips == NULL ||
         cb_name_table_init(&b->clip_names, &b->allocator, d.clip_count, clip_name_of, b) != CB_OK ||
@@ -1404,7 +1405,23 @@ static cb_result target_params(const cb_graph_builder *b, const char *const name
     return CB_OK;
 }
 
-static cb_result push_ik(cb_graph_builder *b, const gik *g, const char *what, cb_error *err)
+cb_result cb_graph_set_lod_param(cb_graph_builder *b, const char *name, cb_error *err)
+{
+    const char *what = "LOD parameter";
+    if (b == NULL || name == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: NULL argument", what);
+    }
+    if (b->built) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built",
+                            what);
+    }
+    return find_number(b, name, what, &b->lod_param, err);
+}
+
+/* A step with its LOD limit (cb_graph_lod_limit): none runs at any LOD (max_lod INFINITY, which
+ * no LOD is above). Whether the graph has its parameter is checked at build (compile.c). */
+static cb_result push_ik(cb_graph_builder *b, const gik *step, const cb_graph_lod_limit *lod,
+                         const char *what, cb_error *err)
 {
     if (b->built) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built",
@@ -1414,7 +1431,22 @@ static cb_result push_ik(cb_graph_builder *b, const gik *g, const char *what, cb
         return cb_error_set(err, CB_ERR_TOO_MANY, "%s: more than %d IK steps", what,
                             CB_GRAPH_MAX_IK);
     }
-    if (!vec_push(&b->allocator, &b->iks, g, 1, NULL)) {
+    if (!isfinite(lod->max_lod)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: max_lod is not finite", what);
+    }
+    if (!(lod->max_lod >= 0.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: max_lod (%g) must be >= 0", what,
+                            (double)lod->max_lod);
+    }
+    if (!lod->on && lod->max_lod != 0.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: max_lod (%g) is set but lod.on is false", what,
+                            (double)lod->max_lod);
+    }
+    gik g = *step;
+    g.lod_limited = lod->on;
+    g.max_lod = lod->on ? lod->max_lod : INFINITY;
+    if (!vec_push(&b->allocator, &b->iks, &g, 1, NULL)) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "%s", what);
     }
     return CB_OK;
@@ -1510,7 +1542,7 @@ cb_result cb_graph_add_two_bone_ik(cb_graph_builder *b, const cb_graph_two_bone_
         r = target_params(b, d->pole, what, "pole", g.pole, true, err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
-    return r != CB_OK ? r : push_ik(b, &g, what, err);
+    return r != CB_OK ? r : push_ik(b, &g, &d->lod, what, err);
 }
 
 cb_graph_aim_ik_desc cb_graph_query_aim_ik_desc(const cb_graph_aim_ik_desc *desc)
@@ -1566,7 +1598,7 @@ cb_result cb_graph_add_aim_ik(cb_graph_builder *b, const cb_graph_aim_ik_desc *d
         r = target_params(b, d->target, what, "target", g.target, false, err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
-    return r != CB_OK ? r : push_ik(b, &g, what, err);
+    return r != CB_OK ? r : push_ik(b, &g, &d->lod, what, err);
 }
 
 cb_graph_orientation_warp_desc
@@ -1621,7 +1653,7 @@ cb_result cb_graph_add_orientation_warp(cb_graph_builder *b,
         r = find_number(b, d->angle, what, &g.target[0], err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
-    return r != CB_OK ? r : push_ik(b, &g, what, err);
+    return r != CB_OK ? r : push_ik(b, &g, &d->lod, what, err);
 }
 
 cb_graph_stride_warp_desc cb_graph_query_stride_warp_desc(const cb_graph_stride_warp_desc *desc)
@@ -1686,7 +1718,7 @@ cb_result cb_graph_add_stride_warp(cb_graph_builder *b, const cb_graph_stride_wa
         r = find_number(b, d->direction[1], what, &g.target[2], err);
     if (r == CB_OK)
         r = find_optional_number(b, d->weight, what, &g.weight, err);
-    return r != CB_OK ? r : push_ik(b, &g, what, err);
+    return r != CB_OK ? r : push_ik(b, &g, &d->lod, what, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1716,8 +1748,8 @@ cb_result cb_graph_builder_check_ik(const cb_graph_builder *b, const gik *g, con
     return validate_ik(b, g, what, err);
 }
 
-cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const char *what,
-                                   cb_error *err)
+cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const cb_graph_lod_limit *lod,
+                                   const char *what, cb_error *err)
 {
-    return push_ik(b, g, what, err);
+    return push_ik(b, g, lod, what, err);
 }

@@ -48,6 +48,7 @@ struct cb_graph_builder {
     vec iks;                   /* gik */
     vec groups;                /* bgroup: the named sync groups */
     uint32_t root;             /* a node index, or GNONE: the last node added */
+    uint32_t lod_param;        /* the LOD parameter (cb_graph_set_lod_param), or GNONE */
     bool built;                /* a builder builds once: the graph takes its solvers */
 };
 
@@ -59,7 +60,7 @@ static inline uint32_t cb_graph_node_index(cb_graph_node node)
 
 /* The builder's lookups and checks for steps added in files of their own (builder.c): a joint,
  * a float parameter, an optional numeric parameter (NULL: GNONE), an IK step's job validated
- * (the builder's validate_ik) and pushed. Messages start with `what`. */
+ * (the builder's validate_ik) and pushed with its LOD limit. Messages start with `what`. */
 cb_result cb_graph_builder_joint(const cb_graph_builder *b, const char *name, const char *what,
                                  uint32_t *out, cb_error *err);
 cb_result cb_graph_builder_float(const cb_graph_builder *b, const char *name, const char *what,
@@ -68,7 +69,7 @@ cb_result cb_graph_builder_number(const cb_graph_builder *b, const char *name, c
                                   uint32_t *out, cb_error *err);
 cb_result cb_graph_builder_check_ik(const cb_graph_builder *b, const gik *g, const char *what,
                                     cb_error *err);
-cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const char *what,
-                                   cb_error *err);
+cb_result cb_graph_builder_push_ik(cb_graph_builder *b, const gik *g, const cb_graph_lod_limit *lod,
+                                   const char *what, cb_error *err);
 
 #endif

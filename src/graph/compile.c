@@ -220,6 +220,7 @@ cb_result cb_graph_pass_layout(cb_graph_compile *c)
     g->transition_count = copy_all(g->transitions, &b->transitions);
     g->state_count = copy_all(g->states, &b->states);
     g->ik_count = copy_all(g->iks, &b->iks);
+    g->lod_param = b->lod_param;
     g->layer_count = copy_all(g->layers, &b->layers);
     for (uint32_t l = 0; l < g->layer_count; ++l) {
         g->layers[l].node = c->newid[g->layers[l].node];
@@ -657,6 +658,14 @@ cb_result cb_graph_build(cb_graph_builder *b, cb_graph **out, cb_error *err)
     }
     if (b->nodes.count == 0) {
         return cb_error_set(err, CB_ERR_TOO_FEW, "graph '%s' has no node", b->name);
+    }
+    for (size_t k = 0; k < b->iks.count; ++k) {
+        if (VEC_AT(b->iks, gik, k).lod_limited && b->lod_param == GNONE) {
+            return cb_error_set(err, CB_ERR_NOT_FOUND,
+                                "graph '%s': post-process step %zu has a max_lod, but the graph "
+                                "names no LOD parameter (cb_graph_set_lod_param, \"lod_param\")",
+                                b->name, k);
+        }
     }
     cb_graph_compile c = {.b = b, .err = err};
     cb_result r;

@@ -274,7 +274,7 @@ cb_result cb_graph_add_foot_lock(cb_graph_builder *b, const cb_graph_foot_lock_d
         r = check_outputs(&g, d.leg_count, err);
     }
     if (r == CB_OK) {
-        r = cb_graph_builder_push_ik(b, &g, what, err);
+        r = cb_graph_builder_push_ik(b, &g, &d.lod, what, err);
     }
     for (uint32_t l = 0; l < d.leg_count && r == CB_OK; ++l) {
         /* Only once the step is in: a refused step leaves the parameters as they were. */
@@ -336,11 +336,13 @@ cb_result cb_graph_pass_foot_tables(cb_graph_compile *c)
     cb_graph *g = c->g;
     bool first = true;
     g->lock_gate = GNONE;
+    g->lock_max_lod = g->lod_param == GNONE ? INFINITY : 0.0f;
     for (uint32_t k = 0; k < g->ik_count; ++k) {
         const gik *ik = &g->iks[k];
         if (ik->type == GIK_FOOT_LOCK) {
             g->lock_leg_count += ik->joint_count / 3;
             g->lock_gate = first || ik->weight == g->lock_gate ? ik->weight : GNONE;
+            g->lock_max_lod = ik->max_lod > g->lock_max_lod ? ik->max_lod : g->lock_max_lod;
             first = false;
         }
     }

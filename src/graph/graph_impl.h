@@ -153,6 +153,8 @@ typedef struct gik {
     uint32_t target[3], pole[3], weight; /* parameters; pole[0] GNONE: none; orientation
                                             warp: target[0] is the angle; stride warp:
                                             target[0] the scale, [1], [2] the direction */
+    float max_lod;    /* the highest LOD the step runs at (cb_graph_lod_limit); INFINITY: any */
+    bool lod_limited; /* a limit was given (the build checks that the graph has a LOD param) */
     float soften;
     float mid_axis[3];            /* two-bone: the hinge */
     float forward[3], up[3];      /* aim */
@@ -338,6 +340,7 @@ struct cb_graph {
     uint32_t condition_count;
     gik *iks;
     uint32_t ik_count;
+    uint32_t lod_param;        /* the characters' LOD (cb_graph_set_lod_param), or GNONE */
     uint32_t group_count_sync; /* sync groups */
     uint32_t clip_count;       /* clip nodes */
     uint32_t *clip_nodes;      /* clip slot -> node */
@@ -376,6 +379,10 @@ struct cb_graph {
      * weights are read only while it is on: cb_graph_lock_on), GNONE when a step has none or
      * they differ (always read). */
     uint32_t lock_gate;
+    /* The largest max_lod of the foot_lock steps (INFINITY when one has no limit, or the graph
+     * no LOD parameter): above it every lock is as at weight 0, and the planting weights are
+     * not read either (cb_graph_lock_on). */
+    float lock_max_lod;
     uint32_t *foot_first, *foot_count; /* lock_leg_count x clip_count */
     float *foot_time;
     bool *foot_plant;

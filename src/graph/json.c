@@ -303,6 +303,7 @@ typedef struct loader {
      * builder refuses it at build (when the node is reachable), and the error belongs there. */
     jseg misuse[MAX_DEPTH];
     int misuse_depth; /* -1: none */
+    bool lod_param;   /* the document names a "lod_param": its steps may have a "max_lod" */
 } loader;
 
 static void push_key(loader *l, const char *key)
@@ -1478,10 +1479,29 @@ static cb_result load_nodes(loader *l, json_t *root, cb_graph_node *root_id)
 /* ------------------------------------------------------------------------------------------ */
 /* Post-process                                                                               */
 
+/* A step's "max_lod" (cb_graph_lod_limit): a number, in a graph with a "lod_param" (refused
+ * here, at the step, where the builder would refuse it at build); its range is the builder's. */
+static cb_result get_max_lod(loader *l, json_t *p, cb_graph_lod_limit *out)
+{
+    if (member(p, "max_lod") == NULL) {
+        return CB_OK;
+    }
+    cb_result r = get_number(l, p, "max_lod", true, &out->max_lod);
+    if (r == CB_OK && !l->lod_param) {
+        push_key(l, "max_lod");
+        r = fail(l, CB_ERR_NOT_FOUND,
+                 "\"max_lod\" needs the graph's \"lod_param\" (the parameter that carries "
+                 "each character's LOD)");
+        pop(l);
+    }
+    out->on = true;
+    return r;
+}
+
 static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type", "start",  "mid",      "end",    "target",
-                                       "pole", "weight", "mid_axis", "soften", NULL};
+    static const char *const keys[] = {"type",   "start",    "mid",    "end",     "target", "pole",
+                                       "weight", "mid_axis", "soften", "max_lod", NULL};
     cb_graph_two_bone_ik_desc d = {0};
     cb_result r = check_keys(l, p, "a two_bone_ik step", keys);
     if (r == CB_OK) {
@@ -1507,6 +1527,9 @@ static cb_result load_two_bone_ik(loader *l, json_t *p, cb_error *inner)
     }
     if (r == CB_OK) {
         r = get_number(l, p, "soften", false, &d.soften);
+    }
+    if (r == CB_OK) {
+        r = get_max_lod(l, p, &d.lod);
     }
     return r == CB_OK ? cb_graph_add_two_bone_ik(l->b, &d, inner) : r;
 }
@@ -1537,7 +1560,7 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
 {
     static const char *const keys[] = {"type",    "joints", "joint_weights", "target", "weight",
                                        "forward", "up",     "pole",          "offset", "limit_deg",
-                                       NULL};
+                                       "max_lod", NULL};
     cb_graph_aim_ik_desc d = {0};
     const char *joints[CB_IK_AIM_MAX_JOINTS];
     float weights[CB_IK_AIM_MAX_JOINTS];
@@ -1576,13 +1599,16 @@ static cb_result load_aim_ik(loader *l, json_t *p, cb_error *inner)
     }
     d.joints = joints;
     d.joint_count = (uint32_t)jc;
+    if (r == CB_OK) {
+        r = get_max_lod(l, p, &d.lod);
+    }
     return r == CB_OK ? cb_graph_add_aim_ik(l->b, &d, inner) : r;
 }
 
 static cb_result load_orientation_warp(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",  "hip",    "spine",     "spine_weights",
-                                       "angle", "weight", "limit_deg", NULL};
+    static const char *const keys[] = {
+        "type", "hip", "spine", "spine_weights", "angle", "weight", "limit_deg", "max_lod", NULL};
     cb_graph_orientation_warp_desc d = {0};
     const char *spine[CB_IK_AIM_MAX_JOINTS - 1];
     float weights[CB_IK_AIM_MAX_JOINTS - 1];
@@ -1612,6 +1638,9 @@ static cb_result load_orientation_warp(loader *l, json_t *p, cb_error *inner)
     }
     d.spine_joints = spine;
     d.spine_count = (uint32_t)jc;
+    if (r == CB_OK) {
+        r = get_max_lod(l, p, &d.lod);
+    }
     return r == CB_OK ? cb_graph_add_orientation_warp(l->b, &d, inner) : r;
 }
 
@@ -1643,8 +1672,8 @@ static cb_result load_stride_leg(loader *l, json_t *legs, size_t i, cb_graph_str
 
 static cb_result load_stride_warp(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",      "hip",    "legs",   "scale",
-                                       "direction", "weight", "soften", NULL};
+    static const char *const keys[] = {"type",   "hip",    "legs",    "scale", "direction",
+                                       "weight", "soften", "max_lod", NULL};
     cb_graph_stride_warp_desc d = {0};
     cb_graph_stride_leg legs[CB_IK_STRIDE_MAX_LEGS] = {{0}};
     json_t *jl = NULL;
@@ -1677,6 +1706,9 @@ static cb_result load_stride_warp(loader *l, json_t *p, cb_error *inner)
     }
     d.legs = legs;
     d.leg_count = (uint32_t)n;
+    if (r == CB_OK) {
+        r = get_max_lod(l, p, &d.lod);
+    }
     return r == CB_OK ? cb_graph_add_stride_warp(l->b, &d, inner) : r;
 }
 
@@ -1708,17 +1740,9 @@ static cb_result load_foot_lock_leg(loader *l, json_t *legs, size_t i, cb_graph_
 
 static cb_result load_foot_lock(loader *l, json_t *p, cb_error *inner)
 {
-    static const char *const keys[] = {"type",
-                                       "legs",
-                                       "root_position",
-                                       "root_yaw",
-                                       "weight",
-                                       "release_s",
-                                       "fail_distance_m",
-                                       "soften",
-                                       "pelvis_drop_m",
-                                       "pelvis",
-                                       NULL};
+    static const char *const keys[] = {"type",          "legs",      "root_position",   "root_yaw",
+                                       "weight",        "release_s", "fail_distance_m", "soften",
+                                       "pelvis_drop_m", "pelvis",    "max_lod",         NULL};
     cb_graph_foot_lock_desc d = {0};
     cb_graph_foot_lock_leg legs[CB_GRAPH_FOOT_LOCK_MAX_LEGS] = {{{0}}};
     json_t *jl = NULL;
@@ -1757,6 +1781,9 @@ static cb_result load_foot_lock(loader *l, json_t *p, cb_error *inner)
     }
     if (r == CB_OK) {
         r = get_string(l, p, "pelvis", false, &d.pelvis_joint);
+    }
+    if (r == CB_OK) {
+        r = get_max_lod(l, p, &d.lod);
     }
     d.legs = legs;
     d.leg_count = (uint32_t)n;
@@ -1825,13 +1852,32 @@ static cb_result check_version(loader *l, json_t *root)
     return r;
 }
 
+/* The graph's "lod_param": one declared numeric parameter (cb_graph_set_lod_param). */
+static cb_result load_lod_param(loader *l, json_t *root)
+{
+    const char *name = NULL;
+    cb_result r = get_string(l, root, "lod_param", false, &name);
+    if (r != CB_OK || name == NULL) {
+        return r;
+    }
+    cb_error inner = {0};
+    r = cb_graph_set_lod_param(l->b, name, &inner);
+    if (r != CB_OK) {
+        push_key(l, "lod_param");
+        r = builder_fail(l, r, &inner);
+        pop(l);
+    }
+    l->lod_param = r == CB_OK;
+    return r;
+}
+
 static cb_result load_document(loader *l, json_t *root, cb_graph **out)
 {
     if (!json_is_object(root)) {
         return fail(l, CB_ERR_PARSE, "a graph must be a JSON object");
     }
-    static const char *const keys[] = {"version", "name", "parameters",   "processors",
-                                       "nodes",   "root", "post_process", NULL};
+    static const char *const keys[] = {"version",      "name", "parameters", "processors", "nodes",
+                                       "post_process", "root", "lod_param",  NULL};
     const char *name = NULL;
     cb_result r = check_keys(l, root, "the graph", keys);
     if (r == CB_OK) {
@@ -1850,6 +1896,9 @@ static cb_result load_document(loader *l, json_t *root, cb_graph **out)
     }
     if (r == CB_OK) {
         r = load_params(l, root);
+    }
+    if (r == CB_OK) {
+        r = load_lod_param(l, root);
     }
     if (r == CB_OK) {
         r = load_processors(l, root);

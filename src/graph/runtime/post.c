@@ -6,7 +6,8 @@
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
  * counted. An orientation warp is a step too (its "target" is the angle parameter), and so is
  * a stride warp (target: the scale and the direction's two parameters), and a foot lock
- * (foot_lock.c: its targets are its own state). */
+ * (foot_lock.c: its targets are its own state). Level of detail: a step whose max_lod is
+ * below the character's LOD (the graph's LOD parameter) runs as at weight 0. */
 #include <math.h>
 
 #include "graph/runtime/runtime_impl.h"
@@ -40,10 +41,13 @@ void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scrat
 {
     const cb_graph *g = x->g;
     const cb_xform_group_span span = {pose, g->group_count};
+    /* The character's LOD: NaN, infinite (0 by now) or negative is full detail, as 0 is. */
+    const float lod = g->lod_param == GNONE ? 0.0f : param_or_zero(x, g->lod_param);
     for (uint32_t k = 0; k < g->ik_count; ++k) {
         const gik *ik = &g->iks[k];
         float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
         w = w < 1.0f ? w : 1.0f;
+        w = lod > ik->max_lod ? 0.0f : w; /* above the step's LOD: as at weight 0, one rule */
         if (ik->type == GIK_FOOT_LOCK) {
             cb_graph_foot_lock(x, ik, span, w, st); /* keeps state, weight 0 included */
             continue;

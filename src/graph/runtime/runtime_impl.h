@@ -234,14 +234,26 @@ static inline bool cb_graph_lock_weight_on(float w)
     return (w > 0.0f) & (w <= FLT_MAX); /* no branch: the gate scans a row */
 }
 
+/* Whether a LOD puts every foot lock above its max_lod (as the post-process reads it: not
+ * finite is 0; a parameter is finite by the time stage anyway, stage 1). */
+static inline bool cb_graph_lock_lod_off(const cb_graph *g, float lod)
+{
+    return (lod > g->lock_max_lod) & (lod <= FLT_MAX); /* no branch: the gate scans a row */
+}
+
 /* Whether the graph's foot locking may be on for character i (of the batch) this frame: false
- * only when every foot_lock step has the same weight parameter (g->lock_gate) and it is not
- * finite and above 0. Where it is off the time stage skips cb_graph_lock_planting: a step that
- * is off reads none of its legs' planting weights (it releases them), the post-process reads its
- * weight as this does, and between the two stages a parameter can only be consumed (a trigger
- * set to 0), so a step off here is off there. */
+ * when every foot_lock step has the same weight parameter (g->lock_gate) and it is not finite
+ * and above 0, or when the character's LOD is above every step's max_lod (g->lock_max_lod,
+ * docs/graph.md "Level of detail": as at weight 0). Where it is off the time stage skips
+ * cb_graph_lock_planting: a step that is off reads none of its legs' planting weights (it
+ * releases them), the post-process reads its weight and the LOD as this does, and between the
+ * two stages a parameter can only be consumed (a trigger set to 0; a LOD is a number), so a
+ * step off here is off there. */
 static inline bool cb_graph_lock_on(const cb_graph *g, const cb_graph_scratch *s, uint32_t i)
 {
+    if (g->lod_param != GNONE && cb_graph_lock_lod_off(g, SR(s, params, g->lod_param, i))) {
+        return false;
+    }
     if (g->lock_gate == GNONE) {
         return true;
     }
@@ -249,17 +261,26 @@ static inline bool cb_graph_lock_on(const cb_graph *g, const cb_graph_scratch *s
 }
 
 /* Whether the time stage must ask cb_graph_lock_on character by character: the graph has lock
- * legs and a shared weight parameter that is off for one of the batch's n characters or more.
- * One pass over the row, so that a batch whose locks are all on pays no test per character. */
+ * legs, and a shared weight parameter that is off, or a LOD above the locks' max_lod, for one
+ * of the batch's n characters or more. One pass over each row, so that a batch whose locks are
+ * all on pays no test per character. */
 static inline bool cb_graph_lock_gated(const cb_graph *g, const cb_graph_scratch *s, uint32_t n)
 {
-    if (g->lock_leg_count == 0 || g->lock_gate == GNONE) {
+    if (g->lock_leg_count == 0) {
         return false;
     }
-    const float *w = &SR(s, params, g->lock_gate, 0);
     int off = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        off |= !cb_graph_lock_weight_on(w[i]);
+    if (g->lock_gate != GNONE) {
+        const float *w = &SR(s, params, g->lock_gate, 0);
+        for (uint32_t i = 0; i < n; ++i) {
+            off |= !cb_graph_lock_weight_on(w[i]);
+        }
+    }
+    if (g->lod_param != GNONE && g->lock_max_lod <= FLT_MAX) {
+        const float *lod = &SR(s, params, g->lod_param, 0);
+        for (uint32_t i = 0; i < n; ++i) {
+            off |= cb_graph_lock_lod_off(g, lod[i]);
+        }
     }
     return off != 0;
 }
