@@ -369,6 +369,16 @@ with tempfile.TemporaryDirectory() as tmp:
                        ([bad, "--format", "xml"], "unknown --format")):
         proc = run(*args)
         check(proc.returncode == 2 and what in proc.stderr, f"usage error: {what}")
+    # --summary describes the files and loads no clips: the options about the clips the crowd
+    # plays are refused rather than ignored (exit 2, before any file is read: nothing on stdout).
+    for args in (["--clip-rate", "60"], ["--pack", "x.cbpack", "--gait", "Walk"],
+                 ["--gait", "walk_f"], ["--clip-rate", "60", "--gait", "walk_f"]):
+        proc = run(crowdit, "--summary", *args)
+        check(proc.returncode == 2 and proc.stdout == "" and
+              "--summary only describes the files" in proc.stderr and
+              all(o in proc.stderr for o in ("--clip-rate", "--gait")),
+              f"--summary {' '.join(args)}: exit 2 naming --clip-rate and --gait "
+              f"(exit {proc.returncode}, {proc.stderr.strip()!r})")
 
     # ---- glTF: one node per agent and joint, every node animated ---------------------------
     crowdit = os.path.join(DATA, "crowdit.csv.gz")

@@ -265,6 +265,10 @@ static const char *bad_inputs(const animate_args *a)
     if (a->traj_format == CB_TRAJ_FORMAT_COUNT) {
         return "unknown --format";
     }
+    if (a->summary && (a->clip_rate != NULL || a->gait != NULL)) {
+        return "--summary only describes the files (it loads no clips): not with --clip-rate or "
+               "--gait, which choose the clips a run plays";
+    }
     if (a->out != NULL && a->file_count != 1) {
         return "--out takes one trajectory file";
     }
@@ -530,7 +534,9 @@ int cb_cmd_animate(int argc, char **argv)
         {"max-stride", CB_OPT_DOUBLE, &a.max_stride,
          "stride warping's largest scale, in [1, 2] (default 1.3)"},
         {"threads", CB_OPT_INT, &a.threads, "threads of the crowd's pool (default 1; 0: all)"},
-        {"summary", CB_OPT_FLAG, &a.summary, "only describe the files (agents, samples, extents)"},
+        {"summary", CB_OPT_FLAG, &a.summary,
+         "only describe the files (agents, samples, extents); loads no clips: not with --clip-rate "
+         "or --gait"},
         {"json", CB_OPT_FLAG, &a.json, "print JSON"},
         {"help", CB_OPT_FLAG, &a.help, "show this help"},
         {0},
