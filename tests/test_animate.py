@@ -357,11 +357,15 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--pack: its clips run in a graph"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
-                       ([bad, "--clip-rate", "0"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "nan"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "inf"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "1001"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "60hz"], "--clip-rate must be a number of Hz in"),
+                       # out of range, not numbers, and strtod's other forms, each in range as
+                       # strtod reads them (60, 10, 60, 30)
+                       *(([bad, "--clip-rate", v], "--clip-rate must be a decimal number of Hz in")
+                         for v in ("0", "nan", "inf", "1001", "60hz", "0x3c", "1e1", " 60",
+                                   "0x1.ep4")),
+                       # the same rule for every number option (src/cli/args.c cb_opts_decimal)
+                       ([bad, "--rate", "0x3c"], "--rate expects a decimal number"),
+                       ([bad, "--rate", "6e1"], "--rate expects a decimal number"),
+                       ([bad, "--seconds", "infinity"], "--seconds expects a decimal number"),
                        (["--pack", "x.cbpack", "--clip-rate", "60", bad],
                         "--clip-rate sets the embedded clips' rate"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,29 @@ static const cb_opt *find_opt(const cb_opt *opts, const char *name, size_t len)
     return NULL;
 }
 
+bool cb_opts_decimal(const char *text, double *out)
+{
+    const char *p = text + (*text == '-' || *text == '+');
+    size_t digits = 0, dots = 0;
+    for (; *p != '\0'; ++p) {
+        if (*p >= '0' && *p <= '9') {
+            ++digits;
+        } else if (*p != '.' || dots++ > 0) {
+            return false;
+        }
+    }
+    if (digits == 0) {
+        return false;
+    }
+    errno = 0;
+    double v = strtod(text, NULL);
+    if (errno != 0 || !isfinite(v)) { /* too many digits: out of double's range */
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static bool store_value(const char *command, const cb_opt *o, const char *text)
 {
     char *end = NULL;
@@ -29,15 +53,13 @@ static bool store_value(const char *command, const cb_opt *o, const char *text)
         *(long *)o->value = v;
         return true;
     }
-    case CB_OPT_DOUBLE: {
-        double v = strtod(text, &end);
-        if (errno != 0 || end == text || *end != '\0') {
-            fprintf(stderr, "%s: --%s expects a number, got '%s'\n", command, o->name, text);
+    case CB_OPT_DOUBLE:
+        if (!cb_opts_decimal(text, (double *)o->value)) {
+            fprintf(stderr, "%s: --%s expects a decimal number (as 2 or 0.25), got '%s'\n", command,
+                    o->name, text);
             return false;
         }
-        *(double *)o->value = v;
         return true;
-    }
     case CB_OPT_STRING:
         *(const char **)o->value = text;
         return true;
