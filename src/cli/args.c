@@ -91,6 +91,9 @@ bool cb_opts_parse(const char *command, int argc, char **argv, int first, const 
             fprintf(stderr, "%s: unknown option '--%.*s' (try --help)\n", command, (int)len, name);
             return false;
         }
+        if (o->given != NULL) {
+            *o->given = true;
+        }
         if (o->kind == CB_OPT_FLAG) {
             if (eq != NULL) {
                 fprintf(stderr, "%s: --%s takes no value\n", command, o->name);

@@ -41,6 +41,7 @@ typedef struct cb_opt {
     cb_opt_kind kind;
     void *value; /* bool*, long*, double* or const char** */
     const char *help;
+    bool *given; /* set to true when the option is on the command line; may be NULL */
 } cb_opt;
 
 /* Parses argv[first..argc) against opts (terminated by a zero entry). Positional arguments are
