@@ -422,6 +422,42 @@ def variant(kind):
     return path
 
 
+def reversed_skin(name):
+    """The asset with its first skin's joints listed in reverse, each inverse bind matrix moved
+    with its joint: a skin that is not parents first, which the importer reorders."""
+    g = Gltf(os.path.join(ASSETS, f"{name}/{name}.glb"))
+    doc, binary = json.loads(json.dumps(g.doc)), bytearray(g.bin)
+    skin = doc["skins"][0]
+    acc = doc["accessors"][skin["inverseBindMatrices"]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    assert acc["componentType"] == 5126 and view.get("byteStride", 64) == 64
+    base = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    mats = [binary[base + 64 * i:base + 64 * (i + 1)] for i in range(acc["count"])]
+    for i, m in enumerate(reversed(mats)):
+        binary[base + 64 * i:base + 64 * (i + 1)] = m
+    skin["joints"] = skin["joints"][::-1]
+    path = os.path.join(OUT, f"{name}_reversed_skin.glb")
+    write_glb(doc, bytes(binary), path)
+    return path
+
+
+def reordered():
+    """Skins listed children first: the importer puts the joints parents first, each with its own
+    inverse bind matrix (src/import/rig.c order_parents_first). RiggedSimple's and the Fox's skins
+    list their joints by node index, which is the order the importer sorts into, so the reversed
+    skin must give the pack fidelity() wrote, byte for byte."""
+    for name in ("RiggedSimple", "Fox"):
+        want = os.path.join(OUT, name + ".cbpack")
+        pack, report = import_asset(f"{name}_reversed_skin", reversed_skin(name), [])
+        if pack is None:
+            check(False, f"{name} with its skin's joints reversed: imported", report)
+            continue
+        moved = any("reordered parents first" in w for w in report["warnings"])
+        same = open(pack, "rb").read() == open(want, "rb").read()
+        check(moved and same, f"{name} with its skin's joints reversed: reordered parents first, "
+              f"the same pack as the source's", f"reordered {moved}, same bytes {same}")
+
+
 # ---- damaged files -----------------------------------------------------------------------------
 
 def damaged():
@@ -678,6 +714,7 @@ if PART == "damaged":
     damaged()
 else:
     fidelity()
+    reordered()
     compression()
     options()
     plants()
