@@ -458,6 +458,36 @@ def reordered():
               f"the same pack as the source's", f"reordered {moved}, same bytes {same}")
 
 
+def doubled_skin():
+    """RiggedSimple's skin listing its joints eight times over (16 joints, 5 nodes), each with its
+    inverse bind: a node cannot be two joints, so the import is refused with a message, not a
+    crash (rig.c once copied the 16 joints into a list sized by the 5 nodes)."""
+    g = Gltf(os.path.join(ASSETS, "RiggedSimple/RiggedSimple.glb"))
+    doc, binary = json.loads(json.dumps(g.doc)), bytearray(g.bin)
+    skin = doc["skins"][0]
+    acc = doc["accessors"][skin["inverseBindMatrices"]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    base = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    mats = bytes(binary[base:base + 64 * acc["count"]]) * 8
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": len(mats)})
+    binary += mats
+    doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": 5126,
+                             "count": acc["count"] * 8, "type": "MAT4"})
+    skin["inverseBindMatrices"] = len(doc["accessors"]) - 1
+    skin["joints"] = skin["joints"] * 8
+    doc["buffers"][0]["byteLength"] = len(binary)
+    path, out = os.path.join(OUT, "doubled_skin.glb"), os.path.join(OUT, "doubled_skin.cbpack")
+    write_glb(doc, bytes(binary), path)
+    if os.path.exists(out):
+        os.remove(out)
+    p = run(["import", path, "-o", out])
+    bone = g.name(g.doc["skins"][0]["joints"][0])
+    check(p.returncode == 1 and f'lists bone "{bone}" twice' in p.stderr and
+          "crashed" not in p.stderr and not os.path.exists(out),
+          "a skin that lists a joint twice: refused (exit 1, the bone named), nothing written",
+          f"exit {p.returncode}: {p.stderr.strip()[:300]}")
+
+
 # ---- damaged files -----------------------------------------------------------------------------
 
 def damaged():
@@ -715,6 +745,7 @@ if PART == "damaged":
 else:
     fidelity()
     reordered()
+    doubled_skin()
     compression()
     options()
     plants()
