@@ -16,18 +16,35 @@ static const cb_opt *find_opt(const cb_opt *opts, const char *name, size_t len)
     return NULL;
 }
 
+/* Skips the digits from *p on (and one '.' among them when `point`); how many digits. */
+static size_t decimal_digits(const char **p, bool point)
+{
+    size_t digits = 0;
+    bool dot = !point; /* a '.' is taken once, where allowed */
+    for (;; ++*p) {
+        if (**p >= '0' && **p <= '9') {
+            ++digits;
+        } else if (**p == '.' && !dot) {
+            dot = true;
+        } else {
+            return digits;
+        }
+    }
+}
+
 bool cb_opts_decimal(const char *text, double *out)
 {
     const char *p = text + (*text == '-' || *text == '+');
-    size_t digits = 0, dots = 0;
-    for (; *p != '\0'; ++p) {
-        if (*p >= '0' && *p <= '9') {
-            ++digits;
-        } else if (*p != '.' || dots++ > 0) {
+    if (decimal_digits(&p, true) == 0) {
+        return false;
+    }
+    if (*p == 'e' || *p == 'E') { /* a decimal exponent: "1e-4" */
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        if (decimal_digits(&p, false) == 0) {
             return false;
         }
     }
-    if (digits == 0) {
+    if (*p != '\0') {
         return false;
     }
     errno = 0;
@@ -55,7 +72,7 @@ static bool store_value(const char *command, const cb_opt *o, const char *text)
     }
     case CB_OPT_DOUBLE:
         if (!cb_opts_decimal(text, (double *)o->value)) {
-            fprintf(stderr, "%s: --%s expects a decimal number (as 2 or 0.25), got '%s'\n", command,
+            fprintf(stderr, "%s: --%s expects a decimal number (as 2, 0.25 or 1e-4), got '%s'\n", command,
                     o->name, text);
             return false;
         }

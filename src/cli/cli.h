@@ -50,10 +50,10 @@ typedef struct cb_opt {
 bool cb_opts_parse(const char *command, int argc, char **argv, int first, const cb_opt *opts,
                    const char **positional, size_t max_positional, size_t *positional_count);
 void cb_opts_print_help(const char *usage, const cb_opt *opts);
-/* The command line's numbers (CB_OPT_DOUBLE, and options parsed later from a string): a plain
- * decimal, an optional sign then digits with at most one '.' ("60", "-1", "0.25", ".5"), finite.
- * Hexadecimal, exponents, "inf", "nan" and spaces, which strtod takes, are refused: false, and
- * *out is left alone. */
+/* The command line's numbers (CB_OPT_DOUBLE, and options parsed later from a string): a
+ * decimal, an optional sign then digits with at most one '.' and an optional decimal exponent
+ * ("60", "-1", "0.25", ".5", "1e-4"), finite. Hexadecimal, "inf", "nan" and spaces, which
+ * strtod takes, are refused: false, and *out is left alone. */
 bool cb_opts_decimal(const char *text, double *out);
 
 /* ---- timing ------------------------------------------------------------------------------ */
