@@ -299,7 +299,8 @@ except (ValueError, KeyError, IndexError) as e:
 # JSON reads the rate back from a clip (its frames per second). Played at 60 Hz, 30 Hz clips
 # let a planted foot drift between their frames (issue 12: 1-4 cm/s): on a straight walk at the
 # walk's own speed, with the rate warp and without foot locking, 60 Hz clips cut the skate to
-# well under half (0.83 -> 0.07 cm/s in a debug build). Two agents for 8 s.
+# well under half (0.83 -> 0.07 cm/s in a debug build). Two agents for 8 s. The rate is written
+# "6e1": a decimal exponent is a number like any other (src/cli/args.c cb_opts_decimal).
 with tempfile.TemporaryDirectory() as tmp:
     straight = os.path.join(tmp, "straight.csv")
     with open(straight, "w") as f:
@@ -307,7 +308,7 @@ with tempfile.TemporaryDirectory() as tmp:
         for k in range(81):
             f.write(f"{k / 10},1,0,{1.4 * k / 10}\n{k / 10},2,3,{1.0 * k / 10}\n")
     clip_runs = {}
-    for clip_rate in (None, "60"):
+    for clip_rate in (None, "6e1"):
         extra = ["--clip-rate", clip_rate] if clip_rate else []
         proc = run(straight, "--json", "--graph", "locomotion_follow", "--no-lock", *extra)
         try:
@@ -317,7 +318,7 @@ with tempfile.TemporaryDirectory() as tmp:
             check(False, f"animate --clip-rate {clip_rate}: JSON ({e}; "
                          f"{proc.stderr.strip()[-300:]})")
     if len(clip_runs) == 2:
-        c30, c60 = clip_runs[None], clip_runs["60"]
+        c30, c60 = clip_runs[None], clip_runs["6e1"]
         check(c30["clip_rate_hz"] == 30 and c60["clip_rate_hz"] == 60,
               f"--clip-rate: the clips are stored at the rate asked, 30 by default "
               f"({c30['clip_rate_hz']}, {c60['clip_rate_hz']})")
@@ -357,11 +358,15 @@ with tempfile.TemporaryDirectory() as tmp:
                         "--pack: its clips run in a graph"),
                        ([], "give at least one trajectory file"),
                        ([bad, "--rate", "0"], "--rate must be"),
-                       ([bad, "--clip-rate", "0"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "nan"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "inf"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "1001"], "--clip-rate must be a number of Hz in"),
-                       ([bad, "--clip-rate", "60hz"], "--clip-rate must be a number of Hz in"),
+                       # out of range, not numbers, and strtod's other forms, most in range as
+                       # strtod reads them (0x3c 60, " 60", 0x1.ep4 30, 6e and 6e+ 6)
+                       *(([bad, "--clip-rate", v], "--clip-rate must be a decimal number of Hz in")
+                         for v in ("0", "nan", "inf", "1001", "60hz", "0x3c", "1e4", " 60",
+                                   "0x1.ep4", "6e", "6e+", "6.e1.", "1e999")),
+                       # the same rule for every number option (src/cli/args.c cb_opts_decimal)
+                       ([bad, "--rate", "0x3c"], "--rate expects a decimal number"),
+                       ([bad, "--rate", "6e"], "--rate expects a decimal number"),
+                       ([bad, "--seconds", "infinity"], "--seconds expects a decimal number"),
                        (["--pack", "x.cbpack", "--clip-rate", "60", bad],
                         "--clip-rate sets the embedded clips' rate"),
                        ([bad, "--orientation-warp", "120"], "--orientation-warp must be"),
@@ -369,6 +374,16 @@ with tempfile.TemporaryDirectory() as tmp:
                        ([bad, "--format", "xml"], "unknown --format")):
         proc = run(*args)
         check(proc.returncode == 2 and what in proc.stderr, f"usage error: {what}")
+    # --summary describes the files and loads no clips: the options about the clips the crowd
+    # plays are refused rather than ignored (exit 2, before any file is read: nothing on stdout).
+    for args in (["--clip-rate", "60"], ["--pack", "x.cbpack", "--gait", "Walk"],
+                 ["--gait", "walk_f"], ["--clip-rate", "60", "--gait", "walk_f"]):
+        proc = run(crowdit, "--summary", *args)
+        check(proc.returncode == 2 and proc.stdout == "" and
+              "--summary only describes the files" in proc.stderr and
+              all(o in proc.stderr for o in ("--clip-rate", "--gait")),
+              f"--summary {' '.join(args)}: exit 2 naming --clip-rate and --gait "
+              f"(exit {proc.returncode}, {proc.stderr.strip()!r})")
 
     # ---- glTF: one node per agent and joint, every node animated ---------------------------
     crowdit = os.path.join(DATA, "crowdit.csv.gz")

@@ -422,6 +422,72 @@ def variant(kind):
     return path
 
 
+def reversed_skin(name):
+    """The asset with its first skin's joints listed in reverse, each inverse bind matrix moved
+    with its joint: a skin that is not parents first, which the importer reorders."""
+    g = Gltf(os.path.join(ASSETS, f"{name}/{name}.glb"))
+    doc, binary = json.loads(json.dumps(g.doc)), bytearray(g.bin)
+    skin = doc["skins"][0]
+    acc = doc["accessors"][skin["inverseBindMatrices"]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    assert acc["componentType"] == 5126 and view.get("byteStride", 64) == 64
+    base = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    mats = [binary[base + 64 * i:base + 64 * (i + 1)] for i in range(acc["count"])]
+    for i, m in enumerate(reversed(mats)):
+        binary[base + 64 * i:base + 64 * (i + 1)] = m
+    skin["joints"] = skin["joints"][::-1]
+    path = os.path.join(OUT, f"{name}_reversed_skin.glb")
+    write_glb(doc, bytes(binary), path)
+    return path
+
+
+def reordered():
+    """Skins listed children first: the importer puts the joints parents first, each with its own
+    inverse bind matrix (src/import/rig.c order_parents_first). RiggedSimple's and the Fox's skins
+    list their joints by node index, which is the order the importer sorts into, so the reversed
+    skin must give the pack fidelity() wrote, byte for byte."""
+    for name in ("RiggedSimple", "Fox"):
+        want = os.path.join(OUT, name + ".cbpack")
+        pack, report = import_asset(f"{name}_reversed_skin", reversed_skin(name), [])
+        if pack is None:
+            check(False, f"{name} with its skin's joints reversed: imported", report)
+            continue
+        moved = any("reordered parents first" in w for w in report["warnings"])
+        same = open(pack, "rb").read() == open(want, "rb").read()
+        check(moved and same, f"{name} with its skin's joints reversed: reordered parents first, "
+              f"the same pack as the source's", f"reordered {moved}, same bytes {same}")
+
+
+def doubled_skin():
+    """RiggedSimple's skin listing its joints eight times over (16 joints, 5 nodes), each with its
+    inverse bind: a node cannot be two joints, so the import is refused with a message, not a
+    crash (rig.c once copied the 16 joints into a list sized by the 5 nodes)."""
+    g = Gltf(os.path.join(ASSETS, "RiggedSimple/RiggedSimple.glb"))
+    doc, binary = json.loads(json.dumps(g.doc)), bytearray(g.bin)
+    skin = doc["skins"][0]
+    acc = doc["accessors"][skin["inverseBindMatrices"]]
+    view = doc["bufferViews"][acc["bufferView"]]
+    base = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+    mats = bytes(binary[base:base + 64 * acc["count"]]) * 8
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(binary), "byteLength": len(mats)})
+    binary += mats
+    doc["accessors"].append({"bufferView": len(doc["bufferViews"]) - 1, "componentType": 5126,
+                             "count": acc["count"] * 8, "type": "MAT4"})
+    skin["inverseBindMatrices"] = len(doc["accessors"]) - 1
+    skin["joints"] = skin["joints"] * 8
+    doc["buffers"][0]["byteLength"] = len(binary)
+    path, out = os.path.join(OUT, "doubled_skin.glb"), os.path.join(OUT, "doubled_skin.cbpack")
+    write_glb(doc, bytes(binary), path)
+    if os.path.exists(out):
+        os.remove(out)
+    p = run(["import", path, "-o", out])
+    bone = g.name(g.doc["skins"][0]["joints"][0])
+    check(p.returncode == 1 and f'lists bone "{bone}" twice' in p.stderr and
+          "crashed" not in p.stderr and not os.path.exists(out),
+          "a skin that lists a joint twice: refused (exit 1, the bone named), nothing written",
+          f"exit {p.returncode}: {p.stderr.strip()[:300]}")
+
+
 # ---- damaged files -----------------------------------------------------------------------------
 
 def damaged():
@@ -678,6 +744,8 @@ if PART == "damaged":
     damaged()
 else:
     fidelity()
+    reordered()
+    doubled_skin()
     compression()
     options()
     plants()

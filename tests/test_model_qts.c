@@ -1,5 +1,6 @@
 /* model_qts: the compact model-space outputs of src/simd/model_qts.h.
- *  - unit: the validity table of cb_model_qts_validate (every error code it returns);
+ *  - unit: the validity tables of cb_model_qts_validate and cb_model_qts16_validate (every error
+ *    code they return; qts16's scratch);
  *  - equivalence: the SIMD kernel gives the scalar prototype's bits, on random skeletons (with
  *    non-uniform scales, of which both read x; any parent order, several roots) and poses with
  *    hard cases, padding lanes NaN, and on every pair of quaternions with components in
@@ -69,15 +70,21 @@ static float *qts_alloc(const cb_skeleton *s)
 
 /* ---- unit ---------------------------------------------------------------------------------- */
 
+/* A validation's result and error: want, with a message naming `needle`. */
+static void expect_refused(cb_result got, const cb_error *err, cb_result want, const char *needle)
+{
+    CB_CHECK(got == want && err->code == want && strstr(err->message, needle) != NULL,
+             "want %s naming \"%s\", got %s: %s", cb_result_str(want), needle, cb_result_str(got),
+             err->message);
+    cb_test_note("%s", err->message);
+}
+
 static void expect_invalid(const cb_skeleton *s, cb_xform_group_cspan local, const void *out,
                            size_t out_count, float range, cb_result want, const char *needle)
 {
     cb_error err = {0};
-    cb_result got = cb_model_qts_validate(s, local, out, out_count, range, &err);
-    CB_CHECK(got == want && err.code == want && strstr(err.message, needle) != NULL,
-             "want %s naming \"%s\", got %s: %s", cb_result_str(want), needle, cb_result_str(got),
-             err.message);
-    cb_test_note("%s", err.message);
+    expect_refused(cb_model_qts_validate(s, local, out, out_count, range, &err), &err, want,
+                   needle);
 }
 
 static void model_qts_validity(void **state)
@@ -105,6 +112,47 @@ static void model_qts_validity(void **state)
     /* The minimal valid call: exact spans; a NULL err is allowed. */
     CB_CHECK(cb_model_qts_validate(s, local, out, n * 8, 1, NULL) == CB_OK, "valid call refused");
     free(out), free(pose);
+    cb_skeleton_destroy(s);
+}
+
+static void expect_invalid16(const cb_skeleton *s, cb_xform_group_cspan local, const float *scratch,
+                             size_t scratch_count, const int16_t *out, size_t out_count,
+                             float range, cb_result want, const char *needle)
+{
+    cb_error err = {0};
+    expect_refused(
+        cb_model_qts16_validate(s, local, scratch, scratch_count, out, out_count, range, &err),
+        &err, want, needle);
+}
+
+/* qts16 (cb_model_qts16_run): the qts checks on its out and range, then its scratch of
+ * joint_count * 8 floats (model_qts.h), which cb_model_qts_run fills. */
+static void model_qts16_validity(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    cb_skeleton *s = cb_test_random_skeleton(&r, 2 * CB_W + 3, true, true);
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    cb_xform_group *pose = random_pose(&r, s, false);
+    float *scratch = qts_alloc(s);
+    int16_t *out = malloc(n * 8 * sizeof *out);
+    assert_non_null(out);
+    const cb_xform_group_cspan local = {pose, groups};
+    expect_invalid16(NULL, local, scratch, n * 8, out, n * 8, 4, CB_ERR_NULL_ARGUMENT, "skeleton");
+    expect_invalid16(s, local, scratch, n * 8, NULL, n * 8, 4, CB_ERR_NULL_ARGUMENT, "out");
+    expect_invalid16(s, (cb_xform_group_cspan){pose, groups - 1}, scratch, n * 8, out, n * 8, 4,
+                     CB_ERR_SPAN_TOO_SHORT, "local");
+    expect_invalid16(s, local, scratch, n * 8, out, n * 8 - 1, 4, CB_ERR_SPAN_TOO_SHORT, "out");
+    expect_invalid16(s, local, scratch, n * 8, out, n * 8, 0.0f, CB_ERR_INVALID_ARGUMENT,
+                     "range_m");
+    expect_invalid16(s, local, NULL, n * 8, out, n * 8, 4, CB_ERR_NULL_ARGUMENT, "scratch");
+    expect_invalid16(s, local, scratch, n * 8 - 1, out, n * 8, 4, CB_ERR_SPAN_TOO_SHORT, "scratch");
+    expect_invalid16(s, local, scratch, 0, out, n * 8, 4, CB_ERR_SPAN_TOO_SHORT, "scratch");
+    /* The minimal valid call, and the run it allows: exact spans. */
+    CB_CHECK(cb_model_qts16_validate(s, local, scratch, n * 8, out, n * 8, 4, NULL) == CB_OK,
+             "valid qts16 call refused");
+    cb_model_qts16_run(s, pose, 4.0f, scratch, out);
+    free(out), free(scratch), free(pose);
     cb_skeleton_destroy(s);
 }
 
@@ -390,6 +438,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_qts_validity),
+        cmocka_unit_test(model_qts16_validity),
         cmocka_unit_test(model_qts_simd_is_the_prototype),
         cmocka_unit_test(model_qts_signed_zeros_match_the_prototype),
         cmocka_unit_test(model_qts_any_parent_order),

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,46 @@ static const cb_opt *find_opt(const cb_opt *opts, const char *name, size_t len)
     return NULL;
 }
 
+/* Skips the digits from *p on (and one '.' among them when `point`); how many digits. */
+static size_t decimal_digits(const char **p, bool point)
+{
+    size_t digits = 0;
+    bool dot = !point; /* a '.' is taken once, where allowed */
+    for (;; ++*p) {
+        if (**p >= '0' && **p <= '9') {
+            ++digits;
+        } else if (**p == '.' && !dot) {
+            dot = true;
+        } else {
+            return digits;
+        }
+    }
+}
+
+bool cb_opts_decimal(const char *text, double *out)
+{
+    const char *p = text + (*text == '-' || *text == '+');
+    if (decimal_digits(&p, true) == 0) {
+        return false;
+    }
+    if (*p == 'e' || *p == 'E') { /* a decimal exponent: "1e-4" */
+        p += 1 + (p[1] == '-' || p[1] == '+');
+        if (decimal_digits(&p, false) == 0) {
+            return false;
+        }
+    }
+    if (*p != '\0') {
+        return false;
+    }
+    errno = 0;
+    double v = strtod(text, NULL);
+    if (errno != 0 || !isfinite(v)) { /* too many digits: out of double's range */
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 static bool store_value(const char *command, const cb_opt *o, const char *text)
 {
     char *end = NULL;
@@ -29,15 +70,13 @@ static bool store_value(const char *command, const cb_opt *o, const char *text)
         *(long *)o->value = v;
         return true;
     }
-    case CB_OPT_DOUBLE: {
-        double v = strtod(text, &end);
-        if (errno != 0 || end == text || *end != '\0') {
-            fprintf(stderr, "%s: --%s expects a number, got '%s'\n", command, o->name, text);
+    case CB_OPT_DOUBLE:
+        if (!cb_opts_decimal(text, (double *)o->value)) {
+            fprintf(stderr, "%s: --%s expects a decimal number (as 2, 0.25 or 1e-4), got '%s'\n", command,
+                    o->name, text);
             return false;
         }
-        *(double *)o->value = v;
         return true;
-    }
     case CB_OPT_STRING:
         *(const char **)o->value = text;
         return true;
@@ -68,6 +107,9 @@ bool cb_opts_parse(const char *command, int argc, char **argv, int first, const 
         if (o == NULL) {
             fprintf(stderr, "%s: unknown option '--%.*s' (try --help)\n", command, (int)len, name);
             return false;
+        }
+        if (o->given != NULL) {
+            *o->given = true;
         }
         if (o->kind == CB_OPT_FLAG) {
             if (eq != NULL) {

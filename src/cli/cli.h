@@ -37,10 +37,11 @@ int cb_inspect_pack(const char *path, bool json);
 typedef enum cb_opt_kind { CB_OPT_FLAG, CB_OPT_INT, CB_OPT_DOUBLE, CB_OPT_STRING } cb_opt_kind;
 
 typedef struct cb_opt {
-    const char *name;   /* without the leading "--" */
+    const char *name; /* without the leading "--" */
     cb_opt_kind kind;
-    void *value;        /* bool*, long*, double* or const char** */
+    void *value; /* bool*, long*, double* or const char** */
     const char *help;
+    bool *given; /* set to true when the option is on the command line; may be NULL */
 } cb_opt;
 
 /* Parses argv[first..argc) against opts (terminated by a zero entry). Positional arguments are
@@ -49,6 +50,11 @@ typedef struct cb_opt {
 bool cb_opts_parse(const char *command, int argc, char **argv, int first, const cb_opt *opts,
                    const char **positional, size_t max_positional, size_t *positional_count);
 void cb_opts_print_help(const char *usage, const cb_opt *opts);
+/* The command line's numbers (CB_OPT_DOUBLE, and options parsed later from a string): a
+ * decimal, an optional sign then digits with at most one '.' and an optional decimal exponent
+ * ("60", "-1", "0.25", ".5", "1e-4"), finite. Hexadecimal, "inf", "nan" and spaces, which
+ * strtod takes, are refused: false, and *out is left alone. */
+bool cb_opts_decimal(const char *text, double *out);
 
 /* ---- timing ------------------------------------------------------------------------------ */
 

@@ -249,7 +249,7 @@ typedef struct animate_args {
     bool help, json, summary, host_warp, no_warp, no_lock, stride;
     double rate, seconds, fps, out_rate, stand, follow;
     double min_rate, max_rate, max_turn, orient_deg, max_stride;
-    double clip_rate_hz; /* --clip-rate read (NaN when not a number; 0 when not given) */
+    double clip_rate_hz; /* --clip-rate read (NaN when not a decimal number; 0 when not given) */
     long threads;
     const char *graph, *out, *pack, *feet, *format, *clip_rate, *gait;
     size_t file_count;
@@ -264,6 +264,10 @@ static const char *bad_inputs(const animate_args *a)
     }
     if (a->traj_format == CB_TRAJ_FORMAT_COUNT) {
         return "unknown --format";
+    }
+    if (a->summary && (a->clip_rate != NULL || a->gait != NULL)) {
+        return "--summary only describes the files (it loads no clips): not with --clip-rate or "
+               "--gait, which choose the clips a run plays";
     }
     if (a->out != NULL && a->file_count != 1) {
         return "--out takes one trajectory file";
@@ -295,7 +299,7 @@ static const char *bad_ranges(const animate_args *a)
     /* Within cb_embedded_create's (0, 1000] (crowdblend/embedded.h); below 1 Hz a cycle keeps
      * one interval, so the stored rate is not the one asked. NaN and infinities fail. */
     if (a->clip_rate != NULL && !(a->clip_rate_hz >= 1.0 && a->clip_rate_hz <= 1000.0)) {
-        return "--clip-rate must be a number of Hz in [1, 1000]";
+        return "--clip-rate must be a decimal number of Hz in [1, 1000] (as 30 or 60)";
     }
     if (!(a->seconds >= 0.0 && a->seconds <= 1e6)) {
         return "--seconds must be in [0, 1e6]";
@@ -530,7 +534,9 @@ int cb_cmd_animate(int argc, char **argv)
         {"max-stride", CB_OPT_DOUBLE, &a.max_stride,
          "stride warping's largest scale, in [1, 2] (default 1.3)"},
         {"threads", CB_OPT_INT, &a.threads, "threads of the crowd's pool (default 1; 0: all)"},
-        {"summary", CB_OPT_FLAG, &a.summary, "only describe the files (agents, samples, extents)"},
+        {"summary", CB_OPT_FLAG, &a.summary,
+         "only describe the files (agents, samples, extents); loads no clips: not with --clip-rate "
+         "or --gait"},
         {"json", CB_OPT_FLAG, &a.json, "print JSON"},
         {"help", CB_OPT_FLAG, &a.help, "show this help"},
         {0},
@@ -548,10 +554,9 @@ int cb_cmd_animate(int argc, char **argv)
         return CB_EXIT_OK;
     }
     a.traj_format = cb_traj_format_from_name(a.format);
-    if (a.clip_rate != NULL) { /* a string option: given or not, and the whole text a number */
-        char *end = NULL;
-        a.clip_rate_hz = strtod(a.clip_rate, &end);
-        a.clip_rate_hz = end != a.clip_rate && *end == '\0' ? a.clip_rate_hz : NAN;
+    /* A string option, to tell given from not; then the command line's number rule. */
+    if (a.clip_rate != NULL && !cb_opts_decimal(a.clip_rate, &a.clip_rate_hz)) {
+        a.clip_rate_hz = NAN;
     }
     const char *bad = bad_args(&a);
     if (bad != NULL) {

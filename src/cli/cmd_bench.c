@@ -265,23 +265,37 @@ int cb_cmd_bench(int argc, char **argv)
     double scale = 1.0;
     const char *which = "W0,W1,W2,W5,W3,W4";
     const char *pack = NULL, *layout_name = NULL; /* NULL: mat4, and --layout not given */
+    /* The options --pack does not take, by name, and whether each was given. */
+    enum { WORKLOADS, THREADS, SCALE, RUNS, KERNELS, ELEMENTS, SAMPLES, NOT_WITH_PACK };
+    const char *const not_with_pack[NOT_WITH_PACK] = {
+        "--workloads", "--threads", "--scale", "--runs", "--kernels", "--elements", "--samples"};
+    bool given[NOT_WITH_PACK] = {0};
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
-         "time the SIMD kernels against the scalar reference instead of the workloads"},
+         "time the SIMD kernels against the scalar reference instead of the workloads",
+         &given[KERNELS]},
         {"workloads", CB_OPT_STRING, &which,
          "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling; W6: "
-         "W1 without root motion)"},
-        {"threads", CB_OPT_INT, &threads, "the 'all threads' count (default: online CPUs)"},
-        {"scale", CB_OPT_DOUBLE, &scale, "multiply the character counts (default 1)"},
-        {"runs", CB_OPT_INT, &runs, "runs per workload, 1..64 (default 5): median, min and max"},
+         "W1 without root motion); not with --pack",
+         &given[WORKLOADS]},
+        {"threads", CB_OPT_INT, &threads,
+         "the 'all threads' count (default: online CPUs); not with --pack", &given[THREADS]},
+        {"scale", CB_OPT_DOUBLE, &scale,
+         "multiply the character counts (default 1); not with --pack", &given[SCALE]},
+        {"runs", CB_OPT_INT, &runs,
+         "runs per workload, 1..64 (default 5): median, min and max; not with --pack",
+         &given[RUNS]},
         {"layout", CB_OPT_STRING, &layout_name,
          "the workloads' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout); not with "
          "--pack or --kernels"},
-        {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)"},
-        {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)"},
+        {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)",
+         &given[ELEMENTS]},
+        {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)",
+         &given[SAMPLES]},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
         {"pack", CB_OPT_STRING, &pack,
-         "a pack's load time and a W1-style frame on its skeleton (docs/performance.md)"},
+         "a pack's load time and a W1-style frame on its skeleton, fixed figures "
+         "(docs/performance.md); takes --json only"},
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
@@ -307,6 +321,19 @@ int cb_cmd_bench(int argc, char **argv)
                 "crowdblend bench: --layout sets the workloads' output layout: not with %s\n",
                 pack != NULL ? "--pack (its frame writes MAT4)" : "--kernels");
         return CB_EXIT_USAGE;
+    }
+    /* The pack's bench measures fixed figures (docs/performance.md's per-asset table): one
+     * thread, 1,000 and 10,000 characters, medians over the frames and loads of one run, its
+     * own W1-style frame. The workloads' and the kernels' options would change none of them:
+     * refused, not ignored. */
+    for (int k = 0; k < NOT_WITH_PACK && pack != NULL && !help; ++k) {
+        if (given[k]) {
+            fprintf(stderr,
+                    "crowdblend bench: %s is not for --pack, whose figures are fixed (one "
+                    "thread, 1,000 and 10,000 characters, medians of one run; it takes --json)\n",
+                    not_with_pack[k]);
+            return CB_EXIT_USAGE;
+        }
     }
     if (pack != NULL && !help) {
         return cb_bench_pack(pack, json);

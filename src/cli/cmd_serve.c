@@ -66,7 +66,8 @@ int cb_cmd_serve(int argc, char **argv)
     }
     if (help) {
         cb_opts_print_help("crowdblend serve [--pack FILE.cbpack [--model FILE.glb]] "
-                           "[--graph NAME|FILE|none] [--characters N | --trajectories FILE] "
+                           "[--graph NAME|FILE|none] [--characters N | --trajectories FILE "
+                           "[--max-turn R] [--gait CLIP (with --pack)]] "
                            "[--listen 127.0.0.1:8080] [--threads N]",
                            opts);
         return CB_EXIT_OK;

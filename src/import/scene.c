@@ -115,6 +115,14 @@ static cb_result read_skins(const struct aiScene *sc, imp_scene *s, cb_error *er
                                  "import: bone \"%s\" of mesh %u is not a node of the scene", name,
                                  mi);
             }
+            /* A node is one joint: a skin listing it twice has no skeleton (and more joints
+             * than the scene has nodes, which the joint lists of rig.c are sized by). */
+            for (unsigned e = 0; e < b; ++e) {
+                if (sk->joints[e] == sk->joints[b]) {
+                    return cb_error_set(err, CB_ERR_DUPLICATE,
+                                        "import: mesh %u lists bone \"%s\" twice", mi, name);
+                }
+            }
             mat_from_ai(&mesh->mBones[b]->mOffsetMatrix, sk->inverse_binds + b * 16);
         }
     }

@@ -49,6 +49,26 @@ cb_result cb_model_qts_validate(const cb_skeleton *skeleton, cb_xform_group_cspa
     return CB_OK;
 }
 
+cb_result cb_model_qts16_validate(const cb_skeleton *skeleton, cb_xform_group_cspan local,
+                                  const float *scratch, size_t scratch_count, const int16_t *out,
+                                  size_t out_count, float range_m, cb_error *err)
+{
+    cb_result r = cb_model_qts_validate(skeleton, local, out, out_count, range_m, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const size_t n = cb_skeleton_joint_count(skeleton);
+    if (scratch == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "model qts16: scratch is NULL");
+    }
+    if (scratch_count < n * 8) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "model qts16: scratch has %zu floats, needs %zu (8 per joint)",
+                            scratch_count, n * 8);
+    }
+    return CB_OK;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The scalar prototype: the reference                                                        */
 

@@ -45,9 +45,17 @@
  * or out NULL), CB_ERR_SPAN_TOO_SHORT (local shorter than the group count, out_count below
  * joint_count * 8), CB_ERR_MISALIGNED (local not aligned to cb_simd_group_align()),
  * CB_ERR_INVALID_ARGUMENT (qts16 only, range_m not finite and above 0; pass 1 for qts). The
- * first failing check fills err with a message naming the argument. */
+ * first failing check fills err with a message naming the argument. For qts16 use
+ * cb_model_qts16_validate, which checks its scratch too. */
 cb_result cb_model_qts_validate(const cb_skeleton *skeleton, cb_xform_group_cspan local,
                                 const void *out, size_t out_count, float range_m, cb_error *err);
+
+/* Whether cb_model_qts16_run can run on these arguments: cb_model_qts_validate's checks (out:
+ * out_count int16, range_m: its translation_range_m), then CB_ERR_NULL_ARGUMENT (scratch NULL)
+ * and CB_ERR_SPAN_TOO_SHORT (scratch_count below joint_count * 8 floats). */
+cb_result cb_model_qts16_validate(const cb_skeleton *skeleton, cb_xform_group_cspan local,
+                                  const float *scratch, size_t scratch_count, const int16_t *out,
+                                  size_t out_count, float range_m, cb_error *err);
 
 /* Local pose (joint groups) to qts: joint_count * 8 floats, parents first. */
 void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, float *out);

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""`crowdblend serve` option checks that need no server: --help's usage line names every option
+that takes part in a run's shape (--gait CLIP with --trajectories and --pack), --help lists every
+option of docs/serve.md's table, and --gait without --trajectories or --pack is refused with exit
+2 before anything listens. Prints TAP. Usage: test_cli_serve.py DOC [WRAPPER...] CMD"""
+import re
+import subprocess
+import sys
+
+from tap import case, finish
+
+DOC = sys.argv[1]
+CMD = sys.argv[2:]
+
+
+def serve(*args):
+    return subprocess.run(CMD + ["serve"] + list(args), capture_output=True, text=True,
+                          timeout=60)
+
+
+def doc_options():
+    """The options of docs/serve.md's table: its rows start with | `--name ..."""
+    with open(DOC, encoding="utf-8") as f:
+        names = re.findall(r"^\| `--([a-z-]+)", f.read(), re.MULTILINE)
+    assert len(names) >= 10, "docs/serve.md's option table not found (%r)" % names
+    return names
+
+
+@case("--help's usage line names --trajectories FILE with --max-turn R and --gait CLIP")
+def _():
+    p = serve("--help")
+    assert p.returncode == 0, "exit %d (%r)" % (p.returncode, p.stderr[-300:])
+    usage = p.stdout.splitlines()[0]
+    assert usage.startswith("usage: crowdblend serve"), usage
+    for words in ("--trajectories FILE", "--max-turn R", "--gait CLIP", "--pack FILE"):
+        assert words in usage, "usage line %r lacks %r" % (usage, words)
+
+
+@case("--help lists every option of docs/serve.md's table")
+def _():
+    listed = set(re.findall(r"^  --([a-z-]+)", serve("--help").stdout, re.MULTILINE))
+    missing = [n for n in doc_options() if n not in listed]
+    assert not missing, "documented but not in --help: %r" % missing
+
+
+@case("--gait without --trajectories or --pack: exit 2, a message, nothing listens")
+def _():
+    for args in (["--gait", "Walk"], ["--trajectories", "x.csv", "--gait", "Walk"],
+                 ["--pack", "x.cbpack", "--gait", "Walk"]):
+        p = serve("--listen", "127.0.0.1:0", "--seconds", "1", *args)
+        assert p.returncode == 2, "%r: exit %d, want 2" % (args, p.returncode)
+        assert "it needs --trajectories and --pack" in p.stderr, "%r: %r" % (args, p.stderr)
+        assert "listening" not in p.stdout, "%r: it listened" % args
+
+
+finish()
