@@ -314,16 +314,17 @@ static void blend_of_one_entry_is_its_delta(void **state)
     cb_embedded_destroy(set);
 }
 
-/* The crowd's root motion keeps each clip's last root sample per character and starts the next
- * frame's delta from it (asset_layout.h, cb_root_sample). Five free clips (walk_f, run_f,
+/* The crowd's root motion is the time stage's inline blend (asset_layout.h, cb_root_blend_add),
+ * which until session 10 started each frame's delta from a root sample kept per clip slot and
+ * character; it now samples both ends, as the public blend does. Five free clips (walk_f, run_f,
  * walk_fr, and copies of walk_l, looping, and run_b, clamped, whose roots rise and fall so that
- * the kept sample's y counts; no sync group) under a direct blend whose weights change per
+ * the y component counts; no sync group) under a direct blend whose weights change per
  * character and frame, dropping clips out (a clip that comes back restarts at 0) while characters
  * are added and removed (a removal moves the last character into the gap): every frame, each
  * character's delta must be the bits of the public cb_clip_blend_root_motion, which samples both
  * ends, over its active clips' intervals as the crowd reports them (the clip times before and after
  * the frame, the kept weights). */
-static void kept_root_samples_give_the_public_blend(void **state)
+static void crowd_root_motion_gives_the_public_blend(void **state)
 {
     (void)state;
     cb_error err = {0};
@@ -435,8 +436,8 @@ static void kept_root_samples_give_the_public_blend(void **state)
             lifted_moves += want.translation[1] != 0.0f;
         }
     }
-    cb_test_note("%zu deltas (%zu with a vertical part), %zu clip restarts: the crowd's kept "
-                 "samples give the public blend's bits",
+    cb_test_note("%zu deltas (%zu with a vertical part), %zu clip restarts: the crowd's root "
+                 "motion gives the public blend's bits",
                  compared, lifted_moves, restarted);
     CB_CHECK(restarted > 50, "the weights should drop clips out and bring them back: %zu",
              restarted);
@@ -455,7 +456,7 @@ int main(void)
         cmocka_unit_test(one_shot_state_moves_the_root_once),
         cmocka_unit_test(looping_clip_delta_under_any_speed),
         cmocka_unit_test(blend_of_one_entry_is_its_delta),
-        cmocka_unit_test(kept_root_samples_give_the_public_blend),
+        cmocka_unit_test(crowd_root_motion_gives_the_public_blend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

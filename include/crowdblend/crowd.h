@@ -79,13 +79,13 @@
  *
  * THREADS AND MEMORY
  *   Everything is allocated at create, but create writes nothing per slot: a character's
- *   graph state (780 bytes for a 17-clip blend space whose clips move the root, 17 x 32 of
- *   them the clips' kept root samples; 236 with desc.skip_root_motion), matrices and handle
- *   entries are first written when it is added, so with the C library's allocator their
- *   pages are only backed once used (docs/performance.md, creation cost). Updates never allocate, lock
- *   or make system calls beyond waking the pool's sleeping workers. One cb_crowd_update at a
- *   time per crowd; cb_crowd_update_range calls on disjoint ranges may run concurrently, each
- *   with its own scratch. Adding, removing and changing views must not overlap an update.
+ *   graph state (236 bytes for a 17-clip blend space, with or without root motion),
+ *   matrices and handle entries are first written when it is added, so with the C library's
+ *   allocator their pages are only backed once used (docs/performance.md, creation cost).
+ *   Updates never allocate, lock or make system calls beyond waking the pool's sleeping
+ *   workers. One cb_crowd_update at a time per crowd; cb_crowd_update_range calls on disjoint
+ *   ranges may run concurrently, each with its own scratch. Adding, removing and changing
+ *   views must not overlap an update.
  */
 #ifndef CROWDBLEND_CROWD_H
 #define CROWDBLEND_CROWD_H

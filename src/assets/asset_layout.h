@@ -1,13 +1,12 @@
 /* The layouts of skeletons and clips: the assets module's one internal interface. The per-frame
  * kernels that read assets directly (pose sampling and blending, local-to-model, IK, marker
- * sync) include it, and so do the graph runtime's time stage (the root-motion blend,
- * runtime/time.c) and state block (its kept root samples, runtime/block.c); nothing else
- * outside the assets and compression code does (docs/architecture.md, "Conventions"). */
+ * sync) include it, and so does the graph runtime's time stage (the root-motion blend,
+ * runtime/time.c); nothing else outside the assets and compression code does
+ * (docs/architecture.md, "Conventions"). */
 #ifndef CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 #define CROWDBLEND_ASSETS_ASSET_LAYOUT_H
 
 #include <math.h>
-#include <string.h>
 
 #include "base/base_impl.h"
 #include "base/scalar_math.h"
@@ -114,29 +113,21 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
 
 /* ---- Root motion: the blend of root deltas, one entry at a time ----
  * cb_clip_blend_root_motion without the public checks, as the graph runtime's time stage runs
- * it: inline, the time stage adding its clips as it lists them, with each clip slot's last root
- * sample kept per character (cb_root_sample). Entries hold by construction most of what the
- * public checks ask (clips, finite weights >= 0): the per-frame path does not re-run public
- * validators (docs/architecture.md). Only what a frame can break is checked, the times: a
+ * it: inline, the time stage adding its clips as it lists them. Entries hold by construction most
+ * of what the public checks ask (clips, finite weights >= 0): the per-frame path does not re-run
+ * public validators (docs/architecture.md). Only what a frame can break is checked, the times: a
  * non-finite time or a span beyond 2^24 cycles (a huge speed parameter) gives a zero delta, as
  * the checked function's refusal left it. Every path gives the bits of cb_clip_root_delta and
  * cb_clip_blend_root_motion (tests/test_root_clamp.c). */
 
 /* The root of a clip at position u of a cycle, in double as a root delta interpolates it: x y z
- * relative to frame 0 (y 0 where the track never leaves the ground). The graph block keeps each
- * clip slot's last one per character: a frame starts where the last one ended, so its start
- * sample is the last frame's end sample, reused when u has the same bits (a pure function of
- * the clip, which a slot never changes, and u: it cannot be stale). u NaN: none kept (a
- * sampled u is finite). */
+ * relative to frame 0 (y 0 where the track never leaves the ground). Each delta samples both
+ * of its ends: keeping each clip slot's last end sample per character (the next frame's
+ * start) saved about 15 instructions per clip but cost a cache miss per active clip once the
+ * block left the caches (docs/performance.md, "The kept root sample, removed"). */
 typedef struct cb_root_sample {
-    double u, x, y, z;
+    double x, y, z;
 } cb_root_sample;
-
-/* No sample kept: the next delta samples both ends. */
-static inline cb_root_sample cb_root_sample_none(void)
-{
-    return (cb_root_sample){NAN, 0.0, 0.0, 0.0};
-}
 
 /* The blend so far: the weighted sums in double, and whether an entry's span refused it. */
 typedef struct cb_root_blend {
@@ -180,18 +171,8 @@ SM_INLINE cb_root_sample cb_root_sample_at(const struct cb_clip *c, double u)
 {
     double f;
     const float *a = cb_root_key(c, u, &f);
-    return (cb_root_sample){u, cb_root_lerp(a, 0, f), c->root_moves_y ? cb_root_lerp(a, 1, f) : 0.0,
+    return (cb_root_sample){cb_root_lerp(a, 0, f), c->root_moves_y ? cb_root_lerp(a, 1, f) : 0.0,
                             cb_root_lerp(a, 2, f)};
-}
-
-/* Whether two positions are the same bits (-0 and +0 are not: their fractions differ in sign,
- * and so can an interpolated 0). */
-static inline bool cb_root_same_u(double a, double b)
-{
-    uint64_t x, y;
-    memcpy(&x, &a, sizeof x);
-    memcpy(&y, &b, sizeof y);
-    return x == y;
 }
 
 /* The general delta (clip.c: any heading, any number of cycles), out of line: the blend's rare
@@ -203,12 +184,10 @@ cb_root_delta cb_clip_root_delta_general(const struct cb_clip *c, float from, fl
  * cycle boundary forward, into d (x y z yaw), the yaw 0: with every heading 0, the general
  * delta's compose and between (clip.c, root_delta) are sums and differences of the positions,
  * so these are the same operations on the same values and give the same bits, without the
- * rotations' branches, the heading's arithmetic or the general cycle count. The start sample is
- * *last's when it was taken at the same position; the end sample is left in *last. False (d and
- * *last untouched) for other frames, which the general delta takes. This is the crowd's common
- * case: three of these per character and frame on W1. */
-SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float to,
-                                      cb_root_sample *last, float d[4])
+ * rotations' branches, the heading's arithmetic or the general cycle count. False (d untouched)
+ * for other frames, which the general delta takes. This is the crowd's common case: three of
+ * these per character and frame on W1. */
+SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float to, float d[4])
 {
     double u0, u1;
     bool next = false; /* `to` is one cycle on */
@@ -224,9 +203,7 @@ SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float
         u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
         u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
     }
-    cb_root_sample s1 = cb_root_sample_at(c, u1);
-    cb_root_sample s0 = cb_root_same_u(last->u, u0) ? *last : cb_root_sample_at(c, u0);
-    *last = s1;
+    cb_root_sample s0 = cb_root_sample_at(c, u0), s1 = cb_root_sample_at(c, u1);
     double x = s1.x, y = s1.y, z = s1.z;
     if (next) { /* the cycle's displacement (the root at 1), then the position in the next */
         cb_root_sample e = cb_root_sample_at(c, 1.0);
@@ -240,10 +217,9 @@ SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float
 }
 
 /* Adds clip c's delta from `from` to `to` at weight w > 0 to the blend, in entry order (an entry
- * at weight 0 only refuses the blend when its span does: clip.c, blend_root_motion_trusted);
- * *last: the clip's last root sample for the character (cb_root_sample). */
+ * at weight 0 only refuses the blend when its span does: clip.c, blend_root_motion_trusted). */
 SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, float from, float to,
-                                 float w, cb_root_sample *last)
+                                 float w)
 {
     if (!cb_root_span_ok(from, to)) {
         b->refused = true;
@@ -251,7 +227,7 @@ SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, floa
     }
     if (c->root != NULL) {
         float d[4]; /* x y z yaw */
-        if (c->root_turns || !cb_root_straight_delta(c, from, to, last, d)) {
+        if (c->root_turns || !cb_root_straight_delta(c, from, to, d)) {
             cb_root_delta g = cb_clip_root_delta_general(c, from, to);
             d[0] = g.translation[0], d[1] = g.translation[1], d[2] = g.translation[2];
             d[3] = g.yaw;

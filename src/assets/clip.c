@@ -1041,8 +1041,7 @@ static void blend_root_motion_trusted(const cb_root_motion_entry *entries, size_
             b.refused = b.refused || !cb_root_span_ok(e->from, e->to);
             continue;
         }
-        cb_root_sample none = cb_root_sample_none(); /* both ends sampled */
-        cb_root_blend_add(&b, e->clip, e->from, e->to, e->weight, &none);
+        cb_root_blend_add(&b, e->clip, e->from, e->to, e->weight);
     }
     *out = cb_root_blend_result(&b);
 }

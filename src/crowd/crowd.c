@@ -55,11 +55,9 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
     /* Not touched here either: cb_crowd_add writes a character's whole state (the block's
      * every field, its root motion and kept weights), and nothing reads a slot before its add
      * (issue 11: the block was the ~250 B per slot create still cleared). */
-    /* Decided once: a kind without root motion never computes it, its deltas stay zero, and
-     * its block keeps no root samples. */
+    /* Decided once: a kind without root motion never computes it, and its deltas stay zero. */
     k->moves_root = cb_graph_moves_root(g) && !d->skip_root_motion;
-    k->block_memory =
-        cb_alloc(&c->allocator, cb_graph_block_bytes(g, c->capacity, k->moves_root), 64);
+    k->block_memory = cb_alloc(&c->allocator, cb_graph_block_bytes(g, c->capacity), 64);
     k->sources = cb_alloc_zeroed(
         &c->allocator, (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source), 16);
     k->root_motion = cb_alloc(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
@@ -92,7 +90,7 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
         return r;
     }
     cb_handle_pool_init(&k->handles, c->capacity, k->handle_memory);
-    cb_graph_block_init(&k->block, g, c->capacity, k->moves_root, k->block_memory);
+    cb_graph_block_init(&k->block, g, c->capacity, k->block_memory);
     return CB_OK;
 }
 
@@ -102,7 +100,7 @@ static void free_kind(cb_crowd *c, cb_crowd_kind *k)
     const cb_graph *g = k->graph;
     if (g != NULL) {
         cb_graph_unuse(g);
-        cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity, k->moves_root));
+        cb_free(a, k->block_memory, cb_graph_block_bytes(g, c->capacity));
         cb_free(a, k->sources,
                 (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source));
         cb_free(a, k->kept_weights,

@@ -26,14 +26,9 @@ void cb_graph_unuse(const cb_graph *graph);
 typedef struct cb_graph_block {
     const cb_graph *graph;
     uint32_t capacity;
-    float *params;        /* param_count rows */
-    float *clip_time;     /* clip rows: normalized time, [0, 1] */
-    uint8_t *clip_active; /* clip rows: the clip had weight last frame */
-    /* root_rows rows (clip rows where the time stage blends root motion: the graph moves the
-     * root and the owner asked for it at init, else none): each clip's last root sample
-     * (assets/asset_layout.h), which the next frame's delta starts from */
-    struct cb_root_sample *root_last;
-    uint32_t root_rows;
+    float *params;          /* param_count rows */
+    float *clip_time;       /* clip rows: normalized time, [0, 1] */
+    uint8_t *clip_active;   /* clip rows: the clip had weight last frame */
     float *group_time;      /* sync-group rows: the leader's normalized time */
     uint16_t *group_leader; /* sync-group rows: the leader's clip slot, UINT16_MAX none */
     uint16_t *sm_current;   /* state-machine rows */
@@ -54,14 +49,11 @@ typedef struct cb_graph_block {
     size_t bytes;
 } cb_graph_block;
 
-/* Bytes of the block's arrays for a capacity; `root`: the time stage will be given root-motion
- * outputs (cb_graph_stage_outputs.root_motion non-NULL), which need the kept root samples. */
-size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity, bool root);
+/* Bytes of the block's arrays for a capacity. */
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity);
 
-/* Points the block's arrays into `memory` (cb_graph_block_bytes with the same `root`, 64-byte
- * aligned). */
-void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, bool root,
-                         void *memory);
+/* Points the block's arrays into `memory` (cb_graph_block_bytes, 64-byte aligned). */
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory);
 
 /* Character i starts: defaults, initial states, clips at `phase`. Writes every field of slot i
  * that a frame or a query reads (events beyond event_count are never read), so the block's

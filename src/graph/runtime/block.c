@@ -1,23 +1,14 @@
 /* The per-character state block and the per-thread scratch: their layouts in one allocation
  * each (sized at create; nothing is allocated per frame), a character's start and its move. */
-#include <math.h>
 #include <string.h>
 
-#include "assets/asset_layout.h"
 #include "graph/runtime/runtime_impl.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* The block                                                                                  */
 
-/* Rows of the clips' last root samples: one per clip slot where the time stage blends root
- * motion (the owner's `root`: the graph moves the root and the crowd did not skip it). */
-static uint32_t root_last_rows(const cb_graph *g, bool root)
-{
-    return root && g->moves_root ? g->clip_count : 0;
-}
-
 typedef struct block_layout {
-    size_t params, clip_time, clip_active, root_last, group_time, group_leader, sm_current, sm_next,
+    size_t params, clip_time, clip_active, group_time, group_leader, sm_current, sm_next,
         sm_transition, sm_time, sm_next_time, sm_elapsed, sm_inert, sm_capture, sm_from_cur,
         sm_from_next, sm_from_x, inert, foot_lock, events, event_count, total;
 } block_layout;
@@ -29,14 +20,13 @@ static size_t take(size_t *cursor, size_t bytes)
     return at;
 }
 
-static block_layout block_layout_of(const cb_graph *g, uint32_t cap, bool root)
+static block_layout block_layout_of(const cb_graph *g, uint32_t cap)
 {
     block_layout L;
     size_t c = 0, n = cap;
     L.params = take(&c, g->param_count * n * sizeof(float));
     L.clip_time = take(&c, g->clip_count * n * sizeof(float));
     L.clip_active = take(&c, g->clip_count * n);
-    L.root_last = take(&c, root_last_rows(g, root) * n * sizeof(cb_root_sample));
     L.group_time = take(&c, g->group_count_sync * n * sizeof(float));
     L.group_leader = take(&c, g->group_count_sync * n * sizeof(uint16_t));
     L.sm_current = take(&c, g->sm_count * n * sizeof(uint16_t));
@@ -58,23 +48,20 @@ static block_layout block_layout_of(const cb_graph *g, uint32_t cap, bool root)
     return L;
 }
 
-size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity, bool root)
+size_t cb_graph_block_bytes(const cb_graph *g, uint32_t capacity)
 {
-    return block_layout_of(g, capacity, root).total;
+    return block_layout_of(g, capacity).total;
 }
 
-void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, bool root,
-                         void *memory)
+void cb_graph_block_init(cb_graph_block *b, const cb_graph *g, uint32_t capacity, void *memory)
 {
-    block_layout L = block_layout_of(g, capacity, root);
+    block_layout L = block_layout_of(g, capacity);
     char *m = memory;
     b->graph = g;
     b->capacity = capacity;
-    b->root_rows = root_last_rows(g, root);
     b->params = (float *)(m + L.params);
     b->clip_time = (float *)(m + L.clip_time);
     b->clip_active = (uint8_t *)(m + L.clip_active);
-    b->root_last = (cb_root_sample *)(m + L.root_last);
     b->group_time = (float *)(m + L.group_time);
     b->group_leader = (uint16_t *)(m + L.group_leader);
     b->sm_current = (uint16_t *)(m + L.sm_current);
@@ -104,9 +91,6 @@ void cb_graph_block_reset(cb_graph_block *b, uint32_t i, float phase)
     for (uint32_t c = 0; c < g->clip_count; ++c) {
         AT(b, clip_time, c, i) = phase;
         AT(b, clip_active, c, i) = CLIP_FRESH;
-    }
-    for (uint32_t c = 0; c < b->root_rows; ++c) {
-        AT(b, root_last, c, i) = cb_root_sample_none();
     }
     for (uint32_t s = 0; s < g->group_count_sync; ++s) {
         AT(b, group_time, s, i) = phase;
@@ -147,7 +131,6 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
     MOVE_ROWS(params, g->param_count)
     MOVE_ROWS(clip_time, g->clip_count)
     MOVE_ROWS(clip_active, g->clip_count)
-    MOVE_ROWS(root_last, b->root_rows)
     MOVE_ROWS(group_time, g->group_count_sync)
     MOVE_ROWS(group_leader, g->group_count_sync)
     MOVE_ROWS(sm_current, g->sm_count)

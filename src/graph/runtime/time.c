@@ -233,7 +233,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
             float rf = clip->clamp ? fminf(fmaxf(from, 0.0f), 1.0f) : from;
             float rt = clip->clamp ? fminf(fmaxf(to, 0.0f), 1.0f) : to;
             /* (listed clips have weight: above EPS, or 1 for a layer's clip) */
-            cb_root_blend_add(&rb, clip->clip, rf, rt, s->active_w[a], &AT(b, root_last, c, ch));
+            cb_root_blend_add(&rb, clip->clip, rf, rt, s->active_w[a]);
         }
         if (events && clip->has_markers) {
             /* (re)starts this frame, or was just added: its start counts */
