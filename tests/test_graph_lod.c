@@ -19,7 +19,8 @@
  *    path), whose time stages skip a far character's planting weights alike;
  *  - the C builder (cb_graph_set_lod_param, .lod) gives the JSON document's bits;
  *  - errors: a limit without a LOD parameter (C, at build; JSON, at the step), an unknown or
- *    bool LOD parameter, max_lod negative, NaN, or set while lod.on is false. */
+ *    bool LOD parameter, max_lod negative, NaN, or set while lod.on is false; a refused LOD
+ *    parameter (bool, trigger) is not kept: the build still finds none. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,13 +522,19 @@ static void c_errors(void **state)
     assert_non_null(strstr(err.message, "max_lod (1) is set but lod.on is false"));
     cb_graph_builder_destroy(b);
 
-    /* A limit in a graph without a LOD parameter: refused at build, whatever the order. */
+    /* A limit in a graph without a LOD parameter: refused at build, whatever the order. A
+     * refused LOD parameter (a bool, a trigger) is not kept: the graph still has none. */
     b = builder_of(&w, clips);
     assert_int_equal(cb_graph_add_param(b, "a", CB_PARAM_FLOAT, 0.0f, NULL), CB_OK);
+    assert_int_equal(cb_graph_add_param(b, "near", CB_PARAM_BOOL, 0.0f, NULL), CB_OK);
+    assert_int_equal(cb_graph_add_param(b, "jump", CB_PARAM_TRIGGER, 0.0f, NULL), CB_OK);
     assert_int_equal(cb_graph_add_clip(b, &(cb_graph_clip_desc){.clip = "walk_f"}, &node, NULL),
                      CB_OK);
     d.lod = (cb_graph_lod_limit){.on = true, .max_lod = 0.0f};
     assert_int_equal(cb_graph_add_orientation_warp(b, &d, &err), CB_OK);
+    assert_int_equal(cb_graph_set_lod_param(b, "near", &err), CB_ERR_MISMATCH);
+    assert_int_equal(cb_graph_set_lod_param(b, "jump", &err), CB_ERR_MISMATCH);
+    assert_non_null(strstr(err.message, "LOD parameter: parameter 'jump' is a trigger"));
     cb_graph *g = NULL;
     assert_int_equal(cb_graph_build(b, &g, &err), CB_ERR_NOT_FOUND);
     assert_null(g);
