@@ -15,11 +15,15 @@
  *    of the reference whose lock weight switches 1 -> 0 -> 1 alike (state released as at weight
  *    0, locks again after); while far the lock's `locked` outputs are 0;
  *  - 1 and 2 threads, batch sizes 7 and 64: the same bits;
+ *  - two foot locks, one per leg, with max_lod 0 and 2, or 0 and none: the time stage skips the
+ *    planting weights only above the larger limit (a character that only the second lock runs
+ *    for has the reference's bits, and that lock holds its foot);
  *  - each of the above on the clip alone and on a blend space of two clips (the runtime's flat
  *    path), whose time stages skip a far character's planting weights alike;
  *  - the C builder (cb_graph_set_lod_param, .lod) gives the JSON document's bits;
  *  - errors: a limit without a LOD parameter (C, at build; JSON, at the step), an unknown or
- *    bool LOD parameter, max_lod negative, NaN, or set while lod.on is false. */
+ *    bool LOD parameter, max_lod negative, NaN, or set while lod.on is false; a refused LOD
+ *    parameter (bool, trigger) is not kept: the build still finds none. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,14 +58,56 @@ static world world_make(void)
 
 #define LEG(s) "{\"start\": \"thigh_" s "\", \"mid\": \"calf_" s "\", \"end\": \"ball_" s "\", "
 
+/* A foot lock step on one leg (`s`: "l" or "r"), its weight, and its max_lod text. */
+#define LOCK_STEP(s, w, ml)                                                                        \
+    "{\"type\": \"foot_lock\", \"legs\": [" LEG(s) "\"mid_axis\": [1, 0, 0], \"locked\": "         \
+                                                   "\"lock_" s "\", \"failed\": \"fail_" s         \
+                                                   "\"}], \"root_position\": [\"rx\", \"ry\", "    \
+                                                   "\"rz\"], \"root_yaw\": \"ryaw\", "             \
+                                                   "\"weight\": \"" w "\", \"soften\": 0.99" ml    \
+                                                   "}"
+
+/* Which post-process doc_of writes. */
+typedef enum steps_kind {
+    FIVE_STEPS,     /* the five steps, weights w0 .. w4 */
+    TWO_LOCKS,      /* a foot lock per leg: the left one w0 and MAX_LOD[0], the right one w2 and
+                       MAX_LOD[2] (the time stage's planting skip is the larger's) */
+    TWO_LOCKS_OPEN, /* the same, the right one without a limit (the planting is never skipped) */
+} steps_kind;
+
 /* The graph: the walk (or with `flat`, a blend space of the walk and the run on "speed": the
- * runtime's flat path) with the five steps, weights w0 .. w4; with `lod`, "lod_param" and each
- * step's max_lod (MAX_LOD). */
-static char *doc_of(bool lod, bool flat)
+ * runtime's flat path) with the steps of `kind`; with `lod`, "lod_param" and each step's
+ * max_lod (MAX_LOD). */
+static char *doc_of(bool lod, bool flat, steps_kind kind)
 {
-    char ml[STEPS][32];
+    char ml[STEPS][32], post[4096];
     for (int k = 0; k < STEPS; ++k) {
-        snprintf(ml[k], sizeof ml[k], lod ? ", \"max_lod\": %g" : "", (double)MAX_LOD[k]);
+        bool open = kind == TWO_LOCKS_OPEN && k == 2;
+        snprintf(ml[k], sizeof ml[k], lod && !open ? ", \"max_lod\": %g" : "", (double)MAX_LOD[k]);
+    }
+    if (kind != FIVE_STEPS) {
+        snprintf(post, sizeof post, LOCK_STEP("l", "w0", "%s") ", " LOCK_STEP("r", "w2", "%s"),
+                 ml[0], ml[2]);
+    } else {
+        snprintf(
+            post, sizeof post,
+            "{\"type\": \"two_bone_ik\", \"start\": \"upperarm_l\", \"mid\": \"lowerarm_l\", "
+            "\"end\": \"hand_l\", \"target\": [\"tx\", \"ty\", \"tz\"], \"weight\": \"w0\"%s}, "
+            "{\"type\": \"aim_ik\", \"joints\": [\"neck\", \"head\"], \"joint_weights\": [0.4, 1], "
+            "\"target\": [\"lx\", \"ly\", \"lz\"], \"weight\": \"w1\"%s}, "
+            "{\"type\": \"orientation_warp\", \"spine\": [\"spine_01\", \"spine_02\", "
+            "\"spine_03\"], \"angle\": \"warp\", \"weight\": \"w2\"%s}, "
+            "{\"type\": \"stride_warp\", \"legs\": [" LEG("l") "\"mid_axis\": [1, 0, 0]}, " LEG(
+                "r") "\"mid_axis\": [1, 0, 0]}], \"scale\": \"stride\", "
+                     "\"direction\": [\"sx\", \"sz\"], \"weight\": \"w3\", \"soften\": 0.99%s}, "
+                     "{\"type\": \"foot_lock\", \"legs\": [" LEG(
+                         "l") "\"mid_axis\": [1, 0, 0], \"locked\": \"lock_l\", \"failed\": "
+                              "\"fail_l\"}, " LEG("r") "\"mid_axis\": [1, 0, 0], \"locked\": "
+                                                       "\"lock_r\", \"failed\": \"fail_r\"}], "
+                                                       "\"root_position\": [\"rx\", \"ry\", "
+                                                       "\"rz\"], \"root_yaw\": \"ryaw\", "
+                                                       "\"weight\": \"w4\", \"soften\": 0.99%s}",
+            ml[0], ml[1], ml[2], ml[3], ml[4]);
     }
     size_t n = 8192;
     char *doc = malloc(n);
@@ -77,26 +123,8 @@ static char *doc_of(bool lod, bool flat)
         "\"root\": \"%s\", \"nodes\": {\"c\": {\"type\": \"clip\", \"clip\": \"walk_f\"}, "
         "\"r\": {\"type\": \"clip\", \"clip\": \"run_f\"}, \"b\": {\"type\": \"blend_space\", "
         "\"solver\": \"linear_1d\", \"params\": \"speed\", \"children\": [{\"node\": \"c\", "
-        "\"position\": 0}, {\"node\": \"r\", \"position\": 2}]}}, "
-        "\"post_process\": ["
-        "{\"type\": \"two_bone_ik\", \"start\": \"upperarm_l\", \"mid\": \"lowerarm_l\", "
-        "\"end\": \"hand_l\", \"target\": [\"tx\", \"ty\", \"tz\"], \"weight\": \"w0\"%s}, "
-        "{\"type\": \"aim_ik\", \"joints\": [\"neck\", \"head\"], \"joint_weights\": [0.4, 1], "
-        "\"target\": [\"lx\", \"ly\", \"lz\"], \"weight\": \"w1\"%s}, "
-        "{\"type\": \"orientation_warp\", \"spine\": [\"spine_01\", \"spine_02\", \"spine_03\"], "
-        "\"angle\": \"warp\", \"weight\": \"w2\"%s}, "
-        "{\"type\": \"stride_warp\", \"legs\": [" LEG("l") "\"mid_axis\": [1, 0, 0]}, " LEG(
-            "r") "\"mid_axis\": [1, 0, 0]}], \"scale\": \"stride\", "
-                 "\"direction\": [\"sx\", \"sz\"], \"weight\": \"w3\", \"soften\": 0.99%s}, "
-                 "{\"type\": \"foot_lock\", \"legs\": [" LEG(
-                     "l") "\"mid_axis\": [1, 0, 0], \"locked\": \"lock_l\", \"failed\": "
-                          "\"fail_l\"}, " LEG("r") "\"mid_axis\": [1, 0, 0], \"locked\": "
-                                                   "\"lock_r\", \"failed\": \"fail_r\"}], "
-                                                   "\"root_position\": [\"rx\", \"ry\", \"rz\"], "
-                                                   "\"root_yaw\": \"ryaw\", \"weight\": \"w4\", "
-                                                   "\"soften\": 0.99%s}]}",
-        lod ? " \"lod_param\": \"lod\", " : " ", flat ? "b" : "c", ml[0], ml[1], ml[2], ml[3],
-        ml[4]);
+        "\"position\": 0}, {\"node\": \"r\", \"position\": 2}]}}, \"post_process\": [%s]}",
+        lod ? " \"lod_param\": \"lod\", " : " ", flat ? "b" : "c", post);
     return doc;
 }
 
@@ -147,10 +175,11 @@ static bool runs(float lod, int k)
 }
 
 typedef struct run_opts {
-    bool lod_graph; /* the graph with limits (the LOD written), else the reference */
-    lod_mode mode;  /* the LODs (the reference writes the weights they give) */
-    int off;        /* the reference: step `off` at weight 0 throughout (-1: none) */
-    bool flat;      /* the blend-space graph (doc_of) */
+    bool lod_graph;  /* the graph with limits (the LOD written), else the reference */
+    lod_mode mode;   /* the LODs (the reference writes the weights they give) */
+    int off;         /* the reference: step `off` at weight 0 throughout (-1: none) */
+    bool flat;       /* the blend-space graph (doc_of) */
+    steps_kind kind; /* its post-process (doc_of) */
     uint32_t threads, batch;
     const cb_graph *graph; /* a graph of the LOD document built elsewhere (C), or NULL */
 } run_opts;
@@ -178,7 +207,7 @@ static float param_read(cb_crowd *c, const cb_graph *g, const char *name, uint32
 
 static record run(const world *w, run_opts o)
 {
-    char *doc = o.graph == NULL ? doc_of(o.lod_graph, o.flat) : NULL;
+    char *doc = o.graph == NULL ? doc_of(o.lod_graph, o.flat, o.kind) : NULL;
     cb_graph *own = doc != NULL ? load(w, doc) : NULL;
     const cb_graph *g = own != NULL ? own : o.graph;
     free(doc);
@@ -220,7 +249,8 @@ static record run(const world *w, run_opts o)
             param_write(c, g, "rz", i, (float)(1.4 * t));
             for (int k = 0; k < STEPS; ++k) {
                 char name[4] = {'w', (char)('0' + k), 0};
-                bool on = o.lod_graph || (runs(lod, k) && k != o.off);
+                bool open = o.kind == TWO_LOCKS_OPEN && k == 2; /* no limit: runs at any LOD */
+                bool on = o.lod_graph || ((runs(lod, k) || open) && k != o.off);
                 param_write(c, g, name, i, on ? BASE_W[k] : 0.0f);
             }
             if (o.lod_graph) {
@@ -353,6 +383,41 @@ static void switching_is_weight_going_to_zero_and_back_once(void)
     cb_embedded_destroy(w.set);
 }
 
+/* Several foot locks with different limits (TWO_LOCKS: max_lod 0 and 2; TWO_LOCKS_OPEN: 0 and
+ * none): the time stage may skip the planting weights only above every lock's limit, so a
+ * character that only the second lock runs for has the reference's bits and locks its foot. */
+static void several_locks_once(void)
+{
+    world w = world_make();
+    const steps_kind kinds[2] = {TWO_LOCKS, TWO_LOCKS_OPEN};
+    const lod_mode modes[2] = {MIXED, SWITCHING};
+    for (int k = 0; k < 2; ++k) {
+        for (int m = 0; m < 2; ++m) {
+            run_opts lo = lod_run(modes[m]), ro = ref_run(modes[m]);
+            lo.kind = ro.kind = kinds[k];
+            record lr = run(&w, lo), ref = run(&w, ro);
+            CB_CHECK(same(&lr, &ref), "steps %d mode %d", (int)kinds[k], (int)modes[m]);
+            size_t right_only = 0; /* frames the right foot is held where only its lock runs */
+            for (int f = 0; f < FRAMES; ++f) {
+                for (uint32_t i = 0; i < N; ++i) {
+                    float lod = lod_at(modes[m], i, f);
+                    const float *o = lr.outs + ((size_t)f * N + i) * 4;
+                    if (!runs(lod, 0) && (runs(lod, 2) || kinds[k] == TWO_LOCKS_OPEN)) {
+                        CB_CHECK(o[0] == 0.0f, "left held above its limit: %u frame %d", i, f);
+                        right_only += o[2] == 1.0f;
+                    }
+                }
+            }
+            /* (switching with two limits: far is above both, no character has the right alone) */
+            bool none = kinds[k] == TWO_LOCKS && modes[m] == SWITCHING;
+            CB_CHECK(none || right_only > 0, "steps %d mode %d: the right lock never holds alone",
+                     (int)kinds[k], (int)modes[m]);
+            record_free(&lr), record_free(&ref);
+        }
+    }
+    cb_embedded_destroy(w.set);
+}
+
 static void threads_and_batches_once(void)
 {
     world w = world_make();
@@ -395,6 +460,12 @@ static void threads_and_batches(void **state)
 {
     (void)state;
     both_forms(threads_and_batches_once);
+}
+
+static void several_locks(void **state)
+{
+    (void)state;
+    both_forms(several_locks_once);
 }
 
 /* ---- the C builder ----------------------------------------------------------------------- */
@@ -521,13 +592,19 @@ static void c_errors(void **state)
     assert_non_null(strstr(err.message, "max_lod (1) is set but lod.on is false"));
     cb_graph_builder_destroy(b);
 
-    /* A limit in a graph without a LOD parameter: refused at build, whatever the order. */
+    /* A limit in a graph without a LOD parameter: refused at build, whatever the order. A
+     * refused LOD parameter (a bool, a trigger) is not kept: the graph still has none. */
     b = builder_of(&w, clips);
     assert_int_equal(cb_graph_add_param(b, "a", CB_PARAM_FLOAT, 0.0f, NULL), CB_OK);
+    assert_int_equal(cb_graph_add_param(b, "near", CB_PARAM_BOOL, 0.0f, NULL), CB_OK);
+    assert_int_equal(cb_graph_add_param(b, "jump", CB_PARAM_TRIGGER, 0.0f, NULL), CB_OK);
     assert_int_equal(cb_graph_add_clip(b, &(cb_graph_clip_desc){.clip = "walk_f"}, &node, NULL),
                      CB_OK);
     d.lod = (cb_graph_lod_limit){.on = true, .max_lod = 0.0f};
     assert_int_equal(cb_graph_add_orientation_warp(b, &d, &err), CB_OK);
+    assert_int_equal(cb_graph_set_lod_param(b, "near", &err), CB_ERR_MISMATCH);
+    assert_int_equal(cb_graph_set_lod_param(b, "jump", &err), CB_ERR_MISMATCH);
+    assert_non_null(strstr(err.message, "LOD parameter: parameter 'jump' is a trigger"));
     cb_graph *g = NULL;
     assert_int_equal(cb_graph_build(b, &g, &err), CB_ERR_NOT_FOUND);
     assert_null(g);
@@ -594,6 +671,7 @@ int main(void)
         cmocka_unit_test(characters_mix_in_one_batch),
         cmocka_unit_test(switching_is_weight_going_to_zero_and_back),
         cmocka_unit_test(threads_and_batches),
+        cmocka_unit_test(several_locks),
         cmocka_unit_test(c_builder_gives_the_json_bits),
         cmocka_unit_test(c_errors),
         cmocka_unit_test(json_errors),

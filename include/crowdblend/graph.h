@@ -445,7 +445,8 @@ CB_API cb_result cb_graph_add_state_machine(cb_graph_builder *b,
  * (skipped, the pose keeps its bits; a foot lock releases at once and keeps releasing, as its
  * weight 0 does). A LOD that is NaN, infinite (read as 0, crowd.h) or negative counts as 0:
  * full detail. Steps without a limit run at every LOD, and a graph without the parameter runs
- * every step for every character.
+ * every step for every character. A second call replaces the first; a refused call leaves the
+ * graph's LOD parameter as it was.
  * @return CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FOUND (no such parameter), CB_ERR_MISMATCH (a bool
  *         or trigger), CB_ERR_INVALID_ARGUMENT (already built).
  */

@@ -1415,7 +1415,14 @@ cb_result cb_graph_set_lod_param(cb_graph_builder *b, const char *name, cb_error
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: the builder has already built",
                             what);
     }
-    return find_number(b, name, what, &b->lod_param, err);
+    /* Only once found and numeric: a refused name leaves the builder's LOD parameter as it was
+     * (find_param writes the index before find_number checks the type). */
+    uint32_t p;
+    cb_result r = find_number(b, name, what, &p, err);
+    if (r == CB_OK) {
+        b->lod_param = p;
+    }
+    return r;
 }
 
 /* A step with its LOD limit (cb_graph_lod_limit): none runs at any LOD (max_lod INFINITY, which
