@@ -286,14 +286,16 @@ static void compile_sync_groups_follow_the_nearest_blend_space(void **state)
     cb_graph_builder_destroy(b);
 }
 
-/* Flat detection: [layers of clips over] a blend of the clips of one group, each once, every
- * rate 1, no machine. */
+/* Flat detection: [layers of clips over] a blend of the clips of one group, each once, no
+ * machine; at any clip speed and speed parameter (the flat time stage rates clips as the
+ * general one does: tests/test_rate_warp_paths.c). */
 static void compile_flat_detection(void **state)
 {
     (void)state;
-    for (int variant = 0; variant < 6; ++variant) {
+    for (int variant = 0; variant < 7; ++variant) {
         cb_graph_builder *b = builder(NULL);
-        cb_graph_node a = clip(b, "a", 0, NULL), bb = clip(b, "b", 1, NULL);
+        /* 6: a child in a sync group of its own (as the idle of locomotion_follow.json) */
+        cb_graph_node a = clip(b, "a", 0, NULL), bb = clip(b, "b", 1, variant == 6 ? "own" : NULL);
         cb_graph_node kids[2] = {a, variant == 2 ? a : bb}; /* 2: a clip twice */
         cb_graph_node root = blend(b, "bl", kids, 2);
         bool want = true;
@@ -306,17 +308,19 @@ static void compile_flat_detection(void **state)
         } else if (variant == 3) { /* a machine */
             machine(b, root, clip(b, "e", 4, NULL));
             want = false;
-        } else if (variant == 4) { /* a clip at another rate */
-            cb_graph_clip_desc fast = {.name = "fast", .clip = "e", .speed = 2.0f};
+        } else if (variant == 4) { /* a clip at another rate, times a parameter */
+            cb_graph_clip_desc fast = {
+                .name = "fast", .clip = "e", .speed = 2.0f, .speed_param = "x"};
             cb_graph_node f = {0};
             assert_int_equal(cb_graph_add_clip(b, &fast, &f, NULL), CB_OK);
             cb_graph_node three[3] = {a, bb, f};
             blend(b, "bl3", three, 3);
-            want = false;
         } else if (variant == 5) { /* a layer that is not a clip */
             cb_graph_layer ly = {.node = root};
             cb_graph_layers_desc ld = {.base = a, .layers = &ly, .layer_count = 1};
             assert_int_equal(cb_graph_add_layers(b, &ld, &root, NULL), CB_OK);
+            want = false;
+        } else if (variant == 6) {
             want = false;
         }
         cb_error err = {0};

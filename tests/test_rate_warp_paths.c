@@ -1,6 +1,8 @@
-/* A rate-warped blend space over clips of one group, alone or under layers of clips, stays flat
- * (graph_impl.h): the flat path computes the warp's rate as the general path does, and the same
- * graph run unflattened gives the same bits. Internal: it flips struct cb_graph.flat. */
+/* A blend space over clips of one group whose rates are not all 1, alone or under layers of
+ * clips, stays flat (graph_impl.h): rate-warped, or with clip speeds and speed parameters. The
+ * flat path computes the clips' rates as the general path does, and the same graph run
+ * unflattened gives the same bits. Internal: it flips struct cb_graph.flat. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include "anim_test.h"
 #include "crowdblend/crowdblend.h"
 #include "graph/graph_impl.h" /* struct cb_graph.flat */
+#include "graph_fixture.h"
 
 #define BLEND(extra)                                                                               \
     "\"loco\": {\"type\": \"blend_space\", \"solver\": \"linear_1d\", \"params\": \"x\", "         \
@@ -30,22 +33,21 @@ static const char *const GRAPHS[] = {
          "\"lean\": {\"type\": \"clip\", \"clip\": \"lean_add\"}," BLEND(", \"max_rate\": 2") "}}",
 };
 
-static uint64_t run(const cb_embedded *set, cb_graph *g)
+static cb_embedded *set; /* the embedded humanoid, and the clips its graphs name */
+static const cb_clip *clips[32];
+static cb_graph_json_desc jd;
+
+/* A crowd of n characters of graph g at staggered phases, keeping weights and events. */
+static cb_crowd *staggered(cb_graph *g, uint32_t n, uint32_t threads, uint32_t batch)
 {
-    const cb_graph *graphs[1] = {g};
-    cb_crowd_desc cd = {.skeleton = cb_embedded_skeleton(set),
-                        .capacity = 150,
-                        .graphs = graphs,
-                        .graph_count = 1,
-                        .thread_count = 2,
-                        .batch_size = 32};
-    cb_crowd *c;
-    cb_error err = {0};
-    CB_CHECK(cb_crowd_create(&cd, &c, &err) == CB_OK, "%s", err.message);
-    for (uint32_t i = 0; i < 150; ++i) {
-        cb_character ch;
-        assert_int_equal(cb_crowd_add(c, 0, (float)(i % 10) / 10.0f, &ch), CB_OK);
-    }
+    cb_crowd *c = graph_crowd(cb_embedded_skeleton(set), g, n, threads, batch);
+    add_characters(c, n, 0.1f);
+    return c;
+}
+
+static uint64_t run(cb_graph *g)
+{
+    cb_crowd *c = staggered(g, 150, 2, 32);
     float *x = cb_crowd_param_column(c, 0, 0), *cmd = cb_crowd_param_column(c, 0, 1);
     for (uint32_t f = 0; f < 40; ++f) {
         for (uint32_t i = 0; i < 150; ++i) { /* inside and outside the bounds, idle alone */
@@ -59,33 +61,159 @@ static uint64_t run(const cb_embedded *set, cb_graph *g)
     return h;
 }
 
+static cb_graph *load(const char *text, size_t k)
+{
+    cb_graph *g;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_load_json(text, strlen(text), &jd, &g, &err) == CB_OK, "graph %zu: %s", k,
+             err.message);
+    return g;
+}
+
 static void rate_warp_flat_path_matches_general_path(void **state)
 {
     (void)state;
-    cb_embedded *set;
-    assert_int_equal(cb_embedded_create(NULL, &set, NULL), CB_OK);
-    const cb_clip *clips[32];
-    cb_graph_json_desc jd = cb_test_embedded_json_desc(set, clips, 32);
     for (size_t k = 0; k < sizeof GRAPHS / sizeof GRAPHS[0]; ++k) {
-        cb_graph *g;
-        cb_error err = {0};
-        CB_CHECK(cb_graph_load_json(GRAPHS[k], strlen(GRAPHS[k]), &jd, &g, &err) == CB_OK, "%s",
-                 err.message);
+        cb_graph *g = load(GRAPHS[k], k);
         CB_CHECK(g->flat, "graph %zu: a warped blend space of one group is flat", k);
-        uint64_t flat = run(set, g);
+        uint64_t flat = run(g);
         g->flat = false;
-        uint64_t general = run(set, g);
+        uint64_t general = run(g);
         CB_CHECK(flat == general, "graph %zu: flat path %016llx, general path %016llx", k,
                  (unsigned long long)flat, (unsigned long long)general);
         cb_graph_destroy(g);
     }
-    cb_embedded_destroy(set);
+}
+
+/* Clips with speeds and speed parameters: every clip of the blend space on one parameter, the
+ * clips on two parameters and constant speeds (negative, a clamped clip, one without any),
+ * under layers of clips with their own, and a warped blend space with speeds under such
+ * layers. */
+#define SPACE(warp, idle, walk, run)                                                               \
+    "\"loco\": {\"type\": \"blend_space\", \"solver\": \"linear_1d\", \"params\": \"x\"" warp ", " \
+    "\"children\": [{\"node\": \"idle\", \"position\": 0}, {\"node\": \"walk\", "                  \
+    "\"position\": 1.4}, {\"node\": \"run\", \"position\": 3.5}]},"                                \
+    "\"idle\": {\"type\": \"clip\", \"clip\": \"idle\"" idle "},"                                  \
+    "\"walk\": {\"type\": \"clip\", \"clip\": \"walk_f\"" walk "},"                                \
+    "\"run\": {\"type\": \"clip\", \"clip\": \"run_f\"" run "}}}"
+#define SPEED_HEAD                                                                                 \
+    "{\"name\": \"s\", \"parameters\": [{\"name\": \"x\"}, {\"name\": \"cmd\"}, "                  \
+    "{\"name\": \"rate\", \"default\": 1}, {\"name\": \"rate2\"}],"
+#define ALONE "\"root\": \"loco\", \"nodes\": {"
+#define LAYERS(wave, lean)                                                                         \
+    "\"root\": \"top\", \"nodes\": {\"top\": {\"type\": \"layers\", \"base\": \"loco\", "          \
+    "\"layers\": [{\"node\": \"wave\", \"mask_joint\": \"spine_01\"}, {\"node\": \"lean\", "       \
+    "\"mode\": \"additive\"}]}, \"wave\": {\"type\": \"clip\", \"clip\": \"wave_upper\"" wave "}," \
+    "\"lean\": {\"type\": \"clip\", \"clip\": \"lean_add\"" lean "},"
+#define ON(p) ", \"speed_param\": \"" p "\""
+#define SPEED(x) ", \"speed\": " #x
+#define WARP ", \"rate_warp\": {\"speed_param\": \"cmd\"}"
+
+static const char *const SPEED_GRAPHS[] = {
+    SPEED_HEAD ALONE SPACE("", ON("rate"), ON("rate"), ON("rate")),
+    SPEED_HEAD ALONE SPACE("", SPEED(0.75), SPEED(-1.5) ON("rate"),
+                           ", \"clamp\": true" ON("rate2")),
+    SPEED_HEAD LAYERS(ON("rate2"), SPEED(2.5)) SPACE("", "", ON("rate"), ON("rate")),
+    SPEED_HEAD LAYERS(SPEED(-0.5) ON("rate2"), ON("rate")) SPACE(WARP, SPEED(0.5), SPEED(1.25), ""),
+};
+
+/* A speed parameter's value for character i at frame f: mostly in [-1.5, 3), and now and then
+ * 0, -0, tiny, huge, NaN or infinite (stage 1 reads those as 0). */
+static float speed_value(uint32_t i, uint32_t f, uint32_t salt)
+{
+    static const float special[] = {0.0f,  -0.0f,  NAN,   INFINITY, -INFINITY,
+                                    1e-7f, -1e-7f, 1e30f, -1e30f,   1.0f};
+    uint32_t h = (i * 2654435761u) ^ (f * 40503u + salt * 977u);
+    h ^= h >> 13;
+    if (h % 6 == 0) {
+        return special[(h >> 4) % 10];
+    }
+    return -1.5f + (float)((i * 13u + 7u * f + 5u * salt) % 64u) * 0.07f;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    for (size_t k = 0; k < bytes; ++k) {
+        h = (h ^ p[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Every frame's outputs, clip times, kept weights and events of a crowd of graph g on
+ * `threads` threads and batches of `batch`, with speeds varying per character and frame. */
+static uint64_t run_speeds(cb_graph *g, uint32_t threads, uint32_t batch)
+{
+    enum { N = 90, FRAMES = 30 };
+    cb_crowd *c = staggered(g, N, threads, batch);
+    float *col[4];
+    for (uint32_t p = 0; p < 4; ++p) {
+        col[p] = cb_crowd_param_column(c, 0, p);
+    }
+    uint64_t h = 14695981039346656037ull;
+    for (uint32_t f = 0; f < FRAMES; ++f) {
+        for (uint32_t i = 0; i < N; ++i) { /* idle alone to run alone, warped in and out */
+            col[0][i] = (float)((i * 7 + 2 * f) % 50) * 0.075f;
+            col[1][i] = (float)((i * 13 + 3 * f) % 60) * 0.05f;
+            col[2][i] = speed_value(i, f, 1);
+            col[3][i] = speed_value(i, f, 2);
+        }
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.002f * (float)(f % 3)), CB_OK);
+        uint64_t out = cb_crowd_output_hash(c);
+        h = fnv(h, &out, sizeof out);
+        size_t stride = 0;
+        const float *w = cb_crowd_weights(c, 0, &stride);
+        for (uint32_t k = 0; k < g->clip_count; ++k) {
+            h = fnv(h, cb_crowd_clip_times(c, 0, k), N * sizeof(float));
+            h = fnv(h, w + k * stride, N * sizeof(float));
+        }
+        for (uint32_t i = 0; i < N; ++i) {
+            uint32_t count = 0;
+            const cb_graph_event *ev = cb_crowd_events(c, 0, i, &count);
+            h = fnv(h, &count, sizeof count);
+            h = fnv(h, ev, count * sizeof *ev);
+        }
+    }
+    cb_crowd_destroy(c);
+    return h;
+}
+
+static void speed_param_flat_path_matches_general_path(void **state)
+{
+    (void)state;
+    const uint32_t threads[] = {1, 2}, batches[] = {1, 7, 32, 64};
+    for (size_t k = 0; k < sizeof SPEED_GRAPHS / sizeof SPEED_GRAPHS[0]; ++k) {
+        cb_graph *g = load(SPEED_GRAPHS[k], k);
+        CB_CHECK(g->flat && !g->uniform_rate, "graph %zu: a blend space of speeds is flat", k);
+        uint64_t reference = run_speeds(g, 1, 64);
+        for (int general = 0; general < 2; ++general) {
+            g->flat = !general;
+            for (size_t t = 0; t < 2; ++t) {
+                for (size_t b = 0; b < 4; ++b) {
+                    uint64_t h = run_speeds(g, threads[t], batches[b]);
+                    CB_CHECK(h == reference,
+                             "graph %zu, %s path, threads %u, batch %u: %016llx, flat path at "
+                             "1 x 64 %016llx",
+                             k, general ? "general" : "flat", threads[t], batches[b],
+                             (unsigned long long)h, (unsigned long long)reference);
+                }
+            }
+        }
+        cb_graph_destroy(g);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rate_warp_flat_path_matches_general_path),
+        cmocka_unit_test(speed_param_flat_path_matches_general_path),
     };
-    return CB_RUN_TESTS(tests);
+    if (cb_embedded_create(NULL, &set, NULL) != CB_OK) {
+        return 1;
+    }
+    jd = cb_test_embedded_json_desc(set, clips, 32);
+    int failed = CB_RUN_TESTS(tests);
+    cb_embedded_destroy(set);
+    return failed;
 }

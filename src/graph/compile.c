@@ -391,17 +391,6 @@ static bool layers_of_clips(const cb_graph *g, const gnode *ln)
     return true;
 }
 
-/* Whether every rate is 1 but blend node bn's warp: no clip, speed parameter or state changes
- * speed (a flat graph has no other blend node to warp). */
-static bool only_the_blend_warps(const cb_graph *g, const gnode *bn)
-{
-    bool plain = bn->type == GNODE_BLEND && bn->u.blend.warp_param != GNONE;
-    for (uint32_t s = 0; s < g->clip_count; ++s) {
-        plain = plain && g->clips[s].speed == 1.0f && g->clips[s].speed_param == GNONE;
-    }
-    return plain && g->state_count == 0;
-}
-
 void cb_graph_pass_flat(cb_graph_compile *c)
 {
     cb_graph *g = c->g;
@@ -412,8 +401,11 @@ void cb_graph_pass_flat(cb_graph_compile *c)
     }
     const gnode *bn = &g->nodes[blend];
     uint32_t group = GNONE;
-    g->flat = (g->uniform_rate || only_the_blend_warps(g, bn)) && g->sm_count == 0 &&
-              bn->type == GNODE_BLEND && clips_of_one_group(g, bn, &group) &&
+    /* Any rate the flat time stage gives as the general path does: the clips' own speeds and
+     * speed parameters and the blend's warp (a flat graph has no other blend node to warp), but
+     * no state's speed. */
+    g->flat = g->sm_count == 0 && g->state_count == 0 && bn->type == GNODE_BLEND &&
+              clips_of_one_group(g, bn, &group) &&
               (layers == GNONE || layers_of_clips(g, &g->nodes[layers]));
     g->flat_blend = blend;
     g->flat_layers = layers;

@@ -353,9 +353,9 @@ struct cb_graph {
      * NONE). Without one every root delta is zero, and the crowd leaves root motion out. */
     bool moves_root;
     /* A flat graph: [layers of clips over] one blend node whose children are all clips of one
-     * sync group, no state machine, every rate 1 (or the blend's rate_warp). The runtime runs
-     * the same stages for it with
-     * their list building skipped: the lists are these tables (runtime/). */
+     * sync group, no state machine; rates of any clip speed and speed parameter and of the
+     * blend's rate_warp. The runtime runs the same stages for it with their list building
+     * skipped: the lists are these tables (runtime/). */
     bool flat;
     uint32_t flat_blend;     /* the blend node */
     uint32_t flat_layers;    /* the layers node above it, or GNONE */

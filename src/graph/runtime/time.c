@@ -29,17 +29,22 @@ static inline float advance_time(float t, float dx, bool clamp)
     return wrap01(u);
 }
 
-/* The clip's playback rate for character i: the path's rate (a weighted sum until divided by
- * the clip's weight w) times its own speed and speed parameter. */
-static inline float clip_rate(const cb_graph *g, const gclip *c, const cb_graph_scratch *s, float w,
-                              uint32_t i)
+/* Clip c's playback rate for character i: the rate its path gives it (per unit of its weight)
+ * times its own speed and speed parameter. Both paths rate a clip through this. */
+static inline float clip_rate(const gclip *c, const cb_graph_scratch *s, float path, uint32_t i)
 {
-    float r = (g->uniform_rate ? 1.0f : SR(s, rate, c->node, i) / w) * c->speed;
+    float r = path * c->speed;
     if (c->speed_param != GNONE) {
         float p = SR(s, params, c->speed_param, i);
         r *= isfinite(p) ? p : 0.0f;
     }
     return r;
+}
+
+/* Clip c's cycle length at rate r (negative backwards; a rate near 0 a very long cycle). */
+static inline float cycle_at(const gclip *c, float r)
+{
+    return c->duration_s / (fabsf(r) > 1e-6f ? r : 1e-6f);
 }
 
 static cb_sync_names group_names(const cb_graph *g, uint32_t grp)
@@ -300,8 +305,9 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
                 uint32_t c = (uint32_t)(64 * k) + lowest_bit(m); /* in slot order */
                 const gclip *clip = &g->clips[c];
                 float w = SR(s, w, clip->node, i);
-                float rate = clip_rate(g, clip, s, w, i);
-                list_add(g, s, na++, c, w, clip->duration_s / (fabsf(rate) > 1e-6f ? rate : 1e-6f));
+                /* the rates its parents contributed, a weighted sum, per unit of weight */
+                float path = g->uniform_rate ? 1.0f : SR(s, rate, clip->node, i) / w;
+                list_add(g, s, na++, c, w, cycle_at(clip, clip_rate(clip, s, path, i)));
             }
         }
         advance_active(g, b, ch, na, dt, s, out, st);
@@ -328,14 +334,15 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 /* Character i's active list: the blend's edges with weight, read straight from their share rows
  * in slot order (when that is edge order, row after row), noted for the pose stage too; then
  * the layer clips at weight 1 within their layers, merged in slot order as the general path
- * lists them. Every rate of a flat graph is 1 but the blend's warp (graph.h rate_warp). */
+ * lists them. A flat graph's rates are the blend's warp (graph.h rate_warp) and the clips' own
+ * speeds and speed parameters (clip_rate), or all 1 (uniform_rate). */
 static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
 {
     const gnode *bn = &g->nodes[g->flat_blend];
     uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
     const float *wcol = &SR(s, ew, bn->first_edge, i);
     uint32_t na = 0;
-    bool warped = bn->u.blend.warp_param != GNONE;
+    const bool uniform = g->uniform_rate, warped = bn->u.blend.warp_param != GNONE;
     float r = warped ? cb_graph_warp_rate(g, bn, s, i) : 1.0f;
     list_begin(g, s);
     for (uint32_t k = 0; k < bn->edge_count; ++k, wcol += s->batch) {
@@ -346,12 +353,13 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
         }
         uint32_t c = g->flat_slot[e];
         listed[na] = (uint8_t)e;
-        float d = g->clips[c].duration_s; /* at rate 1, or at the warp's rate: */
-        if (warped) {
-            /* what the general path computes (clip_rate: the rate the parent contributed, per
-             * unit of weight; the blend's weight is 1), so that both give the same bits */
-            float rate = (w * r) / w;
-            d = d / (fabsf(rate) > 1e-6f ? rate : 1e-6f);
+        float d = g->clips[c].duration_s; /* at rate 1, or: */
+        if (!uniform) {
+            /* the path's rate as the general path computes it, so that both give the same bits:
+             * the rate the blend contributed, per unit of weight (the blend's weight and rate
+             * are 1, its clips' rate the warp's) */
+            float path = warped ? (w * r) / w : 1.0f;
+            d = cycle_at(&g->clips[c], clip_rate(&g->clips[c], s, path, i));
         }
         list_add(g, s, na++, c, w, d);
     }
@@ -365,8 +373,10 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
             s->active_w[at] = s->active_w[at - 1];
             s->active_d[at] = s->active_d[at - 1];
         }
-        /* (no sync group: flat detection) */
-        s->active[at] = c, s->active_w[at] = 1.0f, s->active_d[at] = g->clips[c].duration_s;
+        /* (no sync group: flat detection; the path's rate is the layers node's, 1) */
+        s->active[at] = c, s->active_w[at] = 1.0f;
+        s->active_d[at] = uniform ? g->clips[c].duration_s
+                                  : cycle_at(&g->clips[c], clip_rate(&g->clips[c], s, 1.0f, i));
     }
     return na;
 }
