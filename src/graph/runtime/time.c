@@ -331,18 +331,22 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 
 /* ---- the flat path: the blend's clips in slot order, then the layer clips ---- */
 
+/* Compiled once with every rate 1 and once without, so that the copy at rate 1 (W2's) is not
+ * compiled around the registers the rates take. */
+#define FLAT_INLINE static inline __attribute__((always_inline))
+
 /* Character i's active list: the blend's edges with weight, read straight from their share rows
  * in slot order (when that is edge order, row after row), noted for the pose stage too; then
  * the layer clips at weight 1 within their layers, merged in slot order as the general path
  * lists them. A flat graph's rates are the blend's warp (graph.h rate_warp) and the clips' own
- * speeds and speed parameters (clip_rate), or all 1 (uniform_rate). */
-static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
+ * speeds and speed parameters (clip_rate), or all 1 (`uniform`: g->uniform_rate). */
+FLAT_INLINE uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i, bool uniform)
 {
     const gnode *bn = &g->nodes[g->flat_blend];
     uint8_t *listed = &s->flat_active[(size_t)i * g->clip_count];
     const float *wcol = &SR(s, ew, bn->first_edge, i);
     uint32_t na = 0;
-    const bool uniform = g->uniform_rate, warped = bn->u.blend.warp_param != GNONE;
+    const bool warped = bn->u.blend.warp_param != GNONE;
     float r = warped ? cb_graph_warp_rate(g, bn, s, i) : 1.0f;
     list_begin(g, s);
     for (uint32_t k = 0; k < bn->edge_count; ++k, wcol += s->batch) {
@@ -381,17 +385,30 @@ static uint32_t flat_list(const cb_graph *g, cb_graph_scratch *s, uint32_t i)
     return na;
 }
 
+/* The flat time stage's characters, with their rates all 1 (`uniform`: a copy that rates no
+ * clip) or not. */
+FLAT_INLINE void flat_times(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
+                            float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
+                            cb_graph_scratch_stats *st, bool gated, bool uniform)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t na = flat_list(g, s, i, uniform);
+        advance_active(g, b, first + i, na, dt, s, out, st);
+        if (g->lock_leg_count > 0 && (!gated || cb_graph_lock_on(g, s, i))) {
+            cb_graph_lock_planting(g, b, first + i, i, na, dt, s);
+        }
+    }
+}
+
 void cb_graph_stage_time_flat(const cb_graph *g, cb_graph_block *b, uint32_t first, uint32_t n,
                               float dt, cb_graph_scratch *s, const cb_graph_outputs *out,
                               cb_graph_scratch_stats *st)
 {
     const bool gated = cb_graph_lock_gated(g, s, n);
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t na = flat_list(g, s, i);
-        advance_active(g, b, first + i, na, dt, s, out, st);
-        if (g->lock_leg_count > 0 && (!gated || cb_graph_lock_on(g, s, i))) {
-            cb_graph_lock_planting(g, b, first + i, i, na, dt, s);
-        }
+    if (g->uniform_rate) {
+        flat_times(g, b, first, n, dt, s, out, st, gated, true);
+    } else {
+        flat_times(g, b, first, n, dt, s, out, st, gated, false);
     }
     /* The blend's clips without weight this frame, row by row (the general path marks them as
      * it lists), and the kept weights. */
