@@ -353,18 +353,34 @@ static bool is_child(const cb_graph *g, const gnode *n, uint32_t node)
     return false;
 }
 
-/* The blend's children: clips of one sync group, each once, and no other clip in the group. */
+/* How many clips sync group grp has. */
+static uint32_t clips_in_group(const cb_graph *g, uint32_t grp)
+{
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < g->clip_count; ++s) {
+        n += g->clips[s].group == grp;
+    }
+    return n;
+}
+
+/* The blend's children: clips, each once, of one sync group or each alone in a group of its
+ * own (as an idle kept out of the walks' group), and no other clip in the one group. The time
+ * stage lists and advances every group alike. */
 static bool clips_of_one_group(const cb_graph *g, const gnode *bn, uint32_t *group)
 {
     *group = GNONE;
     for (uint32_t e = 0; e < bn->edge_count; ++e) {
         uint32_t child = g->edges[bn->first_edge + e].child;
         const gnode *cn = &g->nodes[child];
-        if (cn->type != GNODE_CLIP || cn->u.clip.group == GNONE ||
-            (*group != GNONE && cn->u.clip.group != *group)) {
+        if (cn->type != GNODE_CLIP || cn->u.clip.group == GNONE) {
             return false;
         }
-        *group = cn->u.clip.group;
+        if (clips_in_group(g, cn->u.clip.group) > 1) {
+            if (*group != GNONE && cn->u.clip.group != *group) {
+                return false;
+            }
+            *group = cn->u.clip.group;
+        }
         for (uint32_t f = 0; f < e; ++f) {
             if (g->edges[bn->first_edge + f].child == child) {
                 return false;
@@ -372,7 +388,7 @@ static bool clips_of_one_group(const cb_graph *g, const gnode *bn, uint32_t *gro
         }
     }
     for (uint32_t s = 0; s < g->clip_count; ++s) {
-        if ((g->clips[s].group == *group) != is_child(g, bn, g->clips[s].node)) {
+        if (*group != GNONE && g->clips[s].group == *group && !is_child(g, bn, g->clips[s].node)) {
             return false;
         }
     }

@@ -353,13 +353,13 @@ struct cb_graph {
      * NONE). Without one every root delta is zero, and the crowd leaves root motion out. */
     bool moves_root;
     /* A flat graph: [layers of clips over] one blend node whose children are all clips of one
-     * sync group, no state machine; rates of any clip speed and speed parameter and of the
-     * blend's rate_warp. The runtime runs the same stages for it with their list building
-     * skipped: the lists are these tables (runtime/). */
+     * sync group (or alone in a group of their own), no state machine; rates of any clip speed
+     * and speed parameter and of the blend's rate_warp. The runtime runs the same stages for it
+     * with their list building skipped: the lists are these tables (runtime/). */
     bool flat;
     uint32_t flat_blend;     /* the blend node */
     uint32_t flat_layers;    /* the layers node above it, or GNONE */
-    uint32_t flat_group;     /* the blend's sync group */
+    uint32_t flat_group;     /* the blend's sync group (GNONE: every child alone in its own) */
     uint32_t *flat_order;    /* the blend's edge indices sorted by their clip's slot */
     uint32_t *flat_slot;     /* the blend's edge index -> its clip's slot */
     bool flat_in_order;      /* flat_order is 0, 1, 2, ...: slot order is edge order */
