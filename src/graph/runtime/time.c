@@ -333,7 +333,11 @@ void cb_graph_stage_time(const cb_graph *g, cb_graph_block *b, uint32_t first, u
 
 /* Compiled once with every rate 1 and once without, so that the copy at rate 1 (W2's) is not
  * compiled around the registers the rates take. */
+#if defined(__GNUC__) || defined(__clang__)
 #define FLAT_INLINE static inline __attribute__((always_inline))
+#else
+#define FLAT_INLINE static inline
+#endif
 
 /* Character i's active list: the blend's edges with weight, read straight from their share rows
  * in slot order (when that is edge order, row after row), noted for the pose stage too; then
