@@ -292,10 +292,12 @@ static void compile_sync_groups_follow_the_nearest_blend_space(void **state)
 static void compile_flat_detection(void **state)
 {
     (void)state;
-    for (int variant = 0; variant < 7; ++variant) {
+    for (int variant = 0; variant < 10; ++variant) {
         cb_graph_builder *b = builder(NULL);
-        /* 6: a child in a sync group of its own (as the idle of locomotion_follow.json) */
-        cb_graph_node a = clip(b, "a", 0, NULL), bb = clip(b, "b", 1, variant == 6 ? "own" : NULL);
+        /* 6, 8, 9: a child in a sync group of its own (as the idle of locomotion_follow.json);
+         * 7: every child alone in a group of its own (no shared group at all) */
+        cb_graph_node a = clip(b, "a", 0, variant == 7 ? "own_a" : NULL),
+                      bb = clip(b, "b", 1, variant >= 6 ? "own" : NULL);
         cb_graph_node kids[2] = {a, variant == 2 ? a : bb}; /* 2: a clip twice */
         cb_graph_node root = blend(b, "bl", kids, 2);
         bool want = true;
@@ -320,6 +322,13 @@ static void compile_flat_detection(void **state)
             cb_graph_layers_desc ld = {.base = a, .layers = &ly, .layer_count = 1};
             assert_int_equal(cb_graph_add_layers(b, &ld, &root, NULL), CB_OK);
             want = false;
+        } else if (variant == 8 || variant == 9) {
+            /* 8: the child alone in its group is a layer too (one node, two parents); 9: a
+             * layer clip in that group (the group is then not the child's alone) */
+            cb_graph_layer ly = {.node = variant == 8 ? bb : clip(b, "l", 4, "own")};
+            cb_graph_layers_desc ld = {.base = root, .layers = &ly, .layer_count = 1};
+            assert_int_equal(cb_graph_add_layers(b, &ld, &root, NULL), CB_OK);
+            want = false;
         }
         cb_error err = {0};
         cb_graph_compile c = {.b = b, .err = &err};
@@ -331,6 +340,8 @@ static void compile_flat_detection(void **state)
             assert_true(c.g->flat_in_order);
             assert_int_equal(c.g->flat_slot[0], 0);
             assert_int_equal(c.g->flat_slot[1], 1);
+            /* the one group with more than one clip, if any */
+            assert_int_equal(c.g->flat_group, variant >= 6 ? GNONE : c.g->clips[0].group);
         }
         cb_graph_compile_abandon(&c);
         cb_graph_builder_destroy(b);

@@ -91,7 +91,7 @@ static void rate_warp_flat_path_matches_general_path(void **state)
 /* Clips with speeds and speed parameters: every clip of the blend space on one parameter, the
  * clips on two parameters and constant speeds (negative, a clamped clip, one without any),
  * under layers of clips with their own, and a warped blend space with speeds under such
- * layers. */
+ * layers; then children alone in sync groups of their own (one, every one, a clamped one). */
 #define SPACE(warp, idle, walk, run)                                                               \
     "\"loco\": {\"type\": \"blend_space\", \"solver\": \"linear_1d\", \"params\": \"x\"" warp ", " \
     "\"children\": [{\"node\": \"idle\", \"position\": 0}, {\"node\": \"walk\", "                  \
@@ -111,6 +111,7 @@ static void rate_warp_flat_path_matches_general_path(void **state)
 #define ON(p) ", \"speed_param\": \"" p "\""
 #define SPEED(x) ", \"speed\": " #x
 #define WARP ", \"rate_warp\": {\"speed_param\": \"cmd\"}"
+#define OWN(group) ", \"sync_group\": \"" group "\""
 
 static const char *const SPEED_GRAPHS[] = {
     SPEED_HEAD ALONE SPACE("", ON("rate"), ON("rate"), ON("rate")),
@@ -121,6 +122,13 @@ static const char *const SPEED_GRAPHS[] = {
     /* as locomotion_follow.json: idle at its own rate in a sync group of its own */
     SPEED_HEAD LAYERS(ON("rate2"), "")
         SPACE("", ", \"sync_group\": \"idle\"", ON("rate"), ON("rate")),
+    /* every child alone in a group of its own (no group shared), warped or on parameters */
+    SPEED_HEAD ALONE SPACE(WARP, OWN("i") SPEED(0.5), OWN("w") SPEED(-1.25), OWN("r")),
+    SPEED_HEAD LAYERS("", ON("rate2"))
+        SPACE("", OWN("i"), OWN("w") ON("rate"), OWN("r") SPEED(-1.2) ON("rate2")),
+    /* a clamped clip, starting late, alone in its group beside two of the blend's */
+    SPEED_HEAD ALONE SPACE("", "", ON("rate"),
+                           OWN("r") ", \"clamp\": true, \"start_offset\": 0.3" ON("rate2")),
 };
 
 /* A speed parameter's value for character i at frame f: mostly in [-1.5, 3), and now and then
