@@ -17,9 +17,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 # module -> the headers other modules may include (its internal interface)
 INTERFACES = {
     "base": {"base_impl.h", "names.h", "scalar_math.h", "scalar_math_t.h", "prng.h"},
-    # model_qts.h: the compact qts output's kernels, which the ltm job runs for QTS
+    # model_qts.h: the compact qts output's kernels, which the ltm job runs for QTS; dcol4.h:
+    # four doubles, the root-motion blend's (assets/asset_layout.h)
     "simd": {"vf.h", "soa.h", "soa_mat.h", "vmath.h", "lane.h", "simd_kernels.h", "detmath.h",
-             "vbits.h", "col4.h", "model_qts.h"},
+             "vbits.h", "col4.h", "dcol4.h", "model_qts.h"},
     "assets": {"asset_layout.h"},
     "solvers": {"solver_kernels.h"},
     "params": {"params_kernels.h"},

@@ -254,28 +254,56 @@ static uint64_t next_random(uint64_t *s)
     return *s;
 }
 
+/* The kind of a copy of walk_f (root_copy's arguments). */
+typedef struct copy_kind {
+    cb_clip_wrap wrap;
+    bool lift, turn;
+} copy_kind;
+
+enum { SET_CLIPS = 96, SET_COPIES = 6 };
+
+/* The embedded set's clips, then copies of its walk_f of the given kinds (at most SET_COPIES). */
+typedef struct clip_set {
+    cb_embedded *set;
+    cb_clip *copies[SET_COPIES];
+    size_t copy_count, count;
+    const cb_clip *clips[SET_CLIPS];
+} clip_set;
+
+static void clip_set_init(clip_set *s, const copy_kind *kinds, size_t copies)
+{
+    assert_true(copies <= SET_COPIES);
+    const cb_clip *walk = embedded_walk(&s->set);
+    s->copy_count = copies, s->count = 0;
+    for (uint32_t i = 0; i < cb_embedded_clip_count(s->set) && s->count < SET_CLIPS - copies; ++i) {
+        s->clips[s->count++] = cb_embedded_clip(s->set, i);
+    }
+    for (size_t i = 0; i < copies; ++i) {
+        s->copies[i] = root_copy(s->set, walk, kinds[i].wrap, kinds[i].lift, kinds[i].turn);
+        s->clips[s->count++] = s->copies[i];
+    }
+}
+
+static void clip_set_finish(clip_set *s)
+{
+    for (size_t i = 0; i < s->copy_count; ++i) {
+        cb_clip_destroy(s->copies[i]);
+    }
+    cb_embedded_destroy(s->set);
+}
+
 static void blend_of_one_entry_is_its_delta(void **state)
 {
     (void)state;
-    cb_embedded *set = NULL;
-    const cb_clip *walk = embedded_walk(&set);
-    enum { COPIES = 6 };
-    cb_clip *copies[COPIES] = {
-        root_copy(set, walk, CB_CLIP_WRAP_LOOP, true, false),
-        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, false, false),
-        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, true, false),
-        root_copy(set, walk, CB_CLIP_WRAP_LOOP, false, true),
-        root_copy(set, walk, CB_CLIP_WRAP_CLAMP, true, true),
-        root_copy(set, walk, CB_CLIP_WRAP_LOOP, false, false),
+    const copy_kind kinds[] = {
+        {CB_CLIP_WRAP_LOOP, true, false},  {CB_CLIP_WRAP_CLAMP, false, false},
+        {CB_CLIP_WRAP_CLAMP, true, false}, {CB_CLIP_WRAP_LOOP, false, true},
+        {CB_CLIP_WRAP_CLAMP, true, true},  {CB_CLIP_WRAP_LOOP, false, false},
     };
-    const cb_clip *clips[96];
-    size_t count = 0;
-    for (uint32_t i = 0; i < cb_embedded_clip_count(set) && count < 96 - COPIES; ++i) {
-        clips[count++] = cb_embedded_clip(set, i);
-    }
-    for (int i = 0; i < COPIES; ++i) {
-        clips[count++] = copies[i];
-    }
+    clip_set cs;
+    clip_set_init(&cs, kinds, sizeof kinds / sizeof kinds[0]);
+    const cb_clip *const *clips = cs.clips;
+    const size_t count = cs.count;
     /* Spans: within a cycle, up to about one cycle, several, forward and backward. */
     const double spans[] = {0.02, 0.3, 1.1, 3.5};
     uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -308,10 +336,206 @@ static void blend_of_one_entry_is_its_delta(void **state)
                  "with a vertical or turning part)",
                  compared, count, moved);
     CB_CHECK(moved > 0, "the copies with a y bump and a turn should move vertically or turn");
-    for (int i = 0; i < COPIES; ++i) {
-        cb_clip_destroy(copies[i]);
+    clip_set_finish(&cs);
+}
+
+/* Component k of a root track of n keys (x y z yaw per key) at u in [0, 1], as the root delta
+ * interpolates it, written out here in its plain form: the interval floor(u (n - 1)) (the last
+ * one at u = 1), the keys' difference in float, the interpolation in double. */
+static double track_at(const float *track, size_t n, double u, int k)
+{
+    double last = (double)(n - 1), x = u * last, fl = floor(x), f;
+    size_t i;
+    if (fl >= last) {
+        i = n - 2, f = x - (last - 1.0);
+    } else {
+        i = (size_t)fl, f = x - (fl + 0.0); /* (+0 for fl = -0: f keeps the sign of x) */
     }
-    cb_embedded_destroy(set);
+    float a = track[i * 4 + (size_t)k], d = track[(i + 1) * 4 + (size_t)k] - a;
+    return (double)a + (double)d * f;
+}
+
+/* A clip that never turns, over a frame that crosses at most one cycle boundary forward (the
+ * crowd's common case, the blend's short path since issue 13), moves by the difference of its
+ * track interpolated at both ends (the end one cycle on plus the cycle's displacement, the
+ * track at 1, when it crosses), rounded to float; a component whose keys are all 0 gives +0.
+ * The public delta and the blend of one entry must give exactly the bits of that reference,
+ * computed here from the track the clip reads back, at random times and at the edges: key
+ * times, cycle boundaries, -0 and 1 and beyond for clamped clips, empty spans. */
+static void straight_delta_is_the_track_interpolated(void **state)
+{
+    (void)state;
+    const copy_kind kinds[] = {
+        {CB_CLIP_WRAP_LOOP, true, false},
+        {CB_CLIP_WRAP_CLAMP, false, false},
+        {CB_CLIP_WRAP_CLAMP, true, false},
+        {CB_CLIP_WRAP_LOOP, false, false},
+    };
+    clip_set cs;
+    clip_set_init(&cs, kinds, sizeof kinds / sizeof kinds[0]);
+    const cb_clip *const *clips = cs.clips;
+    const size_t count = cs.count;
+    uint64_t rng = 0x243f6a8885a308d3ull;
+    size_t compared = 0, crossed = 0, lifted = 0, clamped = 0;
+    for (size_t c = 0; c < count; ++c) {
+        size_t n = cb_clip_frame_count(clips[c]);
+        float *track = malloc(n * 4 * sizeof *track);
+        assert_non_null(track);
+        if (cb_clip_read_root_track(clips[c], (cb_float_span){track, n * 4}) != CB_OK) {
+            free(track);
+            continue; /* no root motion */
+        }
+        bool moves_y = false, turns = false;
+        for (size_t i = 0; i < n; ++i) {
+            moves_y = moves_y || track[i * 4 + 1] != 0.0f;
+            turns = turns || track[i * 4 + 3] != 0.0f;
+        }
+        if (turns) {
+            free(track);
+            continue; /* the general delta: turns compose (blend_of_one_entry_is_its_delta) */
+        }
+        bool looping = cb_clip_is_looping(clips[c]);
+        for (int k = 0; k < 3000; ++k) {
+            double r0 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            double r1 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            float from = (float)(r0 * 4.0 - 1.5);
+            float to = (float)(from + r1 * 0.999);
+            switch (k % 8) {
+            case 1: /* both ends on keys */
+                from = (float)(next_random(&rng) % n) / (float)(n - 1);
+                to = (float)(next_random(&rng) % n) / (float)(n - 1);
+                to = to < from ? to + 1.0f : to;
+                break;
+            case 2: /* ends on a cycle boundary */
+                to = ceilf(from);
+                break;
+            case 3: /* starts on one */
+                from = floorf(from), to = from + (float)(r1 * 0.999);
+                break;
+            case 4: /* -0, 0, 1 and beyond */
+                from = (k / 8) % 2 ? -0.0f : 0.0f;
+                to = (float)(r1 * 1.5);
+                break;
+            case 5: /* an empty span */
+                to = from;
+                break;
+            default:
+                break;
+            }
+            double u0, u1, e[3] = {0, 0, 0};
+            bool cross = false;
+            if (looping) {
+                double k0 = floor((double)from), k1 = floor((double)to);
+                if (k1 - k0 != 0.0 && k1 - k0 != 1.0) {
+                    continue; /* (to - from < 1: not reached) */
+                }
+                if (k1 - k0 == 1.0) {
+                    cross = true;
+                    for (int j = 0; j < 3; ++j) {
+                        e[j] = track_at(track, n, 1.0, j);
+                    }
+                    crossed++;
+                }
+                u0 = (double)from - k0, u1 = (double)to - k1;
+            } else {
+                u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
+                u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
+                clamped++;
+            }
+            cb_root_delta want = {{0, 0, 0}, 0};
+            for (int j = 0; j < 3; ++j) {
+                double end = track_at(track, n, u1, j);
+                end = cross ? e[j] + end : end;
+                want.translation[j] = (float)(end - track_at(track, n, u0, j));
+            }
+            if (!moves_y) {
+                want.translation[1] = 0.0f;
+            }
+            cb_root_delta got, blend;
+            assert_int_equal(cb_clip_root_delta(clips[c], from, to, &got), CB_OK);
+            cb_root_motion_entry en = {clips[c], from, to, 1.0f};
+            assert_int_equal(cb_clip_blend_root_motion(&en, 1, &blend), CB_OK);
+            CB_CHECK(
+                memcmp(&want, &got, sizeof want) == 0 && memcmp(&want, &blend, sizeof want) == 0,
+                "clip %zu (%s) from %a to %a: the track gives (%a %a %a %a), the delta "
+                "(%a %a %a %a), the blend (%a %a %a %a)",
+                c, cb_clip_name(clips[c]), (double)from, (double)to, (double)want.translation[0],
+                (double)want.translation[1], (double)want.translation[2], (double)want.yaw,
+                (double)got.translation[0], (double)got.translation[1], (double)got.translation[2],
+                (double)got.yaw, (double)blend.translation[0], (double)blend.translation[1],
+                (double)blend.translation[2], (double)blend.yaw);
+            compared++;
+            lifted += moves_y;
+        }
+        free(track);
+    }
+    cb_test_note("%zu straight deltas (%zu across a cycle boundary, %zu clamped, %zu with a "
+                 "vertical part): the delta and the blend give the track's interpolated bits",
+                 compared, crossed, clamped, lifted);
+    CB_CHECK(crossed > 100 && clamped > 100 && lifted > 100, "every kind of frame should be tried");
+    clip_set_finish(&cs);
+}
+
+/* The blend of several entries is the weighted mean of their deltas, summed in double in entry
+ * order (weight times delta, the weights apart) and scaled by the inverse of the weights' sum:
+ * the public blend must give exactly the bits of that mean, computed here from each entry's
+ * public delta, whatever the entries' kinds (turning, lifted, clamped, looping; entries at
+ * weight 0 skipped). */
+static void blend_of_entries_is_the_weighted_mean(void **state)
+{
+    (void)state;
+    const copy_kind kinds[] = {
+        {CB_CLIP_WRAP_LOOP, true, false},
+        {CB_CLIP_WRAP_CLAMP, true, true},
+        {CB_CLIP_WRAP_LOOP, false, true},
+        {CB_CLIP_WRAP_CLAMP, false, false},
+    };
+    clip_set cs;
+    clip_set_init(&cs, kinds, sizeof kinds / sizeof kinds[0]);
+    const cb_clip *const *clips = cs.clips;
+    const size_t count = cs.count;
+    uint64_t rng = 0x13198a2e03707344ull;
+    size_t turned = 0;
+    for (int k = 0; k < 20000; ++k) {
+        cb_root_motion_entry es[5];
+        size_t m = 1 + next_random(&rng) % 5;
+        double sum[4] = {0, 0, 0, 0}, wsum = 0.0;
+        for (size_t j = 0; j < m; ++j) {
+            double r0 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            double r1 = (double)(next_random(&rng) >> 11) / 9007199254740992.0;
+            uint64_t r = next_random(&rng);
+            float w = r % 7 == 0 ? 0.0f : (float)((r >> 8) % 1000) / 997.0f;
+            es[j] =
+                (cb_root_motion_entry){clips[(r >> 20) % count], (float)(r0 * 4.0 - 1.5), 0.0f, w};
+            es[j].to = (float)(es[j].from + (r1 - 0.25) * ((r >> 40) % 2 ? 0.05 : 1.3));
+            if (w == 0.0f) {
+                continue;
+            }
+            cb_root_delta d;
+            assert_int_equal(cb_clip_root_delta(es[j].clip, es[j].from, es[j].to, &d), CB_OK);
+            const float v[4] = {d.translation[0], d.translation[1], d.translation[2], d.yaw};
+            for (int q = 0; q < 4; ++q) {
+                sum[q] += (double)w * v[q];
+            }
+            wsum += w;
+            turned += d.yaw != 0.0f;
+        }
+        double inv = wsum > 0.0 ? 1.0 / wsum : 0.0;
+        cb_root_delta want = {{(float)(sum[0] * inv), (float)(sum[1] * inv), (float)(sum[2] * inv)},
+                              (float)(sum[3] * inv)};
+        cb_root_delta got;
+        assert_int_equal(cb_clip_blend_root_motion(es, m, &got), CB_OK);
+        CB_CHECK(memcmp(&want, &got, sizeof want) == 0,
+                 "blend %d of %zu entries gives (%a %a %a %a), the weighted mean (%a %a %a %a)", k,
+                 m, (double)got.translation[0], (double)got.translation[1],
+                 (double)got.translation[2], (double)got.yaw, (double)want.translation[0],
+                 (double)want.translation[1], (double)want.translation[2], (double)want.yaw);
+    }
+    cb_test_note("20000 blends of 1 to 5 entries give the weighted mean's bits (%zu turning "
+                 "entries)",
+                 turned);
+    CB_CHECK(turned > 100, "the turning copies should take part");
+    clip_set_finish(&cs);
 }
 
 /* The crowd's root motion is the time stage's inline blend (asset_layout.h, cb_root_blend_add),
@@ -456,6 +680,8 @@ int main(void)
         cmocka_unit_test(one_shot_state_moves_the_root_once),
         cmocka_unit_test(looping_clip_delta_under_any_speed),
         cmocka_unit_test(blend_of_one_entry_is_its_delta),
+        cmocka_unit_test(straight_delta_is_the_track_interpolated),
+        cmocka_unit_test(blend_of_entries_is_the_weighted_mean),
         cmocka_unit_test(crowd_root_motion_gives_the_public_blend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "base/scalar_math.h"
 #include "crowdblend/clip.h"
 #include "crowdblend/skeleton.h"
+#include "simd/dcol4.h"
 #include "simd/lane.h"
 
 struct cb_skeleton {
@@ -120,20 +121,18 @@ static inline void cb_clip_locate(const struct cb_clip *c, float t, uint32_t *i,
  * the checked function's refusal left it. Every path gives the bits of cb_clip_root_delta and
  * cb_clip_blend_root_motion (tests/test_root_clamp.c). */
 
-/* The root of a clip at position u of a cycle, in double as a root delta interpolates it: x y z
- * relative to frame 0 (y 0 where the track never leaves the ground). Each delta samples both
- * of its ends: keeping each clip slot's last end sample per character (the next frame's
- * start) saved about 15 instructions per clip but cost a cache miss per active clip once the
- * block left the caches (docs/performance.md, "The kept root sample, removed"). */
-typedef struct cb_root_sample {
-    double x, y, z;
-} cb_root_sample;
-
-/* The blend so far: the weighted sums in double, and whether an entry's span refused it. */
+/* The blend so far: the weighted sums in double (x y z yaw, and the weights), and whether an
+ * entry's span refused it. */
 typedef struct cb_root_blend {
-    double x, y, z, yaw, wsum; /* the weighted sums */
+    cb_dcol4 sum;
+    double wsum;
     bool refused;
 } cb_root_blend;
+
+static inline cb_root_blend cb_root_blend_start(void)
+{
+    return (cb_root_blend){cb_dcol4_zero(), 0.0, false};
+}
 
 /* The span a root delta accepts: beyond 2^24 cycles a float time no longer resolves a frame.
  * False for NaN. */
@@ -146,15 +145,16 @@ static inline bool cb_root_span_ok(float from, float to)
  * clamped into [0, 1]): its first key, and u's fraction of it in *f. */
 SM_INLINE const float *cb_root_key(const struct cb_clip *c, double u, double *f)
 {
-    double n = c->intervals_f; /* N exactly (N < CB_CLIP_MAX_FRAMES) */
-    double x = u * n, fl = floor(x);
-    if (fl >= n) { /* u = 1: the end of the last interval */
-        *f = x - (n - 1.0);
-        return c->root + (size_t)(c->intervals - 1) * 4;
+    double x = u * (double)c->intervals_f; /* in [0, N] (N exactly: N < CB_CLIP_MAX_FRAMES) */
+    /* x >= 0 (or -0): truncation is its floor, and an integer, not a double floored and
+     * converted; i = N (u = 1) is the end of the last interval, at f = 1. (double)i is +0 for
+     * i = 0, so that f's sign is that of x - i (u = -0 gives f = -0). */
+    size_t i = (size_t)(int64_t)x, last = (size_t)c->intervals - 1;
+    if (i > last) {
+        i = last;
     }
-    /* fl + 0: an integer (u = -0 gives fl = -0), so that f's sign is that of x - i */
-    *f = x - (fl + 0.0);
-    return c->root + (size_t)fl * 4;
+    *f = x - (double)(int64_t)i;
+    return c->root + i * 4;
 }
 
 /* Component k of the root at fraction f from key a to the next: the keys' difference in float,
@@ -164,15 +164,18 @@ SM_INLINE double cb_root_lerp(const float *a, int k, double f)
     return a[k] + (a[k + 4] - a[k]) * f;
 }
 
-/* The root at u in [0, 1]. A component whose keys are all 0 (no y: struct cb_clip) interpolates
- * to exactly +0 (the keys' difference is +-0, times f in [0, 1], added to a +-0 key), so it is
- * set, not computed. */
-SM_INLINE cb_root_sample cb_root_sample_at(const struct cb_clip *c, double u)
+/* The root of a clip at position u in [0, 1] of a cycle, relative to frame 0: cb_root_lerp of
+ * its four components at once (x y z yaw, each lane the same operations, so the same bits). Each
+ * delta samples both of its ends: keeping each clip slot's last end sample per character (the
+ * next frame's start) saved about 15 instructions per clip but cost a cache miss per active
+ * clip once the block left the caches (docs/performance.md, "The kept root sample, removed"). */
+SM_INLINE cb_dcol4 cb_root_sample_at(const struct cb_clip *c, double u)
 {
     double f;
     const float *a = cb_root_key(c, u, &f);
-    return (cb_root_sample){cb_root_lerp(a, 0, f), c->root_moves_y ? cb_root_lerp(a, 1, f) : 0.0,
-                            cb_root_lerp(a, 2, f)};
+    cb_col4 k = cb_col4_loadu(a), d = cb_col4_sub(cb_col4_loadu(a + 4), k);
+    return cb_dcol4_add(cb_dcol4_from_col4(k),
+                        cb_dcol4_mul(cb_dcol4_from_col4(d), cb_dcol4_set1(f)));
 }
 
 /* The general delta (clip.c: any heading, any number of cycles), out of line: the blend's rare
@@ -181,38 +184,36 @@ SM_INLINE cb_root_sample cb_root_sample_at(const struct cb_clip *c, double u)
 cb_root_delta cb_clip_root_delta_general(const struct cb_clip *c, float from, float to);
 
 /* The delta of a clip that never turns (root_turns false) over a frame that crosses at most one
- * cycle boundary forward, into d (x y z yaw), the yaw 0: with every heading 0, the general
+ * cycle boundary forward, into *d (x y z yaw), the yaw 0: with every heading 0, the general
  * delta's compose and between (clip.c, root_delta) are sums and differences of the positions,
  * so these are the same operations on the same values and give the same bits, without the
- * rotations' branches, the heading's arithmetic or the general cycle count. False (d untouched)
- * for other frames, which the general delta takes. This is the crowd's common case: three of
- * these per character and frame on W1. */
-SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float to, float d[4])
+ * rotations' branches, the heading's arithmetic or the general cycle count. A component whose
+ * keys are all 0 (y where root_moves_y is false, the yaw) is +0, as the general delta leaves it,
+ * not computed. False (*d untouched) for other frames, which the general delta takes. This is
+ * the crowd's common case: three of these per character and frame on W1. */
+SM_INLINE bool cb_root_straight_delta(const struct cb_clip *c, float from, float to, cb_col4 *d)
 {
     double u0, u1;
     bool next = false; /* `to` is one cycle on */
     if (c->looping) {
-        double k0 = floor((double)from), k1 = floor((double)to), dk = k1 - k0;
-        if (dk == 1.0) {
+        double k0 = floor((double)from), k1 = floor((double)to);
+        if (k1 != k0) { /* (most frames stay in their cycle: that test first) */
+            if (k1 - k0 != 1.0) {
+                return false;
+            }
             next = true;
-        } else if (dk != 0.0) {
-            return false;
         }
         u0 = (double)from - k0, u1 = (double)to - k1;
     } else {
         u0 = from < 0.0f ? 0.0 : from > 1.0f ? 1.0 : from;
         u1 = to < 0.0f ? 0.0 : to > 1.0f ? 1.0 : to;
     }
-    cb_root_sample s0 = cb_root_sample_at(c, u0), s1 = cb_root_sample_at(c, u1);
-    double x = s1.x, y = s1.y, z = s1.z;
+    cb_dcol4 s0 = cb_root_sample_at(c, u0), s1 = cb_root_sample_at(c, u1);
     if (next) { /* the cycle's displacement (the root at 1), then the position in the next */
-        cb_root_sample e = cb_root_sample_at(c, 1.0);
-        x = e.x + x, y = e.y + y, z = e.z + z;
+        s1 = cb_dcol4_add(cb_root_sample_at(c, 1.0), s1);
     }
-    d[0] = (float)(x - s0.x);
-    d[1] = c->root_moves_y ? (float)(y - s0.y) : 0.0f;
-    d[2] = (float)(z - s0.z);
-    d[3] = 0.0f;
+    cb_col4 v = cb_dcol4_to_col4(cb_dcol4_sub(s1, s0));
+    *d = c->root_moves_y ? cb_col4_keep_xyz(v) : cb_col4_keep_xz(v);
     return true;
 }
 
@@ -226,14 +227,12 @@ SM_INLINE void cb_root_blend_add(cb_root_blend *b, const struct cb_clip *c, floa
         return;
     }
     if (c->root != NULL) {
-        float d[4]; /* x y z yaw */
-        if (c->root_turns || !cb_root_straight_delta(c, from, to, d)) {
+        cb_col4 d; /* x y z yaw */
+        if (c->root_turns || !cb_root_straight_delta(c, from, to, &d)) {
             cb_root_delta g = cb_clip_root_delta_general(c, from, to);
-            d[0] = g.translation[0], d[1] = g.translation[1], d[2] = g.translation[2];
-            d[3] = g.yaw;
+            d = cb_col4_setr(g.translation[0], g.translation[1], g.translation[2], g.yaw);
         }
-        double wd = w; /* (written out: a loop here kept the sums in memory) */
-        b->x += wd * d[0], b->y += wd * d[1], b->z += wd * d[2], b->yaw += wd * d[3];
+        b->sum = cb_dcol4_add(b->sum, cb_dcol4_mul(cb_dcol4_set1(w), cb_dcol4_from_col4(d)));
     }
     b->wsum += w;
 }
@@ -246,8 +245,9 @@ static inline cb_root_delta cb_root_blend_result(const cb_root_blend *b)
         return (cb_root_delta){{0, 0, 0}, 0};
     }
     double inv = b->wsum > 0.0 ? 1.0 / b->wsum : 0.0;
-    return (cb_root_delta){{(float)(b->x * inv), (float)(b->y * inv), (float)(b->z * inv)},
-                           (float)(b->yaw * inv)};
+    float m[4];
+    cb_col4_storeu(m, cb_dcol4_to_col4(cb_dcol4_mul(b->sum, cb_dcol4_set1(inv))));
+    return (cb_root_delta){{m[0], m[1], m[2]}, m[3]};
 }
 
 /* A clip whose keys are the compressed clip `packed` instead of frames (the metadata, root

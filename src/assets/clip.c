@@ -1034,7 +1034,7 @@ cb_clip_root_delta_general(const struct cb_clip *c, float from, float to)
 static void blend_root_motion_trusted(const cb_root_motion_entry *entries, size_t count,
                                       cb_root_delta *out)
 {
-    cb_root_blend b = {0.0, 0.0, 0.0, 0.0, 0.0, false};
+    cb_root_blend b = cb_root_blend_start();
     for (size_t k = 0; k < count; ++k) {
         const cb_root_motion_entry *e = &entries[k];
         if (e->weight == 0.0f) {

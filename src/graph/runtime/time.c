@@ -221,7 +221,7 @@ static void advance_active(const cb_graph *g, cb_graph_block *b, uint32_t ch, ui
     advance_groups(g, b, ch, dt, s);
     const bool events = out->events, root = out->root_motion != NULL;
     b->event_count[ch] = 0;
-    cb_root_blend rb = {0.0, 0.0, 0.0, 0.0, 0.0, false};
+    cb_root_blend rb = cb_root_blend_start();
     for (uint32_t a = 0; a < na; ++a) {
         uint32_t c = s->active[a];
         const gclip *clip = &g->clips[c];
