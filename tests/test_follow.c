@@ -408,6 +408,107 @@ static void follow_update_validates(void **state)
     fixture_finish(&f);
 }
 
+/* The documented input rule, character by character and X, Y, Z in order: the first value that
+ * is not finite (position or velocity) gives CB_ERR_NOT_FINITE, the first beyond 1e9 m or
+ * 1e4 m/s CB_ERR_INVALID_ARGUMENT, whichever comes first (a position's before its velocity's
+ * of the same axis for the range, a non-finite value before a range at one axis). */
+static cb_result expected_input_code(const float *pos, const float *vel, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            double p = pos[3 * i + k], v = vel[3 * i + k];
+            if (!isfinite(p) || !isfinite(v)) {
+                return CB_ERR_NOT_FINITE;
+            }
+            if (fabs(p) > 1e9 || fabs(v) > 1e4) {
+                return CB_ERR_INVALID_ARGUMENT;
+            }
+        }
+    }
+    return CB_OK;
+}
+
+/* Packed input (stride 0 and 12) is checked all at once first: the same codes as strided input
+ * and the rule above, for bad values anywhere (one, or two of different kinds in either order),
+ * the bounds themselves accepted and the next float past them refused; a refused update
+ * changes nothing. */
+static void follow_update_validates_packed(void **state)
+{
+    (void)state;
+    enum { N = 37 }; /* not a multiple of any vector width */
+    fixture f;
+    fixture_init(&f, N, true);
+    cb_character ch;
+    for (uint32_t i = 0; i < N; ++i) {
+        assert_int_equal(cb_follow_add(f.follow, 0.0f, 0.0f, &ch), CB_OK);
+    }
+    float pos[3 * N], vel[3 * N], wide_pos[4 * N], wide_vel[4 * N];
+    uint32_t seed = 12345u;
+    for (uint32_t j = 0; j < 3 * N; ++j) {
+        seed = seed * 1664525u + 1013904223u;
+        pos[j] = (float)(seed >> 8) / 16777216.0f * 200.0f - 100.0f;
+        vel[j] = (float)((seed >> 4) & 0xffff) / 65536.0f * 6.0f - 3.0f;
+    }
+    assert_int_equal(cb_follow_update(f.follow, pos, vel, 0, 1.0f / 60.0f), CB_OK);
+    cb_follow_root before[N];
+    memcpy(before, cb_follow_roots(f.follow), sizeof before);
+    const float *fwd = blend_column(&f, 1);
+    float fwd_before[N];
+    memcpy(fwd_before, fwd, sizeof fwd_before);
+    const float bad_values[] = {NAN,
+                                -NAN,
+                                INFINITY,
+                                -INFINITY,
+                                1.5e9f,
+                                -1.5e9f,
+                                2e4f,
+                                -2e4f,
+                                1e30f,
+                                nextafterf(1e9f, 2e9f),
+                                nextafterf(1e4f, 2e4f),
+                                -nextafterf(1e4f, 2e4f)};
+    const size_t kinds = sizeof bad_values / sizeof bad_values[0];
+    int checked = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        float p[3 * N], v[3 * N];
+        memcpy(p, pos, sizeof p);
+        memcpy(v, vel, sizeof v);
+        int bad = 1 + trial % 2;
+        for (int b = 0; b < bad; ++b) {
+            seed = seed * 1664525u + 1013904223u;
+            uint32_t at = (seed >> 8) % (3 * N);
+            float value = bad_values[(seed >> 20) % kinds];
+            float *col = ((seed >> 3) & 1) != 0 ? p : v;
+            col[at] = value;
+        }
+        cb_result want = expected_input_code(p, v, N);
+        for (uint32_t i = 0; i < N; ++i) {
+            memcpy(&wide_pos[4 * i], &p[3 * i], 3 * sizeof(float));
+            memcpy(&wide_vel[4 * i], &v[3 * i], 3 * sizeof(float));
+            wide_pos[4 * i + 3] = NAN; /* the padding is not read */
+            wide_vel[4 * i + 3] = NAN;
+        }
+        if (want == CB_OK) {
+            continue; /* a value past a bound on the other column, e.g. 2e4 as a position */
+        }
+        ++checked;
+        assert_int_equal(cb_follow_update(f.follow, p, v, 0, 1.0f / 60.0f), want);
+        assert_int_equal(cb_follow_update(f.follow, p, v, 12, 1.0f / 60.0f), want);
+        assert_int_equal(cb_follow_update(f.follow, wide_pos, wide_vel, 16, 1.0f / 60.0f), want);
+        assert_memory_equal(before, cb_follow_roots(f.follow), sizeof before);
+        assert_memory_equal(fwd_before, fwd, sizeof fwd_before);
+    }
+    assert_true(checked > 300);
+    /* The bounds themselves and -0 pass. */
+    float p[3 * N], v[3 * N];
+    memcpy(p, pos, sizeof p);
+    memcpy(v, vel, sizeof v);
+    p[0] = 1e9f, p[3 * N - 1] = -1e9f, v[1] = -0.0f, v[3 * N - 2] = 1e4f, v[5] = -1e4f;
+    assert_int_equal(expected_input_code(p, v, N), CB_OK);
+    assert_int_equal(cb_follow_update(f.follow, p, v, 0, 1.0f / 60.0f), CB_OK);
+    fixture_finish(&f);
+}
+
 /* A graph kind: the default parameters are the example graphs' "vx" and "vy". */
 static void follow_finds_graph_parameters(void **state)
 {
@@ -843,6 +944,7 @@ int main(void)
         cmocka_unit_test(follow_root_matrix_turns_forward),
         cmocka_unit_test(follow_mirrors_the_dense_order),
         cmocka_unit_test(follow_update_validates),
+        cmocka_unit_test(follow_update_validates_packed),
         cmocka_unit_test(follow_finds_graph_parameters),
         cmocka_unit_test(follow_turn_rate_limit),
         cmocka_unit_test(follow_warp_matches_the_commanded_speed),

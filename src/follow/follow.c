@@ -580,6 +580,17 @@ const cb_follow_root *cb_follow_roots(const cb_follow *f)
     return f != NULL ? f->roots : NULL;
 }
 
+/* The heading rule past its stand test (speed >= stand, follow > stand): towards `target`, the
+ * velocity's angle, by the share of the way from stand to follow speed. */
+static float heading_toward(float heading, float speed, float target, float stand, float follow)
+{
+    if (speed >= follow) {
+        return target;
+    }
+    float share = (speed - stand) / (follow - stand);
+    return wrap_angle(heading + share * wrap_angle(target - heading));
+}
+
 float cb_follow_heading(float heading, float vx, float vz, float stand, float follow)
 {
     float speed = sqrtf(vx * vx + vz * vz);
@@ -588,12 +599,7 @@ float cb_follow_heading(float heading, float vx, float vz, float stand, float fo
     }
     /* The same atan2 as orientation warping's, so a heading along the velocity leaves it a
      * warp of exactly 0 (and the step skipped). */
-    float target = cb_det_atan2f(vx, vz);
-    if (speed >= follow) {
-        return target;
-    }
-    float share = (speed - stand) / (follow - stand);
-    return wrap_angle(heading + share * wrap_angle(target - heading));
+    return heading_toward(heading, speed, cb_det_atan2f(vx, vz), stand, follow);
 }
 
 static const float *at(const float *base, size_t stride, uint32_t i)
@@ -601,9 +607,27 @@ static const float *at(const float *base, size_t stride, uint32_t i)
     return (const float *)((const char *)base + (size_t)i * stride);
 }
 
-/* Every input checked before anything is written, so a failing update changes nothing. */
+/* Whether every one of n packed floats is within most of 0 (NaN and the infinities are not):
+ * one comparison a float, no branch, so that the compiler can take them a vector at a time. */
+static bool packed_within(const float *x, size_t n, float most)
+{
+    int ok = 1;
+    for (size_t j = 0; j < n; ++j) {
+        ok &= fabsf(x[j]) <= most;
+    }
+    return ok != 0;
+}
+
+/* Every input checked before anything is written, so a failing update changes nothing. Packed
+ * rows (the usual case) are first checked all at once; where that finds a bad value, or the rows
+ * are strided, the loop below finds the first one and its code. */
 static cb_result check_inputs(const cb_follow *f, const float *pos, const float *vel, size_t stride)
 {
+    size_t floats = 3 * (size_t)f->count;
+    if (stride == 3 * sizeof(float) && packed_within(pos, floats, (float)MAX_COORDINATE) &&
+        packed_within(vel, floats, (float)MAX_SPEED)) {
+        return CB_OK;
+    }
     for (uint32_t i = 0; i < f->count; ++i) {
         const float *p = at(pos, stride, i), *v = at(vel, stride, i);
         for (int k = 0; k < 3; ++k) {
@@ -627,15 +651,31 @@ static void yaw_sin_cos(const cb_follow_root *root, float *s, float *c)
 }
 
 /* The crowd's columns foot locking reads and writes, fetched once per update: the root
- * placement and the weight (NULL: not named) the foot_lock step reads, and its outputs. */
+ * placement and the weight (NULL: not named) the foot_lock step reads, and its outputs; the
+ * follower's per-character lock state and the fade's step for this update. Held in locals, so
+ * that the per-character loop does not reload them after each byte it writes (seen). */
 typedef struct lock_frame {
     float *root_col[4], *weight_col;
     const float *locked_col[CB_FOLLOW_FEET], *failed_col[CB_FOLLOW_FEET];
+    cb_follow_foot *feet;
+    float *fade;
+    uint8_t *seen;
+    uint32_t joint[CB_FOLLOW_FEET];
+    bool fades;      /* release_s > 0 */
+    float fade_step; /* dt / release_s, where it fades */
 } lock_frame;
 
-static void lock_frame_init(const cb_follow *f, lock_frame *lf)
+static void lock_frame_init(const cb_follow *f, lock_frame *lf, float dt)
 {
     const lock_state *k = &f->lock;
+    lf->feet = k->feet;
+    lf->fade = k->fade;
+    lf->seen = k->seen;
+    for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
+        lf->joint[foot] = k->joint[foot];
+    }
+    lf->fades = k->release_s > 0.0f;
+    lf->fade_step = lf->fades ? dt / k->release_s : 0.0f;
     for (int c = 0; c < 4; ++c) {
         lf->root_col[c] = cb_crowd_param_column(f->crowd, f->kind, k->p_root[c]);
     }
@@ -648,17 +688,16 @@ static void lock_frame_init(const cb_follow *f, lock_frame *lf)
 
 /* Character i's feet as the foot_lock step left them in the last update
  * (its root then was `root`): the outputs' rises counted, the world points noted. */
-static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const cb_follow_root *root,
-                         float dt)
+static void observe_step(const cb_follow *f, const lock_frame *lf, uint32_t i,
+                         const cb_follow_root *root, cb_follow_stats *stats)
 {
-    lock_state *k = &f->lock;
     /* The character's matrices and the root's, fetched and built where a foot needs them (a
      * new lock): not on most frames. */
     const float *m = NULL;
     float rm[16];
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-        cb_follow_foot *ft = &k->feet[CB_FOLLOW_FEET * i + foot];
-        float *fade = &k->fade[CB_FOLLOW_FEET * i + foot];
+        cb_follow_foot *ft = &lf->feet[CB_FOLLOW_FEET * i + foot];
+        float *fade = &lf->fade[CB_FOLLOW_FEET * i + foot];
         bool locked = lf->locked_col[foot][i] == 1.0f, failed = lf->failed_col[foot][i] == 1.0f;
         if ((locked && !ft->locked) || (failed && ft->locked)) {
             /* a new lock, or one the step moved to where the leg got */
@@ -666,19 +705,19 @@ static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const c
                 m = cb_crowd_matrices(f->crowd, f->kind, i);
                 cb_follow_root_matrix(root, rm);
             }
-            const float *t = &m[16 * (size_t)k->joint[foot] + 12]; /* the joint, model space */
+            const float *t = &m[16 * (size_t)lf->joint[foot] + 12]; /* the joint, model space */
             for (int c = 0; c < 3; ++c) {
                 ft->lock[c] = rm[12 + c] + rm[c] * t[0] + rm[4 + c] * t[1] + rm[8 + c] * t[2];
             }
         }
-        f->stats.locks += locked && !ft->locked;
-        f->stats.reach_failures += failed && !ft->failed;
+        stats->locks += locked && !ft->locked;
+        stats->reach_failures += failed && !ft->failed;
         ft->locked = locked;
         ft->failed = failed;
         if (locked) {
             *fade = 1.0f;
         } else {
-            *fade = k->release_s > 0.0f ? *fade - dt / k->release_s : 0.0f;
+            *fade = lf->fades ? *fade - lf->fade_step : 0.0f;
             *fade = *fade > 0.0f ? *fade : 0.0f;
         }
         ft->weight = cb_fsmoothstep(*fade); /* the step's smoothstep; *fade is in [0, 1] */
@@ -687,12 +726,12 @@ static void observe_step(cb_follow *f, const lock_frame *lf, uint32_t i, const c
 
 /* The playback rate for a commanded speed (follow.h): the gait's own rate for it, within the
  * bounds. */
-static float warp_rate(cb_follow *f, float speed)
+static float warp_rate(const warp_state *w, float speed, cb_follow_stats *stats)
 {
-    float r = speed / f->warp.gait;
-    if (r < f->warp.min_rate || r > f->warp.max_rate) {
-        f->stats.rate_clamped++;
-        r = r < f->warp.min_rate ? f->warp.min_rate : f->warp.max_rate;
+    float r = speed / w->gait;
+    if (r < w->min_rate || r > w->max_rate) {
+        stats->rate_clamped++;
+        r = r < w->min_rate ? w->min_rate : w->max_rate;
     }
     return r;
 }
@@ -700,30 +739,33 @@ static float warp_rate(cb_follow *f, float speed)
 /* The stride scale after this update (follow.h): towards 1 unless the rate was clamped at its
  * upper bound, else towards what the rate leaves of the speed, within the bound; moved by at
  * most rate_per_s x dt from the last one. */
-static float stride_scale(cb_follow *f, float last, float speed, float rate, float dt)
+static float stride_scale(const warp_state *w, const stride_state *t, float last, float speed,
+                          float rate, float dt, cb_follow_stats *stats)
 {
-    float k = speed / (f->warp.gait * rate);
+    float k = speed / (w->gait * rate);
     k = k > 1.0f ? k : 1.0f;
-    k = k < f->stride.max_scale ? k : f->stride.max_scale;
-    float step = k - last, most = f->stride.rate * dt;
+    k = k < t->max_scale ? k : t->max_scale;
+    float step = k - last, most = t->rate * dt;
     k = last + (step > most ? most : step < -most ? -most : step);
-    f->stats.stride_warped += k > 1.0f;
+    stats->stride_warped += k > 1.0f;
     return k;
 }
 
 /* Orientation warping (follow.h): the lower body's turn after this update, moved towards the
- * velocity's angle from the heading, within the limit, by at most rate x dt. */
-static float orient_turn(const cb_follow *f, const cb_follow_root *root, const float *v, float dt)
+ * velocity's angle `target` (read where moving: speed >= stand and above 0) from the heading
+ * `yaw`, within the limit, by at most rate x dt from the last turn. */
+static float orient_turn(const orient_state *o, bool moving, float target, float yaw, float last,
+                         float dt)
 {
-    float target = 0.0f;
-    if (root->speed_mps >= f->stand && root->speed_mps > 0.0f) { /* standing: release */
-        float a = wrap_angle(cb_det_atan2f(v[0], v[2]) - root->yaw);
-        float most = f->orient.max_angle;
-        target = a > most ? most : a < -most ? -most : a;
+    float aim = 0.0f;
+    if (moving) { /* standing: release */
+        float a = wrap_angle(target - yaw);
+        float most = o->max_angle;
+        aim = a > most ? most : a < -most ? -most : a;
     }
-    float step = target - root->warp_rad, most = f->orient.rate * dt;
+    float step = aim - last, most = o->rate * dt;
     step = step > most ? most : step < -most ? -most : step;
-    return root->warp_rad + step;
+    return last + step;
 }
 
 cb_result cb_follow_update(cb_follow *f, const float *positions, const float *velocities,
@@ -760,23 +802,42 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
     float *angle =
         f->orient.on ? cb_crowd_param_column(f->crowd, f->kind, f->orient.p_angle) : NULL;
-    const stride_state *st = &f->stride;
-    float *scale = st->on ? cb_crowd_param_column(f->crowd, f->kind, st->p_scale) : NULL;
-    float *dir_left = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[0]) : NULL;
-    float *dir_forward = st->dir ? cb_crowd_param_column(f->crowd, f->kind, st->p_dir[1]) : NULL;
+    float *scale =
+        f->stride.on ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_scale) : NULL;
+    float *dir_left =
+        f->stride.dir ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_dir[0]) : NULL;
+    float *dir_forward =
+        f->stride.dir ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_dir[1]) : NULL;
     lock_frame lf = {.root_col = {NULL}}; /* filled when locking */
-    if (f->lock.on) {
-        lock_frame_init(f, &lf);
+    bool locking = f->lock.on;
+    if (locking) {
+        lock_frame_init(f, &lf, dt_s);
     }
-    for (uint32_t i = 0; i < f->count; ++i) {
+    /* The follower's settings, its roots and its counts in locals for the loop: the stores
+     * into the crowd's columns and the roots may alias the follower as far as the compiler
+     * knows, so it would load them again for every character. */
+    const float stand = f->stand, follow = f->follow, max_turn = f->max_turn;
+    const warp_state warp = f->warp;
+    const stride_state strd = f->stride;
+    const orient_state orient = f->orient;
+    cb_follow_root *roots = f->roots;
+    cb_follow_stats stats = f->stats;
+    for (uint32_t i = 0, n = f->count; i < n; ++i) {
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
-        cb_follow_root *root = &f->roots[i];
-        if (f->lock.on && f->lock.seen[i] != 0) {
-            observe_step(f, &lf, i, root, dt_s); /* the root still is the last update's */
+        cb_follow_root *root = &roots[i];
+        if (locking && lf.seen[i] != 0) {
+            observe_step(f, &lf, i, root, &stats); /* the root still is the last update's */
         }
-        float yaw = cb_follow_heading(root->yaw, v[0], v[2], f->stand, f->follow);
-        if (f->max_turn > 0.0f) {
-            float turn = wrap_angle(yaw - root->yaw), most = f->max_turn * dt_s;
+        /* The speed and the velocity's angle once, for the heading and the lower body's turn
+         * alike (the same atan2, so a heading along the velocity leaves a warp of exactly 0). */
+        float speed = sqrtf(v[0] * v[0] + v[2] * v[2]);
+        bool moving = speed >= stand;
+        float target = moving ? cb_det_atan2f(v[0], v[2]) : 0.0f;
+        float yaw = moving && follow > stand
+                        ? heading_toward(root->yaw, speed, target, stand, follow)
+                        : root->yaw;
+        if (max_turn > 0.0f) {
+            float turn = wrap_angle(yaw - root->yaw), most = max_turn * dt_s;
             turn = turn > most ? most : turn < -most ? -most : turn;
             yaw = wrap_angle(root->yaw + turn);
         }
@@ -786,7 +847,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
          * model) is (cos yaw, 0, -sin yaw). */
         float s, c;
         yaw_sin_cos(root, &s, &c);
-        root->speed_mps = sqrtf(v[0] * v[0] + v[2] * v[2]);
+        root->speed_mps = speed;
         if (dir_left != NULL) {
             /* The motion in the root's (the model's) frame, before any lower-body turn. */
             dir_left[i] = v[0] * c - v[2] * s;
@@ -794,7 +855,8 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         }
         if (angle != NULL) {
             /* The velocity in the lower body's frame: the heading turned by the warp. */
-            root->warp_rad = orient_turn(f, root, v, dt_s);
+            root->warp_rad =
+                orient_turn(&orient, moving && speed > 0.0f, target, yaw, root->warp_rad, dt_s);
             angle[i] = root->warp_rad;
             float sw, cw;
             cb_det_sincosf(root->warp_rad, &sw, &cw);
@@ -806,18 +868,19 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         /* With warping the blend space is asked for the velocity at rate 1. */
         float inv = 1.0f;
         if (rate != NULL) {
-            rate[i] = warp_rate(f, root->speed_mps);
+            float k = warp_rate(&warp, speed, &stats);
+            rate[i] = k;
             root->stride = scale != NULL
-                               ? stride_scale(f, root->stride, root->speed_mps, rate[i], dt_s)
+                               ? stride_scale(&warp, &strd, root->stride, speed, k, dt_s, &stats)
                                : 1.0f;
-            inv = 1.0f / (rate[i] * root->stride);
+            inv = 1.0f / (k * root->stride);
         }
         if (scale != NULL) {
             scale[i] = root->stride;
         }
         left[i] = root->left_mps * inv;
         forward[i] = root->forward_mps * inv;
-        if (f->lock.on) {
+        if (locking) {
             for (int a = 0; a < 3; ++a) {
                 lf.root_col[a][i] = root->position[a];
             }
@@ -825,9 +888,10 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
             if (lf.weight_col != NULL) {
                 lf.weight_col[i] = 1.0f; /* the step on, from the character's first frame */
             }
-            f->lock.seen[i] = 1;
+            lf.seen[i] = 1;
         }
     }
+    f->stats = stats;
     return CB_OK;
 }
 
