@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crowd/crowd_impl.h" /* cb_crowd_set_stream_bytes, cb_crowd_set_kernels */
 #include "crowdblend/crowdblend.h"
 #include "graph/graph_impl.h" /* struct cb_graph.flat: one test runs a flat graph unflattened */
+#include "ltm/ltm_kernels.h"  /* cb_ltm_model_stream_unchecked */
 #include "test_util.h"
 
 static const char *const loco[17] = {
@@ -178,6 +180,118 @@ static void crowd_output_is_bit_identical_across_threads_and_batches(void **stat
     cb_test_note("crowd determinism: %u characters, hash %016llx for threads 1/2/4 x batch "
                  "1/16/64/100/512",
                  n, (unsigned long long)reference);
+}
+
+/* Non-temporal output (crowd/update.c): the SIMD kernels with the streaming kernel counted, so
+ * that a test knows which path wrote the matrices. */
+static atomic_uint streamed_characters;
+
+static void counted_stream(const cb_skeleton *s, const cb_xform_group *local, float *stage,
+                           float *model)
+{
+    atomic_fetch_add(&streamed_characters, 1u);
+    cb_ltm_model_stream_unchecked(s, local, stage, model);
+}
+
+/* `frames` frames of n characters into a host buffer of `stride` bytes per character starting
+ * `offset` bytes past a 64-byte boundary, streamed from `stream_bytes` of output on; returns
+ * the buffer (pads included, filled with 0xA5 first) and the characters the streaming kernel
+ * wrote. */
+static unsigned run_streamed(uint32_t n, uint32_t frames, uint32_t threads, uint32_t batch,
+                             size_t stride, size_t offset, size_t stream_bytes, unsigned char *out)
+{
+    unsigned char *buf = aligned_alloc(64, (n * stride + offset + 63) / 64 * 64);
+    assert_non_null(buf);
+    memset(buf, 0xA5, n * stride + offset);
+    static cb_graph_kernels counted;
+    counted = cb_graph_kernels_simd;
+    counted.ltm_stream = counted_stream;
+    cb_crowd_desc d = base_desc(n);
+    d.thread_count = threads;
+    d.batch_size = batch;
+    d.matrices = (float *)(buf + offset);
+    d.matrix_stride_bytes = stride;
+    cb_crowd *c = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "create: %s", err.message);
+    cb_crowd_set_kernels(c, &counted);
+    if (stream_bytes != CB_CROWD_STREAM_BYTES) {
+        cb_crowd_set_stream_bytes(c, stream_bytes);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_character ch;
+        assert_int_equal(cb_crowd_add(c, 0, (float)i * 0.0173f, &ch), CB_OK);
+    }
+    atomic_store(&streamed_characters, 0u);
+    for (uint32_t f = 0; f < frames; ++f) {
+        write_params(c, f, n);
+        assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f + 0.001f * (float)(f % 3)), CB_OK);
+    }
+    unsigned count = atomic_load(&streamed_characters);
+    cb_crowd_destroy(c);
+    memcpy(out, buf + offset, n * stride);
+    free(buf);
+    return count;
+}
+
+/* The streamed output has the bits of the direct one (the same kernel writes the same values,
+ * only through a stage and streaming stores), for 1 and 2 threads, several batch sizes and
+ * host strides; it is taken only where the slots allow 16-byte streaming stores, and not below
+ * the size threshold. */
+static void crowd_streamed_output_is_bit_identical(void **state)
+{
+    (void)state;
+    const uint32_t n = cb_test_scale() < 1.0 ? 133 : 333;
+    const size_t packed = cb_skeleton_joint_count(cb_embedded_skeleton(set)) * 16 * sizeof(float);
+    const struct {
+        size_t stride, offset;
+        bool streams;
+    } cases[] = {
+        {packed, 0, true},
+        {packed + 16, 16, true}, /* padded, 16-byte aligned: lines straddle the slots */
+        {packed + 4, 0, false},  /* slots not 16-byte aligned: written directly */
+        {packed + 16, 8, false}, /* buffer not 16-byte aligned */
+    };
+    const uint32_t threads[] = {1, 2};
+    const uint32_t batches[] = {1, 64, 100};
+    unsigned char *want = malloc(n * (packed + 16));
+    unsigned char *got = malloc(n * (packed + 16));
+    assert_non_null(want);
+    assert_non_null(got);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        const size_t stride = cases[k].stride, bytes = n * stride;
+        unsigned direct = run_streamed(n, 12, 1, 64, stride, cases[k].offset, SIZE_MAX, want);
+        assert_int_equal(direct, 0);
+        for (size_t t = 0; t < 2; ++t) {
+            for (size_t b = 0; b < 3; ++b) {
+                unsigned streamed =
+                    run_streamed(n, 12, threads[t], batches[b], stride, cases[k].offset, 0, got);
+                CB_CHECK(streamed == (cases[k].streams ? 12u * n : 0u),
+                         "stride %zu offset %zu: %u characters streamed", stride, cases[k].offset,
+                         streamed);
+                CB_CHECK(memcmp(got, want, bytes) == 0,
+                         "stride %zu offset %zu threads %u batch %u: bits differ", stride,
+                         cases[k].offset, threads[t], batches[b]);
+            }
+        }
+        /* Below the threshold: written directly. */
+        unsigned below = run_streamed(n, 12, 1, 64, stride, cases[k].offset, bytes + 1, got);
+        assert_int_equal(below, 0);
+        assert_memory_equal(got, want, bytes);
+    }
+    free(want);
+    free(got);
+    /* The default threshold: a kind whose output reaches CB_CROWD_STREAM_BYTES streams, one
+     * character fewer does not (one frame each). */
+    const uint32_t at = (uint32_t)((CB_CROWD_STREAM_BYTES + packed - 1) / packed);
+    unsigned char *big = malloc(at * packed);
+    assert_non_null(big);
+    assert_int_equal(run_streamed(at, 1, 1, 64, packed, 0, CB_CROWD_STREAM_BYTES, big), at);
+    assert_int_equal(run_streamed(at - 1, 1, 1, 64, packed, 0, CB_CROWD_STREAM_BYTES, big), 0);
+    free(big);
+    cb_test_note("streamed output: %u characters, bit-identical to the direct output for 4 "
+                 "strides x threads 1/2 x batch 1/64/100",
+                 n);
 }
 
 /* The blend-space graph is flat (graph_impl.h): the runtime skips its stages' list building,
@@ -785,6 +899,7 @@ int main(void)
         cmocka_unit_test(crowd_blend_graph_validity_table),
         cmocka_unit_test(crowd_bad_input_is_refused_and_counted),
         cmocka_unit_test(crowd_output_is_bit_identical_across_threads_and_batches),
+        cmocka_unit_test(crowd_streamed_output_is_bit_identical),
         cmocka_unit_test(crowd_update_range_matches_update),
         cmocka_unit_test(crowd_flat_path_matches_general_path),
         cmocka_unit_test(crowd_views_match_own_columns),

@@ -225,6 +225,7 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
     c->profile = d.profile;
     c->events = d.events;
     c->kernels = &cb_graph_kernels_simd;
+    c->stream_bytes = CB_CROWD_STREAM_BYTES;
     for (uint32_t k = 0; k < d.graph_count; ++k) {
         c->kinds[k].graph = d.graphs[k];
         cb_graph_use(d.graphs[k]); /* free_kind drops it, also when create fails */
@@ -312,10 +313,10 @@ cb_result cb_crowd_scratch_alloc(cb_crowd *c, cb_crowd_scratch **out)
         at[k] = bytes;
         bytes += cb_round_up(cb_graph_scratch_bytes(c->kinds[k].graph, c->batch_size), 64);
     }
+    /* skinning_only: the model matrices of the character being skinned; otherwise the
+     * staging of a character's output on its way to a large output (update.c). */
     size_t model_at = bytes;
-    if (!c->keep_matrices) {
-        bytes += c->joint_count * 16 * sizeof(float);
-    }
+    bytes += c->joint_count * 16 * sizeof(float);
     size_t align = cb_simd_group_align() > 64 ? cb_simd_group_align() : 64;
     char *m = cb_alloc_zeroed(&c->allocator, bytes, align);
     if (m == NULL) {
@@ -325,6 +326,7 @@ cb_result cb_crowd_scratch_alloc(cb_crowd *c, cb_crowd_scratch **out)
     s->crowd = c;
     s->bytes = bytes;
     s->model_scratch = c->keep_matrices ? NULL : (float *)(m + model_at);
+    s->stage = c->keep_matrices ? (float *)(m + model_at) : NULL;
     for (uint32_t k = 0; k < c->kind_count; ++k) {
         s->graph[k] = cb_graph_scratch_init(c->kinds[k].graph, c->batch_size, m + at[k]);
     }
@@ -710,6 +712,11 @@ void cb_crowd_reset_stats(cb_crowd *c)
         memset(&s->stats, 0, sizeof s->stats);
         s->characters_updated = 0;
     }
+}
+
+void cb_crowd_set_stream_bytes(cb_crowd *c, size_t bytes)
+{
+    c->stream_bytes = bytes;
 }
 
 void cb_crowd_set_kernels(cb_crowd *c, const cb_graph_kernels *kernels)

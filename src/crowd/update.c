@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "crowd/crowd_impl.h"
+#include "ltm/ltm_kernels.h"
 
 /* dt above an hour is almost certainly a unit error (ms passed as s, say); refuse it. */
 #define MAX_DT_S 3600.0f
@@ -21,6 +22,18 @@ cb_result cb_crowd_check_dt(float dt_s)
         return CB_ERR_INVALID_ARGUMENT;
     }
     return CB_OK;
+}
+
+/* Whether a kind's matrices go out through the thread's stage with non-temporal stores
+ * (cb_ltm_model_stream_unchecked): MAT4 matrices kept in 16-byte aligned slots, no skinning,
+ * and the kind's output at least c->stream_bytes (CB_CROWD_STREAM_BYTES unless a test set it).
+ * An output that large does not stay in the last-level cache through the frame anyway, and the
+ * stores then skip reading each line from memory before writing it. */
+static bool stream_output(const cb_crowd *c, const cb_crowd_kind *k, uint32_t kind)
+{
+    return c->inverse_binds == NULL && k->matrices != NULL && c->layout == CB_MATRIX_LAYOUT_MAT4 &&
+           (uintptr_t)k->matrices % 16 == 0 && k->matrix_stride % 16 == 0 &&
+           (size_t)cb_crowd_count(c, kind) * k->matrix_stride >= c->stream_bytes;
 }
 
 void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kind, uint32_t first,
@@ -40,11 +53,15 @@ void cb_crowd_run_range(cb_crowd *c, cb_crowd_scratch *s, float dt, uint32_t kin
         .skinning_stride = k->skinning_stride,
         .skinning_layout = c->skinning_layout,
         .model_scratch = s->model_scratch,
+        .stage = stream_output(c, k, kind) ? s->stage : NULL,
     };
     for (uint32_t b = 0; b < count; b += c->batch_size) {
         uint32_t n = count - b < c->batch_size ? count - b : c->batch_size;
         cb_graph_run_batch(k->graph, &k->block, k->sources, first + b, n, dt, s->graph[kind],
                            c->kernels, &out, c->profile, &s->stats);
+    }
+    if (out.stage != NULL) {
+        cb_ltm_stream_fence();
     }
     s->characters_updated += count;
 }

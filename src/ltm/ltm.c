@@ -232,9 +232,12 @@ CB_INLINE cb_mat4c mul_inverse_bind(const cb_mat4c *m, const float *ib)
 /* The layouts and `skin` are template parameters in effect: each call site passes constants,
  * so the compiler builds one loop per combination with no per-joint branch on them (sl only
  * matters with skin). A loop without skinning carries none of its code: sharing one loop made
- * the crowd's model-only frame 5 % more instructions (callgrind, the Fox). */
+ * the crowd's model-only frame 5 % more instructions (callgrind, the Fox). `stream` is NULL
+ * but in cb_ltm_model_stream_unchecked (MAT4, 16-byte aligned): each joint's matrix also goes
+ * there with non-temporal stores, and `model` is then the caller's stage in L1, which the
+ * chain reads parents back from (a line written by a streaming store is read from memory). */
 CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix_layout ml,
-                        cb_matrix_layout sl, bool skin)
+                        cb_matrix_layout sl, bool skin, float *stream)
 {
     const struct cb_skeleton *s = job->skeleton;
     const size_t mf = cb_ltm_layout_floats(ml);
@@ -269,6 +272,11 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
             }
             cb_mat4c x = cb_mat4c_mul_affine(&pm, local, l);
             store_matrix(model + j * mf, x, ml);
+            if (stream != NULL) {
+                for (int c = 0; c < 4; ++c) {
+                    simde_mm_stream_ps(stream + j * 16 + 4 * (size_t)c, x.c[c]);
+                }
+            }
             prev = x;
             if (skin) {
                 store_matrix(job->skinning.ptr + j * sf,
@@ -317,9 +325,9 @@ CB_INLINE void model_only(const cb_ltm_job *job, size_t from, size_t to)
 {
     const cb_matrix_layout m4 = CB_MATRIX_LAYOUT_MAT4, m34 = CB_MATRIX_LAYOUT_MAT3X4;
     if (job->model_layout == m34) {
-        matrices(job, from, to, m34, m4, false);
+        matrices(job, from, to, m34, m4, false, NULL);
     } else {
-        matrices(job, from, to, m4, m4, false);
+        matrices(job, from, to, m4, m4, false, NULL);
     }
 }
 
@@ -329,13 +337,13 @@ CB_INLINE void model_and_skinning(const cb_ltm_job *job, size_t from, size_t to)
     const bool model34 = job->model_layout == m34;
     const bool skin34 = job->skinning_layout == m34;
     if (model34 && skin34) {
-        matrices(job, from, to, m34, m34, true);
+        matrices(job, from, to, m34, m34, true, NULL);
     } else if (model34) {
-        matrices(job, from, to, m34, m4, true);
+        matrices(job, from, to, m34, m4, true, NULL);
     } else if (skin34) {
-        matrices(job, from, to, m4, m34, true);
+        matrices(job, from, to, m4, m34, true, NULL);
     } else {
-        matrices(job, from, to, m4, m4, true);
+        matrices(job, from, to, m4, m4, true, NULL);
     }
 }
 
@@ -353,12 +361,28 @@ void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *l
     model_only(&job, 0, skeleton->joint_count);
 }
 
+/* MAT4 only: a joint's matrix is then one 64-byte line of the output (a 64-byte aligned one
+ * when the slot is), written by four consecutive 16-byte streaming stores that fill the line's
+ * write-combining buffer; the stage keeps the matrices the chain reads back. */
+void cb_ltm_model_stream_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
+                                   float *stage, float *model)
+{
+    const cb_ltm_job job = cb_ltm_model_job(skeleton, local, CB_MATRIX_LAYOUT_MAT4, stage);
+    matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT4, CB_MATRIX_LAYOUT_MAT4, false,
+             model);
+}
+
 void cb_ltm_skin_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                            const cb_ltm_skin *skin)
 {
     const cb_ltm_job job = cb_ltm_skin_job(skeleton, local, skin);
     CB_ASSERT(cb_ltm_job_validate(&job, NULL) == CB_OK);
     model_and_skinning(&job, 0, skeleton->joint_count);
+}
+
+void cb_ltm_stream_fence(void)
+{
+    simde_mm_sfence();
 }
 
 cb_result cb_ltm_job_run(const cb_ltm_job *job, cb_error *err)

@@ -15,17 +15,19 @@
 #include "solvers/solver_kernels.h"
 
 const cb_graph_kernels cb_graph_kernels_simd = {
-    cb_solver_evaluate_unchecked,
-    cb_pose_blend_unchecked,
-    cb_ltm_model_unchecked,
-    cb_ltm_skin_unchecked,
+    .solver = cb_solver_evaluate_unchecked,
+    .blend = cb_pose_blend_unchecked,
+    .ltm = cb_ltm_model_unchecked,
+    .skin = cb_ltm_skin_unchecked,
+    .ltm_stream = cb_ltm_model_stream_unchecked,
 };
 
 const cb_graph_kernels cb_graph_kernels_ref = {
-    cb_solver_evaluate_unchecked_ref,
-    cb_pose_blend_unchecked_ref,
-    cb_ltm_model_unchecked_ref,
-    cb_ltm_skin_unchecked_ref,
+    .solver = cb_solver_evaluate_unchecked_ref,
+    .blend = cb_pose_blend_unchecked_ref,
+    .ltm = cb_ltm_model_unchecked_ref,
+    .skin = cb_ltm_skin_unchecked_ref,
+    .ltm_stream = NULL,
 };
 
 static uint64_t now_ns(void)
@@ -53,6 +55,10 @@ static void local_to_model(const pose_ctx *x, const cb_xform_group *pose, uint32
     const cb_skeleton *skeleton = x->g->skeleton;
     float *model =
         out->matrices != NULL ? (float *)(out->matrices + (size_t)ch * out->matrix_stride) : NULL;
+    if (out->stage != NULL && x->k->ltm_stream != NULL) {
+        x->k->ltm_stream(skeleton, pose, out->stage, model);
+        return;
+    }
     if (out->inverse_binds == NULL) {
         x->k->ltm(skeleton, pose, out->layout, model);
         return;
