@@ -217,11 +217,32 @@ static void speed_param_flat_path_matches_general_path(void **state)
     }
 }
 
+/* A clip node that two layers share: the general path blends it once per layer, the flat
+ * path's list cannot hold a clip twice, so flat detection must leave the graph to the general
+ * path; whichever path the graph takes gives the general path's bits. */
+static void shared_layer_clip_takes_the_general_path(void **state)
+{
+    (void)state;
+    const char *text =
+        HEAD "\"root\": \"top\", \"nodes\": {\"top\": {\"type\": \"layers\", \"base\": "
+             "\"loco\", \"layers\": [{\"node\": \"wave\", \"mask_joint\": \"spine_01\"}, "
+             "{\"node\": \"wave\", \"mask_joint\": \"spine_01\"}]}, \"wave\": {\"type\": "
+             "\"clip\", \"clip\": \"wave_upper\"}," BLEND("") "}}";
+    cb_graph *g = load(text, 0);
+    uint64_t chosen = run(g);
+    g->flat = false;
+    uint64_t general = run(g);
+    CB_CHECK(chosen == general, "the path taken %016llx, the general path %016llx",
+             (unsigned long long)chosen, (unsigned long long)general);
+    cb_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rate_warp_flat_path_matches_general_path),
         cmocka_unit_test(speed_param_flat_path_matches_general_path),
+        cmocka_unit_test(shared_layer_clip_takes_the_general_path),
     };
     if (cb_embedded_create(NULL, &set, NULL) != CB_OK) {
         return 1;

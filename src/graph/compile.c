@@ -398,10 +398,16 @@ static bool clips_of_one_group(const cb_graph *g, const gnode *bn, uint32_t *gro
 /* Every layer of the layers node over the blend plays a clip of no sync group. */
 static bool layers_of_clips(const cb_graph *g, const gnode *ln)
 {
+    const glayer *first = &g->layers[ln->u.layers.first_layer];
     for (uint32_t l = 0; l < ln->u.layers.layer_count; ++l) {
-        const gnode *cn = &g->nodes[g->layers[ln->u.layers.first_layer + l].node];
+        const gnode *cn = &g->nodes[first[l].node];
         if (cn->type != GNODE_CLIP || cn->u.clip.group != GNONE) {
             return false;
+        }
+        for (uint32_t m = 0; m < l; ++m) { /* one clip in two layers: blended once per layer */
+            if (first[m].node == first[l].node) {
+                return false;
+            }
         }
     }
     return true;

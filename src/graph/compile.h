@@ -43,8 +43,9 @@ cb_result cb_graph_pass_layout(cb_graph_compile *c);
 cb_result cb_graph_pass_sync_groups(cb_graph_compile *c);
 
 /* Flat detection: [layers of clips over] one blend node whose children are the clips of one
- * sync group (or alone in a group of their own), each once, no state machine (any clip speed,
- * speed parameter and the blend's rate warp); and the tables of its fast path. */
+ * sync group (or alone in a group of their own), each once, layers each of its own clip, no
+ * state machine (any clip speed, speed parameter and the blend's rate warp); and the tables of
+ * its fast path. */
 void cb_graph_pass_flat(cb_graph_compile *c);
 
 /* Sync tables: per group, the markers its clips sync on (cb_sync_group_names; none when their
