@@ -2,8 +2,10 @@
 """`crowdblend bench` option checks: --layout applies to the workloads only, so with --pack
 (a pack's own frame, always MAT4) or --kernels (no crowd) it is refused rather than ignored,
 and a layout that is not mat4, mat3x4 or qts is refused whatever else is given; the workloads'
-and the kernels' other options are refused with --pack (its figures are fixed). Exit 2 and a
-message naming the option, nothing on stdout. Prints TAP. Usage: test_cli_bench.py [WRAPPER...] CMD"""
+and the kernels' other options are refused with --pack (its figures are fixed), the workloads'
+with --kernels and the kernels' without it. Exit 2 and a message naming the option and the
+mode, nothing on stdout; the same options in the mode that reads them still run. Prints TAP. Usage: test_cli_bench.py [WRAPPER...] CMD"""
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +57,49 @@ def _():
                  ["--runs", "5"], ["--kernels"], ["--elements", "4096"], ["--samples", "11"]):
         refused(bench("--pack", PACK, *args), args[0], "--pack")
         refused(bench(*args, "--pack", PACK, "--json"), args[0], "--pack")
+
+
+# What each mode reads (src/cli/cmd_bench.c): the kernels --elements, --samples, --json; the
+# workloads --workloads, --threads, --scale, --runs, --layout, --json. Before session 11 the
+# other mode's options ran it with exit 0, the option ignored. The values are each option's
+# default, so the refusal is of the option, not of its value.
+WORKLOAD_OPTIONS = (["--workloads", "W0,W1,W2,W5,W3,W4"], ["--threads", "0"], ["--scale", "1"],
+                    ["--runs", "5"], ["--layout", "mat4"])
+KERNEL_OPTIONS = (["--elements", "4096"], ["--samples", "11"])
+
+
+@case("the workloads' options with --kernels are refused, naming the option and --kernels")
+def _():
+    for args in WORKLOAD_OPTIONS:
+        refused(bench("--kernels", *args), args[0] + " is not for --kernels")
+        refused(bench(*args, "--kernels", "--elements", "16", "--samples", "1", "--json"),
+                args[0] + " is not for --kernels")
+
+
+@case("the kernels' options without --kernels are refused, naming the option and the workloads")
+def _():
+    for args in KERNEL_OPTIONS:
+        refused(bench(*args), args[0] + " is not for the workloads")
+        refused(bench("--workloads", "W1", "--scale", "0.01", "--runs", "1", *args, "--json"),
+                args[0] + " is not for the workloads")
+
+
+def ran(p):
+    assert p.returncode == 0, "exit %d (stderr %r)" % (p.returncode, p.stderr[-300:])
+    return json.loads(p.stdout)
+
+
+@case("each mode still runs with every option it reads, and reports the values given")
+def _():
+    k = ran(bench("--kernels", "--elements", "16", "--samples", "3", "--json"))
+    assert (k["elements"], k["samples"]) == (16, 3), k
+    assert len(k["kernels"]) > 0 and all(r["simd_ns_per_item"] > 0 for r in k["kernels"]), k
+    w = ran(bench("--workloads", "W1", "--threads", "1", "--scale", "0.01", "--runs", "2",
+                  "--layout", "qts", "--json"))
+    assert w["layout"] == "qts", w
+    # W1 is 1,000 characters (W1-plain runs beside it, docs/performance.md): --scale 0.01, 10.
+    w1 = [(r["threads"], r["runs"], r["characters"]) for r in w["workloads"] if r["name"] == "W1"]
+    assert w1 == [(1, 2, 10)], w
 
 
 finish()

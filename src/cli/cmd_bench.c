@@ -258,6 +258,19 @@ static int run_workloads(const char *which, long threads, double scale, long run
     return n > 0 ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
 
+/* The three modes of `bench`, as bits: which modes read an option. */
+enum { MODE_WORKLOADS = 1, MODE_KERNELS = 2, MODE_PACK = 4 };
+
+/* Each mode's name and what it reads, for the message that refuses another mode's option. */
+static const char *const mode_text[] = {
+    [MODE_WORKLOADS] = "the workloads (bench without --kernels or --pack), which take "
+                       "--workloads, --threads, --scale, --runs, --layout and --json",
+    [MODE_KERNELS] = "--kernels, which times the SIMD kernels on --elements per call, "
+                     "median of --samples (it takes those and --json)",
+    [MODE_PACK] = "--pack, whose figures are fixed (one thread, 1,000 and 10,000 characters, "
+                  "medians of one run; it takes --json)",
+};
+
 int cb_cmd_bench(int argc, char **argv)
 {
     bool help = false, json = false, kernels = false;
@@ -265,32 +278,40 @@ int cb_cmd_bench(int argc, char **argv)
     double scale = 1.0;
     const char *which = "W0,W1,W2,W5,W3,W4";
     const char *pack = NULL, *layout_name = NULL; /* NULL: mat4, and --layout not given */
-    /* The options --pack does not take, by name, and whether each was given. */
-    enum { WORKLOADS, THREADS, SCALE, RUNS, KERNELS, ELEMENTS, SAMPLES, NOT_WITH_PACK };
-    const char *const not_with_pack[NOT_WITH_PACK] = {
-        "--workloads", "--threads", "--scale", "--runs", "--kernels", "--elements", "--samples"};
-    bool given[NOT_WITH_PACK] = {0};
+    /* The options that only some modes read: by name, the modes that read each, and whether
+     * each was given. --json and --help are every mode's. */
+    enum { WORKLOADS, THREADS, SCALE, RUNS, LAYOUT, KERNELS, ELEMENTS, SAMPLES, MODE_OPTIONS };
+    static const struct {
+        const char *name;
+        unsigned modes;
+    } mode_opts[MODE_OPTIONS] = {
+        [WORKLOADS] = {"--workloads", MODE_WORKLOADS}, [THREADS] = {"--threads", MODE_WORKLOADS},
+        [SCALE] = {"--scale", MODE_WORKLOADS},         [RUNS] = {"--runs", MODE_WORKLOADS},
+        [LAYOUT] = {"--layout", MODE_WORKLOADS},       [KERNELS] = {"--kernels", MODE_KERNELS},
+        [ELEMENTS] = {"--elements", MODE_KERNELS},     [SAMPLES] = {"--samples", MODE_KERNELS},
+    };
+    bool given[MODE_OPTIONS] = {0};
     const cb_opt opts[] = {
         {"kernels", CB_OPT_FLAG, &kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads",
          &given[KERNELS]},
         {"workloads", CB_OPT_STRING, &which,
          "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling; W6: "
-         "W1 without root motion); not with --pack",
+         "W1 without root motion); workloads only",
          &given[WORKLOADS]},
         {"threads", CB_OPT_INT, &threads,
-         "the 'all threads' count (default: online CPUs); not with --pack", &given[THREADS]},
+         "the 'all threads' count (default: online CPUs); workloads only", &given[THREADS]},
         {"scale", CB_OPT_DOUBLE, &scale,
-         "multiply the character counts (default 1); not with --pack", &given[SCALE]},
+         "multiply the character counts (default 1); workloads only", &given[SCALE]},
         {"runs", CB_OPT_INT, &runs,
-         "runs per workload, 1..64 (default 5): median, min and max; not with --pack",
-         &given[RUNS]},
+         "runs per workload, 1..64 (default 5): median, min and max; workloads only", &given[RUNS]},
         {"layout", CB_OPT_STRING, &layout_name,
-         "the workloads' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout); not with "
-         "--pack or --kernels"},
-        {"elements", CB_OPT_INT, &elements, "--kernels: elements per call (default 4096)",
+         "the workloads' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout); "
+         "workloads only",
+         &given[LAYOUT]},
+        {"elements", CB_OPT_INT, &elements, "elements per call (default 4096); --kernels only",
          &given[ELEMENTS]},
-        {"samples", CB_OPT_INT, &samples, "--kernels: samples per median, 1..64 (default 11)",
+        {"samples", CB_OPT_INT, &samples, "samples per median, 1..64 (default 11); --kernels only",
          &given[SAMPLES]},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
         {"pack", CB_OPT_STRING, &pack,
@@ -302,48 +323,40 @@ int cb_cmd_bench(int argc, char **argv)
     if (!cb_opts_parse("crowdblend bench", argc, argv, 2, opts, NULL, 0, NULL)) {
         return CB_EXIT_USAGE;
     }
-    /* --layout is the workloads' crowds' output: checked first, and refused where nothing
-     * would use it (the pack's frame keeps MAT4, the kernels build no crowd) rather than
-     * ignored. */
+    if (help) {
+        cb_opts_print_help(
+            "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--scale S] "
+            "[--runs R] [--layout mat4|mat3x4|qts] [--json]\n"
+            "       crowdblend bench --kernels [--elements N] [--samples S] [--json]\n"
+            "       crowdblend bench --pack FILE.cbpack [--json]",
+            opts);
+        return CB_EXIT_OK;
+    }
+    /* --layout names one of three layouts, whatever the mode: checked first. */
     const size_t layout_count = sizeof layouts / sizeof layouts[0];
     size_t layout = 0; /* mat4 when not given */
     while (layout_name != NULL && layout < layout_count &&
            strcmp(layout_name, layouts[layout].name) != 0) {
         ++layout;
     }
-    if (!help && layout == layout_count) {
+    if (layout == layout_count) {
         fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
                 layout_name);
         return CB_EXIT_USAGE;
     }
-    if (!help && layout_name != NULL && (pack != NULL || kernels)) {
-        fprintf(stderr,
-                "crowdblend bench: --layout sets the workloads' output layout: not with %s\n",
-                pack != NULL ? "--pack (its frame writes MAT4)" : "--kernels");
-        return CB_EXIT_USAGE;
-    }
-    /* The pack's bench measures fixed figures (docs/performance.md's per-asset table): one
-     * thread, 1,000 and 10,000 characters, medians over the frames and loads of one run, its
-     * own W1-style frame. The workloads' and the kernels' options would change none of them:
-     * refused, not ignored. */
-    for (int k = 0; k < NOT_WITH_PACK && pack != NULL && !help; ++k) {
-        if (given[k]) {
-            fprintf(stderr,
-                    "crowdblend bench: %s is not for --pack, whose figures are fixed (one "
-                    "thread, 1,000 and 10,000 characters, medians of one run; it takes --json)\n",
-                    not_with_pack[k]);
+    /* An option that the chosen mode does not read is refused, not ignored, even at its
+     * default value: the pack's figures are fixed, the kernels build no crowd (so no
+     * --layout, workloads, threads or runs), and the workloads have no elements or samples. */
+    const unsigned mode = pack != NULL ? MODE_PACK : kernels ? MODE_KERNELS : MODE_WORKLOADS;
+    for (int k = 0; k < MODE_OPTIONS; ++k) {
+        if (given[k] && (mode_opts[k].modes & mode) == 0) {
+            fprintf(stderr, "crowdblend bench: %s is not for %s\n", mode_opts[k].name,
+                    mode_text[mode]);
             return CB_EXIT_USAGE;
         }
     }
-    if (pack != NULL && !help) {
+    if (pack != NULL) {
         return cb_bench_pack(pack, json);
-    }
-    if (help) {
-        cb_opts_print_help(
-            "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--runs R] "
-            "[--layout mat4|mat3x4|qts] [--json] | --kernels",
-            opts);
-        return CB_EXIT_OK;
     }
     if (kernels) {
         if (elements < 1 || elements > (1L << 26)) {
