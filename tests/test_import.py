@@ -690,6 +690,44 @@ def options():
           p.stderr.strip()[:120])
 
 
+def pose_options():
+    """`crowdblend pose --times` reads each time by the command line's one rule for numbers
+    (cb_opts_decimal: no hexadecimal, inf, nan or spaces, which strtod takes), before the pack
+    is loaded: a bad list is exit 2 naming the element, nothing on stdout. Each listed time gives
+    the pose that `--time` gives. The committed Fox pack (tests/data/packs) stands in for an
+    import."""
+    pack = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "packs", "fox.cbpack")
+    base = ["pose", pack, "--clip", "Walk", "--json"]
+    # strtod read most of these as numbers (0x1 1, " 0.5" 0.5, 0x1.8p-1 0.75, 1e999 inf).
+    for times, element in (("0x1", "0x1"), ("inf", "inf"), ("nan", "nan"), (" 0.5", " 0.5"),
+                           ("0.5 ", "0.5 "), ("0.1,0x1.8p-1", "0x1.8p-1"), ("1e999", "1e999"),
+                           ("0.1,abc", "abc"), ("0.1,,0.2", ""), ("0.5,", ""), ("", ""),
+                           ("+-1", "+-1"), ("1e", "1e")):
+        p = run(base + ["--times", times])
+        check(p.returncode == 2 and p.stdout == "" and "--times expects decimal numbers" in
+              p.stderr and f"'{element}' in '{times}'" in p.stderr,
+              f"pose --times {times!r}: exit 2 naming {element!r}, no pose printed",
+              f"exit {p.returncode}, {p.stderr.strip()!r}")
+    for extra in (["--time", "0.2"], []):
+        args = ["pose", pack, "--clip", "Walk", "--times", "0.1"] + extra + (
+            ["--json"] if extra else [])
+        p = run(args)
+        check(p.returncode == 2 and p.stdout == "" and "--times prints one JSON object per time: "
+              "it needs --json, and not --time" in p.stderr,
+              f"pose --times {' '.join(extra) or 'without --json'}: refused, exit 2",
+              f"exit {p.returncode}, {p.stderr.strip()!r}")
+    texts = ["0.1", ".25", "2.5e-1", "-0", "7E-1"]
+    p = run(base + ["--times", ",".join(texts)])
+    lines = p.stdout.splitlines() if p.returncode == 0 else []
+    same = len(lines) == len(texts)
+    for text, line in zip(texts, lines):
+        one = run(base + ["--time", text])
+        got, want = json.loads(line), json.loads(one.stdout) if one.returncode == 0 else None
+        same = same and got["time_s"] == float(text) and got == want
+    check(same, "pose --times 0.1,.25,2.5e-1,-0,7E-1: one pose per time, each the pose of --time",
+          f"exit {p.returncode}, {len(lines)} lines, {p.stderr.strip()!r}")
+
+
 def plants():
     """Detected foot plants against the reference: at every plant the foot is low and still over
     the ground (the documented thresholds), and plants alternate left and right."""
@@ -742,6 +780,7 @@ def plants():
 
 if PART == "damaged":
     damaged()
+    pose_options()
 else:
     fidelity()
     reordered()

@@ -105,6 +105,46 @@ static void print_text(const char *clip_name, double time_s, bool in_place, cons
     }
 }
 
+/* --times "t1,t2,...": each time a decimal (cb_opts_decimal, the command line's one rule for
+ * numbers), at least one. Returns the times (free them) and their count, or NULL after a
+ * message naming the element that is not a number. */
+static double *parse_times(const char *times, size_t *count)
+{
+    size_t n = 1;
+    for (const char *p = times; *p != '\0'; ++p) {
+        n += *p == ',';
+    }
+    char *copy = malloc(strlen(times) + 1);
+    double *t = malloc(n * sizeof *t);
+    if (copy == NULL || t == NULL) {
+        fprintf(stderr, "%s: out of memory for --times\n", CMD);
+        free(copy);
+        free(t);
+        return NULL;
+    }
+    strcpy(copy, times);
+    char *element = copy;
+    for (size_t i = 0; i < n; ++i) {
+        char *comma = strchr(element, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (!cb_opts_decimal(element, &t[i])) {
+            fprintf(stderr,
+                    "%s: --times expects decimal numbers (as 0.5 or 1e-3) separated by commas; "
+                    "'%s' in '%s' is not one\n",
+                    CMD, element, times);
+            free(copy);
+            free(t);
+            return NULL;
+        }
+        element = comma != NULL ? comma + 1 : element;
+    }
+    free(copy);
+    *count = n;
+    return t;
+}
+
 int cb_cmd_pose(int argc, char **argv)
 {
     bool help = false, json = false, in_place = false, raw_clips = false;
@@ -112,9 +152,9 @@ int cb_cmd_pose(int argc, char **argv)
     double time_s = NAN;
     const cb_opt opts[] = {
         {"clip", CB_OPT_STRING, &clip_name, "the clip's name (required)"},
-        {"time", CB_OPT_DOUBLE, &time_s, "seconds from the clip's start (required)"},
+        {"time", CB_OPT_DOUBLE, &time_s, "seconds from the clip's start (or --times)"},
         {"times", CB_OPT_STRING, &times,
-         "several times, t1,t2,... (with --json: one object per line)"},
+         "several times t1,t2,... instead of --time; with --json, one object per line"},
         {"json", CB_OPT_FLAG, &json, "print one JSON object"},
         {"in-place", CB_OPT_FLAG, &in_place, "leave the root motion out"},
         {"raw-clips", CB_OPT_FLAG, &raw_clips,
@@ -128,62 +168,67 @@ int cb_cmd_pose(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend pose FILE.cbpack --clip NAME --time SECONDS [--json]", opts);
+        cb_opts_print_help(
+            "crowdblend pose FILE.cbpack --clip NAME --time SECONDS [--json]\n"
+            "       crowdblend pose FILE.cbpack --clip NAME --times T1,T2,... --json",
+            opts);
         return CB_EXIT_OK;
     }
-    if (npos != 1 || clip_name == NULL || (!isfinite(time_s) && (times == NULL || !json))) {
-        fprintf(stderr, "%s: needs FILE.cbpack, --clip NAME and a finite --time (try --help)\n",
+    if (times != NULL && (!isnan(time_s) || !json)) {
+        fprintf(stderr,
+                "%s: --times prints one JSON object per time: it needs --json, and not "
+                "--time\n",
                 CMD);
+        return CB_EXIT_USAGE;
+    }
+    if (npos != 1 || clip_name == NULL || (times == NULL && isnan(time_s))) {
+        fprintf(stderr,
+                "%s: needs FILE.cbpack, --clip NAME and --time SECONDS (or --times T1,T2,... "
+                "with --json; try --help)\n",
+                CMD);
+        return CB_EXIT_USAGE;
+    }
+    /* Every time is read before the pack: a bad one prints no pose. */
+    size_t time_count = 1;
+    double *time_list = times != NULL ? parse_times(times, &time_count) : &time_s;
+    if (time_list == NULL) {
         return CB_EXIT_USAGE;
     }
     cb_pack *pack = NULL;
     cb_error err = {0};
     cb_pack_load_desc load = {.clip_form =
                                   raw_clips ? CB_PACK_CLIP_FORM_RAW : CB_PACK_CLIP_FORM_COMPRESSED};
-    if (cb_pack_load_file(positional[0], &load, &pack, &err) != CB_OK) {
-        fprintf(stderr, "%s: %s\n", CMD, err.message);
-        return CB_EXIT_FAILURE;
-    }
+    cb_result r = cb_pack_load_file(positional[0], &load, &pack, &err);
     uint32_t index = 0;
-    if (cb_pack_find_clip(pack, clip_name, &index) != CB_OK) {
+    if (r != CB_OK) {
+        fprintf(stderr, "%s: %s\n", CMD, err.message);
+    } else if ((r = cb_pack_find_clip(pack, clip_name, &index)) != CB_OK) {
         fprintf(stderr, "%s: %s has no clip \"%s\"\n", CMD, positional[0], clip_name);
-        cb_pack_destroy(pack);
-        return CB_EXIT_FAILURE;
     }
-    const cb_clip *clip = cb_pack_clip(pack, index);
-    const cb_skeleton *skel = cb_pack_skeleton(pack);
-    size_t n = cb_skeleton_joint_count(skel);
-    cb_xform *local = malloc(n * sizeof *local), *model = malloc(n * sizeof *model);
-    cb_result r = local != NULL && model != NULL ? CB_OK : CB_ERR_OUT_OF_MEMORY;
-    if (r == CB_OK && times != NULL) {
-        /* One pose per listed time, one JSON object per line. */
-        for (const char *p = times; r == CB_OK && *p != '\0';) {
-            char *end = NULL;
-            double t = strtod(p, &end);
-            if (end == p || !isfinite(t) || (*end != ',' && *end != '\0')) {
-                fprintf(stderr, "%s: --times: '%s' is not a list of numbers\n", CMD, times);
-                r = CB_ERR_INVALID_ARGUMENT;
-                break;
-            }
-            r = pose_at(clip, skel, t, in_place, local, model);
-            if (r == CB_OK) {
-                print_json(clip_name, t, skel, model);
-            }
-            p = *end == ',' ? end + 1 : end;
-        }
-    } else if (r == CB_OK) {
-        r = pose_at(clip, skel, time_s, in_place, local, model);
-        if (r == CB_OK && json) {
-            print_json(clip_name, time_s, skel, model);
-        } else if (r == CB_OK) {
-            print_text(clip_name, time_s, in_place, skel, model);
-        }
-    }
-    if (r != CB_OK && r != CB_ERR_INVALID_ARGUMENT) {
+    const cb_skeleton *skel = r == CB_OK ? cb_pack_skeleton(pack) : NULL;
+    size_t n = skel != NULL ? cb_skeleton_joint_count(skel) : 0;
+    cb_xform *local = r == CB_OK ? malloc(n * sizeof *local) : NULL;
+    cb_xform *model = r == CB_OK ? malloc(n * sizeof *model) : NULL;
+    if (r == CB_OK && (local == NULL || model == NULL)) {
+        r = CB_ERR_OUT_OF_MEMORY;
         fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
+    }
+    /* One pose per time: with --json one object per line. */
+    for (size_t i = 0; r == CB_OK && i < time_count; ++i) {
+        r = pose_at(cb_pack_clip(pack, index), skel, time_list[i], in_place, local, model);
+        if (r != CB_OK) {
+            fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
+        } else if (json) {
+            print_json(clip_name, time_list[i], skel, model);
+        } else {
+            print_text(clip_name, time_list[i], in_place, skel, model);
+        }
     }
     free(local);
     free(model);
     cb_pack_destroy(pack);
+    if (time_list != &time_s) {
+        free(time_list);
+    }
     return r == CB_OK ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
