@@ -84,6 +84,20 @@ def _():
                 args[0] + " is not for the workloads")
 
 
+@case("integer options take digits only, '-' first: spaces, '+', 0x refused, naming the option")
+def _():
+    # The one integer rule (src/cli/args.c cb_opts_parse); strtol took " 5" and "+5" as 5.
+    # A '-' passes the syntax, and each option's range check refuses what it does not allow,
+    # -1 here.
+    for opt, mode in (("--runs", []), ("--threads", []), ("--elements", ["--kernels"]),
+                      ("--samples", ["--kernels"])):
+        for v in (" 5", "5 ", "+5", "0x5", "5e0", "5.0", "", "-", "--5", "5x", "-+5"):
+            refused(bench(*mode, opt, v), opt + " expects an integer", "got '%s'" % v)
+            refused(bench(*mode, "%s=%s" % (opt, v)), opt + " expects an integer")
+        refused(bench(*mode, opt, "99999999999999999999"), opt, "out of range")
+        refused(bench(*mode, opt, "-1"), opt + " must be in")
+
+
 def ran(p):
     assert p.returncode == 0, "exit %d (stderr %r)" % (p.returncode, p.stderr[-300:])
     return json.loads(p.stdout)

@@ -690,12 +690,12 @@ def options():
           p.stderr.strip()[:120])
 
 
-def pose_options():
+def number_rules():
     """`crowdblend pose --times` reads each time by the command line's one rule for numbers
     (cb_opts_decimal: no hexadecimal, inf, nan or spaces, which strtod takes), before the pack
     is loaded: a bad list is exit 2 naming the element, nothing on stdout. Each listed time gives
     the pose that `--time` gives. The committed Fox pack (tests/data/packs) stands in for an
-    import."""
+    import. And the integer rule where a negative value is allowed (import --skin)."""
     pack = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "packs", "fox.cbpack")
     base = ["pose", pack, "--clip", "Walk", "--json"]
     # strtod read most of these as numbers (0x1 1, " 0.5" 0.5, 0x1.8p-1 0.75, 1e999 inf).
@@ -715,6 +715,18 @@ def pose_options():
         check(p.returncode == 2 and p.stdout == "" and "--times prints one JSON object per time: "
               "it needs --json, and not --time" in p.stderr,
               f"pose --times {' '.join(extra) or 'without --json'}: refused, exit 2",
+              f"exit {p.returncode}, {p.stderr.strip()!r}")
+    # The one integer rule (src/cli/args.c): digits, '-' first. --skin allows -1 (the first
+    # skin, its default), so a '-' reaches its range check: -1 goes on to read the (missing)
+    # file, -2 is out of range; spaces and '+', which strtol took, are refused by the rule.
+    missing = ["import", os.path.join(OUT, "missing.glb"), "-o", os.path.join(OUT, "bad.cbpack")]
+    for skin, code, what in (("-1", 1, "missing.glb"), ("-2", 2, "--skin, --scale, --max-error "
+                             "or --timeout is out of range"), (" 0", 2, "--skin expects an "
+                             "integer"), ("+0", 2, "--skin expects an integer"),
+                             ("-0x1", 2, "--skin expects an integer")):
+        p = run(missing + ["--skin", skin])
+        check(p.returncode == code and what in p.stderr,
+              f"import --skin {skin!r}: exit {code}, {what!r}",
               f"exit {p.returncode}, {p.stderr.strip()!r}")
     texts = ["0.1", ".25", "2.5e-1", "-0", "7E-1"]
     p = run(base + ["--times", ",".join(texts)])
@@ -780,7 +792,7 @@ def plants():
 
 if PART == "damaged":
     damaged()
-    pose_options()
+    number_rules()
 else:
     fidelity()
     reordered()

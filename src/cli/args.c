@@ -58,13 +58,23 @@ bool cb_opts_decimal(const char *text, double *out)
 
 static bool store_value(const char *command, const cb_opt *o, const char *text)
 {
-    char *end = NULL;
     errno = 0;
     switch (o->kind) {
     case CB_OPT_INT: {
-        long v = strtol(text, &end, 10);
-        if (errno != 0 || end == text || *end != '\0') {
-            fprintf(stderr, "%s: --%s expects an integer, got '%s'\n", command, o->name, text);
+        /* Digits after an optional '-', nothing else: not the leading spaces or '+' that
+         * strtol also takes. Which values an option allows, negative ones included, is its
+         * command's range check. */
+        const char *p = text + (*text == '-');
+        if (decimal_digits(&p, false) == 0 || *p != '\0') {
+            fprintf(stderr,
+                    "%s: --%s expects an integer: digits, with '-' first if negative; got "
+                    "'%s'\n",
+                    command, o->name, text);
+            return false;
+        }
+        long v = strtol(text, NULL, 10);
+        if (errno != 0) {
+            fprintf(stderr, "%s: --%s: '%s' is out of range\n", command, o->name, text);
             return false;
         }
         *(long *)o->value = v;
@@ -72,8 +82,8 @@ static bool store_value(const char *command, const cb_opt *o, const char *text)
     }
     case CB_OPT_DOUBLE:
         if (!cb_opts_decimal(text, (double *)o->value)) {
-            fprintf(stderr, "%s: --%s expects a decimal number (as 2, 0.25 or 1e-4), got '%s'\n", command,
-                    o->name, text);
+            fprintf(stderr, "%s: --%s expects a decimal number (as 2, 0.25 or 1e-4), got '%s'\n",
+                    command, o->name, text);
             return false;
         }
         return true;

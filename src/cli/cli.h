@@ -44,9 +44,12 @@ typedef struct cb_opt {
     bool *given; /* set to true when the option is on the command line; may be NULL */
 } cb_opt;
 
-/* Parses argv[first..argc) against opts (terminated by a zero entry). Positional arguments are
- * stored in order into positional[] (at most max_positional; more is an error). On error
- * prints a message naming the option to stderr and returns false. */
+/* Parses argv[first..argc) against opts (terminated by a zero entry). CB_OPT_INT values are
+ * digits with an optional '-' first ("16", "-1"; not " 16" or "+16", which strtol takes, nor
+ * "0x10"), within long's range; the command's range check then says which values the option
+ * allows. CB_OPT_DOUBLE values follow cb_opts_decimal. Positional arguments are stored in
+ * order into positional[] (at most max_positional; more is an error). On error prints a
+ * message naming the option to stderr and returns false. */
 bool cb_opts_parse(const char *command, int argc, char **argv, int first, const cb_opt *opts,
                    const char **positional, size_t max_positional, size_t *positional_count);
 void cb_opts_print_help(const char *usage, const cb_opt *opts);
