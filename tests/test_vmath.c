@@ -248,8 +248,8 @@ static void vmath_scalar_twins_match(void **state)
         float sa = cb_det_atan2f(y[i], x[i]), se = cb_det_exp2f(e[i]);
         CB_CHECK(same_bits(sa, va[i]), "atan2(%a, %a): scalar %a, vector %a", (double)y[i],
                  (double)x[i], (double)sa, (double)va[i]);
-        CB_CHECK(same_bits(se, ve[i]), "exp2(%a): scalar %a, vector %a", (double)e[i],
-                 (double)se, (double)ve[i]);
+        CB_CHECK(same_bits(se, ve[i]), "exp2(%a): scalar %a, vector %a", (double)e[i], (double)se,
+                 (double)ve[i]);
     }
 }
 
@@ -296,6 +296,106 @@ static void vmath_scalar_sincos_exp_accuracy(void **state)
     }
     CB_CHECK(cb_det_expf(0.0f) == 1.0f && cb_det_expf(-200.0f) == 0.0f && isnan(cb_det_expf(NAN)),
              "exp of 0, -200, NaN");
+}
+
+/* cb_det_sincosf as it was before session 11: the quadrant applied one quarter turn at a time.
+ * The switch that replaced the loop must give the same bits for every argument. */
+static void loop_sincosf(float x, float *sin_out, float *cos_out)
+{
+    if (!isfinite(x)) {
+        *sin_out = *cos_out = x - x;
+        return;
+    }
+    if (x == 0.0f) {
+        *sin_out = x;
+        *cos_out = 1.0f;
+        return;
+    }
+    float r, s, c;
+    unsigned q = cb_det_reduce_half_pi(x, &r);
+    cb_det_sincos_reduced(r, &s, &c);
+    for (unsigned i = 0; i < q; ++i) {
+        float t = s;
+        s = c;
+        c = -t;
+    }
+    *sin_out = s;
+    *cos_out = c;
+}
+
+/* Compares x against the loop form; counts x's quadrant (4: zero or not finite). */
+static void check_sincos_bits(float x, size_t quadrants[5], size_t *bad)
+{
+    float s, c, ls, lc;
+    cb_det_sincosf(x, &s, &c);
+    loop_sincosf(x, &ls, &lc);
+    if (!same_bits(s, ls) || !same_bits(c, lc)) {
+        if ((*bad)++ < 8) {
+            CB_CHECK(false, "sincos(%a): switch (%a, %a), loop (%a, %a)", (double)x, (double)s,
+                     (double)c, (double)ls, (double)lc);
+        }
+    }
+    float r;
+    quadrants[isfinite(x) && x != 0.0f ? cb_det_reduce_half_pi(x, &r) : 4]++;
+}
+
+/* The switch on the quadrant against the loop it replaced, bit for bit: a sweep of every 251st
+ * float bit pattern (every exponent, both signs, denormals, infinities, NaNs with payloads),
+ * the floats nearest each multiple of pi/2 and each quadrant boundary (k + 1/2) pi/2 with
+ * their neighbours, for |k| <= 5000 and for large k, random arguments, and the special values. */
+static void vmath_scalar_sincos_switch_matches_loop(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    size_t quadrants[5] = {0}, bad = 0, n = 0;
+    for (uint64_t u = 0; u <= UINT32_MAX; u += 251, ++n) {
+        check_sincos_bits(cb_det_from_bits((uint32_t)u), quadrants, &bad);
+    }
+    for (int64_t k = -5000; k <= 5000; ++k) {
+        for (int half = 0; half < 2; ++half) {
+            /* k pi/2 and (k + 1/2) pi/2, where the reduction's k changes. */
+            float x = (float)(((double)k + 0.5 * half) * 1.57079632679489662);
+            float lo = x, hi = x;
+            for (int step = 0; step < 4; ++step, n += 2) {
+                check_sincos_bits(lo, quadrants, &bad);
+                check_sincos_bits(hi, quadrants, &bad);
+                lo = nextafterf(lo, -INFINITY);
+                hi = nextafterf(hi, INFINITY);
+            }
+        }
+    }
+    for (int e = 13; e <= 40; ++e) { /* large k: 2^13 quarter turns up to beyond 2^24 */
+        for (int j = 0; j < 64; ++j, n += 2) {
+            double k = ldexp(1.0, e) + j * 3.0;
+            float x = (float)((k + 0.5 * (j & 1)) * 1.57079632679489662);
+            check_sincos_bits(x, quadrants, &bad);
+            check_sincos_bits(-x, quadrants, &bad);
+        }
+    }
+    for (size_t i = 0; i < RANDOM_COUNT; ++i, n += 3) {
+        check_sincos_bits(cb_prng_range(&r, -7.0f, 7.0f), quadrants, &bad);
+        check_sincos_bits(cb_prng_range(&r, -6000.0f, 6000.0f), quadrants, &bad);
+        check_sincos_bits(cb_prng_range(&r, -1e7f, 1e7f), quadrants, &bad);
+    }
+    static const float special[] = {0.0f,    -0.0f,    INFINITY,     -INFINITY,
+                                    NAN,     -NAN,     FLT_MAX,      -FLT_MAX,
+                                    FLT_MIN, -FLT_MIN, FLT_TRUE_MIN, -FLT_TRUE_MIN,
+                                    6000.0f, -6000.0f, 16777216.0f,  -16777216.0f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i, ++n) {
+        check_sincos_bits(special[i], quadrants, &bad);
+    }
+    /* A signalling NaN and NaNs with payloads, both signs. */
+    static const uint32_t nan_bits[] = {0x7f800001u, 0xff800001u, 0x7fc12345u, 0xffffffffu};
+    for (size_t i = 0; i < sizeof nan_bits / sizeof nan_bits[0]; ++i, ++n) {
+        check_sincos_bits(cb_det_from_bits(nan_bits[i]), quadrants, &bad);
+    }
+    cb_test_note("sincos switch against loop: %zu arguments, quadrants 0-3 %zu %zu %zu %zu, "
+                 "zero or not finite %zu, %zu differ",
+                 n, quadrants[0], quadrants[1], quadrants[2], quadrants[3], quadrants[4], bad);
+    CB_CHECK(bad == 0, "%zu arguments give other bits than the loop form", bad);
+    for (int q = 0; q < 5; ++q) {
+        CB_CHECK(quadrants[q] > 1000, "quadrant %d reached %zu times", q, quadrants[q]);
+    }
 }
 
 /* The double sine and cosine per-frame root motion rotates with (base/scalar_math.h) against
@@ -364,6 +464,7 @@ int main(void)
         cmocka_unit_test(vmath_mask_bits_round_trip),
         cmocka_unit_test(vmath_scalar_twins_match),
         cmocka_unit_test(vmath_scalar_sincos_exp_accuracy),
+        cmocka_unit_test(vmath_scalar_sincos_switch_matches_loop),
         cmocka_unit_test(vmath_double_sincos_accuracy),
     };
     return CB_RUN_TESTS(tests);

@@ -126,7 +126,8 @@ static inline void cb_det_sincos_reduced(float r, float *s, float *c)
 }
 
 /* sin(x) and cos(x) together; NaN and +-inf give NaN, sin(+-0) = +-0. Each quarter turn of
- * x's quadrant maps (sin, cos) to (cos, -sin). */
+ * x's quadrant maps (sin, cos) to (cos, -sin): q turns, taken at once, swap and negate exactly
+ * (the bits of the earlier one-turn-at-a-time loop, tests/test_vmath.c). */
 static inline void cb_det_sincosf(float x, float *sin_out, float *cos_out)
 {
     if (!isfinite(x)) {
@@ -141,13 +142,24 @@ static inline void cb_det_sincosf(float x, float *sin_out, float *cos_out)
     float r, s, c;
     unsigned q = cb_det_reduce_half_pi(x, &r);
     cb_det_sincos_reduced(r, &s, &c);
-    for (unsigned i = 0; i < q; ++i) {
-        float t = s;
-        s = c;
-        c = -t;
+    switch (q) {
+    case 0:
+        *sin_out = s;
+        *cos_out = c;
+        break;
+    case 1:
+        *sin_out = c;
+        *cos_out = -s;
+        break;
+    case 2:
+        *sin_out = -s;
+        *cos_out = -c;
+        break;
+    default: /* 3: q is x's quarter turns mod 4 */
+        *sin_out = -c;
+        *cos_out = s;
+        break;
     }
-    *sin_out = s;
-    *cos_out = c;
 }
 
 static inline float cb_det_sinf(float x)
