@@ -53,4 +53,15 @@ def _():
         assert "listening" not in p.stdout, "%r: it listened" % args
 
 
+@case("--listen takes HOST:PORT with a port of digits only: others exit 2 before listening")
+def _():
+    for listen in ("127.0.0.1: 80", "127.0.0.1:+80", "127.0.0.1:0x50", "127.0.0.1:80 ",
+                   "127.0.0.1:-1", "127.0.0.1:65536", "127.0.0.1:", ":80", "127.0.0.1",
+                   "127.0.0.1:000080"):
+        p = serve("--listen", listen, "--seconds", "1")
+        assert p.returncode == 2, "%r: exit %d, want 2" % (listen, p.returncode)
+        assert "--listen wants HOST:PORT" in p.stderr, "%r: %r" % (listen, p.stderr)
+        assert "listening" not in p.stdout, "%r: it listened" % listen
+
+
 finish()

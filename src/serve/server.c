@@ -463,9 +463,13 @@ static bool parse_listen(const char *listen, char *host, size_t host_size, int *
     if (colon == NULL || colon == listen || (size_t)(colon - listen) >= host_size) {
         return false;
     }
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || end == colon + 1 || p < 0 || p > 65535) {
+    /* Digits only, as the command line's integers (no spaces, sign or base prefix). */
+    size_t digits = strspn(colon + 1, "0123456789");
+    if (digits == 0 || digits > 5 || colon[1 + digits] != '\0') {
+        return false;
+    }
+    long p = strtol(colon + 1, NULL, 10);
+    if (p > 65535) {
         return false;
     }
     memcpy(host, listen, (size_t)(colon - listen));
