@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`crowdblend serve` option checks that need no server: --help's usage line names every option
 that takes part in a run's shape (--gait CLIP with --trajectories and --pack), --help lists every
-option of docs/serve.md's table, and --gait without --trajectories or --pack is refused with exit
+option of docs/serve.md's table and the table every option of --help, and --gait without --trajectories or --pack is refused with exit
 2 before anything listens. Prints TAP. Usage: test_cli_serve.py DOC [WRAPPER...] CMD"""
 import re
 import subprocess
@@ -41,6 +41,13 @@ def _():
     listed = set(re.findall(r"^  --([a-z-]+)", serve("--help").stdout, re.MULTILINE))
     missing = [n for n in doc_options() if n not in listed]
     assert not missing, "documented but not in --help: %r" % missing
+
+
+@case("every option of --help is in docs/serve.md's table")
+def _():
+    listed = set(re.findall(r"^  --([a-z-]+)", serve("--help").stdout, re.MULTILINE))
+    undocumented = sorted(listed - set(doc_options()) - {"help"})
+    assert not undocumented, "in --help but not in docs/serve.md's table: %r" % undocumented
 
 
 @case("--gait without --trajectories or --pack: exit 2, a message, nothing listens")

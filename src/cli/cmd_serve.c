@@ -30,7 +30,8 @@ int cb_cmd_serve(int argc, char **argv)
          "; with --pack: a graph stored in the pack or a JSON file, default the pack's first)"},
         {"characters", CB_OPT_INT, &characters, "characters at start (default 1000)"},
         {"capacity", CB_OPT_INT, &capacity,
-         "most characters at once, for clients that add some (default: characters + 25 %)"},
+         "most characters at once, for clients that add some (default: characters + 25 %, at "
+         "least + 64)"},
         {"listen", CB_OPT_STRING, &listen,
          "HOST:PORT to listen on; port 0 picks a free one (default 127.0.0.1:8080, loopback "
          "only)"},
