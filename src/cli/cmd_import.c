@@ -119,7 +119,8 @@ static void report_text(const options *o, const cb_import *imp, size_t pack_byte
            "  (*: not every grid point is a key);\n"
            "  max error: largest joint distance to the source at every key, every stored frame\n"
            "  and between them, root motion included (of the compressed clip as decoded, when\n"
-           "  compressed: its bound is the import's plus the compression's).\n");
+           "  compressed: held to the import's bound, or to the import's plus --compress-error\n"
+           "  when that is given).\n");
     for (size_t i = 0; i < cb_import_clip_count(imp); ++i) {
         cb_import_clip_report r = cb_import_query_report(imp, i);
         if (r.compressed) {
