@@ -614,7 +614,8 @@ int cb_cmd_weights(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (help) {
-        cb_opts_print_help("crowdblend weights [INPUT.json | -] [--output FILE] [--plot FILE.png]",
+        cb_opts_print_help("crowdblend weights [INPUT.json | -] [--output FILE] [--plot FILE.png] "
+                           "[--plot-size N]",
                            opts);
         printf("\ninput:  {\"solver\": NAME, \"nodes\": [...], \"options\": {...}, \"queries\": "
                "[...]}\n"

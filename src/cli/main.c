@@ -15,7 +15,7 @@ static const command commands[] = {
     {"demo", cb_cmd_demo, "a crowd of characters wandering on the embedded set, timed by stage"},
     {"info", cb_cmd_info, "version and build: the kernel set in use and why, SIMD width, compiler"},
     {"bench", cb_cmd_bench,
-     "the standard workloads W1-W4 at 1 and all threads (--kernels: SIMD kernels)"},
+     "the standard workloads W0-W5 at 1 and all threads (--kernels: SIMD kernels)"},
     {"inspect", cb_cmd_inspect, "a pack, or the embedded humanoid and locomotion clips (--json)"},
     {"weights", cb_cmd_weights,
      "blend weights of queries in a blend space (JSON), weight maps (PNG)"},
