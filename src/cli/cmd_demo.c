@@ -66,7 +66,7 @@ int cb_cmd_demo(int argc, char **argv)
          "run a pack's skeleton and clips (needs --graph FILE, or uses the pack's graph)"},
         {"graph", CB_OPT_STRING, &graph,
          "graph to run: an example's name (locomotion_8dir, locomotion_upper_body_look_at, "
-         "direct_blend), a JSON file, or none (the blend-space crowd; "
+         "direct_blend, locomotion_follow), a JSON file, or none (the blend-space crowd; "
          "default " CB_DEFAULT_EXAMPLE_GRAPH ")"},
         {"characters", CB_OPT_INT, &characters, "crowd size (default 10000)"},
         {"seconds", CB_OPT_DOUBLE, &seconds, "simulated seconds (default 10)"},
