@@ -689,6 +689,93 @@ static void crowd_update_does_not_allocate(void **state)
     assert_int_equal(atomic_load(&k.allocs), atomic_load(&k.frees));
 }
 
+/* The tables that grow with the capacity: from CB_ALLOC_LARGE_BYTES on, with the C library's
+ * allocator, on a 2 MB boundary and advised as huge pages (where /proc/self/smaps tells);
+ * smaller ones 64-byte aligned; with the host's hooks every table comes from the hooks at the
+ * alignment asked before (64 bytes at most) and none is advised. The bits are the same both
+ * ways, the whole capacity is used (every slot's state and matrices written), and everything
+ * allocated is freed (the hooks' count; an ASan build checks the library's side). */
+static void crowd_large_tables_take_huge_pages_without_hooks(void **state)
+{
+    (void)state;
+    const uint32_t n = 20000; /* the block (the graph's state) passes 2 MB too */
+    const size_t large = CB_ALLOC_LARGE_BYTES;
+    /* The host's memory: one block this large is a fresh mapping of its own, which no advice
+     * given to the library's own tables can reach. */
+    cb_test_bump b = {.size = (size_t)128 << 20};
+    b.base = malloc(b.size);
+    assert_non_null(b.base);
+    uint64_t hash[2];
+    for (int hooked = 0; hooked < 2; ++hooked) {
+        cb_crowd_desc d = base_desc(n);
+        d.thread_count = 2;
+        if (hooked) {
+            d.allocator = (cb_allocator){cb_test_bump_alloc, cb_test_bump_free, &b};
+        }
+        cb_crowd *c = NULL;
+        cb_error err = {0};
+        CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "create: %s", err.message);
+        const cb_crowd_kind *k = &c->kinds[0];
+        const struct {
+            const char *name;
+            const void *ptr;
+            size_t bytes;
+        } tables[] = {
+            {"handles", k->handle_memory, cb_handle_pool_bytes(n)},
+            {"state block", k->block_memory, cb_graph_block_bytes(k->graph, n)},
+            {"root motion", k->root_motion, n * sizeof(cb_root_delta)},
+            {"matrices", k->matrices, n * k->matrix_stride},
+            {"kept weights", k->kept_weights, (size_t)k->clip_count * n * sizeof(float)},
+        };
+        CB_CHECK(tables[1].bytes >= large && tables[3].bytes >= large,
+                 "the state block (%zu bytes) and the matrices (%zu) should pass 2 MB",
+                 tables[1].bytes, tables[3].bytes);
+        for (uint32_t i = 0; i < n; ++i) {
+            cb_character ch;
+            assert_int_equal(cb_crowd_add(c, 0, 0.01f * (float)(i % 100), &ch), CB_OK);
+        }
+        for (uint32_t f = 0; f < 2; ++f) {
+            write_params(c, f, n);
+            assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f), CB_OK);
+        }
+        int advised_large = 0;
+        for (size_t t = 0; t < sizeof tables / sizeof tables[0]; ++t) {
+            const bool is_large = !hooked && tables[t].bytes >= large;
+            const unsigned char *last = (const unsigned char *)tables[t].ptr + tables[t].bytes - 1;
+            CB_CHECK(cb_is_aligned(tables[t].ptr, is_large ? large : 64),
+                     "%s: %zu bytes at %p, hooks %d", tables[t].name, tables[t].bytes,
+                     tables[t].ptr, hooked);
+            if (hooked) {
+                CB_CHECK((const unsigned char *)tables[t].ptr >= b.base && last < b.base + b.used,
+                         "%s: not from the hooks", tables[t].name);
+            }
+            int advised = cb_test_huge_advised(tables[t].ptr, NULL);
+            if (advised >= 0) {
+                CB_CHECK(advised == is_large, "%s (%zu bytes, hooks %d): advised %d",
+                         tables[t].name, tables[t].bytes, hooked, advised);
+                advised_large += is_large && advised;
+            }
+        }
+        if (!hooked) {
+            long kb = -1;
+            cb_test_huge_advised(k->matrices, &kb);
+            cb_test_note("%u characters: %d tables advised as huge pages; the matrices' mapping "
+                         "holds %ld KB of them (-1: not known here)",
+                         n, advised_large, kb);
+        }
+        hash[hooked] = cb_crowd_output_hash(c);
+        cb_crowd_destroy(c);
+    }
+    assert_true(b.allocs > 0);
+    assert_int_equal(b.frees, b.allocs);
+    CB_CHECK(b.max_align <= 64, "the hooks were asked for %zu-byte alignment", b.max_align);
+    CB_CHECK(hash[0] == hash[1],
+             "outputs differ: %016llx with the library's memory, %016llx "
+             "with the host's",
+             (unsigned long long)hash[0], (unsigned long long)hash[1]);
+    free(b.base);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Time sync and root motion against the clips' own figures.                                  */
 
@@ -904,6 +991,7 @@ int main(void)
         cmocka_unit_test(crowd_flat_path_matches_general_path),
         cmocka_unit_test(crowd_views_match_own_columns),
         cmocka_unit_test(crowd_update_does_not_allocate),
+        cmocka_unit_test(crowd_large_tables_take_huge_pages_without_hooks),
         cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),
         cmocka_unit_test(crowd_phase_advances_at_the_weight_averaged_duration),
         cmocka_unit_test(crowd_root_motion_is_skipped_without_changing_poses),
