@@ -44,26 +44,28 @@ cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc)
 /* ------------------------------------------------------------------------------------------ */
 /* Create and destroy                                                                         */
 
-/* A kind's tables: handles, the graph's state block, views, outputs. Those that grow with the
- * capacity come from cb_alloc_large: from 2 MB on, with the C library's allocator, in
- * transparent huge pages (docs/performance.md, "Session 11: huge pages for the crowd's
- * tables"), so memory follows use in 2 MB steps there. */
+/* A kind's tables: handles, the graph's state block, views, outputs. The outputs (matrices
+ * here, skinning in skinning.c) come from cb_alloc_large: from 2 MB on, with the C library's
+ * allocator, in transparent huge pages, backed in 2 MB steps as characters are added. The
+ * state stays in 4 KB pages: huge pages gained it nothing measurable, and its rows, each a
+ * capacity long, would back 2 MB per row for a few characters (docs/performance.md, "Session
+ * 11: huge pages for the crowd's outputs"). */
 static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d, bool first,
                            cb_error *err)
 {
     const cb_graph *g = k->graph;
     k->clip_count = cb_graph_clip_count(g);
     k->param_count = cb_graph_param_count(g);
-    k->handle_memory = cb_alloc_large(&c->allocator, cb_handle_pool_bytes(c->capacity), 64);
+    k->handle_memory = cb_alloc(&c->allocator, cb_handle_pool_bytes(c->capacity), 64);
     /* Not touched here either: cb_crowd_add writes a character's whole state (the block's
      * every field, its root motion and kept weights), and nothing reads a slot before its add
      * (issue 11: the block was the ~250 B per slot create still cleared). */
     /* Decided once: a kind without root motion never computes it, and its deltas stay zero. */
     k->moves_root = cb_graph_moves_root(g) && !d->skip_root_motion;
-    k->block_memory = cb_alloc_large(&c->allocator, cb_graph_block_bytes(g, c->capacity), 64);
+    k->block_memory = cb_alloc(&c->allocator, cb_graph_block_bytes(g, c->capacity), 64);
     k->sources = cb_alloc_zeroed(
         &c->allocator, (k->param_count ? k->param_count : 1) * sizeof(cb_graph_param_source), 16);
-    k->root_motion = cb_alloc_large(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
+    k->root_motion = cb_alloc(&c->allocator, c->capacity * sizeof(cb_root_delta), 64);
     size_t packed = c->joint_count * c->matrix_floats * sizeof(float);
     if (!c->keep_matrices) {
         k->matrices = NULL; /* skinning_only: the frame's model matrices stay in scratch */
@@ -78,9 +80,9 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
         k->matrices = cb_alloc_large(&c->allocator, c->capacity * k->matrix_stride, 64);
     }
     if (d->keep_weights) {
-        k->kept_weights = cb_alloc_large(
-            &c->allocator,
-            (size_t)(k->clip_count ? k->clip_count : 1) * c->capacity * sizeof(float), 64);
+        k->kept_weights =
+            cb_alloc(&c->allocator,
+                     (size_t)(k->clip_count ? k->clip_count : 1) * c->capacity * sizeof(float), 64);
     }
     if (k->handle_memory == NULL || k->block_memory == NULL || k->sources == NULL ||
         k->root_motion == NULL || (c->keep_matrices && k->matrices == NULL) ||
