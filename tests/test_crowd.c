@@ -689,6 +689,105 @@ static void crowd_update_does_not_allocate(void **state)
     assert_int_equal(atomic_load(&k.allocs), atomic_load(&k.frees));
 }
 
+/* The outputs (matrices, skinning matrices): from CB_ALLOC_LARGE_BYTES on, with the C library's
+ * allocator, on a 2 MB boundary and advised as huge pages (where /proc/self/smaps tells); the
+ * state (graph block, root motion, kept weights, handles) 64-byte aligned and not advised, also
+ * where it passes 2 MB; with the host's hooks every table comes from the hooks at the alignment
+ * asked before (64 bytes at most) and none is advised. The bits are the same both ways, the
+ * whole capacity is used (every slot's state and matrices written), and everything allocated is
+ * freed (the hooks' count; an ASan build checks the library's side). */
+static void crowd_large_outputs_take_huge_pages_without_hooks(void **state)
+{
+    (void)state;
+    const uint32_t n = 20000; /* the state block passes 2 MB too */
+    const size_t large = CB_ALLOC_LARGE_BYTES;
+    const size_t joints = cb_skeleton_joint_count(cb_embedded_skeleton(set));
+    float *binds = malloc(joints * 16 * sizeof(float)); /* identity: skinning = model */
+    assert_non_null(binds);
+    for (size_t j = 0; j < joints * 16; ++j) {
+        binds[j] = j % 16 % 5 == 0 ? 1.0f : 0.0f;
+    }
+    /* The host's memory: one block this large is a fresh mapping of its own, which no advice
+     * given to the library's own outputs can reach. */
+    cb_test_bump b = {.size = (size_t)256 << 20};
+    b.base = malloc(b.size);
+    assert_non_null(b.base);
+    uint64_t hash[2];
+    for (int hooked = 0; hooked < 2; ++hooked) {
+        cb_crowd_desc d = base_desc(n);
+        d.thread_count = 2;
+        d.inverse_binds = (cb_float_cspan){binds, joints * 16};
+        if (hooked) {
+            d.allocator = (cb_allocator){cb_test_bump_alloc, cb_test_bump_free, &b};
+        }
+        cb_crowd *c = NULL;
+        cb_error err = {0};
+        CB_CHECK(cb_crowd_create(&d, &c, &err) == CB_OK, "create: %s", err.message);
+        const cb_crowd_kind *k = &c->kinds[0];
+        const struct {
+            const char *name;
+            const void *ptr;
+            size_t bytes;
+            bool output;
+        } tables[] = {
+            {"matrices", k->matrices, n * k->matrix_stride, true},
+            {"skinning", k->own_skinning, n * cb_crowd_skinning_bytes(c), true},
+            {"state block", k->block_memory, cb_graph_block_bytes(k->graph, n), false},
+            {"root motion", k->root_motion, n * sizeof(cb_root_delta), false},
+            {"kept weights", k->kept_weights, (size_t)k->clip_count * n * sizeof(float), false},
+            {"handles", k->handle_memory, cb_handle_pool_bytes(n), false},
+        };
+        for (size_t t = 0; t < 3; ++t) {
+            CB_CHECK(tables[t].bytes >= large, "%s: %zu bytes, under 2 MB", tables[t].name,
+                     tables[t].bytes);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            cb_character ch;
+            assert_int_equal(cb_crowd_add(c, 0, 0.01f * (float)(i % 100), &ch), CB_OK);
+        }
+        for (uint32_t f = 0; f < 2; ++f) {
+            write_params(c, f, n);
+            assert_int_equal(cb_crowd_update(c, 1.0f / 60.0f), CB_OK);
+        }
+        int advised_outputs = 0;
+        for (size_t t = 0; t < sizeof tables / sizeof tables[0]; ++t) {
+            const bool huge = !hooked && tables[t].output && tables[t].bytes >= large;
+            const unsigned char *last = (const unsigned char *)tables[t].ptr + tables[t].bytes - 1;
+            CB_CHECK(cb_is_aligned(tables[t].ptr, huge ? large : 64),
+                     "%s: %zu bytes at %p, hooks %d", tables[t].name, tables[t].bytes,
+                     tables[t].ptr, hooked);
+            if (hooked) {
+                CB_CHECK((const unsigned char *)tables[t].ptr >= b.base && last < b.base + b.used,
+                         "%s: not from the hooks", tables[t].name);
+            }
+            int advised = cb_test_huge_advised(tables[t].ptr, NULL);
+            if (advised >= 0) {
+                CB_CHECK(advised == huge, "%s (%zu bytes, hooks %d): advised %d", tables[t].name,
+                         tables[t].bytes, hooked, advised);
+                advised_outputs += huge && advised;
+            }
+        }
+        if (!hooked) {
+            long kb = -1;
+            cb_test_huge_advised(k->matrices, &kb);
+            cb_test_note("%u characters: %d outputs advised as huge pages; the matrices' mapping "
+                         "holds %ld KB of them (-1: not known here)",
+                         n, advised_outputs, kb);
+        }
+        hash[hooked] = cb_crowd_output_hash(c);
+        cb_crowd_destroy(c);
+    }
+    assert_true(b.allocs > 0);
+    assert_int_equal(b.frees, b.allocs);
+    CB_CHECK(b.max_align <= 64, "the hooks were asked for %zu-byte alignment", b.max_align);
+    CB_CHECK(hash[0] == hash[1],
+             "outputs differ: %016llx with the library's memory, %016llx "
+             "with the host's",
+             (unsigned long long)hash[0], (unsigned long long)hash[1]);
+    free(b.base);
+    free(binds);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Time sync and root motion against the clips' own figures.                                  */
 
@@ -904,6 +1003,7 @@ int main(void)
         cmocka_unit_test(crowd_flat_path_matches_general_path),
         cmocka_unit_test(crowd_views_match_own_columns),
         cmocka_unit_test(crowd_update_does_not_allocate),
+        cmocka_unit_test(crowd_large_outputs_take_huge_pages_without_hooks),
         cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),
         cmocka_unit_test(crowd_phase_advances_at_the_weight_averaged_duration),
         cmocka_unit_test(crowd_root_motion_is_skipped_without_changing_poses),

@@ -1,3 +1,7 @@
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE under -std=c11 */
+#include <sys/mman.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +37,23 @@ void *cb_alloc(const cb_allocator *a, size_t size, size_t align)
         return NULL;
     }
     return aligned_alloc(align, cb_round_up(size, align));
+}
+
+void *cb_alloc_large(const cb_allocator *a, size_t size, size_t align)
+{
+    if (uses_hooks(a) || size < CB_ALLOC_LARGE_BYTES) {
+        return cb_alloc(a, size, align);
+    }
+    void *p = cb_alloc(a, size, align > CB_ALLOC_LARGE_BYTES ? align : CB_ALLOC_LARGE_BYTES);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p != NULL) {
+        /* Only the 2 MB ranges wholly inside [p, p + size) can become huge pages, so the bytes
+         * past size never cost a page of their own. A kernel without transparent huge pages
+         * refuses (EINVAL): the memory is still good, in 4 KB pages. */
+        (void)madvise(p, size, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
 }
 
 void *cb_alloc_zeroed(const cb_allocator *a, size_t size, size_t align)

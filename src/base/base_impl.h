@@ -39,7 +39,19 @@ void *cb_alloc(const cb_allocator *a, size_t size, size_t align);
 /* Same, zero-filled. */
 void *cb_alloc_zeroed(const cb_allocator *a, size_t size, size_t align);
 
-/* Frees what cb_alloc returned for this size; NULL does nothing. */
+/* From this size on, cb_alloc_large asks for transparent huge pages: one 2 MB page is the unit
+ * the kernel maps as one TLB entry (x86-64, and aarch64 with 4 KB pages). */
+#define CB_ALLOC_LARGE_BYTES ((size_t)2 << 20)
+
+/* cb_alloc for large buffers written densely every frame (a crowd's output matrices). With the C
+ * library allocator and at least CB_ALLOC_LARGE_BYTES, the block is aligned to CB_ALLOC_LARGE_BYTES
+ * and, on Linux, advised as huge pages (madvise MADV_HUGEPAGE: a machine whose transparent huge
+ * pages are in `madvise` mode grants them only so; a refusal is not an error). With the host's
+ * hooks, or smaller, exactly cb_alloc: the hooks see the same size and alignment as before. Freed
+ * with cb_free. Create time only: a system call. */
+void *cb_alloc_large(const cb_allocator *a, size_t size, size_t align);
+
+/* Frees what cb_alloc or cb_alloc_large returned for this size; NULL does nothing. */
 void cb_free(const cb_allocator *a, void *ptr, size_t size);
 
 /* Is x a multiple of align (a power of two)? */

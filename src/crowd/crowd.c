@@ -44,7 +44,12 @@ cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc)
 /* ------------------------------------------------------------------------------------------ */
 /* Create and destroy                                                                         */
 
-/* A kind's tables: handles, the graph's state block, views, outputs. */
+/* A kind's tables: handles, the graph's state block, views, outputs. The outputs (matrices
+ * here, skinning in skinning.c) come from cb_alloc_large: from 2 MB on, with the C library's
+ * allocator, in transparent huge pages, backed in 2 MB steps as characters are added. The
+ * state stays in 4 KB pages: huge pages gained it nothing measurable, and its rows, each a
+ * capacity long, would back 2 MB per row for a few characters (docs/performance.md, "Session
+ * 11: huge pages for the crowd's outputs"). */
 static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d, bool first,
                            cb_error *err)
 {
@@ -72,7 +77,7 @@ static cb_result init_kind(cb_crowd *c, cb_crowd_kind *k, const cb_crowd_desc *d
         k->matrix_stride = first ? d->matrix_stride_bytes : packed;
         /* Not touched here: cb_crowd_add writes a character's matrices (the rest pose), so
          * memory follows use (issue 11: they were most of the 4.4 KB a slot cost at create). */
-        k->matrices = cb_alloc(&c->allocator, c->capacity * k->matrix_stride, 64);
+        k->matrices = cb_alloc_large(&c->allocator, c->capacity * k->matrix_stride, 64);
     }
     if (d->keep_weights) {
         k->kept_weights =

@@ -87,7 +87,7 @@ cb_result cb_crowd_init_kind_skinning(cb_crowd *c, cb_crowd_kind *k, cb_error *e
     if (c->inverse_binds == NULL) {
         return CB_OK;
     }
-    k->own_skinning = cb_alloc(&c->allocator, c->capacity * cb_crowd_skinning_bytes(c), 64);
+    k->own_skinning = cb_alloc_large(&c->allocator, c->capacity * cb_crowd_skinning_bytes(c), 64);
     if (k->own_skinning == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY,
                             "cb_crowd_create: skinning matrices of %u characters", c->capacity);

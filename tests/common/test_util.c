@@ -93,3 +93,58 @@ void cb_err_track_check(const cb_err_track *t, double bound)
     CB_CHECK(t->max <= bound, "%s: max error %.3e at case %zu exceeds the bound %.1e", t->what,
              t->max, t->worst, bound);
 }
+
+int cb_test_huge_advised(const void *p, long *huge_kb)
+{
+    if (huge_kb != NULL) {
+        *huge_kb = -1;
+    }
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (thp == NULL) {
+        return -1;
+    }
+    fclose(thp);
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL) {
+        return -1;
+    }
+    const unsigned long at = (unsigned long)(uintptr_t)p;
+    char line[512];
+    int found = 0, advised = -1;
+    while (advised < 0 && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        char perms[8];
+        /* A mapping's first line: "lo-hi perms ..."; its fields follow ("Name: value"). */
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3) {
+            found = lo <= at && at < hi;
+        } else if (found && huge_kb != NULL && strncmp(line, "AnonHugePages:", 14) == 0) {
+            *huge_kb = strtol(line + 14, NULL, 10);
+        } else if (found && strncmp(line, "VmFlags:", 8) == 0) {
+            advised = strstr(line + 8, " hg") != NULL;
+        }
+    }
+    fclose(f);
+    return advised;
+}
+
+void *cb_test_bump_alloc(size_t size, size_t align, void *user)
+{
+    cb_test_bump *b = user;
+    uintptr_t base = (uintptr_t)b->base;
+    size_t at = (size_t)((base + b->used + align - 1) / align * align - base);
+    b->allocs++;
+    b->last_size = size;
+    b->last_align = align;
+    b->max_align = align > b->max_align ? align : b->max_align;
+    if (at > b->size || size > b->size - at) {
+        return NULL;
+    }
+    b->used = at + size;
+    return b->base + at;
+}
+
+void cb_test_bump_free(void *ptr, size_t size, void *user)
+{
+    (void)ptr, (void)size;
+    ((cb_test_bump *)user)->frees++;
+}

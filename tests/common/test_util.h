@@ -48,11 +48,29 @@ int cb_test_run(const char *name, const struct CMUnitTest *tests, size_t count);
 void cb_test_fail_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Allocation hooks (cb_allocator: cb_test_bump_alloc, cb_test_bump_free, &bump) that hand out
+ * consecutive pieces of one block the test owns (base, size) and count the calls; free only
+ * counts. For checks on the memory a host gives: no one else ever touches or advises it. */
+typedef struct cb_test_bump {
+    unsigned char *base;
+    size_t size, used;
+    size_t allocs, frees, last_size, last_align, max_align;
+} cb_test_bump;
+
+void *cb_test_bump_alloc(size_t size, size_t align, void *user);
+void cb_test_bump_free(void *ptr, size_t size, void *user);
+
+/* The transparent huge page advice of the mapping that holds p, read from /proc/self/smaps: 1
+ * when its VmFlags carry "hg" (madvise MADV_HUGEPAGE was applied to it), 0 when not, -1 where
+ * this cannot be told (not Linux, no /proc, a kernel without transparent huge pages). With
+ * huge_kb (may be NULL) the mapping's AnonHugePages in KB, or -1. */
+int cb_test_huge_advised(const void *p, long *huge_kb);
+
 /* Largest error seen and where: accuracy tests feed every comparison through one. */
 typedef struct cb_err_track {
     const char *what;
     double max;
-    size_t worst;   /* index of the worst case */
+    size_t worst; /* index of the worst case */
     size_t count;
 } cb_err_track;
 
