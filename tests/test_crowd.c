@@ -712,6 +712,12 @@ static void crowd_large_outputs_take_huge_pages_without_hooks(void **state)
     cb_test_bump b = {.size = (size_t)256 << 20};
     b.base = malloc(b.size);
     assert_non_null(b.base);
+    const bool libc_advises = cb_test_libc_advises() == 1;
+    if (libc_advises) {
+        cb_test_note("the C library advises its own large blocks as huge pages here "
+                     "(GLIBC_TUNABLES glibc.malloc.hugetlb=1?): the tables left alone are not "
+                     "checked");
+    }
     uint64_t hash[2];
     for (int hooked = 0; hooked < 2; ++hooked) {
         cb_crowd_desc d = base_desc(n);
@@ -761,7 +767,9 @@ static void crowd_large_outputs_take_huge_pages_without_hooks(void **state)
                          "%s: not from the hooks", tables[t].name);
             }
             int advised = cb_test_huge_advised(tables[t].ptr, NULL);
-            if (advised >= 0) {
+            /* Where malloc advises its own blocks (glibc.malloc.hugetlb=1), an unadvised table
+             * cannot be told from one crowdblend left alone: only the outputs are checked. */
+            if (advised >= 0 && (huge || !libc_advises)) {
                 CB_CHECK(advised == huge, "%s (%zu bytes, hooks %d): advised %d", tables[t].name,
                          tables[t].bytes, hooked, advised);
                 advised_outputs += huge && advised;

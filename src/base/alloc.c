@@ -1,5 +1,7 @@
 #if defined(__linux__)
+#ifndef _DEFAULT_SOURCE /* a build's -D_DEFAULT_SOURCE (value 1) must not meet a redefinition */
 #define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE under -std=c11 */
+#endif
 #include <sys/mman.h>
 #endif
 #include <stdlib.h>

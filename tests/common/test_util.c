@@ -127,6 +127,18 @@ int cb_test_huge_advised(const void *p, long *huge_kb)
     return advised;
 }
 
+int cb_test_libc_advises(void)
+{
+    const size_t size = (size_t)8 << 20;
+    unsigned char *volatile p = malloc(size); /* volatile: the pair is not optimised away */
+    if (p == NULL) {
+        return -1;
+    }
+    int advised = cb_test_huge_advised(p + size / 2, NULL);
+    free(p);
+    return advised;
+}
+
 void *cb_test_bump_alloc(size_t size, size_t align, void *user)
 {
     cb_test_bump *b = user;

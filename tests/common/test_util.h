@@ -66,6 +66,12 @@ void cb_test_bump_free(void *ptr, size_t size, void *user);
  * huge_kb (may be NULL) the mapping's AnonHugePages in KB, or -1. */
 int cb_test_huge_advised(const void *p, long *huge_kb);
 
+/* Whether the C library advises its own large blocks as huge pages (glibc 2.35 on does under
+ * GLIBC_TUNABLES=glibc.malloc.hugetlb=1): cb_test_huge_advised of a fresh 8 MB malloc block, 1,
+ * 0 or -1 as there. Where 1, a block from malloc shows "hg" whoever allocated it, so a check
+ * that crowdblend left one unadvised cannot be made. */
+int cb_test_libc_advises(void);
+
 /* Largest error seen and where: accuracy tests feed every comparison through one. */
 typedef struct cb_err_track {
     const char *what;
