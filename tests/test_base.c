@@ -115,29 +115,33 @@ static void base_allocator_hooks_and_alignment(void **state)
 
 /* The host's memory for the cb_alloc_large checks: a static block, which no one else ever
  * advises (memory from the C library could be a block the library advised and freed). */
-static _Alignas(64) unsigned char host_block[8 << 20];
+static _Alignas(64) unsigned char host_block[CB_ALLOC_LARGE_BYTES + 4096];
 
-/* cb_alloc_large: below CB_ALLOC_LARGE_BYTES it is cb_alloc; from there on, with the C library,
- * the block is aligned to CB_ALLOC_LARGE_BYTES, usable to its last byte and advised as huge
- * pages (the mapping's VmFlags say "hg"); with hooks, the hooks get the call as asked and
- * their memory is never advised. */
+/* cb_alloc_large: below CB_ALLOC_LARGE_BYTES it is cb_alloc, not advised (where the C library
+ * does not advise its own blocks); from there on, with the C library, the block is aligned to
+ * CB_HUGE_PAGE_BYTES, usable to its last byte and advised as huge pages (the mapping's VmFlags
+ * say "hg"); with hooks, the hooks get the call as asked and their memory is never advised. */
 static void base_alloc_large_huge_pages_only_without_hooks(void **state)
 {
     (void)state;
-    const size_t large = CB_ALLOC_LARGE_BYTES;
+    const size_t large = CB_ALLOC_LARGE_BYTES, huge = CB_HUGE_PAGE_BYTES;
     unsigned char *small = cb_alloc_large(NULL, large - 64, 64);
     assert_non_null(small);
     assert_true(cb_is_aligned(small, 64));
     memset(small, 1, large - 64);
+    if (cb_test_libc_advises() == 0) {
+        int advised = cb_test_huge_advised(small + huge, NULL);
+        CB_CHECK(advised <= 0, "%zu bytes, under CB_ALLOC_LARGE_BYTES: advised", large - 64);
+    }
     cb_free(NULL, small, large - 64);
     assert_null(cb_alloc_large(NULL, 0, 64));
 
-    const size_t sizes[] = {large, 3 * large + 12345, 9 * large + 64};
+    const size_t sizes[] = {large, large + 3 * huge + 12345};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
         const size_t n = sizes[k];
         unsigned char *p = cb_alloc_large(NULL, n, 64);
         assert_non_null(p);
-        CB_CHECK(cb_is_aligned(p, large), "%zu bytes at %p: not on a 2 MB boundary", n, (void *)p);
+        CB_CHECK(cb_is_aligned(p, huge), "%zu bytes at %p: not on a 2 MB boundary", n, (void *)p);
         memset(p, 0x5A, n); /* every byte is ours (and touched, for the note below) */
         assert_int_equal(p[n - 1], 0x5A);
         long kb = -1;
@@ -158,16 +162,16 @@ static void base_alloc_large_huge_pages_only_without_hooks(void **state)
     cb_test_bump host = {.base = host_block, .size = sizeof host_block};
     cb_allocator hooks = {cb_test_bump_alloc, cb_test_bump_free, &host};
     host.used = 64; /* so that a 64-byte alignment does not happen to be a 2 MB one */
-    unsigned char *q = cb_alloc_large(&hooks, 3 * large, 64);
+    unsigned char *q = cb_alloc_large(&hooks, large, 64);
     assert_non_null(q);
     assert_int_equal(host.allocs, 1);
-    assert_int_equal(host.last_size, 3 * large);
+    assert_int_equal(host.last_size, large);
     assert_int_equal(host.last_align, 64);
     assert_ptr_equal(q, host_block + 64);
-    memset(q, 0x5A, 3 * large);
-    int advised = cb_test_huge_advised(q + large, NULL);
+    memset(q, 0x5A, large);
+    int advised = cb_test_huge_advised(q + huge, NULL);
     CB_CHECK(advised <= 0, "the host's memory was advised as huge pages");
-    cb_free(&hooks, q, 3 * large);
+    cb_free(&hooks, q, large);
     assert_int_equal(host.frees, 1);
 }
 

@@ -105,7 +105,7 @@ typedef struct cb_error {
 /**
  * Allocation hooks, used only by create/init/load functions, never per frame. Supply both
  * functions or neither; all zero means the C library (aligned_alloc/free; a crowd's outputs of
- * 2 MB or more then also ask Linux for transparent huge pages, crowdblend/crowd.h).
+ * 32 MB or more then also ask Linux for transparent huge pages, crowdblend/crowd.h).
  */
 typedef struct cb_allocator {
     /** Returns size bytes aligned to align (a power of two), or NULL on failure. */

@@ -82,10 +82,12 @@
  *   graph state (236 bytes for a 17-clip blend space, with or without root motion),
  *   matrices and handle entries are first written when it is added, so with the C library's
  *   allocator their pages are only backed once used (docs/performance.md, creation cost).
- *   With the C library's allocator, an output of 2 MB or more (a kind's own matrices or
- *   skinning matrices: from 512 characters of 64 joints in 4x4) is aligned to 2 MB and, on
+ *   With the C library's allocator, an output of 32 MB or more (a kind's own matrices or
+ *   skinning matrices: from 8,192 characters of 64 joints in 4x4) is aligned to 2 MB and, on
  *   Linux, advised as transparent huge pages (madvise MADV_HUGEPAGE; one TLB entry per 2 MB
- *   instead of per 4 KB), so it is backed in 2 MB steps as characters are added. With
+ *   instead of per 4 KB), so where the kernel grants them it is backed in 2 MB steps as
+ *   characters are added. From 32 MB on the C library maps the block on its own and unmaps it
+ *   at cb_crowd_destroy, so the advice never outlives it. With
  *   desc.allocator's hooks the crowd asks them for the same sizes and alignments as without
  *   this rule and leaves their memory as it is: a host that wants huge pages gives them.
  *   Updates never allocate, lock or make system calls beyond waking the pool's sleeping

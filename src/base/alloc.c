@@ -46,7 +46,7 @@ void *cb_alloc_large(const cb_allocator *a, size_t size, size_t align)
     if (uses_hooks(a) || size < CB_ALLOC_LARGE_BYTES) {
         return cb_alloc(a, size, align);
     }
-    void *p = cb_alloc(a, size, align > CB_ALLOC_LARGE_BYTES ? align : CB_ALLOC_LARGE_BYTES);
+    void *p = cb_alloc(a, size, align > CB_HUGE_PAGE_BYTES ? align : CB_HUGE_PAGE_BYTES);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (p != NULL) {
         /* Only the 2 MB ranges wholly inside [p, p + size) can become huge pages, so the bytes

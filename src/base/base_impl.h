@@ -39,12 +39,18 @@ void *cb_alloc(const cb_allocator *a, size_t size, size_t align);
 /* Same, zero-filled. */
 void *cb_alloc_zeroed(const cb_allocator *a, size_t size, size_t align);
 
-/* From this size on, cb_alloc_large asks for transparent huge pages: one 2 MB page is the unit
- * the kernel maps as one TLB entry (x86-64, and aarch64 with 4 KB pages). */
-#define CB_ALLOC_LARGE_BYTES ((size_t)2 << 20)
+/* A transparent huge page: the unit the kernel maps as one TLB entry (x86-64, and aarch64 with
+ * 4 KB pages). cb_alloc_large aligns its blocks to it. */
+#define CB_HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* From this size on, cb_alloc_large asks for huge pages. 32 MB is glibc's largest dynamic mmap
+ * threshold on 64-bit systems: a block this large is always a mapping of its own (unless the host
+ * turned mmap off, M_MMAP_MAX 0), unmapped at free, so the advice leaves with it. A smaller block
+ * can come from the heap, where the advice would outlive the block and reach later allocations. */
+#define CB_ALLOC_LARGE_BYTES ((size_t)32 << 20)
 
 /* cb_alloc for large buffers written densely every frame (a crowd's output matrices). With the C
- * library allocator and at least CB_ALLOC_LARGE_BYTES, the block is aligned to CB_ALLOC_LARGE_BYTES
+ * library allocator and at least CB_ALLOC_LARGE_BYTES, the block is aligned to CB_HUGE_PAGE_BYTES
  * and, on Linux, advised as huge pages (madvise MADV_HUGEPAGE: a machine whose transparent huge
  * pages are in `madvise` mode grants them only so; a refusal is not an error). With the host's
  * hooks, or smaller, exactly cb_alloc: the hooks see the same size and alignment as before. Freed

@@ -45,7 +45,7 @@ cb_crowd_desc cb_crowd_query_desc(const cb_crowd_desc *desc)
 /* Create and destroy                                                                         */
 
 /* A kind's tables: handles, the graph's state block, views, outputs. The outputs (matrices
- * here, skinning in skinning.c) come from cb_alloc_large: from 2 MB on, with the C library's
+ * here, skinning in skinning.c) come from cb_alloc_large: from 32 MB on, with the C library's
  * allocator, in transparent huge pages, backed in 2 MB steps as characters are added. The
  * state stays in 4 KB pages: huge pages gained it nothing measurable, and its rows, each a
  * capacity long, would back 2 MB per row for a few characters (docs/performance.md, "Session
