@@ -39,11 +39,11 @@ void cb_test_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cb_test_run(const char *name, const struct CMUnitTest *tests, size_t count);
 
 /* Fails the test with a message that carries the seed when !(cond). */
-#define CB_CHECK(cond, ...)                                                                    \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            cb_test_fail_at(__FILE__, __LINE__, __VA_ARGS__);                                  \
-        }                                                                                      \
+#define CB_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            cb_test_fail_at(__FILE__, __LINE__, __VA_ARGS__);                                      \
+        }                                                                                          \
     } while (0)
 void cb_test_fail_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -62,7 +62,9 @@ void cb_test_bump_free(void *ptr, size_t size, void *user);
 
 /* The transparent huge page advice of the mapping that holds p, read from /proc/self/smaps: 1
  * when its VmFlags carry "hg" (madvise MADV_HUGEPAGE was applied to it), 0 when not, -1 where
- * this cannot be told (not Linux, no /proc, a kernel without transparent huge pages). With
+ * this cannot be told (not Linux, no /proc, a kernel without transparent huge pages, an
+ * emulator such as qemu-user that does not pass madvise on: a control mapping advised by the
+ * test itself must show the flag first). With
  * huge_kb (may be NULL) the mapping's AnonHugePages in KB, or -1. */
 int cb_test_huge_advised(const void *p, long *huge_kb);
 
