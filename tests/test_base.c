@@ -151,8 +151,8 @@ static void base_alloc_large_huge_pages_only_without_hooks(void **state)
                      n, first, last);
             cb_test_note("cb_alloc_large(%zu): huge pages advised, AnonHugePages %ld KB", n, kb);
         } else {
-            cb_test_note("cb_alloc_large(%zu): no /proc/self/smaps or no transparent huge pages "
-                         "here; advice not checked",
+            cb_test_note("cb_alloc_large(%zu): advice cannot be seen here (no smaps, no "
+                         "transparent huge pages, or an emulator); not checked",
                          n);
         }
         cb_free(NULL, p, n);
