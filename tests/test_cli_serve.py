@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """`crowdblend serve` option checks that need no server: --help's usage line names every option
 that takes part in a run's shape (--gait CLIP with --trajectories and --pack), --help lists every
-option of docs/serve.md's table and the table every option of --help, and --gait without --trajectories or --pack is refused with exit
-2 before anything listens. Prints TAP. Usage: test_cli_serve.py DOC [WRAPPER...] CMD"""
+option of docs/serve.md's table and the table every option of --help, --gait without
+--trajectories or --pack is refused with exit 2 before anything listens, and a short run's
+summary has its tick rate. Prints TAP. Usage: test_cli_serve.py DOC [WRAPPER...] CMD"""
+import json
 import re
 import subprocess
 import sys
@@ -69,6 +71,20 @@ def _():
         assert p.returncode == 2, "%r: exit %d, want 2" % (listen, p.returncode)
         assert "--listen wants HOST:PORT" in p.stderr, "%r: %r" % (listen, p.stderr)
         assert "listening" not in p.stdout, "%r: it listened" % listen
+
+
+
+@case("a run shorter than the stats' second still reports its tick rate in the summary")
+def _():
+    p = serve("--listen", "127.0.0.1:0", "--seconds", "0.5")
+    assert p.returncode == 0, "exit %d (%r)" % (p.returncode, p.stderr[-300:])
+    summary = json.loads([ln for ln in p.stdout.splitlines() if '"summary"' in ln][-1])
+    ticks, hz = summary["ticks"], summary["tick_hz"]
+    assert ticks > 0, summary
+    # The run lasts at least its simulated half second, so the rate is at most ticks / 0.5
+    # (and the simulation ticks at 60 Hz, so the ticks are at most about 30).
+    assert 0 < hz <= ticks / 0.5 * 1.0001, summary
+    assert ticks <= 31, summary
 
 
 finish()
