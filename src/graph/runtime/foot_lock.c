@@ -410,9 +410,14 @@ void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, c
 {
     placement pl[POSE_CHUNK];
     leg_pull lp[POSE_CHUNK][CB_GRAPH_FOOT_LOCK_MAX_LEGS];
+    bool on = false;
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);
         lock_begin_all(x, ik, chunk_pose(x, j), w[j], &pl[j], lp[j]);
+        on |= w[j] > 0.0f;
+    }
+    if (!on) {
+        return; /* the step is off for the whole chunk: released, nothing more to do */
     }
     for (uint32_t l = 0; l < ik->joint_count / 3; ++l) {
         solve_leg(x, ik, l, m, lp);
