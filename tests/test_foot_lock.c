@@ -24,6 +24,8 @@
  *    stage's flat path) with its step split in two, weighted "lock" and "lock" against "lock"
  *    and "lock2";
  *  - thread counts 1 to 4 and batch sizes 7 and 64 give the same bits, with a pelvis drop too;
+ *    so do characters updated one at a time (a chunk of one) against batches of 8 and 64, over
+ *    chunks mixing locks off, partial and full, pinned and free legs, and refused solves;
  *  - the pelvis drop against its closed form in double (the leg's hip and full reach from the
  *    matrices of the same walk without a drop, the held point): the pelvis's model position
  *    lower by clamp(need, 0, bound) within 1e-5 m, the ball within 1 mm and no failure where
@@ -32,7 +34,8 @@
  *    rise at once does not: the check can fail); a drop never needed keeps every bit; a drop
  *    moving the root (not the legs' nearest common ancestor, no parent frame) puts every joint
  *    under the pelvis where the pelvis's drop does, within float rounding;
- *  - the C desc's validation errors and defaults, and the JSON step's errors with their place. */
+ *  - the C desc's validation errors (legs sharing a joint, or one above another's start joint,
+ *    among them) and defaults, and the JSON step's errors with their place. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1280,6 +1283,102 @@ static void threads_and_batches(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* ---- a chunk of characters, step by step ------------------------------------------------- */
+
+/* Character i's root and lock weights at frame f: on a path (some too fast for their legs),
+ * every fourth character placed 2e9 m away for 10 frames in 20 (a held leg's point then lies
+ * beyond CB_IK_MAX_COORDINATE: its solve is refused), weights "w" and "vy" switching between
+ * off, partial and full. */
+static void chunk_inputs(walker *w, uint32_t i, int f, uint32_t p_vy)
+{
+    static const float weights[3] = {0.0f, 0.6f, 1.0f};
+    place p = path_at(i, f, 0.8 + 0.05 * (i % 20), 0.1 * (i % 7));
+    p.p[0] += i % 4 == 1 && (f / 10) % 2 == 1 ? 2e9 : 0.0;
+    write_root(w, i, &p);
+    cb_crowd_param_column(w->crowd, 0, w->p_w)[i] = weights[(i + (uint32_t)f / 15) % 3];
+    cb_crowd_param_column(w->crowd, 0, p_vy)[i] = weights[(i / 2 + (uint32_t)f / 7) % 3];
+}
+
+/* The post-process runs a chunk of up to 8 characters step by step, a foot lock's legs solved
+ * over the chunk in one kernel call per leg; the bits must be each character's alone. The
+ * reference updates one character at a time (cb_crowd_update_range: a batch, and a chunk, of
+ * one); crowds of batches of 8 (rounded up to W) and 64 on 1 and 2 threads must give the same
+ * matrices and outputs every frame and the same count of refused solves, over chunks that mix
+ * characters whose lock is off, partial and full, legs pinned and not, and refused solves
+ * (the test checks that refusals and held feet meet in a frame). */
+static void chunk_is_each_character_alone_of(const humanoid *h, const char *doc)
+{
+    const uint32_t n = 37;
+    enum { CROWDS = 4 };
+    walker w[CROWDS];
+    uint32_t p_vy[CROWDS];
+    for (int c = 0; c < CROWDS; ++c) {
+        w[c] = walker_make(h, doc, n, 1 + (uint32_t)(c == 3), c == 2 ? 64 : 8);
+        assert_int_equal(cb_graph_find_param(w[c].graph, "vy", &p_vy[c]), CB_OK);
+    }
+    cb_crowd_scratch *one = NULL;
+    assert_int_equal(cb_crowd_scratch_create(w[0].crowd, &one), CB_OK);
+    const size_t bytes = 16 * h->n * sizeof(float);
+    bool refused_while_held = false;
+    uint64_t refused = 0;
+    for (int f = 0; f < 90; ++f) {
+        for (int c = 0; c < CROWDS; ++c) {
+            for (uint32_t i = 0; i < n; ++i) {
+                chunk_inputs(&w[c], i, f, p_vy[c]);
+            }
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            assert_int_equal(cb_crowd_update_range(w[0].crowd, one, DT, 0, i, 1), CB_OK);
+        }
+        for (int c = 1; c < CROWDS; ++c) {
+            assert_int_equal(cb_crowd_update(w[c].crowd, DT), CB_OK);
+        }
+        bool held = false;
+        for (uint32_t i = 0; i < n; ++i) {
+            for (int c = 1; c < CROWDS; ++c) {
+                CB_CHECK(memcmp(cb_crowd_matrices(w[0].crowd, 0, i),
+                                cb_crowd_matrices(w[c].crowd, 0, i), bytes) == 0,
+                         "frame %d, character %u: crowd %d's matrices differ", f, i, c);
+                for (int ft = 0; ft < 2; ++ft) {
+                    const float *a0 = cb_crowd_param_column(w[0].crowd, 0, w[0].p_lock[ft]);
+                    const float *b0 = cb_crowd_param_column(w[0].crowd, 0, w[0].p_fail[ft]);
+                    assert_true(a0[i] == cb_crowd_param_column(w[c].crowd, 0, w[c].p_lock[ft])[i]);
+                    assert_true(b0[i] == cb_crowd_param_column(w[c].crowd, 0, w[c].p_fail[ft])[i]);
+                    held |= a0[i] == 1.0f;
+                }
+            }
+        }
+        uint64_t now = cb_crowd_query_stats(w[0].crowd).refused_ik;
+        refused_while_held |= held && now > refused;
+        refused = now;
+        for (int c = 1; c < CROWDS; ++c) {
+            CB_CHECK(cb_crowd_query_stats(w[c].crowd).refused_ik == refused,
+                     "frame %d: crowd %d refused %llu solves, one by one %llu", f, c,
+                     (unsigned long long)cb_crowd_query_stats(w[c].crowd).refused_ik,
+                     (unsigned long long)refused);
+        }
+    }
+    printf("# %llu solves refused\n", (unsigned long long)refused);
+    CB_CHECK(refused_while_held, "no frame refused a solve while a foot was held");
+    cb_crowd_scratch_destroy(w[0].crowd, one);
+    for (int c = 0; c < CROWDS; ++c) {
+        walker_free(&w[c]);
+    }
+}
+
+/* The lock, with a pelvis drop, and as two steps (one leg each, weighted "w" and "vy"). */
+static void chunk_is_each_character_alone(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *docs[3] = {lock_doc("walk_f", 0.15), drop_doc(0.05, true), two_step_doc("w", "vy")};
+    for (int d = 0; d < 3; ++d) {
+        chunk_is_each_character_alone_of(&h, docs[d]);
+        free(docs[d]);
+    }
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- the follower drives the step ------------------------------------------------------- */
 
 /* cb_follow_lock: the follower writes the roots' placement and the step's weight (1 every
@@ -1461,6 +1560,11 @@ static void c_desc_errors(void **state)
     const cb_graph_foot_lock_leg not_chain[1] = {{{"calf_l", "thigh_l", "ball_l", {0}}}};
     const cb_graph_foot_lock_leg shared[2] = {{{"thigh_l", "calf_l", "ball_l", {0}}},
                                               {{"thigh_l", "calf_l", "foot_l", {0}}}};
+    /* a leg whose start joint (the pelvis) is above another leg's joints, second or first */
+    const cb_graph_foot_lock_leg nested[2] = {{{"thigh_l", "calf_l", "ball_l", {0}}},
+                                              {{"pelvis", "thigh_r", "calf_r", {0}}}};
+    const cb_graph_foot_lock_leg nesting[2] = {{{"pelvis", "thigh_r", "calf_r", {0}}},
+                                               {{"thigh_l", "calf_l", "ball_l", {0}}}};
     const cb_graph_foot_lock_leg third[3] = {{{"thigh_l", "calf_l", "ball_l", {0}}},
                                              {{"thigh_r", "calf_r", "ball_r", {0}}},
                                              {{"upperarm_l", "lowerarm_l", "hand_l", {0}}}};
@@ -1482,6 +1586,8 @@ static void c_desc_errors(void **state)
         {{.legs = bad_joint, .leg_count = 1}, CB_ERR_NOT_FOUND, "toe_l"},
         {{.legs = not_chain, .leg_count = 1}, CB_ERR_HIERARCHY, "legs[0]"},
         {{.legs = shared, .leg_count = 2}, CB_ERR_INVALID_ARGUMENT, "earlier leg"},
+        {{.legs = nested, .leg_count = 2}, CB_ERR_HIERARCHY, "legs[1]: its chain and legs[0]'s"},
+        {{.legs = nesting, .leg_count = 2}, CB_ERR_HIERARCHY, "legs[1]: its chain and legs[0]'s"},
         {{.legs = third, .leg_count = 3}, CB_ERR_INVALID_ARGUMENT, "plant marker"},
         {{.legs = twice, .leg_count = 1}, CB_ERR_DUPLICATE, "one parameter"},
         {{.legs = out_b, .leg_count = 1}, CB_ERR_MISMATCH, "'b'"},
@@ -1683,6 +1789,7 @@ int main(void)
         cmocka_unit_test(planting_skipped_only_when_off_flat),
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
+        cmocka_unit_test(chunk_is_each_character_alone),
         cmocka_unit_test(follower_drives_step),
         cmocka_unit_test(drop_reaches),
         cmocka_unit_test(drop_through_root_is_the_pelvis_drop),

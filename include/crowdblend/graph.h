@@ -627,7 +627,9 @@ typedef struct cb_graph_foot_lock_leg {
  * at once). docs/graph.md "Foot locking".
  */
 typedef struct cb_graph_foot_lock_desc {
-    /** The legs, 1 to CB_GRAPH_FOOT_LOCK_MAX_LEGS, no two sharing a joint. */
+    /** The legs, 1 to CB_GRAPH_FOOT_LOCK_MAX_LEGS, in disjoint subtrees: no two sharing a
+     *  joint (CB_ERR_INVALID_ARGUMENT), no leg's start joint above another leg's joints
+     *  (CB_ERR_HIERARCHY), so that no leg's IK moves another leg. */
     const cb_graph_foot_lock_leg *legs;
     uint32_t leg_count;
     /** Float parameters of the root's world position (x, y, z) and yaw (radians). All four or

@@ -56,7 +56,16 @@ static cb_result output_param(cb_graph_builder *b, const char *name, const char 
     return r;
 }
 
-/* Leg l: its chain validated as a two-bone job, its markers named. */
+/* Whether leg a's start joint has a joint of leg e below it (no joint shared): e's end joint,
+ * the lowest of e's. a's solve would then move e's chain. */
+static bool leg_above(const cb_skeleton *s, const uint32_t *a, const uint32_t *e)
+{
+    return cb_skeleton_in_subtree(s, e[2], a[0]);
+}
+
+/* Leg l: its chain validated as a two-bone job, in a subtree of its own (no joint of it below an
+ * earlier leg's start joint, nor one of an earlier leg below its own: the runtime solves a
+ * character's legs side by side, runtime/foot_lock.c), its markers named. */
 static cb_result lock_leg(cb_graph_builder *b, const cb_graph_foot_lock_desc *d, uint32_t l, gik *g,
                           cb_error *err)
 {
@@ -79,6 +88,16 @@ static cb_result lock_leg(cb_graph_builder *b, const cb_graph_foot_lock_desc *d,
                 r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                                  "%s: joint '%s' belongs to an earlier leg", what, names[m]);
             }
+        }
+    }
+    for (uint32_t e = 0; e < l && r == CB_OK; ++e) {
+        const uint32_t *other = &g->joints[3 * e];
+        if (leg_above(b->skeleton, other, chain.joints) ||
+            leg_above(b->skeleton, chain.joints, other)) {
+            r = cb_error_set(err, CB_ERR_HIERARCHY,
+                             "%s: its chain and legs[%u]'s are not in disjoint subtrees (one "
+                             "start joint is above the other leg)",
+                             what, e);
         }
     }
     const char *markers[2] = {leg.plant_marker, leg.lift_marker};

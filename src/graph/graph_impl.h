@@ -167,25 +167,35 @@ typedef struct gik {
 /* The jobs of an IK step: the one place that builds them, for the builder (which validates a
  * step once, on the rest pose, with the frame's values at zero) and for the runtime (which runs
  * it on a character's pose in place, with the frame's target, pole and weight). */
+
+/* A two-bone job on another pose, with another target and weight: the fields of a step's job
+ * that change from character to character (a leg's jobs for a chunk share the rest). */
+static inline void gik_job_move(cb_ik_two_bone_job *job, cb_xform_group_span pose,
+                                const float target[3], float weight)
+{
+    job->pose = (cb_xform_group_cspan){pose.ptr, pose.count};
+    job->out = pose;
+    job->target[0] = target[0], job->target[1] = target[1], job->target[2] = target[2];
+    job->weight = weight;
+}
+
 static inline cb_ik_two_bone_job gik_chain_job(const cb_skeleton *skeleton,
                                                cb_xform_group_span pose, const uint32_t joints[3],
                                                const float axis[3], float soften,
                                                const float target[3], const float pole[3],
                                                float weight)
 {
-    return (cb_ik_two_bone_job){
+    cb_ik_two_bone_job job = {
         .skeleton = skeleton,
-        .pose = {pose.ptr, pose.count},
-        .out = pose,
         .start_joint = joints[0],
         .mid_joint = joints[1],
         .end_joint = joints[2],
-        .target = {target[0], target[1], target[2]},
         .pole = {pole[0], pole[1], pole[2]},
         .mid_axis = {axis[0], axis[1], axis[2]},
-        .weight = weight,
         .soften = soften,
     };
+    gik_job_move(&job, pose, target, weight);
+    return job;
 }
 
 static inline cb_ik_two_bone_job gik_two_bone_job(const gik *ik, const cb_skeleton *skeleton,

@@ -4,7 +4,9 @@
  * graph runs the same stages with their list building skipped (runtime_impl.h).
  *
  * Every character is computed alone (the solvers give the same bits for a character wherever it
- * sits in a batch), so results do not depend on the batch or the thread. */
+ * sits in a batch; the post-process runs a chunk step by step, but a step on one character
+ * reads and writes only that character's pose and state), so results do not depend on the
+ * batch or the thread. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <time.h>
@@ -73,16 +75,16 @@ static void local_to_model(const pose_ctx *x, const cb_xform_group *pose, uint32
     x->k->skin(skeleton, pose, &skin);
 }
 
-/* Stages 4 to 6 for characters [base, base + m) of the batch (m <= POSE_CHUNK). */
-static void pose_chunk(pose_ctx *x, uint32_t first, uint32_t base, uint32_t m,
-                       const cb_graph_outputs *out, bool profile, uint64_t *mark,
-                       cb_graph_scratch_stats *st)
+/* Stages 4 to 6 for characters [base, base + m) of the batch (m <= POSE_CHUNK). The
+ * post-process takes the chunk at once, step by step (post.c), so that a step can hand the
+ * chunk's chains to one kernel call. */
+static void pose_chunk(pose_ctx *x, uint32_t base, uint32_t m, const cb_graph_outputs *out,
+                       bool profile, uint64_t *mark, cb_graph_scratch_stats *st)
 {
     const cb_graph *g = x->g;
     for (uint32_t j = 0; j < m; ++j) {
-        x->i = base + j;
-        x->ch = first + base + j;
-        x->root_out = pose_at(g, x->s, j);
+        pose_ctx_at(x, base + j);
+        x->root_out = chunk_pose(x, j).ptr;
         if (g->flat) {
             cb_graph_stage_pose_flat(x);
         } else {
@@ -91,15 +93,11 @@ static void pose_chunk(pose_ctx *x, uint32_t first, uint32_t base, uint32_t m,
     }
     lap(profile, mark, st, CB_CROWD_STAGE_SAMPLE_BLEND);
     if (g->ik_count > 0) {
-        for (uint32_t j = 0; j < m; ++j) {
-            x->i = base + j;
-            x->ch = first + base + j;
-            cb_graph_stage_post(x, pose_at(g, x->s, j), st);
-        }
+        cb_graph_stage_post(x, base, m, st);
         lap(profile, mark, st, CB_CROWD_STAGE_POST_PROCESS);
     }
     for (uint32_t j = 0; j < m; ++j) {
-        local_to_model(x, pose_at(g, x->s, j), first + base + j, out);
+        local_to_model(x, chunk_pose(x, j).ptr, x->first + base + j, out);
     }
     lap(profile, mark, st, CB_CROWD_STAGE_LTM);
 }
@@ -129,11 +127,13 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
                   .b = b,
                   .s = s,
                   .k = k,
+                  .first = first,
+                  .pose_bytes = g->group_count * cb_simd_group_bytes(),
                   .capacity = g->max_entries + 4,
                   .dt = dt,
                   .root_motion = out->root_motion};
     for (uint32_t base = 0; base < n; base += POSE_CHUNK) {
         uint32_t m = n - base < POSE_CHUNK ? n - base : POSE_CHUNK;
-        pose_chunk(&x, first, base, m, out, profile, &mark, st);
+        pose_chunk(&x, base, m, out, profile, &mark, st);
     }
 }

@@ -9,7 +9,12 @@
  * space in the root-motion form (each frame the point is moved by the inverse of the frame's
  * root delta, and F to model is the identity, which the same arithmetic gives bit for bit:
  * x * 1 - z * 0 = x). Per character and per leg only: the bits do not depend on the batch or
- * the thread. No libm: detmath's sine and cosine. */
+ * the thread. No libm: detmath's sine and cosine.
+ *
+ * A step runs over the post-process's chunk of characters (post.c) in three passes: every
+ * character's first halves (lock or release, each leg's target, the pelvis drop), one
+ * cb_ik_two_bone_many_unchecked call per leg over the characters that pin it, every
+ * character's second halves (cb_graph_foot_lock says why that keeps each character's bits). */
 #include <math.h>
 #include <string.h>
 
@@ -117,16 +122,6 @@ static void release_now(float *st)
     st[LOCK_FADE] = st[LOCK_HELD] = st[LOCK_FAILED] = st[LOCK_SHOWN] = 0.0f;
 }
 
-/* Leg l towards the held point at `weight`; false when the kernel refused (a non-finite pose,
- * a point beyond CB_IK_MAX_COORDINATE). */
-static bool pin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                const float target[3], float weight, cb_ik_two_bone_result *res)
-{
-    cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, target, weight);
-    job.result = res;
-    return cb_ik_two_bone_unchecked(&job, NULL) == CB_OK;
-}
-
 /* Where the leg's end joint is shown this frame (in F), for the next frame's plant (and the
  * reach check); false when the pose is not finite there. */
 static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose,
@@ -141,37 +136,34 @@ static bool note_shown(const pose_ctx *x, uint32_t end, cb_xform_group_span pose
     return ok;
 }
 
-/* lock_begin and lock_end have two call sites each (a step with a drop runs every leg's first
- * half before the second halves, lock_dropped); inlined, the step without a drop costs what its
- * one loop did (measured not inlined: +140 instructions per character-frame in follow_probe
- * mode 3; inlined into one loop that also served the drop: +52; as now: +0.1). */
-#if defined(__GNUC__) || defined(__clang__)
-#define LEG_INLINE static inline __attribute__((always_inline))
-#else
-#define LEG_INLINE static inline
-#endif
-
-/* A leg's frame between its two halves: where the IK pulls it (in model space) and how hard. */
+/* A leg's frame between its two halves: where the IK pulls it (in model space) and how hard,
+ * then what the solve reported. */
 typedef struct leg_pull {
+    float *st; /* the leg's state (lock_state_of) */
     float target[3];
     float weight; /* the step's weight times the release's smoothstep */
     bool pin;     /* a lock or its release holds the leg (weight may still round to 0); target
                      and weight are set only then */
     bool fresh;   /* the foot went down this frame */
     bool skip;    /* released at once: nothing more this frame */
+    bool refused; /* pinned, and the solve refused (a non-finite pose, a point beyond
+                     CB_IK_MAX_COORDINATE) */
+    cb_ik_two_bone_result res; /* pinned and not refused: the solve's report; reached is
+                                  false where not pinned */
 } leg_pull;
 
 /* One leg's first half for this frame: lock on the plant, release on the lift, and the target
  * and weight of its IK. */
-LEG_INLINE void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                           float w, const placement *pl, float *st, leg_pull *lp)
+static void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                       float w, const placement *pl, leg_pull *lp)
 {
+    float *st = lp->st;
     const uint32_t end = ik->joints[3 * l + 2];
     const bool down = SR(x->s, plant, ik->lock.first_leg + l, x->i) >= CB_GRAPH_LOCK_PLANT_WEIGHT;
     float at[3];
     /* target and weight are set where pin is (a held foot is pinned: its fade is 1) */
     lp->fresh = down && st[LOCK_HELD] == 0.0f;
-    lp->pin = lp->skip = false;
+    lp->pin = lp->skip = lp->refused = lp->res.reached = false;
     if (lp->fresh) {
         /* A new plant: the foot stays where it was shown last frame (released or not), so it
          * stops on the frame its clips plant it, without a jump; when that was not noted (a
@@ -203,18 +195,19 @@ LEG_INLINE void lock_begin(const pose_ctx *x, const gik *ik, uint32_t l, cb_xfor
     }
 }
 
-/* The leg's second half: its IK, the reach check, and where the foot is shown. */
-LEG_INLINE void lock_end(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                         float w, const placement *pl, float *st, const leg_pull *lp,
-                         cb_graph_scratch_stats *stats)
+/* The leg's second half, after its IK (solve_leg): a refusal, the reach check, and where the
+ * foot is shown. */
+static void lock_end(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
+                     float w, const placement *pl, const leg_pull *lp,
+                     cb_graph_scratch_stats *stats)
 {
+    float *st = lp->st;
     const uint32_t end = ik->joints[3 * l + 2];
     float at[3];
-    cb_ik_two_bone_result res = {.reached = false};
     if (lp->skip) {
         return;
     }
-    if (lp->pin && !pin(x, ik, l, pose, lp->target, lp->weight, &res)) {
+    if (lp->pin && lp->refused) {
         stats->refused_ik++;
         release_now(st);
         return;
@@ -227,7 +220,7 @@ LEG_INLINE void lock_end(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_
         st[LOCK_SHOWN] = soon && note_shown(x, end, pose, pl, st, at) ? 1.0f : 0.0f;
         return;
     }
-    if (w >= 1.0f && res.reached) {
+    if (w >= 1.0f && lp->res.reached) {
         /* held within the leg's exact reach (ik.h): the foot is at its point */
         memcpy(&st[LOCK_PX], &st[LOCK_X], 3 * sizeof(float));
         st[LOCK_SHOWN] = 1.0f;
@@ -268,8 +261,9 @@ static float drop_needed(const float hip[3], const float target[3], float reach)
  * its last held frame: its point stays behind while the body moves on, and what it would ask
  * for then (up to the bound) is not what the lift should bring. */
 static float drop_share(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                        const leg_pull *lp, float *st)
+                        const leg_pull *lp)
 {
+    float *st = lp->st;
     cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, lp->target, lp->weight);
     float hip[3], reach, need = 0.0f;
     if (cb_ik_two_bone_reach(&job, hip, &reach)) { /* else the solve refuses it (counted) */
@@ -297,8 +291,7 @@ static void drop_pelvis(const pose_ctx *x, const gik *ik, cb_xform_group_span po
         if (!lp[l].pin || !(lp[l].weight > 0.0f)) {
             continue;
         }
-        float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
-        float share = lp[l].weight * drop_share(x, ik, l, pose, &lp[l], st);
+        float share = lp[l].weight * drop_share(x, ik, l, pose, &lp[l]);
         drop = share > drop ? share : drop;
     }
     if (drop > 0.0f) {
@@ -308,7 +301,7 @@ static void drop_pelvis(const pose_ctx *x, const gik *ik, cb_xform_group_span po
 }
 
 /* The leg's outputs: held, and failed this plant. */
-LEG_INLINE void write_outputs(const pose_ctx *x, const gik *ik, uint32_t l, const float *st)
+static void write_outputs(const pose_ctx *x, const gik *ik, uint32_t l, const float *st)
 {
     if (ik->lock.locked[l] != GNONE) {
         AT(x->b, params, ik->lock.locked[l], x->ch) = st[LOCK_HELD];
@@ -319,7 +312,7 @@ LEG_INLINE void write_outputs(const pose_ctx *x, const gik *ik, uint32_t l, cons
 }
 
 /* Leg l's state, its points moved into this frame's model space in the root-motion form. */
-LEG_INLINE float *leg_state(const pose_ctx *x, const gik *ik, uint32_t l, bool world)
+static float *leg_state(const pose_ctx *x, const gik *ik, uint32_t l, bool world)
 {
     float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
     if (!world) {
@@ -329,27 +322,11 @@ LEG_INLINE float *leg_state(const pose_ctx *x, const gik *ik, uint32_t l, bool w
     return st;
 }
 
-/* With a drop: every leg's target first, then the drop, then the legs' solves from the lowered
- * hips. A function of its own, so that the step without a drop keeps its one loop over the
- * legs (and what it costs: the halves' hand-over stays in registers there). */
-static void lock_dropped(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
-                         const placement *pl, bool world, cb_graph_scratch_stats *stats)
-{
-    const uint32_t legs = ik->joint_count / 3;
-    leg_pull lp[CB_GRAPH_FOOT_LOCK_MAX_LEGS];
-    for (uint32_t l = 0; l < legs; ++l) {
-        lock_begin(x, ik, l, pose, w, pl, leg_state(x, ik, l, world), &lp[l]);
-    }
-    drop_pelvis(x, ik, pose, lp, legs);
-    for (uint32_t l = 0; l < legs; ++l) {
-        float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
-        lock_end(x, ik, l, pose, w, pl, st, &lp[l], stats);
-        write_outputs(x, ik, l, st);
-    }
-}
-
-void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
-                        cb_graph_scratch_stats *stats)
+/* Character x's first halves: every leg's target and weight (its lock or release), then the
+ * pelvis drop (from every leg's target, before the solves). Off: every leg released, its
+ * outputs written, nothing pinned. */
+static void lock_begin_all(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+                           placement *pl, leg_pull *lp)
 {
     const uint32_t legs = ik->joint_count / 3;
     if (!(w > 0.0f)) {
@@ -357,21 +334,96 @@ void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span po
             float *st = lock_state_of(x->b, ik->lock.first_leg + l, x->ch);
             release_now(st); /* off: nothing held, the pose keeps its bits */
             write_outputs(x, ik, l, st);
+            lp[l].pin = false;
         }
         return;
     }
     const bool world = ik->lock.root[0] != GNONE;
-    const placement pl = root_placement(x, ik); /* the root's turn: a sine and cosine */
+    *pl = root_placement(x, ik); /* the root's turn: a sine and cosine */
+    for (uint32_t l = 0; l < legs; ++l) {
+        lp[l].st = leg_state(x, ik, l, world);
+        lock_begin(x, ik, l, pose, w, pl, &lp[l]);
+    }
     if (ik->lock.pelvis_drop > 0.0f) {
-        lock_dropped(x, ik, pose, w, &pl, world, stats);
+        drop_pelvis(x, ik, pose, lp, legs);
+    }
+}
+
+/* Leg l of every character of the chunk that pins it, in one call: the jobs share the leg's
+ * chain and each corrects its own character's pose (ik_kernels.h's contract). Each solve
+ * reports into the character's leg_pull. */
+static void solve_leg(const pose_ctx *x, const gik *ik, uint32_t l, uint32_t m,
+                      leg_pull (*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS])
+{
+    cb_ik_two_bone_job jobs[POSE_CHUNK];
+    cb_result code[POSE_CHUNK];
+    uint32_t n = 0;
+    /* What the jobs share, built once: the leg's chain; each takes its character's pose,
+     * target and weight. */
+    const float none[3] = {0.0f, 0.0f, 0.0f};
+    const cb_ik_two_bone_job leg =
+        gik_lock_leg_job(ik, l, x->g->skeleton, chunk_pose(x, 0), none, 0.0f);
+    for (uint32_t j = 0; j < m; ++j) {
+        leg_pull *p = &lp[j][l];
+        if (p->pin) {
+            jobs[n] = leg;
+            gik_job_move(&jobs[n], chunk_pose(x, j), p->target, p->weight);
+            jobs[n++].result = &p->res;
+        }
+    }
+    if (n == 0) {
         return;
     }
-    /* Without a drop each leg is done in turn, as the step always was. */
+    cb_ik_two_bone_many_unchecked(jobs, n, code); /* counted per leg in lock_end */
+    n = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+        if (lp[j][l].pin) {
+            lp[j][l].refused = code[n++] != CB_OK;
+        }
+    }
+}
+
+/* Character x's second halves, its legs' solves done; off, nothing (lock_begin_all). */
+static void lock_end_all(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+                         const placement *pl, const leg_pull *lp, cb_graph_scratch_stats *stats)
+{
+    const uint32_t legs = ik->joint_count / 3;
+    if (!(w > 0.0f)) {
+        return;
+    }
     for (uint32_t l = 0; l < legs; ++l) {
-        float *st = leg_state(x, ik, l, world);
-        leg_pull lp = {{0.0f, 0.0f, 0.0f}, 0.0f, false, false, false}; /* read only where set */
-        lock_begin(x, ik, l, pose, w, &pl, st, &lp);
-        lock_end(x, ik, l, pose, w, &pl, st, &lp, stats);
-        write_outputs(x, ik, l, st);
+        lock_end(x, ik, l, pose, w, pl, &lp[l], stats);
+        write_outputs(x, ik, l, lp[l].st);
+    }
+}
+
+/* The chunk in three passes: every character's first halves, one solve call per leg, every
+ * character's second halves. Each leg's and character's work is what it was when each
+ * character's legs ran one after another (first half, solve, second half), bit for bit: the
+ * characters share nothing but the stats' sums, and a character's legs are chains in disjoint
+ * subtrees (checked at build, graph/foot_lock.c), so a leg's solve writes only its start and
+ * mid joints' rotations, which no other leg's half or solve reads (each reads the path from
+ * the root to its own joints, and the state of its own leg). The pelvis drop was already taken
+ * from every leg's target before the solves. */
+void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, const float *w,
+                        cb_graph_scratch_stats *stats)
+{
+    placement pl[POSE_CHUNK];
+    leg_pull lp[POSE_CHUNK][CB_GRAPH_FOOT_LOCK_MAX_LEGS];
+    bool on = false;
+    for (uint32_t j = 0; j < m; ++j) {
+        pose_ctx_at(x, base + j);
+        lock_begin_all(x, ik, chunk_pose(x, j), w[j], &pl[j], lp[j]);
+        on |= w[j] > 0.0f;
+    }
+    if (!on) {
+        return; /* the step is off for the whole chunk: released, nothing more to do */
+    }
+    for (uint32_t l = 0; l < ik->joint_count / 3; ++l) {
+        solve_leg(x, ik, l, m, lp);
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+        pose_ctx_at(x, base + j);
+        lock_end_all(x, ik, chunk_pose(x, j), w[j], &pl[j], lp[j], stats);
     }
 }

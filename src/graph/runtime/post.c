@@ -1,6 +1,11 @@
-/* Stage 5: the post-process. The IK steps, in order, on the character's local pose in place
+/* Stage 5: the post-process. The IK steps, in order, on each character's local pose in place
  * (crowdblend/ik.h), each computing its chain's model space from the pose, so a step sees the
  * corrections of the ones before it (a look-at over the spine, then a hand on the arm below).
+ * A chunk of characters (batch.c) runs step by step: each step over the chunk's characters,
+ * then the next. Within a character the steps keep their order, and a step on one character
+ * reads and writes only that character's pose, state and outputs (the stats are sums), so the
+ * bits are those of running each character's steps alone; a step can then hand the chunk's
+ * chains to one kernel call (the foot lock's legs: foot_lock.c).
  * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
@@ -37,52 +42,83 @@ static cb_result run_stride(const pose_ctx *x, const gik *ik, cb_xform_group_spa
     return cb_ik_stride_unchecked(&job, NULL);
 }
 
-void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st)
+/* The step's weight for the character x points at: its parameter (1 without one) up to 1, and
+ * as at weight 0 above the step's LOD (one rule). */
+static float step_weight(const pose_ctx *x, const gik *ik)
 {
     const cb_graph *g = x->g;
-    const cb_xform_group_span span = {pose, g->group_count};
     /* The character's LOD: NaN, infinite (0 by now) or negative is full detail, as 0 is. */
     const float lod = g->lod_param == GNONE ? 0.0f : param_or_zero(x, g->lod_param);
+    float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
+    w = w < 1.0f ? w : 1.0f;
+    return lod > ik->max_lod ? 0.0f : w;
+}
+
+/* Inlined into the step's loop over the chunk: as a call (per step and character, mostly to a
+ * warp that has nothing to do) it cost 47 instructions per character-frame more in
+ * follow_probe mode 3 (docs/performance.md, session 12). */
+#if defined(__GNUC__) || defined(__clang__)
+#define STEP_INLINE static inline __attribute__((always_inline))
+#else
+#define STEP_INLINE static inline
+#endif
+
+/* A step other than a foot lock on the character's pose, at weight w > 0. */
+STEP_INLINE void run_step(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w,
+                          cb_graph_scratch_stats *st)
+{
+    const cb_graph *g = x->g;
+    cb_result r;
+    if (ik->type == GIK_ORIENT) {
+        cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
+        float angle = param_or_zero(x, ik->target[0]);
+        if (angle == 0.0f) {
+            return; /* no turn: nothing to do, the pose keeps its bits */
+        }
+        cb_ik_orient_job job = gik_orient_job(ik, g->skeleton, span, spine, angle, w);
+        st->refused_ik += cb_ik_orient_unchecked(&job, NULL) != CB_OK;
+        return;
+    }
+    if (ik->type == GIK_STRIDE) {
+        st->refused_ik += run_stride(x, ik, span, w) != CB_OK;
+        return;
+    }
+    float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
+    for (int c = 0; c < 3; ++c) {
+        target[c] = param_or_zero(x, ik->target[c]);
+        pole[c] = ik->pole[0] != GNONE ? param_or_zero(x, ik->pole[c]) : 0.0f;
+    }
+    if (ik->type == GIK_TWO_BONE) {
+        cb_ik_two_bone_job job = gik_two_bone_job(ik, g->skeleton, span, target, pole, w);
+        r = cb_ik_two_bone_unchecked(&job, NULL);
+    } else {
+        cb_ik_aim_joint chain[CB_IK_AIM_MAX_JOINTS];
+        cb_ik_aim_job job = gik_aim_job(ik, g->skeleton, span, chain, target, w);
+        r = cb_ik_aim_unchecked(&job, NULL);
+    }
+    st->refused_ik += r != CB_OK;
+}
+
+void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st)
+{
+    const cb_graph *g = x->g;
     for (uint32_t k = 0; k < g->ik_count; ++k) {
         const gik *ik = &g->iks[k];
-        float w = ik->weight == GNONE ? 1.0f : param_or_zero(x, ik->weight);
-        w = w < 1.0f ? w : 1.0f;
-        w = lod > ik->max_lod ? 0.0f : w; /* above the step's LOD: as at weight 0, one rule */
         if (ik->type == GIK_FOOT_LOCK) {
-            cb_graph_foot_lock(x, ik, span, w, st); /* keeps state, weight 0 included */
-            continue;
-        }
-        if (!(w > 0.0f)) {
-            continue;
-        }
-        cb_result r;
-        if (ik->type == GIK_ORIENT) {
-            cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
-            float angle = param_or_zero(x, ik->target[0]);
-            if (angle == 0.0f) {
-                continue; /* no turn: nothing to do, the pose keeps its bits */
+            float w[POSE_CHUNK];
+            for (uint32_t j = 0; j < m; ++j) {
+                pose_ctx_at(x, base + j);
+                w[j] = step_weight(x, ik);
             }
-            cb_ik_orient_job job = gik_orient_job(ik, g->skeleton, span, spine, angle, w);
-            st->refused_ik += cb_ik_orient_unchecked(&job, NULL) != CB_OK;
+            cb_graph_foot_lock(x, ik, base, m, w, st); /* keeps state, weight 0 included */
             continue;
         }
-        if (ik->type == GIK_STRIDE) {
-            st->refused_ik += run_stride(x, ik, span, w) != CB_OK;
-            continue;
+        for (uint32_t j = 0; j < m; ++j) {
+            pose_ctx_at(x, base + j);
+            float w = step_weight(x, ik);
+            if (w > 0.0f) {
+                run_step(x, ik, chunk_pose(x, j), w, st);
+            }
         }
-        float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
-        for (int c = 0; c < 3; ++c) {
-            target[c] = param_or_zero(x, ik->target[c]);
-            pole[c] = ik->pole[0] != GNONE ? param_or_zero(x, ik->pole[c]) : 0.0f;
-        }
-        if (ik->type == GIK_TWO_BONE) {
-            cb_ik_two_bone_job job = gik_two_bone_job(ik, g->skeleton, span, target, pole, w);
-            r = cb_ik_two_bone_unchecked(&job, NULL);
-        } else {
-            cb_ik_aim_joint chain[CB_IK_AIM_MAX_JOINTS];
-            cb_ik_aim_job job = gik_aim_job(ik, g->skeleton, span, chain, target, w);
-            r = cb_ik_aim_unchecked(&job, NULL);
-        }
-        st->refused_ik += r != CB_OK;
     }
 }

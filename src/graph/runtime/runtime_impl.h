@@ -196,13 +196,30 @@ typedef struct pose_ctx {
     cb_graph_block *b;
     cb_graph_scratch *s;
     const cb_graph_kernels *k;
-    uint32_t i, ch;
+    uint32_t first;                   /* the batch's first character */
+    size_t pose_bytes;                /* one pose: group_count groups (pose_at's step) */
+    uint32_t i, ch;                   /* the character: of the batch, of the block (first + i) */
     uint32_t entries;                 /* used */
     uint32_t capacity;                /* of s->entries */
     cb_xform_group *root_out;         /* depth 0: the character's pose in the chunk */
     float dt;                         /* the frame's seconds (foot locks release over them) */
     const cb_root_delta *root_motion; /* the frame's deltas by character, or NULL */
 } pose_ctx;
+
+/* Points x at character i of the batch. */
+static inline void pose_ctx_at(pose_ctx *x, uint32_t i)
+{
+    x->i = i;
+    x->ch = x->first + i;
+}
+
+/* The finished pose of character j of the chunk: pose_at(g, s, j), with the pose's size
+ * taken once per batch (cb_simd_group_bytes is a call), as a span. */
+static inline cb_xform_group_span chunk_pose(const pose_ctx *x, uint32_t j)
+{
+    cb_xform_group *pose = (cb_xform_group *)((char *)x->s->poses + j * x->pose_bytes);
+    return (cb_xform_group_span){pose, x->g->group_count};
+}
 
 /* The character's pose into x->root_out. */
 void cb_graph_stage_pose(pose_ctx *x);
@@ -216,7 +233,9 @@ void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group 
 
 /* ---- stage 5: post-process (post.c) ---- */
 
-void cb_graph_stage_post(const pose_ctx *x, cb_xform_group *pose, cb_graph_scratch_stats *st);
+/* The post-process of the chunk of characters [base, base + m) of the batch (m <= POSE_CHUNK),
+ * their poses in the chunk's buffers (chunk_pose): step by step, each over the chunk. */
+void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st);
 
 /* ---- foot locking (foot_lock.c) ---- */
 
@@ -285,8 +304,9 @@ static inline bool cb_graph_lock_gated(const cb_graph *g, const cb_graph_scratch
     return off != 0;
 }
 
-/* A foot_lock step on the character's pose, with the step's weight w (<= 0: released). */
-void cb_graph_foot_lock(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
+/* A foot_lock step on the chunk [base, base + m) (as cb_graph_stage_post), w[j] the step's
+ * weight for character base + j (<= 0: released). */
+void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, const float *w,
                         cb_graph_scratch_stats *st);
 
 /* A character's lock state at its start: nothing held. */
