@@ -200,22 +200,57 @@ CB_INLINE lframe compose(const lframe *a, const lframe *b)
     return r;
 }
 
-/* The lanes' poses (lane i reads poses[i]) and the staging of one joint's ten components. */
+/* The lanes' poses: lane i reads pose[i]. Lanes past the group's jobs and jobs without work
+ * read the pose of the first job with work, `lead`, so that every lane computes what a job
+ * would (finite numbers, no rare case taken for nothing); nothing of theirs is written. A group
+ * that fills at most half the lanes (the graph's chunks of 8 at W = 16) is `half`: only the
+ * lower half is gathered, the upper lanes take lane lead's numbers from it. */
 typedef struct lanes {
+    bool half;
+    size_t lead;
     const float *pose[CB_W];
 } lanes;
 
-/* Joint j of every lane's pose, as W transforms: each lane's ten floats gathered (the reads of
- * cb_lane_xform) into a component-major buffer, then loaded a component at a time. */
-CB_INLINE cb_soa_xform gather_xform(const lanes *ln, size_t j)
+/* Components [first, first + m) of joint j in lanes [0, count), one row per component. */
+CB_INLINE void gather_lanes(const lanes *ln, size_t count, size_t j, size_t first, size_t m,
+                            float (*buf)[CB_W])
 {
-    CB_VF_ALIGNED float buf[CB_LANE_COMPONENTS][CB_W];
-    for (size_t i = 0; i < CB_W; ++i) {
-        const float *p = cb_lane_cptr(ln->pose[i], CB_LANE_COMPONENTS, j, 0);
-        for (size_t k = 0; k < CB_LANE_COMPONENTS; ++k) {
+    for (size_t i = 0; i < count; ++i) {
+        const float *p = cb_lane_cptr(ln->pose[i], CB_LANE_COMPONENTS, j, first);
+        for (size_t k = 0; k < m; ++k) {
             buf[k][i] = p[k * CB_W];
         }
     }
+}
+
+/* gather_lanes over every lane, or over the lower half with lane lead's numbers copied into the
+ * upper. Both lane counts are constants, so the compiler unrolls the lanes. */
+CB_INLINE void gather(const lanes *ln, bool half, size_t j, size_t first, size_t m,
+                      float (*buf)[CB_W])
+{
+    if (!half) {
+        gather_lanes(ln, CB_W, j, first, m, buf);
+        return;
+    }
+    CB_VF_ALIGNED static const float lane_index[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                       8, 9, 10, 11, 12, 13, 14, 15};
+    _Static_assert(CB_W <= 16, "lane_index covers every lane");
+    const vm lower = cb_vf_lt(cb_vf_load(lane_index), cb_vf_set1((float)(CB_W / 2)));
+    for (size_t k = 0; k < m; ++k) {
+        cb_vf_store(buf[k], cb_vf_zero()); /* no undefined floats, even in discarded lanes */
+    }
+    gather_lanes(ln, CB_W / 2, j, first, m, buf);
+    for (size_t k = 0; k < m; ++k) {
+        cb_vf_store(buf[k], cb_vf_select(lower, cb_vf_load(buf[k]), cb_vf_set1(buf[k][ln->lead])));
+    }
+}
+
+/* Joint j of every lane's pose, as W transforms: each lane's ten floats gathered (the reads of
+ * cb_lane_xform) into a component-major buffer, then loaded a component at a time. */
+CB_INLINE cb_soa_xform gather_xform(const lanes *ln, bool half, size_t j)
+{
+    CB_VF_ALIGNED float buf[CB_LANE_COMPONENTS][CB_W];
+    gather(ln, half, j, 0, CB_LANE_COMPONENTS, buf);
     return (cb_soa_xform){
         {cb_vf_load(buf[CB_LANE_T]), cb_vf_load(buf[CB_LANE_T + 1]),
          cb_vf_load(buf[CB_LANE_T + 2])},
@@ -230,19 +265,14 @@ CB_INLINE cb_soa_xform gather_xform(const lanes *ln, size_t j)
 CB_INLINE lq gather_rotation(const lanes *ln, size_t j)
 {
     CB_VF_ALIGNED float buf[4][CB_W];
-    for (size_t i = 0; i < CB_W; ++i) {
-        const float *p = cb_lane_cptr(ln->pose[i], CB_LANE_COMPONENTS, j, CB_LANE_Q);
-        for (size_t k = 0; k < 4; ++k) {
-            buf[k][i] = p[k * CB_W];
-        }
-    }
+    gather(ln, ln->half, j, CB_LANE_Q, 4, buf);
     return (lq){cb_vf_load(buf[0]), cb_vf_load(buf[1]), cb_vf_load(buf[2]), cb_vf_load(buf[3])};
 }
 
 /* ik.c local_frame4: T R S (cb_soa_xform_to_mat34 is Shoemake's formula with col4.h's bits). */
-CB_INLINE lframe local_frame(const lanes *ln, size_t j)
+CB_INLINE lframe local_frame(const lanes *ln, bool half, size_t j)
 {
-    cb_soa_xform x = gather_xform(ln, j);
+    cb_soa_xform x = gather_xform(ln, half, j);
     cb_soa_mat34 m = cb_soa_xform_to_mat34(x);
     lframe f;
     for (int k = 0; k < 3; ++k) {
@@ -254,14 +284,28 @@ CB_INLINE lframe local_frame(const lanes *ln, size_t j)
 
 /* ik.c path_frame: the local matrices from `stop` (exclusive; -1: the root) down to j,
  * accumulated bottom-up. */
-CB_INLINE lframe path_frame(const struct cb_skeleton *s, const lanes *ln, size_t j, int32_t stop)
+CB_INLINE lframe path_frame(const struct cb_skeleton *s, const lanes *ln, bool half, size_t j,
+                            int32_t stop)
 {
-    lframe acc = local_frame(ln, j);
+    lframe acc = local_frame(ln, half, j);
     for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
-        lframe parent = local_frame(ln, (size_t)p);
+        lframe parent = local_frame(ln, half, (size_t)p);
         acc = compose(&parent, &acc);
     }
     return acc;
+}
+
+/* ik.c chain_frames from the pose: the start from the root, each next from the one before,
+ * composed onto it. Called with `half` a constant, so that each form has its own unrolled
+ * gathers (a run-time test in the gathers cost 7 % more instructions per full group). */
+CB_INLINE void chain_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool half, lframe f[3])
+{
+    const struct cb_skeleton *s = job->skeleton;
+    f[0] = path_frame(s, ln, half, job->start_joint, -1);
+    lframe rel = path_frame(s, ln, half, job->mid_joint, (int32_t)job->start_joint);
+    f[1] = compose(&f[0], &rel);
+    rel = path_frame(s, ln, half, job->end_joint, (int32_t)job->mid_joint);
+    f[2] = compose(&f[1], &rel);
 }
 
 /* Lanes whose every frame element is within +-CB_IK_MAX_COORDINATE (ik.c chain_in_range: NaN
@@ -482,10 +526,7 @@ CB_INLINE void store_quat(float out[4][CB_W], lq q)
 static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results)
 {
     const cb_ik_two_bone_job *job0 = &jobs[0];
-    const struct cb_skeleton *s = job0->skeleton;
-    /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). Idle lanes repeat an
-     * active lane's job, so that every lane computes finite numbers; nothing of theirs is
-     * written. */
+    /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). */
     unsigned active = 0;
     size_t lead = n;
     bool writes = false;
@@ -499,6 +540,8 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
     size_t refused = 0;
     if (lead < n) {
         lanes ln;
+        ln.half = n <= CB_W / 2;
+        ln.lead = lead;
         CB_VF_ALIGNED float in_f[7][CB_W];
         for (size_t i = 0; i < CB_W; ++i) {
             const cb_ik_two_bone_job *job = &jobs[(active >> i) & 1u ? i : lead];
@@ -515,11 +558,11 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
         /* ik.c chain_frames from the pose: the start from the root, each next from the one
          * before, composed onto it. */
         lframe f[3];
-        f[0] = path_frame(s, &ln, job0->start_joint, -1);
-        lframe rel = path_frame(s, &ln, job0->mid_joint, (int32_t)job0->start_joint);
-        f[1] = compose(&f[0], &rel);
-        rel = path_frame(s, &ln, job0->end_joint, (int32_t)job0->mid_joint);
-        f[2] = compose(&f[1], &rel);
+        if (ln.half) {
+            chain_frames(job0, &ln, true, f);
+        } else {
+            chain_frames(job0, &ln, false, f);
+        }
         /* The checks of cb_ik_two_bone_unchecked and two_bone_frames; a lane that fails one
          * goes to the scalar job, which refuses it with its code and message. */
         const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
