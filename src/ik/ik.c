@@ -1,7 +1,10 @@
 /* Inverse kinematics post-process jobs: two-bone IK and aim IK over a chain (crowdblend/ik.h).
  *
- * Both are scalar: a job solves one chain of one character, a few dozen dependent operations
- * with nothing W-wide in them (the SoA joint groups are read and written a lane at a time).
+ * Each job here is scalar: it solves one chain of one character, a few dozen dependent
+ * operations with nothing W-wide in them (the SoA joint groups are read and written a lane at a
+ * time). Two-bone jobs on one chain of many characters (the graph's legs) are also solved W at
+ * a time, one character per lane, by cb_ik_two_bone_many_unchecked (ik_many.c), whose lanes
+ * run this file's two-bone operations in the same order: the same bits.
  *
  * Model space comes either from the caller's local-to-model matrices or from the local pose:
  * the model matrix of a chain joint is the product of the local matrices on its path from the
@@ -32,6 +35,7 @@
 #include "assets/asset_layout.h"
 #include "base/scalar_math.h"
 #include "crowdblend/ik.h"
+#include "ik/ik_impl.h"
 #include "ik/ik_kernels.h"
 #include "simd/col4.h"
 #include "simd/detmath.h"
@@ -54,23 +58,7 @@ typedef struct frame {
     v3 p;
 } frame;
 
-/* Thresholds, all relative (scale-free):
- *  - DIR_EPS: a projection of a unit vector shorter than this has no usable direction (the
- *    pole along the target axis, an up axis along the aim); 1e-4 keeps the direction of what
- *    is left accurate to about 1e-3 rad in float.
- *  - STRAIGHT_EPS: a chain whose bend has a sine below this counts as straight (or folded), so
- *    its plane is not taken from the pose; at 1e-3 (0.06 degree) the plane normal of a chain
- *    just above it is still good to about 1e-4 rad.
- *  - NEAR_EPS: a target (or end) this close to the start joint, relative to the chain's
- *    length, has no direction.
- *  - HINGE_EPS: bone parts perpendicular to the hinge whose product p q is this small relative
- *    to the squared chain length cannot change the reach in float: the reach interval,
- *    dmax^2 - dmin^2 = 4 p q, would be below the rounding of dmax^2 (a hinge along a bone, or
- *    a bone scaled to almost nothing). */
-#define DIR_EPS 1e-4f
-#define STRAIGHT_EPS 1e-3f
-#define NEAR_EPS 1e-5f
-#define HINGE_EPS 1e-5f
+/* Thresholds: ik/ik_impl.h (the two-bone lane form in ik_many.c uses the same). */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Vectors and quaternions (base/scalar_math.h has the shared ones)                           */
@@ -629,12 +617,12 @@ IK_INLINE hinge chain_hinge(const cb_ik_two_bone_job *job, const frame *fs, cons
     } else {
         float cl;
         h.n = cb_fv_normalize_len(cb_fv_cross(u, l), &cl);
-        if (!(cl > STRAIGHT_EPS * a * b)) {
+        if (!(cl > CB_IK_STRAIGHT_EPS * a * b)) {
             /* Straight or folded: bend towards the pole (n = pole x u makes the mid joint
              * move to the pole's side, see the twist below), else about a fixed axis. */
             float pl;
             h.n = cb_fv_normalize_len(cb_fv_cross(pole, uhat), &pl);
-            if (!(pl > DIR_EPS)) {
+            if (!(pl > CB_IK_DIR_EPS)) {
                 h.n = cb_fv_any_perpendicular(uhat);
             }
         }
@@ -644,7 +632,7 @@ IK_INLINE hinge chain_hinge(const cb_ik_two_bone_job *job, const frame *fs, cons
     float un = cb_fv_dot(u, h.n), ln = cb_fv_dot(l, h.n);
     h.up = cb_fv_reject(u, h.n), h.lp = cb_fv_reject(l, h.n);
     h.p = cb_fv_len(h.up), h.q = cb_fv_len(h.lp);
-    h.turns = h.p * h.q > HINGE_EPS * (a + b) * (a + b);
+    h.turns = h.p * h.q > CB_IK_HINGE_EPS * (a + b) * (a + b);
     if (h.turns) { /* else dmin and dmax are not read */
         float sum = un + ln;
         h.dmax = sqrtf(sum * sum + (h.p + h.q) * (h.p + h.q));
@@ -673,10 +661,10 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
     /* Target direction; at the start joint, keep the chain's current direction. */
     float d;
     v3 t = cb_fv_normalize_len(cb_fv_sub(v3_make(job->target), fs->p), &d);
-    if (!(d > NEAR_EPS * (a + b))) {
+    if (!(d > CB_IK_NEAR_EPS * (a + b))) {
         float de;
         t = cb_fv_normalize_len(cb_fv_sub(fe->p, fs->p), &de);
-        if (!(de > NEAR_EPS * (a + b))) {
+        if (!(de > CB_IK_NEAR_EPS * (a + b))) {
             t = uhat;
         }
         d = 0.0f;
@@ -713,13 +701,13 @@ static two_bone_solution solve_two_bone(const cb_ik_two_bone_job *job, const fra
      * side: for a bend about n, the mid joint lies towards t x n, so n must be pole x t. */
     float fl;
     v3 f = cb_fv_normalize_len(cb_fv_add(u, l_new), &fl);
-    qt swing = fl > NEAR_EPS * (a + b) ? cb_fq_from_to(f, t) : cb_fq_identity();
+    qt swing = fl > CB_IK_NEAR_EPS * (a + b) ? cb_fq_from_to(f, t) : cb_fq_identity();
     qt start = swing;
     if (pole_len > 0.0f) {
         float rl, nl;
         v3 nref = cb_fv_normalize_len(cb_fv_cross(pole, t), &rl);
         v3 n1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(swing, n), t), &nl);
-        if (rl > DIR_EPS && nl > DIR_EPS) {
+        if (rl > CB_IK_DIR_EPS && nl > CB_IK_DIR_EPS) {
             float c, s;
             half_angle(cb_fv_dot(n1, nref), cb_fv_dot(cb_fv_cross(n1, nref), t), &c, &s);
             start = cb_fq_mul(cb_fq_axis_half_angle(t, c, s), swing);
@@ -913,7 +901,7 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
     if (cb_fv_dot(pole, pole) > 0.0f) {
         v3 f = cb_fv_normalize_len(or_default(job->forward, (v3){0, 0, 1}), NULL);
         v3 u = cb_fv_normalize_len(or_default(job->up, (v3){0, 1, 0}), NULL);
-        if (!(cb_fv_len(cb_fv_cross(f, u)) > DIR_EPS)) {
+        if (!(cb_fv_len(cb_fv_cross(f, u)) > CB_IK_DIR_EPS)) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "aim IK job: up is parallel to forward (needed with a pole)");
         }
@@ -997,12 +985,12 @@ IK_INLINE v3 turn_axis(v3 from, v3 to, v3 hint)
 {
     float cl;
     v3 k = cb_fv_normalize_len(cb_fv_cross(from, to), &cl);
-    if (cl > DIR_EPS) {
+    if (cl > CB_IK_DIR_EPS) {
         return k;
     }
     float hl;
     k = cb_fv_normalize_len(cb_fv_reject(hint, from), &hl);
-    return hl > DIR_EPS ? k : cb_fv_any_perpendicular(from);
+    return hl > CB_IK_DIR_EPS ? k : cb_fv_any_perpendicular(from);
 }
 
 /* Unit vector `from` turned by `angle` about the unit axis k perpendicular to it. */
@@ -1086,7 +1074,7 @@ static qt pole_twist(const aim_setup *a, qt c, qt g, v3 pivot, v3 aim)
     v3 d = cb_fv_normalize_len(cb_fv_sub(aim, pivot), &al);
     v3 up1 = cb_fv_normalize_len(cb_fv_reject(cb_fq_rotate(c, cb_fq_rotate(g, a->u0)), d), &ul1);
     v3 pp = cb_fv_normalize_len(cb_fv_reject(a->pole, d), &pl);
-    if (al > 0.0f && ul1 > DIR_EPS && pl > DIR_EPS) {
+    if (al > 0.0f && ul1 > CB_IK_DIR_EPS && pl > CB_IK_DIR_EPS) {
         float ch, sh;
         half_angle(cb_fv_dot(up1, pp), cb_fv_dot(cb_fv_cross(up1, pp), d), &ch, &sh);
         c = cb_fq_mul(cb_fq_axis_half_angle(d, ch, sh), c);
