@@ -13,32 +13,6 @@ cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err);
 cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err);
 cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
 
-/* The stride warp's first half: what cb_ik_stride_unchecked computes before it writes (its one
- * implementation, which that job and cb_ik_stride_job_run run too). */
-typedef struct cb_ik_stride_plan {
-    float target[CB_IK_STRIDE_MAX_LEGS][3]; /* leg l's target in model space */
-    float weight;                           /* the legs' weight: the job's x the engage ramp */
-    bool on; /* false: the warp has nothing to do (scale 1, weight 0, no direction) */
-} cb_ik_stride_plan;
-
-/* The job's direction check (as cb_ik_stride_unchecked), then, where the warp is on, the hip's
- * and every leg's model frames from the pose, all of the job's run-time checks and each leg's
- * target and the weight: cb_ik_stride_unchecked's refusals with its codes and messages, the
- * pose not touched either way. The job as validated (cb_ik_stride_job_validate). */
-cb_result cb_ik_stride_plan_unchecked(const cb_ik_stride_job *job, cb_ik_stride_plan *plan,
-                                      cb_error *err);
-
-/* Leg l's two-bone job of a planned warp that is on: in place on the job's `out`, towards
- * plan->target[l] at plan->weight, reporting into `result` (may be NULL). The job's second
- * half is this job for each leg in turn (cb_ik_two_bone_unchecked: it refuses nothing the plan
- * passed), on `out` holding the pose: what cb_ik_stride_unchecked writes, bit for bit, as
- * the legs are disjoint chains below the hip, none below another (the validator's rule), so a
- * leg's frames do not change when the legs before it are solved. Without model matrices, one
- * leg's jobs of several characters share its chain: cb_ik_two_bone_many_unchecked solves them
- * in one call (the graph's stride step, post.c). */
-cb_ik_two_bone_job cb_ik_stride_leg_job(const cb_ik_stride_job *job, const cb_ik_stride_plan *plan,
-                                        uint32_t l, cb_ik_two_bone_result *result);
-
 /* n two-bone jobs solved together: exactly what cb_ik_two_bone_unchecked does on each job in
  * turn (every output bit, every result, the same refusals; no error message), results[j] job
  * j's code; returns how many were refused. Jobs that share one chain (skeleton, the three
