@@ -16,7 +16,9 @@
  *    the velocity parameters against their closed forms, and at a commanded speed beyond
  *    max_rate x gait the planted-foot skate (docs/trajectories.md's metric) is lower with
  *    stride warping than without; with foot locking too, a locked foot holds within 1 mm;
- *  - bit-identity of the crowd's output at 1 and 3 threads and batch sizes 8 and 64. */
+ *  - bit-identity of the crowd's output at 1 and 3 threads and batch sizes 8 and 64, and of
+ *    each character updated alone against crowds of batch 8 and 64 (the step's chunk: scale,
+ *    weight and direction varying per character, some off, some refused; the refusal count). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -650,6 +652,89 @@ static void stride_threads_and_batches(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* Character i's inputs at frame f for stride_chunk_is_each_character_alone: the scale, the
+ * weight and the direction vary per character and frame; some characters have the warp off
+ * (k = 1, k = 0, weight 0) and, for frames 8 to 15, every fifth one a direction beyond
+ * CB_IK_MAX_COORDINATE (the step refuses it, writing nothing). */
+static void chunk_inputs(walker *w, uint32_t p_w, uint32_t i, int f)
+{
+    const uint32_t h = i * 7u + (uint32_t)f * 3u;
+    float k = 0.6f + 0.07f * (float)(h % 13);
+    k = i % 6 == 1 ? 1.0f : i % 11 == 4 ? 0.0f : k;
+    float wt = i % 3 == 0 ? 0.6f : i % 8 == 5 ? 0.0f : 1.0f;
+    float vx = 0.3f * (float)(h % 5) - 0.6f, vy = 1.4f - 0.2f * (float)(i % 4);
+    vx = f >= 8 && f < 16 && i % 5 == 2 ? 2e9f : vx;
+    cb_crowd_param_column(w->crowd, 0, w->p_k)[i] = k;
+    cb_crowd_param_column(w->crowd, 0, p_w)[i] = wt;
+    cb_crowd_param_column(w->crowd, 0, w->p_vx)[i] = vx;
+    cb_crowd_param_column(w->crowd, 0, w->p_vy)[i] = vy;
+}
+
+/* The graph's stride step runs over a chunk of characters, each leg's solves in one call: a
+ * crowd updated one character at a time (a batch, and a chunk, of one) against crowds of batch
+ * 8 and 64 on 1 and 2 threads, with the scale, weight and direction varying per character (some
+ * off, some refused): the same matrices every frame and the same refusal count. It fails when
+ * a leg is solved with another character's target, weight or pose, or when a refused or skipped
+ * character shifts the others' jobs. */
+static void stride_chunk_is_each_character_alone(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = walk_doc("walk_f", "{\"type\": \"stride_warp\", " LEGS_JSON
+                                   ", \"scale\": \"k\", \"direction\": [\"vx\", \"vy\"], "
+                                   "\"weight\": \"w\", \"soften\": 0.97}");
+    const uint32_t n = 37;
+    enum { CROWDS = 4 };
+    walker w[CROWDS];
+    uint32_t p_w[CROWDS];
+    for (int c = 0; c < CROWDS; ++c) {
+        w[c] = walker_make(&h, doc, n, 1 + (uint32_t)(c == 3), c == 2 ? 64 : 8);
+        assert_int_equal(cb_graph_find_param(w[c].graph, "w", &p_w[c]), CB_OK);
+    }
+    cb_crowd_scratch *one = NULL;
+    assert_int_equal(cb_crowd_scratch_create(w[0].crowd, &one), CB_OK);
+    const size_t bytes = 16 * h.n * sizeof(float);
+    for (int f = 0; f < 24; ++f) {
+        for (int c = 0; c < CROWDS; ++c) {
+            for (uint32_t i = 0; i < n; ++i) {
+                chunk_inputs(&w[c], p_w[c], i, f);
+            }
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            assert_int_equal(cb_crowd_update_range(w[0].crowd, one, DT, 0, i, 1), CB_OK);
+        }
+        for (int c = 1; c < CROWDS; ++c) {
+            assert_int_equal(cb_crowd_update(w[c].crowd, DT), CB_OK);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            for (int c = 1; c < CROWDS; ++c) {
+                CB_CHECK(memcmp(cb_crowd_matrices(w[0].crowd, 0, i),
+                                cb_crowd_matrices(w[c].crowd, 0, i), bytes) == 0,
+                         "frame %d, character %u: crowd %d's matrices differ", f, i, c);
+            }
+        }
+        const uint64_t refused = cb_crowd_query_stats(w[0].crowd).refused_ik;
+        for (int c = 1; c < CROWDS; ++c) {
+            CB_CHECK(cb_crowd_query_stats(w[c].crowd).refused_ik == refused,
+                     "frame %d: crowd %d refused %llu steps, one by one %llu", f, c,
+                     (unsigned long long)cb_crowd_query_stats(w[c].crowd).refused_ik,
+                     (unsigned long long)refused);
+        }
+    }
+    /* 8 frames x the 7 characters with i % 5 == 2 whose warp is otherwise on */
+    uint64_t want = 0;
+    for (uint32_t i = 2; i < n; i += 5) {
+        want += i % 6 != 1 && i % 11 != 4 && i % 8 != 5 ? 8 : 0;
+    }
+    assert_true(cb_crowd_query_stats(w[0].crowd).refused_ik == want);
+    cb_crowd_scratch_destroy(w[0].crowd, one);
+    for (int c = 0; c < CROWDS; ++c) {
+        walker_free(&w[c]);
+    }
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- continuity --------------------------------------------------------------------------- */
 
 /* The largest second difference over joints and frames of the model positions, for a walk
@@ -996,6 +1081,7 @@ int main(void)
         cmocka_unit_test(stride_graph_json),
         cmocka_unit_test(stride_step_off_is_bit_identical),
         cmocka_unit_test(stride_threads_and_batches),
+        cmocka_unit_test(stride_chunk_is_each_character_alone),
         cmocka_unit_test(stride_no_pop),
         cmocka_unit_test(stride_follower_lowers_the_skate),
         cmocka_unit_test(stride_with_foot_locking),
