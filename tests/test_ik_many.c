@@ -91,48 +91,89 @@ static void check_codes_and_poses(const batch *b, const char *what, const cb_res
     }
 }
 
-/* Runs the batch both ways and compares everything. */
-static void batch_check(batch *b, const char *what)
+/* Job i's two-bone result against the reference's. */
+static void check_two_bone_result(const batch *b, size_t i, const char *what)
 {
-    /* The reference's jobs: the same, on the copies. */
+    const cb_ik_two_bone_result *r = &b->res[i], *e = &b->ref_res[i];
+    CB_CHECK(memcmp(r->start_correction, e->start_correction, sizeof r->start_correction) == 0 &&
+                 memcmp(r->mid_correction, e->mid_correction, sizeof r->mid_correction) == 0 &&
+                 memcmp(&r->reached, &e->reached, sizeof r->reached) == 0 &&
+                 memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
+             "%s, job %zu of %zu: result (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d), "
+             "the scalar job's (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d)",
+             what, i, b->n, (double)r->start_correction[0], (double)r->start_correction[1],
+             (double)r->start_correction[2], (double)r->start_correction[3],
+             (double)r->mid_correction[0], (double)r->mid_correction[1],
+             (double)r->mid_correction[2], (double)r->mid_correction[3], (int)r->reached,
+             (double)e->start_correction[0], (double)e->start_correction[1],
+             (double)e->start_correction[2], (double)e->start_correction[3],
+             (double)e->mid_correction[0], (double)e->mid_correction[1],
+             (double)e->mid_correction[2], (double)e->mid_correction[3], (int)e->reached);
+}
+
+/* Job i's orientation warp result against the reference's. */
+static void check_orient_result(const batch *b, size_t i, const char *what)
+{
+    const cb_ik_orient_result *r = &b->ores[i], *e = &b->ref_ores[i];
+    CB_CHECK(memcmp(&r->angle, &e->angle, sizeof r->angle) == 0 &&
+                 memcmp(&r->limited, &e->limited, sizeof r->limited) == 0 &&
+                 memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
+             "%s, job %zu of %zu: result (%.9g, %d, %u), the scalar job's (%.9g, %d, %u)", what, i,
+             b->n, (double)r->angle, (int)r->limited, r->first_joint, (double)e->angle,
+             (int)e->limited, e->first_joint);
+}
+
+/* Runs the batch both ways, the batch function and the scalar job one by one on the copies,
+ * and compares everything: its two-bone jobs, or with `orient` its orientation warps. */
+static void run_both(batch *b, const char *what, bool orient)
+{
     cb_ik_two_bone_job ref[MAX_JOBS];
+    cb_ik_orient_job oref[MAX_JOBS];
     batch_prepare(b);
     for (size_t i = 0; i < b->n; ++i) {
-        ref[i] = b->jobs[i];
-        ref[i].pose.ptr = b->ref_pose[i];
-        ref[i].out.ptr = ref_out(b, i, b->jobs[i].out.ptr);
-        ref[i].result = b->has_result[i] ? &b->ref_res[i] : NULL;
-        b->jobs[i].result = b->has_result[i] ? &b->res[i] : NULL;
-        /* untouched results must stay so: one recognizable pattern in both */
+        /* The reference's jobs: the same, on the copies. Untouched results must stay so: one
+         * recognizable pattern in both. */
         memset(&b->res[i], 0xa5, sizeof b->res[i]);
         memset(&b->ref_res[i], 0xa5, sizeof b->ref_res[i]);
+        memset(&b->ores[i], 0xa5, sizeof b->ores[i]);
+        memset(&b->ref_ores[i], 0xa5, sizeof b->ref_ores[i]);
+        if (orient) {
+            oref[i] = b->ojobs[i];
+            oref[i].pose.ptr = b->ref_pose[i];
+            oref[i].out.ptr = ref_out(b, i, b->ojobs[i].out.ptr);
+            oref[i].result = b->has_result[i] ? &b->ref_ores[i] : NULL;
+            b->ojobs[i].result = b->has_result[i] ? &b->ores[i] : NULL;
+        } else {
+            ref[i] = b->jobs[i];
+            ref[i].pose.ptr = b->ref_pose[i];
+            ref[i].out.ptr = ref_out(b, i, b->jobs[i].out.ptr);
+            ref[i].result = b->has_result[i] ? &b->ref_res[i] : NULL;
+            b->jobs[i].result = b->has_result[i] ? &b->res[i] : NULL;
+        }
     }
     cb_result got[MAX_JOBS], want[MAX_JOBS];
     size_t want_refused = 0;
     for (size_t i = 0; i < b->n; ++i) {
-        want[i] = cb_ik_two_bone_unchecked(&ref[i], NULL);
+        want[i] = orient ? cb_ik_orient_unchecked(&oref[i], NULL)
+                         : cb_ik_two_bone_unchecked(&ref[i], NULL);
         want_refused += want[i] != CB_OK;
     }
-    size_t refused = cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
+    size_t refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
+                            : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
     check_codes_and_poses(b, what, got, refused, want, want_refused);
     for (size_t i = 0; i < b->n; ++i) {
-        const cb_ik_two_bone_result *r = &b->res[i], *e = &b->ref_res[i];
-        CB_CHECK(memcmp(r->start_correction, e->start_correction, sizeof r->start_correction) ==
-                         0 &&
-                     memcmp(r->mid_correction, e->mid_correction, sizeof r->mid_correction) == 0 &&
-                     memcmp(&r->reached, &e->reached, sizeof r->reached) == 0 &&
-                     memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
-                 "%s, job %zu of %zu: result (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d), "
-                 "the scalar job's (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d)",
-                 what, i, b->n, (double)r->start_correction[0], (double)r->start_correction[1],
-                 (double)r->start_correction[2], (double)r->start_correction[3],
-                 (double)r->mid_correction[0], (double)r->mid_correction[1],
-                 (double)r->mid_correction[2], (double)r->mid_correction[3], (int)r->reached,
-                 (double)e->start_correction[0], (double)e->start_correction[1],
-                 (double)e->start_correction[2], (double)e->start_correction[3],
-                 (double)e->mid_correction[0], (double)e->mid_correction[1],
-                 (double)e->mid_correction[2], (double)e->mid_correction[3], (int)e->reached);
+        if (orient) {
+            check_orient_result(b, i, what);
+        } else {
+            check_two_bone_result(b, i, what);
+        }
     }
+}
+
+/* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked). */
+static void batch_check(batch *b, const char *what)
+{
+    run_both(b, what, false);
 }
 
 /* ---- job ingredients ------------------------------------------------------------------------ */
@@ -493,38 +534,10 @@ static void ik_many_random_chains(void **state)
 
 /* ---- orientation warps ---------------------------------------------------------------------- */
 
-/* Runs the orientation batch both ways (cb_ik_orient_many_unchecked, and cb_ik_orient_unchecked
- * job by job on the copies) and compares everything. */
+/* The orientation batch (cb_ik_orient_many_unchecked against cb_ik_orient_unchecked). */
 static void orient_check(batch *b, const char *what)
 {
-    cb_ik_orient_job ref[MAX_JOBS];
-    batch_prepare(b);
-    for (size_t i = 0; i < b->n; ++i) {
-        ref[i] = b->ojobs[i];
-        ref[i].pose.ptr = b->ref_pose[i];
-        ref[i].out.ptr = ref_out(b, i, b->ojobs[i].out.ptr);
-        ref[i].result = b->has_result[i] ? &b->ref_ores[i] : NULL;
-        b->ojobs[i].result = b->has_result[i] ? &b->ores[i] : NULL;
-        memset(&b->ores[i], 0xa5, sizeof b->ores[i]);
-        memset(&b->ref_ores[i], 0xa5, sizeof b->ref_ores[i]);
-    }
-    cb_result got[MAX_JOBS], want[MAX_JOBS];
-    size_t want_refused = 0;
-    for (size_t i = 0; i < b->n; ++i) {
-        want[i] = cb_ik_orient_unchecked(&ref[i], NULL);
-        want_refused += want[i] != CB_OK;
-    }
-    size_t refused = cb_ik_orient_many_unchecked(b->ojobs, b->n, got);
-    check_codes_and_poses(b, what, got, refused, want, want_refused);
-    for (size_t i = 0; i < b->n; ++i) {
-        const cb_ik_orient_result *r = &b->ores[i], *e = &b->ref_ores[i];
-        CB_CHECK(memcmp(&r->angle, &e->angle, sizeof r->angle) == 0 &&
-                     memcmp(&r->limited, &e->limited, sizeof r->limited) == 0 &&
-                     memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
-                 "%s, job %zu of %zu: result (%.9g, %d, %u), the scalar job's (%.9g, %d, %u)", what,
-                 i, b->n, (double)r->angle, (int)r->limited, r->first_joint, (double)e->angle,
-                 (int)e->limited, e->first_joint);
-    }
+    run_both(b, what, true);
 }
 
 enum { SPINE_MAX = 4 };

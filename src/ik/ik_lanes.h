@@ -271,13 +271,14 @@ CB_INLINE void set_lane_rotation(cb_xform_group *out, size_t j, float q[4][CB_W]
 
 /* A kernel's jobs as its batch driver sees them: `size` bytes each; which the lanes take
  * (lane_form), which two share a chain (same_chain), a group's solve (at most W jobs, each
- * lane_form and on jobs[0]'s chain; returns how many were refused) and the scalar job. The
- * functions are constants where run_batches is inlined, so the calls are direct. */
+ * lane_form and on jobs[0]'s chain; returns the jobs it solved, bit i job i, every other job
+ * untouched) and the scalar job. The functions are constants where run_batches is inlined, so
+ * the calls are direct. */
 typedef struct lane_kernel {
     size_t size;
     bool (*lane_form)(const void *job);
     bool (*same_chain)(const void *a, const void *b);
-    size_t (*solve_group)(const void *jobs, size_t n, cb_result *results);
+    unsigned (*solve_group)(const void *jobs, size_t n);
     cb_result (*scalar)(const void *job);
 } lane_kernel;
 
@@ -288,29 +289,16 @@ CB_INLINE bool frames_from_pose(const void *model, const void *pose, const void 
     return model == NULL && (out == NULL || out == pose);
 }
 
-/* The jobs not in `solved` (bit i: job i) through the scalar job; returns how many it refused. */
-CB_INLINE size_t run_scalar(size_t size, cb_result (*scalar)(const void *job), const void *jobs,
-                            size_t n, unsigned solved, cb_result *results)
-{
-    size_t refused = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (!((solved >> i) & 1u)) {
-            results[i] = scalar((const char *)jobs + i * size);
-            refused += results[i] != CB_OK;
-        }
-    }
-    return refused;
-}
-
 /* n jobs in runs of consecutive jobs on one chain, at most W each: a run of two or more to the
- * group's solve, a lone job to the scalar job. Returns how many were refused. */
+ * group's solve, the jobs it did not solve (a lone job, a lane that failed a check) to the
+ * scalar job. results[i]: job i's code; returns how many were refused. */
 CB_INLINE size_t run_batches(const lane_kernel *kn, const void *jobs, size_t n, cb_result *results)
 {
     const char *p = (const char *)jobs;
     size_t refused = 0;
     size_t j = 0;
     while (j < n) {
-        const void *first = p + j * kn->size;
+        const char *first = p + j * kn->size;
         size_t k = j + 1;
         if (kn->lane_form(first)) {
             while (k < n && k - j < CB_W && kn->lane_form(p + k * kn->size) &&
@@ -318,8 +306,12 @@ CB_INLINE size_t run_batches(const lane_kernel *kn, const void *jobs, size_t n, 
                 ++k;
             }
         }
-        refused += k - j >= 2 ? kn->solve_group(first, k - j, results + j)
-                              : run_scalar(kn->size, kn->scalar, first, 1, 0u, results + j);
+        const unsigned solved = k - j >= 2 ? kn->solve_group(first, k - j) : 0u;
+        for (size_t i = 0; i < k - j; ++i) {
+            cb_result r = (solved >> i) & 1u ? CB_OK : kn->scalar(first + i * kn->size);
+            results[j + i] = r;
+            refused += r != CB_OK;
+        }
         j = k;
     }
     return refused;

@@ -292,9 +292,10 @@ static cb_result scalar_job(const void *job)
     return cb_ik_two_bone_unchecked(job, NULL);
 }
 
-/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns how
- * many were refused. */
-static size_t solve_group(const void *p, size_t n, cb_result *results)
+/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns the
+ * jobs the lanes solved (bit i: job i, its outputs written); the others are left untouched for
+ * the scalar job (run_batches). */
+static unsigned solve_group(const void *p, size_t n)
 {
     const cb_ik_two_bone_job *jobs = p;
     const cb_ik_two_bone_job *job0 = &jobs[0];
@@ -394,11 +395,9 @@ static size_t solve_group(const void *p, size_t n, cb_result *results)
                 job->result->reached = (reached >> i) & 1u;
                 job->result->first_joint = job->start_joint;
             }
-            results[i] = CB_OK;
         }
     }
-    /* the rest: the scalar job's */
-    return run_scalar(sizeof *jobs, scalar_job, jobs, n, solved, results);
+    return solved;
 }
 
 static const lane_kernel kernel = {sizeof(cb_ik_two_bone_job), lane_form, same_chain, solve_group,

@@ -111,9 +111,10 @@ static cb_result scalar_job(const void *job)
     return cb_ik_orient_unchecked(job, NULL);
 }
 
-/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns how
- * many were refused. */
-static size_t solve_group(const void *p, size_t n, cb_result *results)
+/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns the
+ * jobs the lanes solved (bit i: job i, its outputs written); the others are left untouched for
+ * the scalar job (run_batches). */
+static unsigned solve_group(const void *p, size_t n)
 {
     const cb_ik_orient_job *jobs = p;
     const cb_ik_orient_job *job0 = &jobs[0];
@@ -172,11 +173,9 @@ static size_t solve_group(const void *p, size_t n, cb_result *results)
                 job->result->limited = a_of[i] != job->angle;
                 job->result->first_joint = job->hip_joint;
             }
-            results[i] = CB_OK;
         }
     }
-    /* the rest: the scalar job's */
-    return run_scalar(sizeof *jobs, scalar_job, jobs, n, solved, results);
+    return solved;
 }
 
 static const lane_kernel kernel = {sizeof(cb_ik_orient_job), lane_form, same_chain, solve_group,
