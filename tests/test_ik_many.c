@@ -39,6 +39,10 @@ typedef struct batch {
     float *model[MAX_JOBS];
     cb_ik_two_bone_result res[MAX_JOBS], ref_res[MAX_JOBS];
     bool has_result[MAX_JOBS];
+    /* orientation warps (orient_check): the jobs, their spines and results */
+    cb_ik_orient_job ojobs[MAX_JOBS];
+    cb_ik_aim_joint spine[MAX_JOBS][CB_IK_AIM_MAX_JOINTS];
+    cb_ik_orient_result ores[MAX_JOBS], ref_ores[MAX_JOBS];
 } batch;
 
 static void batch_free(batch *b)
@@ -49,39 +53,30 @@ static void batch_free(batch *b)
     }
 }
 
-/* Runs the batch both ways and compares everything. */
-static void batch_check(batch *b, const char *what)
+/* Before both runs: the reference's poses copied from the batch's, each separate output (and
+ * its reference) filled with one pattern. */
+static void batch_prepare(batch *b)
 {
-    /* The reference's jobs: the same, on the copies. */
-    cb_ik_two_bone_job ref[MAX_JOBS];
     for (size_t i = 0; i < b->n; ++i) {
         memcpy(b->ref_pose[i], b->pose[i], b->bytes);
-    }
-    for (size_t i = 0; i < b->n; ++i) {
-        ref[i] = b->jobs[i];
-        ref[i].pose.ptr = b->ref_pose[i];
-        if (b->jobs[i].out.ptr == b->pose[i]) {
-            ref[i].out.ptr = b->ref_pose[i];
-        } else if (b->jobs[i].out.ptr != NULL) {
-            ref[i].out.ptr = b->ref_extra_out[i];
-        }
-        ref[i].result = b->has_result[i] ? &b->ref_res[i] : NULL;
-        b->jobs[i].result = b->has_result[i] ? &b->res[i] : NULL;
-        /* untouched results must stay so: one recognizable pattern in both */
-        memset(&b->res[i], 0xa5, sizeof b->res[i]);
-        memset(&b->ref_res[i], 0xa5, sizeof b->ref_res[i]);
         if (b->extra_out[i] != NULL) {
             memset(b->extra_out[i], 0x5a, b->bytes);
             memset(b->ref_extra_out[i], 0x5a, b->bytes);
         }
     }
-    cb_result got[MAX_JOBS], want[MAX_JOBS];
-    size_t want_refused = 0;
-    for (size_t i = 0; i < b->n; ++i) {
-        want[i] = cb_ik_two_bone_unchecked(&ref[i], NULL);
-        want_refused += want[i] != CB_OK;
-    }
-    size_t refused = cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
+}
+
+/* The reference's output for job i's `out`: its pose's copy, its separate output's, or none. */
+static cb_xform_group *ref_out(const batch *b, size_t i, const void *out)
+{
+    return out == b->pose[i] ? b->ref_pose[i] : out != NULL ? b->ref_extra_out[i] : NULL;
+}
+
+/* After both runs: the count of refusals, every code, and every pose and separate output
+ * against the reference's, byte for byte. */
+static void check_codes_and_poses(const batch *b, const char *what, const cb_result *got,
+                                  size_t refused, const cb_result *want, size_t want_refused)
+{
     CB_CHECK(refused == want_refused, "%s, %zu jobs: %zu refused, the scalar jobs %zu", what, b->n,
              refused, want_refused);
     for (size_t i = 0; i < b->n; ++i) {
@@ -93,23 +88,92 @@ static void batch_check(batch *b, const char *what)
             CB_CHECK(memcmp(b->extra_out[i], b->ref_extra_out[i], b->bytes) == 0,
                      "%s, job %zu of %zu: out differs from the scalar job's", what, i, b->n);
         }
-        const cb_ik_two_bone_result *r = &b->res[i], *e = &b->ref_res[i];
-        CB_CHECK(memcmp(r->start_correction, e->start_correction, sizeof r->start_correction) ==
-                         0 &&
-                     memcmp(r->mid_correction, e->mid_correction, sizeof r->mid_correction) == 0 &&
-                     memcmp(&r->reached, &e->reached, sizeof r->reached) == 0 &&
-                     memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
-                 "%s, job %zu of %zu: result (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d), "
-                 "the scalar job's (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d)",
-                 what, i, b->n, (double)r->start_correction[0], (double)r->start_correction[1],
-                 (double)r->start_correction[2], (double)r->start_correction[3],
-                 (double)r->mid_correction[0], (double)r->mid_correction[1],
-                 (double)r->mid_correction[2], (double)r->mid_correction[3], (int)r->reached,
-                 (double)e->start_correction[0], (double)e->start_correction[1],
-                 (double)e->start_correction[2], (double)e->start_correction[3],
-                 (double)e->mid_correction[0], (double)e->mid_correction[1],
-                 (double)e->mid_correction[2], (double)e->mid_correction[3], (int)e->reached);
     }
+}
+
+/* Job i's two-bone result against the reference's. */
+static void check_two_bone_result(const batch *b, size_t i, const char *what)
+{
+    const cb_ik_two_bone_result *r = &b->res[i], *e = &b->ref_res[i];
+    CB_CHECK(memcmp(r->start_correction, e->start_correction, sizeof r->start_correction) == 0 &&
+                 memcmp(r->mid_correction, e->mid_correction, sizeof r->mid_correction) == 0 &&
+                 memcmp(&r->reached, &e->reached, sizeof r->reached) == 0 &&
+                 memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
+             "%s, job %zu of %zu: result (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d), "
+             "the scalar job's (%.9g %.9g %.9g %.9g | %.9g %.9g %.9g %.9g, %d)",
+             what, i, b->n, (double)r->start_correction[0], (double)r->start_correction[1],
+             (double)r->start_correction[2], (double)r->start_correction[3],
+             (double)r->mid_correction[0], (double)r->mid_correction[1],
+             (double)r->mid_correction[2], (double)r->mid_correction[3], (int)r->reached,
+             (double)e->start_correction[0], (double)e->start_correction[1],
+             (double)e->start_correction[2], (double)e->start_correction[3],
+             (double)e->mid_correction[0], (double)e->mid_correction[1],
+             (double)e->mid_correction[2], (double)e->mid_correction[3], (int)e->reached);
+}
+
+/* Job i's orientation warp result against the reference's. */
+static void check_orient_result(const batch *b, size_t i, const char *what)
+{
+    const cb_ik_orient_result *r = &b->ores[i], *e = &b->ref_ores[i];
+    CB_CHECK(memcmp(&r->angle, &e->angle, sizeof r->angle) == 0 &&
+                 memcmp(&r->limited, &e->limited, sizeof r->limited) == 0 &&
+                 memcmp(&r->first_joint, &e->first_joint, sizeof r->first_joint) == 0,
+             "%s, job %zu of %zu: result (%.9g, %d, %u), the scalar job's (%.9g, %d, %u)", what, i,
+             b->n, (double)r->angle, (int)r->limited, r->first_joint, (double)e->angle,
+             (int)e->limited, e->first_joint);
+}
+
+/* Runs the batch both ways, the batch function and the scalar job one by one on the copies,
+ * and compares everything: its two-bone jobs, or with `orient` its orientation warps. */
+static void run_both(batch *b, const char *what, bool orient)
+{
+    cb_ik_two_bone_job ref[MAX_JOBS];
+    cb_ik_orient_job oref[MAX_JOBS];
+    batch_prepare(b);
+    for (size_t i = 0; i < b->n; ++i) {
+        /* The reference's jobs: the same, on the copies. Untouched results must stay so: one
+         * recognizable pattern in both. */
+        memset(&b->res[i], 0xa5, sizeof b->res[i]);
+        memset(&b->ref_res[i], 0xa5, sizeof b->ref_res[i]);
+        memset(&b->ores[i], 0xa5, sizeof b->ores[i]);
+        memset(&b->ref_ores[i], 0xa5, sizeof b->ref_ores[i]);
+        if (orient) {
+            oref[i] = b->ojobs[i];
+            oref[i].pose.ptr = b->ref_pose[i];
+            oref[i].out.ptr = ref_out(b, i, b->ojobs[i].out.ptr);
+            oref[i].result = b->has_result[i] ? &b->ref_ores[i] : NULL;
+            b->ojobs[i].result = b->has_result[i] ? &b->ores[i] : NULL;
+        } else {
+            ref[i] = b->jobs[i];
+            ref[i].pose.ptr = b->ref_pose[i];
+            ref[i].out.ptr = ref_out(b, i, b->jobs[i].out.ptr);
+            ref[i].result = b->has_result[i] ? &b->ref_res[i] : NULL;
+            b->jobs[i].result = b->has_result[i] ? &b->res[i] : NULL;
+        }
+    }
+    cb_result got[MAX_JOBS], want[MAX_JOBS];
+    size_t want_refused = 0;
+    for (size_t i = 0; i < b->n; ++i) {
+        want[i] = orient ? cb_ik_orient_unchecked(&oref[i], NULL)
+                         : cb_ik_two_bone_unchecked(&ref[i], NULL);
+        want_refused += want[i] != CB_OK;
+    }
+    size_t refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
+                            : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
+    check_codes_and_poses(b, what, got, refused, want, want_refused);
+    for (size_t i = 0; i < b->n; ++i) {
+        if (orient) {
+            check_orient_result(b, i, what);
+        } else {
+            check_two_bone_result(b, i, what);
+        }
+    }
+}
+
+/* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked). */
+static void batch_check(batch *b, const char *what)
+{
+    run_both(b, what, false);
 }
 
 /* ---- job ingredients ------------------------------------------------------------------------ */
@@ -257,12 +321,12 @@ static cb_ik_two_bone_job make_job(cb_prng *r, batch *b, size_t i, const chain *
 
 /* Turns a job into one the lanes do not take, one time in `one_in`: model matrices given, or
  * another output array. */
-static void maybe_not_lanes(cb_prng *r, batch *b, size_t i, uint32_t one_in)
+static void maybe_not_lanes(cb_prng *r, batch *b, size_t i, uint32_t one_in, cb_float_cspan *model,
+                            cb_xform_group_span *out)
 {
     if (cb_prng_below(r, one_in) != 0) {
         return;
     }
-    cb_ik_two_bone_job *job = &b->jobs[i];
     size_t n = cb_skeleton_joint_count(b->s);
     if (cb_prng_below(r, 2) == 0) {
         b->model[i] = calloc(n * 16, sizeof(float));
@@ -271,11 +335,11 @@ static void maybe_not_lanes(cb_prng *r, batch *b, size_t i, uint32_t one_in)
         if (cb_ltm_job_run(&l, NULL) != CB_OK) {
             return; /* a broken pose: local-to-model refuses it; leave the job as it is */
         }
-        job->model = (cb_float_cspan){b->model[i], n * 16};
+        *model = (cb_float_cspan){b->model[i], n * 16};
     } else {
         b->extra_out[i] = cb_test_pose_alloc(b->s, false);
         b->ref_extra_out[i] = cb_test_pose_alloc(b->s, false);
-        job->out = (cb_xform_group_span){b->extra_out[i], b->groups};
+        *out = (cb_xform_group_span){b->extra_out[i], b->groups};
     }
 }
 
@@ -373,7 +437,7 @@ static void ik_many_humanoid_batches(void **state)
                 shared si = cb_prng_below(&r, 12) == 0 ? random_shared(&r) : sh;
                 broken += maybe_break(&r, h.s, b.pose[i], ci);
                 b.jobs[i] = make_job(&r, &b, i, ci, &si);
-                maybe_not_lanes(&r, &b, i, 10);
+                maybe_not_lanes(&r, &b, i, 10, &b.jobs[i].model, &b.jobs[i].out);
             }
             jobs += n;
             batch_check(&b, "humanoid");
@@ -460,9 +524,222 @@ static void ik_many_random_chains(void **state)
             assert_int_equal(cb_xform_pack((cb_xform_cspan){all, nj}, b.pose[i], b.groups), CB_OK);
             maybe_break(&r, s, b.pose[i], &c);
             b.jobs[i] = make_job(&r, &b, i, &c, &sh);
-            maybe_not_lanes(&r, &b, i, 12);
+            maybe_not_lanes(&r, &b, i, 12, &b.jobs[i].model, &b.jobs[i].out);
         }
         batch_check(&b, "random chain");
+        batch_free(&b);
+        cb_skeleton_destroy(s);
+    }
+}
+
+/* ---- orientation warps ---------------------------------------------------------------------- */
+
+/* The orientation batch (cb_ik_orient_many_unchecked against cb_ik_orient_unchecked). */
+static void orient_check(batch *b, const char *what)
+{
+    run_both(b, what, true);
+}
+
+enum { SPINE_MAX = 4 };
+
+#define PI_BELOW 3.14159f /* just below pi: the largest angle_limit, within [0, pi] */
+
+/* An orientation chain: the hip, then up to SPINE_MAX spine joints, each below the one before. */
+typedef struct spine_chain {
+    uint32_t hip;
+    size_t n;
+    uint32_t joints[SPINE_MAX];
+} spine_chain;
+
+/* What the jobs of one chain share: the spine's joints and weights, the angle limit. */
+typedef struct orient_shared {
+    spine_chain c;
+    cb_ik_aim_joint spine[SPINE_MAX];
+    float limit;
+} orient_shared;
+
+/* Weights equal (the default's 1 / n), unequal (summing to at most 1), some 0, or all 0 (the hip
+ * alone turns); limit the default, small, or up to pi. */
+static orient_shared random_orient_shared(cb_prng *r, const spine_chain *c)
+{
+    static const float limits[] = {0.0f, 0.0f, 0.4f, 1.2f, PI_BELOW};
+    orient_shared o = {.c = *c, .limit = limits[cb_prng_below(r, 5)]};
+    uint32_t kind = cb_prng_below(r, 4);
+    float left = 1.0f;
+    for (size_t k = 0; k < c->n; ++k) {
+        float w = kind == 0   ? 1.0f / (float)c->n
+                  : kind == 1 ? cb_prng_range(r, 0.0f, left)
+                  : kind == 2 ? (k % 2 == 0 ? 0.0f : 1.0f / (float)c->n)
+                              : 0.0f;
+        left = left - w > 0.0f ? left - w : 0.0f;
+        o.spine[k] = (cb_ik_aim_joint){c->joints[k], w};
+    }
+    return o;
+}
+
+/* An angle: 0, small, anywhere in (-pi, pi), beyond the limit on either side, or so small
+ * that the spine's shares of it underflow to zero. */
+static float random_angle(cb_prng *r, float limit)
+{
+    const float lim = limit == 0.0f ? CB_IK_ORIENT_DEFAULT_ANGLE_LIMIT : limit;
+    const float sign = cb_prng_below(r, 2) == 0 ? -1.0f : 1.0f;
+    switch (cb_prng_below(r, 7)) {
+    case 0:
+        return 0.0f;
+    case 1:
+        return cb_prng_range(r, -0.3f, 0.3f);
+    case 2:
+        return cb_prng_range(r, -PI_BELOW, PI_BELOW);
+    case 3:
+        return sign * (lim + cb_prng_range(r, 0.01f, 2.0f));
+    case 4:
+        return sign * 1e-45f * (float)(1 + cb_prng_below(r, 3)); /* subnormal */
+    default:
+        return cb_prng_range(r, -1.5f, 1.5f);
+    }
+}
+
+/* Job i: the pose's orientation warp on the shared chain, with its own angle and weight; its
+ * spine its own copy, or the shared array itself one time in three. */
+static cb_ik_orient_job make_orient_job(cb_prng *r, batch *b, size_t i, const orient_shared *sh)
+{
+    memcpy(b->spine[i], sh->spine, sizeof sh->spine);
+    const cb_ik_aim_joint *spine = cb_prng_below(r, 3) == 0 ? sh->spine : b->spine[i];
+    cb_ik_orient_job job = {.skeleton = b->s,
+                            .pose = {b->pose[i], b->groups},
+                            .out = {b->pose[i], b->groups},
+                            .hip_joint = sh->c.hip,
+                            .spine = {sh->c.n > 0 ? spine : NULL, sh->c.n},
+                            .angle = random_angle(r, sh->limit),
+                            .angle_limit = sh->limit};
+    uint32_t wk = cb_prng_below(r, 8);
+    job.weight = wk == 0 ? 0.0f : wk < 3 ? cb_prng_range(r, 0.0f, 1.0f) : 1.0f;
+    b->has_result[i] = cb_prng_below(r, 5) != 0;
+    if (cb_prng_below(r, 8) == 0) {
+        job.out = (cb_xform_group_span){NULL, 0};
+        b->has_result[i] = true;
+    }
+    job.result = b->has_result[i] ? &b->ores[i] : NULL;
+    cb_error err;
+    CB_CHECK(cb_ik_orient_job_validate(&job, &err) == CB_OK, "job %zu is not valid: %s", i,
+             err.message);
+    return job;
+}
+
+/* Breaks the spine chain of a pose now and then (maybe_break on the path to its last joint). */
+static bool maybe_break_spine(cb_prng *r, const cb_skeleton *s, cb_xform_group *pose,
+                              const spine_chain *c)
+{
+    uint32_t last = c->n > 0 ? c->joints[c->n - 1] : c->hip;
+    const chain path = {c->hip, c->hip, last, {0}};
+    return maybe_break(r, s, pose, &path);
+}
+
+/* Batches of n = 0 .. 3W + 1 orientation warps on the humanoid, one chain per batch (the
+ * pelvis and the spine, the hip alone, a spine from spine_01 to the head), with jobs on another
+ * chain or with other shares or limits, and jobs the lanes do not take, mixed in. */
+static void ik_many_orient_humanoid(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    humanoid h = humanoid_make();
+    const char *names[4][SPINE_MAX + 1] = {{"pelvis", "spine_01", "spine_02", "spine_03", NULL},
+                                           {"pelvis", "spine_02", NULL},
+                                           {"pelvis", NULL},
+                                           {"spine_01", "spine_02", "spine_03", "neck", "head"}};
+    spine_chain chains[4];
+    for (int c = 0; c < 4; ++c) {
+        spine_chain *ch = &chains[c];
+        *ch = (spine_chain){0};
+        CB_CHECK(cb_skeleton_find_joint(h.s, names[c][0], &ch->hip) == CB_OK, "no %s", names[c][0]);
+        for (int k = 1; k <= SPINE_MAX && names[c][k] != NULL; ++k) {
+            CB_CHECK(cb_skeleton_find_joint(h.s, names[c][k], &ch->joints[ch->n++]) == CB_OK,
+                     "no %s", names[c][k]);
+        }
+    }
+    size_t broken = 0, jobs = 0;
+    for (int round = 0; round < 96 / W; ++round) {
+        for (size_t n = 0; n <= 3 * W + 1; ++n) {
+            batch b = {.s = h.s, .n = n};
+            b.groups = cb_skeleton_group_count(h.s);
+            b.bytes = cb_skeleton_pose_bytes(h.s);
+            const orient_shared sh = random_orient_shared(&r, &chains[cb_prng_below(&r, 4)]);
+            orient_shared other[MAX_JOBS];
+            for (size_t i = 0; i < n; ++i) {
+                b.pose[i] = b.own[i] = cb_test_pose_alloc(h.s, false);
+                b.ref_pose[i] = b.ref_own[i] = cb_test_pose_alloc(h.s, false);
+                humanoid_pose(&r, &h, b.pose[i]);
+                const orient_shared *si = &sh;
+                if (cb_prng_below(&r, 12) == 0) {
+                    other[i] = random_orient_shared(&r, &chains[cb_prng_below(&r, 4)]);
+                    si = &other[i];
+                }
+                broken += maybe_break_spine(&r, h.s, b.pose[i], &si->c);
+                b.ojobs[i] = make_orient_job(&r, &b, i, si);
+                maybe_not_lanes(&r, &b, i, 10, &b.ojobs[i].model, &b.ojobs[i].out);
+            }
+            jobs += n;
+            orient_check(&b, "orient humanoid");
+            batch_free(&b);
+        }
+    }
+    cb_test_note("%zu orientation warps, %zu on broken chains", jobs, broken);
+    cb_embedded_destroy(h.set);
+}
+
+/* Random skeletons with scale (uniform and not): a hip on a random joint's path and up to four
+ * spine joints below it, every lane a random pose of the skeleton. */
+static void ik_many_orient_random(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    for (int it = 0; it < 60; ++it) {
+        size_t nj = 8 + cb_prng_below(&r, 40);
+        cb_skeleton *s = cb_test_random_skeleton(&r, nj, true, it % 2 == 0);
+        const int32_t *parents = cb_skeleton_parents(s);
+        /* the path from the root to a joint in the second half, root first */
+        uint32_t path[64];
+        size_t depth = 0;
+        for (int32_t j = (int32_t)(nj - 1 - cb_prng_below(&r, (uint32_t)nj / 2)); j >= 0;
+             j = parents[j]) {
+            path[depth++] = (uint32_t)j;
+        }
+        for (size_t k = 0; k < depth / 2; ++k) {
+            uint32_t t = path[k];
+            path[k] = path[depth - 1 - k], path[depth - 1 - k] = t;
+        }
+        spine_chain c = {.hip = path[cb_prng_below(&r, (uint32_t)depth)]};
+        size_t at = 0;
+        while (path[at] != c.hip) {
+            ++at;
+        }
+        for (size_t k = at + 1; k < depth && c.n < SPINE_MAX; ++k) {
+            if (cb_prng_below(&r, 3) != 0) {
+                c.joints[c.n++] = path[k];
+            }
+        }
+        size_t n = cb_prng_below(&r, 3 * W + 2);
+        batch b = {.s = s, .n = n};
+        b.groups = cb_skeleton_group_count(s);
+        b.bytes = cb_skeleton_pose_bytes(s);
+        const orient_shared sh = random_orient_shared(&r, &c);
+        for (size_t i = 0; i < n; ++i) {
+            b.pose[i] = b.own[i] = cb_test_pose_alloc(s, false);
+            b.ref_pose[i] = b.ref_own[i] = cb_test_pose_alloc(s, false);
+            cb_xform all[64];
+            assert_int_equal(
+                cb_xform_unpack(cb_skeleton_rest_pose(s).ptr, b.groups, (cb_xform_span){all, nj}),
+                CB_OK);
+            for (size_t j = 0; j < nj; ++j) {
+                cb_xform x = cb_test_random_xform(&r, 0.0f);
+                memcpy(all[j].rotation, x.rotation, sizeof x.rotation);
+            }
+            assert_int_equal(cb_xform_pack((cb_xform_cspan){all, nj}, b.pose[i], b.groups), CB_OK);
+            maybe_break_spine(&r, s, b.pose[i], &c);
+            b.ojobs[i] = make_orient_job(&r, &b, i, &sh);
+            maybe_not_lanes(&r, &b, i, 12, &b.ojobs[i].model, &b.ojobs[i].out);
+        }
+        orient_check(&b, "orient random");
         batch_free(&b);
         cb_skeleton_destroy(s);
     }
@@ -471,9 +748,9 @@ static void ik_many_random_chains(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ik_many_humanoid_batches),
-        cmocka_unit_test(ik_many_two_legs_of_one_pose),
-        cmocka_unit_test(ik_many_random_chains),
+        cmocka_unit_test(ik_many_humanoid_batches), cmocka_unit_test(ik_many_two_legs_of_one_pose),
+        cmocka_unit_test(ik_many_random_chains),    cmocka_unit_test(ik_many_orient_humanoid),
+        cmocka_unit_test(ik_many_orient_random),
     };
     return CB_RUN_TESTS(tests);
 }

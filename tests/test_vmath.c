@@ -253,6 +253,43 @@ static void vmath_scalar_twins_match(void **state)
     }
 }
 
+/* cb_vf_sincos against its scalar twin cb_det_sincosf, bit for bit: arguments in every
+ * quadrant near and far (the reduction's whole range and beyond), signed zeros, subnormals,
+ * quarter turns and their neighbours, values near FLT_MAX, the infinities and NaN. */
+static void vmath_sincos_matches_scalar(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    enum { N = 65536 };
+    static float x[N], vs[N], vc[N];
+    const float special[] = {0.0f,      -0.0f,       1e-45f,     -1e-45f,     1e-38f,
+                             INFINITY,  -INFINITY,   NAN,        3.0e38f,     -3.4e38f,
+                             1e30f,     16777216.0f, 1.5707964f, -1.5707964f, 3.1415927f,
+                             4.712389f, 0.7853982f,  -0.7853981f};
+    const size_t ns = sizeof special / sizeof special[0];
+    for (size_t i = 0; i < N; ++i) {
+        float range = i % 4 == 0 ? 7.0f : i % 4 == 1 ? 1.6f : i % 4 == 2 ? 6000.0f : 1e7f;
+        x[i] = i < ns ? special[i] : cb_prng_range(&r, -range, range);
+        if (i % 37 == 0 && i >= ns) {
+            x[i] = nextafterf((float)(cb_prng_below(&r, 17) - 8) * 1.57079633f,
+                              cb_prng_below(&r, 2) ? INFINITY : -INFINITY);
+        }
+    }
+    for (size_t i = 0; i < N; i += CB_SIMD_WIDTH) {
+        cb_vf s, c;
+        cb_vf_sincos(cb_vf_loadu(x + i), &s, &c);
+        cb_vf_storeu(vs + i, s);
+        cb_vf_storeu(vc + i, c);
+    }
+    for (size_t i = 0; i < N; ++i) {
+        float s, c;
+        cb_det_sincosf(x[i], &s, &c);
+        CB_CHECK(same_bits(s, vs[i]) && same_bits(c, vc[i]),
+                 "sincos(%a): scalar (%a, %a), vector (%a, %a)", (double)x[i], (double)s, (double)c,
+                 (double)vs[i], (double)vc[i]);
+    }
+}
+
 /* The scalar sine and cosine against double libm: polynomial errors 1e-8 and float rounding of
  * the reduced argument, the polynomial and the result (measured about 9e-8 absolute for
  * |x| <= 6000); exp as cb_vf_exp. */
@@ -463,6 +500,7 @@ int main(void)
         cmocka_unit_test(vmath_exp_log_accuracy),
         cmocka_unit_test(vmath_mask_bits_round_trip),
         cmocka_unit_test(vmath_scalar_twins_match),
+        cmocka_unit_test(vmath_sincos_matches_scalar),
         cmocka_unit_test(vmath_scalar_sincos_exp_accuracy),
         cmocka_unit_test(vmath_scalar_sincos_switch_matches_loop),
         cmocka_unit_test(vmath_double_sincos_accuracy),

@@ -3,8 +3,9 @@
  * Each job here is scalar: it solves one chain of one character, a few dozen dependent
  * operations with nothing W-wide in them (the SoA joint groups are read and written a lane at a
  * time). Two-bone jobs on one chain of many characters (the graph's legs) are also solved W at
- * a time, one character per lane, by cb_ik_two_bone_many_unchecked (ik_many.c), whose lanes
- * run this file's two-bone operations in the same order: the same bits.
+ * a time, one character per lane, by cb_ik_two_bone_many_unchecked (ik_many.c), and so are
+ * orientation warps (the graph's orientation step over a chunk) by cb_ik_orient_many_unchecked
+ * (ik_orient_many.c); their lanes run this file's operations in the same order: the same bits.
  *
  * Model space comes either from the caller's local-to-model matrices or from the local pose:
  * the model matrix of a chain joint is the product of the local matrices on its path from the

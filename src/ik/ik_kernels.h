@@ -21,6 +21,14 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
  * different poses, or chains in disjoint subtrees of one pose (a character's legs). */
 size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results);
 
+/* n orientation warps solved together (ik_orient_many.c): exactly what cb_ik_orient_unchecked
+ * does on each job in turn (every output bit, every result, the same refusals; no error
+ * message), results[j] job j's code; returns how many were refused. Jobs that share one chain
+ * (skeleton, hip_joint, the spine's joints and weights, angle_limit; no model matrices; `out`
+ * the pose itself or empty) may be solved side by side, so no job's corrections may reach
+ * another job's chain: such jobs correct different poses (the graph's characters). */
+size_t cb_ik_orient_many_unchecked(const cb_ik_orient_job *jobs, size_t n, cb_result *results);
+
 /* Joint j's model-space position in a local pose (the path of local matrices the jobs compose
  * when they have no model matrices): for a step that reads where a joint is before and after
  * its IK (the graph's foot_lock). Not checked: j in range, the pose the skeleton's. */

@@ -13,80 +13,17 @@
  *
  * Bit for bit: each lane runs exactly the scalar solve's IEEE operations on the same operands,
  * in the same order (a + b and a * b commute exactly, so operand order within one operation
- * may differ), never fused (vf.h, "one result everywhere"). The helpers below name their
- * scalar twin (base/scalar_math_t.h, ik.c) and follow it term by term; cb_soa_* (simd/soa.h)
- * are used where their order is the scalar one (quaternion product, rotation, normalize, the
- * local matrix); compose below is not cb_soa_mat34_mul, which adds the position in another
+ * may differ), never fused (vf.h, "one result everywhere"). The helpers here and in
+ * ik_lanes.h (the general ones, shared with the orientation warp's lanes) name their scalar
+ * twin (base/scalar_math_t.h, ik.c) and follow it term by term; cb_soa_* (simd/soa.h) are used
+ * where their order is the scalar one (quaternion product, rotation, normalize, the local
+ * matrix); ik_lanes.h's compose is not cb_soa_mat34_mul, which adds the position in another
  * order. tests/test_ik_many.c compares every output bit with the scalar job's. */
 #include <string.h>
 
-#include "assets/asset_layout.h"
-#include "base/base_impl.h"
 #include "base/scalar_math.h"
-#include "ik/ik_impl.h"
 #include "ik/ik_kernels.h"
-#include "simd/lane.h"
-#include "simd/soa.h"
-#include "simd/soa_mat.h"
-#include "simd/vmath.h"
-
-typedef cb_vf vf;
-typedef cb_vm vm;
-typedef cb_soa_vec3 lv3; /* W vec3s, one per lane */
-typedef cb_soa_quat lq;  /* W quaternions */
-
-/* ------------------------------------------------------------------------------------------ */
-/* Lane forms of the scalar vector helpers (base/scalar_math_t.h)                              */
-
-CB_INLINE vf one(void)
-{
-    return cb_vf_set1(1.0f);
-}
-
-CB_INLINE lv3 v_splat(const float a[3])
-{
-    return (lv3){cb_vf_set1(a[0]), cb_vf_set1(a[1]), cb_vf_set1(a[2])};
-}
-
-CB_INLINE lv3 v_add(lv3 a, lv3 b)
-{
-    return (lv3){cb_vf_add(a.x, b.x), cb_vf_add(a.y, b.y), cb_vf_add(a.z, b.z)};
-}
-
-CB_INLINE lv3 v_sub(lv3 a, lv3 b)
-{
-    return (lv3){cb_vf_sub(a.x, b.x), cb_vf_sub(a.y, b.y), cb_vf_sub(a.z, b.z)};
-}
-
-CB_INLINE lv3 v_scale(lv3 a, vf s)
-{
-    return (lv3){cb_vf_mul(a.x, s), cb_vf_mul(a.y, s), cb_vf_mul(a.z, s)};
-}
-
-/* (ax bx + ay by) + az bz, as cb_fv_dot. */
-CB_INLINE vf v_dot(lv3 a, lv3 b)
-{
-    return cb_vf_add(cb_vf_add(cb_vf_mul(a.x, b.x), cb_vf_mul(a.y, b.y)), cb_vf_mul(a.z, b.z));
-}
-
-CB_INLINE vf v_len(lv3 a)
-{
-    return cb_vf_sqrt(v_dot(a, a));
-}
-
-CB_INLINE lv3 v_select(vm m, lv3 a, lv3 b)
-{
-    return (lv3){cb_vf_select(m, a.x, b.x), cb_vf_select(m, a.y, b.y), cb_vf_select(m, a.z, b.z)};
-}
-
-/* cb_fv_normalize_len: a * (1 / |a|), the zero vector where |a| is not > 0. */
-CB_INLINE lv3 v_normalize_len(lv3 a, vf *len)
-{
-    vf l = v_len(a);
-    *len = l;
-    lv3 r = v_scale(a, cb_vf_div(one(), l));
-    return v_select(cb_vf_gt(l, cb_vf_zero()), r, (lv3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()});
-}
+#include "ik/ik_lanes.h"
 
 /* cb_fv_reject: a - n (a . n). */
 CB_INLINE lv3 v_reject(lv3 a, lv3 n)
@@ -111,12 +48,6 @@ CB_INLINE lv3 any_perpendicular(lv3 a)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Quaternions                                                                                 */
-
-CB_INLINE lq q_select(vm m, lq a, lq b)
-{
-    return (lq){cb_vf_select(m, a.x, b.x), cb_vf_select(m, a.y, b.y), cb_vf_select(m, a.z, b.z),
-                cb_vf_select(m, a.w, b.w)};
-}
 
 /* cb_fq_axis_half_angle. */
 CB_INLINE lq axis_half_angle(lv3 n, vf c, vf s)
@@ -175,125 +106,7 @@ CB_INLINE vf positive_part(vf a)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Frames from W poses                                                                         */
-
-/* W affine frames: the linear part's columns and the position (ik.c's frame, per lane). */
-typedef struct lframe {
-    lv3 c[3];
-    lv3 p;
-} lframe;
-
-/* ik.c lin: (c0 v.x + c1 v.y) + c2 v.z. */
-CB_INLINE lv3 lin(const lframe *f, lv3 v)
-{
-    return v_add(v_add(v_scale(f->c[0], v.x), v_scale(f->c[1], v.y)), v_scale(f->c[2], v.z));
-}
-
-/* a * b with ik.c compose4's bits: each column lin(a, column), the position lin(a, b.p) + a.p. */
-CB_INLINE lframe compose(const lframe *a, const lframe *b)
-{
-    lframe r;
-    for (int k = 0; k < 3; ++k) {
-        r.c[k] = lin(a, b->c[k]);
-    }
-    r.p = v_add(lin(a, b->p), a->p);
-    return r;
-}
-
-/* The lanes' poses: lane i reads pose[i]. Lanes past the group's jobs and jobs without work
- * read the pose of the first job with work, `lead`, so that every lane computes what a job
- * would (finite numbers, no rare case taken for nothing); nothing of theirs is written. A group
- * that fills at most half the lanes (the graph's chunks of 8 at W = 16) is `half`: only the
- * lower half is gathered, the upper lanes take lane lead's numbers from it. */
-typedef struct lanes {
-    bool half;
-    size_t lead;
-    const float *pose[CB_W];
-} lanes;
-
-/* Components [first, first + m) of joint j in lanes [0, count), one row per component. */
-CB_INLINE void gather_lanes(const lanes *ln, size_t count, size_t j, size_t first, size_t m,
-                            float (*buf)[CB_W])
-{
-    for (size_t i = 0; i < count; ++i) {
-        const float *p = cb_lane_cptr(ln->pose[i], CB_LANE_COMPONENTS, j, first);
-        for (size_t k = 0; k < m; ++k) {
-            buf[k][i] = p[k * CB_W];
-        }
-    }
-}
-
-/* gather_lanes over every lane, or over the lower half with lane lead's numbers copied into the
- * upper. Both lane counts are constants, so the compiler unrolls the lanes. */
-CB_INLINE void gather(const lanes *ln, bool half, size_t j, size_t first, size_t m,
-                      float (*buf)[CB_W])
-{
-    if (!half) {
-        gather_lanes(ln, CB_W, j, first, m, buf);
-        return;
-    }
-    CB_VF_ALIGNED static const float lane_index[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                       8, 9, 10, 11, 12, 13, 14, 15};
-    _Static_assert(CB_W <= 16, "lane_index covers every lane");
-    const vm lower = cb_vf_lt(cb_vf_load(lane_index), cb_vf_set1((float)(CB_W / 2)));
-    for (size_t k = 0; k < m; ++k) {
-        cb_vf_store(buf[k], cb_vf_zero()); /* no undefined floats, even in discarded lanes */
-    }
-    gather_lanes(ln, CB_W / 2, j, first, m, buf);
-    for (size_t k = 0; k < m; ++k) {
-        cb_vf_store(buf[k], cb_vf_select(lower, cb_vf_load(buf[k]), cb_vf_set1(buf[k][ln->lead])));
-    }
-}
-
-/* Joint j of every lane's pose, as W transforms: each lane's ten floats gathered (the reads of
- * cb_lane_xform) into a component-major buffer, then loaded a component at a time. */
-CB_INLINE cb_soa_xform gather_xform(const lanes *ln, bool half, size_t j)
-{
-    CB_VF_ALIGNED float buf[CB_LANE_COMPONENTS][CB_W];
-    gather(ln, half, j, 0, CB_LANE_COMPONENTS, buf);
-    return (cb_soa_xform){
-        {cb_vf_load(buf[CB_LANE_T]), cb_vf_load(buf[CB_LANE_T + 1]),
-         cb_vf_load(buf[CB_LANE_T + 2])},
-        {cb_vf_load(buf[CB_LANE_Q]), cb_vf_load(buf[CB_LANE_Q + 1]), cb_vf_load(buf[CB_LANE_Q + 2]),
-         cb_vf_load(buf[CB_LANE_Q + 3])},
-        {cb_vf_load(buf[CB_LANE_S]), cb_vf_load(buf[CB_LANE_S + 1]),
-         cb_vf_load(buf[CB_LANE_S + 2])},
-    };
-}
-
-/* Joint j's local rotation in every lane. */
-CB_INLINE lq gather_rotation(const lanes *ln, size_t j)
-{
-    CB_VF_ALIGNED float buf[4][CB_W];
-    gather(ln, ln->half, j, CB_LANE_Q, 4, buf);
-    return (lq){cb_vf_load(buf[0]), cb_vf_load(buf[1]), cb_vf_load(buf[2]), cb_vf_load(buf[3])};
-}
-
-/* ik.c local_frame4: T R S (cb_soa_xform_to_mat34 is Shoemake's formula with col4.h's bits). */
-CB_INLINE lframe local_frame(const lanes *ln, bool half, size_t j)
-{
-    cb_soa_xform x = gather_xform(ln, half, j);
-    cb_soa_mat34 m = cb_soa_xform_to_mat34(x);
-    lframe f;
-    for (int k = 0; k < 3; ++k) {
-        f.c[k] = (lv3){m.c[k][0], m.c[k][1], m.c[k][2]};
-    }
-    f.p = x.t;
-    return f;
-}
-
-/* ik.c path_frame: the local matrices from `stop` (exclusive; -1: the root) down to j,
- * accumulated bottom-up. */
-CB_INLINE lframe path_frame(const struct cb_skeleton *s, const lanes *ln, bool half, size_t j,
-                            int32_t stop)
-{
-    lframe acc = local_frame(ln, half, j);
-    for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
-        lframe parent = local_frame(ln, half, (size_t)p);
-        acc = compose(&parent, &acc);
-    }
-    return acc;
-}
+/* The chain's frames (the gathers and products: ik_lanes.h)                                   */
 
 /* ik.c chain_frames from the pose: the start from the root, each next from the one before,
  * composed onto it. Called with `half` a constant, so that each form has its own unrolled
@@ -308,27 +121,11 @@ CB_INLINE void chain_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool
     f[2] = compose(&f[1], &rel);
 }
 
-/* Lanes whose v is within +-CB_IK_MAX_COORDINATE on every axis (NaN and infinities fail). */
-CB_INLINE vm vec_in_range(lv3 v)
-{
-    const vf max = cb_vf_set1(CB_IK_MAX_COORDINATE);
-    return cb_vm_and(cb_vm_and(cb_vf_le(cb_vf_abs(v.x), max), cb_vf_le(cb_vf_abs(v.y), max)),
-                     cb_vf_le(cb_vf_abs(v.z), max));
-}
-
 /* Lanes whose every frame element is within range (ik.c chain_in_range). */
 CB_INLINE vm frames_in_range(const lframe f[3])
 {
-    vm ok = vec_in_range(f[0].p);
-    for (int k = 0; k < 3; ++k) {
-        for (int c = 0; c < 3; ++c) {
-            ok = cb_vm_and(ok, vec_in_range(f[k].c[c]));
-        }
-        if (k > 0) {
-            ok = cb_vm_and(ok, vec_in_range(f[k].p));
-        }
-    }
-    return ok;
+    return cb_vm_and(cb_vm_and(frame_in_range(&f[0]), frame_in_range(&f[1])),
+                     frame_in_range(&f[2]));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -470,66 +267,37 @@ CB_INLINE lane_solution solve_two_bone(const cb_ik_two_bone_job *job, const lane
     return out;
 }
 
-/* ik.c to_local: the model-space turn q seen in the joint's frame f. */
-CB_INLINE lq to_local(const lframe *f, lq q)
-{
-    lv3 v = {q.x, q.y, q.z};
-    vf vl = v_len(v);
-    lv3 y = {v_dot(f->c[0], v), v_dot(f->c[1], v), v_dot(f->c[2], v)};
-    vf yl = v_len(y);
-    vm ok = cb_vm_and(cb_vf_gt(vl, cb_vf_zero()), cb_vf_gt(yl, cb_vf_zero()));
-    y = v_scale(y, cb_vf_div(vl, yl));
-    return q_select(ok, (lq){y.x, y.y, y.z, q.w}, cb_soa_quat_identity());
-}
-
-/* ik.c apply_correction, its new rotation: normalize(rotation * c), c itself where the product
- * has no length. `skip`: the lanes whose c is the identity's xyz, which write nothing. */
-CB_INLINE lq corrected(lq rotation, lq c, vm *skip)
-{
-    *skip = cb_vm_and(cb_vm_and(cb_vf_eq(c.x, cb_vf_zero()), cb_vf_eq(c.y, cb_vf_zero())),
-                      cb_vf_eq(c.z, cb_vf_zero()));
-    lq q = cb_soa_quat_mul(rotation, c);
-    vm has_length = cb_vf_ge(cb_soa_quat_dot(q, q), cb_vf_set1(1e-30f));
-    return q_select(has_length, cb_soa_quat_normalize(q), c);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Groups of jobs                                                                              */
 
 /* A job the lanes can take: frames from the pose, corrected in place or not at all. */
-static bool lane_form(const cb_ik_two_bone_job *job)
+static bool lane_form(const void *p)
 {
-    return job->model.ptr == NULL &&
-           (job->out.ptr == NULL || (const void *)job->out.ptr == (const void *)job->pose.ptr);
+    const cb_ik_two_bone_job *job = p;
+    return frames_from_pose(job->model.ptr, job->pose.ptr, job->out.ptr);
 }
 
 /* Two jobs on one chain: what the lanes take once for all. */
-static bool same_chain(const cb_ik_two_bone_job *a, const cb_ik_two_bone_job *b)
+static bool same_chain(const void *pa, const void *pb)
 {
+    const cb_ik_two_bone_job *a = pa, *b = pb;
     return a->skeleton == b->skeleton && a->start_joint == b->start_joint &&
            a->mid_joint == b->mid_joint && a->end_joint == b->end_joint &&
            memcmp(a->mid_axis, b->mid_axis, sizeof a->mid_axis) == 0 &&
            memcmp(&a->soften, &b->soften, sizeof a->soften) == 0;
 }
 
-/* Writes 4 lanes of q (lane i) into out[0..4). */
-CB_INLINE void store_lane_quat(float q[4][CB_W], size_t i, float out[4])
+static cb_result scalar_job(const void *job)
 {
-    for (size_t k = 0; k < 4; ++k) {
-        out[k] = q[k][i];
-    }
+    return cb_ik_two_bone_unchecked(job, NULL);
 }
 
-CB_INLINE void store_quat(float out[4][CB_W], lq q)
+/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns the
+ * jobs the lanes solved (bit i: job i, its outputs written); the others are left untouched for
+ * the scalar job (run_batches). */
+static unsigned solve_group(const void *p, size_t n)
 {
-    cb_vf_store(out[0], q.x), cb_vf_store(out[1], q.y), cb_vf_store(out[2], q.z);
-    cb_vf_store(out[3], q.w);
-}
-
-/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns how
- * many were refused. */
-static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results)
-{
+    const cb_ik_two_bone_job *jobs = p;
     const cb_ik_two_bone_job *job0 = &jobs[0];
     /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). */
     unsigned active = 0;
@@ -542,7 +310,7 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
             lead = lead < n ? lead : i;
         }
     }
-    size_t refused = 0;
+    unsigned solved = 0; /* the jobs the lanes solved */
     if (lead < n) {
         lanes ln;
         ln.half = n <= CB_W / 2;
@@ -575,7 +343,7 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
         ok = cb_vm_and(ok, frames_in_range(f));
         ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
         ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
-        unsigned solved = active & cb_vm_bits(ok);
+        solved = active & cb_vm_bits(ok);
 
         float soften = job0->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job0->soften;
         lane_solution sol = solve_two_bone(job0, &in, &f[0], &f[1], &f[2], soften);
@@ -614,15 +382,11 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
             /* What cb_ik_two_bone_unchecked asserts once the target and pole are checked. */
             CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
             if (job->out.ptr != NULL) {
-                float q[4];
                 if (!((skip_s >> i) & 1u)) {
-                    store_lane_quat(rs_f, i, q);
-                    cb_lane_set(job->out.ptr, CB_LANE_COMPONENTS, job->start_joint, CB_LANE_Q, 4,
-                                q);
+                    set_lane_rotation(job->out.ptr, job->start_joint, rs_f, i);
                 }
                 if (!((skip_m >> i) & 1u)) {
-                    store_lane_quat(rm_f, i, q);
-                    cb_lane_set(job->out.ptr, CB_LANE_COMPONENTS, job->mid_joint, CB_LANE_Q, 4, q);
+                    set_lane_rotation(job->out.ptr, job->mid_joint, rm_f, i);
                 }
             }
             if (job->result != NULL) {
@@ -631,39 +395,15 @@ static size_t solve_group(const cb_ik_two_bone_job *jobs, size_t n, cb_result *r
                 job->result->reached = (reached >> i) & 1u;
                 job->result->first_joint = job->start_joint;
             }
-            results[i] = CB_OK;
-        }
-        active = solved ^ ((1u << n) - 1u); /* the rest: the scalar job's */
-    } else {
-        active = (1u << n) - 1u;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if ((active >> i) & 1u) {
-            results[i] = cb_ik_two_bone_unchecked(&jobs[i], NULL);
-            refused += results[i] != CB_OK;
         }
     }
-    return refused;
+    return solved;
 }
+
+static const lane_kernel kernel = {sizeof(cb_ik_two_bone_job), lane_form, same_chain, solve_group,
+                                   scalar_job};
 
 size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results)
 {
-    size_t refused = 0;
-    size_t j = 0;
-    while (j < n) {
-        size_t k = j + 1;
-        if (lane_form(&jobs[j])) {
-            while (k < n && k - j < CB_W && lane_form(&jobs[k]) && same_chain(&jobs[j], &jobs[k])) {
-                ++k;
-            }
-        }
-        if (k - j >= 2) {
-            refused += solve_group(jobs + j, k - j, results + j);
-        } else {
-            results[j] = cb_ik_two_bone_unchecked(&jobs[j], NULL);
-            refused += results[j] != CB_OK;
-        }
-        j = k;
-    }
-    return refused;
+    return run_batches(&kernel, jobs, n, results);
 }

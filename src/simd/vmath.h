@@ -156,6 +156,44 @@ CB_INLINE cb_vf cb_vf_atan2(cb_vf y, cb_vf x)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* sine and cosine                                                                            */
+
+/* sin(x) and cos(x) together: the vector twin of cb_det_sincosf, bit for bit (the same
+ * operations in the same order): x = k pi/2 + r with pi/2 in three parts, the two polynomials
+ * in r^2, then the quadrant's swap and signs; NaN for a non-finite x (x - x), (x, 1) at
+ * x = +-0. q = k - 4 floor(k / 4) is exact, so it is 0, 1, 2 or 3 (the scalar's (unsigned)q & 3)
+ * for every finite k; a k that is not (x near FLT_MAX) gives a NaN r, and both forms return
+ * the NaN of quadrant 0. */
+CB_INLINE void cb_vf_sincos(cb_vf x, cb_vf *sin_out, cb_vf *cos_out)
+{
+    const cb_vf one = cb_vf_set1(1.0f);
+    cb_vf k = cb_vf_floor(cb_vf_add(cb_vf_mul(x, cb_vf_set1(0.636619772f)), cb_vf_set1(0.5f)));
+    cb_vf r = cb_vf_sub(cb_vf_sub(cb_vf_sub(x, cb_vf_mul(k, cb_vf_set1(1.5703125f))),
+                                  cb_vf_mul(k, cb_vf_set1(4.838705062866211e-4f))),
+                        cb_vf_mul(k, cb_vf_set1(-4.371138828673793e-8f)));
+    cb_vf q =
+        cb_vf_sub(k, cb_vf_mul(cb_vf_set1(4.0f), cb_vf_floor(cb_vf_mul(k, cb_vf_set1(0.25f)))));
+    /* cb_det_sincos_reduced */
+    cb_vf z = cb_vf_mul(r, r), hs, hc;
+    CB_VF_HORNER(z, cb_detmath_sin_coeffs, 3, hs);
+    CB_VF_HORNER(z, cb_detmath_cos_coeffs, 3, hc);
+    cb_vf s = cb_vf_add(r, cb_vf_mul(cb_vf_mul(r, z), hs));
+    cb_vf c =
+        cb_vf_add(cb_vf_sub(one, cb_vf_mul(cb_vf_set1(0.5f), z)), cb_vf_mul(cb_vf_mul(z, z), hc));
+    /* q = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s) */
+    cb_vm q1 = cb_vf_eq(q, one), q2 = cb_vf_eq(q, cb_vf_set1(2.0f)),
+          q3 = cb_vf_eq(q, cb_vf_set1(3.0f));
+    cb_vm odd = cb_vm_or(q1, q3);
+    cb_vf a = cb_vf_select(odd, c, s), b = cb_vf_select(odd, s, c);
+    a = cb_vf_select(cb_vm_or(q2, q3), cb_vf_neg(a), a);
+    b = cb_vf_select(cb_vm_or(q1, q2), cb_vf_neg(b), b);
+    cb_vm zero = cb_vf_eq(x, cb_vf_zero()), finite = cb_vf_is_finite(x);
+    cb_vf nan = cb_vf_sub(x, x);
+    *sin_out = cb_vf_select(finite, cb_vf_select(zero, x, a), nan);
+    *cos_out = cb_vf_select(finite, cb_vf_select(zero, one, b), nan);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* log2                                                                                       */
 
 /* log2(m) / t as a polynomial in t^2, t = (m - 1) / (m + 1), m in [sqrt(1/2), sqrt(2))

@@ -9,7 +9,8 @@
  * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
- * counted. An orientation warp is a step too (its "target" is the angle parameter), and so is
+ * counted. An orientation warp is a step too (its "target" is the angle parameter; the chunk's
+ * warps go to one kernel call, as the foot lock's legs do), and so is
  * a stride warp (target: the scale and the direction's two parameters), and a foot lock
  * (foot_lock.c: its targets are its own state). Level of detail: a step whose max_lod is
  * below the character's LOD (the graph's LOD parameter) runs as at weight 0. */
@@ -99,6 +100,35 @@ STEP_INLINE void run_step(const pose_ctx *x, const gik *ik, cb_xform_group_span 
     st->refused_ik += r != CB_OK;
 }
 
+/* An orientation warp over the chunk: every character with a weight above 0 and an angle that
+ * is not 0 (the others keep their pose's bits) in one call; the jobs share the step's chain
+ * and each corrects its own character's pose (ik_kernels.h's contract). */
+static void run_orient(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
+                       cb_graph_scratch_stats *st)
+{
+    cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
+    cb_ik_orient_job jobs[POSE_CHUNK];
+    cb_result code[POSE_CHUNK];
+    /* What the jobs share, built once; each takes its character's pose, angle and weight. */
+    const cb_ik_orient_job step =
+        gik_orient_job(ik, x->g->skeleton, chunk_pose(x, 0), spine, 0.0f, 0.0f);
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+        pose_ctx_at(x, base + j);
+        const float w = step_weight(x, ik);
+        const float angle = w > 0.0f ? param_or_zero(x, ik->target[0]) : 0.0f;
+        if (angle != 0.0f) {
+            const cb_xform_group_span pose = chunk_pose(x, j);
+            jobs[n] = step;
+            jobs[n].pose = (cb_xform_group_cspan){pose.ptr, pose.count};
+            jobs[n].out = pose;
+            jobs[n].angle = angle, jobs[n].weight = w;
+            ++n;
+        }
+    }
+    st->refused_ik += cb_ik_orient_many_unchecked(jobs, n, code);
+}
+
 void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st)
 {
     const cb_graph *g = x->g;
@@ -111,6 +141,10 @@ void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratc
                 w[j] = step_weight(x, ik);
             }
             cb_graph_foot_lock(x, ik, base, m, w, st); /* keeps state, weight 0 included */
+            continue;
+        }
+        if (ik->type == GIK_ORIENT) {
+            run_orient(x, ik, base, m, st);
             continue;
         }
         for (uint32_t j = 0; j < m; ++j) {
