@@ -64,22 +64,13 @@ static float step_weight(const pose_ctx *x, const gik *ik)
 #define STEP_INLINE static inline
 #endif
 
-/* A step other than a foot lock on the character's pose, at weight w > 0. */
+/* A step other than a foot lock or an orientation warp (those run over the chunk) on the
+ * character's pose, at weight w > 0. */
 STEP_INLINE void run_step(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w,
                           cb_graph_scratch_stats *st)
 {
     const cb_graph *g = x->g;
     cb_result r;
-    if (ik->type == GIK_ORIENT) {
-        cb_ik_aim_joint spine[CB_IK_AIM_MAX_JOINTS];
-        float angle = param_or_zero(x, ik->target[0]);
-        if (angle == 0.0f) {
-            return; /* no turn: nothing to do, the pose keeps its bits */
-        }
-        cb_ik_orient_job job = gik_orient_job(ik, g->skeleton, span, spine, angle, w);
-        st->refused_ik += cb_ik_orient_unchecked(&job, NULL) != CB_OK;
-        return;
-    }
     if (ik->type == GIK_STRIDE) {
         st->refused_ik += run_stride(x, ik, span, w) != CB_OK;
         return;
