@@ -12,8 +12,12 @@
  * CB_IK_MAX_COORDINATE on the chain, or a bone shorter than CB_IK_MIN_BONE_LENGTH (refused);
  * jobs the lanes do not take (model matrices given, another output array, other joints) between
  * them; the two legs of one pose in two consecutive groups (the graph's foot_lock pattern);
- * and random chains with scale on random skeletons. */
+ * and random chains with scale on random skeletons. Each two-bone batch runs a second time from
+ * the same poses through cb_ik_two_bone_many_known_unchecked, the jobs whose frames pass the
+ * solve's checks each given its chain's frames (cb_ik_two_bone_frames), against the same
+ * reference: cb_ik_two_bone_unchecked, which computes the frames itself. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +43,7 @@ typedef struct batch {
     float *model[MAX_JOBS];
     cb_ik_two_bone_result res[MAX_JOBS], ref_res[MAX_JOBS];
     bool has_result[MAX_JOBS];
+    cb_ik_frame frames[MAX_JOBS][3]; /* the known-frames entry's (known_check) */
     /* orientation warps (orient_check): the jobs, their spines and results */
     cb_ik_orient_job ojobs[MAX_JOBS];
     cb_ik_aim_joint spine[MAX_JOBS][CB_IK_AIM_MAX_JOINTS];
@@ -123,11 +128,18 @@ static void check_orient_result(const batch *b, size_t i, const char *what)
              (int)e->limited, e->first_joint);
 }
 
+/* What run_both runs: the two-bone jobs (cb_ik_two_bone_many_unchecked), the same with their
+ * frames given (cb_ik_two_bone_many_known_unchecked with b->frames), the orientation warps. */
+typedef enum run_kind { RUN_TWO_BONE, RUN_KNOWN, RUN_ORIENT } run_kind;
+
 /* Runs the batch both ways, the batch function and the scalar job one by one on the copies,
- * and compares everything: its two-bone jobs, or with `orient` its orientation warps. */
-static void run_both(batch *b, const char *what, bool orient)
+ * and compares everything. The reference of both two-bone forms is cb_ik_two_bone_unchecked,
+ * which computes each chain's frames from its pose itself. */
+static void run_both(batch *b, const char *what, run_kind kind)
 {
+    const bool orient = kind == RUN_ORIENT;
     cb_ik_two_bone_job ref[MAX_JOBS];
+    cb_ik_two_bone_known_job known[MAX_JOBS];
     cb_ik_orient_job oref[MAX_JOBS];
     batch_prepare(b);
     for (size_t i = 0; i < b->n; ++i) {
@@ -158,8 +170,16 @@ static void run_both(batch *b, const char *what, bool orient)
                          : cb_ik_two_bone_unchecked(&ref[i], NULL);
         want_refused += want[i] != CB_OK;
     }
-    size_t refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
-                            : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
+    size_t refused = 0;
+    if (kind == RUN_KNOWN) {
+        for (size_t i = 0; i < b->n; ++i) {
+            known[i] = (cb_ik_two_bone_known_job){b->jobs[i], b->frames[i]};
+        }
+        refused = cb_ik_two_bone_many_known_unchecked(known, b->n, got);
+    } else {
+        refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
+                         : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
+    }
     check_codes_and_poses(b, what, got, refused, want, want_refused);
     for (size_t i = 0; i < b->n; ++i) {
         if (orient) {
@@ -170,10 +190,46 @@ static void run_both(batch *b, const char *what, bool orient)
     }
 }
 
-/* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked). */
+/* The known-frames entry on the batch's jobs whose chain's frames pass the solve's checks (its
+ * contract; the others are left out), with those frames computed from the poses before any job
+ * runs: a pose shared by two jobs (a character's legs) gives the second its frames from the
+ * pose before the first is solved, where the reference computes them after. */
+static void known_check(const batch *b, const char *what)
+{
+    batch k = {.s = b->s, .groups = b->groups, .bytes = b->bytes};
+    for (size_t i = 0; i < b->n; ++i) {
+        if (cb_ik_two_bone_frames(&b->jobs[i], k.frames[k.n], NULL) != CB_OK) {
+            continue;
+        }
+        k.jobs[k.n] = b->jobs[i];
+        k.pose[k.n] = b->pose[i], k.ref_pose[k.n] = b->ref_pose[i];
+        k.extra_out[k.n] = b->extra_out[i], k.ref_extra_out[k.n] = b->ref_extra_out[i];
+        k.has_result[k.n] = b->has_result[i];
+        ++k.n;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s, frames given", what);
+    run_both(&k, name, RUN_KNOWN); /* k owns nothing: not freed */
+}
+
+/* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked), then
+ * the same jobs on the same poses with their frames given (known_check). */
 static void batch_check(batch *b, const char *what)
 {
-    run_both(b, what, false);
+    void *saved[MAX_JOBS];
+    for (size_t i = 0; i < b->n; ++i) {
+        saved[i] = malloc(b->bytes);
+        assert_non_null(saved[i]);
+        memcpy(saved[i], b->pose[i], b->bytes);
+    }
+    run_both(b, what, RUN_TWO_BONE);
+    for (size_t i = 0; i < b->n; ++i) { /* a shared pose is copied back twice, the same bytes */
+        memcpy(b->pose[i], saved[i], b->bytes);
+    }
+    known_check(b, what);
+    for (size_t i = 0; i < b->n; ++i) {
+        free(saved[i]);
+    }
 }
 
 /* ---- job ingredients ------------------------------------------------------------------------ */
@@ -537,7 +593,7 @@ static void ik_many_random_chains(void **state)
 /* The orientation batch (cb_ik_orient_many_unchecked against cb_ik_orient_unchecked). */
 static void orient_check(batch *b, const char *what)
 {
-    run_both(b, what, true);
+    run_both(b, what, RUN_ORIENT);
 }
 
 enum { SPINE_MAX = 4 };

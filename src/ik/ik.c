@@ -53,11 +53,9 @@
 typedef cb_fvec3 v3;
 typedef cb_fquat qt;
 
-/* An affine model-space matrix: linear part as three columns, and the position. */
-typedef struct frame {
-    v3 c[3];
-    v3 p;
-} frame;
+/* An affine model-space matrix: linear part as three columns, and the position
+ * (ik_kernels.h: the frames a caller hands a solve). */
+typedef cb_ik_frame frame;
 
 /* Thresholds: ik/ik_impl.h (the two-bone lane form in ik_many.c uses the same). */
 
@@ -809,7 +807,10 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
     return r != CB_OK ? r : two_bone_solve(job, NULL, err);
 }
 
-cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
+/* The unchecked forms: what the frame brings (the target and the pole) checked, then the
+ * solve, with the chain's frames `known` or computed (NULL). */
+IK_INLINE cb_result two_bone_unchecked(const cb_ik_two_bone_job *job, const frame known[3],
+                                       cb_error *err)
 {
     const io_fields io = two_bone_io(job);
     cb_result r;
@@ -818,7 +819,23 @@ cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
         return r;
     }
     CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
-    return two_bone_solve(job, NULL, err);
+    return two_bone_solve(job, known, err);
+}
+
+cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
+{
+    return two_bone_unchecked(job, NULL, err);
+}
+
+cb_result cb_ik_two_bone_frames(const cb_ik_two_bone_job *job, cb_ik_frame f[3], cb_error *err)
+{
+    return two_bone_frames(job, f, err);
+}
+
+cb_result cb_ik_two_bone_known_unchecked(const cb_ik_two_bone_job *job, const cb_ik_frame known[3],
+                                         cb_error *err)
+{
+    return two_bone_unchecked(job, known, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1557,39 +1574,55 @@ static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz,
     return r;
 }
 
+/* The warp's first half (ik_kernels.h cb_ik_stride_plan_unchecked), the direction taken as
+ * checked; the legs' frames, which the targets came from, go to the plan. */
+static cb_result stride_plan(const cb_ik_stride_job *job, cb_ik_stride_plan *plan, cb_error *err)
+{
+    float ux = 0.0f, uz = 0.0f;
+    memset(plan->target, 0, sizeof plan->target);
+    plan->on =
+        job->scale != 1.0f && job->weight > 0.0f && stride_direction(job->direction, &ux, &uz);
+    cb_result r = plan->on ? stride_targets(job, ux, uz, plan->target, plan->frames, err) : CB_OK;
+    /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
+    /* (scale is finite: checked above; cb_fsmoothstep clamps e >= 1 to 1, the same bits) */
+    float e = cb_fsmoothstep(fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE);
+    plan->weight = job->weight * e;
+    return r;
+}
+
+cb_ik_two_bone_job cb_ik_stride_leg_job(const cb_ik_stride_job *job, const cb_ik_stride_plan *plan,
+                                        uint32_t l, cb_ik_two_bone_result *result)
+{
+    return stride_leg_job(job, l, job->out, plan->target[l], plan->weight, result);
+}
+
 static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
 {
     const io_fields io = stride_io(job);
-    float ux = 0.0f, uz = 0.0f;
-    float target[CB_IK_STRIDE_MAX_LEGS][3] = {{0.0f}};
-    frame frames[CB_IK_STRIDE_MAX_LEGS][3];
-    bool on =
-        job->scale != 1.0f && job->weight > 0.0f && stride_direction(job->direction, &ux, &uz);
-    cb_result r = on ? stride_targets(job, ux, uz, target, frames, err) : CB_OK;
+    cb_ik_stride_plan plan;
+    cb_result r = stride_plan(job, &plan, err);
     if (r != CB_OK) {
         return r;
     }
     prepare_out(&io);
-    /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
-    /* (scale is finite: checked above; cb_fsmoothstep clamps e >= 1 to 1, the same bits) */
-    float e = cb_fsmoothstep(fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE);
-    const float weight = job->weight * e;
     uint32_t reached = 0;
-    for (uint32_t l = 0; l < job->leg_count && on; ++l) {
+    for (uint32_t l = 0; l < job->leg_count && plan.on; ++l) {
         /* The legs are disjoint chains below the hip, none below another: each one's model
          * frames in out (pose, or a copy of it) are those stride_targets computed from pose,
-         * bit for bit, after the legs before it were solved; they are not computed again. */
+         * bit for bit, after the legs before it were solved; they are not computed again (the
+         * graph's step hands them to the lanes with a leg of several characters at once:
+         * cb_ik_two_bone_many_known_unchecked, the same bits). */
         cb_ik_two_bone_result res;
-        cb_ik_two_bone_job leg = stride_leg_job(job, l, job->out, target[l], weight, &res);
-        r = two_bone_solve(&leg, frames[l], err);
+        cb_ik_two_bone_job leg = cb_ik_stride_leg_job(job, &plan, l, &res);
+        r = two_bone_solve(&leg, plan.frames[l], err);
         CB_ASSERT(r == CB_OK); /* its chain passed the same checks in stride_targets */
         reached += res.reached;
     }
     if (job->result != NULL) {
-        memcpy(job->result->target, target, sizeof job->result->target);
+        memcpy(job->result->target, plan.target, sizeof job->result->target);
         job->result->reached = reached;
-        job->result->applied = on;
-        job->result->first_joint = on ? legs_ancestor(job) : 0;
+        job->result->applied = plan.on;
+        job->result->first_joint = plan.on ? legs_ancestor(job) : 0;
     }
     return CB_OK;
 }
@@ -1600,7 +1633,9 @@ cb_result cb_ik_stride_job_run(const cb_ik_stride_job *job, cb_error *err)
     return r != CB_OK ? r : stride_solve(job, err);
 }
 
-cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
+/* What the unchecked forms check of the job's scalars: the direction, which the frame
+ * brings. */
+static cb_result check_direction(const cb_ik_stride_job *job, cb_error *err)
 {
     if (!isfinite(job->direction[0]) || !isfinite(job->direction[1]) ||
         !(fabsf(job->direction[0]) <= CB_IK_MAX_COORDINATE) ||
@@ -1609,7 +1644,20 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
                             "stride warp job: direction is not finite or too large");
     }
     CB_ASSERT(cb_ik_stride_job_validate(job, NULL) == CB_OK);
-    return stride_solve(job, err);
+    return CB_OK;
+}
+
+cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
+{
+    cb_result r = check_direction(job, err);
+    return r != CB_OK ? r : stride_solve(job, err);
+}
+
+cb_result cb_ik_stride_plan_unchecked(const cb_ik_stride_job *job, cb_ik_stride_plan *plan,
+                                      cb_error *err)
+{
+    cb_result r = check_direction(job, err);
+    return r != CB_OK ? r : stride_plan(job, plan, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -9,7 +9,10 @@
  * branch of the scalar solve becoming a select over both sides. Every other job, a lone job, a
  * weight of 0 and a lane whose pose fails a check (a frame out of range or not finite, a bone
  * too short, a target or pole out of range) go through cb_ik_two_bone_unchecked itself, which
- * refuses with the code (writing nothing) or does what it always does.
+ * refuses with the code (writing nothing) or does what it always does. Jobs with their frames
+ * given (cb_ik_two_bone_many_known_unchecked: the stride warp's legs, whose plan computed them)
+ * run the same solve on those frames (solve_jobs, its `known` form), the scalar job there being
+ * cb_ik_two_bone_known_unchecked.
  *
  * Bit for bit: each lane runs exactly the scalar solve's IEEE operations on the same operands,
  * in the same order (a + b and a * b commute exactly, so operand order within one operation
@@ -292,20 +295,57 @@ static cb_result scalar_job(const void *job)
     return cb_ik_two_bone_unchecked(job, NULL);
 }
 
-/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns the
- * jobs the lanes solved (bit i: job i, its outputs written); the others are left untouched for
- * the scalar job (run_batches). */
-static unsigned solve_group(const void *p, size_t n)
+/* The lanes' given frames (lane i: frames[i][0..3), 36 floats), transposed into W frames: the
+ * lanes [0, n) from their own, every other lane lane lead's (as gather does). */
+CB_INLINE void known_frames(const lanes *ln, size_t n, const cb_ik_frame *const frames[CB_W],
+                            lframe f[3])
 {
-    const cb_ik_two_bone_job *jobs = p;
-    const cb_ik_two_bone_job *job0 = &jobs[0];
+    enum { FLOATS = 3 * sizeof(cb_ik_frame) / sizeof(float) };
+    _Static_assert(sizeof(cb_ik_frame) == 12 * sizeof(float), "a frame is 12 floats");
+    CB_VF_ALIGNED float buf[FLOATS][CB_W];
+    CB_VF_ALIGNED static const float lane_index[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                       8, 9, 10, 11, 12, 13, 14, 15};
+    _Static_assert(CB_W <= 16, "lane_index covers every lane");
+    for (size_t k = 0; k < FLOATS; ++k) {
+        cb_vf_store(buf[k], cb_vf_zero()); /* no undefined floats, even in discarded lanes */
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const float *src = &frames[i][0].c[0].x;
+        for (size_t k = 0; k < FLOATS; ++k) {
+            buf[k][i] = src[k];
+        }
+    }
+    const vm lower = cb_vf_lt(cb_vf_load(lane_index), cb_vf_set1((float)n));
+    const float *lead = &frames[ln->lead][0].c[0].x;
+    vf v[FLOATS];
+    for (size_t k = 0; k < FLOATS; ++k) {
+        v[k] = cb_vf_select(lower, cb_vf_load(buf[k]), cb_vf_set1(lead[k]));
+    }
+    for (int j = 0; j < 3; ++j) {
+        const vf *e = &v[12 * j];
+        for (int k = 0; k < 3; ++k) {
+            f[j].c[k] = (lv3){e[3 * k], e[3 * k + 1], e[3 * k + 2]};
+        }
+        f[j].p = (lv3){e[9], e[10], e[11]};
+    }
+}
+
+/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]), `size`
+ * bytes apart, each a cb_ik_two_bone_job first; `known`: each a cb_ik_two_bone_known_job, its
+ * frames given (else computed from the pose and checked). Returns the jobs the lanes solved
+ * (bit i: job i, its outputs written); the others are left untouched for the scalar job
+ * (run_batches). Called with `known` a constant: one solve, two forms. */
+CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
+{
+#define JOB(i) ((const cb_ik_two_bone_job *)(const void *)(p + (i)*size))
+    const cb_ik_two_bone_job *job0 = JOB(0);
     /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). */
     unsigned active = 0;
     size_t lead = n;
     bool writes = false;
     for (size_t i = 0; i < n; ++i) {
-        writes |= jobs[i].out.ptr != NULL;
-        if (jobs[i].weight > 0.0f) {
+        writes |= JOB(i)->out.ptr != NULL;
+        if (JOB(i)->weight > 0.0f) {
             active |= 1u << i;
             lead = lead < n ? lead : i;
         }
@@ -316,9 +356,14 @@ static unsigned solve_group(const void *p, size_t n)
         ln.half = n <= CB_W / 2;
         ln.lead = lead;
         CB_VF_ALIGNED float in_f[7][CB_W];
+        const cb_ik_frame *given[CB_W];
         for (size_t i = 0; i < CB_W; ++i) {
-            const cb_ik_two_bone_job *job = &jobs[(active >> i) & 1u ? i : lead];
+            const size_t at = (active >> i) & 1u ? i : lead;
+            const cb_ik_two_bone_job *job = JOB(at);
             ln.pose[i] = (const float *)job->pose.ptr;
+            if (known) {
+                given[i] = ((const cb_ik_two_bone_known_job *)(const void *)job)->frames;
+            }
             for (int k = 0; k < 3; ++k) {
                 in_f[k][i] = job->target[k];
                 in_f[3 + k][i] = job->pole[k];
@@ -328,21 +373,26 @@ static unsigned solve_group(const void *p, size_t n)
         lane_inputs in = {{cb_vf_load(in_f[0]), cb_vf_load(in_f[1]), cb_vf_load(in_f[2])},
                           {cb_vf_load(in_f[3]), cb_vf_load(in_f[4]), cb_vf_load(in_f[5])},
                           cb_vf_load(in_f[6])};
-        /* ik.c chain_frames from the pose: the start from the root, each next from the one
-         * before, composed onto it. */
         lframe f[3];
-        if (ln.half) {
+        if (known) {
+            known_frames(&ln, n, given, f); /* checked by the caller */
+        } else if (ln.half) {
+            /* ik.c chain_frames from the pose: the start from the root, each next from the one
+             * before, composed onto it. */
             chain_frames(job0, &ln, true, f);
         } else {
             chain_frames(job0, &ln, false, f);
         }
-        /* The checks of cb_ik_two_bone_unchecked and two_bone_frames; a lane that fails one
-         * goes to the scalar job, which refuses it with its code and message. */
-        const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+        /* The checks of cb_ik_two_bone_unchecked and two_bone_frames (the frames' where they
+         * come from the pose); a lane that fails one goes to the scalar job, which refuses it
+         * with its code and message. */
         vm ok = cb_vm_and(vec_in_range(in.target), vec_in_range(in.pole));
-        ok = cb_vm_and(ok, frames_in_range(f));
-        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
-        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
+        if (!known) {
+            const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+            ok = cb_vm_and(ok, frames_in_range(f));
+            ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
+            ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
+        }
         solved = active & cb_vm_bits(ok);
 
         float soften = job0->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job0->soften;
@@ -378,7 +428,7 @@ static unsigned solve_group(const void *p, size_t n)
             if (!((solved >> i) & 1u)) {
                 continue;
             }
-            const cb_ik_two_bone_job *job = &jobs[i];
+            const cb_ik_two_bone_job *job = JOB(i);
             /* What cb_ik_two_bone_unchecked asserts once the target and pole are checked. */
             CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
             if (job->out.ptr != NULL) {
@@ -398,6 +448,12 @@ static unsigned solve_group(const void *p, size_t n)
         }
     }
     return solved;
+#undef JOB
+}
+
+static unsigned solve_group(const void *p, size_t n)
+{
+    return solve_jobs(p, sizeof(cb_ik_two_bone_job), n, false);
 }
 
 static const lane_kernel kernel = {sizeof(cb_ik_two_bone_job), lane_form, same_chain, solve_group,
@@ -406,4 +462,27 @@ static const lane_kernel kernel = {sizeof(cb_ik_two_bone_job), lane_form, same_c
 size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results)
 {
     return run_batches(&kernel, jobs, n, results);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Jobs with their frames given                                                                */
+
+static unsigned solve_known_group(const void *p, size_t n)
+{
+    return solve_jobs(p, sizeof(cb_ik_two_bone_known_job), n, true);
+}
+
+static cb_result scalar_known_job(const void *p)
+{
+    const cb_ik_two_bone_known_job *job = p;
+    return cb_ik_two_bone_known_unchecked(&job->job, job->frames, NULL);
+}
+
+static const lane_kernel known_kernel = {sizeof(cb_ik_two_bone_known_job), lane_form, same_chain,
+                                         solve_known_group, scalar_known_job};
+
+size_t cb_ik_two_bone_many_known_unchecked(const cb_ik_two_bone_known_job *jobs, size_t n,
+                                           cb_result *results)
+{
+    return run_batches(&known_kernel, jobs, n, results);
 }

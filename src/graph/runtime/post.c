@@ -5,7 +5,8 @@
  * then the next. Within a character the steps keep their order, and a step on one character
  * reads and writes only that character's pose, state and outputs (the stats are sums), so the
  * bits are those of running each character's steps alone; a step can then hand the chunk's
- * chains to one kernel call (the foot lock's legs: foot_lock.c).
+ * chains to one kernel call (the foot lock's legs: foot_lock.c; the stride warp's legs:
+ * run_stride).
  * The steps' jobs were validated when the graph was built (builder.c); per frame the kernels
  * check only what the frame brings. A step of weight 0 is skipped; one the kernel refuses (a
  * target beyond CB_IK_MAX_COORDINATE, a non-finite pose) leaves the pose as it is and is
@@ -26,23 +27,6 @@ static inline float param_or_zero(const pose_ctx *x, uint32_t p)
     return isfinite(v) ? v : 0.0f;
 }
 
-/* A stride warp with this frame's scale (clamped to the job's range) and direction; a scale
- * of 1, 0 or less, or not finite skips it, the pose keeping its bits. */
-static cb_result run_stride(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w)
-{
-    float k = SR(x->s, params, ik->target[0], x->i);
-    if (!(k > 0.0f) || !isfinite(k) || k == 1.0f) { /* 0: a parameter's default, off too */
-        return CB_OK;
-    }
-    k = k < CB_IK_STRIDE_MIN_SCALE ? CB_IK_STRIDE_MIN_SCALE : k;
-    k = k > CB_IK_STRIDE_MAX_SCALE ? CB_IK_STRIDE_MAX_SCALE : k;
-    cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
-    cb_ik_stride_job job =
-        gik_stride_job(ik, x->g->skeleton, span, legs, k, param_or_zero(x, ik->target[1]),
-                       param_or_zero(x, ik->target[2]), w);
-    return cb_ik_stride_unchecked(&job, NULL);
-}
-
 /* The step's weight for the character x points at: its parameter (1 without one) up to 1, and
  * as at weight 0 above the step's LOD (one rule). */
 static float step_weight(const pose_ctx *x, const gik *ik)
@@ -55,6 +39,51 @@ static float step_weight(const pose_ctx *x, const gik *ik)
     return lod > ik->max_lod ? 0.0f : w;
 }
 
+/* A stride warp step over the chunk: each character's plan (its scale clamped to the job's
+ * range, its direction; a scale of 1, 0 or less, or not finite, or weight 0 skips it, the pose
+ * keeping its bits; a refusal writes nothing and is counted), then one
+ * cb_ik_two_bone_many_known_unchecked call per leg over the characters whose warp is on, with
+ * the frames their plans computed: the jobs share the leg's chain, each in place on its own
+ * character's pose (ik_kernels.h: the bits of the character's cb_ik_stride_unchecked). */
+static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
+                       cb_graph_scratch_stats *st)
+{
+    cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
+    cb_ik_stride_plan plans[POSE_CHUNK];
+    cb_ik_two_bone_known_job jobs[CB_IK_STRIDE_MAX_LEGS][POSE_CHUNK];
+    uint32_t n = 0, leg_count = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+        pose_ctx_at(x, base + j);
+        const float w = step_weight(x, ik);
+        float k = SR(x->s, params, ik->target[0], x->i);
+        if (!(w > 0.0f) || !(k > 0.0f) || !isfinite(k) || k == 1.0f) { /* 0: a default, off */
+            continue;
+        }
+        k = k < CB_IK_STRIDE_MIN_SCALE ? CB_IK_STRIDE_MIN_SCALE : k;
+        k = k > CB_IK_STRIDE_MAX_SCALE ? CB_IK_STRIDE_MAX_SCALE : k;
+        const cb_ik_stride_job job =
+            gik_stride_job(ik, x->g->skeleton, chunk_pose(x, j), legs, k,
+                           param_or_zero(x, ik->target[1]), param_or_zero(x, ik->target[2]), w);
+        cb_ik_stride_plan *plan = &plans[n];
+        if (cb_ik_stride_plan_unchecked(&job, plan, NULL) != CB_OK) {
+            st->refused_ik += 1;
+            continue;
+        }
+        for (uint32_t l = 0; l < job.leg_count && plan->on; ++l) {
+            jobs[l][n].job = cb_ik_stride_leg_job(&job, plan, l, NULL);
+            jobs[l][n].frames = plan->frames[l];
+        }
+        leg_count = job.leg_count;
+        n += plan->on;
+    }
+    for (uint32_t l = 0; l < leg_count && n > 0; ++l) {
+        cb_result code[POSE_CHUNK];
+        size_t refused = cb_ik_two_bone_many_known_unchecked(jobs[l], n, code);
+        CB_ASSERT(refused == 0); /* each leg's chain passed the same checks in its plan */
+        (void)refused;
+    }
+}
+
 /* Inlined into the step's loop over the chunk: as a call (per step and character, mostly to a
  * warp that has nothing to do) it cost 47 instructions per character-frame more in
  * follow_probe mode 3 (docs/performance.md, session 12). */
@@ -64,17 +93,13 @@ static float step_weight(const pose_ctx *x, const gik *ik)
 #define STEP_INLINE static inline
 #endif
 
-/* A step other than a foot lock or an orientation warp (those run over the chunk) on the
+/* A step other than a foot lock, an orientation or a stride warp (those run over the chunk) on the
  * character's pose, at weight w > 0. */
 STEP_INLINE void run_step(const pose_ctx *x, const gik *ik, cb_xform_group_span span, float w,
                           cb_graph_scratch_stats *st)
 {
     const cb_graph *g = x->g;
     cb_result r;
-    if (ik->type == GIK_STRIDE) {
-        st->refused_ik += run_stride(x, ik, span, w) != CB_OK;
-        return;
-    }
     float target[3], pole[3] = {0.0f, 0.0f, 0.0f};
     for (int c = 0; c < 3; ++c) {
         target[c] = param_or_zero(x, ik->target[c]);
@@ -136,6 +161,10 @@ void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratc
         }
         if (ik->type == GIK_ORIENT) {
             run_orient(x, ik, base, m, st);
+            continue;
+        }
+        if (ik->type == GIK_STRIDE) {
+            run_stride(x, ik, base, m, st);
             continue;
         }
         for (uint32_t j = 0; j < m; ++j) {
