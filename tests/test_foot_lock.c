@@ -1299,7 +1299,8 @@ static void chunk_inputs(walker *w, uint32_t i, int f, uint32_t p_vy)
     cb_crowd_param_column(w->crowd, 0, p_vy)[i] = weights[(i / 2 + (uint32_t)f / 7) % 3];
 }
 
-/* The post-process runs a chunk of up to 8 characters step by step, a foot lock's legs solved
+/* The post-process runs a chunk of up to 32 characters step by step (the batch where it is
+ * smaller: here chunks of 8 or W, and of 32 and 5 in the batch of 64), a foot lock's legs solved
  * over the chunk in one kernel call per leg; the bits must be each character's alone. The
  * reference updates one character at a time (cb_crowd_update_range: a batch, and a chunk, of
  * one); crowds of batches of 8 (rounded up to W) and 64 on 1 and 2 threads must give the same

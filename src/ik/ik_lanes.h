@@ -114,8 +114,8 @@ CB_INLINE lframe compose(const lframe *a, const lframe *b)
 /* The lanes' poses: lane i reads pose[i]. Lanes past the group's jobs and jobs without work
  * read the pose of the first job with work, `lead`, so that every lane computes what a job
  * would (finite numbers, no rare case taken for nothing); nothing of theirs is written. A group
- * that fills at most half the lanes (the graph's chunks of 8 at W = 16) is `half`: only the
- * lower half is gathered, the upper lanes take lane lead's numbers from it. */
+ * that fills at most half the lanes (at W = 16, a chunk's last jobs, or a chunk of 8) is `half`:
+ * only the lower half is gathered, the upper lanes take lane lead's numbers from it. */
 typedef struct lanes {
     bool half;
     size_t lead;

@@ -1,6 +1,6 @@
 /* A batch of characters of one graph through the six stages of a frame: parameters, weights,
  * time (over the whole batch, SoA), then per chunk of POSE_CHUNK characters the pose, the
- * post-process and local-to-model, so a chunk's poses stay in L1 from blend to matrices. A flat
+ * post-process and local-to-model, so a chunk's poses stay in cache from blend to matrices. A flat
  * graph runs the same stages with their list building skipped (runtime_impl.h).
  *
  * Every character is computed alone (the solvers give the same bits for a character wherever it
@@ -75,7 +75,7 @@ static void local_to_model(const pose_ctx *x, const cb_xform_group *pose, uint32
     x->k->skin(skeleton, pose, &skin);
 }
 
-/* Stages 4 to 6 for characters [base, base + m) of the batch (m <= POSE_CHUNK). The
+/* Stages 4 to 6 for characters [base, base + m) of the batch (m <= the scratch's chunk). The
  * post-process takes the chunk at once, step by step (post.c), so that a step can hand the
  * chunk's chains to one kernel call. */
 static void pose_chunk(pose_ctx *x, uint32_t base, uint32_t m, const cb_graph_outputs *out,
@@ -132,8 +132,8 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
                   .capacity = g->max_entries + 4,
                   .dt = dt,
                   .root_motion = out->root_motion};
-    for (uint32_t base = 0; base < n; base += POSE_CHUNK) {
-        uint32_t m = n - base < POSE_CHUNK ? n - base : POSE_CHUNK;
+    for (uint32_t base = 0; base < n; base += s->chunk) {
+        uint32_t m = n - base < s->chunk ? n - base : s->chunk;
         pose_chunk(&x, base, m, out, profile, &mark, st);
     }
 }

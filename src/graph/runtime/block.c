@@ -161,6 +161,12 @@ void cb_graph_block_move(cb_graph_block *b, uint32_t from, uint32_t to)
 /* ------------------------------------------------------------------------------------------ */
 /* Scratch                                                                                    */
 
+/* The characters of a pose chunk (runtime_impl.h POSE_CHUNK) for a batch's scratch. */
+static uint32_t pose_chunk_of(uint32_t batch)
+{
+    return batch < POSE_CHUNK ? batch : POSE_CHUNK;
+}
+
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
         poses, entries, groups, active, active_w, active_d, flat_active, flat_count, live, plant,
@@ -184,8 +190,9 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.qb = take(&c, n * sizeof(float));
     L.qstate = take(&c, n);
     L.sm_acc = take(&c, (g->sm_count ? g->sm_count : 1) * 4 * sizeof(float));
-    /* POSE_CHUNK finished poses, then the evaluation stack above them. */
-    L.poses = take(&c, (POSE_CHUNK + g->max_pose_depth) * g->group_count * cb_simd_group_bytes());
+    /* A chunk's finished poses, then the evaluation stack above them. */
+    L.poses = take(&c, (pose_chunk_of(batch) + g->max_pose_depth) * g->group_count *
+                           cb_simd_group_bytes());
     L.entries = take(&c, (g->max_entries + 4) * sizeof(cb_blend_entry));
     L.groups = take(&c, (g->group_count_sync ? g->group_count_sync : 1) * sizeof(struct group_acc));
     L.active = take(&c, (g->clip_count ? g->clip_count : 1) * sizeof(uint32_t));
@@ -211,6 +218,7 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     char *m = memory;
     cb_graph_scratch *s = memory;
     s->batch = batch;
+    s->chunk = pose_chunk_of(batch);
     s->params = (float *)(m + L.params);
     s->w = (float *)(m + L.w);
     s->rate = (float *)(m + L.rate);

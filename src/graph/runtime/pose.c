@@ -11,7 +11,7 @@
  * above the chunk's poses. */
 static cb_xform_group *slot(const pose_ctx *x, uint32_t depth)
 {
-    return depth == 0 ? x->root_out : pose_at(x->g, x->s, POSE_CHUNK + depth - 1);
+    return depth == 0 ? x->root_out : pose_at(x->g, x->s, x->s->chunk + depth - 1);
 }
 
 /* The NORMAL entry of a clip at a weight. */

@@ -36,9 +36,13 @@ enum { CAPTURE_NONE = 0, CAPTURE_STATE = 1, CAPTURE_CROSSFADE = 2, CAPTURE_INERT
 /* Influence below this is nothing (as the pose job's own epsilon). */
 #define EPS CB_BLEND_WEIGHT_EPSILON
 
-/* Characters whose poses are blended before their local-to-model runs: their poses stay in L1,
- * and a profiling run reads the clock per chunk, not per character. */
-enum { POSE_CHUNK = 8 };
+/* Characters whose poses are blended, post-processed and turned into model matrices together
+ * (at most; a batch smaller than this is one chunk, scratch's `chunk`). The post-process hands
+ * each IK step's chains over the chunk to one lane-kernel call, W at a time, so a larger chunk
+ * fills more lanes: at 32 a foot lock leg's call takes about 24 jobs in follow_probe, at 8 it
+ * took 6 (docs/performance.md, session 13). The chunk's poses (32 x 2.5 KB for 64 joints) stay
+ * in L2; 8 of them in L1 were measured no faster. A profiling run reads the clock per chunk. */
+enum { POSE_CHUNK = 32 };
 
 /* Floats of inertialization state per joint: rotation axis (3) and offset angle, translation
  * direction (3) and offset length (the decay time is kept once per character). */
@@ -75,6 +79,7 @@ typedef struct group_acc {
 
 struct cb_graph_scratch {
     uint32_t batch;
+    uint32_t chunk;  /* characters per pose chunk: POSE_CHUNK, or the batch where it is smaller */
     float *params;   /* param rows of batch */
     float *w;        /* node rows: influence */
     float *rate;     /* node rows: playback rate (weighted sum until the node is visited) */
@@ -96,7 +101,7 @@ struct cb_graph_scratch {
                               where clip slot c has influence (time.c) */
     float *plant;          /* lock-leg rows of batch: this frame's planting weight (foot_lock.c) */
     float *plant_soon;     /* ... and a frame on at this frame's rates */
-    cb_xform_group *poses; /* POSE_CHUNK + max_pose_depth poses */
+    cb_xform_group *poses; /* chunk + max_pose_depth poses */
     cb_blend_entry *entries;
 };
 
@@ -123,7 +128,7 @@ static inline float *inert_of(const cb_graph_block *b, uint32_t slot, uint32_t i
     return b->inert + ((size_t)slot * b->capacity + i) * inert_floats(b->graph);
 }
 
-/* Pose buffer k of the scratch: 0 .. POSE_CHUNK - 1 hold a chunk's finished poses, the ones
+/* Pose buffer k of the scratch: 0 .. chunk - 1 hold a chunk's finished poses, the ones
  * above are the evaluation stack. */
 static inline cb_xform_group *pose_at(const cb_graph *g, cb_graph_scratch *s, uint32_t k)
 {
@@ -233,8 +238,8 @@ void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group 
 
 /* ---- stage 5: post-process (post.c) ---- */
 
-/* The post-process of the chunk of characters [base, base + m) of the batch (m <= POSE_CHUNK),
- * their poses in the chunk's buffers (chunk_pose): step by step, each over the chunk. */
+/* The post-process of the chunk of characters [base, base + m) of the batch (m <= the scratch's
+ * chunk), their poses in the chunk's buffers (chunk_pose): step by step, each over the chunk. */
 void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st);
 
 /* ---- foot locking (foot_lock.c) ---- */
