@@ -115,44 +115,28 @@ CB_INLINE lframe compose(const lframe *a, const lframe *b)
  * read the pose of the first job with work, `lead`, so that every lane computes what a job
  * would (finite numbers, no rare case taken for nothing); nothing of theirs is written. A group
  * that fills at most half the lanes (at W = 16, a chunk's last jobs, or a chunk of 8) is `half`:
- * only the lower half is gathered, the upper lanes take lane lead's numbers from it. */
+ * its upper lanes read lane lead's pose, whatever their own pointers. */
 typedef struct lanes {
     bool half;
     size_t lead;
     const float *pose[CB_W];
 } lanes;
 
-/* Components [first, first + m) of joint j in lanes [0, count), one row per component. */
-CB_INLINE void gather_lanes(const lanes *ln, size_t count, size_t j, size_t first, size_t m,
-                            float (*buf)[CB_W])
-{
-    for (size_t i = 0; i < count; ++i) {
-        const float *p = cb_lane_cptr(ln->pose[i], CB_LANE_COMPONENTS, j, first);
-        for (size_t k = 0; k < m; ++k) {
-            buf[k][i] = p[k * CB_W];
-        }
-    }
-}
-
-/* gather_lanes over every lane, or over the lower half with lane lead's numbers copied into the
- * upper. Both lane counts are constants, so the compiler unrolls the lanes. */
+/* Components [first, first + m) of joint j in every lane, one row per component, or (half)
+ * in the lower half with lane lead's numbers in the upper. Each row is built in registers from
+ * the lanes' addresses (cb_vf_from_ptrs), then stored whole: scalar stores into the row, which
+ * this did before, left each vector load of it waiting for W stores (docs/performance.md,
+ * session 13: -7.2 % time in follow_probe mode 31 at W = 8, no change at W = 16). */
 CB_INLINE void gather(const lanes *ln, bool half, size_t j, size_t first, size_t m,
                       float (*buf)[CB_W])
 {
-    if (!half) {
-        gather_lanes(ln, CB_W, j, first, m, buf);
-        return;
+    const float *p[CB_W];
+    for (size_t i = 0; i < CB_W; ++i) {
+        const size_t from = half && i >= CB_W / 2 ? ln->lead : i;
+        p[i] = cb_lane_cptr(ln->pose[from], CB_LANE_COMPONENTS, j, first);
     }
-    CB_VF_ALIGNED static const float lane_index[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                       8, 9, 10, 11, 12, 13, 14, 15};
-    _Static_assert(CB_W <= 16, "lane_index covers every lane");
-    const vm lower = cb_vf_lt(cb_vf_load(lane_index), cb_vf_set1((float)(CB_W / 2)));
     for (size_t k = 0; k < m; ++k) {
-        cb_vf_store(buf[k], cb_vf_zero()); /* no undefined floats, even in discarded lanes */
-    }
-    gather_lanes(ln, CB_W / 2, j, first, m, buf);
-    for (size_t k = 0; k < m; ++k) {
-        cb_vf_store(buf[k], cb_vf_select(lower, cb_vf_load(buf[k]), cb_vf_set1(buf[k][ln->lead])));
+        cb_vf_store(buf[k], cb_vf_from_ptrs(p, k * CB_W));
     }
 }
 

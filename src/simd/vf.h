@@ -98,6 +98,12 @@ CB_INLINE cb_vm cb_vm_or(cb_vm a, cb_vm b) { return (cb_vm)(a | b); }
 CB_INLINE cb_vm cb_vm_not(cb_vm a) { return (cb_vm)~a; }
 /* One bit per lane, lane 0 in bit 0. */
 CB_INLINE unsigned cb_vm_bits(cb_vm a) { return (unsigned)a; }
+CB_INLINE cb_vf cb_vf_from_ptrs(const float *const *p, size_t k)
+{
+    return simde_mm512_setr_ps(p[0][k], p[1][k], p[2][k], p[3][k], p[4][k], p[5][k], p[6][k],
+                               p[7][k], p[8][k], p[9][k], p[10][k], p[11][k], p[12][k], p[13][k],
+                               p[14][k], p[15][k]);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 #elif CB_SIMD_WIDTH == 8
@@ -134,6 +140,11 @@ CB_INLINE cb_vm cb_vm_not(cb_vm a)
     return simde_mm256_xor_ps(a, simde_mm256_castsi256_ps(simde_mm256_set1_epi32(-1)));
 }
 CB_INLINE unsigned cb_vm_bits(cb_vm a) { return (unsigned)simde_mm256_movemask_ps(a); }
+CB_INLINE cb_vf cb_vf_from_ptrs(const float *const *p, size_t k)
+{
+    return simde_mm256_setr_ps(p[0][k], p[1][k], p[2][k], p[3][k], p[4][k], p[5][k], p[6][k],
+                               p[7][k]);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 #else /* CB_SIMD_WIDTH == 4 */
@@ -170,8 +181,16 @@ CB_INLINE cb_vm cb_vm_not(cb_vm a)
     return simde_mm_xor_ps(a, simde_mm_castsi128_ps(simde_mm_set1_epi32(-1)));
 }
 CB_INLINE unsigned cb_vm_bits(cb_vm a) { return (unsigned)simde_mm_movemask_ps(a); }
+CB_INLINE cb_vf cb_vf_from_ptrs(const float *const *p, size_t k)
+{
+    return simde_mm_setr_ps(p[0][k], p[1][k], p[2][k], p[3][k]);
+}
 
 #endif
+
+/* cb_vf_from_ptrs(p, k): lane i is p[i][k], W scalars from W addresses (a gather of one float
+ * per lane, built in registers: a vector load of W scalar stores would wait for them, as the
+ * store buffer cannot forward several stores to one load; docs/performance.md, session 13). */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Width-independent operations, built from the ones above.                                   */
