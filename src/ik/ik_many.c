@@ -296,30 +296,21 @@ static cb_result scalar_job(const void *job)
 }
 
 /* The lanes' given frames (lane i: frames[i][0..3), 36 floats), transposed into W frames: the
- * lanes [0, n) from their own, every other lane lane lead's (as gather does). */
+ * lanes [0, n) from their own, every other lane lane lead's (as gather does), each row built in
+ * registers (cb_vf_from_ptrs; scalar stores into a buffer made each row's load wait for them:
+ * docs/performance.md, session 13). */
 CB_INLINE void known_frames(const lanes *ln, size_t n, const cb_ik_frame *const frames[CB_W],
                             lframe f[3])
 {
     enum { FLOATS = 3 * sizeof(cb_ik_frame) / sizeof(float) };
     _Static_assert(sizeof(cb_ik_frame) == 12 * sizeof(float), "a frame is 12 floats");
-    CB_VF_ALIGNED float buf[FLOATS][CB_W];
-    CB_VF_ALIGNED static const float lane_index[16] = {0, 1, 2,  3,  4,  5,  6,  7,
-                                                       8, 9, 10, 11, 12, 13, 14, 15};
-    _Static_assert(CB_W <= 16, "lane_index covers every lane");
-    for (size_t k = 0; k < FLOATS; ++k) {
-        cb_vf_store(buf[k], cb_vf_zero()); /* no undefined floats, even in discarded lanes */
+    const float *src[CB_W];
+    for (size_t i = 0; i < CB_W; ++i) {
+        src[i] = &frames[i < n ? i : ln->lead][0].c[0].x;
     }
-    for (size_t i = 0; i < n; ++i) {
-        const float *src = &frames[i][0].c[0].x;
-        for (size_t k = 0; k < FLOATS; ++k) {
-            buf[k][i] = src[k];
-        }
-    }
-    const vm lower = cb_vf_lt(cb_vf_load(lane_index), cb_vf_set1((float)n));
-    const float *lead = &frames[ln->lead][0].c[0].x;
     vf v[FLOATS];
     for (size_t k = 0; k < FLOATS; ++k) {
-        v[k] = cb_vf_select(lower, cb_vf_load(buf[k]), cb_vf_set1(lead[k]));
+        v[k] = cb_vf_from_ptrs(src, k);
     }
     for (int j = 0; j < 3; ++j) {
         const vf *e = &v[12 * j];
