@@ -346,7 +346,7 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
         lanes ln;
         ln.half = n <= CB_W / 2;
         ln.lead = lead;
-        CB_VF_ALIGNED float in_f[7][CB_W];
+        const float *target[CB_W], *pole[CB_W], *weight[CB_W]; /* each lane's (gather's way) */
         const cb_ik_frame *given[CB_W];
         for (size_t i = 0; i < CB_W; ++i) {
             const size_t at = (active >> i) & 1u ? i : lead;
@@ -355,15 +355,12 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
             if (known) {
                 given[i] = ((const cb_ik_two_bone_known_job *)(const void *)job)->frames;
             }
-            for (int k = 0; k < 3; ++k) {
-                in_f[k][i] = job->target[k];
-                in_f[3 + k][i] = job->pole[k];
-            }
-            in_f[6][i] = job->weight;
+            target[i] = job->target, pole[i] = job->pole, weight[i] = &job->weight;
         }
-        lane_inputs in = {{cb_vf_load(in_f[0]), cb_vf_load(in_f[1]), cb_vf_load(in_f[2])},
-                          {cb_vf_load(in_f[3]), cb_vf_load(in_f[4]), cb_vf_load(in_f[5])},
-                          cb_vf_load(in_f[6])};
+        lane_inputs in = {
+            {cb_vf_from_ptrs(target, 0), cb_vf_from_ptrs(target, 1), cb_vf_from_ptrs(target, 2)},
+            {cb_vf_from_ptrs(pole, 0), cb_vf_from_ptrs(pole, 1), cb_vf_from_ptrs(pole, 2)},
+            cb_vf_from_ptrs(weight, 0)};
         lframe f[3];
         if (known) {
             known_frames(&ln, n, given, f); /* checked by the caller */
