@@ -161,9 +161,9 @@ typedef struct cb_crowd_desc {
     cb_matrix_layout matrix_layout;
     /** Host buffer for kind 0's matrices: the character at dense index i writes joint_count
      *  matrices at (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates. Other
-     *  kinds always use crowd buffers. A kind's MAT4 output of 32 MB or more, in 16-byte
-     *  aligned slots, is written with non-temporal stores: after the update the matrices are in
-     *  memory, not in the cache (docs/performance.md). */
+     *  kinds always use crowd buffers. A kind's output of 32 MB or more (any matrix_layout), in
+     *  16-byte aligned slots and without inverse_binds, is written with non-temporal stores:
+     *  after the update the matrices are in memory, not in the cache (docs/performance.md). */
     float *matrices;
     /** Bytes between characters in `matrices`. Default: joint_count matrices, packed. */
     size_t matrix_stride_bytes;

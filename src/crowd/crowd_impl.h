@@ -36,7 +36,8 @@ struct cb_crowd_scratch {
     cb_graph_scratch_stats stats;
     uint64_t characters_updated;
     float *model_scratch; /* joint_count MAT4 with skinning_only, else NULL */
-    float *stage;         /* joint_count MAT4 without skinning_only, else NULL (update.c) */
+    /* Without skinning_only, joint_count MAT4 (the largest layout), else NULL (update.c). */
+    float *stage;
 };
 
 struct cb_crowd {
@@ -94,11 +95,12 @@ cb_result cb_crowd_check_dt(float dt_s);
  * the benchmarks switch to cb_graph_kernels_ref to time a whole frame SIMD against scalar. */
 void cb_crowd_set_kernels(cb_crowd *crowd, const cb_graph_kernels *kernels);
 
-/* A kind whose MAT4 output (characters x stride) is at least this many bytes writes it with
- * non-temporal stores (update.c). 32 MB: the last-level cache this was measured on reports
- * 32 MB, so an output that large does not stay there through the frame, and W3's cliff is past
- * it; below it the host finds the matrices in cache after the frame, and the streaming would
- * only cost time (docs/performance.md, "W3's cliff per layout; non-temporal stores"). */
+/* A kind whose output (characters x stride, any layout, no skinning) is at least this many
+ * bytes writes it with non-temporal stores (update.c). 32 MB: the last-level cache this was
+ * measured on reports 32 MB, so an output that large does not stay there through the frame,
+ * and W3's cliff is past it; below it the host finds the matrices in cache after the frame, and
+ * the streaming would only cost time (docs/performance.md, "W3's cliff per layout; non-temporal
+ * stores", and "Session 13: MAT3X4 and QTS outputs streamed"). */
 #define CB_CROWD_STREAM_BYTES ((size_t)32 << 20)
 
 /* Tests: the output size from which the crowd streams (0: always), so that small crowds take

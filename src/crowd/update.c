@@ -25,14 +25,15 @@ cb_result cb_crowd_check_dt(float dt_s)
 }
 
 /* Whether a kind's matrices go out through the thread's stage with non-temporal stores
- * (cb_ltm_model_stream_unchecked): MAT4 matrices kept in 16-byte aligned slots, no skinning,
- * and the kind's output at least c->stream_bytes (CB_CROWD_STREAM_BYTES unless a test set it).
- * An output that large does not stay in the last-level cache through the frame anyway, and the
- * stores then skip reading each line from memory before writing it. */
+ * (cb_ltm_model_stream_unchecked): matrices of any layout (MAT4, MAT3X4, QTS) kept in 16-byte
+ * aligned slots, no skinning, and the kind's output at least c->stream_bytes
+ * (CB_CROWD_STREAM_BYTES unless a test set it). An output that large does not stay in the
+ * last-level cache through the frame anyway, and the stores then skip reading each line from
+ * memory before writing it. The stage is joint_count MAT4, the largest layout. */
 static bool stream_output(const cb_crowd *c, const cb_crowd_kind *k, uint32_t kind)
 {
-    return c->inverse_binds == NULL && k->matrices != NULL && c->layout == CB_MATRIX_LAYOUT_MAT4 &&
-           (uintptr_t)k->matrices % 16 == 0 && k->matrix_stride % 16 == 0 &&
+    return c->inverse_binds == NULL && k->matrices != NULL && (uintptr_t)k->matrices % 16 == 0 &&
+           k->matrix_stride % 16 == 0 &&
            (size_t)cb_crowd_count(c, kind) * k->matrix_stride >= c->stream_bytes;
 }
 

@@ -95,10 +95,11 @@ typedef struct cb_graph_kernels {
     void (*ltm)(const cb_skeleton *s, const cb_xform_group *local, cb_matrix_layout layout,
                 float *model);
     void (*skin)(const cb_skeleton *s, const cb_xform_group *local, const cb_ltm_skin *skin);
-    /* MAT4 through a stage to a streamed output (cb_ltm_model_stream_unchecked); NULL in the
-     * reference set, which then writes the output directly. */
-    void (*ltm_stream)(const cb_skeleton *s, const cb_xform_group *local, float *stage,
-                       float *model);
+    /* Model matrices or qts through a stage to a streamed output
+     * (cb_ltm_model_stream_unchecked); NULL in the reference set, which then writes the output
+     * directly. */
+    void (*ltm_stream)(const cb_skeleton *s, const cb_xform_group *local, cb_matrix_layout layout,
+                       float *stage, float *model);
 } cb_graph_kernels;
 
 extern const cb_graph_kernels cb_graph_kernels_simd, cb_graph_kernels_ref;
@@ -115,10 +116,10 @@ typedef struct cb_graph_outputs {
     size_t skinning_stride;
     cb_matrix_layout skinning_layout;
     float *model_scratch;
-    /* Not NULL (only with MAT4 matrices, no inverse_binds, 16-byte aligned slots): the
-     * matrices go to their slots with non-temporal stores through this stage, joint_count MAT4
-     * (kernels' ltm_stream); the caller then owes a cb_ltm_stream_fence before the matrices
-     * are read elsewhere. */
+    /* Not NULL (only with matrices of any layout, no inverse_binds, 16-byte aligned slots):
+     * the matrices go to their slots with non-temporal stores through this stage, joint_count
+     * MAT4 in size, the largest layout (kernels' ltm_stream); the caller then owes a
+     * cb_ltm_stream_fence before the matrices are read elsewhere. */
     float *stage;
     cb_root_delta *root_motion; /* per character; NULL: no root motion (the time stage skips
                                  * it, and writes nothing: cb_graph_moves_root); non-NULL

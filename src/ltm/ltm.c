@@ -193,17 +193,21 @@ CB_INLINE cb_mat4c load_matrix(const float *m, cb_matrix_layout layout)
         {cb_col4_loadu(m), cb_col4_loadu(m + 4), cb_col4_loadu(m + 8), cb_col4_loadu(m + 12)}};
 }
 
-CB_INLINE void store_matrix(float *m, cb_mat4c x, cb_matrix_layout layout)
+/* The matrix as its layout stores it: four columns (MAT4) or the first three rows (MAT3X4),
+ * 16 bytes each, at m and, where `stream` is not NULL, then at stream too with non-temporal
+ * stores in the same order (cb_ltm_model_stream_unchecked). */
+CB_INLINE void store_matrix(float *m, float *stream, cb_mat4c x, cb_matrix_layout layout)
 {
-    if (layout == CB_MATRIX_LAYOUT_MAT3X4) {
-        cb_mat4c rows = cb_mat4c_transpose(x);
-        cb_col4_storeu(m, rows.c[0]);
-        cb_col4_storeu(m + 4, rows.c[1]);
-        cb_col4_storeu(m + 8, rows.c[2]);
-        return;
+    const bool rows = layout == CB_MATRIX_LAYOUT_MAT3X4;
+    const cb_mat4c v = rows ? cb_mat4c_transpose(x) : x;
+    const int n = rows ? 3 : 4;
+    for (int c = 0; c < n; ++c) {
+        cb_col4_storeu(m + 4 * c, v.c[c]);
     }
-    for (int c = 0; c < 4; ++c) {
-        cb_col4_storeu(m + 4 * c, x.c[c]);
+    if (stream != NULL) {
+        for (int c = 0; c < n; ++c) {
+            simde_mm_stream_ps(stream + 4 * c, v.c[c]);
+        }
     }
 }
 
@@ -233,8 +237,8 @@ CB_INLINE cb_mat4c mul_inverse_bind(const cb_mat4c *m, const float *ib)
  * so the compiler builds one loop per combination with no per-joint branch on them (sl only
  * matters with skin). A loop without skinning carries none of its code: sharing one loop made
  * the crowd's model-only frame 5 % more instructions (callgrind, the Fox). `stream` is NULL
- * but in cb_ltm_model_stream_unchecked (MAT4, 16-byte aligned): each joint's matrix also goes
- * there with non-temporal stores, and `model` is then the caller's stage in L1, which the
+ * but in cb_ltm_model_stream_unchecked (model only, 16-byte aligned): each joint's matrix also
+ * goes there with non-temporal stores, and `model` is then the caller's stage in L1, which the
  * chain reads parents back from (a line written by a streaming store is read from memory). */
 CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix_layout ml,
                         cb_matrix_layout sl, bool skin, float *stream)
@@ -271,15 +275,10 @@ CB_INLINE void matrices(const cb_ltm_job *job, size_t from, size_t to, cb_matrix
                 pm = load_matrix(model + (size_t)p * mf, ml);
             }
             cb_mat4c x = cb_mat4c_mul_affine(&pm, local, l);
-            store_matrix(model + j * mf, x, ml);
-            if (stream != NULL) {
-                for (int c = 0; c < 4; ++c) {
-                    simde_mm_stream_ps(stream + j * 16 + 4 * (size_t)c, x.c[c]);
-                }
-            }
+            store_matrix(model + j * mf, stream != NULL ? stream + j * mf : NULL, x, ml);
             prev = x;
             if (skin) {
-                store_matrix(job->skinning.ptr + j * sf,
+                store_matrix(job->skinning.ptr + j * sf, NULL,
                              mul_inverse_bind(&x, job->inverse_bind.ptr + j * 16), sl);
             }
         }
@@ -361,15 +360,25 @@ void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *l
     model_only(&job, 0, skeleton->joint_count);
 }
 
-/* MAT4 only: a joint's matrix is then one 64-byte line of the output (a 64-byte aligned one
- * when the slot is), written by four consecutive 16-byte streaming stores that fill the line's
- * write-combining buffer; the stage keeps the matrices the chain reads back. */
+/* Every layout writes its joints in order, 16 bytes at a time, so the streaming stores go to
+ * consecutive addresses and fill each 64-byte line of the output whole: with MAT4 a joint is
+ * one line (a 64-byte aligned one when the slot is), with MAT3X4 (48 bytes) and QTS (32 bytes)
+ * a line holds parts of two joints or two whole ones, which matters nowhere as long as the
+ * order holds. The stage keeps what the chain reads back, in the layout's own form. */
 void cb_ltm_model_stream_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
-                                   float *stage, float *model)
+                                   cb_matrix_layout layout, float *stage, float *model)
 {
-    const cb_ltm_job job = cb_ltm_model_job(skeleton, local, CB_MATRIX_LAYOUT_MAT4, stage);
-    matrices(&job, 0, skeleton->joint_count, CB_MATRIX_LAYOUT_MAT4, CB_MATRIX_LAYOUT_MAT4, false,
-             model);
+    const cb_matrix_layout m4 = CB_MATRIX_LAYOUT_MAT4, m34 = CB_MATRIX_LAYOUT_MAT3X4;
+    if (layout == CB_MATRIX_LAYOUT_QTS) {
+        cb_model_qts_stream(skeleton, local, stage, model);
+        return;
+    }
+    const cb_ltm_job job = cb_ltm_model_job(skeleton, local, layout, stage);
+    if (layout == m34) {
+        matrices(&job, 0, skeleton->joint_count, m34, m4, false, model);
+    } else {
+        matrices(&job, 0, skeleton->joint_count, m4, m4, false, model);
+    }
 }
 
 void cb_ltm_skin_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,

@@ -15,15 +15,17 @@ void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *l
 void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_group *local,
                                 cb_matrix_layout layout, float *model);
 
-/* cb_ltm_model_unchecked's MAT4 matrices into both `stage` (joint_count MAT4, aligned to the
- * vector size; the chain reads the parents back from it, in L1) and `model` (aligned to 16
- * bytes) with non-temporal stores: the output's lines go to memory without being read first and
- * without taking cache space, for outputs past the last-level cache (crowd/update.c). The bits
- * are cb_ltm_model_unchecked's. Before another thread reads `model`, or before the work's end
- * is signalled, the writing thread calls cb_ltm_stream_fence (an sfence: streaming stores are
- * weakly ordered). */
+/* cb_ltm_model_unchecked's output in `layout` (MAT4, MAT3X4 or QTS) into both `stage`
+ * (joint_count elements of the layout, aligned to the vector size; the chain reads the parents
+ * back from it, in L1) and `model` (aligned to 16 bytes) with non-temporal stores: the output's
+ * lines go to memory without being read first and without taking cache space, for outputs past
+ * the last-level cache (crowd/update.c). The joints are written in order, 16 bytes at a time,
+ * so the stores fill every line of the output whole, also where a line holds parts of two
+ * joints (MAT3X4's 48 bytes). The bits are cb_ltm_model_unchecked's. Before another thread
+ * reads `model`, or before the work's end is signalled, the writing thread calls
+ * cb_ltm_stream_fence (an sfence: streaming stores are weakly ordered). */
 void cb_ltm_model_stream_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
-                                   float *stage, float *model);
+                                   cb_matrix_layout layout, float *stage, float *model);
 void cb_ltm_stream_fence(void);
 
 /* The outputs of a skinning local-to-model: model matrices (which the hierarchy reads back, so

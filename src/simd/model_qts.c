@@ -230,12 +230,18 @@ CB_INLINE qts qts_load(const float *x)
 }
 
 /* (t.x, t.y, t.z, s) into 8 floats with the rotation: two shuffles, where a blend would need
- * SSE4.1. */
-CB_INLINE void qts_store(float *x, const qts *a)
+ * SSE4.1. Where `stream` is not NULL the same two registers also go there with non-temporal
+ * stores (cb_model_qts_stream). */
+CB_INLINE void qts_store(float *x, float *stream, const qts *a)
 {
     cb_col4 zw = simde_mm_unpackhi_ps(a->t, a->s); /* (t.z, s, t.w, s) */
+    const cb_col4 ts = CB_COL4_SHUFFLE(a->t, zw, 0, 1, 0, 3);
     cb_col4_storeu(x, a->r);
-    cb_col4_storeu(x + 4, CB_COL4_SHUFFLE(a->t, zw, 0, 1, 0, 3));
+    cb_col4_storeu(x + 4, ts);
+    if (stream != NULL) {
+        simde_mm_stream_ps(stream, a->r);
+        simde_mm_stream_ps(stream + 4, ts);
+    }
 }
 
 /* Joint j from its local (r, ts): a root as it is; else composed with its parent, the joint
@@ -255,9 +261,11 @@ CB_INLINE qts joint(const int32_t *parents, size_t j, const float *out, const qt
 
 /* Joints [from, to): the blocks of 4 start at a multiple of 4 (the transposes read whole
  * blocks), and a range's first joint takes `prev` from the output, as in the prototype. Inlined
- * into the whole-skeleton kernel with from = 0, so that one keeps its loop as it was. */
+ * into the whole-skeleton kernel with from = 0, so that one keeps its loop as it was. `stream`
+ * is NULL but in cb_model_qts_stream, where each joint also goes there and `out` is the
+ * caller's stage, which the chain reads parents back from. */
 CB_INLINE void qts_range(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
-                         size_t to, float *out)
+                         size_t to, float *out, float *stream)
 {
     const int32_t *parents = cb_skeleton_parents(skeleton);
     qts prev = {cb_col4_setr(0, 0, 0, 1), cb_col4_set1(0.0f), cb_col4_set1(1.0f)};
@@ -279,7 +287,7 @@ CB_INLINE void qts_range(const cb_skeleton *skeleton, const cb_xform_group *loca
         const size_t k1 = to - j0 < 4 ? to - j0 : 4;
         for (size_t k = k0; k < k1; ++k) {
             prev = joint(parents, j0 + k, out, &prev, q.c[k], ts.c[k]);
-            qts_store(out + (j0 + k) * 8, &prev);
+            qts_store(out + (j0 + k) * 8, stream != NULL ? stream + (j0 + k) * 8 : NULL, &prev);
         }
     }
 }
@@ -287,7 +295,15 @@ CB_INLINE void qts_range(const cb_skeleton *skeleton, const cb_xform_group *loca
 void cb_model_qts_run(const cb_skeleton *skeleton, const cb_xform_group *local, float *out)
 {
     CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
-    qts_range(skeleton, local, 0, cb_skeleton_joint_count(skeleton), out);
+    qts_range(skeleton, local, 0, cb_skeleton_joint_count(skeleton), out, NULL);
+}
+
+void cb_model_qts_stream(const cb_skeleton *skeleton, const cb_xform_group *local, float *stage,
+                         float *out)
+{
+    CB_ASSERT(skeleton != NULL && local != NULL && stage != NULL && out != NULL);
+    CB_ASSERT((uintptr_t)out % 16 == 0);
+    qts_range(skeleton, local, 0, cb_skeleton_joint_count(skeleton), stage, out);
 }
 
 void cb_model_qts_range(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
@@ -295,7 +311,7 @@ void cb_model_qts_range(const cb_skeleton *skeleton, const cb_xform_group *local
 {
     CB_ASSERT(skeleton != NULL && local != NULL && out != NULL);
     CB_ASSERT(from <= to && to <= cb_skeleton_joint_count(skeleton));
-    qts_range(skeleton, local, from, to, out);
+    qts_range(skeleton, local, from, to, out, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */

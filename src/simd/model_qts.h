@@ -71,6 +71,13 @@ void cb_model_qts_range(const cb_skeleton *skeleton, const cb_xform_group *local
 void cb_model_qts_range_ref(const cb_skeleton *skeleton, const cb_xform_group *local, size_t from,
                             size_t to, float *out);
 
+/* cb_model_qts_run's bits into both `stage` (joint_count * 8 floats; the chain reads parents
+ * back from it) and `out` (aligned to 16 bytes) with non-temporal stores, for outputs past the
+ * last-level cache (ltm/ltm_kernels.h, cb_ltm_model_stream_unchecked, which also says what the
+ * caller owes before `out` is read). */
+void cb_model_qts_stream(const cb_skeleton *skeleton, const cb_xform_group *local, float *stage,
+                         float *out);
+
 /* The same (through cb_model_qts_run), quantized to qts16 (joint_count * 8 int16); scratch:
  * joint_count * 8 floats (the unquantized transforms). */
 void cb_model_qts16_run(const cb_skeleton *skeleton, const cb_xform_group *local,

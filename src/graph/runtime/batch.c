@@ -58,7 +58,7 @@ static void local_to_model(const pose_ctx *x, const cb_xform_group *pose, uint32
     float *model =
         out->matrices != NULL ? (float *)(out->matrices + (size_t)ch * out->matrix_stride) : NULL;
     if (out->stage != NULL && x->k->ltm_stream != NULL) {
-        x->k->ltm_stream(skeleton, pose, out->stage, model);
+        x->k->ltm_stream(skeleton, pose, out->layout, out->stage, model);
         return;
     }
     if (out->inverse_binds == NULL) {
