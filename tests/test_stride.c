@@ -18,7 +18,11 @@
  *    stride warping than without; with foot locking too, a locked foot holds within 1 mm;
  *  - bit-identity of the crowd's output at 1 and 3 threads and batch sizes 8 and 64, and of
  *    each character updated alone against crowds of batch 8 and 64 (the step's chunk: scale,
- *    weight and direction varying per character, some off, some refused; the refusal count). */
+ *    weight and direction varying per character, some off, some refused; the refusal count);
+ *  - the crowd's step against the job's closed form, from the matrices of a crowd without the
+ *    step (37 characters in chunks of 32 and 5, each with its own scale and direction): the
+ *    balls on their reachable targets, the legs pointing at them, bone lengths kept, the other
+ *    joints' bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -735,6 +739,99 @@ static void stride_chunk_is_each_character_alone(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* The crowd's stride step against the job's closed form (stride_job_closed_form), each
+ * character's from its own matrices in a crowd without the step (the same blended pose, the
+ * step off): its legs' targets, the end joints landing on those the legs reach, the legs
+ * pointing at them either way, bone lengths kept and every joint outside the legs' subtrees
+ * the same bits. 37 characters in a batch of 64 (chunks of 32 and 5), each with its own scale
+ * and direction every frame, so that a leg solved with another character's frames or target,
+ * or with wrong frames, misses. Independent of run_stride: the reference is the animated pose's
+ * model matrices and the closed form, in double. */
+static void stride_crowd_closed_form(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *with = walk_doc("walk_f", STEP), *without = walk_doc("walk_f", "");
+    const uint32_t n = 37;
+    walker a = walker_make(&h, with, n, 1, 64), b = walker_make(&h, without, n, 1, 64);
+    bool *in_leg = calloc(h.n, sizeof *in_leg); /* a thigh or below one */
+    for (size_t j = 0; j < h.n; ++j) {          /* parents before children */
+        in_leg[j] =
+            j == h.thigh[0] || j == h.thigh[1] || (h.parents[j] >= 0 && in_leg[h.parents[j]]);
+    }
+    /* |k - 1| >= CB_IK_STRIDE_ENGAGE: the engage ramp is 1, the closed form exact */
+    static const float ks[] = {0.7f, 0.85f, 1.15f, 1.25f, 1.4f};
+    int placed = 0, soft = 0;
+    for (int f = 0; f < 12; ++f) {
+        for (int c = 0; c < 2; ++c) {
+            walker *w = c == 0 ? &a : &b;
+            for (uint32_t i = 0; i < n; ++i) {
+                const float ang = 0.37f * (float)i + 0.23f * (float)f - 1.5f;
+                cb_crowd_param_column(w->crowd, 0, w->p_k)[i] = ks[(3 * i + (uint32_t)f) % 5];
+                cb_crowd_param_column(w->crowd, 0, w->p_vx)[i] = 1.4f * sinf(ang);
+                cb_crowd_param_column(w->crowd, 0, w->p_vy)[i] = 1.4f * cosf(ang);
+            }
+            assert_int_equal(cb_crowd_update(w->crowd, DT), CB_OK);
+        }
+        for (uint32_t i = 0; i < n; ++i) {
+            const float *m1 = cb_crowd_matrices(a.crowd, 0, i),
+                        *m0 = cb_crowd_matrices(b.crowd, 0, i);
+            const double k = ks[(3 * i + (uint32_t)f) % 5];
+            const double vx = cb_crowd_param_column(a.crowd, 0, a.p_vx)[i];
+            const double vy = cb_crowd_param_column(a.crowd, 0, a.p_vy)[i];
+            const double ul = hypot(vx, vy), u[3] = {vx / ul, 0.0, vy / ul};
+            for (size_t j = 0; j < h.n; ++j) {
+                CB_CHECK(in_leg[j] || memcmp(&m0[16 * j], &m1[16 * j], 16 * sizeof *m0) == 0,
+                         "frame %d, character %u: joint %zu outside the legs changed", f, i, j);
+            }
+#define POS(m, j)                                                                                  \
+    {                                                                                              \
+        (m)[16 * (j) + 12], (m)[16 * (j) + 13], (m)[16 * (j) + 14]                                 \
+    }
+            const double hp[3] = POS(m0, h.hip);
+            for (int l = 0; l < 2; ++l) {
+                const double th0[3] = POS(m0, h.thigh[l]), ca0[3] = POS(m0, h.calf[l]),
+                             fp[3] = POS(m0, h.ball[l]);
+                const double th[3] = POS(m1, h.thigh[l]), ca[3] = POS(m1, h.calf[l]),
+                             got[3] = POS(m1, h.ball[l]);
+                double along = (fp[0] - hp[0]) * u[0] + (fp[2] - hp[2]) * u[2], want[3];
+                for (int c = 0; c < 3; ++c) {
+                    want[c] = fp[c] + (k - 1.0) * along * u[c];
+                }
+                const double upper = dist3d(th0, ca0), lower = dist3d(ca0, fp);
+                CB_CHECK(fabs(dist3d(th, ca) - upper) < 1e-5 &&
+                             fabs(dist3d(ca, got) - lower) < 1e-5,
+                         "frame %d, character %u, leg %d: bone lengths %g %g, were %g %g", f, i, l,
+                         dist3d(th, ca), dist3d(ca, got), upper, lower);
+                const double d = dist3d(th0, want);
+                if (d < 0.98 * (upper + lower)) {
+                    CB_CHECK(dist3d(got, want) < 1e-4,
+                             "frame %d, character %u (k %g), leg %d: the ball is %g m from its "
+                             "reachable target",
+                             f, i, k, l, dist3d(got, want));
+                    placed++;
+                } else {
+                    soft++;
+                }
+                const double cosang =
+                    ((got[0] - th[0]) * (want[0] - th[0]) + (got[1] - th[1]) * (want[1] - th[1]) +
+                     (got[2] - th[2]) * (want[2] - th[2])) /
+                    (dist3d(got, th) * dist3d(want, th));
+                CB_CHECK(cosang > 1.0 - 1e-8,
+                         "frame %d, character %u, leg %d: the leg points %g rad off its target", f,
+                         i, l, acos(fmin(cosang, 1.0)));
+            }
+#undef POS
+        }
+    }
+    printf("# %d legs placed on reachable targets, %d beyond 0.98 of the reach\n", placed, soft);
+    assert_true(placed > 150 && soft > 150);
+    free(in_leg);
+    walker_free(&a), walker_free(&b);
+    free(with), free(without);
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- continuity --------------------------------------------------------------------------- */
 
 /* The largest second difference over joints and frames of the model positions, for a walk
@@ -1082,6 +1179,7 @@ int main(void)
         cmocka_unit_test(stride_step_off_is_bit_identical),
         cmocka_unit_test(stride_threads_and_batches),
         cmocka_unit_test(stride_chunk_is_each_character_alone),
+        cmocka_unit_test(stride_crowd_closed_form),
         cmocka_unit_test(stride_no_pop),
         cmocka_unit_test(stride_follower_lowers_the_skate),
         cmocka_unit_test(stride_with_foot_locking),
