@@ -15,7 +15,9 @@
  * and random chains with scale on random skeletons. Each two-bone batch runs a second time from
  * the same poses through cb_ik_two_bone_many_known_unchecked, the jobs whose frames pass the
  * solve's checks each given its chain's frames (cb_ik_two_bone_frames), against the same
- * reference: cb_ik_two_bone_unchecked, which computes the frames itself. */
+ * reference: cb_ik_two_bone_unchecked, which computes the frames itself; and a third time with
+ * the frames of a perturbed copy of each pose given (not the pose's: the lanes must take the
+ * frames given, not recompute them), against cb_ik_two_bone_known_unchecked with those frames. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,12 +131,14 @@ static void check_orient_result(const batch *b, size_t i, const char *what)
 }
 
 /* What run_both runs: the two-bone jobs (cb_ik_two_bone_many_unchecked), the same with their
- * frames given (cb_ik_two_bone_many_known_unchecked with b->frames), the orientation warps. */
-typedef enum run_kind { RUN_TWO_BONE, RUN_KNOWN, RUN_ORIENT } run_kind;
+ * frames given (cb_ik_two_bone_many_known_unchecked with b->frames: RUN_KNOWN, the frames of
+ * the jobs' poses; RUN_GIVEN, other frames), the orientation warps. */
+typedef enum run_kind { RUN_TWO_BONE, RUN_KNOWN, RUN_GIVEN, RUN_ORIENT } run_kind;
 
 /* Runs the batch both ways, the batch function and the scalar job one by one on the copies,
- * and compares everything. The reference of both two-bone forms is cb_ik_two_bone_unchecked,
- * which computes each chain's frames from its pose itself. */
+ * and compares everything. The reference of RUN_TWO_BONE and RUN_KNOWN is
+ * cb_ik_two_bone_unchecked, which computes each chain's frames from its pose itself; that of
+ * RUN_GIVEN is cb_ik_two_bone_known_unchecked with b->frames. */
 static void run_both(batch *b, const char *what, run_kind kind)
 {
     const bool orient = kind == RUN_ORIENT;
@@ -166,12 +170,13 @@ static void run_both(batch *b, const char *what, run_kind kind)
     cb_result got[MAX_JOBS], want[MAX_JOBS];
     size_t want_refused = 0;
     for (size_t i = 0; i < b->n; ++i) {
-        want[i] = orient ? cb_ik_orient_unchecked(&oref[i], NULL)
-                         : cb_ik_two_bone_unchecked(&ref[i], NULL);
+        want[i] = orient              ? cb_ik_orient_unchecked(&oref[i], NULL)
+                  : kind == RUN_GIVEN ? cb_ik_two_bone_known_unchecked(&ref[i], b->frames[i], NULL)
+                                      : cb_ik_two_bone_unchecked(&ref[i], NULL);
         want_refused += want[i] != CB_OK;
     }
     size_t refused = 0;
-    if (kind == RUN_KNOWN) {
+    if (kind == RUN_KNOWN || kind == RUN_GIVEN) {
         for (size_t i = 0; i < b->n; ++i) {
             known[i] = (cb_ik_two_bone_known_job){b->jobs[i], b->frames[i]};
         }
@@ -190,16 +195,56 @@ static void run_both(batch *b, const char *what, run_kind kind)
     }
 }
 
+/* The pose turned and stretched a little at every joint (each rotation nudged and normalized,
+ * each translation scaled by 1.03): another pose of the skeleton whose chains' frames differ. */
+static void perturb_pose(const cb_skeleton *s, cb_xform_group *pose)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    cb_xform *all = malloc(n * sizeof *all);
+    assert_non_null(all);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){all, n}), CB_OK);
+    for (size_t j = 0; j < n; ++j) {
+        float *q = all[j].rotation;
+        q[0] += 0.05f, q[1] -= 0.04f, q[2] += 0.03f;
+        const float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        for (int c = 0; c < 4; ++c) {
+            q[c] /= l;
+        }
+        for (int c = 0; c < 3; ++c) {
+            all[j].translation[c] *= 1.03f;
+        }
+    }
+    assert_int_equal(cb_xform_pack((cb_xform_cspan){all, n}, pose, groups), CB_OK);
+    free(all);
+}
+
 /* The known-frames entry on the batch's jobs whose chain's frames pass the solve's checks (its
- * contract; the others are left out), with those frames computed from the poses before any job
- * runs: a pose shared by two jobs (a character's legs) gives the second its frames from the
- * pose before the first is solved, where the reference computes them after. */
-static void known_check(const batch *b, const char *what)
+ * contract; the others are left out), with those frames computed before any job runs.
+ * From the poses (`other` false): a pose shared by two jobs (a character's legs) gives the
+ * second its frames from the pose before the first is solved, where the reference
+ * (cb_ik_two_bone_unchecked) computes them after. From a perturbed copy of each pose (`other`
+ * true; perturb_pose): frames that are not the pose's, which the lanes must take as given, the
+ * reference cb_ik_two_bone_known_unchecked with the same frames; every lane job's frames are
+ * checked to differ from its pose's (else the run could not tell them apart). */
+static void known_check(const batch *b, const char *what, bool other)
 {
     batch k = {.s = b->s, .groups = b->groups, .bytes = b->bytes};
+    cb_xform_group *copy = other ? cb_test_pose_alloc(b->s, false) : NULL;
     for (size_t i = 0; i < b->n; ++i) {
-        if (cb_ik_two_bone_frames(&b->jobs[i], k.frames[k.n], NULL) != CB_OK) {
+        cb_ik_two_bone_job from = b->jobs[i];
+        if (other) {
+            memcpy(copy, b->pose[i], b->bytes);
+            perturb_pose(b->s, copy);
+            from.pose.ptr = copy;
+        }
+        if (cb_ik_two_bone_frames(&from, k.frames[k.n], NULL) != CB_OK) {
             continue;
+        }
+        cb_ik_frame own[3];
+        if (other && from.model.ptr == NULL &&
+            cb_ik_two_bone_frames(&b->jobs[i], own, NULL) == CB_OK) {
+            CB_CHECK(memcmp(own, k.frames[k.n], sizeof own) != 0,
+                     "%s, job %zu: the perturbed pose gives the same frames", what, i);
         }
         k.jobs[k.n] = b->jobs[i];
         k.pose[k.n] = b->pose[i], k.ref_pose[k.n] = b->ref_pose[i];
@@ -208,12 +253,15 @@ static void known_check(const batch *b, const char *what)
         ++k.n;
     }
     char name[64];
-    snprintf(name, sizeof name, "%s, frames given", what);
-    run_both(&k, name, RUN_KNOWN); /* k owns nothing: not freed */
+    snprintf(name, sizeof name, "%s, %s", what,
+             other ? "frames of a perturbed pose given" : "frames given");
+    run_both(&k, name, other ? RUN_GIVEN : RUN_KNOWN); /* k owns nothing: not freed */
+    free(copy);
 }
 
 /* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked), then
- * the same jobs on the same poses with their frames given (known_check). */
+ * the same jobs on the same poses with their frames given, those of the poses and those of
+ * perturbed copies (known_check). */
 static void batch_check(batch *b, const char *what)
 {
     void *saved[MAX_JOBS];
@@ -226,7 +274,11 @@ static void batch_check(batch *b, const char *what)
     for (size_t i = 0; i < b->n; ++i) { /* a shared pose is copied back twice, the same bytes */
         memcpy(b->pose[i], saved[i], b->bytes);
     }
-    known_check(b, what);
+    known_check(b, what, false);
+    for (size_t i = 0; i < b->n; ++i) {
+        memcpy(b->pose[i], saved[i], b->bytes);
+    }
+    known_check(b, what, true);
     for (size_t i = 0; i < b->n; ++i) {
         free(saved[i]);
     }
