@@ -295,18 +295,18 @@ static cb_result scalar_job(const void *job)
     return cb_ik_two_bone_unchecked(job, NULL);
 }
 
-/* The lanes' given frames (lane i: frames[i][0..3), 36 floats), transposed into W frames: the
- * lanes [0, n) from their own, every other lane lane lead's (as gather does), each row built in
+/* The lanes' given frames (lane i: frames[i][0..3), 36 floats; solve_jobs gives every lane
+ * without work lane lead's, as gather does), transposed into W frames, each row built in
  * registers (cb_vf_from_ptrs; scalar stores into a buffer made each row's load wait for them:
  * docs/performance.md, session 13). */
-CB_INLINE void known_frames(const lanes *ln, size_t n, const cb_ik_frame *const frames[CB_W],
-                            lframe f[3])
+CB_INLINE void known_frames(const cb_ik_frame *const frames[CB_W], lframe f[3])
 {
     enum { FLOATS = 3 * sizeof(cb_ik_frame) / sizeof(float) };
+    _Static_assert(sizeof(cb_fvec3) == 3 * sizeof(float), "a cb_fvec3 is 3 floats");
     _Static_assert(sizeof(cb_ik_frame) == 12 * sizeof(float), "a frame is 12 floats");
     const float *src[CB_W];
     for (size_t i = 0; i < CB_W; ++i) {
-        src[i] = &frames[i < n ? i : ln->lead][0].c[0].x;
+        src[i] = (const float *)(const void *)frames[i]; /* 3 frames of 12 floats, no padding */
     }
     vf v[FLOATS];
     for (size_t k = 0; k < FLOATS; ++k) {
@@ -363,7 +363,7 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
             cb_vf_from_ptrs(weight, 0)};
         lframe f[3];
         if (known) {
-            known_frames(&ln, n, given, f); /* checked by the caller */
+            known_frames(given, f); /* checked by the caller */
         } else if (ln.half) {
             /* ik.c chain_frames from the pose: the start from the root, each next from the one
              * before, composed onto it. */

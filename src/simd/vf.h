@@ -27,6 +27,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "crowdblend/config.h"
