@@ -99,11 +99,15 @@ CB_INLINE cb_vm cb_vm_or(cb_vm a, cb_vm b) { return (cb_vm)(a | b); }
 CB_INLINE cb_vm cb_vm_not(cb_vm a) { return (cb_vm)~a; }
 /* One bit per lane, lane 0 in bit 0. */
 CB_INLINE unsigned cb_vm_bits(cb_vm a) { return (unsigned)a; }
+/* Two 8-lane halves joined: SIMDe 0.7's _mm512_setr_ps has no native path (gcc builds it lane
+ * by lane, 15 dependent masked broadcasts). */
 CB_INLINE cb_vf cb_vf_from_ptrs(const float *const *p, size_t k)
 {
-    return simde_mm512_setr_ps(p[0][k], p[1][k], p[2][k], p[3][k], p[4][k], p[5][k], p[6][k],
-                               p[7][k], p[8][k], p[9][k], p[10][k], p[11][k], p[12][k], p[13][k],
-                               p[14][k], p[15][k]);
+    const simde__m256 lo = simde_mm256_setr_ps(p[0][k], p[1][k], p[2][k], p[3][k], p[4][k],
+                                               p[5][k], p[6][k], p[7][k]);
+    const simde__m256 hi = simde_mm256_setr_ps(p[8][k], p[9][k], p[10][k], p[11][k], p[12][k],
+                                               p[13][k], p[14][k], p[15][k]);
+    return simde_mm512_insertf32x8(simde_mm512_castps256_ps512(lo), hi, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
