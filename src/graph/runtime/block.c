@@ -170,7 +170,7 @@ static uint32_t pose_chunk_of(uint32_t batch)
 typedef struct scratch_layout {
     size_t params, w, rate, ew, shadow, alpha, cparams, cweights, cidx, qa, qb, qstate, sm_acc,
         poses, entries, groups, active, active_w, active_d, flat_active, flat_count, live, plant,
-        plant_soon, total;
+        plant_soon, post, total;
 } scratch_layout;
 
 static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
@@ -203,6 +203,8 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.live = take(&c, cb_graph_live_words(g) * n * sizeof(uint64_t));
     L.plant = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.plant_soon = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
+    /* The post-process's chunk arrays (a stride warp's plans and jobs, a foot lock's pulls). */
+    L.post = take(&c, cb_graph_post_bytes(g, pose_chunk_of(batch)));
     L.total = c;
     return L;
 }
@@ -243,6 +245,7 @@ cb_graph_scratch *cb_graph_scratch_init(const cb_graph *g, uint32_t batch, void 
     s->live = (uint64_t *)(m + L.live);
     s->plant = (float *)(m + L.plant);
     s->plant_soon = (float *)(m + L.plant_soon);
+    s->post = m + L.post;
     return s;
 }
 

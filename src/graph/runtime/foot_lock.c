@@ -353,9 +353,8 @@ static void lock_begin_all(const pose_ctx *x, const gik *ik, cb_xform_group_span
  * chain and each corrects its own character's pose (ik_kernels.h's contract). Each solve
  * reports into the character's leg_pull. */
 static void solve_leg(const pose_ctx *x, const gik *ik, uint32_t l, uint32_t m,
-                      leg_pull (*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS])
+                      leg_pull (*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS], cb_ik_two_bone_job *jobs)
 {
-    cb_ik_two_bone_job jobs[POSE_CHUNK];
     cb_result code[POSE_CHUNK];
     uint32_t n = 0;
     /* What the jobs share, built once: the leg's chain; each takes its character's pose,
@@ -405,11 +404,33 @@ static void lock_end_all(const pose_ctx *x, const gik *ik, cb_xform_group_span p
  * mid joints' rotations, which no other leg's half or solve reads (each reads the path from
  * the root to its own joints, and the state of its own leg). The pelvis drop was already taken
  * from every leg's target before the solves. */
+/* The chunk's arrays in the scratch's post area (cb_graph_post_bytes): each character's legs'
+ * pulls, then placements, then one leg's jobs (14 KB at a chunk of 32, once on the stack). */
+static size_t pull_bytes(uint32_t chunk)
+{
+    return cb_round_up((size_t)chunk * CB_GRAPH_FOOT_LOCK_MAX_LEGS * sizeof(leg_pull), 64);
+}
+
+static size_t placement_bytes(uint32_t chunk)
+{
+    return cb_round_up((size_t)chunk * sizeof(placement), 64);
+}
+
+size_t cb_graph_foot_lock_bytes(uint32_t chunk)
+{
+    return pull_bytes(chunk) + placement_bytes(chunk) +
+           cb_round_up((size_t)chunk * sizeof(cb_ik_two_bone_job), 64);
+}
+
 void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, const float *w,
                         cb_graph_scratch_stats *stats)
 {
-    placement pl[POSE_CHUNK];
-    leg_pull lp[POSE_CHUNK][CB_GRAPH_FOOT_LOCK_MAX_LEGS];
+    const uint32_t chunk = x->s->chunk;
+    char *area = x->s->post;
+    leg_pull(*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS] = (leg_pull(*)[CB_GRAPH_FOOT_LOCK_MAX_LEGS])area;
+    placement *pl = (placement *)(area + pull_bytes(chunk));
+    cb_ik_two_bone_job *jobs =
+        (cb_ik_two_bone_job *)(area + pull_bytes(chunk) + placement_bytes(chunk));
     bool on = false;
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);
@@ -420,7 +441,7 @@ void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, c
         return; /* the step is off for the whole chunk: released, nothing more to do */
     }
     for (uint32_t l = 0; l < ik->joint_count / 3; ++l) {
-        solve_leg(x, ik, l, m, lp);
+        solve_leg(x, ik, l, m, lp, jobs);
     }
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);

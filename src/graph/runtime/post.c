@@ -45,12 +45,42 @@ static float step_weight(const pose_ctx *x, const gik *ik)
  * cb_ik_two_bone_many_known_unchecked call per leg over the characters whose warp is on, with
  * the frames their plans computed: the jobs share the leg's chain, each in place on its own
  * character's pose (ik_kernels.h: the bits of the character's cb_ik_stride_unchecked). */
+/* The plans' bytes in the scratch's post area: the leg jobs' rows start there. */
+static size_t stride_plan_bytes(uint32_t chunk)
+{
+    return cb_round_up((size_t)chunk * sizeof(cb_ik_stride_plan), 64);
+}
+
+/* A stride step's share of the post area: a plan per character, then a row of chunk jobs per
+ * leg (38 KB at a chunk of 32; on the stack it set the post-process's depth). */
+static size_t stride_bytes(uint32_t chunk)
+{
+    return stride_plan_bytes(chunk) +
+           cb_round_up((size_t)CB_IK_STRIDE_MAX_LEGS * chunk * sizeof(cb_ik_two_bone_known_job),
+                       64);
+}
+
+size_t cb_graph_post_bytes(const cb_graph *g, uint32_t chunk)
+{
+    size_t bytes = 0;
+    for (uint32_t k = 0; k < g->ik_count; ++k) {
+        size_t b = g->iks[k].type == GIK_STRIDE      ? stride_bytes(chunk)
+                   : g->iks[k].type == GIK_FOOT_LOCK ? cb_graph_foot_lock_bytes(chunk)
+                                                     : 0;
+        bytes = b > bytes ? b : bytes;
+    }
+    return bytes;
+}
+
 static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
                        cb_graph_scratch_stats *st)
 {
+    const uint32_t chunk = x->s->chunk;
     cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
-    cb_ik_stride_plan plans[POSE_CHUNK];
-    cb_ik_two_bone_known_job jobs[CB_IK_STRIDE_MAX_LEGS][POSE_CHUNK];
+    cb_ik_stride_plan *plans = x->s->post;
+    /* Leg l's jobs: row l, chunk long. */
+    cb_ik_two_bone_known_job *jobs =
+        (cb_ik_two_bone_known_job *)((char *)x->s->post + stride_plan_bytes(chunk));
     uint32_t n = 0, leg_count = 0;
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);
@@ -70,15 +100,15 @@ static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
             continue;
         }
         for (uint32_t l = 0; l < job.leg_count && plan->on; ++l) {
-            jobs[l][n].job = cb_ik_stride_leg_job(&job, plan, l, NULL);
-            jobs[l][n].frames = plan->frames[l];
+            jobs[(size_t)l * chunk + n].job = cb_ik_stride_leg_job(&job, plan, l, NULL);
+            jobs[(size_t)l * chunk + n].frames = plan->frames[l];
         }
         leg_count = job.leg_count;
         n += plan->on;
     }
     for (uint32_t l = 0; l < leg_count && n > 0; ++l) {
         cb_result code[POSE_CHUNK];
-        size_t refused = cb_ik_two_bone_many_known_unchecked(jobs[l], n, code);
+        size_t refused = cb_ik_two_bone_many_known_unchecked(&jobs[(size_t)l * chunk], n, code);
         CB_ASSERT(refused == 0); /* each leg's chain passed the same checks in its plan */
         (void)refused;
     }

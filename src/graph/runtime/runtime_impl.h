@@ -103,6 +103,7 @@ struct cb_graph_scratch {
     float *plant_soon;     /* ... and a frame on at this frame's rates */
     cb_xform_group *poses; /* chunk + max_pose_depth poses */
     cb_blend_entry *entries;
+    void *post; /* the post-process's per-chunk arrays (cb_graph_post_bytes), off the stack */
 };
 
 /* Element i of row r of a field of the block. */
@@ -241,6 +242,14 @@ void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group 
 /* The post-process of the chunk of characters [base, base + m) of the batch (m <= the scratch's
  * chunk), their poses in the chunk's buffers (chunk_pose): step by step, each over the chunk. */
 void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st);
+
+/* Bytes of the scratch's `post` area for a chunk of `chunk` characters: the largest that one of
+ * the graph's steps takes (a stride warp's plans and leg jobs, a foot lock's; 0 without either;
+ * 64-byte aligned). Steps run one after another, so they share it. */
+size_t cb_graph_post_bytes(const cb_graph *g, uint32_t chunk);
+
+/* A foot lock step's share of it (foot_lock.c). */
+size_t cb_graph_foot_lock_bytes(uint32_t chunk);
 
 /* ---- foot locking (foot_lock.c) ---- */
 
