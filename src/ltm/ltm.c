@@ -364,11 +364,16 @@ void cb_ltm_model_unchecked(const cb_skeleton *skeleton, const cb_xform_group *l
  * consecutive addresses and fill each 64-byte line of the output whole: with MAT4 a joint is
  * one line (a 64-byte aligned one when the slot is), with MAT3X4 (48 bytes) and QTS (32 bytes)
  * a line holds parts of two joints or two whole ones, which matters nowhere as long as the
- * order holds. The stage keeps what the chain reads back, in the layout's own form. */
+ * order holds. A line that a slot shares with the host's padding, or with a neighbouring slot
+ * written by another chunk or thread, goes out as a partial write (the bits are the same; a
+ * slot stride that is a multiple of 64 bytes avoids it). The stage keeps what the chain reads
+ * back, in the layout's own form. The caller (crowd/update.c) checked the 16-byte alignment
+ * that the streaming stores need. */
 void cb_ltm_model_stream_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,
                                    cb_matrix_layout layout, float *stage, float *model)
 {
     const cb_matrix_layout m4 = CB_MATRIX_LAYOUT_MAT4, m34 = CB_MATRIX_LAYOUT_MAT3X4;
+    CB_ASSERT(stage != NULL && model != NULL && (uintptr_t)model % 16 == 0);
     if (layout == CB_MATRIX_LAYOUT_QTS) {
         cb_model_qts_stream(skeleton, local, stage, model);
         return;

@@ -21,7 +21,9 @@ void cb_ltm_model_unchecked_ref(const cb_skeleton *skeleton, const cb_xform_grou
  * lines go to memory without being read first and without taking cache space, for outputs past
  * the last-level cache (crowd/update.c). The joints are written in order, 16 bytes at a time,
  * so the stores fill every line of the output whole, also where a line holds parts of two
- * joints (MAT3X4's 48 bytes). The bits are cb_ltm_model_unchecked's. Before another thread
+ * joints (MAT3X4's 48 bytes), but for a line the slot shares with padding or with a slot
+ * written by another chunk or thread (a partial write; a stride of a multiple of 64 bytes has
+ * none). The bits are cb_ltm_model_unchecked's. Before another thread
  * reads `model`, or before the work's end is signalled, the writing thread calls
  * cb_ltm_stream_fence (an sfence: streaming stores are weakly ordered). */
 void cb_ltm_model_stream_unchecked(const cb_skeleton *skeleton, const cb_xform_group *local,

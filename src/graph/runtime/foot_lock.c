@@ -396,14 +396,6 @@ static void lock_end_all(const pose_ctx *x, const gik *ik, cb_xform_group_span p
     }
 }
 
-/* The chunk in three passes: every character's first halves, one solve call per leg, every
- * character's second halves. Each leg's and character's work is what it was when each
- * character's legs ran one after another (first half, solve, second half), bit for bit: the
- * characters share nothing but the stats' sums, and a character's legs are chains in disjoint
- * subtrees (checked at build, graph/foot_lock.c), so a leg's solve writes only its start and
- * mid joints' rotations, which no other leg's half or solve reads (each reads the path from
- * the root to its own joints, and the state of its own leg). The pelvis drop was already taken
- * from every leg's target before the solves. */
 /* The chunk's arrays in the scratch's post area (cb_graph_post_bytes): each character's legs'
  * pulls, then placements, then one leg's jobs (14 KB at a chunk of 32, once on the stack). */
 static size_t pull_bytes(uint32_t chunk)
@@ -422,6 +414,14 @@ size_t cb_graph_foot_lock_bytes(uint32_t chunk)
            cb_round_up((size_t)chunk * sizeof(cb_ik_two_bone_job), 64);
 }
 
+/* The chunk in three passes: every character's first halves, one solve call per leg, every
+ * character's second halves. Each leg's and character's work is what it was when each
+ * character's legs ran one after another (first half, solve, second half), bit for bit: the
+ * characters share nothing but the stats' sums, and a character's legs are chains in disjoint
+ * subtrees (checked at build, graph/foot_lock.c), so a leg's solve writes only its start and
+ * mid joints' rotations, which no other leg's half or solve reads (each reads the path from
+ * the root to its own joints, and the state of its own leg). The pelvis drop was already taken
+ * from every leg's target before the solves. */
 void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, const float *w,
                         cb_graph_scratch_stats *stats)
 {

@@ -39,12 +39,6 @@ static float step_weight(const pose_ctx *x, const gik *ik)
     return lod > ik->max_lod ? 0.0f : w;
 }
 
-/* A stride warp step over the chunk: each character's plan (its scale clamped to the job's
- * range, its direction; a scale of 1, 0 or less, or not finite, or weight 0 skips it, the pose
- * keeping its bits; a refusal writes nothing and is counted), then one
- * cb_ik_two_bone_many_known_unchecked call per leg over the characters whose warp is on, with
- * the frames their plans computed: the jobs share the leg's chain, each in place on its own
- * character's pose (ik_kernels.h: the bits of the character's cb_ik_stride_unchecked). */
 /* The plans' bytes in the scratch's post area: the leg jobs' rows start there. */
 static size_t stride_plan_bytes(uint32_t chunk)
 {
@@ -72,6 +66,12 @@ size_t cb_graph_post_bytes(const cb_graph *g, uint32_t chunk)
     return bytes;
 }
 
+/* A stride warp step over the chunk: each character's plan (its scale clamped to the job's
+ * range, its direction; a scale of 1, 0 or less, or not finite, or weight 0 skips it, the pose
+ * keeping its bits; a refusal writes nothing and is counted), then one
+ * cb_ik_two_bone_many_known_unchecked call per leg over the characters whose warp is on, with
+ * the frames their plans computed: the jobs share the leg's chain, each in place on its own
+ * character's pose (ik_kernels.h: the bits of the character's cb_ik_stride_unchecked). */
 static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
                        cb_graph_scratch_stats *st)
 {
