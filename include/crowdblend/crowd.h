@@ -163,7 +163,9 @@ typedef struct cb_crowd_desc {
      *  matrices at (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates. Other
      *  kinds always use crowd buffers. A kind's output of 32 MB or more (any matrix_layout), in
      *  16-byte aligned slots and without inverse_binds, is written with non-temporal stores:
-     *  after the update the matrices are in memory, not in the cache (docs/performance.md). */
+     *  after the update the matrices are in memory, not in the cache (docs/performance.md).
+     *  A stride that is a multiple of 64 bytes lets every line go out whole; otherwise the
+     *  line where two slots meet may be a partial write (the same bits, a little slower). */
     float *matrices;
     /** Bytes between characters in `matrices`. Default: joint_count matrices, packed. */
     size_t matrix_stride_bytes;
