@@ -4,7 +4,9 @@
 and a layout that is not mat4, mat3x4 or qts is refused whatever else is given; the workloads'
 and the kernels' other options are refused with --pack (its figures are fixed), the workloads'
 with --kernels and the kernels' without it. Exit 2 and a message naming the option and the
-mode, nothing on stdout; the same options in the mode that reads them still run. Prints TAP. Usage: test_cli_bench.py [WRAPPER...] CMD"""
+mode, nothing on stdout; the same options in the mode that reads them still run. The crowds'
+stage split, which a profiled pass apart from the timed runs gives, is still in the JSON. Prints
+TAP. Usage: test_cli_bench.py [WRAPPER...] CMD"""
 import json
 import os
 import subprocess
@@ -114,6 +116,41 @@ def _():
     # W1 is 1,000 characters (W1-plain runs beside it, docs/performance.md): --scale 0.01, 10.
     w1 = [(r["threads"], r["runs"], r["characters"]) for r in w["workloads"] if r["name"] == "W1"]
     assert w1 == [(1, 2, 10)], w
+
+
+STAGES = ["parameters", "weights", "time & sync", "sample+blend", "post-process",
+          "local-to-model"]
+
+
+@case("the crowds' stage split comes from a profiled pass: each crowd reports it, W1-plain none")
+def _():
+    # Since session 14 the timed crowd runs without its stage profiler and a second, profiled
+    # crowd gives the split (src/cli/workloads.c profile_stages): the JSON must still carry it
+    # for every crowd workload, consistent with itself, with the checksum of the timed crowd.
+    w = ran(bench("--workloads", "W1,W6", "--threads", "1", "--scale", "0.01", "--runs", "1",
+                  "--json"))
+    by = {r["name"]: r for r in w["workloads"]}
+    assert sorted(by) == ["W1", "W1-plain", "W6"], sorted(by)
+    for name in ("W1", "W6"):
+        st = by[name]["stages"]
+        assert sorted(st) == sorted(STAGES), st
+        ns = {k: st[k]["ns_per_character"] for k in STAGES}
+        # Every stage the frame runs took time; W1 has no IK, so no post-process.
+        for k in ("time & sync", "sample+blend", "local-to-model"):
+            assert ns[k] > 0, (name, k, st)
+        assert ns["post-process"] == 0 and st["post-process"]["share"] == 0, (name, st)
+        total = sum(ns.values())
+        for k in STAGES:
+            # Shares are each stage's part of the sum (both printed rounded: 4 and 2 decimals).
+            assert abs(st[k]["share"] - ns[k] / total) < 1e-3 + 0.005 / total, (name, k, st)
+        assert abs(sum(st[k]["share"] for k in STAGES) - 1) < 1e-3, (name, st)
+    assert all(v == {"ns_per_character": 0, "share": 0} for v in by["W1-plain"]["stages"].values())
+    # The checksum is still the timed crowd's, after all its runs (tests/checksums.py relies on
+    # it): one more run moves it, where the profiled pass always runs one run's frames.
+    w2 = ran(bench("--workloads", "W1,W6", "--threads", "1", "--scale", "0.01", "--runs", "2",
+                   "--json"))
+    for r in w2["workloads"]:
+        assert r["checksum"] != by[r["name"]]["checksum"], (r["name"], r["checksum"])
 
 
 finish()

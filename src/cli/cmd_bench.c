@@ -250,7 +250,8 @@ static int run_workloads(const char *which, long threads, double scale, long run
             "run; spread: (max - min) / median; ns/char/c: wall ns per character times "
             "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
             "at one thread; stage columns: wall ns per character spent in each stage, summed over "
-            "the threads, so preemption inflates them as it does ns/char)\n\n");
+            "the threads, so preemption inflates them as it does ns/char, from a separate "
+            "profiled pass of one run's frames: the timed runs read no stage clocks)\n\n");
         print_scaling(results, n, false);
         print_overhead(results, n, false);
         print_beside(results, n);

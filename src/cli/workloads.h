@@ -17,15 +17,17 @@ typedef struct cb_workload_result {
     uint32_t frames; /* frames (or evaluations) per run */
     uint32_t runs;   /* runs, each the median of its frames */
     double frame_ns; /* median over runs of the run's median frame (W4: evaluation) */
-    double frame_ns_min, frame_ns_max;                    /* the fastest and slowest run */
-    double characters_per_second;                         /* wall, from frame_ns */
-    double ns_per_character;                              /* wall: frame_ns / characters */
+    double frame_ns_min, frame_ns_max; /* the fastest and slowest run */
+    double characters_per_second;      /* wall, from frame_ns */
+    double ns_per_character;           /* wall: frame_ns / characters */
     /* CPU time of the calling thread per character, median over runs of each run's median
      * frame: at one thread the whole frame's (a pool of one thread has no workers), which
      * time spent waiting for the core on a shared machine does not inflate; at more threads
      * only the caller's share. 0 where not measured (W0, W4). */
     double cpu_ns_per_character;
-    double stage_ns_per_character[_CB_CROWD_STAGE_COUNT]; /* thread time per character */
+    /* Thread time per character per stage, and each stage's share of their sum: for a crowd,
+     * from a separate profiled pass of one run's frames (the timed runs are unprofiled). */
+    double stage_ns_per_character[_CB_CROWD_STAGE_COUNT];
     double stage_share[_CB_CROWD_STAGE_COUNT];
     uint64_t checksum; /* hash of the last frame's outputs */
 } cb_workload_result;
