@@ -462,6 +462,40 @@ static cb_cclip *random_scaled_cclip(cb_prng *r, cb_skeleton **skeleton)
  * per group). */
 static size_t groups_rebuilding_w, groups_rebuilding_others, groups_of_kind[3];
 
+/* The interpolated key of every group (cb_cclip_sample_group_at, SIMD) against the scalar rule
+ * (cb_cclip_joint_lerp), bit for bit, for every joint and component, between every pair of
+ * successive keys at fractions 0, 1 and three others. */
+static void check_interpolated(const char *what, const cb_cclip *c)
+{
+    static const float fractions[5] = {0.0f, 0.3f, 0.5f, 0.8125f, 1.0f};
+    const size_t comps = c->has_scale ? 10 : 7;
+    for (uint32_t k = 0; k + 1 < c->keys; ++k) {
+        for (int fi = 0; fi < 5; ++fi) {
+            const float f = fractions[fi];
+            for (size_t g = 0; g < c->group_count; ++g) {
+                cb_key_group s;
+                memset(&s, 0x5A, sizeof s);
+                cb_cclip_sample_group_at(c, cb_cclip_key_words(c, k), cb_cclip_key_words(c, k + 1),
+                                         g, cb_vf_set1(f), c->has_scale, &s);
+                CB_VF_ALIGNED float lanes[10 * CB_SIMD_WIDTH];
+                memcpy(lanes, &s, sizeof lanes);
+                for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < c->joint_count;
+                     ++l) {
+                    const size_t j = g * CB_SIMD_WIDTH + l;
+                    for (size_t x = 0; x < comps; ++x) {
+                        const float want = cb_cclip_joint_lerp(c, k, f, j, (int)x);
+                        const float got = lanes[x * CB_SIMD_WIDTH + l];
+                        CB_CHECK(memcmp(&want, &got, sizeof got) == 0,
+                                 "%s keys %u-%u f %g joint %zu component %zu: SIMD %.9g, "
+                                 "reference %.9g",
+                                 what, k, k + 1, (double)f, j, x, (double)got, (double)want);
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
@@ -492,6 +526,7 @@ static void check_decoders(const char *what, const cb_skeleton *s, const cb_ccli
         }
     }
     free(stream), free(ref), free(simd), free(pose);
+    check_interpolated(what, c);
 }
 
 static void cclip_simd_matches_ref(void **state)
@@ -579,7 +614,8 @@ static size_t rotation_groups_scaled, rotation_groups_idle_lane;
 /* Each group's kind is the one its fields give (kind_of_lanes), and the decoder's paths for
  * constant and rotation groups give the same bits as its general path (the same clip with every
  * group marked general), for every pair of successive keys, with and without the scale
- * deviations. */
+ * deviations: the keys (cb_cclip_decode_group2) and the interpolated key between them
+ * (cb_cclip_sample_group_at). */
 static void check_group_paths(const char *what, const cb_cclip *c)
 {
     cb_cclip_group *general = malloc(c->group_count * sizeof *general);
@@ -611,6 +647,15 @@ static void check_group_paths(const char *what, const cb_cclip *c)
                 CB_CHECK(memcmp(&a[0], &a[1], sizeof a[0]) == 0 &&
                              memcmp(&b[0], &b[1], sizeof b[0]) == 0,
                          "%s keys %u, %u group %zu (kind %d, scaled %d): not the general path's",
+                         what, k, kb, g, c->groups[g].kind, scaled);
+                const cb_vf f = cb_vf_set1(0.375f);
+                cb_cclip_sample_group_at(c, cb_cclip_key_words(c, k), cb_cclip_key_words(c, kb), g,
+                                         f, scaled, &a[0]);
+                cb_cclip_sample_group_at(&all_general, cb_cclip_key_words(c, k),
+                                         cb_cclip_key_words(c, kb), g, f, scaled, &a[1]);
+                CB_CHECK(memcmp(&a[0], &a[1], sizeof a[0]) == 0,
+                         "%s keys %u, %u group %zu (kind %d, scaled %d): the interpolated key is "
+                         "not the general path's",
                          what, k, kb, g, c->groups[g].kind, scaled);
             }
         }
@@ -1048,10 +1093,39 @@ static cb_clip *keys_as_frames(const cb_skeleton *s, const cb_cclip *z, bool loo
     return c;
 }
 
-/* The fused sampler decodes a compressed clip's two keys per group in registers and then
- * blends them exactly as it blends an uncompressed clip's two frames: so the blend and sample
- * jobs on compressed clips give the same bits as on uncompressed clips whose frames are the
- * decoded keys, whatever path each group takes in the decoder (cb_cclip_group_kind). */
+/* The entries' times moved onto keys of their clips: times t in [0, 1) where the clip's key
+ * lookup (cb_cclip_locate, the same arithmetic as cb_clip_locate on a clip of as many frames)
+ * gives a fraction of exactly 0. */
+static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, size_t count)
+{
+    for (size_t k = 0; k < count; ++k) {
+        int ci = 0;
+        while (ci < PC_CLIPS && p->packed[ci] != e[k].clip) {
+            ++ci;
+        }
+        CB_CHECK(ci < PC_CLIPS, "entry %zu: not a clip of the scene", k);
+        const cb_cclip *z = p->z[ci];
+        for (int tries = 0;; ++tries) {
+            const uint32_t key = tries < 8 ? cb_prng_below(r, z->keys - 1) : 0;
+            const float t = (float)key / z->keys_f;
+            uint32_t i;
+            float f;
+            cb_cclip_locate(z, t, true, &i, &f);
+            if (f == 0.0f && i == key) {
+                e[k].time = t;
+                break;
+            }
+        }
+    }
+}
+
+/* The fused sampler decodes a compressed clip's interpolated key per group in registers
+ * (cb_cclip_sample_group_at) where an uncompressed clip's two frames are loaded and blended,
+ * so between keys the two forms round differently (both checked against the double reference
+ * by cclip_pose_jobs_match_double). At a key (fraction 0) the interpolated key is the key
+ * itself: there the blend and sample jobs on compressed clips give the same bits as on
+ * uncompressed clips whose frames are the decoded keys, whatever path each group takes in the
+ * decoder (cb_cclip_group_kind). */
 static void cclip_pose_jobs_match_decoded_keys(void **state)
 {
     (void)state;
@@ -1066,6 +1140,7 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
     for (int round = 0; round < 400; ++round) {
         cb_blend_entry ea[5], eb[5];
         size_t count = packed_entries(&r, p.packed, ea);
+        times_at_keys(&r, &p, ea, count);
         swap_clips(ea, count, p.packed, keys, eb);
         cb_pose_blend_job ja = {p.s, {ea, count}, 0.0f, {a, groups}};
         cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
@@ -1088,8 +1163,9 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
 
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
  * keys_as_frames), with joint masks on some entries, and more entries than the blend locates
- * up front (its 16 spans; the rest per group), give the same bits as with the uncompressed
- * keys only: each entry takes its own form's path in the compressed instance of the loop. */
+ * up front (its 16 spans; the rest per group), at times on keys (times_at_keys), give the
+ * same bits as with the uncompressed keys only: each entry takes its own form's path in the
+ * compressed instance of the loop. */
 static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
 {
     (void)state;
@@ -1120,6 +1196,7 @@ static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
                                            CB_BLEND_MODE_NORMAL,
                                            {NULL, 0}};
         }
+        times_at_keys(&r, &p, ea, count);
         for (size_t k = 0; k < count; ++k) {
             const uint32_t m = cb_prng_below(&r, MASKS + 1);
             ea[k].mask = m < MASKS ? (cb_float_cspan){masks + m * n, n} : (cb_float_cspan){NULL, 0};

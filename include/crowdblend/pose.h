@@ -35,7 +35,11 @@
  * Sampling a clip between frames i and i + 1 at fraction f: translation and scale are lerped,
  * rotation is (1 - f) q_i + f q_(i+1) (the frames are stored in one hemisphere), normalized with
  * everything else at the end (an OVERRIDE sample is normalized before its nlerp). The
- * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum.
+ * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum. A
+ * compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is sampled the same way, its keys in
+ * place of frames, with the lerp written a + f (b - a) per decoded component (its keys are
+ * decoded into one interpolated key, then weighed once), and its hemisphere test on that
+ * interpolated rotation: the same values up to float rounding, not the same bits between keys.
  * Rotations are normalized once, after all layers.
  *
  * Accuracy (tests/test_pose.c, test_anim_accuracy.c, against a double-precision reference of
