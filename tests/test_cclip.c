@@ -1093,18 +1093,23 @@ static cb_clip *keys_as_frames(const cb_skeleton *s, const cb_cclip *z, bool loo
     return c;
 }
 
-/* The entries' times moved onto keys of their clips: times t in [0, 1) where the clip's key
- * lookup (cb_cclip_locate, the same arithmetic as cb_clip_locate on a clip of as many frames)
- * gives a fraction of exactly 0. */
+/* The entries' times moved onto keys of their (compressed) clips: times t in [0, 1) where the
+ * clip's key lookup (cb_cclip_locate, the same arithmetic as cb_clip_locate on a clip of as
+ * many frames) gives a fraction of exactly 0. */
+static int clip_index(const packed_scene *p, const cb_clip *c)
+{
+    int ci = 0;
+    while (ci < PC_CLIPS && p->packed[ci] != c) {
+        ++ci;
+    }
+    CB_CHECK(ci < PC_CLIPS, "not a compressed clip of the scene");
+    return ci;
+}
+
 static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, size_t count)
 {
     for (size_t k = 0; k < count; ++k) {
-        int ci = 0;
-        while (ci < PC_CLIPS && p->packed[ci] != e[k].clip) {
-            ++ci;
-        }
-        CB_CHECK(ci < PC_CLIPS, "entry %zu: not a clip of the scene", k);
-        const cb_cclip *z = p->z[ci];
+        const cb_cclip *z = p->z[clip_index(p, e[k].clip)];
         for (int tries = 0;; ++tries) {
             const uint32_t key = tries < 8 ? cb_prng_below(r, z->keys - 1) : 0;
             const float t = (float)key / z->keys_f;
@@ -1119,13 +1124,13 @@ static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, 
     }
 }
 
-/* The fused sampler decodes a compressed clip's interpolated key per group in registers
- * (cb_cclip_sample_group_at) where an uncompressed clip's two frames are loaded and blended,
- * so between keys the two forms round differently (both checked against the double reference
- * by cclip_pose_jobs_match_double). At a key (fraction 0) the interpolated key is the key
- * itself: there the blend and sample jobs on compressed clips give the same bits as on
- * uncompressed clips whose frames are the decoded keys, whatever path each group takes in the
- * decoder (cb_cclip_group_kind). */
+/* The fused sampler decodes a compressed clip's two keys per group in registers and then
+ * blends them exactly as it blends an uncompressed clip's two frames: so the blend job on
+ * compressed clips gives the same bits as on uncompressed clips whose frames are the decoded
+ * keys, whatever path each group takes in the decoder (cb_cclip_group_kind). The sample job
+ * decodes a compressed clip's interpolated key (cb_cclip_sample_group_at), which rounds
+ * differently from two frames lerped between keys (both against the double reference:
+ * cclip_pose_jobs_match_double) and is the key itself at a key: there it gives the same bits. */
 static void cclip_pose_jobs_match_decoded_keys(void **state)
 {
     (void)state;
@@ -1140,7 +1145,6 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
     for (int round = 0; round < 400; ++round) {
         cb_blend_entry ea[5], eb[5];
         size_t count = packed_entries(&r, p.packed, ea);
-        times_at_keys(&r, &p, ea, count);
         swap_clips(ea, count, p.packed, keys, eb);
         cb_pose_blend_job ja = {p.s, {ea, count}, 0.0f, {a, groups}};
         cb_pose_blend_job jb = {p.s, {eb, count}, 0.0f, {b, groups}};
@@ -1148,8 +1152,9 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         assert_int_equal(cb_pose_blend_job_run(&jb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "blend job, round %d: compressed differs from its keys",
                  round);
+        times_at_keys(&r, &p, ea, 1);
         cb_pose_sample_job sa = {ea[0].clip, ea[0].time, {a, groups}};
-        cb_pose_sample_job sb = {eb[0].clip, eb[0].time, {b, groups}};
+        cb_pose_sample_job sb = {keys[clip_index(&p, ea[0].clip)], ea[0].time, {b, groups}};
         assert_int_equal(cb_pose_sample_job_run(&sa, NULL), CB_OK);
         assert_int_equal(cb_pose_sample_job_run(&sb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "sample job, round %d: compressed differs from its keys",
@@ -1163,9 +1168,8 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
 
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
  * keys_as_frames), with joint masks on some entries, and more entries than the blend locates
- * up front (its 16 spans; the rest per group), at times on keys (times_at_keys), give the
- * same bits as with the uncompressed keys only: each entry takes its own form's path in the
- * compressed instance of the loop. */
+ * up front (its 16 spans; the rest per group), give the same bits as with the uncompressed
+ * keys only: each entry takes its own form's path in the compressed instance of the loop. */
 static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
 {
     (void)state;
@@ -1196,7 +1200,6 @@ static void cclip_pose_jobs_mixed_forms_and_masks(void **state)
                                            CB_BLEND_MODE_NORMAL,
                                            {NULL, 0}};
         }
-        times_at_keys(&r, &p, ea, count);
         for (size_t k = 0; k < count; ++k) {
             const uint32_t m = cb_prng_below(&r, MASKS + 1);
             ea[k].mask = m < MASKS ? (cb_float_cspan){masks + m * n, n} : (cb_float_cspan){NULL, 0};

@@ -36,10 +36,9 @@
  * rotation is (1 - f) q_i + f q_(i+1) (the frames are stored in one hemisphere), normalized with
  * everything else at the end (an OVERRIDE sample is normalized before its nlerp). The
  * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum. A
- * compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is sampled the same way, its keys in
- * place of frames, with the lerp written a + f (b - a) per decoded component (its keys are
- * decoded into one interpolated key, then weighed once), and its hemisphere test on that
- * interpolated rotation: the same values up to float rounding, not the same bits between keys.
+ * compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is sampled the same way, its decoded
+ * keys in place of frames; cb_pose_sample_job lerps each decoded component of one as
+ * a + f (b - a): the same values up to float rounding, not the same bits between keys.
  * Rotations are normalized once, after all layers.
  *
  * Accuracy (tests/test_pose.c, test_anim_accuracy.c, against a double-precision reference of

@@ -223,28 +223,6 @@ CB_INLINE cb_soa_quat cb_cclip_lerp_quat(cb_soa_quat a, cb_soa_quat b, cb_vf f)
                          cb_cclip_lerp(a.z, b.z, f), cb_cclip_lerp(a.w, b.w, f)};
 }
 
-/* A group of kind CB_CCLIP_GROUP_GENERAL sampled at f: both keys decoded
- * (cb_cclip_decode_general2), every component lerped. Not inlined: one group in eight or so
- * takes it, and inlined into the pose jobs' loops it costs the other paths registers. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline, unused))
-#endif
-static void
-cb_cclip_sample_general(const struct cb_cclip *c, const cb_cclip_group *grp, const float *ranges,
-                        cb_vi perm, const uint32_t *wa, const uint32_t *wb, cb_vf f, bool scaled,
-                        cb_key_group *s)
-{
-    cb_key_group a, b;
-    cb_cclip_decode_general2(c, grp, ranges, perm, wa, wb, scaled, &a, &b);
-    s->t = (cb_soa_vec3){cb_cclip_lerp(a.t.x, b.t.x, f), cb_cclip_lerp(a.t.y, b.t.y, f),
-                         cb_cclip_lerp(a.t.z, b.t.z, f)};
-    s->q = cb_cclip_lerp_quat(a.q, b.q, f);
-    if (scaled) {
-        s->ds = (cb_soa_vec3){cb_cclip_lerp(a.ds.x, b.ds.x, f), cb_cclip_lerp(a.ds.y, b.ds.y, f),
-                              cb_cclip_lerp(a.ds.z, b.ds.z, f)};
-    }
-}
-
 /* Group g sampled at fraction f between the keys whose words start at key_a and key_b (f in
  * every lane): the interpolated key, not normalized, decoded once
  * instead of two keys that the caller lerps. Per lane and component the rule is
@@ -289,7 +267,16 @@ CB_INLINE void cb_cclip_sample_group_at(const struct cb_cclip *c, const uint32_t
         }
         return;
     }
-    cb_cclip_sample_general(c, grp, ranges, perm, wa, wb, f, scaled, s);
+    cb_key_group a, b;
+    a.ds = b.ds = (cb_soa_vec3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()}; /* read if scaled */
+    cb_cclip_decode_general2(c, grp, ranges, perm, wa, wb, scaled, &a, &b);
+    s->t = (cb_soa_vec3){cb_cclip_lerp(a.t.x, b.t.x, f), cb_cclip_lerp(a.t.y, b.t.y, f),
+                         cb_cclip_lerp(a.t.z, b.t.z, f)};
+    s->q = cb_cclip_lerp_quat(a.q, b.q, f);
+    if (scaled) {
+        s->ds = (cb_soa_vec3){cb_cclip_lerp(a.ds.x, b.ds.x, f), cb_cclip_lerp(a.ds.y, b.ds.y, f),
+                              cb_cclip_lerp(a.ds.z, b.ds.z, f)};
+    }
 }
 
 /* The words of key `key` (c->words + key * c->key_words). */

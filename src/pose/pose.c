@@ -6,9 +6,9 @@
  * deviation: 10 vectors plus the weight sum) and streams every active clip's two frames through
  * it, so no pose per clip is ever stored. Per clip and group that is 14 or 20 vector loads and
  * about 30 arithmetic operations. A compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is
- * sampled the same way, its keys decoded in registers by the group decoder
- * (src/compress/cclip_decode.h) instead of loaded, into one interpolated key
- * (cb_cclip_sample_group_at) that the job weighs once: still no pose per clip. */
+ * sampled the same way, its two keys decoded in registers by the group decoder
+ * (src/compress/cclip_decode.h) instead of loaded: still no pose per clip. The sample job
+ * decodes a compressed clip's interpolated key instead (sample_groups). */
 #include <math.h>
 #include <string.h>
 
@@ -224,14 +224,21 @@ CB_INLINE key_span entry_span(const key_spans *ks, const cb_blend_entry *entries
     return k < KEY_SPANS ? ks->at[k] : locate_keys(entries[k].clip, entries[k].time, may_pack);
 }
 
-/* Frames span.i and span.i + 1 of group g of an uncompressed clip: two frame loads (a
- * compressed clip's group is sampled by cb_cclip_sample_group_at instead, in one interpolated
- * key). The scale deviations are loaded only when `scaled` (clip_scaled(c), which the caller
- * also tests before it reads them): no stores of zeros for clips without scale. */
-CB_INLINE void load_keys(const struct cb_clip *c, key_span span, size_t g, bool scaled,
-                         cb_key_group *a, cb_key_group *b)
+/* Keys span.i and span.i + 1 of group g. An uncompressed clip's are two frame loads; a
+ * compressed clip's are decoded in registers by the group decoder, from `words`
+ * (span_words(c, span)). Everything after is the
+ * same for both forms; the branch is per entry and group, and a clip is one form or the other.
+ * The scale deviations are loaded only when `scaled` (clip_scaled(c), which the caller also
+ * tests before it reads them): no stores of zeros for clips without scale. */
+CB_INLINE void load_keys(const struct cb_clip *c, key_span span, const uint32_t *words, size_t g,
+                         bool scaled, cb_key_group *a, cb_key_group *b, bool may_pack)
 {
-    const float *pa = cb_clip_group_ptr(c, span.i, g), *pb = pa + cb_clip_frame_floats(c);
+    const uint32_t i = span.i;
+    if (may_pack && c->packed != NULL) {
+        cb_cclip_decode_group_at(c->packed, words, words + c->packed->key_words, g, scaled, a, b);
+        return;
+    }
+    const float *pa = cb_clip_group_ptr(c, i, g), *pb = pa + cb_clip_frame_floats(c);
     a->t = load_vec3_at(pa, CB_CLIP_T), b->t = load_vec3_at(pb, CB_CLIP_T);
     a->q = load_quat_at(pa), b->q = load_quat_at(pb);
     if (scaled) {
@@ -240,8 +247,7 @@ CB_INLINE void load_keys(const struct cb_clip *c, key_span span, size_t g, bool 
 }
 
 /* One clip's sample of group g at its span, not normalized: translation, rotation
- * (1 - f) q_i + f q_(i+1), scale deviation; of a compressed clip, its interpolated key
- * (cb_cclip_sample_group_at). */
+ * (1 - f) q_i + f q_(i+1), scale deviation. */
 typedef cb_key_group sample;
 
 CB_INLINE sample sample_group(const struct cb_clip *c, key_span span, const uint32_t *words,
@@ -249,15 +255,7 @@ CB_INLINE sample sample_group(const struct cb_clip *c, key_span span, const uint
 {
     cb_key_group a, b;
     const bool scaled = clip_scaled(c);
-    if (may_pack && c->packed != NULL) {
-        /* The interpolated key, decoded once (cb_cclip_sample_group_at). */
-        cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
-        a.ds = zero3;
-        cb_cclip_sample_group_at(c->packed, words, words + c->packed->key_words, g,
-                                 cb_vf_set1(span.f), scaled, &a);
-        return a;
-    }
-    load_keys(c, span, g, scaled, &a, &b);
+    load_keys(c, span, words, g, scaled, &a, &b, may_pack);
     const float f = span.f;
     cb_vf wb = cb_vf_set1(f), wa = cb_vf_set1(1.0f - f);
     cb_soa_vec3 zero3 = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
@@ -324,16 +322,30 @@ cb_result cb_pose_sample_job_validate(const cb_pose_sample_job *job, cb_error *e
     return CB_OK;
 }
 
-/* The sample job on valid arguments; may_pack false when the clip is uncompressed (see
- * sample_group). */
+/* The sample job on valid arguments; may_pack true when the clip is compressed, false when
+ * it is not (see load_keys). A compressed clip is sampled as its interpolated key: each
+ * decoded component lerped as a + f (b - a) (crowdblend/pose.h), the same values as the two
+ * keys lerped up to rounding, for about 15 % fewer instructions (docs/performance.md,
+ * "Session 14"). The blend job keeps the two keys: there the interpolated key saved
+ * instructions but no time. */
 CB_INLINE void sample_groups(const struct cb_clip *c, float time, cb_xform_group *out,
                              bool may_pack)
 {
     cb_vf one = cb_vf_set1(1.0f);
     const key_span span = locate_keys(c, time, may_pack);
     const uint32_t *words = span_words(c, span, may_pack); /* once, not per group */
+    const cb_vf f = cb_vf_set1(span.f);
     for (size_t g = 0; g < c->group_count; ++g) {
-        sample s = sample_group(c, span, words, g, may_pack);
+        sample s;
+        if (may_pack) {
+            /* The clip is compressed: its interpolated key, decoded once per group
+             * (cb_cclip_sample_group_at) instead of two keys then lerped. */
+            s.ds = (cb_soa_vec3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
+            cb_cclip_sample_group_at(c->packed, words, words + c->packed->key_words, g, f,
+                                     clip_scaled(c), &s);
+        } else {
+            s = sample_group(c, span, words, g, false);
+        }
         cb_soa_xform x = {s.t,
                           cb_soa_quat_normalize(s.q),
                           {cb_vf_add(one, s.ds.x), cb_vf_add(one, s.ds.y), cb_vf_add(one, s.ds.z)}};
@@ -368,38 +380,14 @@ typedef struct accum {
 } accum;
 
 /* Adds one NORMAL entry to the accumulator: w (1 - f) frame_i + w f frame_(i+1), with both
- * rotation weights negated where frame_i's rotation is in the other hemisphere of the sum; of
- * a compressed clip, w times its interpolated key, negated where that key's rotation is. */
+ * rotation weights negated where frame_i's rotation is in the other hemisphere of the sum. */
 CB_INLINE void accumulate_entry(accum *acc, const cb_blend_entry *e, key_span span, size_t g,
                                 bool may_pack)
 {
     const struct cb_clip *c = e->clip;
     cb_key_group a, b;
     const bool scaled = clip_scaled(c);
-    if (may_pack && c->packed != NULL) {
-        /* One interpolated key (cb_cclip_sample_group_at), weighted by w, the hemisphere test
-         * on it. */
-        const uint32_t *words = span_words(c, span, may_pack);
-        a.ds = (cb_soa_vec3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()}; /* read when scaled */
-        cb_cclip_sample_group_at(c->packed, words, words + c->packed->key_words, g,
-                                 cb_vf_set1(span.f), scaled, &a);
-        cb_vf w = entry_weight(e, g);
-        acc->t = (cb_soa_vec3){cb_vf_fmadd(w, a.t.x, acc->t.x), cb_vf_fmadd(w, a.t.y, acc->t.y),
-                               cb_vf_fmadd(w, a.t.z, acc->t.z)};
-        cb_vf flip = cb_vf_select(cb_vf_lt(cb_soa_quat_dot(a.q, acc->q), cb_vf_zero()),
-                                  cb_vf_sign_mask(), cb_vf_zero());
-        cb_vf wq = cb_vf_xor_sign(w, flip);
-        acc->q = (cb_soa_quat){cb_vf_fmadd(wq, a.q.x, acc->q.x), cb_vf_fmadd(wq, a.q.y, acc->q.y),
-                               cb_vf_fmadd(wq, a.q.z, acc->q.z), cb_vf_fmadd(wq, a.q.w, acc->q.w)};
-        if (scaled) {
-            acc->ds =
-                (cb_soa_vec3){cb_vf_fmadd(w, a.ds.x, acc->ds.x), cb_vf_fmadd(w, a.ds.y, acc->ds.y),
-                              cb_vf_fmadd(w, a.ds.z, acc->ds.z)};
-        }
-        acc->wsum = cb_vf_add(acc->wsum, w);
-        return;
-    }
-    load_keys(c, span, g, scaled, &a, &b);
+    load_keys(c, span, span_words(c, span, may_pack), g, scaled, &a, &b, may_pack);
     const float f = span.f;
     cb_vf w = entry_weight(e, g);
     cb_vf wb = cb_vf_mul(w, cb_vf_set1(f));
@@ -492,7 +480,7 @@ CB_INLINE bool entry_active(const cb_blend_entry *e, cb_blend_mode mode)
 }
 
 /* The blend of valid entries; may_pack false when no entry's clip is compressed (see
- * sample_group). */
+ * load_keys). */
 CB_INLINE void blend_groups(const struct cb_skeleton *s, const cb_blend_entry *entries,
                             size_t count, float threshold, cb_xform_group *out, bool layers,
                             bool may_pack)

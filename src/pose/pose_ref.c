@@ -79,22 +79,8 @@ static float key_value(const jkeys *k, int side, int component)
 static jsample sample_joint(const struct cb_clip *c, float time, size_t j, float w)
 {
     jkeys k = locate_keys(c, time, j);
-    jsample s;
-    if (c->packed != NULL) {
-        /* One interpolated key (cb_cclip_joint_lerp), weighted by w; the hemisphere test on
-         * it, as the SIMD job's compressed path. */
-        for (int x = 0; x < 3; ++x) {
-            s.t[x] = w * cb_cclip_joint_lerp(c->packed, k.i, k.f, j, CB_CLIP_T + x);
-            s.ds[x] = c->has_scale ? w * cb_cclip_joint_lerp(c->packed, k.i, k.f, j, CB_CLIP_S + x)
-                                   : 0.0f;
-        }
-        for (int x = 0; x < 4; ++x) {
-            s.qa[x] = cb_cclip_joint_lerp(c->packed, k.i, k.f, j, CB_CLIP_Q + x);
-            s.q[x] = w * s.qa[x];
-        }
-        return s;
-    }
     float wb = w * k.f, wa = w - wb;
+    jsample s;
     for (int x = 0; x < 3; ++x) {
         s.t[x] = wa * key_value(&k, 0, CB_CLIP_T + x) + wb * key_value(&k, 1, CB_CLIP_T + x);
         s.ds[x] = wa * key_value(&k, 0, CB_CLIP_S + x) + wb * key_value(&k, 1, CB_CLIP_S + x);
