@@ -3,7 +3,9 @@
  * compressed clip's keys are decoded inside the fused sample + blend, in place of the two frame
  * loads of an uncompressed clip, and src/compress/decode.c builds cb_cclip_decode and
  * cb_cclip_sample on it. cb_cclip_joint_value is the same rule one joint and component at a
- * time, for the scalar reference of the pose job (src/pose/pose_ref.c).
+ * time, for the scalar reference of the pose job (src/pose/pose_ref.c). The sample job and
+ * cb_cclip_sample decode the interpolated key between two keys instead
+ * (cb_cclip_sample_group_at; its scalar rule cb_cclip_joint_lerp).
  *
  * Per component of a group and key the decoder permutes one vector of 32-bit words into place
  * (lane l: joint g * W + l; the group's lane permutation, its control loaded once per group),
