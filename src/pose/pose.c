@@ -325,9 +325,9 @@ cb_result cb_pose_sample_job_validate(const cb_pose_sample_job *job, cb_error *e
 /* The sample job on valid arguments; may_pack true when the clip is compressed, false when
  * it is not (see load_keys). A compressed clip is sampled as its interpolated key: each
  * decoded component lerped as a + f (b - a) (crowdblend/pose.h), the same values as the two
- * keys lerped up to rounding, for about 15 % fewer instructions (docs/performance.md,
- * "Session 14"). The blend job keeps the two keys: there the interpolated key saved
- * instructions but no time. */
+ * keys lerped up to rounding, for 18 % fewer instructions and 13 % less time
+ * (docs/performance.md, "Session 14"). The blend job keeps the two keys: there the
+ * interpolated key saved instructions but no time. */
 CB_INLINE void sample_groups(const struct cb_clip *c, float time, cb_xform_group *out,
                              bool may_pack)
 {
