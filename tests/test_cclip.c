@@ -1124,13 +1124,63 @@ static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, 
     }
 }
 
+/* The sample job's contract on a compressed clip, in scalar from the clip's decoded keys
+ * (cb_cclip_decode, not the interpolating decoder): at time t, keys i and i + 1 around it
+ * (cb_cclip_locate), each component lerped as u + f (v - u), the rotation normalized as the
+ * jobs do (d = x x, then y y + d, z z + d, w w + d, each product and sum rounded; q times
+ * 1 / sqrt(d); the identity below CB_QUAT_MIN_LENGTH_SQ), scale 1 + the lerped deviation
+ * (the scene's clips keep no scale: deviation 0). Into want, n joints. */
+#define XF_ARGS(x)                                                                                 \
+    (double)(x).translation[0], (double)(x).translation[1], (double)(x).translation[2],            \
+        (double)(x).rotation[0], (double)(x).rotation[1], (double)(x).rotation[2],                 \
+        (double)(x).rotation[3], (double)(x).scale[0], (double)(x).scale[1], (double)(x).scale[2]
+
+static void sample_by_keys(const cb_cclip *z, float t, bool looping, const cb_skeleton *s,
+                           cb_xform *want)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    CB_CHECK(!cb_cclip_query_info(z).has_scale, "the reference assumes a clip without scale");
+    uint32_t i;
+    float f;
+    cb_cclip_locate(z, t, looping, &i, &f);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
+    assert_int_equal(cb_cclip_decode(z, i, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){u, n}), CB_OK);
+    assert_int_equal(cb_cclip_decode(z, i + 1, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){v, n}), CB_OK);
+    for (size_t j = 0; j < n; ++j) {
+        float q[4];
+        for (int k = 0; k < 3; ++k) {
+            want[j].translation[k] =
+                u[j].translation[k] + f * (v[j].translation[k] - u[j].translation[k]);
+            want[j].scale[k] = 1.0f;
+        }
+        for (int k = 0; k < 4; ++k) {
+            q[k] = u[j].rotation[k] + f * (v[j].rotation[k] - u[j].rotation[k]);
+        }
+        float d = q[0] * q[0];
+        d = q[1] * q[1] + d;
+        d = q[2] * q[2] + d;
+        d = q[3] * q[3] + d;
+        const bool ok = d >= CB_QUAT_MIN_LENGTH_SQ && d < INFINITY;
+        const float inv = 1.0f / sqrtf(ok ? d : 1.0f);
+        for (int k = 0; k < 4; ++k) {
+            want[j].rotation[k] = ok ? q[k] * inv : k == 3 ? 1.0f : 0.0f;
+        }
+    }
+    free(pose), free(u), free(v);
+}
+
 /* The fused sampler decodes a compressed clip's two keys per group in registers and then
  * blends them exactly as it blends an uncompressed clip's two frames: so the blend job on
  * compressed clips gives the same bits as on uncompressed clips whose frames are the decoded
  * keys, whatever path each group takes in the decoder (cb_cclip_group_kind). The sample job
  * decodes a compressed clip's interpolated key (cb_cclip_sample_group_at), which rounds
  * differently from two frames lerped between keys (both against the double reference:
- * cclip_pose_jobs_match_double) and is the key itself at a key: there it gives the same bits. */
+ * cclip_pose_jobs_match_double) and is the key itself at a key: there it gives the same bits.
+ * Between keys it is held bit for bit to its own contract, computed in scalar from the keys
+ * cb_cclip_decode gives (sample_by_keys), at a random time of a random clip each round. */
 static void cclip_pose_jobs_match_decoded_keys(void **state)
 {
     (void)state;
@@ -1141,6 +1191,8 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         keys[i] = keys_as_frames(p.s, p.z[i], cb_clip_is_looping(p.packed[i]));
     }
     cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    const size_t n = cb_skeleton_joint_count(p.s);
+    cb_xform *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
     cb_prng r = cb_test_prng(__func__);
     for (int round = 0; round < 400; ++round) {
         cb_blend_entry ea[5], eb[5];
@@ -1159,11 +1211,29 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         assert_int_equal(cb_pose_sample_job_run(&sb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "sample job, round %d: compressed differs from its keys",
                  round);
+        /* Between keys: the sample job against its contract from the decoded keys, bit for bit,
+         * at a random time of a random clip (wrapped or clamped past its ends). */
+        const int ci = (int)cb_prng_below(&r, PC_CLIPS);
+        const bool looping = cb_clip_is_looping(p.packed[ci]);
+        const float t = cb_prng_range(&r, -1.5f, 2.5f);
+        cb_pose_sample_job sc = {p.packed[ci], t, {a, groups}};
+        assert_int_equal(cb_pose_sample_job_run(&sc, NULL), CB_OK);
+        assert_int_equal(cb_xform_unpack(a, groups, (cb_xform_span){got, n}), CB_OK);
+        sample_by_keys(p.z[ci], t, looping, p.s, want);
+        for (size_t j = 0; j < n; ++j) {
+            CB_CHECK(memcmp(got[j].rotation, want[j].rotation, sizeof got[j].rotation) == 0 &&
+                         memcmp(got[j].translation, want[j].translation,
+                                sizeof got[j].translation) == 0 &&
+                         memcmp(got[j].scale, want[j].scale, sizeof got[j].scale) == 0,
+                     "sample job, round %d, clip %d at t %.9g, joint %zu: %a %a %a | %a %a %a %a | "
+                     "%a %a %a, reference %a %a %a | %a %a %a %a | %a %a %a",
+                     round, ci, (double)t, j, XF_ARGS(got[j]), XF_ARGS(want[j]));
+        }
     }
     for (int i = 0; i < PC_CLIPS; ++i) {
         cb_clip_destroy(keys[i]);
     }
-    free(a), free(b);
+    free(a), free(b), free(got), free(want);
 }
 
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
