@@ -1236,6 +1236,117 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
     free(a), free(b), free(got), free(want);
 }
 
+/* A compressed clip alone at weight 1 in the blend (the two keys, w (1 - f) and w f) against
+ * the sample job (the interpolated key, u + f (v - u)): the same bits at every key's time, and
+ * between keys both within float rounding of the contract evaluated in double on the decoded
+ * keys (cb_cclip_decode; lerp and normalization exact). The bound, in units of 2^-24: a
+ * translation or scale component rounds three times in either (the sample's difference,
+ * product and sum, each within 2^-24 of at most 2 M, M = max |u|, |v|; the blend's 1 - f, two
+ * products and a sum, within 2^-24 M each): 6 M. A rotation component the same 6 before the
+ * normalization, divided by the lerp's length L (above 0.7 for successive keys, checked), and
+ * the normalization's own seven roundings (four in the squared length, square root, division,
+ * product): 6 / L + 7. crowdblend/pose.h states this exception to "weight 1 is the sample". */
+static void cclip_blend_weight_one_vs_sample(void **state)
+{
+    (void)state;
+    packed_scene p = shared_scene();
+    const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
+    const size_t bytes = cb_skeleton_pose_bytes(p.s);
+    cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    cb_xform_group *key = cb_test_pose_alloc(p.s, true);
+    cb_xform *got[2] = {malloc(n * sizeof(cb_xform)), malloc(n * sizeof(cb_xform))};
+    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
+    const double ulp = 0x1p-24;
+    double worst = 0, apart = 0; /* the largest error in bound units; sample vs blend */
+    size_t at_keys = 0, between = 0;
+    cb_prng r = cb_test_prng(__func__);
+    for (int ci = 0; ci < PC_CLIPS; ++ci) {
+        if (cb_clip_is_additive(p.packed[ci])) {
+            continue; /* an additive clip blends onto the pose, not alone */
+        }
+        const cb_cclip *z = p.z[ci];
+        const bool looping = cb_clip_is_looping(p.packed[ci]);
+        CB_CHECK(!cb_cclip_query_info(z).has_scale, "the bound assumes a clip without scale");
+        for (int it = 0; it < 300; ++it) {
+            /* Every third time on a key (its time, where the lookup gives f = 0), the rest
+             * anywhere, past the ends too. */
+            float t = cb_prng_range(&r, -1.5f, 2.5f);
+            if (it % 3 == 0) {
+                const uint32_t k = cb_prng_below(&r, z->keys - 1);
+                t = (float)k / z->keys_f;
+            }
+            uint32_t i;
+            float f;
+            cb_cclip_locate(z, t, looping, &i, &f);
+            cb_pose_sample_job sj = {p.packed[ci], t, {a, groups}};
+            assert_int_equal(cb_pose_sample_job_run(&sj, NULL), CB_OK);
+            const cb_blend_entry e = {p.packed[ci], t, 1.0f, CB_BLEND_MODE_NORMAL, {NULL, 0}};
+            cb_pose_blend_job bj = {p.s, {&e, 1}, 0.0f, {b, groups}};
+            assert_int_equal(cb_pose_blend_job_run(&bj, NULL), CB_OK);
+            if (f == 0.0f) {
+                CB_CHECK(memcmp(a, b, bytes) == 0,
+                         "clip %d at key %u (t %.9g): the weight-1 blend is not the sample", ci, i,
+                         (double)t);
+                ++at_keys;
+                continue;
+            }
+            ++between;
+            assert_int_equal(cb_cclip_decode(z, i, (cb_xform_group_span){key, groups}), CB_OK);
+            assert_int_equal(cb_xform_unpack(key, groups, (cb_xform_span){u, n}), CB_OK);
+            assert_int_equal(cb_cclip_decode(z, i + 1, (cb_xform_group_span){key, groups}), CB_OK);
+            assert_int_equal(cb_xform_unpack(key, groups, (cb_xform_span){v, n}), CB_OK);
+            assert_int_equal(cb_xform_unpack(a, groups, (cb_xform_span){got[0], n}), CB_OK);
+            assert_int_equal(cb_xform_unpack(b, groups, (cb_xform_span){got[1], n}), CB_OK);
+            for (size_t j = 0; j < n; ++j) {
+                double q[4], len = 0;
+                for (int k = 0; k < 4; ++k) {
+                    q[k] = u[j].rotation[k] +
+                           (double)f * (v[j].rotation[k] - (double)u[j].rotation[k]);
+                    len += q[k] * q[k];
+                }
+                len = sqrt(len);
+                CB_CHECK(len > 0.7, "clip %d keys %u, %u joint %zu: lerp length %g", ci, i, i + 1,
+                         j, len);
+                for (int w = 0; w < 2; ++w) {
+                    const cb_xform *x = &got[w][j];
+                    for (int k = 0; k < 3; ++k) {
+                        const double m = fmax(fabs(u[j].translation[k]), fabs(v[j].translation[k]));
+                        const double want =
+                            u[j].translation[k] +
+                            (double)f * ((double)v[j].translation[k] - u[j].translation[k]);
+                        const double err = fabs(x->translation[k] - want) / (6 * m * ulp);
+                        worst = fmax(worst, m > 0 ? err : 0);
+                        CB_CHECK(fabs(x->translation[k] - want) <= 6 * m * ulp,
+                                 "clip %d t %.9g joint %zu: %s translation %.9g, double %.9g", ci,
+                                 (double)t, j, w ? "blend" : "sample", (double)x->translation[k],
+                                 want);
+                        CB_CHECK(x->scale[k] == 1.0f, "clip %d t %.9g joint %zu: scale %.9g", ci,
+                                 (double)t, j, (double)x->scale[k]);
+                    }
+                    const double bound = (6 / len + 7) * ulp;
+                    for (int k = 0; k < 4; ++k) {
+                        const double err = fabs(x->rotation[k] - q[k] / len);
+                        worst = fmax(worst, err / bound);
+                        CB_CHECK(err <= bound,
+                                 "clip %d t %.9g joint %zu: %s rotation %.9g, double %.9g", ci,
+                                 (double)t, j, w ? "blend" : "sample", (double)x->rotation[k],
+                                 q[k] / len);
+                        if (w == 1) {
+                            apart = fmax(
+                                apart, fabs((double)got[1][j].rotation[k] - got[0][j].rotation[k]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CB_CHECK(at_keys > 100 && between > 100, "%zu times at keys, %zu between", at_keys, between);
+    cb_test_note("weight-1 blend vs sample on compressed clips: %zu times at keys (bits equal), "
+                 "%zu between (largest error %.2f of the bound; rotations apart by up to %.3g)",
+                 at_keys, between, worst, apart);
+    free(a), free(b), free(key), free(got[0]), free(got[1]), free(u), free(v);
+}
+
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
  * keys_as_frames), with joint masks on some entries, and more entries than the blend locates
  * up front (its 16 spans; the rest per group), give the same bits as with the uncompressed
@@ -1815,6 +1926,7 @@ int main(void)
         cmocka_unit_test(cclip_pose_jobs_match_double),
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
         cmocka_unit_test(cclip_pose_jobs_match_decoded_keys),
+        cmocka_unit_test(cclip_blend_weight_one_vs_sample),
         cmocka_unit_test(cclip_group_kinds_match_fields),
         cmocka_unit_test(cclip_pose_jobs_mixed_forms_and_masks),
         cmocka_unit_test(cclip_packed_clip_frames),
