@@ -462,6 +462,60 @@ static cb_cclip *random_scaled_cclip(cb_prng *r, cb_skeleton **skeleton)
  * per group). */
 static size_t groups_rebuilding_w, groups_rebuilding_others, groups_of_kind[3];
 
+/* The sample job's contract on a compressed clip, in scalar from the clip's decoded keys
+ * (cb_cclip_decode, not the interpolating decoder): at time t, keys i and i + 1 around it
+ * (cb_cclip_locate), each component lerped as u + f (v - u), the rotation normalized as the
+ * jobs do (d = x x, then y y + d, z z + d, w w + d, each product and sum rounded; q times
+ * 1 / sqrt(d); the identity below CB_QUAT_MIN_LENGTH_SQ), scale 1 + the lerped deviation:
+ * at a key (f = 0) the key's own scale, between keys only for a clip without scale (deviation
+ * 0, scale 1). At f = 1 (a clamped clip's end) key i + 1 alone. Into want, n joints. */
+#define XF_ARGS(x)                                                                                 \
+    (double)(x).translation[0], (double)(x).translation[1], (double)(x).translation[2],            \
+        (double)(x).rotation[0], (double)(x).rotation[1], (double)(x).rotation[2],                 \
+        (double)(x).rotation[3], (double)(x).scale[0], (double)(x).scale[1], (double)(x).scale[2]
+
+static void sample_by_keys(const cb_cclip *z, float t, bool looping, const cb_skeleton *s,
+                           cb_xform *want)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    uint32_t i;
+    float f;
+    cb_cclip_locate(z, t, looping, &i, &f);
+    uint32_t ia = i, ib = i + 1;
+    if (f == 1.0f) { /* a clamped clip's end: the last key's bits (u + (v - u) may round) */
+        ia = ib, f = 0.0f;
+    }
+    CB_CHECK(f == 0.0f || !cb_cclip_query_info(z).has_scale,
+             "between keys the reference assumes a clip without scale");
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
+    assert_int_equal(cb_cclip_decode(z, ia, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){u, n}), CB_OK);
+    assert_int_equal(cb_cclip_decode(z, ib, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){v, n}), CB_OK);
+    for (size_t j = 0; j < n; ++j) {
+        float q[4];
+        for (int k = 0; k < 3; ++k) {
+            want[j].translation[k] =
+                u[j].translation[k] + f * (v[j].translation[k] - u[j].translation[k]);
+            want[j].scale[k] = f == 0.0f ? u[j].scale[k] : 1.0f;
+        }
+        for (int k = 0; k < 4; ++k) {
+            q[k] = u[j].rotation[k] + f * (v[j].rotation[k] - u[j].rotation[k]);
+        }
+        float d = q[0] * q[0];
+        d = q[1] * q[1] + d;
+        d = q[2] * q[2] + d;
+        d = q[3] * q[3] + d;
+        const bool ok = d >= CB_QUAT_MIN_LENGTH_SQ && d < INFINITY;
+        const float inv = 1.0f / sqrtf(ok ? d : 1.0f);
+        for (int k = 0; k < 4; ++k) {
+            want[j].rotation[k] = ok ? q[k] * inv : k == 3 ? 1.0f : 0.0f;
+        }
+    }
+    free(pose), free(u), free(v);
+}
+
 /* The interpolated key of every group (cb_cclip_sample_group_at, SIMD) against the scalar rule
  * (cb_cclip_joint_lerp), bit for bit, for every joint and component, between every pair of
  * successive keys at fractions 0, 1 and three others. */
@@ -496,6 +550,47 @@ static void check_interpolated(const char *what, const cb_cclip *c)
     }
 }
 
+static cb_clip *clip_of(const cb_skeleton *s, const cb_cclip *z, const char *name, bool loop,
+                        bool raw);
+
+static bool same_xform(const cb_xform *a, const cb_xform *b)
+{
+    return memcmp(a->rotation, b->rotation, sizeof a->rotation) == 0 &&
+           memcmp(a->translation, b->translation, sizeof a->translation) == 0 &&
+           memcmp(a->scale, b->scale, sizeof a->scale) == 0;
+}
+
+/* The clip clamped at its end (t = 1, where the key lookup gives the last span at f = 1):
+ * cb_cclip_sample and the sample job give the last key's bits (sample_by_keys), not
+ * a + 1 (b - a), which can round away from b. */
+static void check_clamped_end(const char *what, const cb_skeleton *s, const cb_cclip *c)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    sample_by_keys(c, 1.0f, false, s, want);
+    cb_clip *clip = clip_of(s, c, what, false, false);
+    for (int job = 0; job < 2; ++job) {
+        if (job == 0) {
+            assert_int_equal(cb_cclip_sample(c, 1.0f, false, (cb_xform_group_span){pose, groups}),
+                             CB_OK);
+        } else {
+            cb_pose_sample_job sj = {clip, 1.0f, {pose, groups}};
+            assert_int_equal(cb_pose_sample_job_run(&sj, NULL), CB_OK);
+        }
+        assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){got, n}), CB_OK);
+        for (size_t j = 0; j < n; ++j) {
+            CB_CHECK(same_xform(&got[j], &want[j]),
+                     "%s: %s at the clamped end, joint %zu: %a %a %a | %a %a %a %a | %a %a %a, "
+                     "the last key %a %a %a | %a %a %a %a | %a %a %a",
+                     what, job ? "the sample job" : "cb_cclip_sample", j, XF_ARGS(got[j]),
+                     XF_ARGS(want[j]));
+        }
+    }
+    cb_clip_destroy(clip);
+    free(pose), free(want), free(got);
+}
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
@@ -527,6 +622,7 @@ static void check_decoders(const char *what, const cb_skeleton *s, const cb_ccli
     }
     free(stream), free(ref), free(simd), free(pose);
     check_interpolated(what, c);
+    check_clamped_end(what, s, c);
 }
 
 static void cclip_simd_matches_ref(void **state)
@@ -1124,54 +1220,6 @@ static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, 
     }
 }
 
-/* The sample job's contract on a compressed clip, in scalar from the clip's decoded keys
- * (cb_cclip_decode, not the interpolating decoder): at time t, keys i and i + 1 around it
- * (cb_cclip_locate), each component lerped as u + f (v - u), the rotation normalized as the
- * jobs do (d = x x, then y y + d, z z + d, w w + d, each product and sum rounded; q times
- * 1 / sqrt(d); the identity below CB_QUAT_MIN_LENGTH_SQ), scale 1 + the lerped deviation
- * (the scene's clips keep no scale: deviation 0). Into want, n joints. */
-#define XF_ARGS(x)                                                                                 \
-    (double)(x).translation[0], (double)(x).translation[1], (double)(x).translation[2],            \
-        (double)(x).rotation[0], (double)(x).rotation[1], (double)(x).rotation[2],                 \
-        (double)(x).rotation[3], (double)(x).scale[0], (double)(x).scale[1], (double)(x).scale[2]
-
-static void sample_by_keys(const cb_cclip *z, float t, bool looping, const cb_skeleton *s,
-                           cb_xform *want)
-{
-    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
-    CB_CHECK(!cb_cclip_query_info(z).has_scale, "the reference assumes a clip without scale");
-    uint32_t i;
-    float f;
-    cb_cclip_locate(z, t, looping, &i, &f);
-    cb_xform_group *pose = cb_test_pose_alloc(s, true);
-    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
-    assert_int_equal(cb_cclip_decode(z, i, (cb_xform_group_span){pose, groups}), CB_OK);
-    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){u, n}), CB_OK);
-    assert_int_equal(cb_cclip_decode(z, i + 1, (cb_xform_group_span){pose, groups}), CB_OK);
-    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){v, n}), CB_OK);
-    for (size_t j = 0; j < n; ++j) {
-        float q[4];
-        for (int k = 0; k < 3; ++k) {
-            want[j].translation[k] =
-                u[j].translation[k] + f * (v[j].translation[k] - u[j].translation[k]);
-            want[j].scale[k] = 1.0f;
-        }
-        for (int k = 0; k < 4; ++k) {
-            q[k] = u[j].rotation[k] + f * (v[j].rotation[k] - u[j].rotation[k]);
-        }
-        float d = q[0] * q[0];
-        d = q[1] * q[1] + d;
-        d = q[2] * q[2] + d;
-        d = q[3] * q[3] + d;
-        const bool ok = d >= CB_QUAT_MIN_LENGTH_SQ && d < INFINITY;
-        const float inv = 1.0f / sqrtf(ok ? d : 1.0f);
-        for (int k = 0; k < 4; ++k) {
-            want[j].rotation[k] = ok ? q[k] * inv : k == 3 ? 1.0f : 0.0f;
-        }
-    }
-    free(pose), free(u), free(v);
-}
-
 /* The fused sampler decodes a compressed clip's two keys per group in registers and then
  * blends them exactly as it blends an uncompressed clip's two frames: so the blend job on
  * compressed clips gives the same bits as on uncompressed clips whose frames are the decoded
@@ -1211,6 +1259,19 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         assert_int_equal(cb_pose_sample_job_run(&sb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "sample job, round %d: compressed differs from its keys",
                  round);
+        /* The clamped clip's end (t = 1, and past it): its last key, as the frames give it. */
+        for (int ci = 0; ci < PC_CLIPS; ++ci) {
+            if (!cb_clip_is_looping(p.packed[ci])) {
+                const float t_end = round % 2 == 0 ? 1.0f : cb_prng_range(&r, 1.0f, 3.0f);
+                cb_pose_sample_job ea_end = {p.packed[ci], t_end, {a, groups}};
+                cb_pose_sample_job eb_end = {keys[ci], t_end, {b, groups}};
+                assert_int_equal(cb_pose_sample_job_run(&ea_end, NULL), CB_OK);
+                assert_int_equal(cb_pose_sample_job_run(&eb_end, NULL), CB_OK);
+                CB_CHECK(memcmp(a, b, bytes) == 0,
+                         "sample job, round %d, clamped clip %d at t %.9g: not its last key", round,
+                         ci, (double)t_end);
+            }
+        }
         /* Between keys: the sample job against its contract from the decoded keys, bit for bit,
          * at a random time of a random clip (wrapped or clamped past its ends). */
         const int ci = (int)cb_prng_below(&r, PC_CLIPS);
@@ -1221,10 +1282,7 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         assert_int_equal(cb_xform_unpack(a, groups, (cb_xform_span){got, n}), CB_OK);
         sample_by_keys(p.z[ci], t, looping, p.s, want);
         for (size_t j = 0; j < n; ++j) {
-            CB_CHECK(memcmp(got[j].rotation, want[j].rotation, sizeof got[j].rotation) == 0 &&
-                         memcmp(got[j].translation, want[j].translation,
-                                sizeof got[j].translation) == 0 &&
-                         memcmp(got[j].scale, want[j].scale, sizeof got[j].scale) == 0,
+            CB_CHECK(same_xform(&got[j], &want[j]),
                      "sample job, round %d, clip %d at t %.9g, joint %zu: %a %a %a | %a %a %a %a | "
                      "%a %a %a, reference %a %a %a | %a %a %a %a | %a %a %a",
                      round, ci, (double)t, j, XF_ARGS(got[j]), XF_ARGS(want[j]));
@@ -1283,7 +1341,7 @@ static void cclip_blend_weight_one_vs_sample(void **state)
             const cb_blend_entry e = {p.packed[ci], t, 1.0f, CB_BLEND_MODE_NORMAL, {NULL, 0}};
             cb_pose_blend_job bj = {p.s, {&e, 1}, 0.0f, {b, groups}};
             assert_int_equal(cb_pose_blend_job_run(&bj, NULL), CB_OK);
-            if (f == 0.0f) {
+            if (f == 0.0f || f == 1.0f) { /* a key, or the clamped end: the last key */
                 CB_CHECK(memcmp(a, b, bytes) == 0,
                          "clip %d at key %u (t %.9g): the weight-1 blend is not the sample", ci, i,
                          (double)t);

@@ -38,7 +38,8 @@
  * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum. A
  * compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is sampled the same way, its decoded
  * keys in place of frames; cb_pose_sample_job lerps each decoded component of one as
- * a + f (b - a): the same values up to float rounding, not the same bits between keys. So a
+ * a + f (b - a) (at f = 1, a clamped clip's end, b itself): the same values up to float
+ * rounding, not the same bits between keys. So a
  * blend of one clip at weight 1 gives cb_pose_sample_job's bits for an uncompressed clip
  * everywhere, and for a compressed one at its keys only: between them the two differ by
  * float rounding (up to 1.8e-7 per rotation component measured; tests/test_cclip.c).

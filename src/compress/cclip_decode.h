@@ -207,7 +207,8 @@ CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t
  * a decoded value is offset + a product of non-negative step and field), exactly: so a
  * component constant in the clip is its value at every f, whether a group lerps it or skips
  * the work (every lane of a group shares its path, the bits are per lane: the same at any W).
- * f = 1 (a clamped clip past its end) gives b within rounding, not always b's bits. */
+ * f = 1 (a clamped clip past its end) gives b within rounding, not always b's bits: there the
+ * callers (sample_groups in src/pose/pose.c, cb_cclip_sample) pass key b twice at f = 0. */
 CB_INLINE cb_vf cb_cclip_lerp(cb_vf a, cb_vf b, cb_vf f)
 {
     return cb_vf_add(a, cb_vf_mul(f, cb_vf_sub(b, a)));

@@ -334,15 +334,25 @@ CB_INLINE void sample_groups(const struct cb_clip *c, float time, cb_xform_group
     cb_vf one = cb_vf_set1(1.0f);
     const key_span span = locate_keys(c, time, may_pack);
     const uint32_t *words = span_words(c, span, may_pack); /* once, not per group */
-    const cb_vf f = cb_vf_set1(span.f);
+    const uint32_t *words_b = NULL;
+    float fraction = span.f;
+    if (may_pack) {
+        /* At f = 1 (a clamped clip's end, or a looping time that rounds onto the next key)
+         * a + f (b - a) may round away from b: key i + 1 alone at f = 0 gives its bits, as the
+         * two keys lerped ((1 - f) a + f b) do. */
+        words_b = words + c->packed->key_words;
+        if (fraction == 1.0f) {
+            words = words_b, fraction = 0.0f;
+        }
+    }
+    const cb_vf f = cb_vf_set1(fraction);
     for (size_t g = 0; g < c->group_count; ++g) {
         sample s;
         if (may_pack) {
             /* The clip is compressed: its interpolated key, decoded once per group
              * (cb_cclip_sample_group_at) instead of two keys then lerped. */
             s.ds = (cb_soa_vec3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
-            cb_cclip_sample_group_at(c->packed, words, words + c->packed->key_words, g, f,
-                                     clip_scaled(c), &s);
+            cb_cclip_sample_group_at(c->packed, words, words_b, g, f, clip_scaled(c), &s);
         } else {
             s = sample_group(c, span, words, g, false);
         }
