@@ -518,7 +518,8 @@ static void sample_by_keys(const cb_cclip *z, float t, bool looping, const cb_sk
 
 /* The interpolated key of every group (cb_cclip_sample_group_at, SIMD) against the scalar rule
  * (cb_cclip_joint_lerp), bit for bit, for every joint and component, between every pair of
- * successive keys at fractions 0, 1 and three others. */
+ * successive keys at fractions 0, 1 and three others; the group's lanes past the last joint
+ * are the identity, bit for bit. */
 static void check_interpolated(const char *what, const cb_cclip *c)
 {
     static const float fractions[5] = {0.0f, 0.3f, 0.5f, 0.8125f, 1.0f};
@@ -533,11 +534,14 @@ static void check_interpolated(const char *what, const cb_cclip *c)
                                          g, cb_vf_set1(f), c->has_scale, &s);
                 CB_VF_ALIGNED float lanes[10 * CB_SIMD_WIDTH];
                 memcpy(lanes, &s, sizeof lanes);
-                for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < c->joint_count;
-                     ++l) {
+                for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
                     const size_t j = g * CB_SIMD_WIDTH + l;
                     for (size_t x = 0; x < comps; ++x) {
-                        const float want = cb_cclip_joint_lerp(c, k, f, j, (int)x);
+                        /* A lane past the joints: the identity (t 0, q (0, 0, 0, 1), ds 0). */
+                        const float want = j < c->joint_count
+                                               ? cb_cclip_joint_lerp(c, k, f, j, (int)x)
+                                           : x == 6 ? 1.0f
+                                                    : 0.0f;
                         const float got = lanes[x * CB_SIMD_WIDTH + l];
                         CB_CHECK(memcmp(&want, &got, sizeof got) == 0,
                                  "%s keys %u-%u f %g joint %zu component %zu: SIMD %.9g, "
