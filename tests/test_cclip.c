@@ -462,6 +462,139 @@ static cb_cclip *random_scaled_cclip(cb_prng *r, cb_skeleton **skeleton)
  * per group). */
 static size_t groups_rebuilding_w, groups_rebuilding_others, groups_of_kind[3];
 
+/* The sample job's contract on a compressed clip, in scalar from the clip's decoded keys
+ * (cb_cclip_decode, not the interpolating decoder): at time t, keys i and i + 1 around it
+ * (cb_cclip_locate), each component lerped as u + f (v - u), the rotation normalized as the
+ * jobs do (d = x x, then y y + d, z z + d, w w + d, each product and sum rounded; q times
+ * 1 / sqrt(d); the identity below CB_QUAT_MIN_LENGTH_SQ), scale 1 + the lerped deviation:
+ * at a key (f = 0) the key's own scale, between keys only for a clip without scale (deviation
+ * 0, scale 1). At f = 1 (a clamped clip's end) key i + 1 alone. Into want, n joints. */
+#define XF_ARGS(x)                                                                                 \
+    (double)(x).translation[0], (double)(x).translation[1], (double)(x).translation[2],            \
+        (double)(x).rotation[0], (double)(x).rotation[1], (double)(x).rotation[2],                 \
+        (double)(x).rotation[3], (double)(x).scale[0], (double)(x).scale[1], (double)(x).scale[2]
+
+static void sample_by_keys(const cb_cclip *z, float t, bool looping, const cb_skeleton *s,
+                           cb_xform *want)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    uint32_t i;
+    float f;
+    cb_cclip_locate(z, t, looping, &i, &f);
+    uint32_t ia = i, ib = i + 1;
+    if (f == 1.0f) { /* a clamped clip's end: the last key's bits (u + (v - u) may round) */
+        ia = ib, f = 0.0f;
+    }
+    CB_CHECK(f == 0.0f || !cb_cclip_query_info(z).has_scale,
+             "between keys the reference assumes a clip without scale");
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
+    assert_int_equal(cb_cclip_decode(z, ia, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){u, n}), CB_OK);
+    assert_int_equal(cb_cclip_decode(z, ib, (cb_xform_group_span){pose, groups}), CB_OK);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){v, n}), CB_OK);
+    for (size_t j = 0; j < n; ++j) {
+        float q[4];
+        for (int k = 0; k < 3; ++k) {
+            want[j].translation[k] =
+                u[j].translation[k] + f * (v[j].translation[k] - u[j].translation[k]);
+            want[j].scale[k] = f == 0.0f ? u[j].scale[k] : 1.0f;
+        }
+        for (int k = 0; k < 4; ++k) {
+            q[k] = u[j].rotation[k] + f * (v[j].rotation[k] - u[j].rotation[k]);
+        }
+        float d = q[0] * q[0];
+        d = q[1] * q[1] + d;
+        d = q[2] * q[2] + d;
+        d = q[3] * q[3] + d;
+        const bool ok = d >= CB_QUAT_MIN_LENGTH_SQ && d < INFINITY;
+        const float inv = 1.0f / sqrtf(ok ? d : 1.0f);
+        for (int k = 0; k < 4; ++k) {
+            want[j].rotation[k] = ok ? q[k] * inv : k == 3 ? 1.0f : 0.0f;
+        }
+    }
+    free(pose), free(u), free(v);
+}
+
+/* The interpolated key of every group (cb_cclip_sample_group_at, SIMD) against the scalar rule
+ * (cb_cclip_joint_lerp), bit for bit, for every joint and component, between every pair of
+ * successive keys at fractions 0, 1 and three others; the group's lanes past the last joint
+ * are the identity, bit for bit. */
+static void check_interpolated(const char *what, const cb_cclip *c)
+{
+    static const float fractions[5] = {0.0f, 0.3f, 0.5f, 0.8125f, 1.0f};
+    const size_t comps = c->has_scale ? 10 : 7;
+    for (uint32_t k = 0; k + 1 < c->keys; ++k) {
+        for (int fi = 0; fi < 5; ++fi) {
+            const float f = fractions[fi];
+            for (size_t g = 0; g < c->group_count; ++g) {
+                cb_key_group s;
+                memset(&s, 0x5A, sizeof s);
+                cb_cclip_sample_group_at(c, cb_cclip_key_words(c, k), cb_cclip_key_words(c, k + 1),
+                                         g, cb_vf_set1(f), c->has_scale, &s);
+                CB_VF_ALIGNED float lanes[10 * CB_SIMD_WIDTH];
+                memcpy(lanes, &s, sizeof lanes);
+                for (size_t l = 0; l < CB_SIMD_WIDTH; ++l) {
+                    const size_t j = g * CB_SIMD_WIDTH + l;
+                    for (size_t x = 0; x < comps; ++x) {
+                        /* A lane past the joints: the identity (t 0, q (0, 0, 0, 1), ds 0). */
+                        const float want = j < c->joint_count
+                                               ? cb_cclip_joint_lerp(c, k, f, j, (int)x)
+                                           : x == 6 ? 1.0f
+                                                    : 0.0f;
+                        const float got = lanes[x * CB_SIMD_WIDTH + l];
+                        CB_CHECK(memcmp(&want, &got, sizeof got) == 0,
+                                 "%s keys %u-%u f %g joint %zu component %zu: SIMD %.9g, "
+                                 "reference %.9g",
+                                 what, k, k + 1, (double)f, j, x, (double)got, (double)want);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static cb_clip *clip_of(const cb_skeleton *s, const cb_cclip *z, const char *name, bool loop,
+                        bool raw);
+
+static bool same_xform(const cb_xform *a, const cb_xform *b)
+{
+    return memcmp(a->rotation, b->rotation, sizeof a->rotation) == 0 &&
+           memcmp(a->translation, b->translation, sizeof a->translation) == 0 &&
+           memcmp(a->scale, b->scale, sizeof a->scale) == 0;
+}
+
+/* The clip clamped at its end (t = 1, where the key lookup gives the last span at f = 1):
+ * cb_cclip_sample and the sample job give the last key's bits (sample_by_keys), not
+ * a + 1 (b - a), which can round away from b. */
+static void check_clamped_end(const char *what, const cb_skeleton *s, const cb_cclip *c)
+{
+    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
+    cb_xform_group *pose = cb_test_pose_alloc(s, true);
+    cb_xform *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    sample_by_keys(c, 1.0f, false, s, want);
+    cb_clip *clip = clip_of(s, c, what, false, false);
+    for (int job = 0; job < 2; ++job) {
+        if (job == 0) {
+            assert_int_equal(cb_cclip_sample(c, 1.0f, false, (cb_xform_group_span){pose, groups}),
+                             CB_OK);
+        } else {
+            cb_pose_sample_job sj = {clip, 1.0f, {pose, groups}};
+            assert_int_equal(cb_pose_sample_job_run(&sj, NULL), CB_OK);
+        }
+        assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){got, n}), CB_OK);
+        for (size_t j = 0; j < n; ++j) {
+            CB_CHECK(same_xform(&got[j], &want[j]),
+                     "%s: %s at the clamped end, joint %zu: %a %a %a | %a %a %a %a | %a %a %a, "
+                     "the last key %a %a %a | %a %a %a %a | %a %a %a",
+                     what, job ? "the sample job" : "cb_cclip_sample", j, XF_ARGS(got[j]),
+                     XF_ARGS(want[j]));
+        }
+    }
+    cb_clip_destroy(clip);
+    free(pose), free(want), free(got);
+}
+
 static void check_decoders(const char *what, const cb_skeleton *s, const cb_cclip *c)
 {
     const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
@@ -492,6 +625,8 @@ static void check_decoders(const char *what, const cb_skeleton *s, const cb_ccli
         }
     }
     free(stream), free(ref), free(simd), free(pose);
+    check_interpolated(what, c);
+    check_clamped_end(what, s, c);
 }
 
 static void cclip_simd_matches_ref(void **state)
@@ -579,7 +714,8 @@ static size_t rotation_groups_scaled, rotation_groups_idle_lane;
 /* Each group's kind is the one its fields give (kind_of_lanes), and the decoder's paths for
  * constant and rotation groups give the same bits as its general path (the same clip with every
  * group marked general), for every pair of successive keys, with and without the scale
- * deviations. */
+ * deviations: the keys (cb_cclip_decode_group2) and the interpolated key between them
+ * (cb_cclip_sample_group_at). */
 static void check_group_paths(const char *what, const cb_cclip *c)
 {
     cb_cclip_group *general = malloc(c->group_count * sizeof *general);
@@ -611,6 +747,15 @@ static void check_group_paths(const char *what, const cb_cclip *c)
                 CB_CHECK(memcmp(&a[0], &a[1], sizeof a[0]) == 0 &&
                              memcmp(&b[0], &b[1], sizeof b[0]) == 0,
                          "%s keys %u, %u group %zu (kind %d, scaled %d): not the general path's",
+                         what, k, kb, g, c->groups[g].kind, scaled);
+                const cb_vf f = cb_vf_set1(0.375f);
+                cb_cclip_sample_group_at(c, cb_cclip_key_words(c, k), cb_cclip_key_words(c, kb), g,
+                                         f, scaled, &a[0]);
+                cb_cclip_sample_group_at(&all_general, cb_cclip_key_words(c, k),
+                                         cb_cclip_key_words(c, kb), g, f, scaled, &a[1]);
+                CB_CHECK(memcmp(&a[0], &a[1], sizeof a[0]) == 0,
+                         "%s keys %u, %u group %zu (kind %d, scaled %d): the interpolated key is "
+                         "not the general path's",
                          what, k, kb, g, c->groups[g].kind, scaled);
             }
         }
@@ -1048,10 +1193,46 @@ static cb_clip *keys_as_frames(const cb_skeleton *s, const cb_cclip *z, bool loo
     return c;
 }
 
+/* The entries' times moved onto keys of their (compressed) clips: times t in [0, 1) where the
+ * clip's key lookup (cb_cclip_locate, the same arithmetic as cb_clip_locate on a clip of as
+ * many frames) gives a fraction of exactly 0. */
+static int clip_index(const packed_scene *p, const cb_clip *c)
+{
+    int ci = 0;
+    while (ci < PC_CLIPS && p->packed[ci] != c) {
+        ++ci;
+    }
+    CB_CHECK(ci < PC_CLIPS, "not a compressed clip of the scene");
+    return ci;
+}
+
+static void times_at_keys(cb_prng *r, const packed_scene *p, cb_blend_entry *e, size_t count)
+{
+    for (size_t k = 0; k < count; ++k) {
+        const cb_cclip *z = p->z[clip_index(p, e[k].clip)];
+        for (int tries = 0;; ++tries) {
+            const uint32_t key = tries < 8 ? cb_prng_below(r, z->keys - 1) : 0;
+            const float t = (float)key / z->keys_f;
+            uint32_t i;
+            float f;
+            cb_cclip_locate(z, t, true, &i, &f);
+            if (f == 0.0f && i == key) {
+                e[k].time = t;
+                break;
+            }
+        }
+    }
+}
+
 /* The fused sampler decodes a compressed clip's two keys per group in registers and then
- * blends them exactly as it blends an uncompressed clip's two frames: so the blend and sample
- * jobs on compressed clips give the same bits as on uncompressed clips whose frames are the
- * decoded keys, whatever path each group takes in the decoder (cb_cclip_group_kind). */
+ * blends them exactly as it blends an uncompressed clip's two frames: so the blend job on
+ * compressed clips gives the same bits as on uncompressed clips whose frames are the decoded
+ * keys, whatever path each group takes in the decoder (cb_cclip_group_kind). The sample job
+ * decodes a compressed clip's interpolated key (cb_cclip_sample_group_at), which rounds
+ * differently from two frames lerped between keys (both against the double reference:
+ * cclip_pose_jobs_match_double) and is the key itself at a key: there it gives the same bits.
+ * Between keys it is held bit for bit to its own contract, computed in scalar from the keys
+ * cb_cclip_decode gives (sample_by_keys), at a random time of a random clip each round. */
 static void cclip_pose_jobs_match_decoded_keys(void **state)
 {
     (void)state;
@@ -1062,6 +1243,8 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         keys[i] = keys_as_frames(p.s, p.z[i], cb_clip_is_looping(p.packed[i]));
     }
     cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    const size_t n = cb_skeleton_joint_count(p.s);
+    cb_xform *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
     cb_prng r = cb_test_prng(__func__);
     for (int round = 0; round < 400; ++round) {
         cb_blend_entry ea[5], eb[5];
@@ -1073,17 +1256,157 @@ static void cclip_pose_jobs_match_decoded_keys(void **state)
         assert_int_equal(cb_pose_blend_job_run(&jb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "blend job, round %d: compressed differs from its keys",
                  round);
+        times_at_keys(&r, &p, ea, 1);
         cb_pose_sample_job sa = {ea[0].clip, ea[0].time, {a, groups}};
-        cb_pose_sample_job sb = {eb[0].clip, eb[0].time, {b, groups}};
+        cb_pose_sample_job sb = {keys[clip_index(&p, ea[0].clip)], ea[0].time, {b, groups}};
         assert_int_equal(cb_pose_sample_job_run(&sa, NULL), CB_OK);
         assert_int_equal(cb_pose_sample_job_run(&sb, NULL), CB_OK);
         CB_CHECK(memcmp(a, b, bytes) == 0, "sample job, round %d: compressed differs from its keys",
                  round);
+        /* The clamped clip's end (t = 1, and past it): its last key, as the frames give it. */
+        for (int ci = 0; ci < PC_CLIPS; ++ci) {
+            if (!cb_clip_is_looping(p.packed[ci])) {
+                const float t_end = round % 2 == 0 ? 1.0f : cb_prng_range(&r, 1.0f, 3.0f);
+                cb_pose_sample_job ea_end = {p.packed[ci], t_end, {a, groups}};
+                cb_pose_sample_job eb_end = {keys[ci], t_end, {b, groups}};
+                assert_int_equal(cb_pose_sample_job_run(&ea_end, NULL), CB_OK);
+                assert_int_equal(cb_pose_sample_job_run(&eb_end, NULL), CB_OK);
+                CB_CHECK(memcmp(a, b, bytes) == 0,
+                         "sample job, round %d, clamped clip %d at t %.9g: not its last key", round,
+                         ci, (double)t_end);
+            }
+        }
+        /* Between keys: the sample job against its contract from the decoded keys, bit for bit,
+         * at a random time of a random clip (wrapped or clamped past its ends). */
+        const int ci = (int)cb_prng_below(&r, PC_CLIPS);
+        const bool looping = cb_clip_is_looping(p.packed[ci]);
+        const float t = cb_prng_range(&r, -1.5f, 2.5f);
+        cb_pose_sample_job sc = {p.packed[ci], t, {a, groups}};
+        assert_int_equal(cb_pose_sample_job_run(&sc, NULL), CB_OK);
+        assert_int_equal(cb_xform_unpack(a, groups, (cb_xform_span){got, n}), CB_OK);
+        sample_by_keys(p.z[ci], t, looping, p.s, want);
+        for (size_t j = 0; j < n; ++j) {
+            CB_CHECK(same_xform(&got[j], &want[j]),
+                     "sample job, round %d, clip %d at t %.9g, joint %zu: %a %a %a | %a %a %a %a | "
+                     "%a %a %a, reference %a %a %a | %a %a %a %a | %a %a %a",
+                     round, ci, (double)t, j, XF_ARGS(got[j]), XF_ARGS(want[j]));
+        }
     }
     for (int i = 0; i < PC_CLIPS; ++i) {
         cb_clip_destroy(keys[i]);
     }
-    free(a), free(b);
+    free(a), free(b), free(got), free(want);
+}
+
+/* A compressed clip alone at weight 1 in the blend (the two keys, w (1 - f) and w f) against
+ * the sample job (the interpolated key, u + f (v - u)): the same bits at every key's time, and
+ * between keys both within float rounding of the contract evaluated in double on the decoded
+ * keys (cb_cclip_decode; lerp and normalization exact). The bound, in units of 2^-24: a
+ * translation or scale component rounds three times in either (the sample's difference,
+ * product and sum, each within 2^-24 of at most 2 M, M = max |u|, |v|; the blend's 1 - f, two
+ * products and a sum, within 2^-24 M each): 6 M. A rotation component the same 6 before the
+ * normalization, divided by the lerp's length L (above 0.7 for successive keys, checked), and
+ * the normalization's own seven roundings (four in the squared length, square root, division,
+ * product): 6 / L + 7. crowdblend/pose.h states this exception to "weight 1 is the sample". */
+static void cclip_blend_weight_one_vs_sample(void **state)
+{
+    (void)state;
+    packed_scene p = shared_scene();
+    const size_t n = cb_skeleton_joint_count(p.s), groups = cb_skeleton_group_count(p.s);
+    const size_t bytes = cb_skeleton_pose_bytes(p.s);
+    cb_xform_group *a = cb_test_pose_alloc(p.s, true), *b = cb_test_pose_alloc(p.s, true);
+    cb_xform_group *key = cb_test_pose_alloc(p.s, true);
+    cb_xform *got[2] = {malloc(n * sizeof(cb_xform)), malloc(n * sizeof(cb_xform))};
+    cb_xform *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v);
+    const double ulp = 0x1p-24;
+    double worst = 0, apart = 0; /* the largest error in bound units; sample vs blend */
+    size_t at_keys = 0, between = 0;
+    cb_prng r = cb_test_prng(__func__);
+    for (int ci = 0; ci < PC_CLIPS; ++ci) {
+        if (cb_clip_is_additive(p.packed[ci])) {
+            continue; /* an additive clip blends onto the pose, not alone */
+        }
+        const cb_cclip *z = p.z[ci];
+        const bool looping = cb_clip_is_looping(p.packed[ci]);
+        CB_CHECK(!cb_cclip_query_info(z).has_scale, "the bound assumes a clip without scale");
+        for (int it = 0; it < 300; ++it) {
+            /* Every third time on a key (its time, where the lookup gives f = 0), the rest
+             * anywhere, past the ends too. */
+            float t = cb_prng_range(&r, -1.5f, 2.5f);
+            if (it % 3 == 0) {
+                const uint32_t k = cb_prng_below(&r, z->keys - 1);
+                t = (float)k / z->keys_f;
+            }
+            uint32_t i;
+            float f;
+            cb_cclip_locate(z, t, looping, &i, &f);
+            cb_pose_sample_job sj = {p.packed[ci], t, {a, groups}};
+            assert_int_equal(cb_pose_sample_job_run(&sj, NULL), CB_OK);
+            const cb_blend_entry e = {p.packed[ci], t, 1.0f, CB_BLEND_MODE_NORMAL, {NULL, 0}};
+            cb_pose_blend_job bj = {p.s, {&e, 1}, 0.0f, {b, groups}};
+            assert_int_equal(cb_pose_blend_job_run(&bj, NULL), CB_OK);
+            if (f == 0.0f || f == 1.0f) { /* a key, or the clamped end: the last key */
+                CB_CHECK(memcmp(a, b, bytes) == 0,
+                         "clip %d at key %u (t %.9g): the weight-1 blend is not the sample", ci, i,
+                         (double)t);
+                ++at_keys;
+                continue;
+            }
+            ++between;
+            assert_int_equal(cb_cclip_decode(z, i, (cb_xform_group_span){key, groups}), CB_OK);
+            assert_int_equal(cb_xform_unpack(key, groups, (cb_xform_span){u, n}), CB_OK);
+            assert_int_equal(cb_cclip_decode(z, i + 1, (cb_xform_group_span){key, groups}), CB_OK);
+            assert_int_equal(cb_xform_unpack(key, groups, (cb_xform_span){v, n}), CB_OK);
+            assert_int_equal(cb_xform_unpack(a, groups, (cb_xform_span){got[0], n}), CB_OK);
+            assert_int_equal(cb_xform_unpack(b, groups, (cb_xform_span){got[1], n}), CB_OK);
+            for (size_t j = 0; j < n; ++j) {
+                double q[4], len = 0;
+                for (int k = 0; k < 4; ++k) {
+                    q[k] = u[j].rotation[k] +
+                           (double)f * (v[j].rotation[k] - (double)u[j].rotation[k]);
+                    len += q[k] * q[k];
+                }
+                len = sqrt(len);
+                CB_CHECK(len > 0.7, "clip %d keys %u, %u joint %zu: lerp length %g", ci, i, i + 1,
+                         j, len);
+                for (int w = 0; w < 2; ++w) {
+                    const cb_xform *x = &got[w][j];
+                    for (int k = 0; k < 3; ++k) {
+                        const double m = fmax(fabs(u[j].translation[k]), fabs(v[j].translation[k]));
+                        const double want =
+                            u[j].translation[k] +
+                            (double)f * ((double)v[j].translation[k] - u[j].translation[k]);
+                        const double err = fabs(x->translation[k] - want) / (6 * m * ulp);
+                        worst = fmax(worst, m > 0 ? err : 0);
+                        CB_CHECK(fabs(x->translation[k] - want) <= 6 * m * ulp,
+                                 "clip %d t %.9g joint %zu: %s translation %.9g, double %.9g", ci,
+                                 (double)t, j, w ? "blend" : "sample", (double)x->translation[k],
+                                 want);
+                        CB_CHECK(x->scale[k] == 1.0f, "clip %d t %.9g joint %zu: scale %.9g", ci,
+                                 (double)t, j, (double)x->scale[k]);
+                    }
+                    const double bound = (6 / len + 7) * ulp;
+                    for (int k = 0; k < 4; ++k) {
+                        const double err = fabs(x->rotation[k] - q[k] / len);
+                        worst = fmax(worst, err / bound);
+                        CB_CHECK(err <= bound,
+                                 "clip %d t %.9g joint %zu: %s rotation %.9g, double %.9g", ci,
+                                 (double)t, j, w ? "blend" : "sample", (double)x->rotation[k],
+                                 q[k] / len);
+                        if (w == 1) {
+                            apart = fmax(
+                                apart, fabs((double)got[1][j].rotation[k] - got[0][j].rotation[k]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CB_CHECK(at_keys > 100 && between > 100, "%zu times at keys, %zu between", at_keys, between);
+    cb_test_note("weight-1 blend vs sample on compressed clips: %zu times at keys (bits equal), "
+                 "%zu between (largest error %.2f of the bound; rotations apart by up to %.3g)",
+                 at_keys, between, worst, apart);
+    free(a), free(b), free(key), free(got[0]), free(got[1]), free(u), free(v);
 }
 
 /* Blends whose entries mix compressed clips with uncompressed ones (the keys of
@@ -1665,6 +1988,7 @@ int main(void)
         cmocka_unit_test(cclip_pose_jobs_match_double),
         cmocka_unit_test(cclip_pose_compressed_vs_raw),
         cmocka_unit_test(cclip_pose_jobs_match_decoded_keys),
+        cmocka_unit_test(cclip_blend_weight_one_vs_sample),
         cmocka_unit_test(cclip_group_kinds_match_fields),
         cmocka_unit_test(cclip_pose_jobs_mixed_forms_and_masks),
         cmocka_unit_test(cclip_packed_clip_frames),

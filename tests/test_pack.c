@@ -1363,9 +1363,40 @@ static void pack_clip_without_scale_samples_none(void **state)
 /* ---- the same samples in every build ------------------------------------------------------- */
 
 /* XXH3 over each committed pack's stored frames, root tracks and samples through the scalar
- * reference blend at 997 times per clip, plus root deltas. Written to
+ * reference blend at 997 times per clip, plus root deltas; and a second row per pack, "sample":
+ * XXH3 over the SIMD sample job (cb_pose_sample_job, whose compressed path decodes the
+ * interpolated key, not the blend's two keys) at the same times. Written to
  * CB_TEST_OUT_DIR/pack_samples.txt; scripts/test.sh compares the files of every kernel set of
  * the release build and of the sanitized build. */
+static unsigned long long sample_job_checksum(const cb_pack *p)
+{
+    const cb_skeleton *skel = cb_pack_skeleton(p);
+    const size_t joints = cb_skeleton_joint_count(skel), groups = cb_skeleton_group_count(skel);
+    cb_xform_group *pose = cb_test_pose_alloc(skel, false);
+    cb_xform *x = malloc(joints * sizeof *x);
+    assert_non_null(x);
+    XXH3_state_t *h = XXH3_createState();
+    assert_non_null(h);
+    XXH3_64bits_reset(h);
+    for (size_t k = 0; k < cb_pack_clip_count(p); ++k) {
+        const cb_clip *c = cb_pack_clip(p, k);
+        for (int s = 0; s < 997; ++s) {
+            cb_pose_sample_job j = {c, (float)s / 996.0f * 1.25f - 0.1f, {pose, groups}};
+            assert_int_equal(cb_pose_sample_job_run(&j, NULL), CB_OK);
+            assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){x, joints}), CB_OK);
+            for (size_t jt = 0; jt < joints; ++jt) { /* the fields, not the struct's padding */
+                XXH3_64bits_update(h, x[jt].rotation, sizeof x[jt].rotation);
+                XXH3_64bits_update(h, x[jt].translation, sizeof x[jt].translation);
+                XXH3_64bits_update(h, x[jt].scale, sizeof x[jt].scale);
+            }
+        }
+    }
+    unsigned long long sum = (unsigned long long)XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    free(pose), free(x);
+    return sum;
+}
+
 static void pack_samples_checksum(void **state)
 {
     (void)state;
@@ -1425,6 +1456,10 @@ static void pack_samples_checksum(void **state)
         XXH3_freeState(h);
         fprintf(out, "%s %016llx\n", packs[i].name, sum);
         cb_test_note("%s: samples checksum %016llx (W = %zu)", packs[i].name, sum, cb_simd_width());
+        sum = sample_job_checksum(p);
+        fprintf(out, "%s sample %016llx\n", packs[i].name, sum);
+        cb_test_note("%s: sample job checksum %016llx (W = %zu)", packs[i].name, sum,
+                     cb_simd_width());
         free(pose);
         cb_pack_destroy(p);
     }

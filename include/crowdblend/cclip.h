@@ -246,8 +246,10 @@ CB_API cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const v
 
 /**
  * Samples at a normalized time t (wrapped into [0, 1) when `looping`, else clamped) into joint
- * groups: keys i and i + 1 around t, translation and scale lerped, rotation
- * (1 - f) q_i + f q_(i+1) normalized; the same arithmetic as cb_pose_sample_job.
+ * groups: keys i and i + 1 around t, each decoded component lerped as a + f (b - a) (a
+ * component constant in the clip is its value), the rotation then normalized (at f = 1, a
+ * clamped clip's end, key i + 1 alone: its bits); the same arithmetic as cb_pose_sample_job
+ * on the clip.
  * @return CB_OK, CB_ERR_NULL_ARGUMENT, CB_ERR_NOT_FINITE (t), CB_ERR_SPAN_TOO_SHORT,
  *         CB_ERR_MISALIGNED.
  */

@@ -35,7 +35,14 @@
  * Sampling a clip between frames i and i + 1 at fraction f: translation and scale are lerped,
  * rotation is (1 - f) q_i + f q_(i+1) (the frames are stored in one hemisphere), normalized with
  * everything else at the end (an OVERRIDE sample is normalized before its nlerp). The
- * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum.
+ * hemisphere test of a NORMAL sample uses its first frame q_i against the running sum. A
+ * compressed clip (crowdblend/pack.h, COMPRESSED CLIPS) is sampled the same way, its decoded
+ * keys in place of frames; cb_pose_sample_job lerps each decoded component of one as
+ * a + f (b - a) (at f = 1, a clamped clip's end, b itself): the same values up to float
+ * rounding, not the same bits between keys. So a
+ * blend of one clip at weight 1 gives cb_pose_sample_job's bits for an uncompressed clip
+ * everywhere, and for a compressed one at its keys only: between them the two differ by
+ * float rounding (up to 1.8e-7 per rotation component measured; tests/test_cclip.c).
  * Rotations are normalized once, after all layers.
  *
  * Accuracy (tests/test_pose.c, test_anim_accuracy.c, against a double-precision reference of

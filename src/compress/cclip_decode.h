@@ -3,7 +3,9 @@
  * compressed clip's keys are decoded inside the fused sample + blend, in place of the two frame
  * loads of an uncompressed clip, and src/compress/decode.c builds cb_cclip_decode and
  * cb_cclip_sample on it. cb_cclip_joint_value is the same rule one joint and component at a
- * time, for the scalar reference of the pose job (src/pose/pose_ref.c).
+ * time, for the scalar reference of the pose job (src/pose/pose_ref.c). The sample job and
+ * cb_cclip_sample decode the interpolated key between two keys instead
+ * (cb_cclip_sample_group_at; its scalar rule cb_cclip_joint_lerp).
  *
  * Per component of a group and key the decoder permutes one vector of 32-bit words into place
  * (lane l: joint g * W + l; the group's lane permutation, its control loaded once per group),
@@ -131,6 +133,31 @@ CB_INLINE void cb_cclip_decode_rotation2(const cb_cclip_group *grp, const float 
     }
 }
 
+/* The keys of a group of kind CB_CCLIP_GROUP_GENERAL (wa, wb: the group's words in each):
+ * every component tested for its width, rebuilt components rebuilt in each key. */
+CB_INLINE void cb_cclip_decode_general2(const struct cb_cclip *c, const cb_cclip_group *grp,
+                                        const float *ranges, cb_vi perm, const uint32_t *wa,
+                                        const uint32_t *wb, bool scaled, cb_key_group *a,
+                                        cb_key_group *b)
+{
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 2, &a->t.z, &b->t.z);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
+    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
+    if (grp->rebuilt != 0) {
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
+        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &b->q);
+    }
+    if (scaled) {
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
+        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
+    }
+}
+
 /* The keys whose words start at key_a and key_b (c->words + key * c->key_words) of group g
  * (key_a == key_b decodes one key). The scale deviations
  * only when `scaled` (which requires c->has_scale): otherwise a->ds and b->ds are left as they are,
@@ -167,24 +194,91 @@ CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t
          * (the loader folds a constant rotation's rebuilt component into its offset). */
         return;
     }
-    const uint32_t *wa = key_a + grp->word_offset;
-    const uint32_t *wb = key_b + grp->word_offset;
     const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 0, &a->t.x, &b->t.x);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 1, &a->t.y, &b->t.y);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 2, &a->t.z, &b->t.z);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 3, &a->q.x, &b->q.x);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 4, &a->q.y, &b->q.y);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 5, &a->q.z, &b->q.z);
-    cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 6, &a->q.w, &b->q.w);
-    if (grp->rebuilt != 0) {
-        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &a->q);
-        cb_cclip_rebuild_quat(c, grp, grp->rebuilt, &b->q);
+    cb_cclip_decode_general2(c, grp, ranges, perm, key_a + grp->word_offset,
+                             key_b + grp->word_offset, scaled, a, b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The interpolated key: a group sampled between two keys                                     */
+
+/* a + f (b - a): a difference, a product and a sum, each rounded (never fused), so the scalar
+ * rule (cb_cclip_joint_lerp) gives the same bits. f = 0 gives a, and a = b gives a (never -0:
+ * a decoded value is offset + a product of non-negative step and field), exactly: so a
+ * component constant in the clip is its value at every f, whether a group lerps it or skips
+ * the work (every lane of a group shares its path, the bits are per lane: the same at any W).
+ * f = 1 (a clamped clip past its end) gives b within rounding, not always b's bits: there the
+ * callers (sample_groups in src/pose/pose.c, cb_cclip_sample) pass key b twice at f = 0. */
+CB_INLINE cb_vf cb_cclip_lerp(cb_vf a, cb_vf b, cb_vf f)
+{
+    return cb_vf_add(a, cb_vf_mul(f, cb_vf_sub(b, a)));
+}
+
+/* Component k of a group whose fields all have width 0: offset + 0, at every f. */
+CB_INLINE cb_vf cb_cclip_constant(const float *ranges, int k)
+{
+    return cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+}
+
+CB_INLINE cb_soa_quat cb_cclip_lerp_quat(cb_soa_quat a, cb_soa_quat b, cb_vf f)
+{
+    return (cb_soa_quat){cb_cclip_lerp(a.x, b.x, f), cb_cclip_lerp(a.y, b.y, f),
+                         cb_cclip_lerp(a.z, b.z, f), cb_cclip_lerp(a.w, b.w, f)};
+}
+
+/* Group g sampled at fraction f between the keys whose words start at key_a and key_b (f in
+ * every lane): the interpolated key, not normalized, decoded once
+ * instead of two keys that the caller lerps. Per lane and component the rule is
+ * cb_cclip_joint_lerp's: a component constant in the clip (width 0) is its offset, any other
+ * is a + f (b - a) of its values at the two keys (cb_cclip_lerp; a rebuilt rotation component
+ * rebuilt at each key first, so the rotation is the lerp of the two decoded keys). The rule
+ * is per lane, so the bits do not depend on W; the group's path (its kind) only skips work.
+ * The scale deviation only when `scaled` (s->ds left as it is otherwise). */
+CB_INLINE void cb_cclip_sample_group_at(const struct cb_cclip *c, const uint32_t *key_a,
+                                        const uint32_t *key_b, size_t g, cb_vf f, bool scaled,
+                                        cb_key_group *s)
+{
+    const cb_cclip_group *grp = &c->groups[g];
+    const float *ranges = c->ranges + g * c->components * 2 * CB_W;
+    if (grp->kind == CB_CCLIP_GROUP_CONSTANT) {
+        s->t = (cb_soa_vec3){cb_cclip_constant(ranges, 0), cb_cclip_constant(ranges, 1),
+                             cb_cclip_constant(ranges, 2)};
+        s->q = (cb_soa_quat){cb_cclip_constant(ranges, 3), cb_cclip_constant(ranges, 4),
+                             cb_cclip_constant(ranges, 5), cb_cclip_constant(ranges, 6)};
+        if (scaled) {
+            s->ds = (cb_soa_vec3){cb_cclip_constant(ranges, 7), cb_cclip_constant(ranges, 8),
+                                  cb_cclip_constant(ranges, 9)};
+        }
+        return;
     }
+    const uint32_t *wa = key_a + grp->word_offset, *wb = key_b + grp->word_offset;
+    const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
+    if (grp->kind == CB_CCLIP_GROUP_ROTATION) {
+        cb_key_group a, b;
+        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 3, &a.q.x, &b.q.x);
+        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 4, &a.q.y, &b.q.y);
+        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 5, &a.q.z, &b.q.z);
+        const cb_vf d = cb_vf_load(c->rebuild + grp->rebuild_at), w = cb_cclip_constant(ranges, 6);
+        a.q.w = cb_cclip_rebuild_w(d, a.q.x, a.q.y, a.q.z, w);
+        b.q.w = cb_cclip_rebuild_w(d, b.q.x, b.q.y, b.q.z, w);
+        s->t = (cb_soa_vec3){cb_cclip_constant(ranges, 0), cb_cclip_constant(ranges, 1),
+                             cb_cclip_constant(ranges, 2)};
+        s->q = cb_cclip_lerp_quat(a.q, b.q, f);
+        if (scaled) {
+            s->ds = (cb_soa_vec3){cb_cclip_constant(ranges, 7), cb_cclip_constant(ranges, 8),
+                                  cb_cclip_constant(ranges, 9)};
+        }
+        return;
+    }
+    cb_key_group a, b;
+    a.ds = b.ds = (cb_soa_vec3){cb_vf_zero(), cb_vf_zero(), cb_vf_zero()}; /* read if scaled */
+    cb_cclip_decode_general2(c, grp, ranges, perm, wa, wb, scaled, &a, &b);
+    s->t = (cb_soa_vec3){cb_cclip_lerp(a.t.x, b.t.x, f), cb_cclip_lerp(a.t.y, b.t.y, f),
+                         cb_cclip_lerp(a.t.z, b.t.z, f)};
+    s->q = cb_cclip_lerp_quat(a.q, b.q, f);
     if (scaled) {
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 7, &a->ds.x, &b->ds.x);
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 8, &a->ds.y, &b->ds.y);
-        cb_cclip_decode_component2(grp, perm, wa, wb, ranges, 9, &a->ds.z, &b->ds.z);
+        s->ds = (cb_soa_vec3){cb_cclip_lerp(a.ds.x, b.ds.x, f), cb_cclip_lerp(a.ds.y, b.ds.y, f),
+                              cb_cclip_lerp(a.ds.z, b.ds.z, f)};
     }
 }
 
@@ -227,7 +321,8 @@ static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key,
     if ((uint32_t)k >= c->components) {
         return 0.0f;
     }
-    if (c->joint_bits[j * CB_CCLIP_COMPONENTS + (size_t)k] == CB_CCLIP_REBUILT) {
+    if (k >= 3 && k <= 6 &&
+        c->joint_bits[j * CB_CCLIP_COMPONENTS + (size_t)k] == CB_CCLIP_REBUILT) {
         float q[4]; /* the rebuilt one as +0 (offset 0, step 0) */
         for (int i = 0; i < 4; ++i) {
             q[i] =
@@ -236,6 +331,15 @@ static inline float cb_cclip_joint_value(const struct cb_cclip *c, uint32_t key,
         return q[k - 3] + cb_cclip_rebuild(q);
     }
     return cb_cclip_joint_field(c, key, j, k);
+}
+
+/* Component k of joint j sampled at fraction f between keys `key` and key + 1, one float: the
+ * rule of cb_cclip_sample_group_at, a + f (b - a) of the two keys' cb_cclip_joint_value. */
+static inline float cb_cclip_joint_lerp(const struct cb_cclip *c, uint32_t key, float f, size_t j,
+                                        int k)
+{
+    const float a = cb_cclip_joint_value(c, key, j, k), b = cb_cclip_joint_value(c, key + 1, j, k);
+    return a + f * (b - a);
 }
 
 #endif

@@ -57,12 +57,6 @@ cb_result cb_cclip_decode(const cb_cclip *c, uint32_t key, cb_xform_group_span o
     return CB_OK;
 }
 
-/* acc + wa a + wb b, per component (as the uncompressed sampler accumulates). */
-CB_INLINE cb_vf acc2(cb_vf acc, cb_vf wa, cb_vf a, cb_vf wb, cb_vf b)
-{
-    return cb_vf_fmadd(wb, b, cb_vf_fmadd(wa, a, acc));
-}
-
 cb_result cb_cclip_sample(const cb_cclip *c, float t, bool looping, cb_xform_group_span out)
 {
     if (c == NULL) {
@@ -78,21 +72,17 @@ cb_result cb_cclip_sample(const cb_cclip *c, float t, bool looping, cb_xform_gro
     uint32_t i;
     float f;
     cb_cclip_locate(c, t, looping, &i, &f);
-    const cb_vf wa = cb_vf_set1(1.0f - f), wb = cb_vf_set1(f), z = cb_vf_zero();
+    /* At f = 1 key i + 1 alone (f = 0), so a clamped clip's end is its last key's bits: as the
+     * pose job (sample_groups in src/pose/pose.c). */
+    const uint32_t *wb = cb_cclip_key_words(c, i + 1),
+                   *wa = f == 1.0f ? wb : cb_cclip_key_words(c, i);
+    const cb_vf fv = cb_vf_set1(f == 1.0f ? 0.0f : f), z = cb_vf_zero();
     for (size_t g = 0; g < c->group_count; ++g) {
-        cb_key_group a, b;
-        a.ds = b.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */
-        cb_cclip_decode_group2(c, i, i + 1, g, c->has_scale, &a, &b);
-        cb_soa_xform x = {
-            {acc2(z, wa, a.t.x, wb, b.t.x), acc2(z, wa, a.t.y, wb, b.t.y),
-             acc2(z, wa, a.t.z, wb, b.t.z)},
-            cb_soa_quat_normalize(
-                (cb_soa_quat){acc2(z, wa, a.q.x, wb, b.q.x), acc2(z, wa, a.q.y, wb, b.q.y),
-                              acc2(z, wa, a.q.z, wb, b.q.z), acc2(z, wa, a.q.w, wb, b.q.w)}),
-            one_plus((cb_soa_vec3){acc2(z, wa, a.ds.x, wb, b.ds.x), acc2(z, wa, a.ds.y, wb, b.ds.y),
-                                   acc2(z, wa, a.ds.z, wb, b.ds.z)}),
-        };
-        cb_soa_xform_store(&out.ptr[g], x);
+        cb_key_group k;
+        k.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */
+        cb_cclip_sample_group_at(c, wa, wb, g, fv, c->has_scale, &k);
+        cb_soa_xform_store(&out.ptr[g],
+                           (cb_soa_xform){k.t, cb_soa_quat_normalize(k.q), one_plus(k.ds)});
     }
     return CB_OK;
 }

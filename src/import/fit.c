@@ -137,14 +137,19 @@ static cb_result sample_grid(const imp_clip_job *job, float dur, uint32_t n, tra
 /* ---- measuring --------------------------------------------------------------------------- */
 
 /* The stored clip's model pose at source time tau, root motion put back:
- * root = origin * delta(0, u) * pose(u). */
-static void clip_model_pose(const cb_clip *clip, const imp_rig *rig, uint32_t root_joint, float dur,
-                            double tau, cb_xform_group *pose, cb_xform *local, dxf *model)
+ * root = origin * delta(0, u) * pose(u). The local pose is the one the crowd plays: the clip
+ * alone at weight 1 in the blend job (the graph's runtime plays every clip through the blend,
+ * src/graph/runtime/batch.c), whose compressed sample differs from cb_pose_sample_job's by
+ * rounding between keys (crowdblend/pose.h). */
+static void clip_model_pose(const cb_clip *clip, const cb_skeleton *skeleton, const imp_rig *rig,
+                            uint32_t root_joint, float dur, double tau, cb_xform_group *pose,
+                            cb_xform *local, dxf *model)
 {
     float u = (float)(tau / dur);
     size_t joints = rig->joint_count, groups = cb_simd_group_count(joints);
-    cb_pose_sample_job job = {.clip = clip, .time = u, .out = {pose, groups}};
-    cb_pose_sample_job_run(&job, NULL);
+    const cb_blend_entry entry = {.clip = clip, .time = u, .weight = 1.0f};
+    cb_pose_blend_job job = {.skeleton = skeleton, .entries = {&entry, 1}, .out = {pose, groups}};
+    cb_pose_blend_job_run(&job, NULL);
     cb_xform_unpack(pose, groups, (cb_xform_span){local, joints});
     cb_clip_root_motion rm = cb_clip_query_root_motion(clip);
     cb_root_delta d = {{0, 0, 0}, 0};
@@ -239,7 +244,7 @@ static cb_result measure_clip(const imp_clip_job *job, const cb_clip *clip, uint
                 continue;
             }
             imp_model_pose(job->scene, job->rig, job->anim, tau, src);
-            clip_model_pose(clip, job->rig, root_joint, dur, tau, pose, local, got);
+            clip_model_pose(clip, job->skeleton, job->rig, root_joint, dur, tau, pose, local, got);
             for (size_t j = 0; j < joints; ++j) {
                 double dx = src[j].t[0] - got[j].t[0], dy = src[j].t[1] - got[j].t[1],
                        dz = src[j].t[2] - got[j].t[2];
@@ -526,7 +531,8 @@ enum { COMPRESS_TRIES = 7 };
 
 /* The chosen rate again, compressed at creation (cb_clip_desc.compression, the library's one
  * path from frames to a compressed clip): what the crowd will play is that clip sampling its
- * compressed keys in place (a pack loads it so by default), measured again, everywhere. The
+ * compressed keys in place (a pack loads it so by default), measured again, everywhere, through
+ * the blend as the crowd plays it (clip_model_pose). The
  * compressor's bound is against the rate's frames, which are themselves up to the import bound
  * from the source; by default the result must still be within the import bound of the source,
  * so where it is not the clip is compressed again at half the compression's bound (the shell
