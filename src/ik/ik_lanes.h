@@ -164,10 +164,15 @@ CB_INLINE lq gather_rotation(const lanes *ln, size_t j)
     return (lq){cb_vf_load(buf[0]), cb_vf_load(buf[1]), cb_vf_load(buf[2]), cb_vf_load(buf[3])};
 }
 
-/* ik.c local_frame4: T R S (cb_soa_xform_to_mat34 is Shoemake's formula with col4.h's bits). */
-CB_INLINE lframe local_frame(const lanes *ln, bool half, size_t j)
+/* ik.c local_frame4: T R S (cb_soa_xform_to_mat34 is Shoemake's formula with col4.h's bits).
+ * `rotation`, where not NULL, gets the joint's local rotation as gathered (gather_rotation's
+ * floats, without gathering them again). */
+CB_INLINE lframe local_frame(const lanes *ln, bool half, size_t j, lq *rotation)
 {
     cb_soa_xform x = gather_xform(ln, half, j);
+    if (rotation != NULL) {
+        *rotation = x.q;
+    }
     cb_soa_mat34 m = cb_soa_xform_to_mat34(x);
     lframe f;
     for (int k = 0; k < 3; ++k) {
@@ -178,13 +183,13 @@ CB_INLINE lframe local_frame(const lanes *ln, bool half, size_t j)
 }
 
 /* ik.c path_frame: the local matrices from `stop` (exclusive; -1: the root) down to j,
- * accumulated bottom-up. */
+ * accumulated bottom-up; `rotation` as local_frame's, j's. */
 CB_INLINE lframe path_frame(const struct cb_skeleton *s, const lanes *ln, bool half, size_t j,
-                            int32_t stop)
+                            int32_t stop, lq *rotation)
 {
-    lframe acc = local_frame(ln, half, j);
+    lframe acc = local_frame(ln, half, j, rotation);
     for (int32_t p = s->parents[j]; p != stop; p = s->parents[p]) {
-        lframe parent = local_frame(ln, half, (size_t)p);
+        lframe parent = local_frame(ln, half, (size_t)p, NULL);
         acc = compose(&parent, &acc);
     }
     return acc;
@@ -242,12 +247,15 @@ CB_INLINE void store_quat(float out[4][CB_W], lq q)
     cb_vf_store(out[3], q.w);
 }
 
-/* Writes lane i of the rotation q (as store_quat left it) to joint j of a pose. */
-CB_INLINE void set_lane_rotation(cb_xform_group *out, size_t j, float q[4][CB_W], size_t i)
+/* Writes lane i of the rotation q (as store_quat left it) to a joint's rotation in a pose, `at`
+ * its place in floats (cb_lane_index of the joint's CB_LANE_Q), worked out once for a group's
+ * jobs rather than per job and joint. */
+CB_INLINE void set_lane_rotation_at(cb_xform_group *pose, size_t at, float q[4][CB_W], size_t i)
 {
-    float r[4];
-    store_lane_quat(q, i, r);
-    cb_lane_set(out, CB_LANE_COMPONENTS, j, CB_LANE_Q, 4, r);
+    float *p = (float *)pose + at;
+    for (size_t k = 0; k < 4; ++k) {
+        p[k * CB_W] = q[k][i];
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */

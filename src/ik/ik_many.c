@@ -113,14 +113,17 @@ CB_INLINE vf positive_part(vf a)
 
 /* ik.c chain_frames from the pose: the start from the root, each next from the one before,
  * composed onto it. Called with `half` a constant, so that each form has its own unrolled
- * gathers (a run-time test in each gather cost 4 % more instructions per full group). */
-CB_INLINE void chain_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool half, lframe f[3])
+ * gathers (a run-time test in each gather cost 4 % more instructions per full group).
+ * rotation[0], rotation[1]: the start and mid joints' local rotations, as gathered for their
+ * frames (the corrections' gather_rotation, not gathered again). */
+CB_INLINE void chain_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool half, lframe f[3],
+                            lq rotation[2])
 {
     const struct cb_skeleton *s = job->skeleton;
-    f[0] = path_frame(s, ln, half, job->start_joint, -1);
-    lframe rel = path_frame(s, ln, half, job->mid_joint, (int32_t)job->start_joint);
+    f[0] = path_frame(s, ln, half, job->start_joint, -1, &rotation[0]);
+    lframe rel = path_frame(s, ln, half, job->mid_joint, (int32_t)job->start_joint, &rotation[1]);
     f[1] = compose(&f[0], &rel);
-    rel = path_frame(s, ln, half, job->end_joint, (int32_t)job->mid_joint);
+    rel = path_frame(s, ln, half, job->end_joint, (int32_t)job->mid_joint, NULL);
     f[2] = compose(&f[1], &rel);
 }
 
@@ -362,14 +365,15 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
             {cb_vf_from_ptrs(pole, 0), cb_vf_from_ptrs(pole, 1), cb_vf_from_ptrs(pole, 2)},
             cb_vf_from_ptrs(weight, 0)};
         lframe f[3];
+        lq rotation[2]; /* the start and mid joints' local rotations (from the pose) */
         if (known) {
             known_frames(given, f); /* checked by the caller */
         } else if (ln.half) {
             /* ik.c chain_frames from the pose: the start from the root, each next from the one
              * before, composed onto it. */
-            chain_frames(job0, &ln, true, f);
+            chain_frames(job0, &ln, true, f, rotation);
         } else {
-            chain_frames(job0, &ln, false, f);
+            chain_frames(job0, &ln, false, f, rotation);
         }
         /* The checks of cb_ik_two_bone_unchecked and two_bone_frames (the frames' where they
          * come from the pose); a lane that fails one goes to the scalar job, which refuses it
@@ -404,14 +408,24 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
         unsigned skip_s = 0, skip_m = 0;
         if (writes) {
             /* In place (lane_form): the chain's two rotations, stored by the lanes whose job
-             * has an `out`. */
+             * has an `out`; the known form's frames come without the pose's rotations. */
+            if (known) {
+                rotation[0] = gather_rotation(&ln, job0->start_joint);
+                rotation[1] = gather_rotation(&ln, job0->mid_joint);
+            }
             vm skip;
-            store_quat(rs_f, corrected(gather_rotation(&ln, job0->start_joint), cs, &skip));
+            store_quat(rs_f, corrected(rotation[0], cs, &skip));
             skip_s = cb_vm_bits(skip);
-            store_quat(rm_f, corrected(gather_rotation(&ln, job0->mid_joint), cm, &skip));
+            store_quat(rm_f, corrected(rotation[1], cm, &skip));
             skip_m = cb_vm_bits(skip);
         }
         const unsigned reached = cb_vm_bits(sol.reached);
+        /* The chain's joints, every job's (same_chain), and their rotations' places in a pose,
+         * worked out once for the group (the stores below may alias job0: read per job, they
+         * were read and worked out again for each). */
+        const uint32_t start_joint = job0->start_joint;
+        const size_t start_at = cb_lane_index(CB_LANE_COMPONENTS, start_joint, CB_LANE_Q);
+        const size_t mid_at = cb_lane_index(CB_LANE_COMPONENTS, job0->mid_joint, CB_LANE_Q);
         for (size_t i = 0; i < n; ++i) {
             if (!((solved >> i) & 1u)) {
                 continue;
@@ -421,17 +435,17 @@ CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
             CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
             if (job->out.ptr != NULL) {
                 if (!((skip_s >> i) & 1u)) {
-                    set_lane_rotation(job->out.ptr, job->start_joint, rs_f, i);
+                    set_lane_rotation_at(job->out.ptr, start_at, rs_f, i);
                 }
                 if (!((skip_m >> i) & 1u)) {
-                    set_lane_rotation(job->out.ptr, job->mid_joint, rm_f, i);
+                    set_lane_rotation_at(job->out.ptr, mid_at, rm_f, i);
                 }
             }
             if (job->result != NULL) {
                 store_lane_quat(cs_f, i, job->result->start_correction);
                 store_lane_quat(cm_f, i, job->result->mid_correction);
                 job->result->reached = (reached >> i) & 1u;
-                job->result->first_joint = job->start_joint;
+                job->result->first_joint = start_joint;
             }
         }
     }

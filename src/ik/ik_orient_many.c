@@ -85,7 +85,8 @@ CB_INLINE vm solve_lanes(const cb_ik_orient_job *job0, const orient_chain *ch, c
     uint32_t turned = 0; /* the bits of the share `turn` is for */
     for (size_t k = 0; k < ch->n; ++k) {
         int32_t stop = k == 0 ? -1 : (int32_t)ch->joints[k - 1];
-        lframe rel = path_frame(s, ln, half, ch->joints[k], stop);
+        lq rotation; /* the joint's local rotation, as gathered for its frame */
+        lframe rel = path_frame(s, ln, half, ch->joints[k], stop, &rotation);
         acc = k == 0 ? rel : compose(&acc, &rel);
         ok = cb_vm_and(ok, frame_in_range(&acc));
         const float share = ch->share[k];
@@ -99,7 +100,7 @@ CB_INLINE vm solve_lanes(const cb_ik_orient_job *job0, const orient_chain *ch, c
         lq local = to_local(&acc, turn);
         if (writes) {
             vm sk;
-            store_quat(rot[k], corrected(gather_rotation(ln, ch->joints[k]), local, &sk));
+            store_quat(rot[k], corrected(rotation, local, &sk));
             skip[k] = cb_vm_bits(sk);
         }
     }
@@ -157,6 +158,15 @@ static unsigned solve_group(const void *p, size_t n)
         vm ok = ln.half ? solve_lanes(job0, &ch, &ln, true, cb_vf_load(tf), writes, rot, skip)
                         : solve_lanes(job0, &ch, &ln, false, cb_vf_load(tf), writes, rot, skip);
         solved = active & cb_vm_bits(ok);
+        /* Per chain joint, once for the group: the lanes that write its rotation (a share of
+         * 0 writes nothing, nor does a lane whose correction is the identity's) and where the
+         * rotation is in a pose. */
+        unsigned write[CB_IK_AIM_MAX_JOINTS + 1];
+        size_t at[CB_IK_AIM_MAX_JOINTS + 1];
+        for (size_t k = 0; k < ch.n; ++k) {
+            write[k] = writes && ch.share[k] != 0.0f ? ~skip[k] : 0u;
+            at[k] = cb_lane_index(CB_LANE_COMPONENTS, ch.joints[k], CB_LANE_Q);
+        }
         for (size_t i = 0; i < n; ++i) {
             if (!((solved >> i) & 1u)) {
                 continue;
@@ -164,8 +174,8 @@ static unsigned solve_group(const void *p, size_t n)
             const cb_ik_orient_job *job = &jobs[i];
             CB_ASSERT(cb_ik_orient_job_validate(job, NULL) == CB_OK);
             for (size_t k = 0; k < ch.n && job->out.ptr != NULL; ++k) {
-                if (ch.share[k] != 0.0f && !((skip[k] >> i) & 1u)) {
-                    set_lane_rotation(job->out.ptr, ch.joints[k], rot[k], i);
+                if ((write[k] >> i) & 1u) {
+                    set_lane_rotation_at(job->out.ptr, at[k], rot[k], i);
                 }
             }
             if (job->result != NULL) {

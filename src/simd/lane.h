@@ -17,17 +17,22 @@
 /* The first component of each part, and the components of a pose's group. */
 enum { CB_LANE_T = 0, CB_LANE_Q = 3, CB_LANE_S = 7, CB_LANE_COMPONENTS = 10 };
 
+/* Where component k of joint j is in an array of groups of `stride` components, in floats from
+ * the first group; its next components follow CB_SIMD_WIDTH floats apart. */
+static inline size_t cb_lane_index(size_t stride, size_t j, size_t k)
+{
+    return (j / CB_SIMD_WIDTH) * stride * CB_SIMD_WIDTH + k * CB_SIMD_WIDTH + j % CB_SIMD_WIDTH;
+}
+
 /* Component k of joint j in an array of groups of `stride` components. */
 static inline const float *cb_lane_cptr(const void *groups, size_t stride, size_t j, size_t k)
 {
-    return (const float *)groups + (j / CB_SIMD_WIDTH) * stride * CB_SIMD_WIDTH +
-           k * CB_SIMD_WIDTH + j % CB_SIMD_WIDTH;
+    return (const float *)groups + cb_lane_index(stride, j, k);
 }
 
 static inline float *cb_lane_ptr(void *groups, size_t stride, size_t j, size_t k)
 {
-    return (float *)groups + (j / CB_SIMD_WIDTH) * stride * CB_SIMD_WIDTH + k * CB_SIMD_WIDTH +
-           j % CB_SIMD_WIDTH;
+    return (float *)groups + cb_lane_index(stride, j, k);
 }
 
 /* n components of joint j starting at component `first`, into out[0..n). */
