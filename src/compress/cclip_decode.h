@@ -226,6 +226,19 @@ CB_INLINE cb_soa_quat cb_cclip_lerp_quat(cb_soa_quat a, cb_soa_quat b, cb_vf f)
                          cb_cclip_lerp(a.z, b.z, f), cb_cclip_lerp(a.w, b.w, f)};
 }
 
+/* The keys a sample at fraction f between key a and the next one (words *key_a and key_b)
+ * decodes: at f = 1 (a clamped clip's end, or a looping time that rounds onto the next key)
+ * key b alone at f = 0, since a + f (b - a) may round away from b, and the two keys lerped
+ * ((1 - f) a + f b) give b's bits there. Returns the fraction to sample at. */
+CB_INLINE float cb_cclip_sample_keys(const uint32_t **key_a, const uint32_t *key_b, float f)
+{
+    if (f == 1.0f) {
+        *key_a = key_b;
+        return 0.0f;
+    }
+    return f;
+}
+
 /* Group g sampled at fraction f between the keys whose words start at key_a and key_b (f in
  * every lane): the interpolated key, not normalized, decoded once
  * instead of two keys that the caller lerps. Per lane and component the rule is

@@ -72,11 +72,8 @@ cb_result cb_cclip_sample(const cb_cclip *c, float t, bool looping, cb_xform_gro
     uint32_t i;
     float f;
     cb_cclip_locate(c, t, looping, &i, &f);
-    /* At f = 1 key i + 1 alone (f = 0), so a clamped clip's end is its last key's bits: as the
-     * pose job (sample_groups in src/pose/pose.c). */
-    const uint32_t *wb = cb_cclip_key_words(c, i + 1),
-                   *wa = f == 1.0f ? wb : cb_cclip_key_words(c, i);
-    const cb_vf fv = cb_vf_set1(f == 1.0f ? 0.0f : f), z = cb_vf_zero();
+    const uint32_t *wa = cb_cclip_key_words(c, i), *wb = cb_cclip_key_words(c, i + 1);
+    const cb_vf fv = cb_vf_set1(cb_cclip_sample_keys(&wa, wb, f)), z = cb_vf_zero();
     for (size_t g = 0; g < c->group_count; ++g) {
         cb_key_group k;
         k.ds = (cb_soa_vec3){z, z, z}; /* what a clip without scale keeps */

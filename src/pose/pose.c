@@ -337,13 +337,8 @@ CB_INLINE void sample_groups(const struct cb_clip *c, float time, cb_xform_group
     const uint32_t *words_b = NULL;
     float fraction = span.f;
     if (may_pack) {
-        /* At f = 1 (a clamped clip's end, or a looping time that rounds onto the next key)
-         * a + f (b - a) may round away from b: key i + 1 alone at f = 0 gives its bits, as the
-         * two keys lerped ((1 - f) a + f b) do. */
         words_b = words + c->packed->key_words;
-        if (fraction == 1.0f) {
-            words = words_b, fraction = 0.0f;
-        }
+        fraction = cb_cclip_sample_keys(&words, words_b, fraction); /* key b alone at f = 1 */
     }
     const cb_vf f = cb_vf_set1(fraction);
     for (size_t g = 0; g < c->group_count; ++g) {
