@@ -55,10 +55,17 @@ CB_INLINE cb_vf cb_cclip_rebuild_w(cb_vf d, cb_vf x, cb_vf y, cb_vf z, cb_vf w)
     return cb_vf_add(w, cb_vf_sqrt(cb_vf_max(cb_vf_sub(d, s), cb_vf_zero())));
 }
 
-/* Component k of a group whose fields all have width 0: offset + 0 in both keys. */
+/* Component k of a group whose fields all have width 0: offset + 0 (turning a -0.0 offset into
+ * +0.0, as cb_cclip_value does), at every key and every f. */
+CB_INLINE cb_vf cb_cclip_constant(const float *ranges, int k)
+{
+    return cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+}
+
+/* cb_cclip_constant in both keys. */
 CB_INLINE void cb_cclip_constant_component2(const float *ranges, int k, cb_vf *a, cb_vf *b)
 {
-    *a = *b = cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
+    *a = *b = cb_cclip_constant(ranges, k);
 }
 
 /* Component k of a group in two keys (words_a, words_b: the group's words in each), decoded
@@ -208,16 +215,10 @@ CB_INLINE void cb_cclip_decode_group_at(const struct cb_cclip *c, const uint32_t
  * component constant in the clip is its value at every f, whether a group lerps it or skips
  * the work (every lane of a group shares its path, the bits are per lane: the same at any W).
  * f = 1 (a clamped clip past its end) gives b within rounding, not always b's bits: there the
- * callers (sample_groups in src/pose/pose.c, cb_cclip_sample) pass key b twice at f = 0. */
+ * callers pass key b twice at f = 0 (cb_cclip_sample_keys). */
 CB_INLINE cb_vf cb_cclip_lerp(cb_vf a, cb_vf b, cb_vf f)
 {
     return cb_vf_add(a, cb_vf_mul(f, cb_vf_sub(b, a)));
-}
-
-/* Component k of a group whose fields all have width 0: offset + 0, at every f. */
-CB_INLINE cb_vf cb_cclip_constant(const float *ranges, int k)
-{
-    return cb_vf_add(cb_vf_load(ranges + (size_t)k * 2 * CB_W), cb_vf_zero());
 }
 
 CB_INLINE cb_soa_quat cb_cclip_lerp_quat(cb_soa_quat a, cb_soa_quat b, cb_vf f)
@@ -267,19 +268,14 @@ CB_INLINE void cb_cclip_sample_group_at(const struct cb_cclip *c, const uint32_t
     const uint32_t *wa = key_a + grp->word_offset, *wb = key_b + grp->word_offset;
     const cb_vi perm = cb_lane_perm_load((const cb_lane_perm *)c->perms + g);
     if (grp->kind == CB_CCLIP_GROUP_ROTATION) {
+        /* Only the rotation moves: its two keys lerped, the constants taken from key a. */
         cb_key_group a, b;
-        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 3, &a.q.x, &b.q.x);
-        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 4, &a.q.y, &b.q.y);
-        cb_cclip_stored_component2(grp, perm, wa, wb, ranges, 5, &a.q.z, &b.q.z);
-        const cb_vf d = cb_vf_load(c->rebuild + grp->rebuild_at), w = cb_cclip_constant(ranges, 6);
-        a.q.w = cb_cclip_rebuild_w(d, a.q.x, a.q.y, a.q.z, w);
-        b.q.w = cb_cclip_rebuild_w(d, b.q.x, b.q.y, b.q.z, w);
-        s->t = (cb_soa_vec3){cb_cclip_constant(ranges, 0), cb_cclip_constant(ranges, 1),
-                             cb_cclip_constant(ranges, 2)};
+        cb_cclip_decode_rotation2(grp, ranges, c->rebuild + grp->rebuild_at, perm, wa, wb, scaled,
+                                  &a, &b);
+        s->t = a.t;
         s->q = cb_cclip_lerp_quat(a.q, b.q, f);
         if (scaled) {
-            s->ds = (cb_soa_vec3){cb_cclip_constant(ranges, 7), cb_cclip_constant(ranges, 8),
-                                  cb_cclip_constant(ranges, 9)};
+            s->ds = a.ds;
         }
         return;
     }
