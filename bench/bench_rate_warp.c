@@ -22,12 +22,8 @@
 
 #include "bench_all.h"
 #include "crowdblend/crowdblend.h"
+#include "follow_world.h"
 #include "shim.h"
-
-static const char *const clip_names[17] = {
-    "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
-    "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
-};
 
 typedef struct warp_world {
     cb_embedded *set;
@@ -68,16 +64,17 @@ static cb_result load_w2_json(warp_world *w, int mode)
                                         : "");
     for (int k = 0; k < 17; ++k) {
         cb_clip_root_motion rm =
-            cb_clip_query_root_motion(cb_embedded_find_clip(w->set, clip_names[k]));
+            cb_clip_query_root_motion(cb_embedded_find_clip(w->set, follow_world_w2_clips[k]));
         at += snprintf(json + at, sizeof json - (size_t)at,
                        "%s{\"node\": \"%s\", \"position\": [%.6f, %.6f]}", k > 0 ? ", " : "",
-                       clip_names[k], -(double)rm.right_mps, (double)rm.forward_mps);
+                       follow_world_w2_clips[k], -(double)rm.right_mps, (double)rm.forward_mps);
     }
     at += snprintf(json + at, sizeof json - (size_t)at, "]}");
     for (int k = 0; k < 17; ++k) {
         at += snprintf(json + at, sizeof json - (size_t)at,
-                       ", \"%s\": {\"type\": \"clip\", \"clip\": \"%s\"%s}", clip_names[k],
-                       clip_names[k], k == 0 && mode >= 4 ? ", \"sync_group\": \"rest\"" : "");
+                       ", \"%s\": {\"type\": \"clip\", \"clip\": \"%s\"%s}",
+                       follow_world_w2_clips[k], follow_world_w2_clips[k],
+                       k == 0 && mode >= 4 ? ", \"sync_group\": \"rest\"" : "");
     }
     snprintf(json + at, sizeof json - (size_t)at, "}}");
     const cb_clip *clips[32];
@@ -96,23 +93,6 @@ static cb_result load_w2_json(warp_world *w, int mode)
     return r;
 }
 
-static cb_result load_w2(warp_world *w)
-{
-    const cb_clip *clips[17];
-    for (int k = 0; k < 17; ++k) {
-        clips[k] = cb_embedded_find_clip(w->set, clip_names[k]);
-    }
-    cb_graph_blend_desc bd = {
-        .skeleton = cb_embedded_skeleton(w->set),
-        .clips = clips,
-        .clip_count = 17,
-        .additive = {.clip = cb_embedded_find_clip(w->set, "lean_add")},
-        .upper_body = {.clip = cb_embedded_find_clip(w->set, "wave_upper"),
-                       .mask_joint = "spine_01"},
-    };
-    return cb_graph_create_blend(&bd, &w->graph, NULL);
-}
-
 static float *column(warp_world *w, const char *name)
 {
     uint32_t p;
@@ -126,7 +106,7 @@ static bool warp_world_create(warp_world *w, uint32_t n, int mode)
     memset(w, 0, sizeof *w);
     w->n = n;
     if (cb_embedded_create(NULL, &w->set, NULL) != CB_OK ||
-        (mode == 2 ? load_w2(w) : load_w2_json(w, mode)) != CB_OK) {
+        (mode == 2 ? follow_world_w2_graph(w->set, &w->graph) : load_w2_json(w, mode)) != CB_OK) {
         return false;
     }
     const cb_graph *graphs[1] = {w->graph};

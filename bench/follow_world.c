@@ -7,7 +7,7 @@
 
 #include "cli/example_graphs.h"
 
-static const char *const clip_names[17] = {
+const char *const follow_world_w2_clips[17] = {
     "idle",  "walk_f", "walk_fl", "walk_l", "walk_bl", "walk_b", "walk_br", "walk_r", "walk_fr",
     "run_f", "run_fl", "run_l",   "run_bl", "run_b",   "run_br", "run_r",   "run_fr",
 };
@@ -22,6 +22,22 @@ void follow_world_destroy(follow_world *w)
     free(w->vel);
 }
 
+cb_result follow_world_w2_graph(const cb_embedded *set, cb_graph **graph)
+{
+    const cb_clip *clips[17];
+    for (int k = 0; k < 17; ++k) {
+        clips[k] = cb_embedded_find_clip(set, follow_world_w2_clips[k]);
+    }
+    cb_graph_blend_desc bd = {
+        .skeleton = cb_embedded_skeleton(set),
+        .clips = clips,
+        .clip_count = 17,
+        .additive = {.clip = cb_embedded_find_clip(set, "lean_add")},
+        .upper_body = {.clip = cb_embedded_find_clip(set, "wave_upper"), .mask_joint = "spine_01"},
+    };
+    return cb_graph_create_blend(&bd, graph, NULL);
+}
+
 bool follow_world_w2(follow_world *w, uint32_t n, bool follow)
 {
     memset(w, 0, sizeof *w);
@@ -29,19 +45,7 @@ bool follow_world_w2(follow_world *w, uint32_t n, bool follow)
     if (cb_embedded_create(NULL, &w->set, NULL) != CB_OK) {
         return false;
     }
-    const cb_clip *clips[17];
-    for (int k = 0; k < 17; ++k) {
-        clips[k] = cb_embedded_find_clip(w->set, clip_names[k]);
-    }
-    cb_graph_blend_desc bd = {
-        .skeleton = cb_embedded_skeleton(w->set),
-        .clips = clips,
-        .clip_count = 17,
-        .additive = {.clip = cb_embedded_find_clip(w->set, "lean_add")},
-        .upper_body = {.clip = cb_embedded_find_clip(w->set, "wave_upper"),
-                       .mask_joint = "spine_01"},
-    };
-    if (cb_graph_create_blend(&bd, &w->graph, NULL) != CB_OK) {
+    if (follow_world_w2_graph(w->set, &w->graph) != CB_OK) {
         return false;
     }
     const cb_graph *graphs[1] = {w->graph};

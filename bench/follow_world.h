@@ -28,6 +28,11 @@ typedef struct follow_world {
     float *left, *forward; /* the crowd's velocity columns (for the run without follower) */
 } follow_world;
 
+/* The 17 locomotion clips of the W2 blend space, in its order, and its graph over set's clips
+ * (the blend space, lean_add as its additive layer, wave_upper above spine_01). */
+extern const char *const follow_world_w2_clips[17];
+cb_result follow_world_w2_graph(const cb_embedded *set, cb_graph **graph);
+
 bool follow_world_w2(follow_world *w, uint32_t n, bool follow);
 bool follow_world_features(follow_world *w, uint32_t n, int mode);
 /* The same with level of detail (docs/graph.md "Level of detail"), near_percent >= 0: the graph

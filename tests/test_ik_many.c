@@ -451,6 +451,25 @@ static void maybe_not_lanes(cb_prng *r, batch *b, size_t i, uint32_t one_in, cb_
     }
 }
 
+/* Job i's pose (and its reference's, allocated beside it): the skeleton's rest pose with every
+ * joint's rotation random. */
+static void random_rotations_pose(cb_prng *r, batch *b, size_t i)
+{
+    size_t nj = cb_skeleton_joint_count(b->s);
+    b->pose[i] = b->own[i] = cb_test_pose_alloc(b->s, false);
+    b->ref_pose[i] = b->ref_own[i] = cb_test_pose_alloc(b->s, false);
+    cb_xform all[64];
+    assert_true(nj <= 64);
+    assert_int_equal(
+        cb_xform_unpack(cb_skeleton_rest_pose(b->s).ptr, b->groups, (cb_xform_span){all, nj}),
+        CB_OK);
+    for (size_t j = 0; j < nj; ++j) {
+        cb_xform x = cb_test_random_xform(r, 0.0f);
+        memcpy(all[j].rotation, x.rotation, sizeof x.rotation);
+    }
+    assert_int_equal(cb_xform_pack((cb_xform_cspan){all, nj}, b->pose[i], b->groups), CB_OK);
+}
+
 /* ---- the humanoid ---------------------------------------------------------------------------- */
 
 typedef struct humanoid {
@@ -619,17 +638,7 @@ static void ik_many_random_chains(void **state)
         b.bytes = cb_skeleton_pose_bytes(s);
         shared sh = random_shared(&r);
         for (size_t i = 0; i < n; ++i) {
-            b.pose[i] = b.own[i] = cb_test_pose_alloc(s, false);
-            b.ref_pose[i] = b.ref_own[i] = cb_test_pose_alloc(s, false);
-            cb_xform all[64];
-            assert_int_equal(
-                cb_xform_unpack(cb_skeleton_rest_pose(s).ptr, b.groups, (cb_xform_span){all, nj}),
-                CB_OK);
-            for (size_t j = 0; j < nj; ++j) {
-                cb_xform x = cb_test_random_xform(&r, 0.0f);
-                memcpy(all[j].rotation, x.rotation, sizeof x.rotation);
-            }
-            assert_int_equal(cb_xform_pack((cb_xform_cspan){all, nj}, b.pose[i], b.groups), CB_OK);
+            random_rotations_pose(&r, &b, i);
             maybe_break(&r, s, b.pose[i], &c);
             b.jobs[i] = make_job(&r, &b, i, &c, &sh);
             maybe_not_lanes(&r, &b, i, 12, &b.jobs[i].model, &b.jobs[i].out);
@@ -832,17 +841,7 @@ static void ik_many_orient_random(void **state)
         b.bytes = cb_skeleton_pose_bytes(s);
         const orient_shared sh = random_orient_shared(&r, &c);
         for (size_t i = 0; i < n; ++i) {
-            b.pose[i] = b.own[i] = cb_test_pose_alloc(s, false);
-            b.ref_pose[i] = b.ref_own[i] = cb_test_pose_alloc(s, false);
-            cb_xform all[64];
-            assert_int_equal(
-                cb_xform_unpack(cb_skeleton_rest_pose(s).ptr, b.groups, (cb_xform_span){all, nj}),
-                CB_OK);
-            for (size_t j = 0; j < nj; ++j) {
-                cb_xform x = cb_test_random_xform(&r, 0.0f);
-                memcpy(all[j].rotation, x.rotation, sizeof x.rotation);
-            }
-            assert_int_equal(cb_xform_pack((cb_xform_cspan){all, nj}, b.pose[i], b.groups), CB_OK);
+            random_rotations_pose(&r, &b, i);
             maybe_break_spine(&r, s, b.pose[i], &c);
             b.ojobs[i] = make_orient_job(&r, &b, i, &sh);
             maybe_not_lanes(&r, &b, i, 12, &b.ojobs[i].model, &b.ojobs[i].out);

@@ -929,13 +929,8 @@ static void gait_init(gait *g, bool stride, bool lock)
     memset(g, 0, sizeof *g);
     assert_int_equal(cb_embedded_create(NULL, &g->set, NULL), CB_OK);
     const cb_clip *clips[32];
-    size_t count = cb_embedded_clip_count(g->set);
-    count = count < 32 ? count : 32;
-    for (size_t k = 0; k < count; ++k) {
-        clips[k] = cb_embedded_clip(g->set, k);
-    }
-    const cb_skeleton *sk = cb_embedded_skeleton(g->set);
-    cb_graph_json_desc jd = {.skeleton = sk, .clips = clips, .clip_count = (uint32_t)count};
+    cb_graph_json_desc jd = cb_test_embedded_json_desc(g->set, clips, 32);
+    const cb_skeleton *sk = jd.skeleton;
     cb_error err = {0};
     CB_CHECK(cb_graph_load_json_file(CB_EXAMPLES_DIR "/locomotion_follow.json", &jd, &g->graph,
                                      &err) == CB_OK,
