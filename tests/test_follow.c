@@ -596,6 +596,14 @@ typedef struct gait_fixture {
 
 static const float DT = 1.0f / 60.0f;
 
+/* The example graph's foot locking: its foot_lock step locks, the follower gives it the roots
+ * and reads its outputs. */
+static const cb_follow_lock example_lock = {
+    .root_param = {"root_x", "root_y", "root_z", "root_yaw"},
+    .weight_param = "lock",
+    .locked_param = {"locked_l", "locked_r"},
+    .failed_param = {"failed_l", "failed_r"}};
+
 /* The example graph from its file, a crowd of n, a follower with warping (walk: 1.4 m/s) and,
  * when lock is set, foot locking. */
 static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
@@ -630,11 +638,7 @@ static void gait_init(gait_fixture *g, uint32_t n, bool warp, bool lock)
         fd.warp = (cb_follow_warp){.rate_param = "rate", .gait_speed_mps = 1.4f};
     }
     if (lock) {
-        /* The graph's foot_lock step locks; the follower gives it the roots. */
-        fd.lock = (cb_follow_lock){.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
-                                   .weight_param = "lock",
-                                   .locked_param = {"locked_l", "locked_r"},
-                                   .failed_param = {"failed_l", "failed_r"}};
+        fd.lock = example_lock;
     }
     CB_CHECK(cb_follow_create(&fd, &g->follow, &err) == CB_OK, "%s", err.message);
     assert_int_equal(cb_skeleton_find_joint(sk, "ball_l", &g->ball[0]), CB_OK);
@@ -763,6 +767,86 @@ static void counting_free_fn(void *ptr, size_t size, void *user)
     free(ptr);
 }
 
+/* The lock's desc: all four root parameters, and joints that end the step's legs. */
+static void follow_lock_checks_its_desc(void **state)
+{
+    (void)state;
+    gait_fixture g;
+    gait_init(&g, 4, false, false);
+    const cb_follow_lock lock = example_lock;
+    /* Locking needs all four root parameters (the step reads the root from them). */
+    cb_follow_desc wrong = {.crowd = g.crowd, .capacity = 4, .lock = lock};
+    wrong.lock.root_param[3] = NULL;
+    expect_create(&wrong, CB_ERR_NULL_ARGUMENT, "root_param");
+    wrong.lock = lock;
+    /* Each foot's joint must end a leg of the graph's foot_lock step: foot_l is a joint of
+     * the skeleton, but the legs end at the balls. */
+    wrong.lock.joint[0] = "foot_l";
+    expect_create(&wrong, CB_ERR_NOT_FOUND, "ends no leg");
+    gait_finish(&g);
+}
+
+/* Locking reads the step's own state, no model matrix: a crowd keeping 3x4 or qts matrices
+ * follows with locks, and its feet report has the bits of the 4x4 crowd's (the step's pose
+ * does not depend on the layout). */
+static void follow_lock_any_matrix_layout(void **state)
+{
+    (void)state;
+    gait_fixture g;
+    gait_init(&g, 4, false, false);
+    const cb_matrix_layout layouts[3] = {CB_MATRIX_LAYOUT_MAT4, CB_MATRIX_LAYOUT_MAT3X4,
+                                         CB_MATRIX_LAYOUT_QTS};
+    cb_crowd *crowd[3] = {NULL, NULL, NULL};
+    cb_follow *follow[3] = {NULL, NULL, NULL};
+    const cb_graph *graphs[1] = {g.graph};
+    for (int k = 0; k < 3; ++k) {
+        cb_crowd_desc cd = {.skeleton = cb_graph_skeleton(g.graph),
+                            .capacity = 4,
+                            .graphs = graphs,
+                            .graph_count = 1,
+                            .thread_count = 1,
+                            .matrix_layout = layouts[k]};
+        assert_int_equal(cb_crowd_create(&cd, &crowd[k], NULL), CB_OK);
+        assert_int_equal(cb_crowd_matrix_layout(crowd[k]), layouts[k]);
+        cb_follow_desc fd = {.crowd = crowd[k],
+                             .capacity = 4,
+                             .warp = {.rate_param = "rate", .gait_speed_mps = 1.4f},
+                             .lock = example_lock};
+        cb_error err = {0};
+        CB_CHECK(cb_follow_create(&fd, &follow[k], &err) == CB_OK, "layout %d: %s", k, err.message);
+        for (uint32_t i = 0; i < 4; ++i) {
+            cb_character ch;
+            assert_int_equal(cb_follow_add(follow[k], 0.2f * (float)i, 0.0f, &ch), CB_OK);
+        }
+    }
+    uint64_t locks = 0;
+    for (int frame = 0; frame < 150; ++frame) {
+        float pos[4][3], vel[4][3];
+        for (int i = 0; i < 4; ++i) {
+            double t = frame * (double)DT, speed = 0.8 + 0.3 * i, a = 0.4 * t + i;
+            vel[i][0] = (float)(speed * sin(a)), vel[i][1] = 0.0f;
+            vel[i][2] = (float)(speed * cos(a));
+            pos[i][0] = (float)(speed * t), pos[i][1] = 0.0f, pos[i][2] = (float)i;
+        }
+        for (int k = 0; k < 3; ++k) {
+            assert_int_equal(cb_follow_update(follow[k], &pos[0][0], &vel[0][0], 0, DT), CB_OK);
+            assert_int_equal(cb_crowd_update(crowd[k], DT), CB_OK);
+        }
+        const cb_follow_foot *ref = cb_follow_feet(follow[0]);
+        for (int k = 1; k < 3; ++k) {
+            CB_CHECK(memcmp(ref, cb_follow_feet(follow[k]), 8 * sizeof *ref) == 0,
+                     "frame %d: layout %d reports other feet", frame, k);
+        }
+    }
+    locks = cb_follow_query_stats(follow[0]).locks;
+    CB_CHECK(locks >= 8, "only %llu locks", (unsigned long long)locks);
+    for (int k = 0; k < 3; ++k) {
+        cb_follow_destroy(follow[k]);
+        cb_crowd_destroy(crowd[k]);
+    }
+    gait_finish(&g);
+}
+
 /* Creating a follower with both features under an allocator that fails at each allocation in
  * turn: CB_ERR_OUT_OF_MEMORY, nothing leaked, and destroy frees every byte with its size. */
 static void follow_features_allocation_failures(void **state)
@@ -770,38 +854,7 @@ static void follow_features_allocation_failures(void **state)
     (void)state;
     gait_fixture g;
     gait_init(&g, 4, false, false);
-    const cb_follow_lock lock = {.root_param = {"root_x", "root_y", "root_z", "root_yaw"},
-                                 .weight_param = "lock",
-                                 .locked_param = {"locked_l", "locked_r"},
-                                 .failed_param = {"failed_l", "failed_r"}};
-    /* Locking needs all four root parameters (the step reads the root from them). */
-    cb_follow_desc wrong = {.crowd = g.crowd, .capacity = 4, .lock = lock};
-    wrong.lock.root_param[3] = NULL;
-    expect_create(&wrong, CB_ERR_NULL_ARGUMENT, "root_param");
-    wrong.lock = lock;
-    /* Locking reads the crowd's model matrices as MAT4: a 3x4 or a qts crowd is refused at
-     * create (it would have read their floats as 4x4 matrices). */
-    const cb_graph *graphs[1] = {g.graph};
-    cb_crowd_desc cd = {.skeleton = cb_graph_skeleton(g.graph),
-                        .capacity = 4,
-                        .graphs = graphs,
-                        .graph_count = 1,
-                        .thread_count = 1,
-                        .keep_weights = true,
-                        .matrix_layout = CB_MATRIX_LAYOUT_MAT3X4};
-    cb_crowd *rows = NULL;
-    assert_int_equal(cb_crowd_create(&cd, &rows, NULL), CB_OK);
-    assert_int_equal(cb_crowd_matrix_layout(rows), CB_MATRIX_LAYOUT_MAT3X4);
-    assert_int_equal(cb_crowd_matrix_layout(g.crowd), CB_MATRIX_LAYOUT_MAT4);
-    wrong.crowd = rows;
-    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "MAT4");
-    cb_crowd_destroy(rows);
-    cd.matrix_layout = CB_MATRIX_LAYOUT_QTS;
-    assert_int_equal(cb_crowd_create(&cd, &rows, NULL), CB_OK);
-    assert_int_equal(cb_crowd_matrix_layout(rows), CB_MATRIX_LAYOUT_QTS);
-    wrong.crowd = rows;
-    expect_create(&wrong, CB_ERR_INVALID_ARGUMENT, "matrix_layout MAT4");
-    cb_crowd_destroy(rows);
+    const cb_follow_lock lock = example_lock;
     for (int n = 0;; ++n) {
         counting_alloc c = {.left = n};
         cb_follow_desc fd = {.crowd = g.crowd,
@@ -945,6 +998,8 @@ int main(void)
         cmocka_unit_test(follow_turn_rate_limit),
         cmocka_unit_test(follow_warp_matches_the_commanded_speed),
         cmocka_unit_test(follow_lock_holds_planted_feet),
+        cmocka_unit_test(follow_lock_checks_its_desc),
+        cmocka_unit_test(follow_lock_any_matrix_layout),
         cmocka_unit_test(follow_features_allocation_failures),
     };
     return CB_RUN_TESTS(tests);

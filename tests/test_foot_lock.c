@@ -1461,8 +1461,25 @@ static void follower_drives_step(void **state)
     float pos[2][3] = {{0.0f, 0.0f, 0.0f}, {2.0f, 0.0f, 0.0f}}, vel[2][3] = {{0}, {0}};
     bool was[2][2] = {{false}}, prev[2][2][2] = {{{false}}};
     uint64_t rises = 0, fails = 0;
-    double at[2][2][3] = {{{0}}}, worst = 0.0;
+    double at[2][2][3] = {{{0}}}, worst = 0.0, worst_point = 0.0;
     int checked = 0;
+    /* The step's own state per leg (cb_crowd_foot_lock), found by each ball: the legs in the
+     * step's order; the queries' refusals. */
+    uint32_t leg[2];
+    assert_int_equal(cb_graph_foot_lock_leg_count(w.graph), 2);
+    for (int ft = 0; ft < 2; ++ft) {
+        assert_int_equal(cb_graph_find_foot_lock_leg(w.graph, h.ball[ft], &leg[ft]), CB_OK);
+        assert_int_equal(leg[ft], (uint32_t)ft);
+    }
+    cb_crowd_foot_lock_state ls;
+    assert_int_equal(cb_graph_find_foot_lock_leg(w.graph, 0, &leg[0]), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_graph_find_foot_lock_leg(NULL, h.ball[0], &leg[0]), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(leg[0], 0u);
+    assert_int_equal(cb_crowd_foot_lock(NULL, 0, 0, 0, &ls), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 0, 0, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 0, 2, &ls), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 2, 0, &ls), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_foot_lock(w.crowd, 1, 0, 0, &ls), CB_ERR_INVALID_ARGUMENT);
     for (int fr = 0; fr < 240; ++fr) {
         double t = fr * (double)DT;
         for (int c = 0; c < 2; ++c) {
@@ -1505,6 +1522,13 @@ static void follower_drives_step(void **state)
                     now[k] = (double)rm[12 + k] + (double)rm[k] * m[0] + (double)rm[4 + k] * m[1] +
                              (double)rm[8 + k] * m[2];
                 }
+                /* The step's state: its outputs' flags, and the point the held ball is at. */
+                assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, (uint32_t)c, leg[ft], &ls), CB_OK);
+                assert_true(ls.held == locked && ls.failed == failed);
+                if (locked && !failed) {
+                    const double p[3] = {ls.point[0], ls.point[1], ls.point[2]};
+                    worst_point = fmax(worst_point, dist(now, p));
+                }
                 if (locked && !failed && was[c][ft]) {
                     double d = dist(now, at[c][ft]);
                     worst = d > worst ? d : worst;
@@ -1526,6 +1550,7 @@ static void follower_drives_step(void **state)
            (unsigned long long)st.locks, (unsigned long long)rises,
            (unsigned long long)st.reach_failures, (unsigned long long)fails, checked, worst * 1e3);
     CB_CHECK(worst <= MM, "a held foot moved %g mm", worst * 1e3);
+    CB_CHECK(worst_point <= MM, "a held foot is %g mm from the step's point", worst_point * 1e3);
     CB_CHECK(checked > 240, "only %d held frames", checked);
     assert_true(st.locks > 4);
     assert_true(st.locks == rises && st.reach_failures == fails);

@@ -373,6 +373,24 @@ CB_API const float *cb_crowd_clip_times(const cb_crowd *crowd, uint32_t kind, ui
  */
 CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_t *stride);
 
+/** A foot_lock leg of a character after the last update (crowdblend/graph.h
+ *  cb_graph_foot_lock_desc; the leg as cb_graph_find_foot_lock_leg() numbers it). */
+typedef struct cb_crowd_foot_lock_state {
+    /** Where the step holds the foot: in the world where it reads the root's placement
+     *  (root_position and root_yaw), else in the last update's model space. Set when a plant
+     *  locks and moved where the leg falls short (a reach failure); kept through the release
+     *  and after it (0 before the character's first lock). */
+    float point[3];
+    bool held;   /**< locked in the last update (the step's `locked` output) */
+    bool failed; /**< the leg fell short of the point during this plant (`failed`) */
+} cb_crowd_foot_lock_state;
+
+/** Lock leg `leg` of dense index `dense` of a kind, after the last update; a cheap read of the
+ *  step's own state (no matrix is read), for a host that reports or draws the locks.
+ *  @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind, dense or leg out of range). */
+CB_API cb_result cb_crowd_foot_lock(const cb_crowd *crowd, uint32_t kind, uint32_t dense,
+                                    uint32_t leg, cb_crowd_foot_lock_state *out);
+
 /** The events of the last update for a character (desc.events; else none): markers its active
  *  clips crossed, in clip order (at most 8 per update; more are dropped and counted). */
 CB_API const cb_graph_event *cb_crowd_events(const cb_crowd *crowd, uint32_t kind, uint32_t dense,

@@ -96,11 +96,12 @@ enum { CB_FOLLOW_FEET = 2 };
  * 1 into weight_param when named, the step's `weight` (the example graphs' "lock", default 0:
  * the step is off for a host that does not place the root, and the follower turns it on); and
  * it reads the step's outputs locked_param and failed_param (each leg's `locked` and `failed`,
- * left foot first) back at the next update, for cb_follow_feet() (lock: the joint's world
- * position when the lock began or last moved; weight: 1 while locked, then falling over
- * release_s, which should be the step's) and the stats (locks and reach_failures count the
- * outputs' rises). All must be float parameters. Needs the crowd's model matrices in
- * CB_MATRIX_LAYOUT_MAT4 (not skinning_only: cb_crowd_matrix_layout()).
+ * left foot first) back at the next update, for cb_follow_feet() (lock: the world point the
+ * step holds the foot to, read from the step's state where the lock began or last moved,
+ * cb_crowd_foot_lock(); weight: 1 while locked, then falling over release_s, which should be
+ * the step's) and the stats (locks and reach_failures count the outputs' rises). All must be
+ * float parameters, and each foot's joint must end a leg of the graph's foot_lock steps. Any
+ * matrix layout (the model matrices are not read).
  */
 typedef struct cb_follow_lock {
     /** The root placement parameters (x, y, z, yaw). NULL (all, with the outputs below): no
@@ -111,7 +112,8 @@ typedef struct cb_follow_lock {
     const char *weight_param;
     /** The step's outputs, left foot first. Required with root_param. */
     const char *locked_param[CB_FOLLOW_FEET], *failed_param[CB_FOLLOW_FEET];
-    /** The locked joint of each foot, the step's end joint. Default "ball_l", "ball_r". */
+    /** The locked joint of each foot: the end joint of a leg of the graph's foot_lock steps
+     *  (cb_graph_find_foot_lock_leg()). Default "ball_l", "ball_r". */
     const char *joint[CB_FOLLOW_FEET];
     /** Seconds over which cb_follow_feet()'s weight of a released lock fades out, >= 0 (the
      *  step's release_s). Default 0.15. */

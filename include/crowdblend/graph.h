@@ -904,6 +904,12 @@ CB_API float cb_graph_param_default(const cb_graph *graph, uint32_t index);
 
 /** State machines, in the order they were added: count, lookup by node name, state count and
  *  names. */
+/** The lock legs of the graph's foot_lock steps (each step's legs in order, the steps in the
+ *  order they were added): how many, and the one whose end joint (its foot) is `joint`
+ *  (CB_ERR_NOT_FOUND where none). cb_crowd_foot_lock() reads a leg's state per character. */
+CB_API uint32_t cb_graph_foot_lock_leg_count(const cb_graph *graph);
+CB_API cb_result cb_graph_find_foot_lock_leg(const cb_graph *graph, uint32_t joint, uint32_t *leg);
+
 CB_API uint32_t cb_graph_state_machine_count(const cb_graph *graph);
 CB_API cb_result cb_graph_find_state_machine(const cb_graph *graph, const char *name,
                                              uint32_t *index);

@@ -617,6 +617,21 @@ const cb_graph_event *cb_crowd_events(const cb_crowd *c, uint32_t kind, uint32_t
     return &b->events[(size_t)dense * CB_GRAPH_EVENTS_PER_FRAME];
 }
 
+cb_result cb_crowd_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t dense, uint32_t leg,
+                             cb_crowd_foot_lock_state *out)
+{
+    if (c == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (kind >= c->kind_count || dense >= c->kinds[kind].handles.count ||
+        leg >= cb_graph_foot_lock_leg_count(c->kinds[kind].graph)) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    cb_graph_block_foot_lock(&c->kinds[kind].block, leg, dense, out->point, &out->held,
+                             &out->failed);
+    return CB_OK;
+}
+
 static uint32_t machine_field(const cb_crowd *c, uint32_t kind, uint32_t machine, uint32_t dense,
                               bool next)
 {

@@ -23,7 +23,7 @@ typedef struct lock_state {
     bool on;
     bool weighted; /* p_weight is written */
     uint32_t p_root[4], p_weight, p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
-    uint32_t joint[CB_FOLLOW_FEET];
+    uint32_t leg[CB_FOLLOW_FEET]; /* the graph's lock leg of each foot (its joint's) */
     float release_s;
     cb_follow_foot *feet; /* CB_FOLLOW_FEET per character */
     float *fade;          /* CB_FOLLOW_FEET per character: 1 locked, falling to 0 on release */
@@ -290,16 +290,18 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                                    "cb_follow_create: lock: both feet's locked_param and "
                                    "failed_param are needed");
         }
-        if (r == CB_OK && cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot],
-                                                 &k->joint[foot]) != CB_OK) {
+        uint32_t joint = 0;
+        if (r == CB_OK &&
+            cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot], &joint) != CB_OK) {
             r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: lock: no joint '%s'",
                              x->joint[foot]);
         }
-    }
-    if (r == CB_OK && cb_crowd_matrix_layout(d->crowd) != CB_MATRIX_LAYOUT_MAT4) {
-        r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                         "cb_follow_create: lock: the crowd must keep its model matrices as "
-                         "MAT4 (not skinning_only, matrix_layout MAT4)");
+        if (r == CB_OK && cb_graph_find_foot_lock_leg(g, joint, &k->leg[foot]) != CB_OK) {
+            r = cb_error_set(err, CB_ERR_NOT_FOUND,
+                             "cb_follow_create: lock: joint '%s' ends no leg of the graph's "
+                             "foot_lock steps",
+                             x->joint[foot]);
+        }
     }
     if (r == CB_OK && !(x->release_s >= 0.0f && x->release_s <= 10.0f)) {
         r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -660,7 +662,7 @@ typedef struct lock_frame {
     cb_follow_foot *feet;
     float *fade;
     uint8_t *seen;
-    uint32_t joint[CB_FOLLOW_FEET];
+    uint32_t leg[CB_FOLLOW_FEET];
     bool fades;      /* release_s > 0 */
     float fade_step; /* dt / release_s, where it fades */
 } lock_frame;
@@ -672,7 +674,7 @@ static void lock_frame_init(const cb_follow *f, lock_frame *lf, float dt)
     lf->fade = k->fade;
     lf->seen = k->seen;
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
-        lf->joint[foot] = k->joint[foot];
+        lf->leg[foot] = k->leg[foot];
     }
     lf->fades = k->release_s > 0.0f;
     lf->fade_step = lf->fades ? dt / k->release_s : 0.0f;
@@ -686,29 +688,23 @@ static void lock_frame_init(const cb_follow *f, lock_frame *lf, float dt)
     }
 }
 
-/* Character i's feet as the foot_lock step left them in the last update
- * (its root then was `root`): the outputs' rises counted, the world points noted. */
+/* Character i's feet as the foot_lock step left them in the last update: the outputs' rises
+ * counted, the world points noted. */
 static void observe_step(const cb_follow *f, const lock_frame *lf, uint32_t i,
-                         const cb_follow_root *root, cb_follow_stats *stats)
+                         cb_follow_stats *stats)
 {
-    /* The character's matrices and the root's, fetched and built where a foot needs them (a
-     * new lock): not on most frames. */
-    const float *m = NULL;
-    float rm[16];
     for (int foot = 0; foot < CB_FOLLOW_FEET; ++foot) {
         cb_follow_foot *ft = &lf->feet[CB_FOLLOW_FEET * i + foot];
         float *fade = &lf->fade[CB_FOLLOW_FEET * i + foot];
         bool locked = lf->locked_col[foot][i] == 1.0f, failed = lf->failed_col[foot][i] == 1.0f;
         if ((locked && !ft->locked) || (failed && ft->locked)) {
-            /* a new lock, or one the step moved to where the leg got */
-            if (m == NULL) {
-                m = cb_crowd_matrices(f->crowd, f->kind, i);
-                cb_follow_root_matrix(root, rm);
-            }
-            const float *t = &m[16 * (size_t)lf->joint[foot] + 12]; /* the joint, model space */
-            for (int c = 0; c < 3; ++c) {
-                ft->lock[c] = rm[12 + c] + rm[c] * t[0] + rm[4 + c] * t[1] + rm[8 + c] * t[2];
-            }
+            /* a new lock, or one the step moved to where the leg got: the step's own point,
+             * in the world (it reads the roots the follower writes). Not the foot's model
+             * matrix: that read missed the caches at every lock of a large crowd
+             * (docs/performance.md, session 16). */
+            cb_crowd_foot_lock_state s;
+            (void)cb_crowd_foot_lock(f->crowd, f->kind, i, lf->leg[foot], &s); /* in range */
+            memcpy(ft->lock, s.point, sizeof ft->lock);
         }
         stats->locks += locked && !ft->locked;
         stats->reach_failures += failed && !ft->failed;
@@ -826,7 +822,7 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
         const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
         cb_follow_root *root = &roots[i];
         if (locking && lf.seen[i] != 0) {
-            observe_step(f, &lf, i, root, &stats); /* the root still is the last update's */
+            observe_step(f, &lf, i, &stats);
         }
         /* The speed and the velocity's angle once, for the heading and the lower body's turn
          * alike (the same atan2, so a heading along the velocity leaves a warp of exactly 0). */

@@ -57,6 +57,28 @@ float cb_graph_param_default(const cb_graph *g, uint32_t i)
     return g != NULL && i < g->param_count ? g->params[i].default_value : 0.0f;
 }
 
+uint32_t cb_graph_foot_lock_leg_count(const cb_graph *g)
+{
+    return g != NULL ? g->lock_leg_count : 0;
+}
+
+cb_result cb_graph_find_foot_lock_leg(const cb_graph *g, uint32_t joint, uint32_t *leg)
+{
+    if (g == NULL || leg == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    for (uint32_t k = 0; k < g->ik_count; ++k) {
+        const gik *ik = &g->iks[k];
+        for (uint32_t l = 0; ik->type == GIK_FOOT_LOCK && l < ik->joint_count / 3; ++l) {
+            if (ik->joints[3 * l + 2] == joint) {
+                *leg = ik->lock.first_leg + l;
+                return CB_OK;
+            }
+        }
+    }
+    return CB_ERR_NOT_FOUND;
+}
+
 uint32_t cb_graph_state_machine_count(const cb_graph *g)
 {
     return g != NULL ? g->sm_count : 0;

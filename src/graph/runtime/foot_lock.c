@@ -62,6 +62,15 @@ void cb_graph_lock_planting(const cb_graph *g, const cb_graph_block *b, uint32_t
     }
 }
 
+void cb_graph_block_foot_lock(const cb_graph_block *b, uint32_t leg, uint32_t i, float point[3],
+                              bool *held, bool *failed)
+{
+    const float *st = lock_state_of(b, leg, i);
+    memcpy(point, &st[LOCK_X], 3 * sizeof(float));
+    *held = st[LOCK_HELD] != 0.0f;
+    *failed = st[LOCK_FAILED] != 0.0f;
+}
+
 /* The root's placement in F: its position and the sine and cosine of its yaw. */
 typedef struct placement {
     float p[3], s, c;
