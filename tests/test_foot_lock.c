@@ -1380,6 +1380,121 @@ static void chunk_is_each_character_alone(void **state)
     cb_embedded_destroy(h.set);
 }
 
+/* ---- the lock legs queried --------------------------------------------------------------- */
+
+/* Lock legs numbered across two steps (the left leg's, placed from parameters; the right leg's,
+ * in the root-motion form): each found by its ball, what each reads and writes, the queries'
+ * refusals (nothing written), the crowd's per-character state of a leg of the second step; and
+ * a follower refused where a foot's leg does not read the follower's roots or does not write
+ * the foot's outputs. */
+static void foot_lock_legs_queried(void **state)
+{
+    (void)state;
+    humanoid h = humanoid_make();
+    char *doc = walk_doc("walk_f", "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
+                                   ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
+                                   "}, {\"type\": \"foot_lock\", \"legs\": [" LEG_R
+                                   ", \"locked\": \"lock_r\", \"failed\": \"fail_r\"}]}");
+    walker w = walker_make(&h, doc, 2, 1, 0);
+    assert_int_equal(cb_graph_foot_lock_leg_count(w.graph), 2);
+    assert_int_equal(cb_graph_foot_lock_leg_count(NULL), 0);
+    uint32_t leg = 77;
+    assert_int_equal(cb_graph_foot_lock_leg_at_joint(w.graph, h.ball[1], &leg), CB_OK);
+    assert_int_equal(leg, 1u); /* the second step's first leg */
+    assert_int_equal(cb_graph_foot_lock_leg_at_joint(w.graph, h.ball[0], &leg), CB_OK);
+    assert_int_equal(leg, 0u);
+    leg = 77;
+    assert_int_equal(cb_graph_foot_lock_leg_at_joint(w.graph, 0, &leg), CB_ERR_NOT_FOUND);
+    assert_int_equal(cb_graph_foot_lock_leg_at_joint(NULL, h.ball[0], &leg), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_graph_foot_lock_leg_at_joint(w.graph, h.ball[0], NULL),
+                     CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(leg, 77u);
+    const char *outs[2][2] = {{"lock_l", "fail_l"}, {"lock_r", "fail_r"}};
+    for (uint32_t l = 0; l < 2; ++l) {
+        cb_graph_foot_lock_leg_info info;
+        assert_int_equal(cb_graph_query_foot_lock_leg_info(w.graph, l, &info), CB_OK);
+        assert_int_equal(info.end_joint, h.ball[l]);
+        for (int k = 0; k < 4; ++k) {
+            assert_int_equal(info.root_params[k], l == 0 ? w.p_root[k] : CB_INVALID_INDEX);
+        }
+        uint32_t locked, failed;
+        assert_int_equal(cb_graph_find_param(w.graph, outs[l][0], &locked), CB_OK);
+        assert_int_equal(cb_graph_find_param(w.graph, outs[l][1], &failed), CB_OK);
+        assert_true(info.locked_param == locked && info.failed_param == failed);
+    }
+    cb_graph_foot_lock_leg_info kept = {.end_joint = 77};
+    assert_int_equal(cb_graph_query_foot_lock_leg_info(w.graph, 2, &kept), CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_graph_query_foot_lock_leg_info(NULL, 0, &kept), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_graph_query_foot_lock_leg_info(w.graph, 0, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(kept.end_joint, 77u);
+    /* The crowd's state of each leg against the step's outputs, frame by frame; the right leg
+     * (the second step's) locks too. */
+    int held_r = 0;
+    for (int fr = 0; fr < 90; ++fr) {
+        for (uint32_t c = 0; c < 2; ++c) {
+            cb_crowd_param_column(w.crowd, 0, w.p_root[2])[c] = 0.01f * (float)fr;
+        }
+        assert_int_equal(cb_crowd_update(w.crowd, DT), CB_OK);
+        for (uint32_t l = 0; l < 2; ++l) {
+            for (uint32_t c = 0; c < 2; ++c) {
+                cb_crowd_foot_lock st;
+                assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 0, l, c, &st, NULL), CB_OK);
+                assert_true(st.held == (cb_crowd_param_column(w.crowd, 0, w.p_lock[l])[c] == 1.0f));
+                assert_true(st.failed ==
+                            (cb_crowd_param_column(w.crowd, 0, w.p_fail[l])[c] == 1.0f));
+                held_r += l == 1 && st.held;
+            }
+        }
+    }
+    CB_CHECK(held_r > 20, "the second step's leg held on %d character-frames", held_r);
+    cb_crowd_foot_lock st = {.point = {7.0f, 7.0f, 7.0f}};
+    cb_error err = {0};
+    assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 0, 2, 0, &st, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "leg 2"));
+    assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 0, 0, 2, &st, &err),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "dense index 2"));
+    assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 1, 0, 0, &st, NULL),
+                     CB_ERR_INVALID_ARGUMENT);
+    assert_int_equal(cb_crowd_query_foot_lock(NULL, 0, 0, 0, &st, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 0, 0, 0, NULL, NULL), CB_ERR_NULL_ARGUMENT);
+    assert_true(st.point[0] == 7.0f && st.point[1] == 7.0f && st.point[2] == 7.0f);
+    walker_free(&w);
+    free(doc);
+    /* A follower: the right foot's step reads no root (root-motion form), so its points are not
+     * in the world the follower places: refused; so is a foot whose outputs are another leg's. */
+    doc = walk_doc("walk_f", "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
+                             ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
+                             "}, {\"type\": \"foot_lock\", \"legs\": [" LEG_R
+                             ", \"locked\": \"lock_r\", \"failed\": \"fail_r\"}]}");
+    w = walker_make(&h, doc, 0, 1, 0);
+    cb_follow_desc fd = {.crowd = w.crowd,
+                         .capacity = 2,
+                         .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
+                                  .weight_param = "w",
+                                  .locked_param = {"lock_l", "lock_r"},
+                                  .failed_param = {"fail_l", "fail_r"}}};
+    cb_follow *f = NULL;
+    err = (cb_error){0};
+    assert_int_equal(cb_follow_create(&fd, &f, &err), CB_ERR_MISMATCH);
+    assert_non_null(strstr(err.message, "does not read the root"));
+    assert_null(f);
+    walker_free(&w);
+    free(doc);
+    doc = lock_doc("walk_f", 0.15);
+    w = walker_make(&h, doc, 0, 1, 0);
+    fd.crowd = w.crowd;
+    fd.lock.locked_param[0] = "lock_r", fd.lock.locked_param[1] = "lock_l";
+    err = (cb_error){0};
+    assert_int_equal(cb_follow_create(&fd, &f, &err), CB_ERR_MISMATCH);
+    assert_non_null(strstr(err.message, "locked_param[0]"));
+    assert_null(f);
+    walker_free(&w);
+    free(doc);
+    cb_embedded_destroy(h.set);
+}
+
 /* ---- the follower drives the step ------------------------------------------------------- */
 
 /* cb_follow_lock: the follower writes the roots' placement and the step's weight (1 every
@@ -1463,23 +1578,12 @@ static void follower_drives_step(void **state)
     uint64_t rises = 0, fails = 0;
     double at[2][2][3] = {{{0}}}, worst = 0.0, worst_point = 0.0;
     int checked = 0;
-    /* The step's own state per leg (cb_crowd_foot_lock), found by each ball: the legs in the
-     * step's order; the queries' refusals. */
+    /* The step's own state per leg (cb_crowd_query_foot_lock), found by each ball. */
     uint32_t leg[2];
-    assert_int_equal(cb_graph_foot_lock_leg_count(w.graph), 2);
     for (int ft = 0; ft < 2; ++ft) {
-        assert_int_equal(cb_graph_find_foot_lock_leg(w.graph, h.ball[ft], &leg[ft]), CB_OK);
-        assert_int_equal(leg[ft], (uint32_t)ft);
+        assert_int_equal(cb_graph_foot_lock_leg_at_joint(w.graph, h.ball[ft], &leg[ft]), CB_OK);
     }
-    cb_crowd_foot_lock_state ls;
-    assert_int_equal(cb_graph_find_foot_lock_leg(w.graph, 0, &leg[0]), CB_ERR_NOT_FOUND);
-    assert_int_equal(cb_graph_find_foot_lock_leg(NULL, h.ball[0], &leg[0]), CB_ERR_NULL_ARGUMENT);
-    assert_int_equal(leg[0], 0u);
-    assert_int_equal(cb_crowd_foot_lock(NULL, 0, 0, 0, &ls), CB_ERR_NULL_ARGUMENT);
-    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 0, 0, NULL), CB_ERR_NULL_ARGUMENT);
-    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 0, 2, &ls), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, 2, 0, &ls), CB_ERR_INVALID_ARGUMENT);
-    assert_int_equal(cb_crowd_foot_lock(w.crowd, 1, 0, 0, &ls), CB_ERR_INVALID_ARGUMENT);
+    cb_crowd_foot_lock ls;
     for (int fr = 0; fr < 240; ++fr) {
         double t = fr * (double)DT;
         for (int c = 0; c < 2; ++c) {
@@ -1523,7 +1627,8 @@ static void follower_drives_step(void **state)
                              (double)rm[8 + k] * m[2];
                 }
                 /* The step's state: its outputs' flags, and the point the held ball is at. */
-                assert_int_equal(cb_crowd_foot_lock(w.crowd, 0, (uint32_t)c, leg[ft], &ls), CB_OK);
+                assert_int_equal(
+                    cb_crowd_query_foot_lock(w.crowd, 0, leg[ft], (uint32_t)c, &ls, NULL), CB_OK);
                 assert_true(ls.held == locked && ls.failed == failed);
                 if (locked && !failed) {
                     const double p[3] = {ls.point[0], ls.point[1], ls.point[2]};
@@ -1816,6 +1921,7 @@ int main(void)
         cmocka_unit_test(example_lock_off_by_default),
         cmocka_unit_test(threads_and_batches),
         cmocka_unit_test(chunk_is_each_character_alone),
+        cmocka_unit_test(foot_lock_legs_queried),
         cmocka_unit_test(follower_drives_step),
         cmocka_unit_test(drop_reaches),
         cmocka_unit_test(drop_through_root_is_the_pelvis_drop),

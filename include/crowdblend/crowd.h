@@ -374,22 +374,29 @@ CB_API const float *cb_crowd_clip_times(const cb_crowd *crowd, uint32_t kind, ui
 CB_API const float *cb_crowd_weights(const cb_crowd *crowd, uint32_t kind, size_t *stride);
 
 /** A foot_lock leg of a character after the last update (crowdblend/graph.h
- *  cb_graph_foot_lock_desc; the leg as cb_graph_find_foot_lock_leg() numbers it). */
-typedef struct cb_crowd_foot_lock_state {
-    /** Where the step holds the foot: in the world where it reads the root's placement
-     *  (root_position and root_yaw), else in the last update's model space. Set when a plant
-     *  locks and moved where the leg falls short (a reach failure); kept through the release
-     *  and after it (0 before the character's first lock). */
+ *  cb_graph_foot_lock_desc; the leg as cb_graph_foot_lock_leg_at_joint() numbers it). */
+typedef struct cb_crowd_foot_lock {
+    /** Where the step holds the foot: in the world where its step reads the root's placement
+     *  (root_position and root_yaw: cb_graph_foot_lock_leg_info.root_params), else in the last
+     *  update's model space. Set when a plant locks and moved where the leg falls short (a
+     *  reach failure); kept through the release and after it (0 before the character's first
+     *  lock). Where the leg holds it at weight 1, the foot's end joint is shown there, within
+     *  the IK's reach (crowdblend/graph.h, docs/graph.md "Foot locking"). */
     float point[3];
     bool held;   /**< locked in the last update (the step's `locked` output) */
     bool failed; /**< the leg fell short of the point during this plant (`failed`) */
-} cb_crowd_foot_lock_state;
+} cb_crowd_foot_lock;
 
-/** Lock leg `leg` of dense index `dense` of a kind, after the last update; a cheap read of the
- *  step's own state (no matrix is read), for a host that reports or draws the locks.
- *  @return CB_ERR_NULL_ARGUMENT, CB_ERR_INVALID_ARGUMENT (kind, dense or leg out of range). */
-CB_API cb_result cb_crowd_foot_lock(const cb_crowd *crowd, uint32_t kind, uint32_t dense,
-                                    uint32_t leg, cb_crowd_foot_lock_state *out);
+/**
+ * Lock leg `leg` of a character (leg: below cb_graph_foot_lock_leg_count() of the kind's graph;
+ * dense: its dense index in the kind), after the last update: a read of the step's own state
+ * (no matrix is read), for a host that reports or draws the locks. It writes only *out, which
+ * it leaves untouched on error.
+ * @return CB_OK or: CB_ERR_NULL_ARGUMENT (crowd or out), CB_ERR_INVALID_ARGUMENT (kind, leg or
+ *         dense out of range). err (optional) names the argument and its range.
+ */
+CB_API cb_result cb_crowd_query_foot_lock(const cb_crowd *crowd, uint32_t kind, uint32_t leg,
+                                          uint32_t dense, cb_crowd_foot_lock *out, cb_error *err);
 
 /** The events of the last update for a character (desc.events; else none): markers its active
  *  clips crossed, in clip order (at most 8 per update; more are dropped and counted). */

@@ -98,10 +98,12 @@ enum { CB_FOLLOW_FEET = 2 };
  * it reads the step's outputs locked_param and failed_param (each leg's `locked` and `failed`,
  * left foot first) back at the next update, for cb_follow_feet() (lock: the world point the
  * step holds the foot to, read from the step's state where the lock began or last moved,
- * cb_crowd_foot_lock(); weight: 1 while locked, then falling over release_s, which should be
- * the step's) and the stats (locks and reach_failures count the outputs' rises). All must be
- * float parameters, and each foot's joint must end a leg of the graph's foot_lock steps. Any
- * matrix layout (the model matrices are not read).
+ * cb_crowd_query_foot_lock(); weight: 1 while locked, then falling over release_s, which
+ * should be the step's) and the stats (locks and reach_failures count the outputs' rises). All
+ * must be float parameters. Each foot's joint must end a leg of the graph's foot_lock steps
+ * whose step reads the root from root_param (so that its points are in the world) and whose
+ * own outputs are the foot's locked_param and failed_param. Any matrix layout (the model
+ * matrices are not read).
  */
 typedef struct cb_follow_lock {
     /** The root placement parameters (x, y, z, yaw). NULL (all, with the outputs below): no
@@ -113,7 +115,7 @@ typedef struct cb_follow_lock {
     /** The step's outputs, left foot first. Required with root_param. */
     const char *locked_param[CB_FOLLOW_FEET], *failed_param[CB_FOLLOW_FEET];
     /** The locked joint of each foot: the end joint of a leg of the graph's foot_lock steps
-     *  (cb_graph_find_foot_lock_leg()). Default "ball_l", "ball_r". */
+     *  (cb_graph_foot_lock_leg_at_joint()). Default "ball_l", "ball_r". */
     const char *joint[CB_FOLLOW_FEET];
     /** Seconds over which cb_follow_feet()'s weight of a released lock fades out, >= 0 (the
      *  step's release_s). Default 0.15. */
@@ -248,10 +250,12 @@ CB_API cb_follow_desc cb_follow_query_desc(const cb_follow_desc *desc);
  * characters yet (they must all be added through the follower).
  * @return CB_OK, CB_ERR_NULL_ARGUMENT (desc, out, crowd), CB_ERR_CANARY, CB_ERR_ALLOCATOR,
  *         CB_ERR_INVALID_ARGUMENT (kind, capacity, speeds, a kind that already has
- *         characters, the bounds of a feature), CB_ERR_NOT_FOUND (a velocity parameter),
- * CB_ERR_MISMATCH (a parameter that is not a float, or one parameter named for two of the
- * values the follower writes: velocity, rate, stride scale and direction, angle, lock targets
- * and weights or root placement),
+ *         characters, the bounds of a feature), CB_ERR_NOT_FOUND (a velocity or lock
+ *         parameter, a lock joint, or one that ends no foot_lock leg), CB_ERR_MISMATCH (a
+ *         parameter that is not a float, or one parameter named for two of the values the
+ *         follower writes: velocity, rate, stride scale and direction, angle, lock targets and
+ *         weights or root placement; a foot's leg whose step reads its root from other
+ *         parameters or whose outputs are not the foot's),
  * CB_ERR_OUT_OF_MEMORY. err names the field.
  */
 CB_API cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err);

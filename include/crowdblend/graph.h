@@ -902,14 +902,29 @@ CB_API const char *cb_graph_param_name(const cb_graph *graph, uint32_t index);
 CB_API cb_param_type cb_graph_param_type(const cb_graph *graph, uint32_t index);
 CB_API float cb_graph_param_default(const cb_graph *graph, uint32_t index);
 
+/** A lock leg of the graph's foot_lock steps, as built: its end joint (the foot), the
+ *  parameters its step reads the root's placement from (x, y, z, yaw; CB_INVALID_INDEX each in
+ *  the root-motion form, where the step's points are in model space) and the leg's own
+ *  `locked` and `failed` outputs (CB_INVALID_INDEX where not named). */
+typedef struct cb_graph_foot_lock_leg_info {
+    uint32_t end_joint;
+    uint32_t root_params[4];
+    uint32_t locked_param, failed_param;
+} cb_graph_foot_lock_leg_info;
+
+/** The lock legs of the graph's foot_lock steps, numbered across the steps (each step's legs
+ *  in order, the steps in the order they were added), as cb_crowd_query_foot_lock() takes
+ *  them: how many; the first whose end joint is `joint` (CB_ERR_NOT_FOUND where none,
+ *  CB_ERR_NULL_ARGUMENT); and what one reads and writes (CB_ERR_NULL_ARGUMENT,
+ *  CB_ERR_INVALID_ARGUMENT for a leg out of range; *out untouched on error). */
+CB_API uint32_t cb_graph_foot_lock_leg_count(const cb_graph *graph);
+CB_API cb_result cb_graph_foot_lock_leg_at_joint(const cb_graph *graph, uint32_t joint,
+                                                 uint32_t *leg);
+CB_API cb_result cb_graph_query_foot_lock_leg_info(const cb_graph *graph, uint32_t leg,
+                                                   cb_graph_foot_lock_leg_info *out);
+
 /** State machines, in the order they were added: count, lookup by node name, state count and
  *  names. */
-/** The lock legs of the graph's foot_lock steps (each step's legs in order, the steps in the
- *  order they were added): how many, and the one whose end joint (its foot) is `joint`
- *  (CB_ERR_NOT_FOUND where none). cb_crowd_foot_lock() reads a leg's state per character. */
-CB_API uint32_t cb_graph_foot_lock_leg_count(const cb_graph *graph);
-CB_API cb_result cb_graph_find_foot_lock_leg(const cb_graph *graph, uint32_t joint, uint32_t *leg);
-
 CB_API uint32_t cb_graph_state_machine_count(const cb_graph *graph);
 CB_API cb_result cb_graph_find_state_machine(const cb_graph *graph, const char *name,
                                              uint32_t *index);

@@ -617,18 +617,30 @@ const cb_graph_event *cb_crowd_events(const cb_crowd *c, uint32_t kind, uint32_t
     return &b->events[(size_t)dense * CB_GRAPH_EVENTS_PER_FRAME];
 }
 
-cb_result cb_crowd_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t dense, uint32_t leg,
-                             cb_crowd_foot_lock_state *out)
+cb_result cb_crowd_query_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t leg, uint32_t dense,
+                                   cb_crowd_foot_lock *out, cb_error *err)
 {
+    static const char fn[] = "cb_crowd_query_foot_lock";
     if (c == NULL || out == NULL) {
-        return CB_ERR_NULL_ARGUMENT;
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", fn,
+                            c == NULL ? "crowd" : "out");
     }
-    if (kind >= c->kind_count || dense >= c->kinds[kind].handles.count ||
-        leg >= cb_graph_foot_lock_leg_count(c->kinds[kind].graph)) {
-        return CB_ERR_INVALID_ARGUMENT;
+    if (kind >= c->kind_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: kind %u, the crowd has %u", fn, kind,
+                            c->kind_count);
     }
-    cb_graph_block_foot_lock(&c->kinds[kind].block, leg, dense, out->point, &out->held,
-                             &out->failed);
+    const cb_crowd_kind *k = &c->kinds[kind];
+    uint32_t legs = cb_graph_foot_lock_leg_count(k->graph);
+    if (leg >= legs) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: leg %u, kind %u's graph has %u lock legs", fn, leg, kind, legs);
+    }
+    if (dense >= k->handles.count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: dense index %u, kind %u has %u characters", fn, dense, kind,
+                            k->handles.count);
+    }
+    cb_graph_block_foot_lock(&k->block, leg, dense, out->point, &out->held, &out->failed);
     return CB_OK;
 }
 

@@ -18,12 +18,13 @@ typedef struct warp_state {
 } warp_state;
 
 /* Foot locking (follow.h): the root placement parameters the graph's foot_lock step reads, its
- * weight (when named), its outputs, the locked joints. */
+ * weight (when named), its outputs, each foot's lock leg. */
 typedef struct lock_state {
     bool on;
     bool weighted; /* p_weight is written */
     uint32_t p_root[4], p_weight, p_locked[CB_FOLLOW_FEET], p_failed[CB_FOLLOW_FEET];
-    uint32_t leg[CB_FOLLOW_FEET]; /* the graph's lock leg of each foot (its joint's) */
+    uint32_t joint[CB_FOLLOW_FEET]; /* each foot's joint, */
+    uint32_t leg[CB_FOLLOW_FEET];   /* the graph's lock leg that ends there */
     float release_s;
     cb_follow_foot *feet; /* CB_FOLLOW_FEET per character */
     float *fade;          /* CB_FOLLOW_FEET per character: 1 locked, falling to 0 on release */
@@ -260,6 +261,36 @@ static cb_result setup_stride(const cb_follow_desc *d, stride_state *t, cb_error
     return r;
 }
 
+/* Foot `foot`'s lock leg: the graph's leg that ends at its joint (named `name`), whose step reads
+ * the root from the follower's root parameters (so that its points are in the world) and
+ * writes the foot's outputs (so that the report's flags and point are one leg's). After the
+ * parameters' own checks (check_written_params), whose messages are the more telling. */
+static cb_result resolve_leg(const cb_graph *g, lock_state *k, int foot, const char *name,
+                             cb_error *err)
+{
+    cb_graph_foot_lock_leg_info info;
+    if (cb_graph_foot_lock_leg_at_joint(g, k->joint[foot], &k->leg[foot]) != CB_OK ||
+        cb_graph_query_foot_lock_leg_info(g, k->leg[foot], &info) != CB_OK) {
+        return cb_error_set(err, CB_ERR_NOT_FOUND,
+                            "cb_follow_create: lock: joint '%s' ends no leg of the graph's "
+                            "foot_lock steps",
+                            name);
+    }
+    if (memcmp(info.root_params, k->p_root, sizeof k->p_root) != 0) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cb_follow_create: lock: the foot_lock step of joint '%s' does not "
+                            "read the root from lock.root_param",
+                            name);
+    }
+    if (info.locked_param != k->p_locked[foot] || info.failed_param != k->p_failed[foot]) {
+        return cb_error_set(err, CB_ERR_MISMATCH,
+                            "cb_follow_create: lock: joint '%s''s leg does not write "
+                            "lock.locked_param[%d] and failed_param[%d]",
+                            name, foot, foot);
+    }
+    return CB_OK;
+}
+
 /* The lock's parameters and joints (follow.h cb_follow_lock), checked and resolved. */
 static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *err)
 {
@@ -290,16 +321,9 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
                                    "cb_follow_create: lock: both feet's locked_param and "
                                    "failed_param are needed");
         }
-        uint32_t joint = 0;
-        if (r == CB_OK &&
-            cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot], &joint) != CB_OK) {
+        if (r == CB_OK && cb_skeleton_find_joint(cb_graph_skeleton(g), x->joint[foot],
+                                                 &k->joint[foot]) != CB_OK) {
             r = cb_error_set(err, CB_ERR_NOT_FOUND, "cb_follow_create: lock: no joint '%s'",
-                             x->joint[foot]);
-        }
-        if (r == CB_OK && cb_graph_find_foot_lock_leg(g, joint, &k->leg[foot]) != CB_OK) {
-            r = cb_error_set(err, CB_ERR_NOT_FOUND,
-                             "cb_follow_create: lock: joint '%s' ends no leg of the graph's "
-                             "foot_lock steps",
                              x->joint[foot]);
         }
     }
@@ -423,6 +447,9 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     if (r == CB_OK) {
         const uint32_t velocity[2] = {left, forward};
         r = check_written_params(velocity, &warp, &stride, &orient, &lock, err);
+        for (int foot = 0; foot < CB_FOLLOW_FEET && lock.on && r == CB_OK; ++foot) {
+            r = resolve_leg(cb_crowd_graph(d.crowd, d.kind), &lock, foot, d.lock.joint[foot], err);
+        }
         if (r != CB_OK) {
             free_lock(&lock, d.capacity, &d.allocator); /* setup_lock succeeded */
         }
@@ -702,9 +729,9 @@ static void observe_step(const cb_follow *f, const lock_frame *lf, uint32_t i,
              * in the world (it reads the roots the follower writes). Not the foot's model
              * matrix: that read missed the caches at every lock of a large crowd
              * (docs/performance.md, session 16). */
-            cb_crowd_foot_lock_state s;
-            (void)cb_crowd_foot_lock(f->crowd, f->kind, i, lf->leg[foot], &s); /* in range */
-            memcpy(ft->lock, s.point, sizeof ft->lock);
+            cb_crowd_foot_lock s = {{0.0f, 0.0f, 0.0f}, false, false};
+            (void)cb_crowd_query_foot_lock(f->crowd, f->kind, lf->leg[foot], i, &s, NULL);
+            memcpy(ft->lock, s.point, sizeof ft->lock); /* in range: checked at create */
         }
         stats->locks += locked && !ft->locked;
         stats->reach_failures += failed && !ft->failed;

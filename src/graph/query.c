@@ -62,21 +62,61 @@ uint32_t cb_graph_foot_lock_leg_count(const cb_graph *g)
     return g != NULL ? g->lock_leg_count : 0;
 }
 
-cb_result cb_graph_find_foot_lock_leg(const cb_graph *g, uint32_t joint, uint32_t *leg)
+/* The foot_lock step holding the graph's lock leg `leg` (< lock_leg_count), and the leg's index
+ * within it. */
+static const gik *lock_leg_step(const cb_graph *g, uint32_t leg, uint32_t *l)
+{
+    for (uint32_t k = 0; k < g->ik_count; ++k) {
+        const gik *ik = &g->iks[k];
+        if (ik->type == GIK_FOOT_LOCK && leg - ik->lock.first_leg < ik->joint_count / 3) {
+            *l = leg - ik->lock.first_leg;
+            return ik;
+        }
+    }
+    return NULL;
+}
+
+cb_result cb_graph_foot_lock_leg_at_joint(const cb_graph *g, uint32_t joint, uint32_t *leg)
 {
     if (g == NULL || leg == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    for (uint32_t k = 0; k < g->ik_count; ++k) {
-        const gik *ik = &g->iks[k];
-        for (uint32_t l = 0; ik->type == GIK_FOOT_LOCK && l < ik->joint_count / 3; ++l) {
-            if (ik->joints[3 * l + 2] == joint) {
-                *leg = ik->lock.first_leg + l;
-                return CB_OK;
-            }
+    for (uint32_t n = 0; n < g->lock_leg_count; ++n) {
+        uint32_t l = 0;
+        const gik *ik = lock_leg_step(g, n, &l);
+        if (ik->joints[3 * l + 2] == joint) {
+            *leg = n;
+            return CB_OK;
         }
     }
     return CB_ERR_NOT_FOUND;
+}
+
+/* A graph's "none" (GNONE) as the API's CB_INVALID_INDEX. */
+static uint32_t public_index(uint32_t i)
+{
+    return i == GNONE ? CB_INVALID_INDEX : i;
+}
+
+cb_result cb_graph_query_foot_lock_leg_info(const cb_graph *g, uint32_t leg,
+                                            cb_graph_foot_lock_leg_info *out)
+{
+    if (g == NULL || out == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    if (leg >= g->lock_leg_count) {
+        return CB_ERR_INVALID_ARGUMENT;
+    }
+    uint32_t l = 0;
+    const gik *ik = lock_leg_step(g, leg, &l);
+    *out = (cb_graph_foot_lock_leg_info){
+        .end_joint = ik->joints[3 * l + 2],
+        .root_params = {public_index(ik->lock.root[0]), public_index(ik->lock.root[1]),
+                        public_index(ik->lock.root[2]), public_index(ik->lock.yaw)},
+        .locked_param = public_index(ik->lock.locked[l]),
+        .failed_param = public_index(ik->lock.failed[l]),
+    };
+    return CB_OK;
 }
 
 uint32_t cb_graph_state_machine_count(const cb_graph *g)

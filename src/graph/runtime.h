@@ -146,7 +146,7 @@ void cb_graph_run_batch(const cb_graph *g, cb_graph_block *b, const cb_graph_par
                         const cb_graph_kernels *kernels, const cb_graph_outputs *out, bool profile,
                         cb_graph_scratch_stats *stats);
 
-/* Lock leg `leg` of character i after the last frame (crowdblend/crowd.h cb_crowd_foot_lock):
+/* Lock leg `leg` of character i after the last frame (crowdblend/crowd.h cb_crowd_query_foot_lock):
  * the point the step holds the foot to (in its frame F: runtime/foot_lock.c) and its held and
  * failed flags. leg < the graph's lock_leg_count, i < the block's capacity. */
 void cb_graph_block_foot_lock(const cb_graph_block *b, uint32_t leg, uint32_t i, float point[3],
