@@ -1382,6 +1382,12 @@ static void chunk_is_each_character_alone(void **state)
 
 /* ---- the lock legs queried --------------------------------------------------------------- */
 
+/* A follower's lock on the walker graphs: their root, weight and output parameters. */
+static const cb_follow_lock walker_lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
+                                           .weight_param = "w",
+                                           .locked_param = {"lock_l", "lock_r"},
+                                           .failed_param = {"fail_l", "fail_r"}};
+
 /* Lock legs numbered across two steps (the left leg's, placed from parameters; the right leg's,
  * in the root-motion form): each found by its ball, what each reads and writes, the queries'
  * refusals (nothing written), the crowd's per-character state of a leg of the second step; and
@@ -1391,6 +1397,7 @@ static void foot_lock_legs_queried(void **state)
 {
     (void)state;
     humanoid h = humanoid_make();
+    /* the left leg's step placed from parameters, the right leg's in the root-motion form */
     char *doc = walk_doc("walk_f", "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
                                    ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
                                    "}, {\"type\": \"foot_lock\", \"legs\": [" LEG_R
@@ -1461,20 +1468,10 @@ static void foot_lock_legs_queried(void **state)
     assert_int_equal(cb_crowd_query_foot_lock(w.crowd, 0, 0, 0, NULL, NULL), CB_ERR_NULL_ARGUMENT);
     assert_true(st.point[0] == 7.0f && st.point[1] == 7.0f && st.point[2] == 7.0f);
     walker_free(&w);
-    free(doc);
     /* A follower: the right foot's step reads no root (root-motion form), so its points are not
      * in the world the follower places: refused; so is a foot whose outputs are another leg's. */
-    doc = walk_doc("walk_f", "{\"type\": \"foot_lock\", \"legs\": [" LEG_L
-                             ", \"locked\": \"lock_l\", \"failed\": \"fail_l\"}], " ROOT
-                             "}, {\"type\": \"foot_lock\", \"legs\": [" LEG_R
-                             ", \"locked\": \"lock_r\", \"failed\": \"fail_r\"}]}");
     w = walker_make(&h, doc, 0, 1, 0);
-    cb_follow_desc fd = {.crowd = w.crowd,
-                         .capacity = 2,
-                         .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
-                                  .weight_param = "w",
-                                  .locked_param = {"lock_l", "lock_r"},
-                                  .failed_param = {"fail_l", "fail_r"}}};
+    cb_follow_desc fd = {.crowd = w.crowd, .capacity = 2, .lock = walker_lock};
     cb_follow *f = NULL;
     err = (cb_error){0};
     assert_int_equal(cb_follow_create(&fd, &f, &err), CB_ERR_MISMATCH);
@@ -1507,12 +1504,7 @@ static void follower_drives_step(void **state)
     humanoid h = humanoid_make();
     char *doc = lock_doc("walk_f", 0.15);
     walker w = walker_make(&h, doc, 0, 1, 0); /* no characters: the follower adds them */
-    cb_follow_desc fd = {.crowd = w.crowd,
-                         .capacity = 2,
-                         .lock = {.root_param = {"rx", "ry", "rz", "ryaw"},
-                                  .weight_param = "w",
-                                  .locked_param = {"lock_l", "lock_r"},
-                                  .failed_param = {"fail_l", "fail_r"}}};
+    cb_follow_desc fd = {.crowd = w.crowd, .capacity = 2, .lock = walker_lock};
     cb_follow *f = NULL;
     cb_error err = {0};
     /* the form's own errors first: nothing created */

@@ -617,10 +617,13 @@ const cb_graph_event *cb_crowd_events(const cb_crowd *c, uint32_t kind, uint32_t
     return &b->events[(size_t)dense * CB_GRAPH_EVENTS_PER_FRAME];
 }
 
-cb_result cb_crowd_query_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t leg, uint32_t dense,
-                                   cb_crowd_foot_lock *out, cb_error *err)
+/* A per-character query's arguments: crowd and out given, kind, item (below the kind's graph's
+ * count `items`: each a `what`, all `whats`) and dense index in range; err names the first
+ * that is not. */
+static cb_result check_query(const cb_crowd *c, const void *out, uint32_t kind, uint32_t item,
+                             uint32_t (*items)(const cb_graph *), const char *what,
+                             const char *whats, uint32_t dense, const char *fn, cb_error *err)
 {
-    static const char fn[] = "cb_crowd_query_foot_lock";
     if (c == NULL || out == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", fn,
                             c == NULL ? "crowd" : "out");
@@ -630,18 +633,29 @@ cb_result cb_crowd_query_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t le
                             c->kind_count);
     }
     const cb_crowd_kind *k = &c->kinds[kind];
-    uint32_t legs = cb_graph_foot_lock_leg_count(k->graph);
-    if (leg >= legs) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: leg %u, kind %u's graph has %u lock legs", fn, leg, kind, legs);
+    uint32_t n = items(k->graph);
+    if (item >= n) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: %s %u, kind %u's graph has %u %s",
+                            fn, what, item, kind, n, whats);
     }
     if (dense >= k->handles.count) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "%s: dense index %u, kind %u has %u characters", fn, dense, kind,
                             k->handles.count);
     }
-    cb_graph_block_foot_lock(&k->block, leg, dense, out->point, &out->held, &out->failed);
     return CB_OK;
+}
+
+cb_result cb_crowd_query_foot_lock(const cb_crowd *c, uint32_t kind, uint32_t leg, uint32_t dense,
+                                   cb_crowd_foot_lock *out, cb_error *err)
+{
+    cb_result r = check_query(c, out, kind, leg, cb_graph_foot_lock_leg_count, "leg", "lock legs",
+                              dense, "cb_crowd_query_foot_lock", err);
+    if (r == CB_OK) {
+        cb_graph_block_foot_lock(&c->kinds[kind].block, leg, dense, out->point, &out->held,
+                                 &out->failed);
+    }
+    return r;
 }
 
 static uint32_t machine_field(const cb_crowd *c, uint32_t kind, uint32_t machine, uint32_t dense,
@@ -669,29 +683,12 @@ uint32_t cb_crowd_next_state(const cb_crowd *c, uint32_t kind, uint32_t machine,
 cb_result cb_crowd_query_transition(const cb_crowd *c, uint32_t kind, uint32_t machine,
                                     uint32_t dense, cb_crowd_transition *out, cb_error *err)
 {
-    static const char fn[] = "cb_crowd_query_transition";
-    if (c == NULL || out == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", fn,
-                            c == NULL ? "crowd" : "out");
+    cb_result r = check_query(c, out, kind, machine, cb_graph_state_machine_count, "machine",
+                              "state machines", dense, "cb_crowd_query_transition", err);
+    if (r == CB_OK) {
+        cb_graph_machine_transition(&c->kinds[kind].block, machine, dense, out);
     }
-    if (kind >= c->kind_count) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "%s: kind %u, the crowd has %u", fn, kind,
-                            c->kind_count);
-    }
-    const cb_crowd_kind *k = &c->kinds[kind];
-    uint32_t machines = cb_graph_state_machine_count(k->graph);
-    if (machine >= machines) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: machine %u, kind %u's graph has %u state machines", fn, machine,
-                            kind, machines);
-    }
-    if (dense >= k->handles.count) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "%s: dense index %u, kind %u has %u characters", fn, dense, kind,
-                            k->handles.count);
-    }
-    cb_graph_machine_transition(&k->block, machine, dense, out);
-    return CB_OK;
+    return r;
 }
 
 uint64_t cb_crowd_output_hash(const cb_crowd *c)
