@@ -12,12 +12,14 @@
  * CB_IK_MAX_COORDINATE on the chain, or a bone shorter than CB_IK_MIN_BONE_LENGTH (refused);
  * jobs the lanes do not take (model matrices given, another output array, other joints) between
  * them; the two legs of one pose in two consecutive groups (the graph's foot_lock pattern);
- * and random chains with scale on random skeletons. Each two-bone batch runs a second time from
- * the same poses through cb_ik_two_bone_many_known_unchecked, the jobs whose frames pass the
- * solve's checks each given its chain's frames (cb_ik_two_bone_frames), against the same
- * reference: cb_ik_two_bone_unchecked, which computes the frames itself; and a third time with
- * the frames of a perturbed copy of each pose given (not the pose's: the lanes must take the
- * frames given, not recompute them), against cb_ik_two_bone_known_unchecked with those frames. */
+ * and random chains with scale on random skeletons. Before the solves, every batch's jobs go
+ * through cb_ik_two_bone_reach_many (the pelvis drop's reaches) against cb_ik_two_bone_reach on
+ * each job: every code, and every bit of each start and reach, nothing written where the scalar
+ * form has no reach, no pose written.
+ *
+ * The orientation warps (cb_ik_orient_many_unchecked) and the stride warps
+ * (cb_ik_stride_many_unchecked) are held to their scalar jobs the same way: the humanoid's
+ * spines and legs, broken poses, and jobs the lanes do not take mixed in. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +47,14 @@ typedef struct batch {
     float *model[MAX_JOBS];
     cb_ik_two_bone_result res[MAX_JOBS], ref_res[MAX_JOBS];
     bool has_result[MAX_JOBS];
-    cb_ik_frame frames[MAX_JOBS][3]; /* the known-frames entry's (known_check) */
     /* orientation warps (orient_check): the jobs, their spines and results */
     cb_ik_orient_job ojobs[MAX_JOBS];
     cb_ik_aim_joint spine[MAX_JOBS][CB_IK_AIM_MAX_JOINTS];
     cb_ik_orient_result ores[MAX_JOBS], ref_ores[MAX_JOBS];
+    /* stride warps (stride_check): the jobs, their legs and results */
+    cb_ik_stride_job sjobs[MAX_JOBS];
+    cb_ik_stride_leg slegs[MAX_JOBS][CB_IK_STRIDE_MAX_LEGS];
+    cb_ik_stride_result sres[MAX_JOBS], ref_sres[MAX_JOBS];
 } batch;
 
 static void batch_free(batch *b)
@@ -130,20 +135,12 @@ static void check_orient_result(const batch *b, size_t i, const char *what)
              (int)e->limited, e->first_joint);
 }
 
-/* What run_both runs: the two-bone jobs (cb_ik_two_bone_many_unchecked), the same with their
- * frames given (cb_ik_two_bone_many_known_unchecked with b->frames: RUN_KNOWN, the frames of
- * the jobs' poses; RUN_GIVEN, other frames), the orientation warps. */
-typedef enum run_kind { RUN_TWO_BONE, RUN_KNOWN, RUN_GIVEN, RUN_ORIENT } run_kind;
-
-/* Runs the batch both ways, the batch function and the scalar job one by one on the copies,
- * and compares everything. The reference of RUN_TWO_BONE and RUN_KNOWN is
- * cb_ik_two_bone_unchecked, which computes each chain's frames from its pose itself; that of
- * RUN_GIVEN is cb_ik_two_bone_known_unchecked with b->frames. */
-static void run_both(batch *b, const char *what, run_kind kind)
+/* Runs the batch both ways, the batch function (cb_ik_two_bone_many_unchecked, or
+ * cb_ik_orient_many_unchecked where `orient`) and the scalar job one by one on the copies, and
+ * compares everything. */
+static void run_both(batch *b, const char *what, bool orient)
 {
-    const bool orient = kind == RUN_ORIENT;
     cb_ik_two_bone_job ref[MAX_JOBS];
-    cb_ik_two_bone_known_job known[MAX_JOBS];
     cb_ik_orient_job oref[MAX_JOBS];
     batch_prepare(b);
     for (size_t i = 0; i < b->n; ++i) {
@@ -170,21 +167,12 @@ static void run_both(batch *b, const char *what, run_kind kind)
     cb_result got[MAX_JOBS], want[MAX_JOBS];
     size_t want_refused = 0;
     for (size_t i = 0; i < b->n; ++i) {
-        want[i] = orient              ? cb_ik_orient_unchecked(&oref[i], NULL)
-                  : kind == RUN_GIVEN ? cb_ik_two_bone_known_unchecked(&ref[i], b->frames[i], NULL)
-                                      : cb_ik_two_bone_unchecked(&ref[i], NULL);
+        want[i] = orient ? cb_ik_orient_unchecked(&oref[i], NULL)
+                         : cb_ik_two_bone_unchecked(&ref[i], NULL);
         want_refused += want[i] != CB_OK;
     }
-    size_t refused = 0;
-    if (kind == RUN_KNOWN || kind == RUN_GIVEN) {
-        for (size_t i = 0; i < b->n; ++i) {
-            known[i] = (cb_ik_two_bone_known_job){b->jobs[i], b->frames[i]};
-        }
-        refused = cb_ik_two_bone_many_known_unchecked(known, b->n, got);
-    } else {
-        refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
-                         : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
-    }
+    const size_t refused = orient ? cb_ik_orient_many_unchecked(b->ojobs, b->n, got)
+                                  : cb_ik_two_bone_many_unchecked(b->jobs, b->n, got);
     check_codes_and_poses(b, what, got, refused, want, want_refused);
     for (size_t i = 0; i < b->n; ++i) {
         if (orient) {
@@ -195,93 +183,58 @@ static void run_both(batch *b, const char *what, run_kind kind)
     }
 }
 
-/* The pose turned and stretched a little at every joint (each rotation nudged and normalized,
- * each translation scaled by 1.03): another pose of the skeleton whose chains' frames differ. */
-static void perturb_pose(const cb_skeleton *s, cb_xform_group *pose)
+/* The batch's jobs' reaches (cb_ik_two_bone_reach_many) against cb_ik_two_bone_reach on each,
+ * the poses as they are (neither writes them): codes, and start and reach bit for bit, both
+ * outputs filled with one pattern before so that a write where none is due shows. */
+static void reach_check(const batch *b, const char *what)
 {
-    const size_t n = cb_skeleton_joint_count(s), groups = cb_skeleton_group_count(s);
-    cb_xform *all = malloc(n * sizeof *all);
-    assert_non_null(all);
-    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){all, n}), CB_OK);
-    for (size_t j = 0; j < n; ++j) {
-        float *q = all[j].rotation;
-        q[0] += 0.05f, q[1] -= 0.04f, q[2] += 0.03f;
-        const float l = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        for (int c = 0; c < 4; ++c) {
-            q[c] /= l;
-        }
-        for (int c = 0; c < 3; ++c) {
-            all[j].translation[c] *= 1.03f;
-        }
-    }
-    assert_int_equal(cb_xform_pack((cb_xform_cspan){all, n}, pose, groups), CB_OK);
-    free(all);
-}
-
-/* The known-frames entry on the batch's jobs whose chain's frames pass the solve's checks (its
- * contract; the others are left out), with those frames computed before any job runs.
- * From the poses (`other` false): a pose shared by two jobs (a character's legs) gives the
- * second its frames from the pose before the first is solved, where the reference
- * (cb_ik_two_bone_unchecked) computes them after. From a perturbed copy of each pose (`other`
- * true; perturb_pose): frames that are not the pose's, which the lanes must take as given, the
- * reference cb_ik_two_bone_known_unchecked with the same frames; every lane job's frames are
- * checked to differ from its pose's (else the run could not tell them apart). */
-static void known_check(const batch *b, const char *what, bool other)
-{
-    batch k = {.s = b->s, .groups = b->groups, .bytes = b->bytes};
-    cb_xform_group *copy = other ? cb_test_pose_alloc(b->s, false) : NULL;
+    cb_ik_two_bone_reach_job jobs[MAX_JOBS];
+    float start[MAX_JOBS][3], reach[MAX_JOBS], want_start[MAX_JOBS][3], want_reach[MAX_JOBS];
+    bool want[MAX_JOBS];
+    cb_result got[MAX_JOBS];
+    memset(start, 0xa5, sizeof start), memset(want_start, 0xa5, sizeof want_start);
+    memset(reach, 0xa5, sizeof reach), memset(want_reach, 0xa5, sizeof want_reach);
+    size_t want_none = 0;
     for (size_t i = 0; i < b->n; ++i) {
-        cb_ik_two_bone_job from = b->jobs[i];
-        if (other) {
-            memcpy(copy, b->pose[i], b->bytes);
-            perturb_pose(b->s, copy);
-            from.pose.ptr = copy;
-        }
-        if (cb_ik_two_bone_frames(&from, k.frames[k.n], NULL) != CB_OK) {
-            continue;
-        }
-        cb_ik_frame own[3];
-        if (other && from.model.ptr == NULL &&
-            cb_ik_two_bone_frames(&b->jobs[i], own, NULL) == CB_OK) {
-            CB_CHECK(memcmp(own, k.frames[k.n], sizeof own) != 0,
-                     "%s, job %zu: the perturbed pose gives the same frames", what, i);
-        }
-        k.jobs[k.n] = b->jobs[i];
-        k.pose[k.n] = b->pose[i], k.ref_pose[k.n] = b->ref_pose[i];
-        k.extra_out[k.n] = b->extra_out[i], k.ref_extra_out[k.n] = b->ref_extra_out[i];
-        k.has_result[k.n] = b->has_result[i];
-        ++k.n;
+        jobs[i] = (cb_ik_two_bone_reach_job){b->jobs[i], start[i], &reach[i]};
+        want[i] = cb_ik_two_bone_reach(&b->jobs[i], want_start[i], &want_reach[i]);
+        want_none += !want[i];
     }
-    char name[64];
-    snprintf(name, sizeof name, "%s, %s", what,
-             other ? "frames of a perturbed pose given" : "frames given");
-    run_both(&k, name, other ? RUN_GIVEN : RUN_KNOWN); /* k owns nothing: not freed */
-    free(copy);
+    void *before[MAX_JOBS];
+    for (size_t i = 0; i < b->n; ++i) {
+        before[i] = malloc(b->bytes);
+        assert_non_null(before[i]);
+        memcpy(before[i], b->pose[i], b->bytes);
+    }
+    size_t none = cb_ik_two_bone_reach_many(jobs, b->n, got);
+    for (size_t i = 0; i < b->n; ++i) {
+        CB_CHECK(memcmp(before[i], b->pose[i], b->bytes) == 0,
+                 "%s, reach %zu of %zu: the pose "
+                 "was written",
+                 what, i, b->n);
+        free(before[i]);
+    }
+    CB_CHECK(none == want_none, "%s, %zu reaches: %zu without, the scalar form %zu", what, b->n,
+             none, want_none);
+    for (size_t i = 0; i < b->n; ++i) {
+        CB_CHECK((got[i] == CB_OK) == want[i], "%s, reach %zu of %zu: code %d, the scalar form %s",
+                 what, i, b->n, (int)got[i], want[i] ? "has one" : "has none");
+        CB_CHECK(memcmp(start[i], want_start[i], sizeof start[i]) == 0 &&
+                     memcmp(&reach[i], &want_reach[i], sizeof reach[i]) == 0,
+                 "%s, reach %zu of %zu: start (%.9g %.9g %.9g) reach %.9g, the scalar form's "
+                 "(%.9g %.9g %.9g) %.9g",
+                 what, i, b->n, (double)start[i][0], (double)start[i][1], (double)start[i][2],
+                 (double)reach[i], (double)want_start[i][0], (double)want_start[i][1],
+                 (double)want_start[i][2], (double)want_reach[i]);
+    }
 }
 
-/* The two-bone batch (cb_ik_two_bone_many_unchecked against cb_ik_two_bone_unchecked), then
- * the same jobs on the same poses with their frames given, those of the poses and those of
- * perturbed copies (known_check). */
+/* The batch's reaches (reach_check), then the two-bone batch (cb_ik_two_bone_many_unchecked
+ * against cb_ik_two_bone_unchecked). */
 static void batch_check(batch *b, const char *what)
 {
-    void *saved[MAX_JOBS];
-    for (size_t i = 0; i < b->n; ++i) {
-        saved[i] = malloc(b->bytes);
-        assert_non_null(saved[i]);
-        memcpy(saved[i], b->pose[i], b->bytes);
-    }
-    run_both(b, what, RUN_TWO_BONE);
-    for (size_t i = 0; i < b->n; ++i) { /* a shared pose is copied back twice, the same bytes */
-        memcpy(b->pose[i], saved[i], b->bytes);
-    }
-    known_check(b, what, false);
-    for (size_t i = 0; i < b->n; ++i) {
-        memcpy(b->pose[i], saved[i], b->bytes);
-    }
-    known_check(b, what, true);
-    for (size_t i = 0; i < b->n; ++i) {
-        free(saved[i]);
-    }
+    reach_check(b, what);
+    run_both(b, what, false);
 }
 
 /* ---- job ingredients ------------------------------------------------------------------------ */
@@ -654,7 +607,7 @@ static void ik_many_random_chains(void **state)
 /* The orientation batch (cb_ik_orient_many_unchecked against cb_ik_orient_unchecked). */
 static void orient_check(batch *b, const char *what)
 {
-    run_both(b, what, RUN_ORIENT);
+    run_both(b, what, true);
 }
 
 enum { SPINE_MAX = 4 };
@@ -852,12 +805,170 @@ static void ik_many_orient_random(void **state)
     }
 }
 
+/* ---- stride warps -----------------------------------------------------------------------------
+ */
+
+/* The stride batch (cb_ik_stride_many_unchecked) against cb_ik_stride_unchecked on each job in
+ * turn, on copies of the poses: codes, the count, every pose and output byte, every result. */
+static void stride_check(batch *b, const char *what)
+{
+    cb_ik_stride_job ref[MAX_JOBS];
+    batch_prepare(b);
+    for (size_t i = 0; i < b->n; ++i) {
+        memset(&b->sres[i], 0xa5, sizeof b->sres[i]);
+        memset(&b->ref_sres[i], 0xa5, sizeof b->ref_sres[i]);
+        ref[i] = b->sjobs[i];
+        ref[i].pose.ptr = b->ref_pose[i];
+        ref[i].out.ptr = ref_out(b, i, b->sjobs[i].out.ptr);
+        ref[i].result = b->has_result[i] ? &b->ref_sres[i] : NULL;
+        b->sjobs[i].result = b->has_result[i] ? &b->sres[i] : NULL;
+    }
+    cb_result got[MAX_JOBS], want[MAX_JOBS];
+    size_t want_refused = 0;
+    for (size_t i = 0; i < b->n; ++i) {
+        want[i] = cb_ik_stride_unchecked(&ref[i], NULL);
+        want_refused += want[i] != CB_OK;
+    }
+    size_t refused = cb_ik_stride_many_unchecked(b->sjobs, b->n, got);
+    check_codes_and_poses(b, what, got, refused, want, want_refused);
+    for (size_t i = 0; i < b->n; ++i) {
+        CB_CHECK(memcmp(&b->sres[i], &b->ref_sres[i], sizeof b->sres[i]) == 0,
+                 "%s, job %zu of %zu: the result differs from the scalar job's", what, i, b->n);
+    }
+}
+
+/* What a batch's stride warps share: the hip, the legs, the soften. */
+typedef struct stride_shared {
+    uint32_t hip, leg_count;
+    cb_ik_stride_leg legs[2];
+    float soften;
+} stride_shared;
+
+/* Both legs or one, measured from the pelvis or the root. */
+static stride_shared random_stride_shared(cb_prng *r, const humanoid *h)
+{
+    stride_shared sh = {.soften = random_shared(r).soften};
+    const char *hip = cb_prng_below(r, 4) == 0 ? "root" : "pelvis";
+    CB_CHECK(cb_skeleton_find_joint(h->s, hip, &sh.hip) == CB_OK, "no joint %s", hip);
+    const uint32_t first = cb_prng_below(r, 3); /* 0, 1: that leg alone; 2: both */
+    sh.leg_count = first == 2 ? 2 : 1;
+    for (uint32_t l = 0; l < sh.leg_count; ++l) {
+        const chain *c = &h->limb[first == 2 ? l : first];
+        sh.legs[l] =
+            (cb_ik_stride_leg){c->start, c->mid, c->end, {c->axis[0], c->axis[1], c->axis[2]}};
+    }
+    return sh;
+}
+
+/* A warp with its own scale (off at 1, barely engaged, anywhere in range), direction (none,
+ * one too short to have one, any, one the unchecked warp refuses) and weight (0, partial, 1, one
+ * the engage ramp takes to 0). */
+static cb_ik_stride_job make_stride_job(cb_prng *r, batch *b, size_t i, const stride_shared *sh)
+{
+    memcpy(b->slegs[i], sh->legs, sizeof sh->legs);
+    cb_ik_stride_job job = {.skeleton = b->s,
+                            .pose = {b->pose[i], b->groups},
+                            .out = {b->pose[i], b->groups},
+                            .hip_joint = sh->hip,
+                            .legs = cb_prng_below(r, 3) == 0 ? sh->legs : b->slegs[i],
+                            .leg_count = sh->leg_count,
+                            .soften = sh->soften};
+    switch (cb_prng_below(r, 6)) {
+    case 0:
+        job.scale = 1.0f;
+        break;
+    case 1:
+        job.scale = 1.0f + 1e-6f;
+        break;
+    default:
+        job.scale = cb_prng_range(r, CB_IK_STRIDE_MIN_SCALE, CB_IK_STRIDE_MAX_SCALE);
+        break;
+    }
+    const uint32_t dk = cb_prng_below(r, 10);
+    float d[3];
+    random_unit(r, d);
+    const float len = dk == 0 ? 0.0f : dk == 1 ? 1e-20f : cb_prng_range(r, 0.1f, 5.0f);
+    job.direction[0] = d[0] * len, job.direction[1] = d[2] * len;
+    const uint32_t wk = cb_prng_below(r, 10);
+    job.weight = wk == 0 ? 0.0f : wk == 1 ? 1e-38f : wk < 4 ? cb_prng_range(r, 0.0f, 1.0f) : 1.0f;
+    b->has_result[i] = cb_prng_below(r, 6) == 0;
+    cb_error err;
+    CB_CHECK(cb_ik_stride_job_validate(&job, &err) == CB_OK, "job %zu is not valid: %s", i,
+             err.message);
+    /* What only the frame brings, which the unchecked warp refuses: a direction beyond
+     * CB_IK_MAX_COORDINATE or not finite (a host's velocity parameter). */
+    const uint32_t bad = cb_prng_below(r, 16);
+    job.direction[bad % 2] = bad == 0   ? 2e9f
+                             : bad == 1 ? -INFINITY
+                             : bad == 2 ? NAN
+                                        : job.direction[bad % 2];
+    return job;
+}
+
+/* One time in twelve, the pelvis scaled by 9e8: the legs' frames stay within
+ * CB_IK_MAX_COORDINATE, but a target moved along a stride of up to 4 can leave it (refused). */
+static bool maybe_huge_pelvis(cb_prng *r, const humanoid *h, cb_xform_group *pose)
+{
+    if (cb_prng_below(r, 12) != 0) {
+        return false;
+    }
+    uint32_t pelvis;
+    CB_CHECK(cb_skeleton_find_joint(h->s, "pelvis", &pelvis) == CB_OK, "no pelvis");
+    const size_t n = cb_skeleton_joint_count(h->s), groups = cb_skeleton_group_count(h->s);
+    cb_xform all[256];
+    assert_true(n <= 256);
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){all, n}), CB_OK);
+    all[pelvis].scale[0] = all[pelvis].scale[1] = all[pelvis].scale[2] = 9e8f;
+    assert_int_equal(cb_xform_pack((cb_xform_cspan){all, n}, pose, groups), CB_OK);
+    return true;
+}
+
+/* Batches of n = 0 .. 3W + 1 stride warps on the humanoid's legs (runs on the same legs, the
+ * lanes' case), with warps on other legs, with a result, model matrices or another output mixed
+ * in now and then, and legs, hips or targets broken for the checks. */
+static void ik_many_stride_humanoid(void **state)
+{
+    (void)state;
+    cb_prng r = cb_test_prng(__func__);
+    humanoid h = humanoid_make();
+    size_t broken = 0, huge = 0, jobs = 0;
+    for (int round = 0; round < 96 / W; ++round) {
+        for (size_t n = 0; n <= 3 * W + 1; ++n) {
+            batch b = {.s = h.s, .n = n};
+            b.groups = cb_skeleton_group_count(h.s);
+            b.bytes = cb_skeleton_pose_bytes(h.s);
+            const stride_shared sh = random_stride_shared(&r, &h);
+            stride_shared other[MAX_JOBS];
+            for (size_t i = 0; i < n; ++i) {
+                b.pose[i] = b.own[i] = cb_test_pose_alloc(h.s, false);
+                b.ref_pose[i] = b.ref_own[i] = cb_test_pose_alloc(h.s, false);
+                humanoid_pose(&r, &h, b.pose[i]);
+                const stride_shared *si = &sh;
+                if (cb_prng_below(&r, 12) == 0) {
+                    other[i] = random_stride_shared(&r, &h);
+                    si = &other[i];
+                }
+                broken += maybe_break(&r, h.s, b.pose[i], &h.limb[cb_prng_below(&r, 2)]);
+                huge += maybe_huge_pelvis(&r, &h, b.pose[i]);
+                b.sjobs[i] = make_stride_job(&r, &b, i, si);
+                maybe_not_lanes(&r, &b, i, 10, &b.sjobs[i].model, &b.sjobs[i].out);
+            }
+            jobs += n;
+            stride_check(&b, "stride humanoid");
+            batch_free(&b);
+        }
+    }
+    cb_test_note("%zu stride warps, %zu on broken legs, %zu with a huge pelvis", jobs, broken,
+                 huge);
+    cb_embedded_destroy(h.set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ik_many_humanoid_batches), cmocka_unit_test(ik_many_two_legs_of_one_pose),
         cmocka_unit_test(ik_many_random_chains),    cmocka_unit_test(ik_many_orient_humanoid),
-        cmocka_unit_test(ik_many_orient_random),
+        cmocka_unit_test(ik_many_orient_random),    cmocka_unit_test(ik_many_stride_humanoid),
     };
     return CB_RUN_TESTS(tests);
 }

@@ -53,9 +53,11 @@
 typedef cb_fvec3 v3;
 typedef cb_fquat qt;
 
-/* An affine model-space matrix: linear part as three columns, and the position
- * (ik_kernels.h: the frames a caller hands a solve). */
-typedef cb_ik_frame frame;
+/* An affine model-space matrix: linear part as three columns, and the position. */
+typedef struct frame {
+    v3 c[3];
+    v3 p;
+} frame;
 
 /* Thresholds: ik/ik_impl.h (the two-bone lane form in ik_many.c uses the same). */
 
@@ -807,10 +809,9 @@ cb_result cb_ik_two_bone_job_run(const cb_ik_two_bone_job *job, cb_error *err)
     return r != CB_OK ? r : two_bone_solve(job, NULL, err);
 }
 
-/* The unchecked forms: what the frame brings (the target and the pole) checked, then the
- * solve, with the chain's frames `known` or computed (NULL). */
-IK_INLINE cb_result two_bone_unchecked(const cb_ik_two_bone_job *job, const frame known[3],
-                                       cb_error *err)
+/* The unchecked form: what the frame brings (the target and the pole) checked, then the
+ * solve. */
+cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
 {
     const io_fields io = two_bone_io(job);
     cb_result r;
@@ -819,23 +820,7 @@ IK_INLINE cb_result two_bone_unchecked(const cb_ik_two_bone_job *job, const fram
         return r;
     }
     CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
-    return two_bone_solve(job, known, err);
-}
-
-cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err)
-{
-    return two_bone_unchecked(job, NULL, err);
-}
-
-cb_result cb_ik_two_bone_frames(const cb_ik_two_bone_job *job, cb_ik_frame f[3], cb_error *err)
-{
-    return two_bone_frames(job, f, err);
-}
-
-cb_result cb_ik_two_bone_known_unchecked(const cb_ik_two_bone_job *job, const cb_ik_frame known[3],
-                                         cb_error *err)
-{
-    return two_bone_unchecked(job, known, err);
+    return two_bone_solve(job, NULL, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1514,19 +1499,6 @@ cb_result cb_ik_stride_job_validate(const cb_ik_stride_job *job, cb_error *err)
     return check_stride_legs(job, err);
 }
 
-/* The unit horizontal motion direction, false when there is none. The squared length is
- * bounded (|direction| <= 1e9), so it neither overflows nor, above 1e-30, loses the ratio. */
-static bool stride_direction(const float d[2], float *ux, float *uz)
-{
-    float len2 = d[0] * d[0] + d[1] * d[1];
-    if (!(len2 > 1e-30f)) {
-        return false;
-    }
-    float inv = 1.0f / sqrtf(len2);
-    *ux = d[0] * inv, *uz = d[1] * inv;
-    return true;
-}
-
 /* Every leg's target from the animated pose (the closed form of ik.h), its chain checked as
  * two-bone IK checks it, before anything is written. The legs' model frames go to `frames` for
  * the solves: a leg's frames are the same bits after the legs before it were solved, as the
@@ -1574,32 +1546,31 @@ static cb_result stride_targets(const cb_ik_stride_job *job, float ux, float uz,
     return r;
 }
 
-/* The warp's first half (ik_kernels.h cb_ik_stride_plan_unchecked), the direction taken as
- * checked; the legs' frames, which the targets came from, go to the plan. */
-static cb_result stride_plan(const cb_ik_stride_job *job, cb_ik_stride_plan *plan, cb_error *err)
+/* What the warp works out before it writes: each leg's target and model frames (start, mid,
+ * end), the legs' weight, and whether it has work. */
+typedef struct stride_work {
+    float target[CB_IK_STRIDE_MAX_LEGS][3];
+    frame frames[CB_IK_STRIDE_MAX_LEGS][3];
+    float weight;
+    bool on;
+} stride_work;
+
+/* The warp's first half, the direction taken as checked; the legs' frames, which the targets
+ * came from, go to the plan. */
+static cb_result stride_plan(const cb_ik_stride_job *job, stride_work *plan, cb_error *err)
 {
     float ux = 0.0f, uz = 0.0f;
     memset(plan->target, 0, sizeof plan->target);
-    plan->on =
-        job->scale != 1.0f && job->weight > 0.0f && stride_direction(job->direction, &ux, &uz);
+    plan->on = cb_ik_stride_on(job, &ux, &uz);
     cb_result r = plan->on ? stride_targets(job, ux, uz, plan->target, plan->frames, err) : CB_OK;
-    /* The engage ramp (ik.h): the correction fades in with |k - 1| along a smoothstep. */
-    /* (scale is finite: checked above; cb_fsmoothstep clamps e >= 1 to 1, the same bits) */
-    float e = cb_fsmoothstep(fabsf(job->scale - 1.0f) / CB_IK_STRIDE_ENGAGE);
-    plan->weight = job->weight * e;
+    plan->weight = cb_ik_stride_weight(job);
     return r;
-}
-
-cb_ik_two_bone_job cb_ik_stride_leg_job(const cb_ik_stride_job *job, const cb_ik_stride_plan *plan,
-                                        uint32_t l, cb_ik_two_bone_result *result)
-{
-    return stride_leg_job(job, l, job->out, plan->target[l], plan->weight, result);
 }
 
 static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
 {
     const io_fields io = stride_io(job);
-    cb_ik_stride_plan plan;
+    stride_work plan;
     cb_result r = stride_plan(job, &plan, err);
     if (r != CB_OK) {
         return r;
@@ -1609,11 +1580,11 @@ static cb_result stride_solve(const cb_ik_stride_job *job, cb_error *err)
     for (uint32_t l = 0; l < job->leg_count && plan.on; ++l) {
         /* The legs are disjoint chains below the hip, none below another: each one's model
          * frames in out (pose, or a copy of it) are those stride_targets computed from pose,
-         * bit for bit, after the legs before it were solved; they are not computed again (the
-         * graph's step hands them to the lanes with a leg of several characters at once:
-         * cb_ik_two_bone_many_known_unchecked, the same bits). */
+         * bit for bit, after the legs before it were solved; they are not computed again (nor
+         * in the lanes of cb_ik_stride_many_unchecked, which solve the legs the same way). */
         cb_ik_two_bone_result res;
-        cb_ik_two_bone_job leg = cb_ik_stride_leg_job(job, &plan, l, &res);
+        cb_ik_two_bone_job leg =
+            stride_leg_job(job, l, job->out, plan.target[l], plan.weight, &res);
         r = two_bone_solve(&leg, plan.frames[l], err);
         CB_ASSERT(r == CB_OK); /* its chain passed the same checks in stride_targets */
         reached += res.reached;
@@ -1637,9 +1608,7 @@ cb_result cb_ik_stride_job_run(const cb_ik_stride_job *job, cb_error *err)
  * brings. */
 static cb_result check_direction(const cb_ik_stride_job *job, cb_error *err)
 {
-    if (!isfinite(job->direction[0]) || !isfinite(job->direction[1]) ||
-        !(fabsf(job->direction[0]) <= CB_IK_MAX_COORDINATE) ||
-        !(fabsf(job->direction[1]) <= CB_IK_MAX_COORDINATE)) {
+    if (!cb_ik_stride_direction_ok(job)) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "stride warp job: direction is not finite or too large");
     }
@@ -1651,13 +1620,6 @@ cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err)
 {
     cb_result r = check_direction(job, err);
     return r != CB_OK ? r : stride_solve(job, err);
-}
-
-cb_result cb_ik_stride_plan_unchecked(const cb_ik_stride_job *job, cb_ik_stride_plan *plan,
-                                      cb_error *err)
-{
-    cb_result r = check_direction(job, err);
-    return r != CB_OK ? r : stride_plan(job, plan, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -10,59 +10,9 @@
 #include "crowdblend/ik.h"
 
 cb_result cb_ik_two_bone_unchecked(const cb_ik_two_bone_job *job, cb_error *err);
-
-/* An affine model-space frame as the solves compute it from a pose (ik.c chain_frames): the
- * linear part's three columns, then the position. */
-typedef struct cb_ik_frame {
-    cb_fvec3 c[3];
-    cb_fvec3 p;
-} cb_ik_frame;
-
-/* The job's chain's model frames (start, mid, end) from its pose, as its solve computes them,
- * and that solve's checks of them (CB_ERR_NOT_FINITE, CB_ERR_INVALID_ARGUMENT,
- * CB_ERR_DEGENERATE with its message; f is written either way): what
- * cb_ik_two_bone_known_unchecked takes (tests/test_ik_many.c). */
-cb_result cb_ik_two_bone_frames(const cb_ik_two_bone_job *job, cb_ik_frame f[3], cb_error *err);
-
-/* cb_ik_two_bone_unchecked with the chain's model frames given: `known` the start, mid and end
- * joints' frames, computed from the job's pose as the job computes them (the model matrices or
- * the path of local matrices) and passing its checks (within range and finite, no bone shorter
- * than CB_IK_MIN_BONE_LENGTH); the target and pole are checked. The same bits as
- * cb_ik_two_bone_unchecked on that pose. */
-cb_result cb_ik_two_bone_known_unchecked(const cb_ik_two_bone_job *job, const cb_ik_frame known[3],
-                                         cb_error *err);
 cb_result cb_ik_aim_unchecked(const cb_ik_aim_job *job, cb_error *err);
 cb_result cb_ik_orient_unchecked(const cb_ik_orient_job *job, cb_error *err);
 cb_result cb_ik_stride_unchecked(const cb_ik_stride_job *job, cb_error *err);
-
-/* The stride warp's first half: what cb_ik_stride_unchecked computes before it writes (its one
- * implementation, which that job and cb_ik_stride_job_run run too). */
-typedef struct cb_ik_stride_plan {
-    float target[CB_IK_STRIDE_MAX_LEGS][3];       /* leg l's target in model space */
-    cb_ik_frame frames[CB_IK_STRIDE_MAX_LEGS][3]; /* leg l's start, mid, end model frames */
-    float weight; /* the legs' weight: the job's x the engage ramp */
-    bool on;      /* false: the warp has nothing to do (scale 1, weight 0, no direction) */
-} cb_ik_stride_plan;
-
-/* The job's direction check (as cb_ik_stride_unchecked), then, where the warp is on, the hip's
- * and every leg's model frames from the pose (each leg's kept in the plan), all of the job's
- * run-time checks and each leg's target and the weight: cb_ik_stride_unchecked's refusals with its
- * codes and messages, the pose not touched either way. The job as validated
- * (cb_ik_stride_job_validate). */
-cb_result cb_ik_stride_plan_unchecked(const cb_ik_stride_job *job, cb_ik_stride_plan *plan,
-                                      cb_error *err);
-
-/* Leg l's two-bone job of a planned warp that is on: in place on the job's `out`, towards
- * plan->target[l] at plan->weight, reporting into `result` (may be NULL). The job's second
- * half is this job for each leg in turn with the plan's frames (cb_ik_two_bone_known_unchecked
- * with plan->frames[l]: it refuses nothing the plan passed), on `out` holding the pose: what
- * cb_ik_stride_unchecked writes, bit for bit, as the legs are disjoint chains below the hip,
- * none below another (the validator's rule), so a leg's frames do not change when the legs
- * before it are solved. Without model matrices, one leg's jobs of several characters share its
- * chain: cb_ik_two_bone_many_known_unchecked solves them in one call (the graph's stride step,
- * post.c). */
-cb_ik_two_bone_job cb_ik_stride_leg_job(const cb_ik_stride_job *job, const cb_ik_stride_plan *plan,
-                                        uint32_t l, cb_ik_two_bone_result *result);
 
 /* n two-bone jobs solved together: exactly what cb_ik_two_bone_unchecked does on each job in
  * turn (every output bit, every result, the same refusals; no error message), results[j] job
@@ -72,20 +22,12 @@ cb_ik_two_bone_job cb_ik_stride_leg_job(const cb_ik_stride_job *job, const cb_ik
  * different poses, or chains in disjoint subtrees of one pose (a character's legs). */
 size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, cb_result *results);
 
-/* A two-bone job with its chain's model frames (frames[0..3): start, mid, end; as
- * cb_ik_two_bone_known_unchecked's `known`). */
-typedef struct cb_ik_two_bone_known_job {
-    cb_ik_two_bone_job job;
-    const cb_ik_frame *frames;
-} cb_ik_two_bone_known_job;
-
-/* n two-bone jobs with their frames given, solved together: exactly what
- * cb_ik_two_bone_known_unchecked does on each job in turn (every output bit, every result, the
- * same refusals; no error message), results[j] job j's code; returns how many were refused.
- * The lanes take the frames as given (no path gathered, no products): the solve, the corrections
- * and the writes of cb_ik_two_bone_many_unchecked, on jobs that share a chain as there. */
-size_t cb_ik_two_bone_many_known_unchecked(const cb_ik_two_bone_known_job *jobs, size_t n,
-                                           cb_result *results);
+/* n stride warps solved together: exactly what cb_ik_stride_unchecked does on each job in turn
+ * (every output bit, the same refusals; no error message), results[j] job j's code; returns how
+ * many were refused. Consecutive jobs on the same legs (skeleton, hip_joint, the legs' joints and
+ * mid_axis, soften), in place, without model matrices or a result (the graph's stride step) are
+ * solved W at a time, every leg of each in lanes; the others one by one. */
+size_t cb_ik_stride_many_unchecked(const cb_ik_stride_job *jobs, size_t n, cb_result *results);
 
 /* n orientation warps solved together (ik_orient_many.c): exactly what cb_ik_orient_unchecked
  * does on each job in turn (every output bit, every result, the same refusals; no error
@@ -108,6 +50,23 @@ void cb_ik_joint_position(const cb_skeleton *skeleton, const cb_xform_group *pos
  * written) where the solve would refuse the chain (frames out of range, a bone shorter than
  * CB_IK_MIN_BONE_LENGTH) or has no exact reach (a hinge along a bone). Reads the pose only. */
 bool cb_ik_two_bone_reach(const cb_ik_two_bone_job *job, float start[3], float *reach);
+
+/* A two-bone job's exact reach and where it goes (cb_ik_two_bone_reach's `start` and `reach`);
+ * the job's target, weight, out and result are not read. */
+typedef struct cb_ik_two_bone_reach_job {
+    cb_ik_two_bone_job job;
+    float *start; /* 3 floats */
+    float *reach;
+} cb_ik_two_bone_reach_job;
+
+/* n reaches worked out together: exactly what cb_ik_two_bone_reach does on each job in turn (the
+ * same bits; nothing written where it returns false; no pose written), results[j] CB_OK where
+ * job j's reach was written, else CB_ERR_DEGENERATE; returns how many have none. Consecutive
+ * jobs on one chain (skeleton, the three joints, mid_axis, soften) without model matrices share
+ * lanes, whatever their `out`: one leg over a chunk of characters (the foot lock's pelvis
+ * drop). */
+size_t cb_ik_two_bone_reach_many(const cb_ik_two_bone_reach_job *jobs, size_t n,
+                                 cb_result *results);
 
 /* Moves joint j (and its subtree) by `delta` in model space: its local translation changed by
  * delta expressed in its parent's model frame (which may be rotated and scaled; model space

@@ -122,6 +122,17 @@ typedef struct lanes {
     const float *pose[CB_W];
 } lanes;
 
+/* The lanes of a group of n jobs, `active` (not 0) the jobs with work: half when the group
+ * fills at most half the lanes, lead the first job with work. The caller sets the poses. */
+CB_INLINE void lanes_open(lanes *ln, unsigned active, size_t n)
+{
+    ln->half = n <= CB_W / 2;
+    ln->lead = 0;
+    while (!((active >> ln->lead) & 1u)) {
+        ++ln->lead;
+    }
+}
+
 /* Components [first, first + m) of joint j in every lane, one row per component, or (half)
  * in the lower half with lane lead's numbers in the upper. Each row is built in registers from
  * the lanes' addresses (cb_vf_from_ptrs), then stored whole: scalar stores into the row, which

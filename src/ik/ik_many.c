@@ -9,10 +9,13 @@
  * branch of the scalar solve becoming a select over both sides. Every other job, a lone job, a
  * weight of 0 and a lane whose pose fails a check (a frame out of range or not finite, a bone
  * too short, a target or pole out of range) go through cb_ik_two_bone_unchecked itself, which
- * refuses with the code (writing nothing) or does what it always does. Jobs with their frames
- * given (cb_ik_two_bone_many_known_unchecked: the stride warp's legs, whose plan computed them)
- * run the same solve on those frames (solve_jobs, its `known` form), the scalar job there being
- * cb_ik_two_bone_known_unchecked.
+ * refuses with the code (writing nothing) or does what it always does.
+ *
+ * The same lanes serve two kernels built on the solve: stride warps
+ * (cb_ik_stride_many_unchecked: the hip's and every leg's frames of W characters, each leg's
+ * target, then each leg's solve on those frames, as ik.c stride_solve does one character at a
+ * time) and reaches (cb_ik_two_bone_reach_many: the chain's frames and hinge, for the foot
+ * lock's pelvis drop). Each has its own eligible jobs and hands the others to its scalar job.
  *
  * Bit for bit: each lane runs exactly the scalar solve's IEEE operations on the same operands,
  * in the same order (a + b and a * b commute exactly, so operand order within one operation
@@ -116,15 +119,22 @@ CB_INLINE vf positive_part(vf a)
  * gathers (a run-time test in each gather cost 4 % more instructions per full group).
  * rotation[0], rotation[1]: the start and mid joints' local rotations, as gathered for their
  * frames (the corrections' gather_rotation, not gathered again). */
-CB_INLINE void chain_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool half, lframe f[3],
-                            lq rotation[2])
+CB_INLINE void chain_frames(const struct cb_skeleton *s, uint32_t start, uint32_t mid, uint32_t end,
+                            const lanes *ln, bool half, lframe f[3], lq rotation[2])
 {
-    const struct cb_skeleton *s = job->skeleton;
-    f[0] = path_frame(s, ln, half, job->start_joint, -1, &rotation[0]);
-    lframe rel = path_frame(s, ln, half, job->mid_joint, (int32_t)job->start_joint, &rotation[1]);
+    f[0] = path_frame(s, ln, half, start, -1, &rotation[0]);
+    lframe rel = path_frame(s, ln, half, mid, (int32_t)start, &rotation[1]);
     f[1] = compose(&f[0], &rel);
-    rel = path_frame(s, ln, half, job->end_joint, (int32_t)job->mid_joint, NULL);
+    rel = path_frame(s, ln, half, end, (int32_t)mid, NULL);
     f[2] = compose(&f[1], &rel);
+}
+
+/* A two-bone job's chain_frames. */
+CB_INLINE void job_frames(const cb_ik_two_bone_job *job, const lanes *ln, bool half, lframe f[3],
+                          lq rotation[2])
+{
+    chain_frames(job->skeleton, job->start_joint, job->mid_joint, job->end_joint, ln, half, f,
+                 rotation);
 }
 
 /* Lanes whose every frame element is within range (ik.c chain_in_range). */
@@ -135,7 +145,7 @@ CB_INLINE vm frames_in_range(const lframe f[3])
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The solve (ik.c chain_hinge, soften_distance, solve_two_bone, two_bone_solve)               */
+/* The solve (ik.c chain_hinge, soft_start, soften_distance, solve_two_bone)                   */
 
 /* What the lanes hold besides the frames: the jobs' targets, poles and weights. */
 typedef struct lane_inputs {
@@ -149,12 +159,24 @@ typedef struct lane_solution {
     vm reached;
 } lane_solution;
 
+/* ik.c job_soften: the job's soften with its default resolved. */
+CB_INLINE float job_soften(const cb_ik_two_bone_job *job)
+{
+    return job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
+}
+
+/* ik.c soft_start: where the soft zone starts, max_of(soften dmax, dmin). */
+CB_INLINE vf soft_start(vf dmin, vf dmax, float soften)
+{
+    vf scaled = cb_vf_mul(cb_vf_set1(soften), dmax);
+    return cb_vf_select(cb_vf_gt(scaled, dmin), scaled, dmin);
+}
+
 /* ik.c soften_distance: the distance given to the chain and the gap to the full reach; the
  * exponential only when a lane is in the soft zone. */
 CB_INLINE vf soften_distance(vf d, vf dmin, vf dmax, float soften, vf *gap, vm *reached)
 {
-    vf scaled = cb_vf_mul(cb_vf_set1(soften), dmax);
-    vf start = cb_vf_select(cb_vf_gt(scaled, dmin), scaled, dmin); /* soft_start's max_of */
+    vf start = soft_start(dmin, dmax, soften);
     vf zone = cb_vf_sub(dmax, start);
     vm below = cb_vf_lt(d, dmin);
     vm inside = cb_vm_and(cb_vm_not(below), cb_vf_le(d, start));
@@ -173,18 +195,27 @@ CB_INLINE vf soften_distance(vf d, vf dmin, vf dmax, float soften, vf *gap, vm *
     return cb_vf_select(below, dmin, cb_vf_select(inside, d, soft_d));
 }
 
-/* ik.c solve_two_bone, chain_hinge written in: each lane's model-space turns of the mid joint
- * (about the hinge) and of the start joint (the swing onto the target, then the pole's twist). */
-CB_INLINE lane_solution solve_two_bone(const cb_ik_two_bone_job *job, const lane_inputs *in,
-                                       const lframe *fs, const lframe *fm, const lframe *fe,
-                                       float soften)
+/* ik.c hinge, per lane: the bones (u, l; lengths a, b; u's direction), the unit pole, the hinge
+ * axis n in model space, the bones' parts across it (up, lp; lengths p, q) and the reach
+ * interval [dmin, dmax] of turning about it; `turns` the lanes whose hinge does not run along a
+ * bone (elsewhere dmin and dmax are not read). */
+typedef struct lane_hinge {
+    lv3 u, l, uhat, pole, n, up, lp;
+    vf a, b, pole_len, p, q, dmin, dmax;
+    vm turns;
+} lane_hinge;
+
+/* ik.c chain_hinge: the chain's hinge from its frames and each lane's pole. */
+CB_INLINE lane_hinge chain_hinge(const cb_ik_two_bone_job *job, lv3 pole_in, const lframe *fs,
+                                 const lframe *fm, const lframe *fe)
 {
-    /* chain_hinge */
-    lv3 u = v_sub(fm->p, fs->p), l = v_sub(fe->p, fm->p);
-    vf a, b, pole_len;
-    lv3 uhat = v_normalize_len(u, &a);
+    lane_hinge h;
+    lv3 u = h.u = v_sub(fm->p, fs->p), l = h.l = v_sub(fe->p, fm->p);
+    vf a, b;
+    lv3 uhat = h.uhat = v_normalize_len(u, &a);
     (void)v_normalize_len(l, &b);
-    lv3 pole = v_normalize_len(in->pole, &pole_len);
+    lv3 pole = h.pole = v_normalize_len(pole_in, &h.pole_len);
+    h.a = a, h.b = b;
     lv3 n;
     const float *axis = job->mid_axis;
     if (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2] > 0.0f) {
@@ -209,15 +240,30 @@ CB_INLINE lane_solution solve_two_bone(const cb_ik_two_bone_job *job, const lane
             n = v_select(straight, np, n);
         }
     }
+    h.n = n;
     vf un = v_dot(u, n), ln = v_dot(l, n);
-    lv3 up = v_reject(u, n), lp = v_reject(l, n);
-    vf p = v_len(up), q = v_len(lp);
+    h.up = v_reject(u, n), h.lp = v_reject(l, n);
+    vf p = h.p = v_len(h.up), q = h.q = v_len(h.lp);
     vf ab = cb_vf_add(a, b);
-    vm turns = cb_vf_gt(cb_vf_mul(p, q), cb_vf_mul(cb_vf_mul(cb_vf_set1(CB_IK_HINGE_EPS), ab), ab));
+    h.turns = cb_vf_gt(cb_vf_mul(p, q), cb_vf_mul(cb_vf_mul(cb_vf_set1(CB_IK_HINGE_EPS), ab), ab));
     vf sum = cb_vf_add(un, ln), sum2 = cb_vf_mul(sum, sum);
     vf pq_sum = cb_vf_add(p, q), pq_diff = cb_vf_sub(p, q);
-    vf dmax = cb_vf_sqrt(cb_vf_add(sum2, cb_vf_mul(pq_sum, pq_sum)));
-    vf dmin = cb_vf_sqrt(cb_vf_add(sum2, cb_vf_mul(pq_diff, pq_diff)));
+    h.dmax = cb_vf_sqrt(cb_vf_add(sum2, cb_vf_mul(pq_sum, pq_sum)));
+    h.dmin = cb_vf_sqrt(cb_vf_add(sum2, cb_vf_mul(pq_diff, pq_diff)));
+    return h;
+}
+
+/* ik.c solve_two_bone: each lane's model-space turns of the mid joint (about the hinge) and of
+ * the start joint (the swing onto the target, then the pole's twist). */
+CB_INLINE lane_solution solve_two_bone(const cb_ik_two_bone_job *job, const lane_inputs *in,
+                                       const lframe *fs, const lframe *fm, const lframe *fe,
+                                       float soften)
+{
+    const lane_hinge h = chain_hinge(job, in->pole, fs, fm, fe);
+    const lv3 u = h.u, l = h.l, uhat = h.uhat, pole = h.pole, n = h.n, up = h.up, lp = h.lp;
+    const vf p = h.p, q = h.q, dmin = h.dmin, dmax = h.dmax, pole_len = h.pole_len;
+    const vm turns = h.turns;
+    const vf ab = cb_vf_add(h.a, h.b);
 
     /* Target direction; at the start joint, the chain's current direction. */
     const vf near = cb_vf_mul(cb_vf_set1(CB_IK_NEAR_EPS), ab);
@@ -298,164 +344,127 @@ static cb_result scalar_job(const void *job)
     return cb_ik_two_bone_unchecked(job, NULL);
 }
 
-/* The lanes' given frames (lane i: frames[i][0..3), 36 floats; solve_jobs gives every lane
- * without work lane lead's, as gather does), transposed into W frames, each row built in
- * registers (cb_vf_from_ptrs; scalar stores into a buffer made each row's load wait for them:
- * docs/performance.md, session 13). */
-CB_INLINE void known_frames(const cb_ik_frame *const frames[CB_W], lframe f[3])
-{
-    enum { FLOATS = 3 * sizeof(cb_ik_frame) / sizeof(float) };
-    _Static_assert(sizeof(cb_fvec3) == 3 * sizeof(float), "a cb_fvec3 is 3 floats");
-    _Static_assert(sizeof(cb_ik_frame) == 12 * sizeof(float), "a frame is 12 floats");
-    const float *src[CB_W];
-    for (size_t i = 0; i < CB_W; ++i) {
-        src[i] = (const float *)(const void *)frames[i]; /* 3 frames of 12 floats, no padding */
-    }
-    vf v[FLOATS];
-    for (size_t k = 0; k < FLOATS; ++k) {
-        v[k] = cb_vf_from_ptrs(src, k);
-    }
-    for (int j = 0; j < 3; ++j) {
-        const vf *e = &v[12 * j];
-        for (int k = 0; k < 3; ++k) {
-            f[j].c[k] = (lv3){e[3 * k], e[3 * k + 1], e[3 * k + 2]};
-        }
-        f[j].p = (lv3){e[9], e[10], e[11]};
-    }
-}
+/* Where a group's jobs write: job i's pose (its `out`, the pose itself; NULL: none) and its
+ * result (NULL: none). */
+typedef struct lane_outputs {
+    cb_xform_group *out[CB_W];
+    cb_ik_two_bone_result *result[CB_W];
+} lane_outputs;
 
-/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]), `size`
- * bytes apart, each a cb_ik_two_bone_job first; `known`: each a cb_ik_two_bone_known_job, its
- * frames given (else computed from the pose and checked). Returns the jobs the lanes solved
- * (bit i: job i, its outputs written); the others are left untouched for the scalar job
- * (run_batches). Called with `known` a constant: one solve, two forms. */
-CB_INLINE unsigned solve_jobs(const char *p, size_t size, size_t n, bool known)
+/* The lanes' solve on one chain (job0's joints, mid_axis and soften) from its frames f, then
+ * the writes of jobs [0, n) in `solved`: each one's corrections into its pose (`writes`: some
+ * job has one; rotation: the start and mid joints' local rotations, as gathered), its result.
+ * ik.c two_bone_solve after its frames. */
+CB_INLINE void solve_write(const cb_ik_two_bone_job *job0, const lane_inputs *in, const lframe f[3],
+                           const lq rotation[2], bool writes, unsigned solved, size_t n,
+                           const lane_outputs *o)
 {
-#define JOB(i) ((const cb_ik_two_bone_job *)(const void *)(p + (i)*size))
-    const cb_ik_two_bone_job *job0 = JOB(0);
-    /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). */
-    unsigned active = 0;
-    size_t lead = n;
-    bool writes = false;
+    lane_solution sol = solve_two_bone(job0, in, &f[0], &f[1], &f[2], job_soften(job0));
+    lq cs = to_local(&f[0], sol.start), cm;
+    const float *axis = job0->mid_axis;
+    if (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2] > 0.0f) {
+        /* The turn is about the given axis: written from the axis itself. */
+        cb_fvec3 unit = cb_fv_normalize_len((cb_fvec3){axis[0], axis[1], axis[2]}, NULL);
+        cm = axis_half_angle(v_splat((const float[3]){unit.x, unit.y, unit.z}), sol.mid_c,
+                             sol.mid_s);
+    } else {
+        cm = to_local(&f[1], sol.mid);
+    }
+    cs = weighted(cs, in->weight);
+    cm = weighted(cm, in->weight);
+
+    CB_VF_ALIGNED float cs_f[4][CB_W], cm_f[4][CB_W], rs_f[4][CB_W], rm_f[4][CB_W];
+    store_quat(cs_f, cs);
+    store_quat(cm_f, cm);
+    unsigned skip_s = 0, skip_m = 0;
+    if (writes) {
+        /* The chain's two rotations, stored by the lanes whose job has an `out`. */
+        vm skip;
+        store_quat(rs_f, corrected(rotation[0], cs, &skip));
+        skip_s = cb_vm_bits(skip);
+        store_quat(rm_f, corrected(rotation[1], cm, &skip));
+        skip_m = cb_vm_bits(skip);
+    }
+    const unsigned reached = cb_vm_bits(sol.reached);
+    /* The chain's joints, every job's (same_chain), and their rotations' places in a pose,
+     * worked out once for the group (the stores below may alias job0: read per job, they
+     * would be read and worked out again for each). */
+    const uint32_t start_joint = job0->start_joint;
+    const size_t start_at = cb_lane_index(CB_LANE_COMPONENTS, start_joint, CB_LANE_Q);
+    const size_t mid_at = cb_lane_index(CB_LANE_COMPONENTS, job0->mid_joint, CB_LANE_Q);
     for (size_t i = 0; i < n; ++i) {
-        writes |= JOB(i)->out.ptr != NULL;
-        if (JOB(i)->weight > 0.0f) {
-            active |= 1u << i;
-            lead = lead < n ? lead : i;
+        if (!((solved >> i) & 1u)) {
+            continue;
+        }
+        if (o->out[i] != NULL) {
+            if (!((skip_s >> i) & 1u)) {
+                set_lane_rotation_at(o->out[i], start_at, rs_f, i);
+            }
+            if (!((skip_m >> i) & 1u)) {
+                set_lane_rotation_at(o->out[i], mid_at, rm_f, i);
+            }
+        }
+        cb_ik_two_bone_result *res = o->result[i];
+        if (res != NULL) {
+            store_lane_quat(cs_f, i, res->start_correction);
+            store_lane_quat(cm_f, i, res->mid_correction);
+            res->reached = (reached >> i) & 1u;
+            res->first_joint = start_joint;
         }
     }
-    unsigned solved = 0; /* the jobs the lanes solved */
-    if (lead < n) {
-        lanes ln;
-        ln.half = n <= CB_W / 2;
-        ln.lead = lead;
-        const float *target[CB_W], *pole[CB_W], *weight[CB_W]; /* each lane's (gather's way) */
-        const cb_ik_frame *given[CB_W];
-        for (size_t i = 0; i < CB_W; ++i) {
-            const size_t at = (active >> i) & 1u ? i : lead;
-            const cb_ik_two_bone_job *job = JOB(at);
-            ln.pose[i] = (const float *)job->pose.ptr;
-            if (known) {
-                given[i] = ((const cb_ik_two_bone_known_job *)(const void *)job)->frames;
-            }
-            target[i] = job->target, pole[i] = job->pole, weight[i] = &job->weight;
-        }
-        lane_inputs in = {
-            {cb_vf_from_ptrs(target, 0), cb_vf_from_ptrs(target, 1), cb_vf_from_ptrs(target, 2)},
-            {cb_vf_from_ptrs(pole, 0), cb_vf_from_ptrs(pole, 1), cb_vf_from_ptrs(pole, 2)},
-            cb_vf_from_ptrs(weight, 0)};
-        lframe f[3];
-        lq rotation[2]; /* the start and mid joints' local rotations (from the pose) */
-        if (known) {
-            known_frames(given, f); /* checked by the caller */
-        } else if (ln.half) {
-            /* ik.c chain_frames from the pose: the start from the root, each next from the one
-             * before, composed onto it. */
-            chain_frames(job0, &ln, true, f, rotation);
-        } else {
-            chain_frames(job0, &ln, false, f, rotation);
-        }
-        /* The checks of cb_ik_two_bone_unchecked and two_bone_frames (the frames' where they
-         * come from the pose); a lane that fails one goes to the scalar job, which refuses it
-         * with its code and message. */
-        vm ok = cb_vm_and(vec_in_range(in.target), vec_in_range(in.pole));
-        if (!known) {
-            const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
-            ok = cb_vm_and(ok, frames_in_range(f));
-            ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
-            ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
-        }
-        solved = active & cb_vm_bits(ok);
-
-        float soften = job0->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job0->soften;
-        lane_solution sol = solve_two_bone(job0, &in, &f[0], &f[1], &f[2], soften);
-        lq cs = to_local(&f[0], sol.start), cm;
-        const float *axis = job0->mid_axis;
-        if (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2] > 0.0f) {
-            /* The turn is about the given axis: written from the axis itself. */
-            cb_fvec3 unit = cb_fv_normalize_len((cb_fvec3){axis[0], axis[1], axis[2]}, NULL);
-            cm = axis_half_angle(v_splat((const float[3]){unit.x, unit.y, unit.z}), sol.mid_c,
-                                 sol.mid_s);
-        } else {
-            cm = to_local(&f[1], sol.mid);
-        }
-        cs = weighted(cs, in.weight);
-        cm = weighted(cm, in.weight);
-
-        CB_VF_ALIGNED float cs_f[4][CB_W], cm_f[4][CB_W], rs_f[4][CB_W], rm_f[4][CB_W];
-        store_quat(cs_f, cs);
-        store_quat(cm_f, cm);
-        unsigned skip_s = 0, skip_m = 0;
-        if (writes) {
-            /* In place (lane_form): the chain's two rotations, stored by the lanes whose job
-             * has an `out`; the known form's frames come without the pose's rotations. */
-            if (known) {
-                rotation[0] = gather_rotation(&ln, job0->start_joint);
-                rotation[1] = gather_rotation(&ln, job0->mid_joint);
-            }
-            vm skip;
-            store_quat(rs_f, corrected(rotation[0], cs, &skip));
-            skip_s = cb_vm_bits(skip);
-            store_quat(rm_f, corrected(rotation[1], cm, &skip));
-            skip_m = cb_vm_bits(skip);
-        }
-        const unsigned reached = cb_vm_bits(sol.reached);
-        /* The chain's joints, every job's (same_chain), and their rotations' places in a pose,
-         * worked out once for the group (the stores below may alias job0: read per job, they
-         * were read and worked out again for each). */
-        const uint32_t start_joint = job0->start_joint;
-        const size_t start_at = cb_lane_index(CB_LANE_COMPONENTS, start_joint, CB_LANE_Q);
-        const size_t mid_at = cb_lane_index(CB_LANE_COMPONENTS, job0->mid_joint, CB_LANE_Q);
-        for (size_t i = 0; i < n; ++i) {
-            if (!((solved >> i) & 1u)) {
-                continue;
-            }
-            const cb_ik_two_bone_job *job = JOB(i);
-            /* What cb_ik_two_bone_unchecked asserts once the target and pole are checked. */
-            CB_ASSERT(cb_ik_two_bone_job_validate(job, NULL) == CB_OK);
-            if (job->out.ptr != NULL) {
-                if (!((skip_s >> i) & 1u)) {
-                    set_lane_rotation_at(job->out.ptr, start_at, rs_f, i);
-                }
-                if (!((skip_m >> i) & 1u)) {
-                    set_lane_rotation_at(job->out.ptr, mid_at, rm_f, i);
-                }
-            }
-            if (job->result != NULL) {
-                store_lane_quat(cs_f, i, job->result->start_correction);
-                store_lane_quat(cm_f, i, job->result->mid_correction);
-                job->result->reached = (reached >> i) & 1u;
-                job->result->first_joint = start_joint;
-            }
-        }
-    }
-    return solved;
-#undef JOB
 }
 
+/* Jobs [0, n) of one chain, n <= W, each eligible (lane_form, same_chain as jobs[0]). Returns
+ * the jobs the lanes solved (bit i: job i, its outputs written); the others are left untouched
+ * for the scalar job (run_batches). */
 static unsigned solve_group(const void *p, size_t n)
 {
-    return solve_jobs(p, sizeof(cb_ik_two_bone_job), n, false);
+    const cb_ik_two_bone_job *jobs = p, *job0 = &jobs[0];
+    /* Lanes with work: weight > 0 (weight 0 is the scalar job's no-op). */
+    unsigned active = 0;
+    bool writes = false;
+    for (size_t i = 0; i < n; ++i) {
+        writes |= jobs[i].out.ptr != NULL;
+        active |= (unsigned)(jobs[i].weight > 0.0f) << i;
+    }
+    if (active == 0) {
+        return 0;
+    }
+    lanes ln;
+    lanes_open(&ln, active, n);
+    const float *target[CB_W], *pole[CB_W], *weight[CB_W]; /* each lane's (gather's way) */
+    for (size_t i = 0; i < CB_W; ++i) {
+        const cb_ik_two_bone_job *job = &jobs[(active >> i) & 1u ? i : ln.lead];
+        ln.pose[i] = (const float *)job->pose.ptr;
+        target[i] = job->target, pole[i] = job->pole, weight[i] = &job->weight;
+    }
+    const lane_inputs in = {
+        {cb_vf_from_ptrs(target, 0), cb_vf_from_ptrs(target, 1), cb_vf_from_ptrs(target, 2)},
+        {cb_vf_from_ptrs(pole, 0), cb_vf_from_ptrs(pole, 1), cb_vf_from_ptrs(pole, 2)},
+        cb_vf_from_ptrs(weight, 0)};
+    lframe f[3];
+    lq rotation[2]; /* the start and mid joints' local rotations (from the pose) */
+    if (ln.half) {
+        job_frames(job0, &ln, true, f, rotation);
+    } else {
+        job_frames(job0, &ln, false, f, rotation);
+    }
+    /* The checks of cb_ik_two_bone_unchecked and two_bone_frames; a lane that fails one goes
+     * to the scalar job, which refuses it with its code and message. */
+    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+    vm ok = cb_vm_and(vec_in_range(in.target), vec_in_range(in.pole));
+    ok = cb_vm_and(ok, frames_in_range(f));
+    ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
+    ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
+    const unsigned solved = active & cb_vm_bits(ok);
+    lane_outputs o;
+    for (size_t i = 0; i < n; ++i) {
+        /* What cb_ik_two_bone_unchecked asserts once the target and pole are checked. */
+        CB_ASSERT(!((solved >> i) & 1u) || cb_ik_two_bone_job_validate(&jobs[i], NULL) == CB_OK);
+        o.out[i] = jobs[i].out.ptr, o.result[i] = jobs[i].result;
+    }
+    solve_write(job0, &in, f, rotation, writes, solved, n, &o);
+    return solved;
 }
 
 static const lane_kernel kernel = {sizeof(cb_ik_two_bone_job), lane_form, same_chain, solve_group,
@@ -467,24 +476,199 @@ size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, c
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Jobs with their frames given                                                                */
+/* Stride warps: every leg of W characters                                                     */
 
-static unsigned solve_known_group(const void *p, size_t n)
+/* A warp the lanes take: frames from the pose, in place, no result (the graph's). */
+static bool stride_lane_form(const void *p)
 {
-    return solve_jobs(p, sizeof(cb_ik_two_bone_known_job), n, true);
+    const cb_ik_stride_job *job = p;
+    return job->model.ptr == NULL && job->out.ptr == job->pose.ptr && job->result == NULL;
 }
 
-static cb_result scalar_known_job(const void *p)
+/* Two warps on the same legs: the skeleton, the hip, each leg's joints and hinge, the soften. */
+static bool same_legs(const void *pa, const void *pb)
 {
-    const cb_ik_two_bone_known_job *job = p;
-    return cb_ik_two_bone_known_unchecked(&job->job, job->frames, NULL);
+    const cb_ik_stride_job *a = pa, *b = pb;
+    return a->skeleton == b->skeleton && a->hip_joint == b->hip_joint &&
+           a->leg_count == b->leg_count && memcmp(&a->soften, &b->soften, sizeof a->soften) == 0 &&
+           (a->legs == b->legs || memcmp(a->legs, b->legs, a->leg_count * sizeof *a->legs) == 0);
 }
 
-static const lane_kernel known_kernel = {sizeof(cb_ik_two_bone_known_job), lane_form, same_chain,
-                                         solve_known_group, scalar_known_job};
-
-size_t cb_ik_two_bone_many_known_unchecked(const cb_ik_two_bone_known_job *jobs, size_t n,
-                                           cb_result *results)
+static cb_result scalar_stride(const void *job)
 {
-    return run_batches(&known_kernel, jobs, n, results);
+    return cb_ik_stride_unchecked(job, NULL);
+}
+
+/* What each lane's warp brings: its unit direction, k - 1 and the legs' weight. */
+typedef struct stride_inputs {
+    vf ux, uz, k1, weight;
+} stride_inputs;
+
+/* ik.c stride_targets, a leg's target: the end joint e moved along u by (k - 1) ((e - hip) . u). */
+CB_INLINE lv3 stride_target(const stride_inputs *in, lv3 e, lv3 hip)
+{
+    vf along = cb_vf_add(cb_vf_mul(cb_vf_sub(e.x, hip.x), in->ux),
+                         cb_vf_mul(cb_vf_sub(e.z, hip.z), in->uz));
+    vf shift = cb_vf_mul(in->k1, along);
+    return (lv3){cb_vf_add(e.x, cb_vf_mul(shift, in->ux)), e.y,
+                 cb_vf_add(e.z, cb_vf_mul(shift, in->uz))};
+}
+
+/* Warps [0, n) on the same legs whose lanes are `on`: ik.c stride_solve in lanes. The hip's and
+ * every leg's frames from the pose and each leg's target, with stride_targets' checks; then,
+ * for the lanes that pass them all, each leg's two-bone solve on its frames (the legs are
+ * disjoint: solving one leaves another's frames as they were) and its writes. Returns those
+ * lanes; the others write nothing. Called with `half` a constant (job_frames says why). */
+CB_INLINE unsigned stride_lanes(const cb_ik_stride_job *jobs, size_t n, const lanes *ln, bool half,
+                                unsigned on, const stride_inputs *in)
+{
+    const cb_ik_stride_job *job0 = &jobs[0];
+    const struct cb_skeleton *s = job0->skeleton;
+    const lframe hip = path_frame(s, ln, half, job0->hip_joint, -1, NULL);
+    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+    vm ok = frame_in_range(&hip);
+    lframe f[CB_IK_STRIDE_MAX_LEGS][3];
+    lq rotation[CB_IK_STRIDE_MAX_LEGS][2];
+    lv3 target[CB_IK_STRIDE_MAX_LEGS];
+    for (uint32_t l = 0; l < job0->leg_count; ++l) {
+        const cb_ik_stride_leg *leg = &job0->legs[l];
+        chain_frames(s, leg->start_joint, leg->mid_joint, leg->end_joint, ln, half, f[l],
+                     rotation[l]);
+        ok = cb_vm_and(ok, frames_in_range(f[l]));
+        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[l][1].p, f[l][0].p)), min_bone));
+        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[l][2].p, f[l][1].p)), min_bone));
+        target[l] = stride_target(in, f[l][2].p, hip.p);
+        ok = cb_vm_and(ok, vec_in_range(target[l]));
+    }
+    const unsigned solved = on & cb_vm_bits(ok);
+    if (solved == 0) {
+        return 0;
+    }
+    lane_outputs o;
+    for (size_t i = 0; i < n; ++i) {
+        o.out[i] = jobs[i].out.ptr, o.result[i] = NULL;
+    }
+    const lv3 no_pole = {cb_vf_zero(), cb_vf_zero(), cb_vf_zero()};
+    for (uint32_t l = 0; l < job0->leg_count; ++l) {
+        const cb_ik_stride_leg *leg = &job0->legs[l];
+        /* ik.c stride_leg_job: what solve_write reads of the chain */
+        const cb_ik_two_bone_job chain = {
+            .start_joint = leg->start_joint,
+            .mid_joint = leg->mid_joint,
+            .end_joint = leg->end_joint,
+            .mid_axis = {leg->mid_axis[0], leg->mid_axis[1], leg->mid_axis[2]},
+            .soften = job0->soften,
+        };
+        const lane_inputs leg_in = {target[l], no_pole, in->weight};
+        solve_write(&chain, &leg_in, f[l], rotation[l], true, solved, n, &o);
+    }
+    return solved;
+}
+
+/* Warps [0, n) on the same legs, 2 <= n <= W: the lanes with work (a direction that passes the
+ * unchecked warp's check, cb_ik_stride_on, a weight above 0 after the engage ramp) to
+ * stride_lanes, the others (and any that fails a check) to the scalar warp. */
+static unsigned stride_group(const void *p, size_t n)
+{
+    const cb_ik_stride_job *jobs = p;
+    CB_VF_ALIGNED float ux[CB_W], uz[CB_W], k1[CB_W], weight[CB_W];
+    unsigned on = 0;
+    for (size_t i = 0; i < n; ++i) {
+        weight[i] = cb_ik_stride_weight(&jobs[i]);
+        if (cb_ik_stride_direction_ok(&jobs[i]) && cb_ik_stride_on(&jobs[i], &ux[i], &uz[i]) &&
+            weight[i] > 0.0f) {
+            on |= 1u << i;
+        }
+    }
+    if (on == 0) {
+        return 0;
+    }
+    lanes ln;
+    lanes_open(&ln, on, n);
+    for (size_t i = 0; i < CB_W; ++i) {
+        const size_t at = (on >> i) & 1u ? i : ln.lead; /* past n: no bit */
+        ln.pose[i] = (const float *)jobs[at].pose.ptr;
+        ux[i] = ux[at], uz[i] = uz[at], weight[i] = weight[at];
+        k1[i] = jobs[at].scale - 1.0f;
+    }
+    const stride_inputs in = {cb_vf_load(ux), cb_vf_load(uz), cb_vf_load(k1), cb_vf_load(weight)};
+    return ln.half ? stride_lanes(jobs, n, &ln, true, on, &in)
+                   : stride_lanes(jobs, n, &ln, false, on, &in);
+}
+
+static const lane_kernel stride_kernel = {sizeof(cb_ik_stride_job), stride_lane_form, same_legs,
+                                          stride_group, scalar_stride};
+
+size_t cb_ik_stride_many_unchecked(const cb_ik_stride_job *jobs, size_t n, cb_result *results)
+{
+    return run_batches(&stride_kernel, jobs, n, results);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reaches (the foot lock's pelvis drop)                                                       */
+
+/* A reach the lanes can take: frames from the pose (nothing is written to it). */
+static bool reach_lane_form(const void *p)
+{
+    const cb_ik_two_bone_job *job = p;
+    return job->model.ptr == NULL;
+}
+
+/* Jobs [0, n) of one chain, 2 <= n <= W, each a cb_ik_two_bone_reach_job: ik.c
+ * cb_ik_two_bone_reach in lanes (two_bone_frames, chain_hinge, soft_start). Returns the jobs
+ * whose reach it wrote; the others (a frame out of range or not finite, a bone shorter than
+ * CB_IK_MIN_BONE_LENGTH, a hinge along a bone) go to the scalar form, which returns false. */
+static unsigned reach_group(const void *p, size_t n)
+{
+    const cb_ik_two_bone_reach_job *jobs = p;
+    const cb_ik_two_bone_job *job0 = &jobs[0].job;
+    lanes ln;
+    lanes_open(&ln, 1u, n); /* every job has work */
+    const float *pole[CB_W];
+    for (size_t i = 0; i < CB_W; ++i) {
+        const cb_ik_two_bone_job *job = &jobs[i < n ? i : 0].job;
+        ln.pose[i] = (const float *)job->pose.ptr;
+        pole[i] = job->pole;
+    }
+    lframe f[3];
+    lq rotation[2]; /* not read */
+    if (ln.half) {
+        job_frames(job0, &ln, true, f, rotation);
+    } else {
+        job_frames(job0, &ln, false, f, rotation);
+    }
+    const lv3 pole_in = {cb_vf_from_ptrs(pole, 0), cb_vf_from_ptrs(pole, 1),
+                         cb_vf_from_ptrs(pole, 2)};
+    const lane_hinge h = chain_hinge(job0, pole_in, &f[0], &f[1], &f[2]);
+    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+    vm ok = cb_vm_and(frames_in_range(f), h.turns);
+    ok = cb_vm_and(ok, cb_vm_and(cb_vf_ge(h.a, min_bone), cb_vf_ge(h.b, min_bone)));
+    CB_VF_ALIGNED float reach[CB_W], start[3][CB_W];
+    cb_vf_store(reach, soft_start(h.dmin, h.dmax, job_soften(job0)));
+    cb_vf_store(start[0], f[0].p.x), cb_vf_store(start[1], f[0].p.y);
+    cb_vf_store(start[2], f[0].p.z);
+    const unsigned solved = cb_vm_bits(ok) & ((1u << n) - 1u);
+    for (size_t i = 0; i < n; ++i) {
+        if ((solved >> i) & 1u) {
+            *jobs[i].reach = reach[i];
+            for (size_t k = 0; k < 3; ++k) {
+                jobs[i].start[k] = start[k][i];
+            }
+        }
+    }
+    return solved;
+}
+
+static cb_result scalar_reach(const void *p)
+{
+    const cb_ik_two_bone_reach_job *job = p;
+    return cb_ik_two_bone_reach(&job->job, job->start, job->reach) ? CB_OK : CB_ERR_DEGENERATE;
+}
+
+static const lane_kernel reach_kernel = {sizeof(cb_ik_two_bone_reach_job), reach_lane_form,
+                                         same_chain, reach_group, scalar_reach};
+
+size_t cb_ik_two_bone_reach_many(const cb_ik_two_bone_reach_job *jobs, size_t n, cb_result *results)
+{
+    return run_batches(&reach_kernel, jobs, n, results);
 }

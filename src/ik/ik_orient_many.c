@@ -124,7 +124,6 @@ static unsigned solve_group(const void *p, size_t n)
     /* orient_solve's turn per job; the lanes with work: t != 0 (t = 0 writes no rotation). */
     float t_of[CB_W], a_of[CB_W];
     unsigned active = 0;
-    size_t lead = n;
     bool writes = false;
     for (size_t i = 0; i < n; ++i) {
         const cb_ik_orient_job *job = &jobs[i];
@@ -132,12 +131,11 @@ static unsigned solve_group(const void *p, size_t n)
         a_of[i] = a, t_of[i] = job->weight * a;
         if (t_of[i] != 0.0f) {
             active |= 1u << i;
-            lead = lead < n ? lead : i;
             writes |= job->out.ptr != NULL;
         }
     }
     unsigned solved = 0; /* the jobs the lanes solved */
-    if (lead < n) {
+    if (active != 0) {
         orient_chain ch = {
             .n = job0->spine.count + 1, .joints = {job0->hip_joint}, .share = {1.0f}};
         for (size_t k = 1; k < ch.n; ++k) {
@@ -145,11 +143,10 @@ static unsigned solve_group(const void *p, size_t n)
             ch.share[k] = -job0->spine.ptr[k - 1].weight;
         }
         lanes ln;
-        ln.half = n <= CB_W / 2;
-        ln.lead = lead;
+        lanes_open(&ln, active, n);
         CB_VF_ALIGNED float tf[CB_W];
         for (size_t i = 0; i < CB_W; ++i) {
-            const size_t from = i < n && ((active >> i) & 1u) ? i : lead;
+            const size_t from = i < n && ((active >> i) & 1u) ? i : ln.lead;
             ln.pose[i] = (const float *)jobs[from].pose.ptr;
             tf[i] = t_of[from];
         }

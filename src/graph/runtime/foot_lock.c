@@ -11,10 +11,12 @@
  * x * 1 - z * 0 = x). Per character and per leg only: the bits do not depend on the batch or
  * the thread. No libm: detmath's sine and cosine.
  *
- * A step runs over the post-process's chunk of characters (post.c) in three passes: every
- * character's first halves (lock or release, each leg's target, the pelvis drop), one
- * cb_ik_two_bone_many_unchecked call per leg over the characters that pin it, every
- * character's second halves (cb_graph_foot_lock says why that keeps each character's bits). */
+ * A step runs over the post-process's chunk of characters (post.c) in passes: every character's
+ * first halves (lock or release, each leg's target); with a pelvis drop, one
+ * cb_ik_two_bone_reach_many call per leg over the characters that pin it, then every
+ * character's drop; one cb_ik_two_bone_many_unchecked call per leg over the characters that pin
+ * it; every character's second halves (cb_graph_foot_lock says why that keeps each character's
+ * bits). */
 #include <math.h>
 #include <string.h>
 
@@ -159,6 +161,9 @@ typedef struct leg_pull {
                      CB_IK_MAX_COORDINATE) */
     cb_ik_two_bone_result res; /* pinned and not refused: the solve's report; reached is
                                   false where not pinned */
+    bool has_reach; /* the pelvis drop's (set by leg_reaches, where the drop is on, for each
+                       leg it reads): the leg's exact reach and hip, where it has one */
+    float reach, hip[3];
 } leg_pull;
 
 /* One leg's first half for this frame: lock on the plant, release on the lift, and the target
@@ -265,18 +270,16 @@ static float drop_needed(const float hip[3], const float target[3], float reach)
 }
 
 /* Leg l's share of the pelvis drop, m: the least drop that brings its point within its exact
- * reach (the solve's own rule, cb_ik_two_bone_reach; a translation does not change it), clamped
- * to the bound. A held leg keeps it in its state; a releasing one takes no more than it had on
- * its last held frame: its point stays behind while the body moves on, and what it would ask
- * for then (up to the bound) is not what the lift should bring. */
-static float drop_share(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_group_span pose,
-                        const leg_pull *lp)
+ * reach (the solve's own rule, cb_ik_two_bone_reach, worked out by leg_reaches; a translation
+ * does not change it), clamped to the bound. A held leg keeps it in its state; a releasing one
+ * takes no more than it had on its last held frame: its point stays behind while the body moves
+ * on, and what it would ask for then (up to the bound) is not what the lift should bring. */
+static float drop_share(const gik *ik, const leg_pull *lp)
 {
     float *st = lp->st;
-    cb_ik_two_bone_job job = gik_lock_leg_job(ik, l, x->g->skeleton, pose, lp->target, lp->weight);
-    float hip[3], reach, need = 0.0f;
-    if (cb_ik_two_bone_reach(&job, hip, &reach)) { /* else the solve refuses it (counted) */
-        need = drop_needed(hip, lp->target, reach);
+    float need = 0.0f;
+    if (lp->has_reach) { /* else the solve refuses it (counted) */
+        need = drop_needed(lp->hip, lp->target, lp->reach);
         need = need > 0.0f ? need : 0.0f;
         need = need < ik->lock.pelvis_drop ? need : ik->lock.pelvis_drop;
     }
@@ -288,20 +291,72 @@ static float drop_share(const pose_ctx *x, const gik *ik, uint32_t l, cb_xform_g
     return need;
 }
 
-/* The pelvis drop (cb_graph_foot_lock_desc.pelvis_drop_m), before the legs' solves: each pinned
- * leg's share scaled by its lock weight, the largest applied to the pelvis. The weights keep it
- * continuous: they ramp it in and out (the step's weight, a release's smoothstep), a leg that
- * stops counting had weight 0 already, and a release starts from its last held share. */
+/* Leg l's two-bone job as every character of the chunk shares it, built once per call: the
+ * chain; character_leg_job then gives it a character's pose, target and weight. */
+static cb_ik_two_bone_job shared_leg_job(const pose_ctx *x, const gik *ik, uint32_t l)
+{
+    const float none[3] = {0.0f, 0.0f, 0.0f};
+    return gik_lock_leg_job(ik, l, x->g->skeleton, chunk_pose(x, 0), none, 0.0f);
+}
+
+/* The shared leg job moved onto character j of the chunk: its pose, its leg's target and
+ * weight. */
+static cb_ik_two_bone_job character_leg_job(cb_ik_two_bone_job leg, const pose_ctx *x, uint32_t j,
+                                            const leg_pull *p)
+{
+    gik_job_move(&leg, chunk_pose(x, j), p->target, p->weight);
+    return leg;
+}
+
+/* Whether the pelvis drop reads leg `lp`: pinned with some weight. */
+static bool pulls_pelvis(const leg_pull *lp)
+{
+    return lp->pin && lp->weight > 0.0f;
+}
+
+/* Leg l's exact reach and hip for every character of the chunk whose pelvis drop reads it, in
+ * one call (the characters' first halves done): the jobs share the leg's chain and read their
+ * own character's pose, before any drop moves it. */
+static void leg_reaches(const pose_ctx *x, const gik *ik, uint32_t l, uint32_t m,
+                        leg_pull (*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS], cb_ik_two_bone_reach_job *jobs)
+{
+    cb_result code[POSE_CHUNK];
+    uint32_t n = 0;
+    const cb_ik_two_bone_job leg = shared_leg_job(x, ik, l);
+    for (uint32_t j = 0; j < m; ++j) {
+        leg_pull *p = &lp[j][l];
+        p->has_reach = false;
+        if (pulls_pelvis(p)) {
+            jobs[n++] =
+                (cb_ik_two_bone_reach_job){character_leg_job(leg, x, j, p), p->hip, &p->reach};
+        }
+    }
+    if (n == 0) {
+        return;
+    }
+    cb_ik_two_bone_reach_many(jobs, n, code);
+    n = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+        if (pulls_pelvis(&lp[j][l])) {
+            lp[j][l].has_reach = code[n++] == CB_OK;
+        }
+    }
+}
+
+/* The pelvis drop (cb_graph_foot_lock_desc.pelvis_drop_m) of one character, its legs' reaches
+ * known, before its legs' solves: each pinned leg's share scaled by its lock weight, the largest
+ * applied to the pelvis. The weights keep it continuous: they ramp it in and out (the step's
+ * weight, a release's smoothstep), a leg that stops counting had weight 0 already, and a
+ * release starts from its last held share. */
 static void drop_pelvis(const pose_ctx *x, const gik *ik, cb_xform_group_span pose,
                         const leg_pull *lp, uint32_t legs)
 {
     float drop = 0.0f;
     for (uint32_t l = 0; l < legs; ++l) {
-        if (!lp[l].pin || !(lp[l].weight > 0.0f)) {
-            continue;
+        if (pulls_pelvis(&lp[l])) {
+            float share = lp[l].weight * drop_share(ik, &lp[l]);
+            drop = share > drop ? share : drop;
         }
-        float share = lp[l].weight * drop_share(x, ik, l, pose, &lp[l]);
-        drop = share > drop ? share : drop;
     }
     if (drop > 0.0f) {
         cb_ik_translate_joint(x->g->skeleton, pose.ptr, ik->lock.pelvis,
@@ -331,9 +386,8 @@ static float *leg_state(const pose_ctx *x, const gik *ik, uint32_t l, bool world
     return st;
 }
 
-/* Character x's first halves: every leg's target and weight (its lock or release), then the
- * pelvis drop (from every leg's target, before the solves). Off: every leg released, its
- * outputs written, nothing pinned. */
+/* Character x's first halves: every leg's target and weight (its lock or release). Off: every
+ * leg released, its outputs written, nothing pinned. */
 static void lock_begin_all(const pose_ctx *x, const gik *ik, cb_xform_group_span pose, float w,
                            placement *pl, leg_pull *lp)
 {
@@ -353,9 +407,6 @@ static void lock_begin_all(const pose_ctx *x, const gik *ik, cb_xform_group_span
         lp[l].st = leg_state(x, ik, l, world);
         lock_begin(x, ik, l, pose, w, pl, &lp[l]);
     }
-    if (ik->lock.pelvis_drop > 0.0f) {
-        drop_pelvis(x, ik, pose, lp, legs);
-    }
 }
 
 /* Leg l of every character of the chunk that pins it, in one call: the jobs share the leg's
@@ -366,16 +417,11 @@ static void solve_leg(const pose_ctx *x, const gik *ik, uint32_t l, uint32_t m,
 {
     cb_result code[POSE_CHUNK];
     uint32_t n = 0;
-    /* What the jobs share, built once: the leg's chain; each takes its character's pose,
-     * target and weight. */
-    const float none[3] = {0.0f, 0.0f, 0.0f};
-    const cb_ik_two_bone_job leg =
-        gik_lock_leg_job(ik, l, x->g->skeleton, chunk_pose(x, 0), none, 0.0f);
+    const cb_ik_two_bone_job leg = shared_leg_job(x, ik, l);
     for (uint32_t j = 0; j < m; ++j) {
         leg_pull *p = &lp[j][l];
         if (p->pin) {
-            jobs[n] = leg;
-            gik_job_move(&jobs[n], chunk_pose(x, j), p->target, p->weight);
+            jobs[n] = character_leg_job(leg, x, j, p);
             jobs[n++].result = &p->res;
         }
     }
@@ -406,7 +452,8 @@ static void lock_end_all(const pose_ctx *x, const gik *ik, cb_xform_group_span p
 }
 
 /* The chunk's arrays in the scratch's post area (cb_graph_post_bytes): each character's legs'
- * pulls, then placements, then one leg's jobs (14 KB at a chunk of 32, once on the stack). */
+ * pulls, then placements, then one leg's jobs, its solves' or its reaches' (about 16 KB at a
+ * chunk of 32, once on the stack). */
 static size_t pull_bytes(uint32_t chunk)
 {
     return cb_round_up((size_t)chunk * CB_GRAPH_FOOT_LOCK_MAX_LEGS * sizeof(leg_pull), 64);
@@ -419,18 +466,21 @@ static size_t placement_bytes(uint32_t chunk)
 
 size_t cb_graph_foot_lock_bytes(uint32_t chunk)
 {
-    return pull_bytes(chunk) + placement_bytes(chunk) +
-           cb_round_up((size_t)chunk * sizeof(cb_ik_two_bone_job), 64);
+    const size_t job = sizeof(cb_ik_two_bone_job) > sizeof(cb_ik_two_bone_reach_job)
+                           ? sizeof(cb_ik_two_bone_job)
+                           : sizeof(cb_ik_two_bone_reach_job);
+    return pull_bytes(chunk) + placement_bytes(chunk) + cb_round_up((size_t)chunk * job, 64);
 }
 
-/* The chunk in three passes: every character's first halves, one solve call per leg, every
- * character's second halves. Each leg's and character's work is what it was when each
- * character's legs ran one after another (first half, solve, second half), bit for bit: the
- * characters share nothing but the stats' sums, and a character's legs are chains in disjoint
- * subtrees (checked at build, graph/foot_lock.c), so a leg's solve writes only its start and
- * mid joints' rotations, which no other leg's half or solve reads (each reads the path from
- * the root to its own joints, and the state of its own leg). The pelvis drop was already taken
- * from every leg's target before the solves. */
+/* The chunk in passes: every character's first halves (with the pelvis drop: then one reach
+ * call per leg, then every character's drop), one solve call per leg, every character's second
+ * halves. Each leg's and character's work is what it was when each character's legs ran
+ * one after another (first half, solve, second half), bit for bit: the characters share nothing
+ * but the stats' sums, and a character's legs are chains in disjoint subtrees (checked at build,
+ * graph/foot_lock.c), so a leg's solve writes only its start and mid joints' rotations, which no
+ * other leg's half or solve reads (each reads the path from the root to its own joints, and the
+ * state of its own leg). The pelvis drop is taken from every leg's target and reach before the
+ * solves, the reaches from the pose before the drop moves it. */
 void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, const float *w,
                         cb_graph_scratch_stats *stats)
 {
@@ -438,8 +488,10 @@ void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, c
     char *area = x->s->post;
     leg_pull(*lp)[CB_GRAPH_FOOT_LOCK_MAX_LEGS] = (leg_pull(*)[CB_GRAPH_FOOT_LOCK_MAX_LEGS])area;
     placement *pl = (placement *)(area + pull_bytes(chunk));
+    /* one leg's jobs at a time: its reaches', then its solves' (cb_graph_foot_lock_bytes) */
     cb_ik_two_bone_job *jobs =
         (cb_ik_two_bone_job *)(area + pull_bytes(chunk) + placement_bytes(chunk));
+    cb_ik_two_bone_reach_job *reach_jobs = (cb_ik_two_bone_reach_job *)(void *)jobs;
     bool on = false;
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);
@@ -449,7 +501,17 @@ void cb_graph_foot_lock(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m, c
     if (!on) {
         return; /* the step is off for the whole chunk: released, nothing more to do */
     }
-    for (uint32_t l = 0; l < ik->joint_count / 3; ++l) {
+    const uint32_t legs = ik->joint_count / 3;
+    if (ik->lock.pelvis_drop > 0.0f) {
+        for (uint32_t l = 0; l < legs; ++l) {
+            leg_reaches(x, ik, l, m, lp, reach_jobs);
+        }
+        for (uint32_t j = 0; j < m; ++j) {
+            pose_ctx_at(x, base + j);
+            drop_pelvis(x, ik, chunk_pose(x, j), lp[j], legs);
+        }
+    }
+    for (uint32_t l = 0; l < legs; ++l) {
         solve_leg(x, ik, l, m, lp, jobs);
     }
     for (uint32_t j = 0; j < m; ++j) {

@@ -39,49 +39,28 @@ static float step_weight(const pose_ctx *x, const gik *ik)
     return lod > ik->max_lod ? 0.0f : w;
 }
 
-/* The plans' bytes in the scratch's post area: the leg jobs' rows start there. */
-static size_t stride_plan_bytes(uint32_t chunk)
-{
-    return cb_round_up((size_t)chunk * sizeof(cb_ik_stride_plan), 64);
-}
-
-/* A stride step's share of the post area: a plan per character, then a row of chunk jobs per
- * leg (38 KB at a chunk of 32; on the stack it set the post-process's depth). */
-static size_t stride_bytes(uint32_t chunk)
-{
-    return stride_plan_bytes(chunk) +
-           cb_round_up((size_t)CB_IK_STRIDE_MAX_LEGS * chunk * sizeof(cb_ik_two_bone_known_job),
-                       64);
-}
-
 size_t cb_graph_post_bytes(const cb_graph *g, uint32_t chunk)
 {
     size_t bytes = 0;
     for (uint32_t k = 0; k < g->ik_count; ++k) {
-        size_t b = g->iks[k].type == GIK_STRIDE      ? stride_bytes(chunk)
-                   : g->iks[k].type == GIK_FOOT_LOCK ? cb_graph_foot_lock_bytes(chunk)
-                                                     : 0;
+        size_t b = g->iks[k].type == GIK_FOOT_LOCK ? cb_graph_foot_lock_bytes(chunk) : 0;
         bytes = b > bytes ? b : bytes;
     }
     return bytes;
 }
 
-/* A stride warp step over the chunk: each character's plan (its scale clamped to the job's
- * range, its direction; a scale of 1, 0 or less, or not finite, or weight 0 skips it, the pose
- * keeping its bits; a refusal writes nothing and is counted), then one
- * cb_ik_two_bone_many_known_unchecked call per leg over the characters whose warp is on, with
- * the frames their plans computed: the jobs share the leg's chain, each in place on its own
- * character's pose (ik_kernels.h: the bits of the character's cb_ik_stride_unchecked). */
+/* A stride warp step over the chunk: every character whose warp is on (its scale clamped to the
+ * job's range, its direction; a scale of 1, 0 or less, or not finite, or weight 0 skips it, the
+ * pose keeping its bits) in one call; the jobs share the step's legs and each corrects its own
+ * character's pose (ik_kernels.h's contract: the bits of each character's
+ * cb_ik_stride_unchecked; a refusal writes nothing and is counted). */
 static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
                        cb_graph_scratch_stats *st)
 {
-    const uint32_t chunk = x->s->chunk;
-    cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS];
-    cb_ik_stride_plan *plans = x->s->post;
-    /* Leg l's jobs: row l, chunk long. */
-    cb_ik_two_bone_known_job *jobs =
-        (cb_ik_two_bone_known_job *)((char *)x->s->post + stride_plan_bytes(chunk));
-    uint32_t n = 0, leg_count = 0;
+    cb_ik_stride_leg legs[CB_IK_STRIDE_MAX_LEGS]; /* every job's: the step's legs */
+    cb_ik_stride_job jobs[POSE_CHUNK];
+    cb_result code[POSE_CHUNK];
+    uint32_t n = 0;
     for (uint32_t j = 0; j < m; ++j) {
         pose_ctx_at(x, base + j);
         const float w = step_weight(x, ik);
@@ -91,27 +70,11 @@ static void run_stride(pose_ctx *x, const gik *ik, uint32_t base, uint32_t m,
         }
         k = k < CB_IK_STRIDE_MIN_SCALE ? CB_IK_STRIDE_MIN_SCALE : k;
         k = k > CB_IK_STRIDE_MAX_SCALE ? CB_IK_STRIDE_MAX_SCALE : k;
-        const cb_ik_stride_job job =
+        jobs[n++] =
             gik_stride_job(ik, x->g->skeleton, chunk_pose(x, j), legs, k,
                            param_or_zero(x, ik->target[1]), param_or_zero(x, ik->target[2]), w);
-        cb_ik_stride_plan *plan = &plans[n];
-        if (cb_ik_stride_plan_unchecked(&job, plan, NULL) != CB_OK) {
-            st->refused_ik += 1;
-            continue;
-        }
-        for (uint32_t l = 0; l < job.leg_count && plan->on; ++l) {
-            jobs[(size_t)l * chunk + n].job = cb_ik_stride_leg_job(&job, plan, l, NULL);
-            jobs[(size_t)l * chunk + n].frames = plan->frames[l];
-        }
-        leg_count = job.leg_count;
-        n += plan->on;
     }
-    for (uint32_t l = 0; l < leg_count && n > 0; ++l) {
-        cb_result code[POSE_CHUNK];
-        size_t refused = cb_ik_two_bone_many_known_unchecked(&jobs[(size_t)l * chunk], n, code);
-        CB_ASSERT(refused == 0); /* each leg's chain passed the same checks in its plan */
-        (void)refused;
-    }
+    st->refused_ik += cb_ik_stride_many_unchecked(jobs, n, code);
 }
 
 /* Inlined into the step's loop over the chunk: as a call (per step and character, mostly to a
