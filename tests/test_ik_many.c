@@ -314,9 +314,22 @@ static bool maybe_break(cb_prng *r, const cb_skeleton *s, cb_xform_group *pose, 
     assert_true(n <= 256);
     assert_int_equal(cb_xform_unpack(one.ptr, one.count, (cb_xform_span){all, n}), CB_OK);
     x = all[j];
-    switch (cb_prng_below(r, 5)) {
+    switch (cb_prng_below(r, 6)) {
     case 0:
         x.translation[cb_prng_below(r, 3)] = NAN;
+        break;
+    case 4: /* both bones of 5e-7 m, below CB_IK_MIN_BONE_LENGTH but not 0 */
+        if (parents[c->mid] != (int32_t)c->start || parents[c->end] != (int32_t)c->mid) {
+            return false;
+        }
+        for (int b = 0; b < 2; ++b) {
+            float *t = all[b == 0 ? c->mid : c->end].translation;
+            const float len = sqrtf(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+            for (int k = 0; k < 3; ++k) {
+                t[k] *= 5e-7f / len;
+            }
+        }
+        j = c->end, x = all[j];
         break;
     case 1:
         x.rotation[cb_prng_below(r, 4)] = INFINITY;
@@ -451,12 +464,43 @@ static humanoid humanoid_make(void)
     return h;
 }
 
-/* A humanoid pose: rest (straight limbs) one time in six, a folded knee or elbow one in six,
+/* The rest pose (straight limbs) with every limb's mid joint turned by 0.2e-3 to 0.9e-3 rad
+ * about a random axis: bent too little for the bones' cross product (below CB_IK_STRAIGHT_EPS =
+ * 1e-3 of a b) to give a chain without mid_axis its hinge, which then comes from the job's
+ * pole, but enough that the pole's direction reaches the bits of the solve and the reach. */
+static void nearly_straight_pose(cb_prng *r, const humanoid *h, cb_xform_group *pose)
+{
+    const size_t groups = cb_skeleton_group_count(h->s), n = cb_skeleton_joint_count(h->s);
+    cb_xform all[256];
+    assert_true(n <= 256);
+    memcpy(pose, cb_skeleton_rest_pose(h->s).ptr, cb_skeleton_pose_bytes(h->s));
+    assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){all, n}), CB_OK);
+    for (int k = 0; k < 4; ++k) {
+        float v[3], *q = all[h->limb[k].mid].rotation;
+        random_unit(r, v);
+        const float half = 0.5f * cb_prng_range(r, 0.2e-3f, 0.9e-3f);
+        const float s = sinf(half), c = cosf(half);
+        const float t[4] = {v[0] * s, v[1] * s, v[2] * s, c}; /* q * t: x, y, z, w */
+        const float m[4] = {q[3] * t[0] + q[0] * t[3] + q[1] * t[2] - q[2] * t[1],
+                            q[3] * t[1] - q[0] * t[2] + q[1] * t[3] + q[2] * t[0],
+                            q[3] * t[2] + q[0] * t[1] - q[1] * t[0] + q[2] * t[3],
+                            q[3] * t[3] - q[0] * t[0] - q[1] * t[1] - q[2] * t[2]};
+        memcpy(q, m, sizeof m);
+    }
+    assert_int_equal(cb_xform_pack((cb_xform_cspan){all, n}, pose, groups), CB_OK);
+}
+
+/* A humanoid pose: rest (straight limbs) one time in eight, nearly straight one in eight
+ * (nearly_straight_pose), a folded knee or elbow one in eight,
  * else a blend of locomotion clips at a random time. */
 static void humanoid_pose(cb_prng *r, const humanoid *h, cb_xform_group *pose)
 {
     size_t groups = cb_skeleton_group_count(h->s);
-    uint32_t kind = cb_prng_below(r, 6);
+    uint32_t kind = cb_prng_below(r, 8);
+    if (kind == 2) {
+        nearly_straight_pose(r, h, pose);
+        return;
+    }
     if (kind <= 1) {
         memcpy(pose, cb_skeleton_rest_pose(h->s).ptr, cb_skeleton_pose_bytes(h->s));
         if (kind == 1) {
@@ -840,22 +884,27 @@ static void stride_check(batch *b, const char *what)
 /* What a batch's stride warps share: the hip, the legs, the soften. */
 typedef struct stride_shared {
     uint32_t hip, leg_count;
-    cb_ik_stride_leg legs[2];
+    cb_ik_stride_leg legs[4];
     float soften;
 } stride_shared;
 
-/* Both legs or one, measured from the pelvis or the root. */
+/* Both legs or one, measured from the pelvis or the root; now and then all four limbs, legs
+ * and arms (more legs than the lanes take: the scalar warp's). */
 static stride_shared random_stride_shared(cb_prng *r, const humanoid *h)
 {
     stride_shared sh = {.soften = random_shared(r).soften};
     const char *hip = cb_prng_below(r, 4) == 0 ? "root" : "pelvis";
     CB_CHECK(cb_skeleton_find_joint(h->s, hip, &sh.hip) == CB_OK, "no joint %s", hip);
-    const uint32_t first = cb_prng_below(r, 3); /* 0, 1: that leg alone; 2: both */
-    sh.leg_count = first == 2 ? 2 : 1;
+    const uint32_t first = cb_prng_below(r, 4); /* 0, 1: that leg alone; 2: both; 3: four */
+    sh.leg_count = first == 3 ? 4 : first == 2 ? 2 : 1;
+    const bool axis_from_bend = cb_prng_below(r, 4) == 0;
     for (uint32_t l = 0; l < sh.leg_count; ++l) {
-        const chain *c = &h->limb[first == 2 ? l : first];
+        const chain *c = &h->limb[first >= 2 ? l : first];
         sh.legs[l] =
             (cb_ik_stride_leg){c->start, c->mid, c->end, {c->axis[0], c->axis[1], c->axis[2]}};
+        if (axis_from_bend) { /* no mid_axis: the hinge from the bones' bend or the pole */
+            memset(sh.legs[l].mid_axis, 0, sizeof sh.legs[l].mid_axis);
+        }
     }
     return sh;
 }
@@ -909,16 +958,27 @@ static cb_ik_stride_job make_stride_job(cb_prng *r, batch *b, size_t i, const st
  * CB_IK_MAX_COORDINATE, but a target moved along a stride of up to 4 can leave it (refused). */
 static bool maybe_huge_pelvis(cb_prng *r, const humanoid *h, cb_xform_group *pose)
 {
-    if (cb_prng_below(r, 12) != 0) {
+    const uint32_t kind = cb_prng_below(r, 24);
+    if (kind > 1) {
         return false;
     }
     uint32_t pelvis;
     CB_CHECK(cb_skeleton_find_joint(h->s, "pelvis", &pelvis) == CB_OK, "no pelvis");
     const size_t n = cb_skeleton_joint_count(h->s), groups = cb_skeleton_group_count(h->s);
+    const int32_t *parents = cb_skeleton_parents(h->s);
     cb_xform all[256];
     assert_true(n <= 256);
     assert_int_equal(cb_xform_unpack(pose, groups, (cb_xform_span){all, n}), CB_OK);
-    all[pelvis].scale[0] = all[pelvis].scale[1] = all[pelvis].scale[2] = 9e8f;
+    if (kind == 0) { /* the legs' targets out of range */
+        all[pelvis].scale[0] = all[pelvis].scale[1] = all[pelvis].scale[2] = 9e8f;
+    } else { /* the pelvis out of range, the legs (its children) brought back within it */
+        all[pelvis].translation[0] += 1.5e9f;
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t thigh = h->limb[k].start;
+            CB_CHECK(parents[thigh] == (int32_t)pelvis, "the thigh's parent is not the pelvis");
+            all[thigh].translation[0] -= 1.5e9f;
+        }
+    }
     assert_int_equal(cb_xform_pack((cb_xform_cspan){all, n}, pose, groups), CB_OK);
     return true;
 }

@@ -4,8 +4,10 @@
  * operations with nothing W-wide in them (the SoA joint groups are read and written a lane at a
  * time). Two-bone jobs on one chain of many characters (the graph's legs) are also solved W at
  * a time, one character per lane, by cb_ik_two_bone_many_unchecked (ik_many.c), and so are
- * orientation warps (the graph's orientation step over a chunk) by cb_ik_orient_many_unchecked
- * (ik_orient_many.c); their lanes run this file's operations in the same order: the same bits.
+ * stride warps (cb_ik_stride_many_unchecked), the foot lock's reaches
+ * (cb_ik_two_bone_reach_many, ik_many.c) and orientation warps (the graph's orientation step
+ * over a chunk) by cb_ik_orient_many_unchecked (ik_orient_many.c); their lanes run this file's
+ * operations in the same order: the same bits.
  *
  * Model space comes either from the caller's local-to-model matrices or from the local pose:
  * the model matrix of a chain joint is the product of the local matrices on its path from the

@@ -25,8 +25,10 @@ size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, c
 /* n stride warps solved together: exactly what cb_ik_stride_unchecked does on each job in turn
  * (every output bit, the same refusals; no error message), results[j] job j's code; returns how
  * many were refused. Consecutive jobs on the same legs (skeleton, hip_joint, the legs' joints and
- * mid_axis, soften), in place, without model matrices or a result (the graph's stride step) are
- * solved W at a time, every leg of each in lanes; the others one by one. */
+ * mid_axis, soften), in place, without model matrices or a result, with at most two legs (the
+ * graph's stride step) are solved W at a time, every leg of each in lanes; the others one by
+ * one. The lanes read every pose before any leg is written, so the jobs must warp different
+ * poses (each of the graph's characters has one job). */
 size_t cb_ik_stride_many_unchecked(const cb_ik_stride_job *jobs, size_t n, cb_result *results);
 
 /* n orientation warps solved together (ik_orient_many.c): exactly what cb_ik_orient_unchecked

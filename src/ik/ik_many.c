@@ -478,11 +478,19 @@ size_t cb_ik_two_bone_many_unchecked(const cb_ik_two_bone_job *jobs, size_t n, c
 /* ------------------------------------------------------------------------------------------ */
 /* Stride warps: every leg of W characters                                                     */
 
-/* A warp the lanes take: frames from the pose, in place, no result (the graph's). */
+/* The most legs a warp in the lanes has: every leg's frames stay live from its checks to its
+ * solve, and at W = 16 four legs' took stride_group 17 KB of stack (two: 11 KB; the
+ * post-process keeps within 20 KB, docs/architecture.md). Bipeds, every example graph's stride
+ * step, have two; a warp of more legs goes to the scalar warp. */
+#define STRIDE_LANE_LEGS 2
+
+/* A warp the lanes take: frames from the pose, in place, no result (the graph's), at most
+ * STRIDE_LANE_LEGS legs. */
 static bool stride_lane_form(const void *p)
 {
     const cb_ik_stride_job *job = p;
-    return job->model.ptr == NULL && job->out.ptr == job->pose.ptr && job->result == NULL;
+    return job->model.ptr == NULL && job->out.ptr == job->pose.ptr && job->result == NULL &&
+           job->leg_count <= STRIDE_LANE_LEGS;
 }
 
 /* Two warps on the same legs: the skeleton, the hip, each leg's joints and hinge, the soften. */
@@ -527,9 +535,9 @@ CB_INLINE unsigned stride_lanes(const cb_ik_stride_job *jobs, size_t n, const la
     const lframe hip = path_frame(s, ln, half, job0->hip_joint, -1, NULL);
     const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
     vm ok = frame_in_range(&hip);
-    lframe f[CB_IK_STRIDE_MAX_LEGS][3];
-    lq rotation[CB_IK_STRIDE_MAX_LEGS][2];
-    lv3 target[CB_IK_STRIDE_MAX_LEGS];
+    lframe f[STRIDE_LANE_LEGS][3];
+    lq rotation[STRIDE_LANE_LEGS][2];
+    lv3 target[STRIDE_LANE_LEGS];
     for (uint32_t l = 0; l < job0->leg_count; ++l) {
         const cb_ik_stride_leg *leg = &job0->legs[l];
         chain_frames(s, leg->start_joint, leg->mid_joint, leg->end_joint, ln, half, f[l],

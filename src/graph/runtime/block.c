@@ -203,7 +203,7 @@ static scratch_layout scratch_layout_of(const cb_graph *g, uint32_t batch)
     L.live = take(&c, cb_graph_live_words(g) * n * sizeof(uint64_t));
     L.plant = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
     L.plant_soon = take(&c, (size_t)g->lock_leg_count * n * sizeof(float));
-    /* The post-process's chunk arrays (a stride warp's plans and jobs, a foot lock's pulls). */
+    /* The post-process's chunk arrays (a foot lock's pulls, placements and leg jobs). */
     L.post = take(&c, cb_graph_post_bytes(g, pose_chunk_of(batch)));
     L.total = c;
     return L;

@@ -244,7 +244,7 @@ void cb_graph_inert_apply(const pose_ctx *x, const float *state, cb_xform_group 
 void cb_graph_stage_post(pose_ctx *x, uint32_t base, uint32_t m, cb_graph_scratch_stats *st);
 
 /* Bytes of the scratch's `post` area for a chunk of `chunk` characters: the largest that one of
- * the graph's steps takes (a stride warp's plans and leg jobs, a foot lock's; 0 without either;
+ * the graph's steps takes (a foot lock's pulls, placements and leg jobs; 0 without one;
  * 64-byte aligned). Steps run one after another, so they share it. */
 size_t cb_graph_post_bytes(const cb_graph *g, uint32_t chunk);
 
