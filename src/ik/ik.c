@@ -556,12 +556,6 @@ IK_INLINE float soft_start(float dmin, float dmax, float soften)
     return max_of(soften * dmax, dmin);
 }
 
-/* The job's soften with its default resolved. */
-IK_INLINE float job_soften(const cb_ik_two_bone_job *job)
-{
-    return job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
-}
-
 /* The soft limit of the header: the distance the chain is given, d', and D - d' computed
  * without cancellation. */
 static float soften_distance(float d, float dmin, float dmax, float soften, float *gap,
@@ -761,7 +755,7 @@ static cb_result two_bone_solve(const cb_ik_two_bone_job *job, const frame known
             }
             f = computed;
         }
-        two_bone_solution sol = solve_two_bone(job, &f[0], &f[1], &f[2], job_soften(job));
+        two_bone_solution sol = solve_two_bone(job, &f[0], &f[1], &f[2], cb_ik_job_soften(job));
         reached = sol.reached;
         cs = to_local(&f[0], sol.start);
         v3 axis = v3_make(job->mid_axis);
@@ -800,7 +794,7 @@ bool cb_ik_two_bone_reach(const cb_ik_two_bone_job *job, float start[3], float *
     if (!h.turns) {
         return false; /* no exact reach but where the chain is (the solve's `reached` is false) */
     }
-    *reach = soft_start(h.dmin, h.dmax, job_soften(job));
+    *reach = soft_start(h.dmin, h.dmax, cb_ik_job_soften(job));
     start[0] = f[0].p.x, start[1] = f[0].p.y, start[2] = f[0].p.z;
     return true;
 }

@@ -28,6 +28,13 @@
 #define CB_IK_NEAR_EPS 1e-5f
 #define CB_IK_HINGE_EPS 1e-5f
 
+/* A two-bone job's soften with its default resolved (the solve's and the reach's, scalar and in
+ * lanes). */
+static inline float cb_ik_job_soften(const cb_ik_two_bone_job *job)
+{
+    return job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
+}
+
 /* The stride warp's unit horizontal motion direction, false when there is none. The squared
  * length is bounded (|direction| <= 1e9), so it neither overflows nor, above 1e-30, loses the
  * ratio. */

@@ -144,6 +144,16 @@ CB_INLINE vm frames_in_range(const lframe f[3])
                      frame_in_range(&f[2]));
 }
 
+/* Lanes whose chain passes two_bone_frames' checks: every frame within range and finite, both
+ * bones at least CB_IK_MIN_BONE_LENGTH long. */
+CB_INLINE vm chain_ok(const lframe f[3])
+{
+    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
+    vm ok = frames_in_range(f);
+    ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
+    return cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The solve (ik.c chain_hinge, soft_start, soften_distance, solve_two_bone)                   */
 
@@ -158,12 +168,6 @@ typedef struct lane_solution {
     vf mid_c, mid_s;
     vm reached;
 } lane_solution;
-
-/* ik.c job_soften: the job's soften with its default resolved. */
-CB_INLINE float job_soften(const cb_ik_two_bone_job *job)
-{
-    return job->soften == 0.0f ? CB_IK_DEFAULT_SOFTEN : job->soften;
-}
 
 /* ik.c soft_start: where the soft zone starts, max_of(soften dmax, dmin). */
 CB_INLINE vf soft_start(vf dmin, vf dmax, float soften)
@@ -359,7 +363,7 @@ CB_INLINE void solve_write(const cb_ik_two_bone_job *job0, const lane_inputs *in
                            const lq rotation[2], bool writes, unsigned solved, size_t n,
                            const lane_outputs *o)
 {
-    lane_solution sol = solve_two_bone(job0, in, &f[0], &f[1], &f[2], job_soften(job0));
+    lane_solution sol = solve_two_bone(job0, in, &f[0], &f[1], &f[2], cb_ik_job_soften(job0));
     lq cs = to_local(&f[0], sol.start), cm;
     const float *axis = job0->mid_axis;
     if (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2] > 0.0f) {
@@ -451,11 +455,8 @@ static unsigned solve_group(const void *p, size_t n)
     }
     /* The checks of cb_ik_two_bone_unchecked and two_bone_frames; a lane that fails one goes
      * to the scalar job, which refuses it with its code and message. */
-    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
     vm ok = cb_vm_and(vec_in_range(in.target), vec_in_range(in.pole));
-    ok = cb_vm_and(ok, frames_in_range(f));
-    ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[1].p, f[0].p)), min_bone));
-    ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[2].p, f[1].p)), min_bone));
+    ok = cb_vm_and(ok, chain_ok(f));
     const unsigned solved = active & cb_vm_bits(ok);
     lane_outputs o;
     for (size_t i = 0; i < n; ++i) {
@@ -533,7 +534,6 @@ CB_INLINE unsigned stride_lanes(const cb_ik_stride_job *jobs, size_t n, const la
     const cb_ik_stride_job *job0 = &jobs[0];
     const struct cb_skeleton *s = job0->skeleton;
     const lframe hip = path_frame(s, ln, half, job0->hip_joint, -1, NULL);
-    const vf min_bone = cb_vf_set1(CB_IK_MIN_BONE_LENGTH);
     vm ok = frame_in_range(&hip);
     lframe f[STRIDE_LANE_LEGS][3];
     lq rotation[STRIDE_LANE_LEGS][2];
@@ -542,9 +542,7 @@ CB_INLINE unsigned stride_lanes(const cb_ik_stride_job *jobs, size_t n, const la
         const cb_ik_stride_leg *leg = &job0->legs[l];
         chain_frames(s, leg->start_joint, leg->mid_joint, leg->end_joint, ln, half, f[l],
                      rotation[l]);
-        ok = cb_vm_and(ok, frames_in_range(f[l]));
-        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[l][1].p, f[l][0].p)), min_bone));
-        ok = cb_vm_and(ok, cb_vf_ge(v_len(v_sub(f[l][2].p, f[l][1].p)), min_bone));
+        ok = cb_vm_and(ok, chain_ok(f[l]));
         target[l] = stride_target(in, f[l][2].p, hip.p);
         ok = cb_vm_and(ok, vec_in_range(target[l]));
     }
@@ -652,7 +650,7 @@ static unsigned reach_group(const void *p, size_t n)
     vm ok = cb_vm_and(frames_in_range(f), h.turns);
     ok = cb_vm_and(ok, cb_vm_and(cb_vf_ge(h.a, min_bone), cb_vf_ge(h.b, min_bone)));
     CB_VF_ALIGNED float reach[CB_W], start[3][CB_W];
-    cb_vf_store(reach, soft_start(h.dmin, h.dmax, job_soften(job0)));
+    cb_vf_store(reach, soft_start(h.dmin, h.dmax, cb_ik_job_soften(job0)));
     cb_vf_store(start[0], f[0].p.x), cb_vf_store(start[1], f[0].p.y);
     cb_vf_store(start[2], f[0].p.z);
     const unsigned solved = cb_vm_bits(ok) & ((1u << n) - 1u);
