@@ -156,8 +156,8 @@ typedef struct cb_crowd_desc {
     uint32_t batch_size;
     /** Layout of the model-space matrices. Default CB_MATRIX_LAYOUT_MAT4. CB_MATRIX_LAYOUT_QTS
      *  (8 floats per joint: rotation, translation, uniform scale; crowdblend/ltm.h) is for
-     *  hosts that skin with quaternions: not with inverse_binds, and foot locking (follow.h)
-     *  refuses it. */
+     *  hosts that skin with quaternions: not with inverse_binds. Foot locking (follow.h) takes
+     *  any layout: it reads the foot_lock step's points, not the matrices. */
     cb_matrix_layout matrix_layout;
     /** Host buffer for kind 0's matrices: the character at dense index i writes joint_count
      *  matrices at (char *)matrices + i * matrix_stride_bytes. NULL: the crowd allocates. Other
