@@ -2,7 +2,7 @@
  * instruction counts and for wall-clock medians that two builds can interleave (docs/
  * performance.md, "The follow features' cost, second step"):
  *
- *   follow_probe CHARACTERS MODE FRAMES [WARMUP [NEAR_PERCENT]]
+ *   follow_probe [--weights] CHARACTERS MODE FRAMES [WARMUP [NEAR_PERCENT]]
  *
  * MODE: w2 (the W2 blend-space crowd, the host writing the local velocity) or the feature bits
  * of follow_world_features (0 none, 1 warp, 2 lock, 4 turn limit, 8 orientation, 16 stride,
@@ -16,9 +16,11 @@
  * post-process under level of detail (follow_world_features_lod): that share of the characters
  * at LOD 0, the rest above every step's max_lod (100 gives the bits of no NEAR_PERCENT). Prints one
  * JSON line: the median CPU ns per character of the timed frames, the shares of characters with the
- * lower body turned and a stride scale above 1 at the end, the crowd's output hash and a hash of
- * the kept clip weights (cb_crowd_weights, which the output hash does not cover; the feature worlds
- * keep them), so that two builds can be compared bit for bit. */
+ * lower body turned and a stride scale above 1 at the end, the crowd's output hash and, with
+ * --weights, a hash of the clip weights (cb_crowd_weights, which the output hash does not cover;
+ * 0 without), so that two builds can be compared bit for bit. --weights makes a feature world's
+ * crowd keep its weights, which costs it 4-8 ns per character: time without it, as the w2 world,
+ * which keeps none (docs/performance.md, session 18). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,10 @@ static unsigned long long weights_hash(const follow_world *w)
 
 int main(int argc, char **argv)
 {
+    const bool keep = argc >= 2 && strcmp(argv[1], "--weights") == 0;
+    if (keep) {
+        --argc, ++argv; /* argv[0] is not read again */
+    }
     uint32_t n = argc >= 4 ? (uint32_t)strtoul(argv[1], NULL, 10) : 0;
     bool w2 = argc >= 4 && strcmp(argv[2], "w2") == 0;
     int mode = argc >= 4 && !w2 ? atoi(argv[2]) : 0;
@@ -101,11 +107,13 @@ int main(int argc, char **argv)
     int near = argc >= 6 ? atoi(argv[5]) : -1;
     if (n == 0 || frames <= 0 || warmup < 0 || mode < 0 || mode > 63 || argc > 6 ||
         (argc >= 6 && (near < 0 || near > 100 || w2))) {
-        fprintf(stderr, "usage: follow_probe CHARACTERS w2|MODE FRAMES [WARMUP [NEAR_PERCENT]]\n");
+        fprintf(stderr, "usage: follow_probe [--weights] CHARACTERS w2|MODE FRAMES [WARMUP "
+                        "[NEAR_PERCENT]]\n");
         return 2;
     }
     follow_world w;
-    bool ok = w2 ? follow_world_w2(&w, n, false) : follow_world_features_lod(&w, n, mode, near);
+    bool ok =
+        w2 ? follow_world_w2(&w, n, false) : follow_world_features_lod(&w, n, mode, near, keep);
     double *ns = malloc((size_t)frames * sizeof *ns);
     if (!ok || ns == NULL) {
         fprintf(stderr, "follow_probe: setup failed\n");

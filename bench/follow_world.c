@@ -159,10 +159,11 @@ static char *example_text(const char *text, size_t length, bool drop, bool lod)
  * through it. */
 bool follow_world_features(follow_world *w, uint32_t n, int mode)
 {
-    return follow_world_features_lod(w, n, mode, -1);
+    return follow_world_features_lod(w, n, mode, -1, false);
 }
 
-bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_percent)
+bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_percent,
+                               bool keep_weights)
 {
     memset(w, 0, sizeof *w);
     w->n = n;
@@ -191,7 +192,7 @@ bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_p
                         .graphs = graphs,
                         .graph_count = 1,
                         .thread_count = 1,
-                        .keep_weights = true};
+                        .keep_weights = keep_weights};
     w->pos = calloc(3 * (size_t)n, sizeof(float));
     w->vel = calloc(3 * (size_t)n, sizeof(float));
     if (w->pos == NULL || w->vel == NULL || cb_crowd_create(&cd, &w->crowd, NULL) != CB_OK) {

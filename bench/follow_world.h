@@ -38,8 +38,12 @@ bool follow_world_features(follow_world *w, uint32_t n, int mode);
 /* The same with level of detail (docs/graph.md "Level of detail"), near_percent >= 0: the graph
  * gets a parameter "lod" as its lod_param and "max_lod": 0 on each of its post-process steps
  * (orientation warp, stride warp, foot lock), and near_percent % of the characters (spread
- * evenly over the dense order) are at LOD 0, the others at LOD 1. -1: as follow_world_features. */
-bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_percent);
+ * evenly over the dense order) are at LOD 0, the others at LOD 1. -1: as follow_world_features.
+ * keep_weights: the crowd keeps its clip weights (cb_crowd_weights, for a check of their bits);
+ * off in the timed worlds, as in the W2 world, which never kept them (docs/performance.md,
+ * session 18: keeping them cost the feature worlds 4-8 ns per character). */
+bool follow_world_features_lod(follow_world *w, uint32_t n, int mode, int near_percent,
+                               bool keep_weights);
 void follow_world_move(follow_world *w, uint32_t frame);
 /* The W2 host without follower: the local velocity (forward speed, no sideways part) written
  * into the blend space's parameter columns. */
