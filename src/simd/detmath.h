@@ -82,26 +82,33 @@ static inline float cb_det_min(float a, float b)
     return a < b ? a : b;
 }
 
+/* a where `take_a`, else b, by bit masks rather than a branch: for conditions that change
+ * unpredictably from one call to the next (the quadrant of a character's heading). */
+static inline float cb_det_pick(int take_a, float a, float b)
+{
+    const uint32_t m = 0u - (uint32_t)(take_a != 0);
+    return cb_det_from_bits((cb_det_bits(a) & m) | (cb_det_bits(b) & ~m));
+}
+
 /* atan2(y, x) in [-pi, pi] with C's conventions for zeros, infinities and NaN; the scalar
- * twin of cb_vf_atan2 (see it for the method). */
+ * twin of cb_vf_atan2 (see it for the method). Both octant corrections are computed and
+ * picked (cb_det_pick), as the vector form selects them: the same operations on the taken
+ * path, without the two branches that a velocity's direction made unpredictable. */
 static inline float cb_det_atan2f(float y, float x)
 {
     if (isnan(x) || isnan(y)) {
         return x + y;
     }
     float ax = fabsf(x), ay = fabsf(y);
-    float hi = cb_det_max(ax, ay), lo = cb_det_min(ax, ay);
-    int both_inf = ax == INFINITY && ay == ax;
-    float num = both_inf ? 1.0f : lo;
-    float den = both_inf || hi == 0.0f ? 1.0f : hi;
+    const int y_above = ay > ax; /* neither is NaN here: hi and lo as cb_det_max and min */
+    float hi = cb_det_pick(y_above, ay, ax), lo = cb_det_pick(y_above, ax, ay);
+    int both_inf = (ax == INFINITY) & (ay == ax);
+    float num = cb_det_pick(both_inf, 1.0f, lo);
+    float den = cb_det_pick(both_inf | (hi == 0.0f), 1.0f, hi);
     float a = num / den;
     float r = a * cb_det_horner(a * a, cb_vmath_atan_coeffs, 9);
-    if (ay > ax) {
-        r = 1.57079632679489662f - r;
-    }
-    if (x < 0.0f || (hi == 0.0f && signbit(x))) {
-        r = 3.14159265358979324f - r;
-    }
+    r = cb_det_pick(y_above, 1.57079632679489662f - r, r);
+    r = cb_det_pick((x < 0.0f) | ((hi == 0.0f) & (signbit(x) != 0)), 3.14159265358979324f - r, r);
     return copysignf(r, y);
 }
 
@@ -127,7 +134,11 @@ static inline void cb_det_sincos_reduced(float r, float *s, float *c)
 
 /* sin(x) and cos(x) together; NaN and +-inf give NaN, sin(+-0) = +-0. Each quarter turn of
  * x's quadrant maps (sin, cos) to (cos, -sin): q turns, taken at once, swap and negate exactly
- * (the bits of the earlier one-turn-at-a-time loop, tests/test_vmath.c). */
+ * (the bits of the earlier one-turn-at-a-time loop, tests/test_vmath.c). The quadrant is
+ * taken with bit operations, not branches: it is as good as random from one character to the
+ * next, and without the branches follow_probe's modes 3 and 27 run 2-3 % faster
+ * (docs/performance.md, session 18). Odd q swaps the two; q = 2, 3 negate the sine and
+ * q = 1, 2 the cosine (a negation flips the sign bit, so the bits are those of -s and -c). */
 static inline void cb_det_sincosf(float x, float *sin_out, float *cos_out)
 {
     if (!isfinite(x)) {
@@ -140,26 +151,12 @@ static inline void cb_det_sincosf(float x, float *sin_out, float *cos_out)
         return;
     }
     float r, s, c;
-    unsigned q = cb_det_reduce_half_pi(x, &r);
+    const uint32_t q = cb_det_reduce_half_pi(x, &r);
     cb_det_sincos_reduced(r, &s, &c);
-    switch (q) {
-    case 0:
-        *sin_out = s;
-        *cos_out = c;
-        break;
-    case 1:
-        *sin_out = c;
-        *cos_out = -s;
-        break;
-    case 2:
-        *sin_out = -s;
-        *cos_out = -c;
-        break;
-    default: /* 3: q is x's quarter turns mod 4 */
-        *sin_out = -c;
-        *cos_out = s;
-        break;
-    }
+    const uint32_t sb = cb_det_bits(s), cb = cb_det_bits(c), swap = 0u - (q & 1u);
+    const uint32_t sin_bits = (sb & ~swap) | (cb & swap), cos_bits = (cb & ~swap) | (sb & swap);
+    *sin_out = cb_det_from_bits(sin_bits ^ ((q & 2u) << 30));
+    *cos_out = cb_det_from_bits(cos_bits ^ (((q + 1u) & 2u) << 30));
 }
 
 static inline float cb_det_sinf(float x)
