@@ -412,76 +412,79 @@ static cb_result check_written_params(const uint32_t velocity[2], const warp_sta
     return CB_OK;
 }
 
+/* The features' states (proto's warp, stride, orient and lock) set up from the desc, checked
+ * against each other and the velocity parameters, and the lock's feet matched to the graph's
+ * legs; on failure nothing is left allocated. */
+static cb_result setup_features(const cb_follow_desc *d, const uint32_t velocity[2],
+                                cb_follow *proto, cb_error *err)
+{
+    cb_result r = setup_warp(d, &proto->warp, err);
+    if (r == CB_OK) {
+        r = setup_stride(d, &proto->stride, err);
+    }
+    if (r == CB_OK) {
+        r = setup_orient(d, &proto->orient, err);
+    }
+    if (r == CB_OK) {
+        r = setup_lock(d, &proto->lock, err);
+    }
+    if (r != CB_OK) {
+        return r;
+    }
+    lock_state *lock = &proto->lock;
+    r = check_written_params(velocity, &proto->warp, &proto->stride, &proto->orient, lock, err);
+    for (int foot = 0; foot < CB_FOLLOW_FEET && lock->on && r == CB_OK; ++foot) {
+        r = resolve_leg(cb_crowd_graph(d->crowd, d->kind), lock, foot, d->lock.joint[foot], err);
+    }
+    if (r != CB_OK) {
+        cb_allocator a = d->allocator;
+        free_lock(lock, d->capacity, &a); /* setup_lock succeeded */
+    }
+    return r;
+}
+
 cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_follow_create: desc or out is NULL");
     }
     cb_follow_desc d = cb_follow_query_desc(desc);
+    cb_follow proto = {
+        .crowd = d.crowd,
+        .kind = d.kind,
+        .capacity = d.capacity,
+        .stand = d.stand_speed_mps,
+        .follow = d.follow_speed_mps,
+        .max_turn = d.max_turn_rps,
+        .allocator = d.allocator,
+    };
     cb_result r = check_desc(&d, err);
-    uint32_t left = 0, forward = 0;
     if (r == CB_OK) {
         r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx",
-                                CB_GRAPH_BLEND_PARAM_PREFIX "0", "left_param", &left, err);
+                                CB_GRAPH_BLEND_PARAM_PREFIX "0", "left_param", &proto.p_left, err);
     }
     if (r == CB_OK) {
         r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy",
-                                CB_GRAPH_BLEND_PARAM_PREFIX "1", "forward_param", &forward, err);
-    }
-    warp_state warp = {0};
-    lock_state lock = {0};
-    orient_state orient = {0};
-    stride_state stride = {0};
-    if (r == CB_OK) {
-        r = setup_warp(&d, &warp, err);
+                                CB_GRAPH_BLEND_PARAM_PREFIX "1", "forward_param", &proto.p_forward,
+                                err);
     }
     if (r == CB_OK) {
-        r = setup_stride(&d, &stride, err);
-    }
-    if (r == CB_OK) {
-        r = setup_orient(&d, &orient, err);
-    }
-    if (r == CB_OK) {
-        r = setup_lock(&d, &lock, err);
-    }
-    if (r == CB_OK) {
-        const uint32_t velocity[2] = {left, forward};
-        r = check_written_params(velocity, &warp, &stride, &orient, &lock, err);
-        for (int foot = 0; foot < CB_FOLLOW_FEET && lock.on && r == CB_OK; ++foot) {
-            r = resolve_leg(cb_crowd_graph(d.crowd, d.kind), &lock, foot, d.lock.joint[foot], err);
-        }
-        if (r != CB_OK) {
-            free_lock(&lock, d.capacity, &d.allocator); /* setup_lock succeeded */
-        }
+        const uint32_t velocity[2] = {proto.p_left, proto.p_forward};
+        r = setup_features(&d, velocity, &proto, err);
     }
     if (r != CB_OK) {
         return r;
     }
     cb_follow *f = cb_alloc_zeroed(&d.allocator, sizeof *f, 64);
-    cb_follow_root *roots =
-        f != NULL ? cb_alloc_zeroed(&d.allocator, d.capacity * sizeof *roots, 64) : NULL;
-    if (roots == NULL) {
+    proto.roots =
+        f != NULL ? cb_alloc_zeroed(&d.allocator, d.capacity * sizeof *proto.roots, 64) : NULL;
+    if (proto.roots == NULL) {
         cb_free(&d.allocator, f, sizeof *f);
-        free_lock(&lock, d.capacity, &d.allocator);
+        free_lock(&proto.lock, d.capacity, &d.allocator);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_follow_create: %u characters",
                             d.capacity);
     }
-    *f = (cb_follow){
-        .crowd = d.crowd,
-        .kind = d.kind,
-        .capacity = d.capacity,
-        .p_left = left,
-        .p_forward = forward,
-        .stand = d.stand_speed_mps,
-        .follow = d.follow_speed_mps,
-        .max_turn = d.max_turn_rps,
-        .allocator = d.allocator,
-        .roots = roots,
-        .warp = warp,
-        .lock = lock,
-        .orient = orient,
-        .stride = stride,
-    };
+    *f = proto;
     *out = f;
     return CB_OK;
 }
@@ -791,16 +794,14 @@ static float orient_turn(const orient_state *o, bool moving, float target, float
     return last + step;
 }
 
-cb_result cb_follow_update(cb_follow *f, const float *positions, const float *velocities,
-                           size_t stride_bytes, float dt_s)
+/* The arguments of an update checked, and every position and velocity (check_inputs), before
+ * anything is written. */
+static cb_result check_update(const cb_follow *f, const float *positions, const float *velocities,
+                              size_t stride, float dt_s)
 {
-    if (f == NULL) {
-        return CB_ERR_NULL_ARGUMENT;
-    }
     if (!isfinite(dt_s)) {
         return CB_ERR_NOT_FINITE;
     }
-    size_t stride = stride_bytes != 0 ? stride_bytes : 3 * sizeof(float);
     if (stride % sizeof(float) != 0) {
         return CB_ERR_MISALIGNED;
     }
@@ -816,102 +817,165 @@ cb_result cb_follow_update(cb_follow *f, const float *positions, const float *ve
     if (positions == NULL || velocities == NULL) {
         return CB_ERR_NULL_ARGUMENT;
     }
-    cb_result r = check_inputs(f, positions, velocities, stride);
-    if (r != CB_OK) {
+    return check_inputs(f, positions, velocities, stride);
+}
+
+/* The crowd's parameter columns an update writes (NULL where the feature is off), fetched once
+ * per update and held in a local, as lock_frame is. */
+typedef struct param_frame {
+    float *left, *forward;         /* the velocity in the lower body's frame, at rate 1 */
+    float *rate, *angle, *scale;   /* playback-rate, orientation and stride warping */
+    float *dir_left, *dir_forward; /* the stride's direction: the velocity in the root's frame */
+} param_frame;
+
+static void param_frame_init(const cb_follow *f, param_frame *pf)
+{
+    cb_crowd *crowd = f->crowd;
+    const uint32_t kind = f->kind;
+    pf->left = cb_crowd_param_column(crowd, kind, f->p_left);
+    pf->forward = cb_crowd_param_column(crowd, kind, f->p_forward);
+    pf->rate = f->warp.on ? cb_crowd_param_column(crowd, kind, f->warp.p_rate) : NULL;
+    pf->angle = f->orient.on ? cb_crowd_param_column(crowd, kind, f->orient.p_angle) : NULL;
+    pf->scale = f->stride.on ? cb_crowd_param_column(crowd, kind, f->stride.p_scale) : NULL;
+    pf->dir_left = f->stride.dir ? cb_crowd_param_column(crowd, kind, f->stride.p_dir[0]) : NULL;
+    pf->dir_forward = f->stride.dir ? cb_crowd_param_column(crowd, kind, f->stride.p_dir[1]) : NULL;
+}
+
+/* The follower's settings, copied into a local for the loop: the stores into the crowd's
+ * columns and the roots may alias the follower as far as the compiler knows, so it would load
+ * them again for every character. */
+typedef struct follow_settings {
+    float stand, follow, max_turn, dt;
+    warp_state warp;
+    stride_state stride;
+    orient_state orient;
+} follow_settings;
+
+/* The heading after this update: towards the velocity's angle `target` by the heading rule
+ * (cb_follow_heading's), then within the turn limit from the last heading. */
+static float next_yaw(const follow_settings *st, float last, float speed, bool moving, float target)
+{
+    float yaw = moving && st->follow > st->stand
+                    ? heading_toward(last, speed, target, st->stand, st->follow)
+                    : last;
+    if (st->max_turn > 0.0f) {
+        float turn = wrap_angle(yaw - last), most = st->max_turn * st->dt;
+        turn = turn > most ? most : turn < -most ? -most : turn;
+        yaw = wrap_angle(last + turn);
+    }
+    return yaw;
+}
+
+/* Orientation warping: the lower body's turn moved on (orient_turn) and written, and the
+ * heading's sine and cosine (*s, *c) turned by it into the lower body's. */
+static void turn_lower_body(const follow_settings *st, const param_frame *pf, cb_follow_root *root,
+                            bool moving, float target, uint32_t i, float *s, float *c)
+{
+    root->warp_rad = orient_turn(&st->orient, moving, target, root->yaw, root->warp_rad, st->dt);
+    pf->angle[i] = root->warp_rad;
+    float sw, cw;
+    cb_det_sincosf(root->warp_rad, &sw, &cw);
+    float s2 = *s * cw + *c * sw, c2 = *c * cw - *s * sw;
+    *s = s2;
+    *c = c2;
+}
+
+/* Playback-rate and stride warping for the commanded speed, and the velocity parameters: with
+ * warping the blend space is asked for the velocity at rate 1. */
+static void write_speed(const follow_settings *st, const param_frame *pf, cb_follow_root *root,
+                        float speed, uint32_t i, cb_follow_stats *stats)
+{
+    float inv = 1.0f;
+    if (pf->rate != NULL) {
+        float k = warp_rate(&st->warp, speed, stats);
+        pf->rate[i] = k;
+        root->stride = pf->scale != NULL ? stride_scale(&st->warp, &st->stride, root->stride, speed,
+                                                        k, st->dt, stats)
+                                         : 1.0f;
+        inv = 1.0f / (k * root->stride);
+    }
+    if (pf->scale != NULL) {
+        pf->scale[i] = root->stride;
+    }
+    pf->left[i] = root->left_mps * inv;
+    pf->forward[i] = root->forward_mps * inv;
+}
+
+/* Character i follows position p and velocity v: its root placed and turned, its graph's
+ * parameters written. */
+static void follow_one(const follow_settings *st, const param_frame *pf, cb_follow_root *root,
+                       const float *p, const float *v, uint32_t i, cb_follow_stats *stats)
+{
+    /* The speed and the velocity's angle once, for the heading and the lower body's turn
+     * alike (the same atan2, so a heading along the velocity leaves a warp of exactly 0). */
+    float speed = sqrtf(v[0] * v[0] + v[2] * v[2]);
+    bool moving = speed >= st->stand;
+    float target = moving ? cb_det_atan2f(v[0], v[2]) : 0.0f;
+    set_yaw(root, next_yaw(st, root->yaw, speed, moving, target));
+    memcpy(root->position, p, sizeof root->position);
+    /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
+     * model) is (cos yaw, 0, -sin yaw). */
+    float s, c;
+    yaw_sin_cos(root, &s, &c);
+    root->speed_mps = speed;
+    if (pf->dir_left != NULL) {
+        /* The motion in the root's (the model's) frame, before any lower-body turn. */
+        pf->dir_left[i] = v[0] * c - v[2] * s;
+        pf->dir_forward[i] = v[0] * s + v[2] * c;
+    }
+    if (pf->angle != NULL) {
+        turn_lower_body(st, pf, root, moving && speed > 0.0f, target, i, &s, &c);
+    }
+    root->forward_mps = v[0] * s + v[2] * c;
+    root->left_mps = v[0] * c - v[2] * s;
+    write_speed(st, pf, root, speed, i, stats);
+}
+
+/* The root placement the foot_lock step reads for character i, its weight on from the
+ * character's first frame, and the character marked seen: from the next update on, the step's
+ * outputs are its own. */
+static void lock_write_root(const lock_frame *lf, const cb_follow_root *root, uint32_t i)
+{
+    for (int a = 0; a < 3; ++a) {
+        lf->root_col[a][i] = root->position[a];
+    }
+    lf->root_col[3][i] = root->yaw;
+    if (lf->weight_col != NULL) {
+        lf->weight_col[i] = 1.0f;
+    }
+    lf->seen[i] = 1;
+}
+
+cb_result cb_follow_update(cb_follow *f, const float *positions, const float *velocities,
+                           size_t stride_bytes, float dt_s)
+{
+    if (f == NULL) {
+        return CB_ERR_NULL_ARGUMENT;
+    }
+    size_t stride = stride_bytes != 0 ? stride_bytes : 3 * sizeof(float);
+    cb_result r = check_update(f, positions, velocities, stride, dt_s);
+    if (r != CB_OK || f->count == 0) {
         return r;
     }
-    float *left = cb_crowd_param_column(f->crowd, f->kind, f->p_left);
-    float *forward = cb_crowd_param_column(f->crowd, f->kind, f->p_forward);
-    float *rate = f->warp.on ? cb_crowd_param_column(f->crowd, f->kind, f->warp.p_rate) : NULL;
-    float *angle =
-        f->orient.on ? cb_crowd_param_column(f->crowd, f->kind, f->orient.p_angle) : NULL;
-    float *scale =
-        f->stride.on ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_scale) : NULL;
-    float *dir_left =
-        f->stride.dir ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_dir[0]) : NULL;
-    float *dir_forward =
-        f->stride.dir ? cb_crowd_param_column(f->crowd, f->kind, f->stride.p_dir[1]) : NULL;
+    param_frame pf;
+    param_frame_init(f, &pf);
     lock_frame lf = {.root_col = {NULL}}; /* filled when locking */
-    bool locking = f->lock.on;
+    const bool locking = f->lock.on;
     if (locking) {
         lock_frame_init(f, &lf, dt_s);
     }
-    /* The follower's settings, its roots and its counts in locals for the loop: the stores
-     * into the crowd's columns and the roots may alias the follower as far as the compiler
-     * knows, so it would load them again for every character. */
-    const float stand = f->stand, follow = f->follow, max_turn = f->max_turn;
-    const warp_state warp = f->warp;
-    const stride_state strd = f->stride;
-    const orient_state orient = f->orient;
+    const follow_settings st = {f->stand, f->follow, f->max_turn, dt_s,
+                                f->warp,  f->stride, f->orient};
     cb_follow_root *roots = f->roots;
     cb_follow_stats stats = f->stats;
     for (uint32_t i = 0, n = f->count; i < n; ++i) {
-        const float *p = at(positions, stride, i), *v = at(velocities, stride, i);
-        cb_follow_root *root = &roots[i];
         if (locking && lf.seen[i] != 0) {
             observe_step(f, &lf, i, &stats);
         }
-        /* The speed and the velocity's angle once, for the heading and the lower body's turn
-         * alike (the same atan2, so a heading along the velocity leaves a warp of exactly 0). */
-        float speed = sqrtf(v[0] * v[0] + v[2] * v[2]);
-        bool moving = speed >= stand;
-        float target = moving ? cb_det_atan2f(v[0], v[2]) : 0.0f;
-        float yaw = moving && follow > stand
-                        ? heading_toward(root->yaw, speed, target, stand, follow)
-                        : root->yaw;
-        if (max_turn > 0.0f) {
-            float turn = wrap_angle(yaw - root->yaw), most = max_turn * dt_s;
-            turn = turn > most ? most : turn < -most ? -most : turn;
-            yaw = wrap_angle(root->yaw + turn);
-        }
-        set_yaw(root, yaw);
-        memcpy(root->position, p, sizeof root->position);
-        /* The character's forward axis is (sin yaw, 0, cos yaw) and its left (+X in the
-         * model) is (cos yaw, 0, -sin yaw). */
-        float s, c;
-        yaw_sin_cos(root, &s, &c);
-        root->speed_mps = speed;
-        if (dir_left != NULL) {
-            /* The motion in the root's (the model's) frame, before any lower-body turn. */
-            dir_left[i] = v[0] * c - v[2] * s;
-            dir_forward[i] = v[0] * s + v[2] * c;
-        }
-        if (angle != NULL) {
-            /* The velocity in the lower body's frame: the heading turned by the warp. */
-            root->warp_rad =
-                orient_turn(&orient, moving && speed > 0.0f, target, yaw, root->warp_rad, dt_s);
-            angle[i] = root->warp_rad;
-            float sw, cw;
-            cb_det_sincosf(root->warp_rad, &sw, &cw);
-            float s2 = s * cw + c * sw, c2 = c * cw - s * sw;
-            s = s2, c = c2;
-        }
-        root->forward_mps = v[0] * s + v[2] * c;
-        root->left_mps = v[0] * c - v[2] * s;
-        /* With warping the blend space is asked for the velocity at rate 1. */
-        float inv = 1.0f;
-        if (rate != NULL) {
-            float k = warp_rate(&warp, speed, &stats);
-            rate[i] = k;
-            root->stride = scale != NULL
-                               ? stride_scale(&warp, &strd, root->stride, speed, k, dt_s, &stats)
-                               : 1.0f;
-            inv = 1.0f / (k * root->stride);
-        }
-        if (scale != NULL) {
-            scale[i] = root->stride;
-        }
-        left[i] = root->left_mps * inv;
-        forward[i] = root->forward_mps * inv;
+        follow_one(&st, &pf, &roots[i], at(positions, stride, i), at(velocities, stride, i), i,
+                   &stats);
         if (locking) {
-            for (int a = 0; a < 3; ++a) {
-                lf.root_col[a][i] = root->position[a];
-            }
-            lf.root_col[3][i] = root->yaw;
-            if (lf.weight_col != NULL) {
-                lf.weight_col[i] = 1.0f; /* the step on, from the character's first frame */
-            }
-            lf.seen[i] = 1;
+            lock_write_root(&lf, &roots[i], i);
         }
     }
     f->stats = stats;
