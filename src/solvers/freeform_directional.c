@@ -82,74 +82,57 @@ static void pair_constants(double xi, double yi, double xj, double yj, double *k
     *at_zero = 1.0 - *k * phi + *l * mi;
 }
 
-static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
+/* The node at the origin (*origin, or -1); a second one there is refused. */
+static cb_result find_origin(const float *p, uint32_t m, int32_t *origin, cb_error *err)
 {
-    uint32_t m = desc->node_count;
-    const float *p = desc->nodes;
-    int32_t origin = -1;
+    *origin = -1;
     for (uint32_t i = 0; i < m; ++i) {
         if (p[2 * i] == 0.0f && p[2 * i + 1] == 0.0f) {
-            if (origin >= 0) {
+            if (*origin >= 0) {
                 return cb_error_set(err, CB_ERR_DUPLICATE,
                                     "freeform_directional_2d: nodes[%d] and nodes[%u] are both "
                                     "at the origin",
-                                    origin, i);
+                                    *origin, i);
             }
-            origin = (int32_t)i;
+            *origin = (int32_t)i;
         }
     }
-    polar tmp;
-    cb_result r = cb_solver_tables(s, sizeof tmp, plan, &(cb_plan_sizes){.nodes = m}, &tmp, err);
-    if (r != CB_OK) {
-        return r;
-    }
-    polar *d = s->data;
-    d->origin = origin;
+    return CB_OK;
+}
 
-    double h0[CB_SOLVER_MAX_NODES];
-    double min_mag = INFINITY;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < m; ++i) {
-        float x = p[2 * i], y = p[2 * i + 1];
-        cb_vf vx = cb_vf_set1(x), vy = cb_vf_set1(y);
-        d->mag_v[i] = cb_vf_lane(cb_vf_sqrt(cb_vf_fmadd(vx, vx, cb_vf_mul(vy, vy))), 0);
-        d->ang_v[i] = cb_vf_lane(cb_vf_atan2(vy, vx), 0);
-        d->mag_s[i] = sqrtf(x * x + y * y);
-        d->ang_s[i] = atan2f(y, x);
-        d->first[i] = n;
-        h0[i] = 1.0;
-        if ((int32_t)i == origin) {
-            continue;
-        }
-        d->inv4mag[i] = (float)(4.0 / hypot(x, y));
-        min_mag = fmin(min_mag, hypot(x, y));
-        /* Signed pairs first, then the nearly opposite (unsigned) ones. */
-        for (int pass = 0; pass < 2; ++pass) {
-            for (uint32_t j = 0; j < m; ++j) {
-                if (j == i || (int32_t)j == origin) {
-                    continue;
-                }
-                double k, lc, z;
-                int sign;
-                pair_constants(x, y, p[2 * j], p[2 * j + 1], &k, &lc, &sign, &z);
-                if ((sign == 0) != (pass == 1)) {
-                    continue;
-                }
-                d->pairs[n++] = (pair){(float)(sign < 0 ? -k : k), (float)lc};
-                d->n_signed[i] += pass == 0;
-                d->n_abs[i] += pass == 1;
-                h0[i] = fmin(h0[i], z);
+/* Ring node i's pairs, from d->pairs[*n] on (signed pairs first, then the nearly opposite,
+ * unsigned ones), and its influence at q = 0. */
+static double ring_pairs(polar *d, const float *p, uint32_t m, uint32_t i, uint32_t *n)
+{
+    double h0 = 1.0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t j = 0; j < m; ++j) {
+            if (j == i || (int32_t)j == d->origin) {
+                continue;
             }
-        }
-        /* Against the origin node, B_i(0) = 0. */
-        if (origin >= 0) {
-            h0[i] = 0.0;
+            double k, lc, z;
+            int sign;
+            pair_constants(p[2 * i], p[2 * i + 1], p[2 * j], p[2 * j + 1], &k, &lc, &sign, &z);
+            if ((sign == 0) != (pass == 1)) {
+                continue;
+            }
+            d->pairs[(*n)++] = (pair){(float)(sign < 0 ? -k : k), (float)lc};
+            d->n_signed[i] += pass == 0;
+            d->n_abs[i] += pass == 1;
+            h0 = fmin(h0, z);
         }
     }
-    /* Weights at q = 0, and the fallback: the origin node, or the innermost nodes evenly. The
-     * influences at q = 0 cancel to 0 for nodes on a common ring (1 - phi / phi), which double
-     * rounding leaves at 1e-16; below 1e-9 they count as 0. "Innermost" allows the 1e-6
-     * relative spread that float coordinates of one ring have. */
+    /* Against the origin node, B_i(0) = 0. */
+    return d->origin >= 0 ? 0.0 : h0;
+}
+
+/* Weights at q = 0 from the influences h0 there, and the fallback: the origin node, or the
+ * innermost nodes (magnitude min_mag) evenly. The influences at q = 0 cancel to 0 for nodes on
+ * a common ring (1 - phi / phi), which double rounding leaves at 1e-16; below 1e-9 they count
+ * as 0. "Innermost" allows the 1e-6 relative spread that float coordinates of one ring have. */
+static void weights_at_zero(polar *d, const float *p, uint32_t m, double *h0, double min_mag)
+{
+    const int32_t origin = d->origin;
     double sum0 = 0.0;
     uint32_t inner = 0;
     bool is_inner[CB_SOLVER_MAX_NODES];
@@ -164,6 +147,43 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
                                      : (is_inner[i] ? 1.0f / (float)inner : 0.0f);
         d->at_zero[i] = sum0 > 0.0 ? (float)(h0[i] / sum0) : d->fallback[i];
     }
+}
+
+static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
+{
+    uint32_t m = desc->node_count;
+    const float *p = desc->nodes;
+    int32_t origin;
+    cb_result r = find_origin(p, m, &origin, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    polar tmp;
+    r = cb_solver_tables(s, sizeof tmp, plan, &(cb_plan_sizes){.nodes = m}, &tmp, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    polar *d = s->data;
+    d->origin = origin;
+    double h0[CB_SOLVER_MAX_NODES];
+    double min_mag = INFINITY;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m; ++i) {
+        float x = p[2 * i], y = p[2 * i + 1];
+        cb_vf vx = cb_vf_set1(x), vy = cb_vf_set1(y);
+        d->mag_v[i] = cb_vf_lane(cb_vf_sqrt(cb_vf_fmadd(vx, vx, cb_vf_mul(vy, vy))), 0);
+        d->ang_v[i] = cb_vf_lane(cb_vf_atan2(vy, vx), 0);
+        d->mag_s[i] = sqrtf(x * x + y * y);
+        d->ang_s[i] = atan2f(y, x);
+        d->first[i] = n;
+        h0[i] = 1.0;
+        if ((int32_t)i != origin) {
+            d->inv4mag[i] = (float)(4.0 / hypot(x, y));
+            min_mag = fmin(min_mag, hypot(x, y));
+            h0[i] = ring_pairs(d, p, m, i, &n);
+        }
+    }
+    weights_at_zero(d, p, m, h0, min_mag);
     return CB_OK;
 }
 

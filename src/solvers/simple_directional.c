@@ -48,29 +48,29 @@ static void plan(cb_layout *l, void *tables, const cb_plan_sizes *n)
     d->sec = cb_layout_take(l, dirs * sizeof(sector));
 }
 
-static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
+/* The nodes sorted: the one at the origin (*origin, or -1), and the others' indices in order
+ * of angle (order[0..*dirs), their angles in angle[]); two nodes at the origin, or two in the
+ * same direction, are refused in the order the nodes come. */
+static cb_result order_directions(const float *p, uint32_t m, int32_t *origin, uint32_t *order,
+                                  double *angle, uint32_t *dirs, cb_error *err)
 {
-    uint32_t m = desc->node_count;
-    const float *p = desc->nodes;
-    int32_t origin = -1;
-    uint32_t order[CB_SOLVER_MAX_NODES];
-    double angle[CB_SOLVER_MAX_NODES];
-    uint32_t dirs = 0;
+    *origin = -1;
+    *dirs = 0;
     for (uint32_t i = 0; i < m; ++i) {
         double x = p[2 * i], y = p[2 * i + 1];
         if (x == 0.0 && y == 0.0) {
-            if (origin >= 0) {
+            if (*origin >= 0) {
                 return cb_error_set(err, CB_ERR_DUPLICATE,
                                     "simple_directional_2d: nodes[%d] and nodes[%u] are both at "
                                     "the origin",
-                                    origin, i);
+                                    *origin, i);
             }
-            origin = (int32_t)i;
+            *origin = (int32_t)i;
             continue;
         }
         /* Same direction: cross exactly 0 (products of floats are exact in double) and a
          * positive dot product. */
-        for (uint32_t k = 0; k < dirs; ++k) {
+        for (uint32_t k = 0; k < *dirs; ++k) {
             double ox = p[2 * order[k]], oy = p[2 * order[k] + 1];
             if (x * oy - y * ox == 0.0 && x * ox + y * oy > 0.0) {
                 return cb_error_set(err, CB_ERR_DUPLICATE,
@@ -82,7 +82,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
         }
         /* Insert by angle. */
         double a = atan2(y, x);
-        uint32_t k = dirs++;
+        uint32_t k = (*dirs)++;
         while (k > 0 && angle[k - 1] > a) {
             angle[k] = angle[k - 1];
             order[k] = order[k - 1];
@@ -91,12 +91,52 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
         angle[k] = a;
         order[k] = i;
     }
+    return CB_OK;
+}
+
+/* Sector c from node n0 at (x0, y0) to node n1 at (x1, y1), counter-clockwise; lone: the only
+ * direction node, its own neighbour. */
+static void fill_sector(sector *c, uint32_t n0, uint32_t n1, double x0, double y0, double x1,
+                        double y1, bool lone)
+{
+    c->n0 = n0;
+    c->n1 = n1;
+    /* cross(p0, p1): > 0 convex, < 0 reflex. Within 1e-6 rad of 180 degrees the solve
+     * would blow up (coefficients ~ 1 / sin), so such a sector counts as straight. */
+    double dd = x0 * y1 - y0 * x1;
+    if (lone || fabs(dd) <= 1e-6 * hypot(x0, y0) * hypot(x1, y1)) {
+        /* Projections onto each node (a lone node is its own neighbour: count it once). */
+        double l0 = x0 * x0 + y0 * y0, l1 = x1 * x1 + y1 * y1;
+        c->a0 = (float)(x0 / l0), c->b0 = (float)(y0 / l0);
+        c->a1 = lone ? 0.0f : (float)(x1 / l1);
+        c->b1 = lone ? 0.0f : (float)(y1 / l1);
+        c->reflex = 0.0f;
+    } else {
+        /* Cramer's rule for q = t0 p0 + t1 p1. */
+        c->a0 = (float)(y1 / dd), c->b0 = (float)(-x1 / dd);
+        c->a1 = (float)(-y0 / dd), c->b1 = (float)(x0 / dd);
+        c->reflex = dd < 0.0 ? 1.0f : 0.0f;
+    }
+}
+
+static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
+{
+    uint32_t m = desc->node_count;
+    const float *p = desc->nodes;
+    int32_t origin;
+    uint32_t order[CB_SOLVER_MAX_NODES];
+    double angle[CB_SOLVER_MAX_NODES];
+    uint32_t dirs;
+    cb_result r = order_directions(p, m, &origin, order, angle, &dirs, err);
+    if (r != CB_OK) {
+        return r;
+    }
     if (dirs == 0) {
         return cb_error_set(err, CB_ERR_TOO_FEW,
                             "simple_directional_2d: needs a node away from the origin");
     }
     simple_dir tmp;
-    cb_result r = cb_solver_tables(s, sizeof tmp, plan, &(cb_plan_sizes){.nodes = dirs}, &tmp, err);
+    r = cb_solver_tables(s, sizeof tmp, plan, &(cb_plan_sizes){.nodes = dirs}, &tmp, err);
     if (r != CB_OK) {
         return r;
     }
@@ -111,26 +151,8 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
     }
     for (uint32_t k = 0; k < dirs; ++k) {
         uint32_t n0 = order[k], n1 = order[(k + 1) % dirs];
-        double x0 = p[2 * n0], y0 = p[2 * n0 + 1], x1 = p[2 * n1], y1 = p[2 * n1 + 1];
-        sector *c = &d->sec[k];
-        c->n0 = n0;
-        c->n1 = n1;
-        /* cross(p0, p1): > 0 convex, < 0 reflex. Within 1e-6 rad of 180 degrees the solve
-         * would blow up (coefficients ~ 1 / sin), so such a sector counts as straight. */
-        double dd = x0 * y1 - y0 * x1;
-        if (dirs == 1 || fabs(dd) <= 1e-6 * hypot(x0, y0) * hypot(x1, y1)) {
-            /* Projections onto each node (a lone node is its own neighbour: count it once). */
-            double l0 = x0 * x0 + y0 * y0, l1 = x1 * x1 + y1 * y1;
-            c->a0 = (float)(x0 / l0), c->b0 = (float)(y0 / l0);
-            c->a1 = dirs == 1 ? 0.0f : (float)(x1 / l1);
-            c->b1 = dirs == 1 ? 0.0f : (float)(y1 / l1);
-            c->reflex = 0.0f;
-        } else {
-            /* Cramer's rule for q = t0 p0 + t1 p1. */
-            c->a0 = (float)(y1 / dd), c->b0 = (float)(-x1 / dd);
-            c->a1 = (float)(-y0 / dd), c->b1 = (float)(x0 / dd);
-            c->reflex = dd < 0.0 ? 1.0f : 0.0f;
-        }
+        fill_sector(&d->sec[k], n0, n1, p[2 * n0], p[2 * n0 + 1], p[2 * n1], p[2 * n1 + 1],
+                    dirs == 1);
     }
     return CB_OK;
 }
