@@ -151,83 +151,121 @@ static cb_ctl_error characters(json_t *obj, bool absent_means_all, cb_ctl *c, ch
     return CB_CTL_OK;
 }
 
-static cb_ctl_error parse_body(json_t *o, cb_ctl *c, char *why)
+/* set_param: "name", "value" (null releases), "characters" (absent: all). */
+static cb_ctl_error parse_set_param(json_t *o, cb_ctl *c, char *why)
 {
-    json_t *v;
-    int64_t n = 0;
-    cb_ctl_error e = CB_CTL_OK;
-    switch (c->kind) {
-    case CB_CTL_SET_PARAM:
-        if ((e = name(json_object_get(o, "name"), "name", c->name, why)) != CB_CTL_OK) {
-            return e;
-        }
-        v = json_object_get(o, "value");
-        if (v == NULL) {
-            return fail(why, CB_CTL_ERR_BAD_FIELD, "\"value\" is required (null releases)");
-        }
-        c->clear = json_is_null(v);
-        if (!c->clear && (e = number(v, "value", -1e6, 1e6, &c->value, why)) != CB_CTL_OK) {
-            return e;
-        }
-        return characters(o, true, c, why);
-    case CB_CTL_STEER:
-        v = json_object_get(o, "speed");
-        if (v == NULL) {
-            return fail(why, CB_CTL_ERR_BAD_FIELD, "\"speed\" is required (null releases)");
-        }
-        c->clear = json_is_null(v);
-        if (!c->clear) {
-            float deg = 0.0f;
-            if ((e = number(v, "speed", 0.0, 20.0, &c->speed_mps, why)) != CB_CTL_OK) {
-                return e;
-            }
-            v = json_object_get(o, "direction");
-            if (v != NULL && (e = number(v, "direction", -360.0, 360.0, &deg, why)) != CB_CTL_OK) {
-                return e;
-            }
-            c->direction_rad = deg * 0.017453292519943295f;
-        }
-        return characters(o, true, c, why);
-    case CB_CTL_ADD:
-        if ((e = whole(json_object_get(o, "count"), "count", 1, CB_CTL_MAX_ADD, &n, why)) ==
-            CB_CTL_OK) {
-            c->count = (uint32_t)n;
-        }
+    cb_ctl_error e = name(json_object_get(o, "name"), "name", c->name, why);
+    if (e != CB_CTL_OK) {
         return e;
-    case CB_CTL_REMOVE:
-        return characters(o, false, c, why);
-    case CB_CTL_STEP:
-        v = json_object_get(o, "frames");
+    }
+    json_t *v = json_object_get(o, "value");
+    if (v == NULL) {
+        return fail(why, CB_CTL_ERR_BAD_FIELD, "\"value\" is required (null releases)");
+    }
+    c->clear = json_is_null(v);
+    if (!c->clear && (e = number(v, "value", -1e6, 1e6, &c->value, why)) != CB_CTL_OK) {
+        return e;
+    }
+    return characters(o, true, c, why);
+}
+
+/* steer: "speed" (null releases), "direction" in degrees (default 0), "characters" (absent:
+ * all). */
+static cb_ctl_error parse_steer(json_t *o, cb_ctl *c, char *why)
+{
+    json_t *v = json_object_get(o, "speed");
+    if (v == NULL) {
+        return fail(why, CB_CTL_ERR_BAD_FIELD, "\"speed\" is required (null releases)");
+    }
+    c->clear = json_is_null(v);
+    if (!c->clear) {
+        float deg = 0.0f;
+        cb_ctl_error e = number(v, "speed", 0.0, 20.0, &c->speed_mps, why);
+        if (e != CB_CTL_OK) {
+            return e;
+        }
+        v = json_object_get(o, "direction");
+        if (v != NULL && (e = number(v, "direction", -360.0, 360.0, &deg, why)) != CB_CTL_OK) {
+            return e;
+        }
+        c->direction_rad = deg * 0.017453292519943295f;
+    }
+    return characters(o, true, c, why);
+}
+
+/* add: "count"; step: "frames" (default 1). */
+static cb_ctl_error parse_count(json_t *o, const char *key, int64_t most, bool required, cb_ctl *c,
+                                char *why)
+{
+    json_t *v = json_object_get(o, key);
+    if (!required) {
         c->count = 1;
-        if (v != NULL && (e = whole(v, "frames", 1, CB_CTL_MAX_STEP, &n, why)) == CB_CTL_OK) {
-            c->count = (uint32_t)n;
+        if (v == NULL) {
+            return CB_CTL_OK;
         }
-        return e;
-    case CB_CTL_TIME_SCALE:
-        return number(json_object_get(o, "value"), "value", 0.0, 8.0, &c->value, why);
-    case CB_CTL_SWITCH_GRAPH:
-        return name(json_object_get(o, "graph"), "graph", c->name, why);
-    case CB_CTL_SUBSCRIBE:
-        if ((e = character_id(json_object_get(o, "character"), "character", &c->characters[0],
-                              why)) != CB_CTL_OK) {
+    }
+    int64_t n = 0;
+    cb_ctl_error e = whole(v, key, 1, most, &n, why);
+    if (e == CB_CTL_OK) {
+        c->count = (uint32_t)n;
+    }
+    return e;
+}
+
+/* subscribe: "character", "joint" (optional); unsubscribe: "character" (absent: all). */
+static cb_ctl_error parse_subscription(json_t *o, bool subscribe, cb_ctl *c, char *why)
+{
+    json_t *v = json_object_get(o, "character");
+    if (subscribe) {
+        cb_ctl_error e = character_id(v, "character", &c->characters[0], why);
+        if (e != CB_CTL_OK) {
             return e;
         }
         c->character_count = 1;
         v = json_object_get(o, "joint");
         return v != NULL ? name(v, "joint", c->name, why) : CB_CTL_OK;
+    }
+    c->all = v == NULL;
+    c->character_count = v != NULL;
+    return v != NULL ? character_id(v, "character", &c->characters[0], why) : CB_CTL_OK;
+}
+
+/* encoding: "encoding", one of the frame encodings' names. */
+static cb_ctl_error parse_encoding(json_t *o, cb_ctl *c, char *why)
+{
+    json_t *v = json_object_get(o, "encoding");
+    if (!json_is_string(v) ||
+        cb_frame_encoding_from_name(json_string_value(v), &c->encoding) != CB_OK) {
+        return fail(why, CB_CTL_ERR_BAD_FIELD,
+                    "\"encoding\" must be \"f32\", \"q16\" or \"pos16\"");
+    }
+    return CB_CTL_OK;
+}
+
+/* The fields of c's kind (parse_head named it). */
+static cb_ctl_error parse_body(json_t *o, cb_ctl *c, char *why)
+{
+    switch (c->kind) {
+    case CB_CTL_SET_PARAM:
+        return parse_set_param(o, c, why);
+    case CB_CTL_STEER:
+        return parse_steer(o, c, why);
+    case CB_CTL_ADD:
+        return parse_count(o, "count", CB_CTL_MAX_ADD, true, c, why);
+    case CB_CTL_REMOVE:
+        return characters(o, false, c, why);
+    case CB_CTL_STEP:
+        return parse_count(o, "frames", CB_CTL_MAX_STEP, false, c, why);
+    case CB_CTL_TIME_SCALE:
+        return number(json_object_get(o, "value"), "value", 0.0, 8.0, &c->value, why);
+    case CB_CTL_SWITCH_GRAPH:
+        return name(json_object_get(o, "graph"), "graph", c->name, why);
+    case CB_CTL_SUBSCRIBE:
+        return parse_subscription(o, true, c, why);
     case CB_CTL_UNSUBSCRIBE:
-        v = json_object_get(o, "character");
-        c->all = v == NULL;
-        c->character_count = v != NULL;
-        return v != NULL ? character_id(v, "character", &c->characters[0], why) : CB_CTL_OK;
+        return parse_subscription(o, false, c, why);
     case CB_CTL_ENCODING:
-        v = json_object_get(o, "encoding");
-        if (!json_is_string(v) ||
-            cb_frame_encoding_from_name(json_string_value(v), &c->encoding) != CB_OK) {
-            return fail(why, CB_CTL_ERR_BAD_FIELD,
-                        "\"encoding\" must be \"f32\", \"q16\" or \"pos16\"");
-        }
-        return CB_CTL_OK;
+        return parse_encoding(o, c, why);
     case CB_CTL_PAUSE:
     case CB_CTL_RESUME:
     case CB_CTL_KIND_COUNT:
