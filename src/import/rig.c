@@ -369,8 +369,8 @@ static cb_result check_inverse_binds(const imp_scene *s, const imp_rig *rig, cb_
         if (!finite || fabs(m[3]) > 1e-5 || fabs(m[7]) > 1e-5 || fabs(m[11]) > 1e-5 ||
             fabs(m[15] - 1.0) > 1e-5) {
             return cb_error_set(err, CB_ERR_PARSE,
-                             "import: the inverse bind matrix of joint \"%s\" is not affine",
-                             s->nodes[rig->node_of[j]].name);
+                                "import: the inverse bind matrix of joint \"%s\" is not affine",
+                                s->nodes[rig->node_of[j]].name);
         }
         m[3] = m[7] = m[11] = 0.0;
         m[15] = 1.0;
@@ -400,82 +400,99 @@ static void convert_inverse_binds(imp_rig *rig)
     }
 }
 
-static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_rig *rig,
-                               char *note, size_t note_size, cb_error *err)
+/* The joints the desc names, in joints[0..*count): the hierarchy under --root, a skin's joints
+ * (with its inverse binds, *ibm), or the animated hierarchy; note says which. */
+static cb_result find_joints(const imp_scene *s, const cb_import_desc *d, const bool *moved,
+                             int *joints, size_t *count, const double **ibm, char *note,
+                             size_t note_size, cb_error *err)
 {
-    bool *moved = animated_nodes(s);
-    int *joints = malloc((s->node_count ? s->node_count : 1) * sizeof *joints);
-    cb_result r = CB_OK;
-    const double *ibm = NULL;
-    size_t count = 0;
-    if (moved == NULL || joints == NULL) {
-        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: nodes");
-    } else if (d->root != NULL) {
+    if (d->root != NULL) {
         int root = -1;
         for (size_t n = 0; n < s->node_count && root < 0; ++n) {
             root = strcmp(s->nodes[n].name, d->root) == 0 ? (int)n : -1;
         }
         if (root < 0) {
-            r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root \"%s\" is not a node", d->root);
-        } else {
-            count = subtree_joints(s, root, moved, joints);
-            snprintf(note, note_size, "skeleton: the hierarchy under \"%s\" (%zu joints)", d->root,
-                     count);
+            return cb_error_set(err, CB_ERR_NOT_FOUND, "import: --root \"%s\" is not a node",
+                                d->root);
         }
+        *count = subtree_joints(s, root, moved, joints);
+        snprintf(note, note_size, "skeleton: the hierarchy under \"%s\" (%zu joints)", d->root,
+                 *count);
     } else if (s->skin_count > 0) {
         size_t k = d->skin < 0 ? 0 : (size_t)d->skin;
         if (k >= s->skin_count) {
-            r = cb_error_set(err, CB_ERR_NOT_FOUND, "import: --skin %d: the file has %zu skin%s",
-                          d->skin, s->skin_count, s->skin_count == 1 ? "" : "s");
-        } else {
-            count = s->skins[k].count;
-            memcpy(joints, s->skins[k].joints, count * sizeof *joints);
-            ibm = s->skins[k].inverse_binds;
-            snprintf(note, note_size, "skeleton: skin %zu of %zu (%zu joints)", k, s->skin_count,
-                     count);
+            return cb_error_set(err, CB_ERR_NOT_FOUND, "import: --skin %d: the file has %zu skin%s",
+                                d->skin, s->skin_count, s->skin_count == 1 ? "" : "s");
         }
+        *count = s->skins[k].count;
+        memcpy(joints, s->skins[k].joints, *count * sizeof *joints);
+        *ibm = s->skins[k].inverse_binds;
+        snprintf(note, note_size, "skeleton: skin %zu of %zu (%zu joints)", k, s->skin_count,
+                 *count);
     } else {
         int root = animated_ancestor(s, moved);
         if (root < 0) {
-            r = cb_error_set(err, CB_ERR_UNSUPPORTED,
-                          "import: the file has no skin and no animation: nothing defines a "
-                          "skeleton (name one with --root)");
-        } else {
-            count = subtree_joints(s, root, moved, joints);
-            snprintf(note, note_size, "skeleton: the animated hierarchy under \"%s\" (%zu joints)",
-                     s->nodes[root].name, count);
+            return cb_error_set(err, CB_ERR_UNSUPPORTED,
+                                "import: the file has no skin and no animation: nothing defines a "
+                                "skeleton (name one with --root)");
         }
+        *count = subtree_joints(s, root, moved, joints);
+        snprintf(note, note_size, "skeleton: the animated hierarchy under \"%s\" (%zu joints)",
+                 s->nodes[root].name, *count);
+    }
+    return CB_OK;
+}
+
+/* The rig's joints: the nodes joints[0..count), parents first (reordered where they are not,
+ * and the note says so), their parents, names and inverse binds (ibm, or none). */
+static cb_result fill_rig(const imp_scene *s, imp_rig *rig, const int *joints, size_t count,
+                          const double *ibm, char *note, size_t note_size, cb_error *err)
+{
+    rig->joint_count = count;
+    rig->node_of = malloc(count * sizeof *rig->node_of);
+    rig->parents = malloc(count * sizeof *rig->parents);
+    rig->names = malloc(count * sizeof *rig->names);
+    rig->inverse_binds = ibm != NULL ? malloc(count * 16 * sizeof(double)) : NULL;
+    if (rig->node_of == NULL || rig->parents == NULL || rig->names == NULL ||
+        (ibm != NULL && rig->inverse_binds == NULL)) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu joints", count);
+    }
+    memcpy(rig->node_of, joints, count * sizeof *joints);
+    if (ibm != NULL) {
+        memcpy(rig->inverse_binds, ibm, count * 16 * sizeof(double));
+    }
+    link_parents(s, rig);
+    if (!parents_first(rig)) {
+        order_parents_first(s, rig, rig->inverse_binds);
+        link_parents(s, rig);
+        size_t len = strlen(note);
+        snprintf(note + len, note_size - len, ", reordered parents first");
+    }
+    for (size_t j = 0; j < count; ++j) {
+        rig->names[j] = s->nodes[rig->node_of[j]].name;
+    }
+    return CB_OK;
+}
+
+static cb_result choose_joints(const imp_scene *s, const cb_import_desc *d, imp_rig *rig,
+                               char *note, size_t note_size, cb_error *err)
+{
+    bool *moved = animated_nodes(s);
+    int *joints = malloc((s->node_count ? s->node_count : 1) * sizeof *joints);
+    const double *ibm = NULL;
+    size_t count = 0;
+    cb_result r = CB_OK;
+    if (moved == NULL || joints == NULL) {
+        r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: nodes");
+    } else {
+        r = find_joints(s, d, moved, joints, &count, &ibm, note, note_size, err);
     }
     if (r == CB_OK && (count == 0 || count > CB_SKELETON_MAX_JOINTS)) {
         r = cb_error_set(err, CB_ERR_UNSUPPORTED, "import: %zu joints (1..%d)", count,
-                      CB_SKELETON_MAX_JOINTS);
+                         CB_SKELETON_MAX_JOINTS);
     }
     if (r == CB_OK) {
-        rig->joint_count = count;
-        rig->node_of = malloc(count * sizeof *rig->node_of);
-        rig->parents = malloc(count * sizeof *rig->parents);
-        rig->names = malloc(count * sizeof *rig->names);
-        rig->inverse_binds = ibm != NULL ? malloc(count * 16 * sizeof(double)) : NULL;
-        if (rig->node_of == NULL || rig->parents == NULL || rig->names == NULL ||
-            (ibm != NULL && rig->inverse_binds == NULL)) {
-            r = cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "import: %zu joints", count);
-        }
-    }
-    if (r == CB_OK) {
-        memcpy(rig->node_of, joints, count * sizeof *joints);
-        if (ibm != NULL) {
-            memcpy(rig->inverse_binds, ibm, count * 16 * sizeof(double));
-        }
-        link_parents(s, rig);
-        if (!parents_first(rig)) {
-            order_parents_first(s, rig, rig->inverse_binds);
-            link_parents(s, rig);
-            size_t len = strlen(note);
-            snprintf(note + len, note_size - len, ", reordered parents first");
-        }
-        for (size_t j = 0; j < count; ++j) {
-            rig->names[j] = s->nodes[rig->node_of[j]].name;
-        }
+        r = fill_rig(s, rig, joints, count, ibm, note, note_size, err);
     }
     free(moved);
     free(joints);
