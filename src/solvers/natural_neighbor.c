@@ -137,6 +137,80 @@ CB_INLINE cb_vm in_circle(const natural *d, uint32_t t, cb_vf x, cb_vf y)
     return cb_vf_lt(cb_vf_fnmadd(cb_vf_set1(2.0f), du, dd), cb_vf_zero());
 }
 
+/* For each edge e of triangle t (opposite vertex e), the lanes where it ends q's cavity (env),
+ * and X_e relative to q: the circumcentre of q and the edge where it ends the cavity, else the
+ * edge's own stored point. p: the vertices relative to q; own: the lanes whose cavity holds t. */
+CB_INLINE void cavity_edges(const natural *d, uint32_t t, const unsigned *bits, cb_vm own,
+                            const cb_vf *px, const cb_vf *py, cb_vf x, cb_vf y, cb_vf *ex,
+                            cb_vf *ey, cb_vm *env)
+{
+    const cb_vf half = cb_vf_set1(0.5f);
+    for (int e = 0; e < 3; ++e) {
+        int32_t nb = d->adj[t][e];
+        env[e] = nb < 0 ? own : cb_vm_and(own, cb_vm_not(cb_vm_from_bits(bits[nb])));
+        ex[e] = cb_vf_sub(cb_vf_set1(d->mx[t][e]), x);
+        ey[e] = cb_vf_sub(cb_vf_set1(d->my[t][e]), y);
+        if (!cb_vm_any(env[e])) {
+            continue;
+        }
+        /* g = circumcentre of (q, a, b) relative to q, for the edge a -> b. */
+        int ia = (e + 1) % 3, ib = (e + 2) % 3;
+        cb_vf a2 = cb_vf_fmadd(px[ia], px[ia], cb_vf_mul(py[ia], py[ia]));
+        cb_vf b2 = cb_vf_fmadd(px[ib], px[ib], cb_vf_mul(py[ib], py[ib]));
+        cb_vf inv = cb_vf_div(half, cross(px[ia], py[ia], px[ib], py[ib]));
+        /* (b_y |a|^2 - a_y |b|^2, a_x |b|^2 - b_x |a|^2) / (2 a x b). */
+        cb_vf gx = cb_vf_mul(cross(py[ib], py[ia], b2, a2), inv);
+        cb_vf gy = cb_vf_mul(cross(px[ia], px[ib], a2, b2), inv);
+        ex[e] = cb_vf_select(env[e], gx, ex[e]);
+        ey[e] = cb_vf_select(env[e], gy, ey[e]);
+    }
+}
+
+/* What q's cell steals from the cells of triangle t's corners, in the lanes whose cavity holds
+ * t, added to their rows of out. */
+CB_INLINE void triangle_share_block(const natural *d, uint32_t t, const unsigned *bits, cb_vf x,
+                                    cb_vf y, float *out, size_t ostride)
+{
+    cb_vm own = cb_vm_from_bits(bits[t]);
+    const uint32_t *v = d->v[t];
+    /* Vertices relative to q. */
+    cb_vf px[3], py[3];
+    for (int k = 0; k < 3; ++k) {
+        px[k] = cb_vf_sub(cb_vf_set1(d->x[v[k]]), x);
+        py[k] = cb_vf_sub(cb_vf_set1(d->y[v[k]]), y);
+    }
+    /* C - q = u + (a - q), with a - q = (px[0], py[0]). */
+    cb_vf ccx = cb_vf_add(cb_vf_set1(d->ux[t]), px[0]),
+          ccy = cb_vf_add(cb_vf_set1(d->uy[t]), py[0]);
+    cb_vf ex[3], ey[3];
+    cb_vm env[3];
+    cavity_edges(d, t, bits, own, px, py, x, y, ex, ey, env);
+    /* Per corner k, with n = edge k -> k+1 (index k+2) and p = edge k+2 -> k (index k+1):
+     *   2 area_k = C x X_p - C x X_n + [n ends the cavity] m_qk x X_n
+     *                                - [p ends the cavity] m_qk x X_p,    m_qk = p_k / 2.
+     * Each edge's C x X_e serves both its corners, so it is computed once. */
+    cb_vf cc[3], tn[3], tp[3];
+    for (int e = 0; e < 3; ++e) {
+        cc[e] = cross(ccx, ccy, ex[e], ey[e]);
+        tn[e] = tp[e] = cb_vf_zero();
+        if (cb_vm_any(env[e])) {
+            /* Edge e is the n edge of corner e+1 and the p edge of corner e+2. */
+            int kn = (e + 1) % 3, kp = (e + 2) % 3;
+            tn[e] = cb_vf_select(env[e], cross(px[kn], py[kn], ex[e], ey[e]), cb_vf_zero());
+            tp[e] = cb_vf_select(env[e], cross(px[kp], py[kp], ex[e], ey[e]), cb_vf_zero());
+        }
+    }
+    const cb_vf half = cb_vf_set1(0.5f), quarter = cb_vf_set1(0.25f);
+    for (int k = 0; k < 3; ++k) {
+        int en = (k + 2) % 3, ep = (k + 1) % 3;
+        /* (C x X_p - C x X_n) / 2 + (p_k x X_n - p_k x X_p) / 4. */
+        cb_vf area = cb_vf_fmadd(cb_vf_sub(tn[en], tp[ep]), quarter,
+                                 cb_vf_mul(half, cb_vf_sub(cc[ep], cc[en])));
+        float *row = out + v[k] * ostride;
+        cb_vf_storeu(row, cb_vf_add(cb_vf_loadu(row), cb_vf_select(own, area, cb_vf_zero())));
+    }
+}
+
 static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *out, size_t ostride)
 {
     unsigned bits[2 * CB_SOLVER_MAX_NODES];
@@ -146,67 +220,9 @@ static void sibson_block(const natural *d, uint32_t m, cb_vf x, cb_vf y, float *
     for (uint32_t i = 0; i < m; ++i) {
         cb_vf_storeu(out + i * ostride, cb_vf_zero());
     }
-    cb_vf half = cb_vf_set1(0.5f);
     for (uint32_t t = 0; t < d->tri_count; ++t) {
-        if (bits[t] == 0) {
-            continue;
-        }
-        cb_vm own = cb_vm_from_bits(bits[t]);
-        const uint32_t *v = d->v[t];
-        /* Vertices relative to q. */
-        cb_vf px[3], py[3];
-        for (int k = 0; k < 3; ++k) {
-            px[k] = cb_vf_sub(cb_vf_set1(d->x[v[k]]), x);
-            py[k] = cb_vf_sub(cb_vf_set1(d->y[v[k]]), y);
-        }
-        /* C - q = u + (a - q), with a - q = (px[0], py[0]). */
-        cb_vf ccx = cb_vf_add(cb_vf_set1(d->ux[t]), px[0]),
-              ccy = cb_vf_add(cb_vf_set1(d->uy[t]), py[0]);
-        /* X_e for the edge opposite vertex e, and whether it ends the cavity. */
-        cb_vf ex[3], ey[3];
-        cb_vm env[3];
-        for (int e = 0; e < 3; ++e) {
-            int32_t nb = d->adj[t][e];
-            env[e] = nb < 0 ? own : cb_vm_and(own, cb_vm_not(cb_vm_from_bits(bits[nb])));
-            ex[e] = cb_vf_sub(cb_vf_set1(d->mx[t][e]), x);
-            ey[e] = cb_vf_sub(cb_vf_set1(d->my[t][e]), y);
-            if (!cb_vm_any(env[e])) {
-                continue;
-            }
-            /* g = circumcentre of (q, a, b) relative to q, for the edge a -> b. */
-            int ia = (e + 1) % 3, ib = (e + 2) % 3;
-            cb_vf a2 = cb_vf_fmadd(px[ia], px[ia], cb_vf_mul(py[ia], py[ia]));
-            cb_vf b2 = cb_vf_fmadd(px[ib], px[ib], cb_vf_mul(py[ib], py[ib]));
-            cb_vf inv = cb_vf_div(half, cross(px[ia], py[ia], px[ib], py[ib]));
-            /* (b_y |a|^2 - a_y |b|^2, a_x |b|^2 - b_x |a|^2) / (2 a x b). */
-            cb_vf gx = cb_vf_mul(cross(py[ib], py[ia], b2, a2), inv);
-            cb_vf gy = cb_vf_mul(cross(px[ia], px[ib], a2, b2), inv);
-            ex[e] = cb_vf_select(env[e], gx, ex[e]);
-            ey[e] = cb_vf_select(env[e], gy, ey[e]);
-        }
-        /* Per corner k, with n = edge k -> k+1 (index k+2) and p = edge k+2 -> k (index k+1):
-         *   2 area_k = C x X_p - C x X_n + [n ends the cavity] m_qk x X_n
-         *                                - [p ends the cavity] m_qk x X_p,    m_qk = p_k / 2.
-         * Each edge's C x X_e serves both its corners, so it is computed once. */
-        cb_vf cc[3], tn[3], tp[3];
-        for (int e = 0; e < 3; ++e) {
-            cc[e] = cross(ccx, ccy, ex[e], ey[e]);
-            tn[e] = tp[e] = cb_vf_zero();
-            if (cb_vm_any(env[e])) {
-                /* Edge e is the n edge of corner e+1 and the p edge of corner e+2. */
-                int kn = (e + 1) % 3, kp = (e + 2) % 3;
-                tn[e] = cb_vf_select(env[e], cross(px[kn], py[kn], ex[e], ey[e]), cb_vf_zero());
-                tp[e] = cb_vf_select(env[e], cross(px[kp], py[kp], ex[e], ey[e]), cb_vf_zero());
-            }
-        }
-        cb_vf quarter = cb_vf_set1(0.25f);
-        for (int k = 0; k < 3; ++k) {
-            int en = (k + 2) % 3, ep = (k + 1) % 3;
-            /* (C x X_p - C x X_n) / 2 + (p_k x X_n - p_k x X_p) / 4. */
-            cb_vf area = cb_vf_fmadd(cb_vf_sub(tn[en], tp[ep]), quarter,
-                                     cb_vf_mul(half, cb_vf_sub(cc[ep], cc[en])));
-            float *row = out + v[k] * ostride;
-            cb_vf_storeu(row, cb_vf_add(cb_vf_loadu(row), cb_vf_select(own, area, cb_vf_zero())));
+        if (bits[t] != 0) {
+            triangle_share_block(d, t, bits, x, y, out, ostride);
         }
     }
 }
@@ -272,6 +288,43 @@ static float cross1(float ax, float ay, float bx, float by)
     return ax * by - ay * bx;
 }
 
+/* What q's cell steals from the cells of triangle tr's corners (tr's circumcircle holds q),
+ * added to their entries of out. */
+static void triangle_share(const natural *d, uint32_t tr, float x, float y, float *out)
+{
+    const uint32_t *v = d->v[tr];
+    float px[3], py[3], ex[3], ey[3];
+    bool env[3];
+    for (int k = 0; k < 3; ++k) {
+        px[k] = d->x[v[k]] - x, py[k] = d->y[v[k]] - y;
+    }
+    float ccx = d->ux[tr] + px[0], ccy = d->uy[tr] + py[0];
+    for (int k = 0; k < 3; ++k) {
+        int32_t nb = d->adj[tr][k];
+        env[k] = nb < 0 || !in_circle_one(d, nb, x, y);
+        if (!env[k]) {
+            ex[k] = d->mx[tr][k] - x, ey[k] = d->my[tr][k] - y;
+            continue;
+        }
+        int ia = (k + 1) % 3, ib = (k + 2) % 3;
+        float a2 = px[ia] * px[ia] + py[ia] * py[ia], b2 = px[ib] * px[ib] + py[ib] * py[ib];
+        float inv = 0.5f / cross1(px[ia], py[ia], px[ib], py[ib]);
+        ex[k] = cross1(py[ib], py[ia], b2, a2) * inv;
+        ey[k] = cross1(px[ia], px[ib], a2, b2) * inv;
+    }
+    float cc[3], tn[3], tp[3];
+    for (int k = 0; k < 3; ++k) {
+        cc[k] = cross1(ccx, ccy, ex[k], ey[k]);
+        int kn = (k + 1) % 3, kp = (k + 2) % 3;
+        tn[k] = env[k] ? cross1(px[kn], py[kn], ex[k], ey[k]) : 0.0f;
+        tp[k] = env[k] ? cross1(px[kp], py[kp], ex[k], ey[k]) : 0.0f;
+    }
+    for (int k = 0; k < 3; ++k) {
+        int en = (k + 2) % 3, ep = (k + 1) % 3;
+        out[v[k]] += 0.5f * (cc[ep] - cc[en]) + 0.25f * (tn[en] - tp[ep]);
+    }
+}
+
 static void one(const cb_solver *s, const float *q, float *out)
 {
     const natural *d = s->data;
@@ -304,39 +357,8 @@ static void one(const cb_solver *s, const float *q, float *out)
         return;
     }
     for (uint32_t tr = 0; tr < d->tri_count; ++tr) {
-        if (!in_circle_one(d, (int32_t)tr, x, y)) {
-            continue;
-        }
-        const uint32_t *v = d->v[tr];
-        float px[3], py[3], ex[3], ey[3];
-        bool env[3];
-        for (int k = 0; k < 3; ++k) {
-            px[k] = d->x[v[k]] - x, py[k] = d->y[v[k]] - y;
-        }
-        float ccx = d->ux[tr] + px[0], ccy = d->uy[tr] + py[0];
-        for (int k = 0; k < 3; ++k) {
-            int32_t nb = d->adj[tr][k];
-            env[k] = nb < 0 || !in_circle_one(d, nb, x, y);
-            if (!env[k]) {
-                ex[k] = d->mx[tr][k] - x, ey[k] = d->my[tr][k] - y;
-                continue;
-            }
-            int ia = (k + 1) % 3, ib = (k + 2) % 3;
-            float a2 = px[ia] * px[ia] + py[ia] * py[ia], b2 = px[ib] * px[ib] + py[ib] * py[ib];
-            float inv = 0.5f / cross1(px[ia], py[ia], px[ib], py[ib]);
-            ex[k] = cross1(py[ib], py[ia], b2, a2) * inv;
-            ey[k] = cross1(px[ia], px[ib], a2, b2) * inv;
-        }
-        float cc[3], tn[3], tp[3];
-        for (int k = 0; k < 3; ++k) {
-            cc[k] = cross1(ccx, ccy, ex[k], ey[k]);
-            int kn = (k + 1) % 3, kp = (k + 2) % 3;
-            tn[k] = env[k] ? cross1(px[kn], py[kn], ex[k], ey[k]) : 0.0f;
-            tp[k] = env[k] ? cross1(px[kp], py[kp], ex[k], ey[k]) : 0.0f;
-        }
-        for (int k = 0; k < 3; ++k) {
-            int en = (k + 2) % 3, ep = (k + 1) % 3;
-            out[v[k]] += 0.5f * (cc[ep] - cc[en]) + 0.25f * (tn[en] - tp[ep]);
+        if (in_circle_one(d, (int32_t)tr, x, y)) {
+            triangle_share(d, tr, x, y, out);
         }
     }
     float sum = 0.0f;
