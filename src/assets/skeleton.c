@@ -59,6 +59,16 @@ static bool xform_finite(const cb_xform *x)
     return true;
 }
 
+/* A rotation's squared length, summed in double. */
+static double rotation_length2(const float q[4])
+{
+    double len2 = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        len2 += (double)q[k] * q[k];
+    }
+    return len2;
+}
+
 static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
@@ -103,11 +113,7 @@ static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
                 return cb_error_set(err, CB_ERR_NOT_FINITE,
                                     "skeleton desc: rest_pose[%zu] has a NaN or infinite value", j);
             }
-            double len2 = 0.0;
-            for (int k = 0; k < 4; ++k) {
-                len2 += (double)x->rotation[k] * x->rotation[k];
-            }
-            if (!(len2 >= 1e-12)) {
+            if (!(rotation_length2(x->rotation) >= 1e-12)) {
                 return cb_error_set(err, CB_ERR_DEGENERATE,
                                     "skeleton desc: rest_pose[%zu].rotation is zero", j);
             }
@@ -127,6 +133,73 @@ static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
     return CB_OK;
 }
 
+/* The skeleton's one block (header, rest groups, parents, name pointers, name bytes) allocated,
+ * with the names and parents copied in; the rest groups are left to pack_rest_pose. */
+static struct cb_skeleton *skeleton_block(const cb_skeleton_desc *d, size_t *total)
+{
+    const size_t n = d->joint_count;
+    const size_t align = cb_simd_group_align();
+    size_t name_bytes = 0;
+    for (size_t j = 0; j < n; ++j) {
+        name_bytes += strlen(d->names[j]) + 1;
+    }
+    size_t off_rest = cb_round_up(sizeof(struct cb_skeleton), align);
+    size_t off_parents = off_rest + cb_simd_group_count(n) * cb_simd_group_bytes();
+    size_t off_names = cb_round_up(off_parents + n * sizeof(int32_t), sizeof(void *));
+    size_t off_chars = off_names + n * sizeof(char *);
+    *total = off_chars + name_bytes;
+    unsigned char *block = cb_alloc(&d->allocator, *total, align);
+    if (block == NULL) {
+        return NULL;
+    }
+    struct cb_skeleton *s = (struct cb_skeleton *)block;
+    *s = (struct cb_skeleton){
+        .allocator = d->allocator,
+        .alloc_bytes = *total,
+        .joint_count = n,
+        .group_count = cb_simd_group_count(n),
+        .rest = (cb_xform_group *)(block + off_rest),
+        .parents = (int32_t *)(block + off_parents),
+        .names = (const char **)(block + off_names),
+    };
+    char *chars = (char *)(block + off_chars);
+    for (size_t j = 0; j < n; ++j) {
+        size_t len = strlen(d->names[j]) + 1;
+        memcpy(chars, d->names[j], len);
+        s->names[j] = chars;
+        chars += len;
+        s->parents[j] = d->parents[j];
+    }
+    return s;
+}
+
+/* The rest pose (the desc's, or identity) packed into s's groups, rotations normalized in
+ * double so that a unit input stays bit-exact. */
+static cb_result pack_rest_pose(const cb_skeleton_desc *d, struct cb_skeleton *s, cb_error *err)
+{
+    const size_t n = d->joint_count;
+    cb_allocator a = d->allocator;
+    cb_xform *rest = cb_alloc(&a, n * sizeof(cb_xform), _Alignof(cb_xform));
+    if (rest == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_skeleton_create: rest pose");
+    }
+    for (size_t j = 0; j < n; ++j) {
+        rest[j] = d->rest_pose != NULL ? d->rest_pose[j] : cb_xform_identity();
+        double len2 = rotation_length2(rest[j].rotation);
+        if (len2 != 1.0) {
+            double inv = 1.0 / sqrt(len2);
+            for (int k = 0; k < 4; ++k) {
+                rest[j].rotation[k] = (float)(rest[j].rotation[k] * inv);
+            }
+        }
+    }
+    cb_result r = cb_xform_pack((cb_xform_cspan){rest, n}, s->rest, s->group_count);
+    cb_free(&a, rest, n * sizeof(cb_xform));
+    CB_ASSERT(r == CB_OK); /* the groups are sized for n joints, the rotations finite */
+    (void)r;
+    return CB_OK;
+}
+
 cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -138,67 +211,17 @@ cb_result cb_skeleton_create(const cb_skeleton_desc *desc, cb_skeleton **out, cb
     if (r != CB_OK) {
         return r;
     }
-    const size_t n = d.joint_count;
-    const size_t groups = cb_simd_group_count(n);
-    const size_t align = cb_simd_group_align();
-
-    /* One block: header, rest groups, parents, name pointers, name bytes. */
-    size_t name_bytes = 0;
-    for (size_t j = 0; j < n; ++j) {
-        name_bytes += strlen(d.names[j]) + 1;
-    }
-    size_t off_rest = cb_round_up(sizeof(struct cb_skeleton), align);
-    size_t off_parents = off_rest + groups * cb_simd_group_bytes();
-    size_t off_names = cb_round_up(off_parents + n * sizeof(int32_t), sizeof(void *));
-    size_t off_chars = off_names + n * sizeof(char *);
-    size_t total = off_chars + name_bytes;
-
-    unsigned char *block = cb_alloc(&d.allocator, total, align);
-    if (block == NULL) {
+    size_t total = 0;
+    struct cb_skeleton *s = skeleton_block(&d, &total);
+    if (s == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_skeleton_create: %zu bytes", total);
     }
-    struct cb_skeleton *s = (struct cb_skeleton *)block;
-    *s = (struct cb_skeleton){
-        .allocator = d.allocator,
-        .alloc_bytes = total,
-        .joint_count = n,
-        .group_count = groups,
-        .rest = (cb_xform_group *)(block + off_rest),
-        .parents = (int32_t *)(block + off_parents),
-        .names = (const char **)(block + off_names),
-    };
-    char *chars = (char *)(block + off_chars);
-    for (size_t j = 0; j < n; ++j) {
-        size_t len = strlen(d.names[j]) + 1;
-        memcpy(chars, d.names[j], len);
-        s->names[j] = chars;
-        chars += len;
-        s->parents[j] = d.parents[j];
+    r = pack_rest_pose(&d, s, err);
+    if (r != CB_OK) {
+        cb_free(&d.allocator, s, total);
+        return r;
     }
-
-    /* The rest pose, rotations normalized in double so that a unit input stays bit-exact. */
-    cb_xform *rest = cb_alloc(&d.allocator, n * sizeof(cb_xform), _Alignof(cb_xform));
-    if (rest == NULL) {
-        cb_free(&d.allocator, block, total);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_skeleton_create: rest pose");
-    }
-    for (size_t j = 0; j < n; ++j) {
-        rest[j] = d.rest_pose != NULL ? d.rest_pose[j] : cb_xform_identity();
-        double len2 = 0.0;
-        for (int k = 0; k < 4; ++k) {
-            len2 += (double)rest[j].rotation[k] * rest[j].rotation[k];
-        }
-        if (len2 != 1.0) {
-            double inv = 1.0 / sqrt(len2);
-            for (int k = 0; k < 4; ++k) {
-                rest[j].rotation[k] = (float)(rest[j].rotation[k] * inv);
-            }
-        }
-    }
-    r = cb_xform_pack((cb_xform_cspan){rest, n}, s->rest, groups);
-    cb_free(&d.allocator, rest, n * sizeof(cb_xform));
-    CB_ASSERT(r == CB_OK);
-    s->signature = signature_of(n, d.names, d.parents);
+    s->signature = signature_of(d.joint_count, d.names, d.parents);
     *out = s;
     return CB_OK;
 }
