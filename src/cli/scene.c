@@ -167,64 +167,66 @@ static float approach(float x, float goal, float step)
     return fabsf(goal - x) <= step ? goal : x + (goal > x ? step : -step);
 }
 
-cb_scene *cb_scene_create(const cb_scene_desc *d)
+/* The blend space's clips, found by name in the embedded set: W1's three, else the 17
+ * locomotion clips. */
+static bool find_clips(const cb_scene *s, const cb_scene_desc *d, const cb_clip **clips,
+                       uint32_t clip_count)
 {
-    cb_scene *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        fprintf(stderr, "crowdblend: out of memory\n");
-        return NULL;
-    }
-    cb_error err = {0};
-    cb_result r = cb_embedded_create(NULL, &s->set, &err);
-    if (r != CB_OK) {
-        fprintf(stderr, "crowdblend: embedded set: %s\n", err.message);
-        cb_scene_destroy(s);
-        return NULL;
-    }
-    const cb_clip *clips[CB_SCENE_LOCOMOTION_CLIPS];
     static const char *const three[3] = {"walk_f", "run_f", "walk_fr"};
-    uint32_t clip_count = d->fixed_three_clips ? 3 : CB_SCENE_LOCOMOTION_CLIPS;
     for (uint32_t k = 0; k < clip_count; ++k) {
         const char *name = d->fixed_three_clips ? three[k] : locomotion_names[k];
         clips[k] = cb_embedded_find_clip(s->set, name);
         if (clips[k] == NULL) {
             fprintf(stderr, "crowdblend: the embedded set has no clip '%s'\n", name);
-            cb_scene_destroy(s);
-            return NULL;
+            return false;
         }
     }
+    return true;
+}
+
+/* The graph the scene drives, when one is named, and the parameters it drives in it. */
+static bool load_scene_graph(cb_scene *s, const cb_scene_desc *d)
+{
     if (d->pack != NULL && d->graph == NULL) {
         fprintf(stderr, "crowdblend: a pack's clips run in a graph: name one\n");
-        cb_scene_destroy(s);
-        return NULL;
+        return false;
     }
     if (d->graph != NULL) {
-        r = load_graph(d->graph, s->set, d->pack, &s->graph, &err);
-        if (r != CB_OK) {
+        cb_error err = {0};
+        if (load_graph(d->graph, s->set, d->pack, &s->graph, &err) != CB_OK) {
             fprintf(stderr, "crowdblend: graph: %s\n", err.message);
-            cb_scene_destroy(s);
-            return NULL;
+            return false;
         }
         find_driven(s);
         s->in_place = d->pack != NULL && clips_in_place(d->pack) && s->driven[P_VX] != UINT32_MAX &&
                       s->driven[P_VY] != UINT32_MAX;
     }
-    if (s->graph == NULL) {
-        cb_graph_blend_desc bd = {
-            .skeleton = cb_embedded_skeleton(s->set), .clips = clips, .clip_count = clip_count};
-        bd.solver.kind = d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
-        if (d->layers && !d->fixed_three_clips) {
-            bd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
-            bd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
-            bd.upper_body.mask_joint = "spine_01";
-        }
-        r = cb_graph_create_blend(&bd, &s->blend, &err);
-        if (r != CB_OK) {
-            fprintf(stderr, "crowdblend: blend space: %s\n", err.message);
-            cb_scene_destroy(s);
-            return NULL;
-        }
+    return true;
+}
+
+/* Without a graph: the blend space of the clips, with its layers when asked. */
+static bool create_blend(cb_scene *s, const cb_scene_desc *d, const cb_clip **clips,
+                         uint32_t clip_count)
+{
+    cb_graph_blend_desc bd = {
+        .skeleton = cb_embedded_skeleton(s->set), .clips = clips, .clip_count = clip_count};
+    bd.solver.kind = d->fixed_three_clips ? CB_SOLVER_KIND_DIRECT : d->solver;
+    if (d->layers && !d->fixed_three_clips) {
+        bd.additive.clip = cb_embedded_find_clip(s->set, "lean_add");
+        bd.upper_body.clip = cb_embedded_find_clip(s->set, "wave_upper");
+        bd.upper_body.mask_joint = "spine_01";
     }
+    cb_error err = {0};
+    if (cb_graph_create_blend(&bd, &s->blend, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend: blend space: %s\n", err.message);
+        return false;
+    }
+    return true;
+}
+
+/* The crowd running the scene's graph; sets the scene's capacity. */
+static bool create_crowd(cb_scene *s, const cb_scene_desc *d)
+{
     const cb_graph *graphs[1] = {s->graph != NULL ? s->graph : s->blend};
     cb_crowd_desc cd = {
         .skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->set),
@@ -241,38 +243,34 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         /* A graph's host reads its events (footsteps); the blend-space crowd's does not. */
         .events = s->graph != NULL || d->events,
     };
-    r = cb_crowd_create(&cd, &s->crowd, &err);
-    if (r != CB_OK) {
+    cb_error err = {0};
+    if (cb_crowd_create(&cd, &s->crowd, &err) != CB_OK) {
         fprintf(stderr, "crowdblend: crowd: %s\n", err.message);
-        cb_scene_destroy(s);
-        return NULL;
+        return false;
     }
-    s->fixed = d->fixed_three_clips;
-    s->threads = d->jobs != NULL   ? cb_jobs_thread_count(d->jobs)
-                 : d->threads != 0 ? d->threads
-                                   : cb_jobs_query_desc(NULL).thread_count;
-    s->count = d->characters;
     s->capacity = cd.capacity;
-    s->agents = calloc(s->capacity ? s->capacity : 1, sizeof *s->agents);
-    if (s->agents == NULL) {
-        fprintf(stderr, "crowdblend: out of memory for %u characters\n", d->characters);
-        cb_scene_destroy(s);
-        return NULL;
+    return true;
+}
+
+/* The blend-space graph's parameters (graph.h): blend_0, blend_1, ..., the layers'. */
+static void find_blend_params(cb_scene *s)
+{
+    const cb_graph *g = s->blend;
+    for (uint32_t k = 0; k < 3; ++k) {
+        char name[16];
+        snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", k);
+        s->p_blend[k] = CB_INVALID_INDEX;
+        cb_graph_find_param(g, name, &s->p_blend[k]);
     }
-    if (s->graph == NULL) {
-        /* The blend-space graph's parameters (graph.h): blend_0, blend_1, ..., the layers'. */
-        const cb_graph *g = s->blend;
-        for (uint32_t k = 0; k < 3; ++k) {
-            char name[16];
-            snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", k);
-            s->p_blend[k] = CB_INVALID_INDEX;
-            cb_graph_find_param(g, name, &s->p_blend[k]);
-        }
-        s->p_right = s->p_blend[0];
-        s->p_forward = s->p_blend[1];
-        cb_graph_find_param(g, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, &s->p_additive);
-        cb_graph_find_param(g, CB_GRAPH_BLEND_UPPER_WEIGHT, &s->p_upper);
-    }
+    s->p_right = s->p_blend[0];
+    s->p_forward = s->p_blend[1];
+    cb_graph_find_param(g, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, &s->p_additive);
+    cb_graph_find_param(g, CB_GRAPH_BLEND_UPPER_WEIGHT, &s->p_upper);
+}
+
+/* The starting characters, laid out from the seed, and their first parameters. */
+static void populate(cb_scene *s, const cb_scene_desc *d)
+{
     s->seed = d->seed;
     s->area = d->area > 0.0f ? d->area : 200.0f;
     s->layout = cb_prng_seed(d->seed);
@@ -282,6 +280,44 @@ cb_scene *cb_scene_create(const cb_scene_desc *d)
         cb_scene_add(s, &ch);
     }
     cb_scene_host_step(s, 0.0f);
+}
+
+cb_scene *cb_scene_create(const cb_scene_desc *d)
+{
+    cb_scene *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        fprintf(stderr, "crowdblend: out of memory\n");
+        return NULL;
+    }
+    cb_error err = {0};
+    if (cb_embedded_create(NULL, &s->set, &err) != CB_OK) {
+        fprintf(stderr, "crowdblend: embedded set: %s\n", err.message);
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    const cb_clip *clips[CB_SCENE_LOCOMOTION_CLIPS];
+    uint32_t clip_count = d->fixed_three_clips ? 3 : CB_SCENE_LOCOMOTION_CLIPS;
+    /* In order: the first step that fails says why. */
+    if (!find_clips(s, d, clips, clip_count) || !load_scene_graph(s, d) ||
+        (s->graph == NULL && !create_blend(s, d, clips, clip_count)) || !create_crowd(s, d)) {
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    s->fixed = d->fixed_three_clips;
+    s->threads = d->jobs != NULL   ? cb_jobs_thread_count(d->jobs)
+                 : d->threads != 0 ? d->threads
+                                   : cb_jobs_query_desc(NULL).thread_count;
+    s->count = d->characters;
+    s->agents = calloc(s->capacity ? s->capacity : 1, sizeof *s->agents);
+    if (s->agents == NULL) {
+        fprintf(stderr, "crowdblend: out of memory for %u characters\n", d->characters);
+        cb_scene_destroy(s);
+        return NULL;
+    }
+    if (s->graph == NULL) {
+        find_blend_params(s);
+    }
+    populate(s, d);
     return s;
 }
 

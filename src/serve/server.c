@@ -50,6 +50,7 @@ typedef struct server {
     uint64_t refused_clients;
     const char *model_path;
     char model_name[256];
+    char model_url[300]; /* the hello's link to it: the simulation keeps the pointer */
 } server;
 
 static volatile sig_atomic_t stop_requested;
@@ -305,15 +306,24 @@ static void queue_stats(server *srv, session *s, const cb_sim_stats *st, double 
     }
 }
 
-static void on_stats_timer(lws_sorted_usec_list_t *sul)
+/* The simulation's latest statistics into *st; false while it has published none. */
+static bool read_stats(const server *srv, cb_sim_stats *st)
 {
-    server *srv = lws_container_of(sul, server, stats_timer);
     size_t len;
     uint64_t seq;
     const uint8_t *p = cb_board_read(cb_sim_stats_board(srv->sim), &len, &seq, NULL);
+    if (seq > 0 && len == sizeof *st) {
+        memcpy(st, p, sizeof *st);
+        return true;
+    }
+    return false;
+}
+
+static void on_stats_timer(lws_sorted_usec_list_t *sul)
+{
+    server *srv = lws_container_of(sul, server, stats_timer);
     cb_sim_stats st;
-    if (seq > 0 && len == sizeof st) {
-        memcpy(&st, p, sizeof st);
+    if (read_stats(srv, &st)) {
         double per_char = srv->window_sent_characters
                               ? (double)srv->window_send_ns / srv->window_sent_characters
                               : 0.0;
@@ -497,27 +507,22 @@ static long max_rss_kb(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-int cb_serve_run(const cb_serve_desc *d)
+/* The model file the viewer may load: served at /models/<its file name>, which the hello
+ * names. */
+static void name_model(server *srv, const char *model)
 {
-    char host[128];
-    int port;
-    const char *listen = d->listen != NULL ? d->listen : "127.0.0.1:8080";
-    if (!parse_listen(listen, host, sizeof host, &port)) {
-        fprintf(stderr, "crowdblend serve: --listen wants HOST:PORT, got '%s'\n", listen);
-        return 2;
-    }
-    static server srv;
-    memset(&srv, 0, sizeof srv);
-    srv.max_clients = d->max_clients ? d->max_clients : 16;
-    if (srv.max_clients > CB_SIM_MAX_CLIENTS) {
-        srv.max_clients = CB_SIM_MAX_CLIENTS;
-    }
-    char model_url[300] = "";
+    const char *slash = strrchr(model, '/');
+    snprintf(srv->model_name, sizeof srv->model_name, "%s", slash ? slash + 1 : model);
+    snprintf(srv->model_url, sizeof srv->model_url, "/models/%s", srv->model_name);
+    srv->model_path = model;
+}
+
+/* Builds the simulation the command line asks for (not started yet); false, said on stderr,
+ * when it cannot. */
+static bool create_sim(server *srv, const cb_serve_desc *d)
+{
     if (d->model != NULL) {
-        const char *slash = strrchr(d->model, '/');
-        snprintf(srv.model_name, sizeof srv.model_name, "%s", slash ? slash + 1 : d->model);
-        snprintf(model_url, sizeof model_url, "/models/%s", srv.model_name);
-        srv.model_path = d->model;
+        name_model(srv, d->model);
     }
     char why[CB_SIM_WHY_BYTES];
     cb_sim_desc sd = {
@@ -527,19 +532,25 @@ int cb_serve_run(const cb_serve_desc *d)
         .threads = d->threads,
         .seed = d->seed,
         .headroom = LWS_PRE,
-        .model_url = d->model != NULL ? model_url : NULL,
+        .model_url = d->model != NULL ? srv->model_url : NULL,
         .pack = d->pack,
         .area = d->area,
         .traj = d->traj,
         .max_turn_rps = d->max_turn_rps,
         .gait = d->gait,
     };
-    srv.sim = cb_sim_create(&sd, why);
-    if (srv.sim == NULL) {
+    srv->sim = cb_sim_create(&sd, why);
+    if (srv->sim == NULL) {
         fprintf(stderr, "crowdblend serve: %s\n", why);
-        return 1;
+        return false;
     }
+    return true;
+}
 
+/* The HTTP side: the viewer's files under the web root, the vendored three.js and uPlot, and
+ * the model, if any. Static, as lws keeps pointers to them for the context's life. */
+static const struct lws_http_mount *mount_web_root(const cb_serve_desc *d)
+{
     static char public_dir[1024], three_dir[1024], uplot_dir[1024];
     warn_if_missing(d->web_root, "public/index.html", "--web-root should name the viewer's web/");
     warn_if_missing(d->web_root, "node_modules/three/build/three.module.js",
@@ -576,38 +587,48 @@ int cb_serve_run(const cb_serve_desc *d)
                                        .extra_mimetypes = &mime_mjs,
                                        .origin_protocol = LWSMPRO_FILE,
                                        .mountpoint_len = 1};
+    return &m_public;
+}
+
+/* HTTP, the model's callback and the crowd's WebSocket protocol (srv->ws). */
+static const struct lws_protocols *define_protocols(server *srv)
+{
     static struct lws_protocols protocols[4];
     protocols[0] = (struct lws_protocols){"http", lws_callback_http_dummy, 0, 0, 0, NULL, 0};
     protocols[1] = (struct lws_protocols){"cb-model", model_callback, 0, 0, 0, NULL, 0};
     /* rx_buffer_size bounds one read; tx_packet_size lets a frame go out in large send()s. */
     protocols[2] = (struct lws_protocols){
         "crowdblend", ws_callback, sizeof(session), CB_CTL_MAX_MESSAGE, 0, NULL, 1u << 22};
-    srv.ws = &protocols[2];
+    srv->ws = &protocols[2];
+    return protocols;
+}
 
-    lws_set_log_level(d->verbose ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);
-    struct lws_context_creation_info info;
-    memset(&info, 0, sizeof info);
-    info.port = port;
-    info.iface = host;
-    info.protocols = protocols;
-    info.mounts = &m_public;
-    info.user = &srv;
-    info.vhost_name = "default";
+/* The context's settings: one vhost on HOST:PORT serving these protocols and mounts. */
+static void describe_context(struct lws_context_creation_info *info, server *srv, const char *host,
+                             int port, const struct lws_protocols *protocols,
+                             const struct lws_http_mount *mounts)
+{
+    memset(info, 0, sizeof *info);
+    info->port = port;
+    info->iface = host;
+    info->protocols = protocols;
+    info->mounts = mounts;
+    info->user = srv;
+    info->vhost_name = "default";
     /* Not LWS_SERVER_OPTION_VALIDATE_UTF8: lws would close on bad UTF-8, where the protocol
      * answers with an error and keeps the connection (jansson refuses bad UTF-8). Not lws's
      * security-header preset either: its Content-Security-Policy forbids the inline import
      * map the viewer loads three.js with. */
-    info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+    info->options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     /* Sockets per thread bound every kind of connection, HTTP included. */
-    info.fd_limit_per_thread = srv.max_clients + 64;
-    info.timeout_secs = 10;
-    srv.ctx = lws_create_context(&info);
-    if (srv.ctx == NULL) {
-        fprintf(stderr, "crowdblend serve: cannot listen on %s\n", listen);
-        cb_sim_destroy(srv.sim);
-        return 1;
-    }
-    struct lws_vhost *vh = lws_get_vhost_by_name(srv.ctx, "default");
+    info->fd_limit_per_thread = srv->max_clients + 64;
+    info->timeout_secs = 10;
+}
+
+/* The line that says where the viewer is (port 0 asked: the one the system gave). */
+static void announce(const server *srv, const cb_serve_desc *d, const char *host, int port)
+{
+    struct lws_vhost *vh = lws_get_vhost_by_name(srv->ctx, "default");
     char who[64];
     snprintf(who, sizeof who, "%u characters", d->characters);
     if (d->traj != NULL) {
@@ -616,53 +637,96 @@ int cb_serve_run(const cb_serve_desc *d)
     printf("listening on http://%s:%d/ (%s, web root %s)\n", host,
            vh != NULL ? lws_get_vhost_listen_port(vh) : port, who, d->web_root);
     fflush(stdout);
+}
 
+/* Ctrl-C and SIGTERM stop the loop; a client gone mid-send is an error to lws, not a signal. */
+static void catch_signals(struct lws_context *ctx)
+{
     stop_requested = 0;
-    signal_ctx = srv.ctx;
+    signal_ctx = ctx;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
-    srv.deadline_ns = d->seconds > 0.0 ? mono_ns() + (uint64_t)(d->seconds * 1e9) : 0;
-    lws_sul_schedule(srv.ctx, 0, &srv.stats_timer, on_stats_timer, STATS_PERIOD_US);
-    int rc = 0;
-    const uint64_t run_start = mono_ns();
-    if (!cb_sim_start(srv.sim, wake, &srv)) {
+/* Starts the simulation thread and services the network until asked to stop: the exit code. */
+static int serve_until_stopped(server *srv)
+{
+    if (!cb_sim_start(srv->sim, wake, srv)) {
         fprintf(stderr, "crowdblend serve: cannot start the simulation thread\n");
-        rc = 1;
+        return 1;
     }
-    while (rc == 0 && !stop_requested) {
-        if (lws_service(srv.ctx, 0) < 0) {
+    while (!stop_requested) {
+        if (lws_service(srv->ctx, 0) < 0) {
             break;
         }
     }
-    cb_sim_stop(srv.sim);
-    const double run_s = (double)(mono_ns() - run_start) / 1e9;
-    size_t len;
-    uint64_t seq;
-    cb_sim_stats st = {0};
-    const uint8_t *p = cb_board_read(cb_sim_stats_board(srv.sim), &len, &seq, NULL);
-    if (seq > 0 && len == sizeof st) {
-        memcpy(&st, p, sizeof st);
-    }
-    lws_sul_cancel(&srv.stats_timer);
-    signal_ctx = NULL;
-    lws_context_destroy(srv.ctx);
-    /* One JSON line that scripts (the load test) read. Its tick rate is the whole run's: the
-     * stats' rate is over the last full second, none in a run shorter than one. */
-    const double run_tick_hz = run_s > 0.0 ? (double)st.ticks / run_s : 0.0;
+    return 0;
+}
+
+/* One JSON line that scripts (the load test) read. Its tick rate is the whole run's: the
+ * stats' rate is over the last full second, none in a run shorter than one. */
+static void print_summary(const server *srv, const cb_sim_stats *st, double run_s)
+{
+    const double run_tick_hz = run_s > 0.0 ? (double)st->ticks / run_s : 0.0;
     printf("{\"summary\":true,\"frames\":%llu,\"ticks\":%llu,\"late_ticks\":%llu,"
            "\"tick_hz\":%.2f,\"sim_time\":%.3f,\"clients_peak\":%u,\"refused_clients\":%llu,"
            "\"frames_sent\":%llu,\"frames_skipped\":%llu,\"send_ns_per_character\":%.1f,"
            "\"max_rss_kb\":%ld}\n",
-           (unsigned long long)st.frame, (unsigned long long)st.ticks,
-           (unsigned long long)st.late_ticks, run_tick_hz, st.sim_time_s, srv.clients_peak,
-           (unsigned long long)srv.refused_clients, (unsigned long long)srv.frames_sent,
-           (unsigned long long)srv.frames_skipped,
-           srv.sent_characters ? (double)srv.send_ns / srv.sent_characters : 0.0, max_rss_kb());
+           (unsigned long long)st->frame, (unsigned long long)st->ticks,
+           (unsigned long long)st->late_ticks, run_tick_hz, st->sim_time_s, srv->clients_peak,
+           (unsigned long long)srv->refused_clients, (unsigned long long)srv->frames_sent,
+           (unsigned long long)srv->frames_skipped,
+           srv->sent_characters ? (double)srv->send_ns / srv->sent_characters : 0.0, max_rss_kb());
+}
+
+int cb_serve_run(const cb_serve_desc *d)
+{
+    char host[128];
+    int port;
+    const char *listen = d->listen != NULL ? d->listen : "127.0.0.1:8080";
+    if (!parse_listen(listen, host, sizeof host, &port)) {
+        fprintf(stderr, "crowdblend serve: --listen wants HOST:PORT, got '%s'\n", listen);
+        return 2;
+    }
+    static server srv;
+    memset(&srv, 0, sizeof srv);
+    srv.max_clients = d->max_clients ? d->max_clients : 16;
+    if (srv.max_clients > CB_SIM_MAX_CLIENTS) {
+        srv.max_clients = CB_SIM_MAX_CLIENTS;
+    }
+    if (!create_sim(&srv, d)) {
+        return 1;
+    }
+    const struct lws_http_mount *mounts = mount_web_root(d);
+    const struct lws_protocols *protocols = define_protocols(&srv);
+    lws_set_log_level(d->verbose ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, NULL);
+    struct lws_context_creation_info info;
+    describe_context(&info, &srv, host, port, protocols, mounts);
+    srv.ctx = lws_create_context(&info);
+    if (srv.ctx == NULL) {
+        fprintf(stderr, "crowdblend serve: cannot listen on %s\n", listen);
+        cb_sim_destroy(srv.sim);
+        return 1;
+    }
+    announce(&srv, d, host, port);
+    catch_signals(srv.ctx);
+
+    srv.deadline_ns = d->seconds > 0.0 ? mono_ns() + (uint64_t)(d->seconds * 1e9) : 0;
+    lws_sul_schedule(srv.ctx, 0, &srv.stats_timer, on_stats_timer, STATS_PERIOD_US);
+    const uint64_t run_start = mono_ns();
+    int rc = serve_until_stopped(&srv);
+    cb_sim_stop(srv.sim);
+    const double run_s = (double)(mono_ns() - run_start) / 1e9;
+    cb_sim_stats st = {0};
+    (void)read_stats(&srv, &st);
+    lws_sul_cancel(&srv.stats_timer);
+    signal_ctx = NULL;
+    lws_context_destroy(srv.ctx);
+    print_summary(&srv, &st, run_s);
     cb_sim_destroy(srv.sim);
     return rc;
 }

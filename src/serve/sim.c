@@ -315,20 +315,30 @@ static void find_velocity_params(cb_sim *s)
     }
 }
 
-/* The hello of the current epoch (docs/serve.md, "Hello"), built with jansson: once per graph,
- * so allocation is fine here. */
-static bool publish_hello(cb_sim *s)
+/* The hello's skeleton: joint names, parents and rest positions. */
+static json_t *hello_skeleton(const cb_sim *s)
 {
-    json_t *h = json_object(), *joints = json_array(), *parents = json_array();
+    json_t *joints = json_array(), *parents = json_array();
     const int32_t *par = cb_skeleton_parents(s->skeleton);
     for (uint32_t j = 0; j < s->joints; ++j) {
         json_array_append_new(joints, json_string(cb_skeleton_joint_name(s->skeleton, j)));
         json_array_append_new(parents, json_integer(par[j]));
     }
+    return json_pack("{s:o, s:o, s:o}", "joints", joints, "parents", parents, "rest",
+                     rest_positions(s->skeleton, s->joints));
+}
+
+static json_t *hello_clips(const cb_sim *s)
+{
     json_t *clips = json_array();
     for (size_t k = 0; k < clip_count(s); ++k) {
         json_array_append_new(clips, json_string(cb_clip_name(clip_at(s, k))));
     }
+    return clips;
+}
+
+static json_t *hello_params(const cb_sim *s)
+{
     json_t *params = json_array();
     for (uint32_t p = 0; p < s->param_count; ++p) {
         /* Indexed by cb_param_type, whose 0 is the default (float). */
@@ -340,6 +350,11 @@ static bool publish_hello(cb_sim *s)
                               (unsigned)t < _CB_PARAM_TYPE_COUNT ? types[t] : "float", "default",
                               (double)cb_graph_param_default(s->graph, p)));
     }
+    return params;
+}
+
+static json_t *hello_machines(const cb_sim *s)
+{
     json_t *machines = json_array();
     for (uint32_t m = 0; m < cb_graph_state_machine_count(s->graph); ++m) {
         json_t *states = json_array();
@@ -348,40 +363,67 @@ static bool publish_hello(cb_sim *s)
         }
         json_array_append_new(machines, json_pack("{s:o}", "states", states));
     }
+    return machines;
+}
+
+/* The hello's graph: its name, parameters, state machines and clip nodes. */
+static json_t *hello_graph(const cb_sim *s)
+{
+    json_t *params = hello_params(s), *machines = hello_machines(s);
     json_t *clip_nodes = json_array();
     for (uint32_t c = 0; c < cb_graph_clip_count(s->graph); ++c) {
         json_array_append_new(
             clip_nodes, json_string(cb_graph_node_name(s->graph, cb_graph_clip_node(s->graph, c))));
     }
+    return json_pack("{s:s, s:o, s:o, s:o}", "name", s->graph_name, "params", params, "machines",
+                     machines, "clip_nodes", clip_nodes);
+}
+
+/* The graphs a client may switch to (graph_choice). */
+static json_t *hello_graph_choices(const cb_sim *s)
+{
     json_t *graphs = json_array();
     for (size_t k = 0; graph_choice(s, k) != NULL; ++k) {
         json_array_append_new(graphs, json_string(graph_choice(s, k)));
     }
-    json_t *velocity = s->velocity[0] == UINT32_MAX
-                           ? json_null()
-                           : json_pack("[s,s]", cb_graph_param_name(s->graph, s->velocity[0]),
-                                       cb_graph_param_name(s->graph, s->velocity[1]));
+    return graphs;
+}
+
+static json_t *hello_velocity_params(const cb_sim *s)
+{
+    return s->velocity[0] == UINT32_MAX
+               ? json_null()
+               : json_pack("[s,s]", cb_graph_param_name(s->graph, s->velocity[0]),
+                           cb_graph_param_name(s->graph, s->velocity[1]));
+}
+
+static json_t *hello_encodings(void)
+{
     json_t *encodings = json_array();
     for (int e = 0; e < CB_FRAME_ENCODING_COUNT; ++e) {
         json_array_append_new(encodings, json_string(cb_frame_encoding_name(e)));
     }
+    return encodings;
+}
+
+/* The hello of the current epoch (docs/serve.md, "Hello"), built with jansson: once per graph,
+ * so allocation is fine here. */
+static bool publish_hello(cb_sim *s)
+{
+    json_t *h = json_object();
     json_object_set_new(h, "type", json_string("hello"));
     json_object_set_new(h, "protocol", json_integer(CB_FRAME_VERSION));
     json_object_set_new(h, "epoch", json_integer(s->epoch));
     json_object_set_new(h, "server", json_string("crowdblend " CB_VERSION_STRING));
     json_object_set_new(h, "hz", json_integer(CB_SIM_HZ));
-    json_object_set_new(h, "encodings", encodings);
+    json_object_set_new(h, "encodings", hello_encodings());
     json_object_set_new(h, "encoding", json_string("q16"));
     json_object_set_new(h, "position_scale", json_real(s->position_scale));
-    json_object_set_new(h, "skeleton",
-                        json_pack("{s:o, s:o, s:o}", "joints", joints, "parents", parents, "rest",
-                                  rest_positions(s->skeleton, s->joints)));
-    json_object_set_new(h, "clips", clips);
-    json_object_set_new(h, "graph",
-                        json_pack("{s:s, s:o, s:o, s:o}", "name", s->graph_name, "params", params,
-                                  "machines", machines, "clip_nodes", clip_nodes));
-    json_object_set_new(h, "graphs", graphs);
-    json_object_set_new(h, "velocity_params", velocity);
+    json_object_set_new(h, "skeleton", hello_skeleton(s));
+    json_object_set_new(h, "clips", hello_clips(s));
+    json_object_set_new(h, "graph", hello_graph(s));
+    json_object_set_new(h, "graphs", hello_graph_choices(s));
+    json_object_set_new(h, "velocity_params", hello_velocity_params(s));
     json_object_set_new(h, "model",
                         s->desc.model_url != NULL ? json_pack("{s:s}", "url", s->desc.model_url)
                                                   : json_null());
@@ -479,73 +521,89 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     return true;
 }
 
-cb_sim *cb_sim_create(const cb_sim_desc *d, char why[CB_SIM_WHY_BYTES])
+/* The crowd's capacity: the one asked, else the characters and room for clients to add some;
+ * with trajectories, at least the file's most agents at once (opened here). */
+static bool size_crowd(cb_sim *s, const cb_sim_desc *d, char *why)
 {
-    cb_sim *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        snprintf(why, 256, "out of memory");
-        return NULL;
-    }
-    s->desc = *d;
-    s->time_scale = 1.0f;
     uint32_t extra = d->characters / 4 > 64 ? d->characters / 4 : 64;
     uint64_t cap = d->capacity ? d->capacity : (uint64_t)d->characters + extra;
     if (d->traj != NULL) { /* the file's most agents at once */
         s->traj = cb_serve_traj_create(d->traj, CB_SIM_HZ, d->max_turn_rps, why);
         if (s->traj == NULL) {
-            free(s);
-            return NULL;
+            return false;
         }
         uint32_t most = cb_serve_traj_capacity(s->traj);
         cap = d->capacity > most ? d->capacity : most;
     }
     s->capacity = (uint32_t)(cap < CB_CROWD_MAX_CAPACITY ? cap : CB_CROWD_MAX_CAPACITY);
+    return true;
+}
+
+/* The graph run at start: the one named, else the pack's first, else the default example. */
+static bool choose_start_graph(cb_sim *s, const cb_sim_desc *d, char *why)
+{
     const char *start = d->graph != NULL  ? d->graph
                         : d->pack != NULL ? cb_scene_pack_default_graph(d->pack)
                                           : CB_DEFAULT_EXAMPLE_GRAPH;
     if (start == NULL) {
         snprintf(why, 256, "the pack stores no graph: name a graph file (--graph)");
-        cb_sim_destroy(s);
-        return NULL;
+        return false;
     }
     snprintf(s->start_graph, sizeof s->start_graph, "%s", start);
+    return true;
+}
+
+/* The thread pool, its per-thread clamp counts, and the embedded set when there is no pack. */
+static bool create_pool_and_names(cb_sim *s, const cb_sim_desc *d, char *why)
+{
     cb_error err = {0};
     cb_jobs_desc jd = {.thread_count = d->threads};
     if (cb_jobs_create(&jd, &s->jobs, &err) != CB_OK) {
         snprintf(why, 256, "thread pool: %.200s", err.message);
-        cb_sim_destroy(s);
-        return NULL;
+        return false;
     }
     s->clamped_by_thread = calloc(cb_jobs_thread_count(s->jobs), sizeof(uint32_t));
     if (s->clamped_by_thread == NULL ||
         (d->pack == NULL && cb_embedded_create(NULL, &s->names, &err) != CB_OK)) {
         snprintf(why, 256, "embedded set: %.200s", err.message);
-        cb_sim_destroy(s);
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+/* The skeleton and the follower's gait clip; false when --gait cannot be met. */
+static bool find_skeleton_and_gait(cb_sim *s, const cb_sim_desc *d, char *why)
+{
     s->skeleton = d->pack != NULL ? cb_pack_skeleton(d->pack) : cb_embedded_skeleton(s->names);
     if (d->gait != NULL && (d->pack == NULL || d->traj == NULL)) {
         snprintf(why, 256,
                  "--gait names a pack's clip for the trajectories' follower: it needs "
                  "a pack and trajectories");
-        cb_sim_destroy(s);
-        return NULL;
+        return false;
     }
     s->gait = d->gait != NULL    ? cb_traj_host_find_gait(d->pack, d->gait, why, CB_SIM_WHY_BYTES)
               : s->names != NULL ? cb_embedded_find_clip(s->names, "walk_f")
                                  : NULL; /* a pack without --gait: no warp (trajectories.md) */
-    if (d->gait != NULL && s->gait == NULL) {
-        cb_sim_destroy(s);
-        return NULL;
-    }
+    return d->gait == NULL || s->gait != NULL;
+}
+
+/* The joints a frame carries, and the scale of their positions. */
+static bool measure_skeleton(cb_sim *s, char *why)
+{
     s->joints = (uint32_t)cb_skeleton_joint_count(s->skeleton);
     if (s->joints > CB_FRAME_MAX_JOINTS) {
         snprintf(why, 256, "the skeleton has %u joints; frames carry at most %d", s->joints,
                  CB_FRAME_MAX_JOINTS);
-        cb_sim_destroy(s);
-        return NULL;
+        return false;
     }
     s->position_scale = cb_frame_position_scale(skeleton_reach(s->skeleton));
+    return true;
+}
+
+/* The boards and queues between the threads, sized for the capacity: all the memory the
+ * per-frame path writes into. */
+static bool create_boards(cb_sim *s, const cb_sim_desc *d, char *why)
+{
     bool ok = cb_board_init(&s->hello, CB_SIM_HELLO_BYTES, d->headroom) &&
               cb_board_init(&s->details, CB_SIM_DETAILS_BYTES, d->headroom) &&
               cb_board_init(&s->stats, sizeof(cb_sim_stats), 0) &&
@@ -557,10 +615,27 @@ cb_sim *cb_sim_create(const cb_sim_desc *d, char why[CB_SIM_WHY_BYTES])
     }
     if (!ok) {
         snprintf(why, 256, "out of memory for %u characters' frames", s->capacity);
-        cb_sim_destroy(s);
+    }
+    return ok;
+}
+
+cb_sim *cb_sim_create(const cb_sim_desc *d, char why[CB_SIM_WHY_BYTES])
+{
+    cb_sim *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(why, 256, "out of memory");
         return NULL;
     }
-    if (!load_scene(s, s->start_graph, d->characters, why)) {
+    s->desc = *d;
+    s->time_scale = 1.0f;
+    if (!size_crowd(s, d, why)) {
+        free(s);
+        return NULL;
+    }
+    /* In order: the first step that fails says why. */
+    if (!choose_start_graph(s, d, why) || !create_pool_and_names(s, d, why) ||
+        !find_skeleton_and_gait(s, d, why) || !measure_skeleton(s, why) ||
+        !create_boards(s, d, why) || !load_scene(s, s->start_graph, d->characters, why)) {
         cb_sim_destroy(s);
         return NULL;
     }
