@@ -563,8 +563,11 @@ static bool create_pool_and_names(cb_sim *s, const cb_sim_desc *d, char *why)
         return false;
     }
     s->clamped_by_thread = calloc(cb_jobs_thread_count(s->jobs), sizeof(uint32_t));
-    if (s->clamped_by_thread == NULL ||
-        (d->pack == NULL && cb_embedded_create(NULL, &s->names, &err) != CB_OK)) {
+    if (s->clamped_by_thread == NULL) {
+        snprintf(why, 256, "out of memory: the per-thread clamp counts");
+        return false;
+    }
+    if (d->pack == NULL && cb_embedded_create(NULL, &s->names, &err) != CB_OK) {
         snprintf(why, 256, "embedded set: %.200s", err.message);
         return false;
     }
