@@ -42,28 +42,20 @@ static uint32_t reference_clips(const cb_animate_assets *a, const cb_clip **clip
     return n;
 }
 
-/* Each clip played alone (a DIRECT blend with weight 1 on it), its root moved by its own root
- * motion, for 4 s: the second differences a clean animation has by itself (-1: no clip loops). */
-static bool clip_pops(cb_animate_assets *a, double rate_hz)
+/* A crowd of one character per clip on a DIRECT blend of the clips (its graph in *graph). */
+static bool reference_crowd(const cb_skeleton *sk, const cb_clip *const *clips, uint32_t count,
+                            cb_graph **graph, cb_crowd **crowd)
 {
-    const cb_skeleton *sk = a->skeleton;
-    const cb_clip *clips[MAX_REFERENCE_CLIPS];
-    uint32_t count = reference_clips(a, clips);
-    if (count == 0) {
-        a->clips_pops_p999 = -1.0;
-        return true;
-    }
     cb_graph_blend_desc bd = {.skeleton = sk,
                               .solver = {.kind = CB_SOLVER_KIND_DIRECT},
                               .clips = clips,
                               .clip_count = count};
-    cb_graph *graph = NULL;
     cb_error err = {0};
-    if (cb_graph_create_blend(&bd, &graph, &err) != CB_OK) {
+    if (cb_graph_create_blend(&bd, graph, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: clip reference graph: %s\n", err.message);
         return false;
     }
-    const cb_graph *graphs[1] = {graph};
+    const cb_graph *graphs[1] = {*graph};
     cb_crowd_desc cd = {
         .skeleton = sk,
         .capacity = count,
@@ -71,22 +63,21 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
         .graph_count = 1,
         .thread_count = 1,
     };
-    cb_crowd *crowd = NULL;
-    if (cb_crowd_create(&cd, &crowd, &err) != CB_OK) {
+    if (cb_crowd_create(&cd, crowd, &err) != CB_OK) {
         fprintf(stderr, "crowdblend animate: clip reference crowd: %s\n", err.message);
-        cb_graph_destroy(graph);
+        cb_graph_destroy(*graph);
         return false;
     }
-    cb_measure_desc md = {.skeleton = sk,
-                          .ball_joint = {a->feet[0], a->feet[1]},
-                          .dt_s = (float)(1.0 / rate_hz),
-                          .slots = count};
-    cb_measure *m = cb_measure_create(&md);
-    float yaw[MAX_REFERENCE_CLIPS] = {0}, pos[MAX_REFERENCE_CLIPS][3] = {{0}};
-    for (uint32_t c = 0; m != NULL && c < count; ++c) {
+    return true;
+}
+
+/* Character c plays clip c alone (weight 1 on the DIRECT blend's parameter "blend_<c>",
+ * crowdblend/graph.h), each measured in its own slot of m. */
+static void play_each_alone(cb_crowd *crowd, cb_measure *m, uint32_t count)
+{
+    for (uint32_t c = 0; c < count; ++c) {
         cb_character ch;
         cb_crowd_add(crowd, 0, 0.0f, &ch);
-        /* DIRECT: one parameter per clip, "blend_<c>" (crowdblend/graph.h). */
         char name[32];
         snprintf(name, sizeof name, CB_GRAPH_BLEND_PARAM_PREFIX "%u", c);
         uint32_t p = 0;
@@ -94,8 +85,14 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
         cb_crowd_param_column(crowd, 0, p)[c] = 1.0f;
         cb_measure_slot_take(m);
     }
+}
+
+/* 4 s of the crowd, each character's root moved by its own root motion, every frame measured. */
+static void run_alone(cb_crowd *crowd, cb_measure *m, uint32_t count, double rate_hz)
+{
+    float yaw[MAX_REFERENCE_CLIPS] = {0}, pos[MAX_REFERENCE_CLIPS][3] = {{0}};
     uint32_t frames = (uint32_t)(4.0 * rate_hz);
-    for (uint32_t k = 0; m != NULL && k < frames; ++k) {
+    for (uint32_t k = 0; k < frames; ++k) {
         cb_crowd_update(crowd, (float)(1.0 / rate_hz));
         const cb_root_delta *rm = cb_crowd_root_motion(crowd, 0);
         for (uint32_t c = 0; c < count; ++c) {
@@ -110,7 +107,32 @@ static bool clip_pops(cb_animate_assets *a, double rate_hz)
             cb_measure_add(m, c, &f);
         }
     }
+}
+
+/* Each clip played alone (a DIRECT blend with weight 1 on it), its root moved by its own root
+ * motion, for 4 s: the second differences a clean animation has by itself (-1: no clip loops). */
+static bool clip_pops(cb_animate_assets *a, double rate_hz)
+{
+    const cb_skeleton *sk = a->skeleton;
+    const cb_clip *clips[MAX_REFERENCE_CLIPS];
+    uint32_t count = reference_clips(a, clips);
+    if (count == 0) {
+        a->clips_pops_p999 = -1.0;
+        return true;
+    }
+    cb_graph *graph = NULL;
+    cb_crowd *crowd = NULL;
+    if (!reference_crowd(sk, clips, count, &graph, &crowd)) {
+        return false;
+    }
+    cb_measure_desc md = {.skeleton = sk,
+                          .ball_joint = {a->feet[0], a->feet[1]},
+                          .dt_s = (float)(1.0 / rate_hz),
+                          .slots = count};
+    cb_measure *m = cb_measure_create(&md);
     if (m != NULL) {
+        play_each_alone(crowd, m, count);
+        run_alone(crowd, m, count, rate_hz);
         a->clips_pops_p999 = cb_stat_quantile(cb_measure_query(m).pops, 0.999);
     }
     cb_measure_destroy(m);
