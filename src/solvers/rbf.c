@@ -140,6 +140,65 @@ static void choose_polynomial(rbf *d, const double (*p)[2], uint32_t m)
     d->px[2] = 0.0f, d->py[2] = (float)sc, d->p0[2] = (float)(-cy * sc);
 }
 
+/* The kernel's default epsilon: 1 over the mean distance from a node to its nearest other. */
+static double default_epsilon(const double (*p)[2], uint32_t m)
+{
+    double mean = 0.0;
+    for (uint32_t i = 0; i < m; ++i) {
+        double best = INFINITY;
+        for (uint32_t j = 0; j < m; ++j) {
+            if (j != i) {
+                best = fmin(best, hypot(p[i][0] - p[j][0], p[i][1] - p[j][1]));
+            }
+        }
+        mean += best / m;
+    }
+    return 1.0 / mean;
+}
+
+/* The n x n interpolation system (a, zeroed by the caller): the kernel between every pair of
+ * the m nodes, bordered by the polynomial's terms at each node. */
+static void fill_system(double *a, const double (*p)[2], uint32_t m, uint32_t n, const rbf *t,
+                        double eps2)
+{
+    for (uint32_t i = 0; i < m; ++i) {
+        for (uint32_t j = 0; j < m; ++j) {
+            double dx = p[i][0] - p[j][0], dy = p[i][1] - p[j][1];
+            a[(size_t)i * n + j] = kernel_d(t->kernel, dx * dx + dy * dy, eps2);
+        }
+        for (uint32_t k = 0; k < t->poly; ++k) {
+            double b = k == 0 ? 1.0 : t->px[k] * p[i][0] + t->py[k] * p[i][1] + t->p0[k];
+            a[(size_t)i * n + m + k] = a[(size_t)(m + k) * n + i] = b;
+        }
+    }
+}
+
+/* The solver's tables from the template t and the system's inverse: the nodes, the
+ * coefficients (node-major rows of n), the even fallback. */
+static cb_result store_tables(cb_solver *s, rbf t, const double (*p)[2], uint32_t m, uint32_t n,
+                              const double *inv, double eps2, cb_error *err)
+{
+    cb_plan_sizes sz = {.nodes = m, .rows = n};
+    rbf scratch;
+    cb_result r = cb_solver_tables(s, sizeof scratch, plan, &sz, &scratch, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    rbf *d = s->data;
+    t.x = d->x, t.y = d->y, t.coef = d->coef, t.uniform = d->uniform;
+    *d = t;
+    d->neg_eps2 = (float)-eps2;
+    for (uint32_t i = 0; i < m; ++i) {
+        d->x[i] = (float)p[i][0];
+        d->y[i] = (float)p[i][1];
+        d->uniform[i] = 1.0f / (float)m;
+        for (uint32_t k = 0; k < n; ++k) {
+            d->coef[(size_t)k * m + i] = (float)inv[(size_t)i * n + k];
+        }
+    }
+    return CB_OK;
+}
+
 static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
 {
     uint32_t m = desc->node_count;
@@ -147,26 +206,15 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
     for (uint32_t i = 0; i < m; ++i) {
         cb_solver_node(desc, desc->dimension, i, &p[i][0], &p[i][1]);
     }
+    const double(*nodes)[2] = (const double(*)[2])p;
     rbf tmpl = {.kernel = desc->rbf_kernel};
-    choose_polynomial(&tmpl, (const double(*)[2])p, m);
+    choose_polynomial(&tmpl, nodes, m);
     uint32_t n = m + tmpl.poly;
-
     double eps = desc->rbf_epsilon;
     if (eps == 0.0 && m > 1) {
-        double mean = 0.0;
-        for (uint32_t i = 0; i < m; ++i) {
-            double best = INFINITY;
-            for (uint32_t j = 0; j < m; ++j) {
-                if (j != i) {
-                    best = fmin(best, hypot(p[i][0] - p[j][0], p[i][1] - p[j][1]));
-                }
-            }
-            mean += best / m;
-        }
-        eps = 1.0 / mean;
+        eps = default_epsilon(nodes, m);
     }
     double eps2 = eps * eps;
-
     size_t bytes = (size_t)n * n * sizeof(double);
     double *a = cb_alloc(&s->allocator, bytes, 8), *inv = cb_alloc(&s->allocator, bytes, 8);
     if (a == NULL || inv == NULL) {
@@ -175,39 +223,13 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "rbf: cannot allocate the system");
     }
     memset(a, 0, bytes);
-    for (uint32_t i = 0; i < m; ++i) {
-        for (uint32_t j = 0; j < m; ++j) {
-            double dx = p[i][0] - p[j][0], dy = p[i][1] - p[j][1];
-            a[(size_t)i * n + j] = kernel_d(tmpl.kernel, dx * dx + dy * dy, eps2);
-        }
-        for (uint32_t k = 0; k < tmpl.poly; ++k) {
-            double b = k == 0 ? 1.0 : tmpl.px[k] * p[i][0] + tmpl.py[k] * p[i][1] + tmpl.p0[k];
-            a[(size_t)i * n + m + k] = a[(size_t)(m + k) * n + i] = b;
-        }
-    }
-    bool ok = invert(a, inv, n);
+    fill_system(a, nodes, m, n, &tmpl, eps2);
     cb_result r = CB_OK;
-    if (!ok) {
+    if (!invert(a, inv, n)) {
         r = cb_error_set(err, CB_ERR_DEGENERATE,
                          "rbf: the interpolation system is singular for these nodes and kernel");
     } else {
-        cb_plan_sizes sz = {.nodes = m, .rows = n};
-        rbf scratch;
-        r = cb_solver_tables(s, sizeof scratch, plan, &sz, &scratch, err);
-        if (r == CB_OK) {
-            rbf *d = s->data;
-            tmpl.x = d->x, tmpl.y = d->y, tmpl.coef = d->coef, tmpl.uniform = d->uniform;
-            *d = tmpl;
-            d->neg_eps2 = (float)-eps2;
-            for (uint32_t i = 0; i < m; ++i) {
-                d->x[i] = (float)p[i][0];
-                d->y[i] = (float)p[i][1];
-                d->uniform[i] = 1.0f / (float)m;
-                for (uint32_t k = 0; k < n; ++k) {
-                    d->coef[(size_t)k * m + i] = (float)inv[(size_t)i * n + k];
-                }
-            }
-        }
+        r = store_tables(s, tmpl, nodes, m, n, inv, eps2, err);
     }
     cb_free(&s->allocator, a, bytes);
     cb_free(&s->allocator, inv, bytes);
