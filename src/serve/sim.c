@@ -447,8 +447,10 @@ static bool publish_hello(cb_sim *s)
     return true;
 }
 
-/* Builds a scene running `graph` with `characters` characters, and everything sized by it. */
-static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *why)
+/* A scene running `graph`, checked against the server's limits, its gait and its trajectories,
+ * and its parameter overrides (*override); NULL, with why, where it cannot run here. */
+static cb_scene *build_scene(cb_sim *s, const char *graph, uint32_t characters, float **override,
+                             char *why)
 {
     cb_scene_desc sd = {
         .characters = s->traj != NULL ? 0 : characters, /* the file adds them */
@@ -467,7 +469,7 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     if (scene == NULL) {
         snprintf(why, 256, "could not build the scene for graph '%.160s' (see the server's log)",
                  graph);
-        return false;
+        return NULL;
     }
     cb_crowd *crowd = cb_scene_crowd(scene);
     const cb_graph *g = cb_crowd_graph(crowd, 0);
@@ -476,22 +478,32 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
         snprintf(why, 256, "graph '%.160s' has more than %d parameters or %d state machines", graph,
                  MAX_PARAMS, MAX_MACHINES);
         cb_scene_destroy(scene);
-        return false;
+        return NULL;
     }
     float *ov = malloc(sizeof(float) * (cb_graph_param_count(g) ? cb_graph_param_count(g) : 1) *
                        s->capacity);
     if (ov == NULL) {
         snprintf(why, 256, "out of memory");
         cb_scene_destroy(scene);
-        return false;
+        return NULL;
     }
     /* A named gait warps every graph run, so each must take the rate (as animate --gait). */
     bool gait_ok = s->desc.gait == NULL || cb_traj_host_gait_graph(g, graph, why, 256);
     if (!gait_ok || (s->traj != NULL && !cb_serve_traj_attach(s->traj, crowd, s->gait, why))) {
         free(ov);
         cb_scene_destroy(scene);
-        return false;
+        return NULL;
     }
+    *override = ov;
+    return scene;
+}
+
+/* The simulation moves to scene (running `graph`) and its overrides ov: the old scene freed,
+ * every override and global value released, the subscriptions ended, a new epoch. */
+static void adopt_scene(cb_sim *s, cb_scene *scene, float *ov, const char *graph)
+{
+    cb_crowd *crowd = cb_scene_crowd(scene);
+    const cb_graph *g = cb_crowd_graph(crowd, 0);
     cb_scene_destroy(s->scene);
     free(s->override);
     s->scene = scene;
@@ -513,6 +525,17 @@ static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *
     s->epoch++;
     s->dirty = true;
     s->window_crowd = cb_crowd_query_stats(crowd);
+}
+
+/* Builds a scene running `graph` with `characters` characters, and everything sized by it. */
+static bool load_scene(cb_sim *s, const char *graph, uint32_t characters, char *why)
+{
+    float *ov = NULL;
+    cb_scene *scene = build_scene(s, graph, characters, &ov, why);
+    if (scene == NULL) {
+        return false;
+    }
+    adopt_scene(s, scene, ov, graph);
     if (!publish_hello(s)) {
         snprintf(why, 256, "the hello of graph '%.160s' does not fit in %d bytes", graph,
                  CB_SIM_HELLO_BYTES);
@@ -1105,19 +1128,18 @@ static void put_machine(const cb_sim *s, text *t, uint32_t machine, uint32_t den
         tr.blend == CB_TRANSITION_INERTIALIZE ? "inertialize" : "crossfade");
 }
 
-static void put_character_details(cb_sim *s, text *t, const subscription *sub, uint64_t mask)
+/* The character's root, and its subscribed joint in world space, computed here in floats
+ * from the crowd's own matrix: the reference the browser test compares its decoded, quantized
+ * pose with. */
+static void put_root_and_joint(cb_sim *s, text *t, const subscription *sub, uint32_t dense)
 {
-    uint32_t dense = dense_of(s, sub->id);
     float pos[3], yaw;
     root_of(s, dense, pos, &yaw);
     const float *m = cb_crowd_matrices(s->crowd, 0, dense) + 16 * (size_t)sub->joint;
-    /* The joint in world space, computed here in floats from the crowd's own matrix: the
-     * reference the browser test compares its decoded, quantized pose with. */
     float c = cosf(yaw), sn = sinf(yaw);
     float wx = pos[0] + c * m[12] + sn * m[14], wy = pos[1] + m[13];
     float wz = pos[2] - sn * m[12] + c * m[14];
-    put(t, "{\"id\":%" PRIu64 ",\"clients\":\"%llx\",\"root\":[", sub->id,
-        (unsigned long long)mask);
+    put(t, "\"root\":[");
     put_number(t, pos[0]);
     put(t, ",");
     put_number(t, pos[1]);
@@ -1133,7 +1155,13 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
     put_number(t, wy);
     put(t, ",");
     put_number(t, wz);
-    put(t, "]},\"params\":{");
+    put(t, "]}");
+}
+
+/* "params": every parameter's value; "machines": every state machine's state. */
+static void put_params_and_machines(cb_sim *s, text *t, uint32_t dense)
+{
+    put(t, ",\"params\":{");
     for (uint32_t p = 0; p < s->param_count; ++p) {
         put(t, "%s", p ? "," : "");
         put_string(t, cb_graph_param_name(s->graph, p));
@@ -1145,7 +1173,13 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
         put(t, "%s", mi ? "," : "");
         put_machine(s, t, mi, dense);
     }
-    put(t, "],\"weights\":[");
+    put(t, "]");
+}
+
+/* "weights": [clip node, weight] for each clip above 1e-4. */
+static void put_weights(cb_sim *s, text *t, uint32_t dense)
+{
+    put(t, ",\"weights\":[");
     size_t stride = 0;
     const float *w = cb_crowd_weights(s->crowd, 0, &stride);
     bool first = true;
@@ -1160,7 +1194,13 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
             first = false;
         }
     }
-    put(t, "],\"events\":[");
+    put(t, "]");
+}
+
+/* "events": the subscription's last CB_SIM_EVENT_HISTORY events, numbered. */
+static void put_events(cb_sim *s, text *t, const subscription *sub)
+{
+    put(t, ",\"events\":[");
     uint32_t total = sub->event_count;
     uint32_t from = total > CB_SIM_EVENT_HISTORY ? total - CB_SIM_EVENT_HISTORY : 0;
     for (uint32_t q = from; q < total; ++q) {
@@ -1174,7 +1214,18 @@ static void put_character_details(cb_sim *s, text *t, const subscription *sub, u
         put_number(t, e->weight);
         put(t, "}");
     }
-    put(t, "]}");
+    put(t, "]");
+}
+
+static void put_character_details(cb_sim *s, text *t, const subscription *sub, uint64_t mask)
+{
+    uint32_t dense = dense_of(s, sub->id);
+    put(t, "{\"id\":%" PRIu64 ",\"clients\":\"%llx\",", sub->id, (unsigned long long)mask);
+    put_root_and_joint(s, t, sub, dense);
+    put_params_and_machines(s, t, dense);
+    put_weights(s, t, dense);
+    put_events(s, t, sub);
+    put(t, "}");
 }
 
 /* One details message for all subscribed characters; the board's tag says which client slots
