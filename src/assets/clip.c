@@ -673,35 +673,25 @@ static void store_root_track(struct cb_clip *c, unsigned char *block, const clip
     }
 }
 
-/* The clip of raw frames that desc d (validated) describes. */
-static cb_result create_resampled(const cb_clip_desc *desc, uint32_t intervals, cb_clip **out,
-                                  cb_error *err)
+/* Every joint's frames at f * duration / N: the rest pose where no track drives a channel, the
+ * tracks' values where they do, aligned along time. */
+static void sample_frames(const cb_clip_desc *d, uint32_t intervals, dframe *work)
 {
-    const cb_clip_desc d = *desc;
-    const cb_skeleton *skel = d.skeleton;
+    const cb_skeleton *skel = d->skeleton;
     const size_t n = cb_skeleton_joint_count(skel);
     const size_t frames_count = (size_t)intervals + 1;
-    const bool looping = d.wrap == CB_CLIP_WRAP_LOOP;
-    const bool additive = d.additive != CB_ADDITIVE_NONE;
-    const bool root = d.root_motion != CB_ROOT_MOTION_NONE;
-
-    size_t work_bytes = frames_count * n * sizeof(dframe);
-    dframe *work = cb_alloc(&d.allocator, work_bytes, _Alignof(dframe));
-    if (work == NULL) {
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes of work memory",
-                            d.name, work_bytes);
-    }
+    const bool looping = d->wrap == CB_CLIP_WRAP_LOOP;
     for (size_t j = 0; j < n; ++j) {
         dframe rest = xform_to_dframe(cb_skeleton_rest_xform(skel, j));
         for (size_t f = 0; f < frames_count; ++f) {
             work[f * n + j] = rest;
         }
     }
-    const double duration = d.duration_s;
-    for (size_t k = 0; k < d.track_count; ++k) {
-        const cb_clip_track *tr = &d.tracks[k];
+    const double duration = d->duration_s;
+    for (size_t k = 0; k < d->track_count; ++k) {
+        const cb_clip_track *tr = &d->tracks[k];
         size_t j = 0;
-        track_joint(&d, k, &j, NULL);
+        track_joint(d, k, &j, NULL);
         for (size_t f = 0; f < frames_count; ++f) {
             /* Frame times as f * duration / N, with the last exactly at the duration. */
             double tau = f == intervals ? duration : duration * (double)f / intervals;
@@ -718,10 +708,118 @@ static cb_result create_resampled(const cb_clip_desc *desc, uint32_t intervals, 
         }
     }
     align_along_time(work, n, intervals);
+}
 
-    /* The one block: header, frames (vector-aligned), root track. */
-    const size_t align = cb_simd_group_align();
+/* The seam: the last frame is the first again, on the side of the frame before it. */
+static void close_loop(dframe *work, size_t n, uint32_t intervals)
+{
+    for (size_t j = 0; j < n; ++j) {
+        dframe *last = &work[(size_t)intervals * n + j];
+        *last = work[j];
+        if (cb_dq_dot(last->q, work[(size_t)(intervals - 1) * n + j].q) < 0.0) {
+            last->q = cb_dq_neg(last->q);
+        }
+    }
+}
+
+/* Turns the frames into deltas from the desc's additive reference. */
+static cb_result subtract_reference(const cb_clip_desc *d, dframe *work, uint32_t intervals,
+                                    cb_error *err)
+{
+    const cb_skeleton *skel = d->skeleton;
+    const size_t n = cb_skeleton_joint_count(skel);
+    /* The reference, one transform per joint; the first frame's copy is taken before the
+     * frames turn into deltas. */
+    dframe *ref = cb_alloc(&d->allocator, n * sizeof(dframe), _Alignof(dframe));
+    if (ref == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": reference", d->name);
+    }
+    for (size_t j = 0; j < n; ++j) {
+        ref[j] = d->additive == CB_ADDITIVE_FIRST_FRAME ? work[j]
+                 : d->additive == CB_ADDITIVE_REST_POSE
+                     ? xform_to_dframe(cb_skeleton_rest_xform(skel, j))
+                     : xform_to_dframe(d->additive_reference.ptr[j]);
+    }
+    make_additive(work, n, intervals, ref);
+    cb_free(&d->allocator, ref, n * sizeof(dframe));
+    return CB_OK;
+}
+
+/* Whether any frame scales a joint once stored as float deltas from 1. */
+static bool frames_have_scale(const dframe *work, size_t count)
+{
+    bool has_scale = false;
+    for (size_t i = 0; i < count && !has_scale; ++i) {
+        has_scale = (float)(work[i].s.x - 1.0) != 0.0f || (float)(work[i].s.y - 1.0) != 0.0f ||
+                    (float)(work[i].s.z - 1.0) != 0.0f;
+    }
+    return has_scale;
+}
+
+/* The clip in its one block: header, frames (vector-aligned), root track (root_track NULL when
+ * the clip has no root motion), markers. */
+static cb_result store_clip(const cb_clip_desc *d, uint32_t intervals, const dframe *work,
+                            const float *root_track, const float origin[4], cb_clip **out,
+                            cb_error *err)
+{
+    const cb_skeleton *skel = d->skeleton;
+    const size_t n = cb_skeleton_joint_count(skel);
+    const size_t frames_count = (size_t)intervals + 1;
+    const bool has_scale = frames_have_scale(work, frames_count * n);
     struct cb_clip probe = {.group_count = (uint32_t)cb_skeleton_group_count(skel)};
+    probe.stride = has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
+    size_t root_bytes = root_track != NULL ? frames_count * 4 * sizeof(float) : 0;
+    clip_layout lay =
+        layout_of(cb_clip_frame_floats(&probe) * frames_count, root_bytes, d->marker_count);
+    unsigned char *block = cb_alloc(&d->allocator, lay.total, cb_simd_group_align());
+    if (block == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d->name,
+                            lay.total);
+    }
+    struct cb_clip *c = (struct cb_clip *)block;
+    *c = (struct cb_clip){
+        .skeleton_signature = cb_skeleton_signature(skel),
+        .joint_count = (uint32_t)n,
+        .group_count = probe.group_count,
+        .intervals = intervals,
+        .stride = probe.stride,
+        .duration_s = d->duration_s,
+        .intervals_f = (float)intervals,
+        .looping = d->wrap == CB_CLIP_WRAP_LOOP,
+        .additive = d->additive != CB_ADDITIVE_NONE,
+        .has_scale = has_scale,
+        .root_mode = d->root_motion,
+        .root_joint = d->root_joint,
+        .root_origin = {origin[0], origin[1], origin[2], origin[3]},
+    };
+    place_block(c, block, &lay, d->allocator, root_track != NULL, d->name);
+    store_markers(d, block + lay.off_mtimes, block + lay.off_mhashes, block + lay.off_mnames,
+                  block + lay.off_mflags);
+    pack_frames(work, n, c, (float *)(block + lay.off_frames));
+    if (root_track != NULL) {
+        store_root_track(c, block, &lay, root_track);
+    }
+    *out = c;
+    return CB_OK;
+}
+
+/* The clip of raw frames that desc d (validated) describes. */
+static cb_result create_resampled(const cb_clip_desc *desc, uint32_t intervals, cb_clip **out,
+                                  cb_error *err)
+{
+    const cb_clip_desc d = *desc;
+    const size_t n = cb_skeleton_joint_count(d.skeleton);
+    const size_t frames_count = (size_t)intervals + 1;
+    const bool root = d.root_motion != CB_ROOT_MOTION_NONE;
+
+    size_t work_bytes = frames_count * n * sizeof(dframe);
+    dframe *work = cb_alloc(&d.allocator, work_bytes, _Alignof(dframe));
+    if (work == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes of work memory",
+                            d.name, work_bytes);
+    }
+    sample_frames(&d, intervals, work);
+
     float *root_track = NULL, origin[4] = {0, 0, 0, 0};
     size_t root_bytes = root ? frames_count * 4 * sizeof(float) : 0;
     if (root) {
@@ -732,75 +830,19 @@ static cb_result create_resampled(const cb_clip_desc *desc, uint32_t intervals, 
         }
         extract_root_motion(work, n, intervals, d.root_joint, d.root_motion, root_track, origin);
     }
-    if (looping) {
-        /* The seam: the last frame is the first again, on the side of the frame before it. */
-        for (size_t j = 0; j < n; ++j) {
-            dframe *last = &work[(size_t)intervals * n + j];
-            *last = work[j];
-            if (cb_dq_dot(last->q, work[(size_t)(intervals - 1) * n + j].q) < 0.0) {
-                last->q = cb_dq_neg(last->q);
-            }
-        }
+    if (d.wrap == CB_CLIP_WRAP_LOOP) {
+        close_loop(work, n, intervals);
     }
-    if (additive) {
-        /* The reference, one transform per joint; the first frame's copy is taken before the
-         * frames turn into deltas. */
-        dframe *ref = cb_alloc(&d.allocator, n * sizeof(dframe), _Alignof(dframe));
-        if (ref == NULL) {
-            cb_free(&d.allocator, root_track, root_bytes);
-            cb_free(&d.allocator, work, work_bytes);
-            return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": reference", d.name);
-        }
-        for (size_t j = 0; j < n; ++j) {
-            ref[j] = d.additive == CB_ADDITIVE_FIRST_FRAME ? work[j]
-                     : d.additive == CB_ADDITIVE_REST_POSE
-                         ? xform_to_dframe(cb_skeleton_rest_xform(skel, j))
-                         : xform_to_dframe(d.additive_reference.ptr[j]);
-        }
-        make_additive(work, n, intervals, ref);
-        cb_free(&d.allocator, ref, n * sizeof(dframe));
+    cb_result r = CB_OK;
+    if (d.additive != CB_ADDITIVE_NONE) {
+        r = subtract_reference(&d, work, intervals, err);
     }
-    bool has_scale = false;
-    for (size_t i = 0; i < frames_count * n && !has_scale; ++i) {
-        has_scale = (float)(work[i].s.x - 1.0) != 0.0f || (float)(work[i].s.y - 1.0) != 0.0f ||
-                    (float)(work[i].s.z - 1.0) != 0.0f;
+    if (r == CB_OK) {
+        r = store_clip(&d, intervals, work, root_track, origin, out, err);
     }
-    probe.stride = has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
-    clip_layout lay =
-        layout_of(cb_clip_frame_floats(&probe) * frames_count, root_bytes, d.marker_count);
-    unsigned char *block = cb_alloc(&d.allocator, lay.total, align);
-    if (block == NULL) {
-        cb_free(&d.allocator, root_track, root_bytes);
-        cb_free(&d.allocator, work, work_bytes);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, lay.total);
-    }
-    struct cb_clip *c = (struct cb_clip *)block;
-    *c = (struct cb_clip){
-        .skeleton_signature = cb_skeleton_signature(skel),
-        .joint_count = (uint32_t)n,
-        .group_count = probe.group_count,
-        .intervals = intervals,
-        .stride = probe.stride,
-        .duration_s = d.duration_s,
-        .intervals_f = (float)intervals,
-        .looping = looping,
-        .additive = additive,
-        .has_scale = has_scale,
-        .root_mode = d.root_motion,
-        .root_joint = d.root_joint,
-        .root_origin = {origin[0], origin[1], origin[2], origin[3]},
-    };
-    place_block(c, block, &lay, d.allocator, root, d.name);
-    store_markers(&d, block + lay.off_mtimes, block + lay.off_mhashes, block + lay.off_mnames,
-                  block + lay.off_mflags);
-    pack_frames(work, n, c, (float *)(block + lay.off_frames));
-    if (root) {
-        store_root_track(c, block, &lay, root_track);
-        cb_free(&d.allocator, root_track, root_bytes);
-    }
+    cb_free(&d.allocator, root_track, root_bytes);
     cb_free(&d.allocator, work, work_bytes);
-    *out = c;
-    return CB_OK;
+    return r;
 }
 
 cb_result cb_clip_create(const cb_clip_desc *desc, cb_clip **out, cb_error *err)

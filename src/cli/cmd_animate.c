@@ -483,6 +483,37 @@ static int run_loaded(const char **files, size_t count, const cb_traj_load_desc 
     return ok ? CB_EXIT_OK : CB_EXIT_FAILURE;
 }
 
+/* The command once its option table points into a: parses the command line, then checks the
+ * options and runs the files. */
+static int parse_and_run(int argc, char **argv, const cb_opt *opts, animate_args *a)
+{
+    const char *files[MAX_FILES];
+    if (!cb_opts_parse("crowdblend animate", argc, argv, 2, opts, files, MAX_FILES,
+                       &a->file_count)) {
+        return CB_EXIT_USAGE;
+    }
+    if (a->help) {
+        cb_opts_print_help(
+            "crowdblend animate TRAJECTORIES... [--pack FILE.cbpack [--feet L,R]] "
+            "[--graph NAME|FILE] [--rate 60] [--clip-rate 30] [--out FILE.gltf|.glb] [--json]",
+            opts);
+        return CB_EXIT_OK;
+    }
+    a->traj_format = cb_traj_format_from_name(a->format);
+    /* A string option, to tell given from not; then the command line's number rule. */
+    if (a->clip_rate != NULL && !cb_opts_decimal(a->clip_rate, &a->clip_rate_hz)) {
+        a->clip_rate_hz = NAN;
+    }
+    const char *bad = bad_args(a);
+    if (bad != NULL) {
+        fprintf(stderr, "crowdblend animate: %s\n", bad);
+        return CB_EXIT_USAGE;
+    }
+    cb_traj_load_desc ld = {.format = a->traj_format, .fps = a->fps};
+    cb_animate_options o = options_of(a);
+    return run_files(files, a, &ld, &o);
+}
+
 int cb_cmd_animate(int argc, char **argv)
 {
     animate_args a = {.rate = 60.0, .threads = 1, .format = "auto"};
@@ -541,29 +572,5 @@ int cb_cmd_animate(int argc, char **argv)
         {"help", CB_OPT_FLAG, &a.help, "show this help"},
         {0},
     };
-    const char *files[MAX_FILES];
-    if (!cb_opts_parse("crowdblend animate", argc, argv, 2, opts, files, MAX_FILES,
-                       &a.file_count)) {
-        return CB_EXIT_USAGE;
-    }
-    if (a.help) {
-        cb_opts_print_help(
-            "crowdblend animate TRAJECTORIES... [--pack FILE.cbpack [--feet L,R]] "
-            "[--graph NAME|FILE] [--rate 60] [--clip-rate 30] [--out FILE.gltf|.glb] [--json]",
-            opts);
-        return CB_EXIT_OK;
-    }
-    a.traj_format = cb_traj_format_from_name(a.format);
-    /* A string option, to tell given from not; then the command line's number rule. */
-    if (a.clip_rate != NULL && !cb_opts_decimal(a.clip_rate, &a.clip_rate_hz)) {
-        a.clip_rate_hz = NAN;
-    }
-    const char *bad = bad_args(&a);
-    if (bad != NULL) {
-        fprintf(stderr, "crowdblend animate: %s\n", bad);
-        return CB_EXIT_USAGE;
-    }
-    cb_traj_load_desc ld = {.format = a.traj_format, .fps = a.fps};
-    cb_animate_options o = options_of(&a);
-    return run_files(files, &a, &ld, &o);
+    return parse_and_run(argc, argv, opts, &a);
 }

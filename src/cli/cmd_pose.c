@@ -145,6 +145,73 @@ static double *parse_times(const char *times, size_t *count)
     return t;
 }
 
+/* Whether the options name one pack, a clip and the times (--time, or --times with --json);
+ * prints the usage error when not. */
+static bool usage_ok(size_t npos, const char *clip_name, const char *times, double time_s,
+                     bool json)
+{
+    if (times != NULL && (!isnan(time_s) || !json)) {
+        fprintf(stderr,
+                "%s: --times prints one JSON object per time: it needs --json, and not "
+                "--time\n",
+                CMD);
+        return false;
+    }
+    if (npos != 1 || clip_name == NULL || (times == NULL && isnan(time_s))) {
+        fprintf(stderr,
+                "%s: needs FILE.cbpack, --clip NAME and --time SECONDS (or --times T1,T2,... "
+                "with --json; try --help)\n",
+                CMD);
+        return false;
+    }
+    return true;
+}
+
+/* Loads the pack and finds the clip in it, printing why not. The caller destroys *pack
+ * whatever the result. */
+static cb_result load_clip(const char *path, const char *clip_name, bool raw_clips, cb_pack **pack,
+                           uint32_t *index)
+{
+    cb_error err = {0};
+    cb_pack_load_desc load = {.clip_form =
+                                  raw_clips ? CB_PACK_CLIP_FORM_RAW : CB_PACK_CLIP_FORM_COMPRESSED};
+    cb_result r = cb_pack_load_file(path, &load, pack, &err);
+    if (r != CB_OK) {
+        fprintf(stderr, "%s: %s\n", CMD, err.message);
+    } else if ((r = cb_pack_find_clip(*pack, clip_name, index)) != CB_OK) {
+        fprintf(stderr, "%s: %s has no clip \"%s\"\n", CMD, path, clip_name);
+    }
+    return r;
+}
+
+/* One pose per time: with --json one object per line. Stops at the first failure, printed. */
+static cb_result print_poses(const cb_pack *pack, uint32_t index, const char *clip_name,
+                             const double *time_list, size_t time_count, bool in_place, bool json)
+{
+    cb_result r = CB_OK;
+    const cb_skeleton *skel = cb_pack_skeleton(pack);
+    size_t n = cb_skeleton_joint_count(skel);
+    cb_xform *local = malloc(n * sizeof *local);
+    cb_xform *model = malloc(n * sizeof *model);
+    if (local == NULL || model == NULL) {
+        r = CB_ERR_OUT_OF_MEMORY;
+        fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
+    }
+    for (size_t i = 0; r == CB_OK && i < time_count; ++i) {
+        r = pose_at(cb_pack_clip(pack, index), skel, time_list[i], in_place, local, model);
+        if (r != CB_OK) {
+            fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
+        } else if (json) {
+            print_json(clip_name, time_list[i], skel, model);
+        } else {
+            print_text(clip_name, time_list[i], in_place, skel, model);
+        }
+    }
+    free(local);
+    free(model);
+    return r;
+}
+
 int cb_cmd_pose(int argc, char **argv)
 {
     bool help = false, json = false, in_place = false, raw_clips = false;
@@ -174,18 +241,7 @@ int cb_cmd_pose(int argc, char **argv)
             opts);
         return CB_EXIT_OK;
     }
-    if (times != NULL && (!isnan(time_s) || !json)) {
-        fprintf(stderr,
-                "%s: --times prints one JSON object per time: it needs --json, and not "
-                "--time\n",
-                CMD);
-        return CB_EXIT_USAGE;
-    }
-    if (npos != 1 || clip_name == NULL || (times == NULL && isnan(time_s))) {
-        fprintf(stderr,
-                "%s: needs FILE.cbpack, --clip NAME and --time SECONDS (or --times T1,T2,... "
-                "with --json; try --help)\n",
-                CMD);
+    if (!usage_ok(npos, clip_name, times, time_s, json)) {
         return CB_EXIT_USAGE;
     }
     /* Every time is read before the pack: a bad one prints no pose. */
@@ -195,37 +251,11 @@ int cb_cmd_pose(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     cb_pack *pack = NULL;
-    cb_error err = {0};
-    cb_pack_load_desc load = {.clip_form =
-                                  raw_clips ? CB_PACK_CLIP_FORM_RAW : CB_PACK_CLIP_FORM_COMPRESSED};
-    cb_result r = cb_pack_load_file(positional[0], &load, &pack, &err);
     uint32_t index = 0;
-    if (r != CB_OK) {
-        fprintf(stderr, "%s: %s\n", CMD, err.message);
-    } else if ((r = cb_pack_find_clip(pack, clip_name, &index)) != CB_OK) {
-        fprintf(stderr, "%s: %s has no clip \"%s\"\n", CMD, positional[0], clip_name);
+    cb_result r = load_clip(positional[0], clip_name, raw_clips, &pack, &index);
+    if (r == CB_OK) {
+        r = print_poses(pack, index, clip_name, time_list, time_count, in_place, json);
     }
-    const cb_skeleton *skel = r == CB_OK ? cb_pack_skeleton(pack) : NULL;
-    size_t n = skel != NULL ? cb_skeleton_joint_count(skel) : 0;
-    cb_xform *local = r == CB_OK ? malloc(n * sizeof *local) : NULL;
-    cb_xform *model = r == CB_OK ? malloc(n * sizeof *model) : NULL;
-    if (r == CB_OK && (local == NULL || model == NULL)) {
-        r = CB_ERR_OUT_OF_MEMORY;
-        fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
-    }
-    /* One pose per time: with --json one object per line. */
-    for (size_t i = 0; r == CB_OK && i < time_count; ++i) {
-        r = pose_at(cb_pack_clip(pack, index), skel, time_list[i], in_place, local, model);
-        if (r != CB_OK) {
-            fprintf(stderr, "%s: %s\n", CMD, cb_result_str(r));
-        } else if (json) {
-            print_json(clip_name, time_list[i], skel, model);
-        } else {
-            print_text(clip_name, time_list[i], in_place, skel, model);
-        }
-    }
-    free(local);
-    free(model);
     cb_pack_destroy(pack);
     if (time_list != &time_s) {
         free(time_list);

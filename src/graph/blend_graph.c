@@ -127,22 +127,12 @@ static cb_result check_blend_desc(const cb_graph_blend_desc *d, cb_error *err)
     return r;
 }
 
-cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out, cb_error *err)
+/* The builder resolves clips by name: give it every clip once (the blend's, then the layers'
+ * clips, in the desc's order). Returns their count. */
+static uint32_t distinct_clips(const cb_graph_blend_desc *d, const cb_clip **clips)
 {
-    if (desc == NULL || out == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
-                            "cb_graph_create_blend: desc or out is NULL");
-    }
-    cb_result r = check_blend_desc(desc, err);
-    if (r != CB_OK) {
-        return r;
-    }
-    const cb_graph_blend_desc dd = cb_graph_query_blend_desc(desc), *d = &dd;
-    /* The builder resolves clips by name: give it every clip once. */
-    const cb_clip *clips[CB_SOLVER_MAX_NODES + 2];
-    uint32_t clip_count = 0;
     const cb_clip *all[CB_SOLVER_MAX_NODES + 2];
-    uint32_t all_count = 0;
+    uint32_t all_count = 0, clip_count = 0;
     for (uint32_t k = 0; k < d->clip_count; ++k) {
         all[all_count++] = d->clips[k];
     }
@@ -161,6 +151,125 @@ cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out,
             clips[clip_count++] = all[k];
         }
     }
+    return clip_count;
+}
+
+/* The blend's parameters (one per clip for a direct blend, one per dimension for a blend space)
+ * and the two layer weights. names holds the parameters' text, param_names points into it. */
+static cb_result add_params(cb_graph_builder *b, const cb_graph_blend_desc *d, char (*names)[20],
+                            const char **param_names, cb_error *inner)
+{
+    bool direct = d->solver.kind == CB_SOLVER_KIND_DIRECT;
+    uint32_t param_count = direct ? d->clip_count : d->solver.dimension;
+    cb_result r = CB_OK;
+    for (uint32_t p = 0; p < param_count && r == CB_OK; ++p) {
+        snprintf(names[p], sizeof names[p], CB_GRAPH_BLEND_PARAM_PREFIX "%u", p);
+        param_names[p] = names[p];
+        r = cb_graph_add_param(b, names[p], CB_PARAM_FLOAT, 0.0f, inner);
+    }
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_PARAM_FLOAT, 0.0f, inner);
+    if (r == CB_OK)
+        r = cb_graph_add_param(b, CB_GRAPH_BLEND_UPPER_WEIGHT, CB_PARAM_FLOAT, 0.0f, inner);
+    return r;
+}
+
+/* One clip node per blend clip, clip_<k>. */
+static cb_result add_clip_nodes(cb_graph_builder *b, const cb_graph_blend_desc *d,
+                                cb_graph_node *children, cb_error *inner)
+{
+    bool direct = d->solver.kind == CB_SOLVER_KIND_DIRECT;
+    cb_result r = CB_OK;
+    for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "clip_%u", k);
+        /* The blend's clips keep in step (a blend space's do by default; a direct node's
+         * children are given the group by name). */
+        cb_graph_clip_desc cd = {
+            .name = name, .clip = cb_clip_name(d->clips[k]), .sync_group = direct ? "blend" : NULL};
+        r = cb_graph_add_clip(b, &cd, &children[k], inner);
+    }
+    return r;
+}
+
+/* A blend space needs its nodes apart: refuses derived positions that coincide. */
+static cb_result check_distinct_positions(const cb_graph_blend_desc *d, const float *positions,
+                                          cb_error *err)
+{
+    uint32_t i, j;
+    if (d->positions == NULL &&
+        equal_positions(positions, d->solver.dimension, d->clip_count, &i, &j)) {
+        return cb_error_set(err, CB_ERR_DUPLICATE,
+                            "cb_graph_blend_desc.clips[%u] ('%s') and [%u] ('%s') have the "
+                            "same root velocity, and positions is NULL: give positions (clips "
+                            "that play in place all have velocity 0)",
+                            i, cb_clip_name(d->clips[i]), j, cb_clip_name(d->clips[j]));
+    }
+    return CB_OK;
+}
+
+/* The node the layers go over: a direct blend of the clip nodes, or a blend space over them at
+ * positions. */
+static cb_result add_base(cb_graph_builder *b, const cb_graph_blend_desc *d,
+                          const char **param_names, cb_graph_node *children, const float *positions,
+                          cb_graph_node *base, cb_error *inner)
+{
+    if (d->solver.kind == CB_SOLVER_KIND_DIRECT) {
+        cb_graph_direct_desc direct_desc = {.name = "blend",
+                                            .children = children,
+                                            .weights = param_names,
+                                            .child_count = d->clip_count};
+        return cb_graph_add_direct(b, &direct_desc, base, inner);
+    }
+    cb_graph_blend_space_desc bs = {
+        .name = "blend",
+        .solver = d->solver,
+        .params = {param_names[0], d->solver.dimension > 1 ? param_names[1] : NULL},
+        .children = children,
+        .positions = positions,
+        .child_count = d->clip_count};
+    return cb_graph_add_blend_space(b, &bs, base, inner);
+}
+
+/* The upper-body and additive layers over base, those the desc gives, under one layers node. */
+static cb_result add_layers(cb_graph_builder *b, const cb_graph_blend_desc *d, cb_graph_node base,
+                            cb_error *inner)
+{
+    cb_graph_layer layers[2];
+    uint32_t layer_count = 0;
+    cb_result r = CB_OK;
+    if (d->upper_body.clip != NULL) {
+        r = add_layer(b, &d->upper_body, CB_LAYER_OVERRIDE, CB_GRAPH_BLEND_UPPER_WEIGHT,
+                      layer_count, &layers[layer_count], inner);
+        layer_count++;
+    }
+    if (r == CB_OK && d->additive.clip != NULL) {
+        r = add_layer(b, &d->additive, CB_LAYER_ADDITIVE, CB_GRAPH_BLEND_ADDITIVE_WEIGHT,
+                      layer_count, &layers[layer_count], inner);
+        layer_count++;
+    }
+    if (r == CB_OK && layer_count > 0) {
+        cb_graph_layers_desc ld = {
+            .name = "layers", .base = base, .layers = layers, .layer_count = layer_count};
+        cb_graph_node root;
+        r = cb_graph_add_layers(b, &ld, &root, inner);
+    }
+    return r;
+}
+
+cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out, cb_error *err)
+{
+    if (desc == NULL || out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
+                            "cb_graph_create_blend: desc or out is NULL");
+    }
+    cb_result r = check_blend_desc(desc, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    const cb_graph_blend_desc dd = cb_graph_query_blend_desc(desc), *d = &dd;
+    const cb_clip *clips[CB_SOLVER_MAX_NODES + 2];
+    uint32_t clip_count = distinct_clips(d, clips);
     cb_graph_builder_desc bd = {.skeleton = d->skeleton,
                                 .clips = clips,
                                 .clip_count = clip_count,
@@ -172,76 +281,28 @@ cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out,
     if (r != CB_OK) {
         return cb_error_set(err, r, "cb_graph_blend_desc: %s", inner.message);
     }
-    cb_solver_desc sd = d->solver;
-    bool direct = sd.kind == CB_SOLVER_KIND_DIRECT;
-    uint32_t param_count = direct ? d->clip_count : sd.dimension;
     char names[CB_SOLVER_MAX_NODES][20]; /* "blend_" and any uint32_t */
     const char *param_names[CB_SOLVER_MAX_NODES];
-    for (uint32_t p = 0; p < param_count && r == CB_OK; ++p) {
-        snprintf(names[p], sizeof names[p], CB_GRAPH_BLEND_PARAM_PREFIX "%u", p);
-        param_names[p] = names[p];
-        r = cb_graph_add_param(b, names[p], CB_PARAM_FLOAT, 0.0f, &inner);
-    }
-    if (r == CB_OK)
-        r = cb_graph_add_param(b, CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_PARAM_FLOAT, 0.0f, &inner);
-    if (r == CB_OK)
-        r = cb_graph_add_param(b, CB_GRAPH_BLEND_UPPER_WEIGHT, CB_PARAM_FLOAT, 0.0f, &inner);
+    r = add_params(b, d, names, param_names, &inner);
     cb_graph_node children[CB_SOLVER_MAX_NODES];
-    for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
-        char name[32];
-        snprintf(name, sizeof name, "clip_%u", k);
-        /* The blend's clips keep in step (a blend space's do by default; a direct node's
-         * children are given the group by name). */
-        cb_graph_clip_desc cd = {
-            .name = name, .clip = cb_clip_name(d->clips[k]), .sync_group = direct ? "blend" : NULL};
-        r = cb_graph_add_clip(b, &cd, &children[k], &inner);
+    if (r == CB_OK) {
+        r = add_clip_nodes(b, d, children, &inner);
+    }
+    float positions[2 * CB_SOLVER_MAX_NODES];
+    if (r == CB_OK && d->solver.kind != CB_SOLVER_KIND_DIRECT) {
+        node_positions(d, d->solver.dimension, positions);
+        cb_result same = check_distinct_positions(d, positions, err);
+        if (same != CB_OK) {
+            cb_graph_builder_destroy(b);
+            return same;
+        }
     }
     cb_graph_node base = {0};
-    if (r == CB_OK && direct) {
-        cb_graph_direct_desc direct_desc = {.name = "blend",
-                                            .children = children,
-                                            .weights = param_names,
-                                            .child_count = d->clip_count};
-        r = cb_graph_add_direct(b, &direct_desc, &base, &inner);
-    } else if (r == CB_OK) {
-        float positions[2 * CB_SOLVER_MAX_NODES];
-        node_positions(d, sd.dimension, positions);
-        uint32_t i, j;
-        if (d->positions == NULL &&
-            equal_positions(positions, sd.dimension, d->clip_count, &i, &j)) {
-            cb_graph_builder_destroy(b);
-            return cb_error_set(err, CB_ERR_DUPLICATE,
-                                "cb_graph_blend_desc.clips[%u] ('%s') and [%u] ('%s') have the "
-                                "same root velocity, and positions is NULL: give positions (clips "
-                                "that play in place all have velocity 0)",
-                                i, cb_clip_name(d->clips[i]), j, cb_clip_name(d->clips[j]));
-        }
-        cb_graph_blend_space_desc bs = {
-            .name = "blend",
-            .solver = d->solver,
-            .params = {param_names[0], sd.dimension > 1 ? param_names[1] : NULL},
-            .children = children,
-            .positions = positions,
-            .child_count = d->clip_count};
-        r = cb_graph_add_blend_space(b, &bs, &base, &inner);
+    if (r == CB_OK) {
+        r = add_base(b, d, param_names, children, positions, &base, &inner);
     }
-    cb_graph_layer layers[2];
-    uint32_t layer_count = 0;
-    if (r == CB_OK && d->upper_body.clip != NULL) {
-        r = add_layer(b, &d->upper_body, CB_LAYER_OVERRIDE, CB_GRAPH_BLEND_UPPER_WEIGHT,
-                      layer_count, &layers[layer_count], &inner);
-        layer_count++;
-    }
-    if (r == CB_OK && d->additive.clip != NULL) {
-        r = add_layer(b, &d->additive, CB_LAYER_ADDITIVE, CB_GRAPH_BLEND_ADDITIVE_WEIGHT,
-                      layer_count, &layers[layer_count], &inner);
-        layer_count++;
-    }
-    if (r == CB_OK && layer_count > 0) {
-        cb_graph_layers_desc ld = {
-            .name = "layers", .base = base, .layers = layers, .layer_count = layer_count};
-        cb_graph_node root;
-        r = cb_graph_add_layers(b, &ld, &root, &inner);
+    if (r == CB_OK) {
+        r = add_layers(b, d, base, &inner);
     }
     if (r == CB_OK) {
         r = cb_graph_build(b, out, &inner);

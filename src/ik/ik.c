@@ -833,16 +833,39 @@ IK_INLINE v3 or_default(const float v[3], v3 fallback)
     return cb_fv_dot(x, x) > 0.0f ? x : fallback;
 }
 
-cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
+/* One chain joint: in the skeleton, below the joint before it, its weight in [0, 1]. */
+static cb_result check_aim_joint(const cb_ik_aim_job *job, size_t k, cb_error *err)
 {
-    if (job == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "aim IK job: job is NULL");
+    const cb_ik_aim_joint *c = &job->chain.ptr[k];
+    if (c->joint >= job->skeleton->joint_count) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "aim IK job: chain[%zu].joint %u is out of range (%zu joints)", k,
+                            c->joint, job->skeleton->joint_count);
     }
-    const io_fields io = aim_io(job);
-    cb_result r = check_io(&io, err);
-    if (r != CB_OK) {
-        return r;
+    if (k > 0 && (c->joint <= job->chain.ptr[k - 1].joint ||
+                  !cb_skeleton_in_subtree(job->skeleton, c->joint, job->chain.ptr[k - 1].joint))) {
+        return cb_error_set(err, CB_ERR_HIERARCHY,
+                            "aim IK job: chain[%zu].joint %u is not a descendant of "
+                            "chain[%zu].joint %u",
+                            k, c->joint, k - 1, job->chain.ptr[k - 1].joint);
     }
+    if (!isfinite(c->weight)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE,
+                            "aim IK job: chain[%zu].weight is not "
+                            "finite",
+                            k);
+    }
+    if (c->weight < 0.0f || c->weight > 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "aim IK job: chain[%zu].weight %g is outside [0, 1]", k,
+                            (double)c->weight);
+    }
+    return CB_OK;
+}
+
+/* The chain: given, 1 to CB_IK_AIM_MAX_JOINTS joints, then each joint from the first. */
+static cb_result check_aim_chain(const cb_ik_aim_job *job, cb_error *err)
+{
     if (job->chain.ptr == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "aim IK job: chain is NULL");
     }
@@ -854,38 +877,23 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
                             "aim IK job: the chain has %zu joints, at most %d are supported",
                             job->chain.count, CB_IK_AIM_MAX_JOINTS);
     }
-    for (size_t k = 0; k < job->chain.count; ++k) {
-        const cb_ik_aim_joint *c = &job->chain.ptr[k];
-        if (c->joint >= job->skeleton->joint_count) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "aim IK job: chain[%zu].joint %u is out of range (%zu joints)", k,
-                                c->joint, job->skeleton->joint_count);
-        }
-        if (k > 0 &&
-            (c->joint <= job->chain.ptr[k - 1].joint ||
-             !cb_skeleton_in_subtree(job->skeleton, c->joint, job->chain.ptr[k - 1].joint))) {
-            return cb_error_set(err, CB_ERR_HIERARCHY,
-                                "aim IK job: chain[%zu].joint %u is not a descendant of "
-                                "chain[%zu].joint %u",
-                                k, c->joint, k - 1, job->chain.ptr[k - 1].joint);
-        }
-        if (!isfinite(c->weight)) {
-            return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                "aim IK job: chain[%zu].weight is not "
-                                "finite",
-                                k);
-        }
-        if (c->weight < 0.0f || c->weight > 1.0f) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "aim IK job: chain[%zu].weight %g is outside [0, 1]", k,
-                                (double)c->weight);
-        }
+    cb_result r = CB_OK;
+    for (size_t k = 0; k < job->chain.count && r == CB_OK; ++k) {
+        r = check_aim_joint(job, k, err);
     }
-    if ((r = check_vec(&io, job->target, "target", true, err)) != CB_OK ||
-        (r = check_vec(&io, job->pole, "pole", true, err)) != CB_OK ||
-        (r = check_vec(&io, job->forward, "forward", false, err)) != CB_OK ||
-        (r = check_vec(&io, job->up, "up", false, err)) != CB_OK ||
-        (r = check_vec(&io, job->offset, "offset", true, err)) != CB_OK) {
+    return r;
+}
+
+/* The target, the pole, the axes and the offset, then the angle limit; with a pole, up and
+ * forward must not be parallel. */
+static cb_result check_aim_geometry(const io_fields *io, const cb_ik_aim_job *job, cb_error *err)
+{
+    cb_result r;
+    if ((r = check_vec(io, job->target, "target", true, err)) != CB_OK ||
+        (r = check_vec(io, job->pole, "pole", true, err)) != CB_OK ||
+        (r = check_vec(io, job->forward, "forward", false, err)) != CB_OK ||
+        (r = check_vec(io, job->up, "up", false, err)) != CB_OK ||
+        (r = check_vec(io, job->offset, "offset", true, err)) != CB_OK) {
         return r;
     }
     if (!isfinite(job->angle_limit)) {
@@ -905,6 +913,12 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
                                 "aim IK job: up is parallel to forward (needed with a pole)");
         }
     }
+    return CB_OK;
+}
+
+/* The corrections span fits the chain, and at least one output is given. */
+static cb_result check_aim_outputs(const cb_ik_aim_job *job, cb_error *err)
+{
     if (job->corrections.ptr == NULL && job->corrections.count > 0) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT,
                             "aim IK job: corrections has a count but no pointer");
@@ -920,6 +934,22 @@ cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
                             "NULL)");
     }
     return CB_OK;
+}
+
+/* The checks in the order that decides which error a job with several faults reports: the
+ * pose and skeleton, the chain, the geometry, the outputs. */
+cb_result cb_ik_aim_job_validate(const cb_ik_aim_job *job, cb_error *err)
+{
+    if (job == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "aim IK job: job is NULL");
+    }
+    const io_fields io = aim_io(job);
+    cb_result r = check_io(&io, err);
+    if (r != CB_OK || (r = check_aim_chain(job, err)) != CB_OK ||
+        (r = check_aim_geometry(&io, job, err)) != CB_OK) {
+        return r;
+    }
+    return check_aim_outputs(job, err);
 }
 
 /* The shortest turn about `pivot` that puts `target` on the ray from `origin` along the unit

@@ -127,63 +127,64 @@ static void local_ground(const double *p, size_t frames, double dt, bool looping
     }
 }
 
-size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp_anim *anim,
-                           size_t foot, bool looping, imp_contact *out, size_t max,
-                           double *ground_speed)
+/* The foot at each of the frames, dt apart: its position (x, y, z), the ground's height under
+ * it and its horizontal velocity. */
+typedef struct foot_frames {
+    double *p, *ground, *vx, *vz;
+    size_t count;
+    double dt;
+} foot_frames;
+
+/* The foot's positions. model is room for the rig's pose. */
+static void sample_foot(const imp_scene *scene, const imp_rig *rig, const imp_anim *anim,
+                        size_t foot, dxf *model, const foot_frames *ff)
 {
-    *ground_speed = 0.0;
-    const double d = anim->duration_s;
-    size_t m = (size_t)ceil(d * 120.0);
-    m = m < 8 ? 8 : m;
-    const size_t frames = m + 1;
-    const double dt = d / (double)m, h = rig->height;
-    double *p = malloc(frames * 3 * sizeof *p), *vx = malloc(frames * sizeof *vx);
-    double *vz = malloc(frames * sizeof *vz), *tmp = malloc(frames * sizeof *tmp);
-    double *ground = malloc(frames * sizeof *ground);
-    bool *contact = calloc(frames, sizeof *contact);
-    dxf *model = malloc(rig->joint_count * sizeof *model);
+    for (size_t f = 0; f < ff->count; ++f) {
+        imp_model_pose(scene, rig, anim, (double)f * ff->dt, model);
+        memcpy(ff->p + f * 3, model[foot].t, 3 * sizeof(double));
+    }
+}
+
+/* Horizontal velocity by central differences (one-sided at the ends). */
+static void foot_velocity(const foot_frames *ff)
+{
+    const double *p = ff->p;
+    for (size_t f = 0; f < ff->count; ++f) {
+        size_t a = f > 0 ? f - 1 : f, b = f + 1 < ff->count ? f + 1 : f;
+        double span = (double)(b - a) * ff->dt;
+        ff->vx[f] = (p[b * 3] - p[a * 3]) / span;
+        ff->vz[f] = (p[b * 3 + 2] - p[a * 3 + 2]) / span;
+    }
+}
+
+/* Low: within 3 % of the height h of the ground. */
+static bool foot_low(const foot_frames *ff, size_t f, double h)
+{
+    return ff->p[f * 3 + 1] <= ff->ground[f] + 0.03 * h;
+}
+
+/* The ground itself moves under an in-place clip: its velocity g (x, z) is the foot's median
+ * velocity while low (zero when the root moves). tmp is room for the frames. */
+static void ground_velocity(const foot_frames *ff, double h, double *tmp, double g[2])
+{
+    const double *v[2] = {ff->vx, ff->vz};
+    for (int k = 0; k < 2; ++k) {
+        size_t low = 0;
+        for (size_t f = 0; f < ff->count; ++f) {
+            if (foot_low(ff, f, h)) {
+                tmp[low++] = v[k][f];
+            }
+        }
+        g[k] = median(tmp, low);
+    }
+}
+
+/* The contact intervals of the flags, at most max. A looping clip's last frame is its first
+ * again: a contact running into the end continues the one at the start. */
+static size_t contact_intervals(const bool *contact, size_t frames, double dt, bool looping,
+                                imp_contact *out, size_t max)
+{
     size_t count = 0;
-    if (p == NULL || vx == NULL || vz == NULL || tmp == NULL || ground == NULL || contact == NULL ||
-        model == NULL) {
-        goto done;
-    }
-    for (size_t f = 0; f < frames; ++f) {
-        imp_model_pose(scene, rig, anim, (double)f * dt, model);
-        memcpy(p + f * 3, model[foot].t, 3 * sizeof(double));
-    }
-    local_ground(p, frames, dt, looping, ground);
-    /* Horizontal velocity by central differences (one-sided at the ends). */
-    for (size_t f = 0; f < frames; ++f) {
-        size_t a = f > 0 ? f - 1 : f, b = f + 1 < frames ? f + 1 : f;
-        double span = (double)(b - a) * dt;
-        vx[f] = (p[b * 3] - p[a * 3]) / span;
-        vz[f] = (p[b * 3 + 2] - p[a * 3 + 2]) / span;
-    }
-    /* Low: within 3 % of the height of the ground. The ground itself moves under an in-place
-     * clip: its velocity is the foot's median velocity while low (zero when the root moves). */
-    size_t low = 0;
-    for (size_t f = 0; f < frames; ++f) {
-        if (p[f * 3 + 1] <= ground[f] + 0.03 * h) {
-            tmp[low++] = vx[f];
-        }
-    }
-    double gx = median(tmp, low);
-    low = 0;
-    for (size_t f = 0; f < frames; ++f) {
-        if (p[f * 3 + 1] <= ground[f] + 0.03 * h) {
-            tmp[low++] = vz[f];
-        }
-    }
-    double gz = median(tmp, low);
-    *ground_speed = sqrt(gx * gx + gz * gz);
-    /* Slow: less than one height per second over the ground. */
-    for (size_t f = 0; f < frames; ++f) {
-        double rx = vx[f] - gx, rz = vz[f] - gz;
-        contact[f] = p[f * 3 + 1] <= ground[f] + 0.03 * h && sqrt(rx * rx + rz * rz) <= h;
-    }
-    clean(contact, frames, (size_t)ceil(0.05 / dt));
-    /* Intervals. A looping clip's last frame is its first again: a contact running into the end
-     * continues the one at the start. */
     for (size_t f = 0; f < frames && count < max;) {
         if (!contact[f]) {
             ++f;
@@ -204,6 +205,43 @@ size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp
     } else if (looping && count == 1 && contact[0] && contact[frames - 1]) {
         count = 0; /* always planted: no plant to mark */
     }
+    return count;
+}
+
+size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp_anim *anim,
+                           size_t foot, bool looping, imp_contact *out, size_t max,
+                           double *ground_speed)
+{
+    *ground_speed = 0.0;
+    const double d = anim->duration_s;
+    size_t m = (size_t)ceil(d * 120.0);
+    m = m < 8 ? 8 : m;
+    const size_t frames = m + 1;
+    const double dt = d / (double)m, h = rig->height;
+    double *p = malloc(frames * 3 * sizeof *p), *vx = malloc(frames * sizeof *vx);
+    double *vz = malloc(frames * sizeof *vz), *tmp = malloc(frames * sizeof *tmp);
+    double *ground = malloc(frames * sizeof *ground);
+    bool *contact = calloc(frames, sizeof *contact);
+    dxf *model = malloc(rig->joint_count * sizeof *model);
+    size_t count = 0;
+    if (p == NULL || vx == NULL || vz == NULL || tmp == NULL || ground == NULL || contact == NULL ||
+        model == NULL) {
+        goto done;
+    }
+    const foot_frames ff = {p, ground, vx, vz, frames, dt};
+    sample_foot(scene, rig, anim, foot, model, &ff);
+    local_ground(p, frames, dt, looping, ground);
+    foot_velocity(&ff);
+    double g[2];
+    ground_velocity(&ff, h, tmp, g);
+    *ground_speed = sqrt(g[0] * g[0] + g[1] * g[1]);
+    /* Slow: less than one height per second over the ground. */
+    for (size_t f = 0; f < frames; ++f) {
+        double rx = vx[f] - g[0], rz = vz[f] - g[1];
+        contact[f] = foot_low(&ff, f, h) && sqrt(rx * rx + rz * rz) <= h;
+    }
+    clean(contact, frames, (size_t)ceil(0.05 / dt));
+    count = contact_intervals(contact, frames, dt, looping, out, max);
 done:
     free(p);
     free(vx);

@@ -352,25 +352,12 @@ static void insert_outside(builder *b, uint32_t v, uint32_t hull_vertex)
     flip_all(b, depth);
 }
 
-cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *allocator,
-                            cb_tri_mesh *mesh, cb_error *err)
+/* Nearly collinear layouts (every node within 1e-6 of the bounding-box diagonal from the line
+ * through the two nodes farthest apart) interpolate along that line: triangles that thin would
+ * be lost in float rounding at evaluation. Returns whether the layout is one, and then records
+ * the line in the mesh. */
+static bool record_near_line(const double (*p)[2], uint32_t n, cb_tri_mesh *mesh)
 {
-    memset(mesh, 0, sizeof *mesh);
-    if (n == 0 || n > CB_SOLVER_MAX_NODES) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "triangulation: %u nodes", n);
-    }
-    double p[CB_SOLVER_MAX_NODES][2];
-    uint32_t order[CB_SOLVER_MAX_NODES];
-    for (uint32_t i = 0; i < n; ++i) {
-        p[i][0] = xy[2 * i];
-        p[i][1] = xy[2 * i + 1];
-        order[i] = i;
-    }
-    sort_xy(order, n, (const double(*)[2])p);
-
-    /* Nearly collinear layouts (every node within 1e-6 of the bounding-box diagonal from the
-     * line through the two nodes farthest apart) interpolate along that line: triangles that
-     * thin would be lost in float rounding at evaluation. */
     uint32_t fa = 0, fb = 0;
     double far2 = -1.0, lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (uint32_t i = 0; i < n; ++i) {
@@ -396,6 +383,74 @@ cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *all
         mesh->collinear = true;
         mesh->line_origin[0] = p[fa][0], mesh->line_origin[1] = p[fa][1];
         mesh->line_dir[0] = dx, mesh->line_dir[1] = dy;
+    }
+    return near_line;
+}
+
+/* The collinear prefix order[0..k) and node order[k] form a fan, oriented counter-clockwise;
+ * the hull is the chain plus the apex. */
+static void build_fan(builder *b, const uint32_t *order, uint32_t k)
+{
+    uint32_t apex = order[k];
+    bool ccw = cb_orient2d_exact(b->p[order[0]], b->p[order[1]], b->p[apex]) > 0;
+    int32_t prev_t = -1;
+    for (uint32_t j = 0; j + 1 < k; ++j) {
+        uint32_t a = order[j], c = order[j + 1];
+        int32_t t = ccw ? add_tri(b, apex, a, c) : add_tri(b, apex, c, a);
+        if (prev_t >= 0) {
+            /* Consecutive fan triangles share the edge apex - a. */
+            int ka = local(b, t, a), kp = local(b, prev_t, a);
+            /* The apex is at index 0, so the edge apex - a is opposite index 3 - 0 - k(a). */
+            int opp_t = 3 - ka, opp_p = 3 - kp;
+            b->adj[t][opp_t] = prev_t;
+            b->adj[prev_t][opp_p] = t;
+        }
+        prev_t = t;
+    }
+    /* The hull counter-clockwise: with the apex left of the chain, chain forward then the apex;
+     * with it right, the chain backward. */
+    uint32_t *hull_next = b->hull_next;
+    if (ccw) {
+        for (uint32_t j = 0; j + 1 < k; ++j) {
+            hull_next[order[j]] = order[j + 1];
+        }
+        hull_next[order[k - 1]] = apex;
+        hull_next[apex] = order[0];
+    } else {
+        for (uint32_t j = k - 1; j > 0; --j) {
+            hull_next[order[j]] = order[j - 1];
+        }
+        hull_next[order[0]] = apex;
+        hull_next[apex] = order[k - 1];
+    }
+}
+
+/* Hull vertices counter-clockwise, starting at the lexicographically first node. */
+static void record_hull(cb_tri_mesh *mesh, const uint32_t *hull_next, uint32_t first, uint32_t n)
+{
+    uint32_t v = first;
+    do {
+        mesh->hull[mesh->hull_count++] = v;
+        v = hull_next[v];
+    } while (v != first && mesh->hull_count < n);
+}
+
+cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *allocator,
+                            cb_tri_mesh *mesh, cb_error *err)
+{
+    memset(mesh, 0, sizeof *mesh);
+    if (n == 0 || n > CB_SOLVER_MAX_NODES) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "triangulation: %u nodes", n);
+    }
+    double p[CB_SOLVER_MAX_NODES][2];
+    uint32_t order[CB_SOLVER_MAX_NODES];
+    for (uint32_t i = 0; i < n; ++i) {
+        p[i][0] = xy[2 * i];
+        p[i][1] = xy[2 * i + 1];
+        order[i] = i;
+    }
+    sort_xy(order, n, (const double(*)[2])p);
+    if (record_near_line((const double(*)[2])p, n, mesh)) {
         return CB_OK;
     }
     /* The first node off the line of the first two (in sorted order) decides the first
@@ -418,40 +473,7 @@ cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *all
     }
     uint32_t hull_next[CB_SOLVER_MAX_NODES];
     builder b = {(const double(*)[2])p, mesh->tri, mesh->adj, 0, hull_next, stack};
-
-    /* The collinear prefix order[0..k) and node order[k] form a fan, oriented
-     * counter-clockwise; the hull is the chain plus the apex. */
-    uint32_t apex = order[k];
-    bool ccw = cb_orient2d_exact(p[order[0]], p[order[1]], p[apex]) > 0;
-    int32_t prev_t = -1;
-    for (uint32_t j = 0; j + 1 < k; ++j) {
-        uint32_t a = order[j], c = order[j + 1];
-        int32_t t = ccw ? add_tri(&b, apex, a, c) : add_tri(&b, apex, c, a);
-        if (prev_t >= 0) {
-            /* Consecutive fan triangles share the edge apex - a. */
-            int ka = local(&b, t, a), kp = local(&b, prev_t, a);
-            /* The apex is at index 0, so the edge apex - a is opposite index 3 - 0 - k(a). */
-            int opp_t = 3 - ka, opp_p = 3 - kp;
-            b.adj[t][opp_t] = prev_t;
-            b.adj[prev_t][opp_p] = t;
-        }
-        prev_t = t;
-    }
-    /* The hull counter-clockwise: with the apex left of the chain, chain forward then the apex;
-     * with it right, the chain backward. */
-    if (ccw) {
-        for (uint32_t j = 0; j + 1 < k; ++j) {
-            hull_next[order[j]] = order[j + 1];
-        }
-        hull_next[order[k - 1]] = apex;
-        hull_next[apex] = order[0];
-    } else {
-        for (uint32_t j = k - 1; j > 0; --j) {
-            hull_next[order[j]] = order[j - 1];
-        }
-        hull_next[order[0]] = apex;
-        hull_next[apex] = order[k - 1];
-    }
+    build_fan(&b, order, k);
     /* The latest node inserted is the lexicographic maximum so far, hence on the hull. */
     for (uint32_t j = k + 1; j < n; ++j) {
         insert_outside(&b, order[j], order[j - 1]);
@@ -459,12 +481,7 @@ cb_result cb_tri_mesh_build(const float *xy, uint32_t n, const cb_allocator *all
     cb_free(allocator, stack, 4 * max_tri * sizeof *stack);
 
     mesh->tri_count = b.count;
-    /* Hull vertices counter-clockwise, starting at the lexicographically first node. */
-    uint32_t v = order[0];
-    do {
-        mesh->hull[mesh->hull_count++] = v;
-        v = hull_next[v];
-    } while (v != order[0] && mesh->hull_count < n);
+    record_hull(mesh, hull_next, order[0], n);
     return CB_OK;
 }
 

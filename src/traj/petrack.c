@@ -44,14 +44,61 @@ static cb_result read_comment(traj_builder *b, const char *s, size_t n, uint64_t
     return CB_OK;
 }
 
+/* One row "id frame x y [z ...]", added to the builder with its frame in place of a time. */
+static cb_result read_row(traj_builder *b, const char *s, size_t n, uint64_t line, cb_error *err)
+{
+    char buf[CB_TEXT_MAX_LINE];
+    char *fields[CB_TEXT_MAX_FIELDS];
+    const char *why;
+    int count = cb_text_split(s, n, ' ', fields, CB_TEXT_MAX_FIELDS, buf, sizeof buf, &why);
+    if (count < 0) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line, "%s", why);
+    }
+    if (count < 4) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line,
+                                "%d fields where a row has at least 4 (id frame x y)", count);
+    }
+    int64_t id, frame;
+    double p[3] = {0.0, 0.0, 0.0};
+    if (!cb_text_integer(fields[0], &id) || !cb_text_integer(fields[1], &frame)) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line,
+                                "id '%s' or frame '%s' is not an integer", fields[0], fields[1]);
+    }
+    if (!cb_text_number(fields[2], &p[0]) || !cb_text_number(fields[3], &p[1])) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line,
+                                "x '%s' or y '%s' is not a finite number", fields[2], fields[3]);
+    }
+    if (frame < -1000000000 || frame > 1000000000) {
+        return cb_traj_error_at(err, CB_ERR_INVALID_ARGUMENT, b, line, "frame %lld is beyond +-1e9",
+                                (long long)frame);
+    }
+    /* The time is frame / fps, set once the rate is known: keep the frame for now. */
+    return cb_traj_builder_add(b, id, (double)frame, p, line, err);
+}
+
+/* Turns the rows' frames into seconds and their coordinates into metres. */
+static cb_result scale_rows(traj_builder *b, double rate, double scale, cb_error *err)
+{
+    for (size_t i = 0; i < b->count; ++i) {
+        b->rows[i].t /= rate;
+        b->rows[i].p[0] *= scale;
+        b->rows[i].p[1] *= scale;
+        /* Units shrink coordinates (every factor is at most 1), but a low frame rate can
+         * stretch times beyond the accepted range. */
+        if (!(fabs(b->rows[i].t) <= CB_TRAJ_MAX_TIME)) {
+            return cb_traj_error_at(err, CB_ERR_INVALID_ARGUMENT, b, b->rows[i].place,
+                                    "time %g s is beyond +-%g s", b->rows[i].t, CB_TRAJ_MAX_TIME);
+        }
+    }
+    return CB_OK;
+}
+
 cb_result cb_traj_load_petrack(const char *text, size_t length, const char *source, double fps,
                                cb_traj **out, cb_error *err)
 {
     traj_builder b;
     cb_traj_builder_init(&b, source, false);
     text_cursor c = {.p = text, .end = text + length};
-    char buf[CB_TEXT_MAX_LINE];
-    char *fields[CB_TEXT_MAX_FIELDS];
     const char *s;
     size_t n;
     double file_fps = 0.0, scale = 1.0;
@@ -64,40 +111,8 @@ cb_result cb_traj_load_petrack(const char *text, size_t length, const char *sour
         if (tn == 0) {
             continue;
         }
-        if (ts[0] == '#') {
-            r = read_comment(&b, ts, tn, c.line, &file_fps, &scale, err);
-            continue;
-        }
-        const char *why;
-        int count = cb_text_split(s, n, ' ', fields, CB_TEXT_MAX_FIELDS, buf, sizeof buf, &why);
-        if (count < 0) {
-            r = cb_traj_error_at(err, CB_ERR_PARSE, &b, c.line, "%s", why);
-            break;
-        }
-        if (count < 4) {
-            r = cb_traj_error_at(err, CB_ERR_PARSE, &b, c.line,
-                                 "%d fields where a row has at least 4 (id frame x y)", count);
-            break;
-        }
-        int64_t id, frame;
-        double p[3] = {0.0, 0.0, 0.0};
-        if (!cb_text_integer(fields[0], &id) || !cb_text_integer(fields[1], &frame)) {
-            r = cb_traj_error_at(err, CB_ERR_PARSE, &b, c.line,
-                                 "id '%s' or frame '%s' is not an integer", fields[0], fields[1]);
-            break;
-        }
-        if (!cb_text_number(fields[2], &p[0]) || !cb_text_number(fields[3], &p[1])) {
-            r = cb_traj_error_at(err, CB_ERR_PARSE, &b, c.line,
-                                 "x '%s' or y '%s' is not a finite number", fields[2], fields[3]);
-            break;
-        }
-        if (frame < -1000000000 || frame > 1000000000) {
-            r = cb_traj_error_at(err, CB_ERR_INVALID_ARGUMENT, &b, c.line,
-                                 "frame %lld is beyond +-1e9", (long long)frame);
-            break;
-        }
-        /* The time is frame / fps, set once the rate is known: keep the frame for now. */
-        r = cb_traj_builder_add(&b, id, (double)frame, p, c.line, err);
+        r = ts[0] == '#' ? read_comment(&b, ts, tn, c.line, &file_fps, &scale, err)
+                         : read_row(&b, s, n, c.line, err);
     }
     double rate = fps > 0.0 ? fps : file_fps;
     if (r == CB_OK && b.count > 0 && rate == 0.0) {
@@ -105,22 +120,12 @@ cb_result cb_traj_load_petrack(const char *text, size_t length, const char *sour
                              "no frame rate: the file has no '# framerate: N fps' comment "
                              "(give it with --fps)");
     }
+    if (r == CB_OK) {
+        r = scale_rows(&b, rate, scale, err);
+    }
     if (r != CB_OK) {
         cb_traj_builder_finish(&b);
         return r;
-    }
-    for (size_t i = 0; i < b.count; ++i) {
-        b.rows[i].t /= rate;
-        b.rows[i].p[0] *= scale;
-        b.rows[i].p[1] *= scale;
-        /* Units shrink coordinates (every factor is at most 1), but a low frame rate can
-         * stretch times beyond the accepted range. */
-        if (!(fabs(b.rows[i].t) <= CB_TRAJ_MAX_TIME)) {
-            r = cb_traj_error_at(err, CB_ERR_INVALID_ARGUMENT, &b, b.rows[i].place,
-                                 "time %g s is beyond +-%g s", b.rows[i].t, CB_TRAJ_MAX_TIME);
-            cb_traj_builder_finish(&b);
-            return r;
-        }
     }
     return cb_traj_builder_build(&b, CB_TRAJ_FORMAT_PETRACK, rate, out, err);
 }
