@@ -272,59 +272,150 @@ static const char *const mode_text[] = {
                   "medians of one run; it takes --json)",
 };
 
+/* The options that only some modes read: by name, the modes that read each. --json and --help
+ * are every mode's. */
+enum { WORKLOADS, THREADS, SCALE, RUNS, LAYOUT, KERNELS, ELEMENTS, SAMPLES, MODE_OPTIONS };
+static const struct {
+    const char *name;
+    unsigned modes;
+} mode_opts[MODE_OPTIONS] = {
+    [WORKLOADS] = {"--workloads", MODE_WORKLOADS}, [THREADS] = {"--threads", MODE_WORKLOADS},
+    [SCALE] = {"--scale", MODE_WORKLOADS},         [RUNS] = {"--runs", MODE_WORKLOADS},
+    [LAYOUT] = {"--layout", MODE_WORKLOADS},       [KERNELS] = {"--kernels", MODE_KERNELS},
+    [ELEMENTS] = {"--elements", MODE_KERNELS},     [SAMPLES] = {"--samples", MODE_KERNELS},
+};
+
+/* The command line of `bench`, and which of the mode options were given. */
+typedef struct bench_args {
+    bool help, json, kernels;
+    long elements, samples, threads, runs;
+    double scale;
+    const char *which;
+    const char *pack, *layout_name; /* NULL: mat4, and --layout not given */
+    bool given[MODE_OPTIONS];
+} bench_args;
+
+/* *layout: the index of the layout --layout names (mat4 when not given). */
+static bool find_layout(const char *layout_name, size_t *layout)
+{
+    const size_t layout_count = sizeof layouts / sizeof layouts[0];
+    *layout = 0;
+    while (layout_name != NULL && *layout < layout_count &&
+           strcmp(layout_name, layouts[*layout].name) != 0) {
+        ++*layout;
+    }
+    if (*layout == layout_count) {
+        fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
+                layout_name);
+        return false;
+    }
+    return true;
+}
+
+/* An option that the chosen mode does not read is refused, not ignored, even at its default
+ * value: the pack's figures are fixed, the kernels build no crowd (so no --layout, workloads,
+ * threads or runs), and the workloads have no elements or samples. */
+static bool options_fit_mode(const bench_args *a, unsigned mode)
+{
+    for (int k = 0; k < MODE_OPTIONS; ++k) {
+        if (a->given[k] && (mode_opts[k].modes & mode) == 0) {
+            fprintf(stderr, "crowdblend bench: %s is not for %s\n", mode_opts[k].name,
+                    mode_text[mode]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* --kernels: its options' ranges, then the kernels timed. */
+static int bench_kernels(const bench_args *a)
+{
+    if (a->elements < 1 || a->elements > (1L << 26)) {
+        fprintf(stderr, "crowdblend bench: --elements must be in 1..%ld\n", 1L << 26);
+        return CB_EXIT_USAGE;
+    }
+    if (a->samples < 1 || a->samples > 64) {
+        fprintf(stderr, "crowdblend bench: --samples must be in 1..64\n");
+        return CB_EXIT_USAGE;
+    }
+    return run_kernels(a->elements, a->samples, a->json);
+}
+
+/* The workloads: their options' ranges, then the workloads run. */
+static int bench_workloads(const bench_args *a, size_t layout)
+{
+    if (!(a->scale > 0.0 && a->scale <= 10.0)) {
+        fprintf(stderr, "crowdblend bench: --scale must be in (0, 10]\n");
+        return CB_EXIT_USAGE;
+    }
+    if (a->threads < 0 || a->threads > 1024) {
+        fprintf(stderr, "crowdblend bench: --threads must be in 0..1024\n");
+        return CB_EXIT_USAGE;
+    }
+    if (a->runs < 1 || a->runs > 64) {
+        fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
+        return CB_EXIT_USAGE;
+    }
+    return run_workloads(a->which, a->threads, a->scale, a->runs, layouts[layout].layout,
+                         layouts[layout].name, a->json);
+}
+
+/* --layout names one of three layouts, whatever the mode: checked first. Then the options the
+ * chosen mode does not read, then the mode itself. */
+static int bench_mode(const bench_args *a)
+{
+    size_t layout;
+    if (!find_layout(a->layout_name, &layout)) {
+        return CB_EXIT_USAGE;
+    }
+    const unsigned mode = a->pack != NULL ? MODE_PACK : a->kernels ? MODE_KERNELS : MODE_WORKLOADS;
+    if (!options_fit_mode(a, mode)) {
+        return CB_EXIT_USAGE;
+    }
+    if (a->pack != NULL) {
+        return cb_bench_pack(a->pack, a->json);
+    }
+    return a->kernels ? bench_kernels(a) : bench_workloads(a, layout);
+}
+
 int cb_cmd_bench(int argc, char **argv)
 {
-    bool help = false, json = false, kernels = false;
-    long elements = 4096, samples = 11, threads = 0, runs = 5;
-    double scale = 1.0;
-    const char *which = "W0,W1,W2,W5,W3,W4";
-    const char *pack = NULL, *layout_name = NULL; /* NULL: mat4, and --layout not given */
-    /* The options that only some modes read: by name, the modes that read each, and whether
-     * each was given. --json and --help are every mode's. */
-    enum { WORKLOADS, THREADS, SCALE, RUNS, LAYOUT, KERNELS, ELEMENTS, SAMPLES, MODE_OPTIONS };
-    static const struct {
-        const char *name;
-        unsigned modes;
-    } mode_opts[MODE_OPTIONS] = {
-        [WORKLOADS] = {"--workloads", MODE_WORKLOADS}, [THREADS] = {"--threads", MODE_WORKLOADS},
-        [SCALE] = {"--scale", MODE_WORKLOADS},         [RUNS] = {"--runs", MODE_WORKLOADS},
-        [LAYOUT] = {"--layout", MODE_WORKLOADS},       [KERNELS] = {"--kernels", MODE_KERNELS},
-        [ELEMENTS] = {"--elements", MODE_KERNELS},     [SAMPLES] = {"--samples", MODE_KERNELS},
-    };
-    bool given[MODE_OPTIONS] = {0};
+    bench_args a = {
+        .elements = 4096, .samples = 11, .runs = 5, .scale = 1.0, .which = "W0,W1,W2,W5,W3,W4"};
     const cb_opt opts[] = {
-        {"kernels", CB_OPT_FLAG, &kernels,
+        {"kernels", CB_OPT_FLAG, &a.kernels,
          "time the SIMD kernels against the scalar reference instead of the workloads",
-         &given[KERNELS]},
-        {"workloads", CB_OPT_STRING, &which,
+         &a.given[KERNELS]},
+        {"workloads", CB_OPT_STRING, &a.which,
          "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling; W6: "
          "W1 without root motion); workloads only",
-         &given[WORKLOADS]},
-        {"threads", CB_OPT_INT, &threads,
-         "the 'all threads' count (default: online CPUs); workloads only", &given[THREADS]},
-        {"scale", CB_OPT_DOUBLE, &scale,
-         "multiply the character counts (default 1); workloads only", &given[SCALE]},
-        {"runs", CB_OPT_INT, &runs,
-         "runs per workload, 1..64 (default 5): median, min and max; workloads only", &given[RUNS]},
-        {"layout", CB_OPT_STRING, &layout_name,
+         &a.given[WORKLOADS]},
+        {"threads", CB_OPT_INT, &a.threads,
+         "the 'all threads' count (default: online CPUs); workloads only", &a.given[THREADS]},
+        {"scale", CB_OPT_DOUBLE, &a.scale,
+         "multiply the character counts (default 1); workloads only", &a.given[SCALE]},
+        {"runs", CB_OPT_INT, &a.runs,
+         "runs per workload, 1..64 (default 5): median, min and max; workloads only",
+         &a.given[RUNS]},
+        {"layout", CB_OPT_STRING, &a.layout_name,
          "the workloads' output layout: mat4 (default), mat3x4 or qts (cb_matrix_layout); "
          "workloads only",
-         &given[LAYOUT]},
-        {"elements", CB_OPT_INT, &elements, "elements per call (default 4096); --kernels only",
-         &given[ELEMENTS]},
-        {"samples", CB_OPT_INT, &samples, "samples per median, 1..64 (default 11); --kernels only",
-         &given[SAMPLES]},
-        {"json", CB_OPT_FLAG, &json, "print one JSON object"},
-        {"pack", CB_OPT_STRING, &pack,
+         &a.given[LAYOUT]},
+        {"elements", CB_OPT_INT, &a.elements, "elements per call (default 4096); --kernels only",
+         &a.given[ELEMENTS]},
+        {"samples", CB_OPT_INT, &a.samples,
+         "samples per median, 1..64 (default 11); --kernels only", &a.given[SAMPLES]},
+        {"json", CB_OPT_FLAG, &a.json, "print one JSON object"},
+        {"pack", CB_OPT_STRING, &a.pack,
          "a pack's load time and a W1-style frame on its skeleton, fixed figures "
          "(docs/performance.md); takes --json only"},
-        {"help", CB_OPT_FLAG, &help, "show this help"},
+        {"help", CB_OPT_FLAG, &a.help, "show this help"},
         {0},
     };
     if (!cb_opts_parse("crowdblend bench", argc, argv, 2, opts, NULL, 0, NULL)) {
         return CB_EXIT_USAGE;
     }
-    if (help) {
+    if (a.help) {
         cb_opts_print_help(
             "crowdblend bench [--workloads W0,W1,W2,W5,W3,W4] [--threads T] [--scale S] "
             "[--runs R] [--layout mat4|mat3x4|qts] [--json]\n"
@@ -333,55 +424,5 @@ int cb_cmd_bench(int argc, char **argv)
             opts);
         return CB_EXIT_OK;
     }
-    /* --layout names one of three layouts, whatever the mode: checked first. */
-    const size_t layout_count = sizeof layouts / sizeof layouts[0];
-    size_t layout = 0; /* mat4 when not given */
-    while (layout_name != NULL && layout < layout_count &&
-           strcmp(layout_name, layouts[layout].name) != 0) {
-        ++layout;
-    }
-    if (layout == layout_count) {
-        fprintf(stderr, "crowdblend bench: --layout must be mat4, mat3x4 or qts, not '%s'\n",
-                layout_name);
-        return CB_EXIT_USAGE;
-    }
-    /* An option that the chosen mode does not read is refused, not ignored, even at its
-     * default value: the pack's figures are fixed, the kernels build no crowd (so no
-     * --layout, workloads, threads or runs), and the workloads have no elements or samples. */
-    const unsigned mode = pack != NULL ? MODE_PACK : kernels ? MODE_KERNELS : MODE_WORKLOADS;
-    for (int k = 0; k < MODE_OPTIONS; ++k) {
-        if (given[k] && (mode_opts[k].modes & mode) == 0) {
-            fprintf(stderr, "crowdblend bench: %s is not for %s\n", mode_opts[k].name,
-                    mode_text[mode]);
-            return CB_EXIT_USAGE;
-        }
-    }
-    if (pack != NULL) {
-        return cb_bench_pack(pack, json);
-    }
-    if (kernels) {
-        if (elements < 1 || elements > (1L << 26)) {
-            fprintf(stderr, "crowdblend bench: --elements must be in 1..%ld\n", 1L << 26);
-            return CB_EXIT_USAGE;
-        }
-        if (samples < 1 || samples > 64) {
-            fprintf(stderr, "crowdblend bench: --samples must be in 1..64\n");
-            return CB_EXIT_USAGE;
-        }
-        return run_kernels(elements, samples, json);
-    }
-    if (!(scale > 0.0 && scale <= 10.0)) {
-        fprintf(stderr, "crowdblend bench: --scale must be in (0, 10]\n");
-        return CB_EXIT_USAGE;
-    }
-    if (threads < 0 || threads > 1024) {
-        fprintf(stderr, "crowdblend bench: --threads must be in 0..1024\n");
-        return CB_EXIT_USAGE;
-    }
-    if (runs < 1 || runs > 64) {
-        fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
-        return CB_EXIT_USAGE;
-    }
-    return run_workloads(which, threads, scale, runs, layouts[layout].layout, layouts[layout].name,
-                         json);
+    return bench_mode(&a);
 }

@@ -262,6 +262,103 @@ static int usage_error(const char *msg)
     return CB_EXIT_USAGE;
 }
 
+/* -o is the one short option: rewrite it before the common parser sees it. */
+static void rewrite_short_output(int argc, char **argv)
+{
+    for (int i = 2; i < argc; ++i) {
+        if (strcmp(argv[i], "-o") == 0) {
+            argv[i] = "--output";
+        }
+    }
+}
+
+/* The numbers' ranges and --loop against --no-loop: the message for the first one wrong, or
+ * NULL. */
+static const char *bad_numbers(const options *o)
+{
+    if (o->compress_error < 0.0 || o->compress_shell < 0.0) {
+        return "--compress-error and --compress-shell are > 0";
+    }
+    if (o->skin < -1 || o->skin > 1000000 || o->scale < 0.0 || o->max_error < 0.0 ||
+        !(o->timeout_s >= 1.0 && o->timeout_s <= 86400.0)) {
+        return "--skin, --scale, --max-error or --timeout is out of range";
+    }
+    if (o->loop && o->no_loop) {
+        return "--loop and --no-loop exclude each other";
+    }
+    return NULL;
+}
+
+/* Looping, the up axis and the root motion into d: the message for the first option wrong, or
+ * NULL. */
+static const char *set_motion(const options *o, cb_import_desc *d)
+{
+    d->loop = o->loop      ? CB_IMPORT_LOOP_FORCE
+              : o->no_loop ? CB_IMPORT_LOOP_NEVER
+                           : CB_IMPORT_LOOP_AUTO;
+    if (o->up != NULL) {
+        if (strcmp(o->up, "y") != 0 && strcmp(o->up, "z") != 0) {
+            return "--up is y or z";
+        }
+        d->up = o->up[0] == 'y' ? CB_IMPORT_UP_Y : CB_IMPORT_UP_Z;
+    }
+    if (o->root_motion != NULL && !parse_mode(o->root_motion, &d->root_motion)) {
+        return "--root-motion is none, xz, xz_yaw, xyz or xyz_yaw";
+    }
+    return NULL;
+}
+
+/* The copies of --clips and --detect-foot-plants that the import's names point into. */
+typedef struct name_lists {
+    char clips_copy[4096], feet_copy[512];
+    const char *clip_names[64], *feet[2];
+} name_lists;
+
+/* The clip and foot joint names into d: the message when --detect-foot-plants is not two
+ * names, or NULL. */
+static const char *set_names(const options *o, name_lists *l, cb_import_desc *d)
+{
+    if (o->clips != NULL) {
+        snprintf(l->clips_copy, sizeof l->clips_copy, "%s", o->clips);
+        d->clips = l->clip_names;
+        d->clip_count = (uint32_t)split_list(l->clips_copy, l->clip_names, 64);
+    }
+    if (o->feet != NULL) {
+        snprintf(l->feet_copy, sizeof l->feet_copy, "%s", o->feet);
+        if (split_list(l->feet_copy, l->feet, 2) != 2) {
+            return "--detect-foot-plants takes LEFT,RIGHT";
+        }
+        d->foot_left = l->feet[0];
+        d->foot_right = l->feet[1];
+    }
+    return NULL;
+}
+
+/* The import's description from the options: the message for the first option wrong, or
+ * NULL. lists holds the names d points into. */
+static const char *import_desc(const options *o, name_lists *lists, cb_import_desc *d)
+{
+    *d = (cb_import_desc){.path = o->input,
+                          .skin = (int)o->skin,
+                          .root = o->root,
+                          .scale = (float)o->scale,
+                          .max_error_m = (float)o->max_error,
+                          .root_motion_joint = o->root_joint,
+                          .markers_path = o->markers,
+                          .compression = o->no_compress ? CB_IMPORT_COMPRESSION_NONE
+                                                        : CB_IMPORT_COMPRESSION_ON,
+                          .compression_error_m = (float)o->compress_error,
+                          .compression_shell_m = (float)o->compress_shell};
+    const char *bad = bad_numbers(o);
+    if (bad == NULL) {
+        bad = set_motion(o, d);
+    }
+    if (bad == NULL) {
+        bad = set_names(o, lists, d);
+    }
+    return bad;
+}
+
 int cb_cmd_import(int argc, char **argv)
 {
     bool help = false;
@@ -297,12 +394,7 @@ int cb_cmd_import(int argc, char **argv)
         {"help", CB_OPT_FLAG, &help, "show this help"},
         {0},
     };
-    /* -o is the one short option: rewrite it before the common parser sees it. */
-    for (int i = 2; i < argc; ++i) {
-        if (strcmp(argv[i], "-o") == 0) {
-            argv[i] = "--output";
-        }
-    }
+    rewrite_short_output(argc, argv);
     const char *positional[1] = {NULL};
     size_t npos = 0;
     if (!cb_opts_parse(CMD, argc, argv, 2, opts, positional, 1, &npos)) {
@@ -316,51 +408,11 @@ int cb_cmd_import(int argc, char **argv)
     if (o.input == NULL || o.output == NULL) {
         return usage_error("needs an INPUT file and -o OUTPUT.cbpack");
     }
-    cb_import_desc d = {.path = o.input,
-                        .skin = (int)o.skin,
-                        .root = o.root,
-                        .scale = (float)o.scale,
-                        .max_error_m = (float)o.max_error,
-                        .root_motion_joint = o.root_joint,
-                        .markers_path = o.markers,
-                        .compression =
-                            o.no_compress ? CB_IMPORT_COMPRESSION_NONE : CB_IMPORT_COMPRESSION_ON,
-                        .compression_error_m = (float)o.compress_error,
-                        .compression_shell_m = (float)o.compress_shell};
-    if (o.compress_error < 0.0 || o.compress_shell < 0.0) {
-        return usage_error("--compress-error and --compress-shell are > 0");
-    }
-    if (o.skin < -1 || o.skin > 1000000 || o.scale < 0.0 || o.max_error < 0.0 ||
-        !(o.timeout_s >= 1.0 && o.timeout_s <= 86400.0)) {
-        return usage_error("--skin, --scale, --max-error or --timeout is out of range");
-    }
-    if (o.loop && o.no_loop) {
-        return usage_error("--loop and --no-loop exclude each other");
-    }
-    d.loop = o.loop ? CB_IMPORT_LOOP_FORCE : o.no_loop ? CB_IMPORT_LOOP_NEVER : CB_IMPORT_LOOP_AUTO;
-    if (o.up != NULL) {
-        if (strcmp(o.up, "y") != 0 && strcmp(o.up, "z") != 0) {
-            return usage_error("--up is y or z");
-        }
-        d.up = o.up[0] == 'y' ? CB_IMPORT_UP_Y : CB_IMPORT_UP_Z;
-    }
-    if (o.root_motion != NULL && !parse_mode(o.root_motion, &d.root_motion)) {
-        return usage_error("--root-motion is none, xz, xz_yaw, xyz or xyz_yaw");
-    }
-    char clips_copy[4096], feet_copy[512];
-    const char *clip_names[64], *feet[2];
-    if (o.clips != NULL) {
-        snprintf(clips_copy, sizeof clips_copy, "%s", o.clips);
-        d.clips = clip_names;
-        d.clip_count = (uint32_t)split_list(clips_copy, clip_names, 64);
-    }
-    if (o.feet != NULL) {
-        snprintf(feet_copy, sizeof feet_copy, "%s", o.feet);
-        if (split_list(feet_copy, feet, 2) != 2) {
-            return usage_error("--detect-foot-plants takes LEFT,RIGHT");
-        }
-        d.foot_left = feet[0];
-        d.foot_right = feet[1];
+    cb_import_desc d;
+    name_lists lists;
+    const char *bad = import_desc(&o, &lists, &d);
+    if (bad != NULL) {
+        return usage_error(bad);
     }
     return o.in_process ? run_import(&o, &d) : run_guarded(&o, &d);
 }

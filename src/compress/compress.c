@@ -173,6 +173,54 @@ static double shell_error(const daff *a, const daff *b, double d)
 /* ------------------------------------------------------------------------------------------ */
 /* Source                                                                                     */
 
+/* The root track, when given: long enough, finite and in range, and zero at frame 0. */
+static cb_result validate_root_track(const cb_cclip_desc *d, cb_error *err)
+{
+    if (d->root_track.count < (size_t)d->frame_count * 4) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cclip desc: root_track has %zu floats, %u frames need %zu",
+                            d->root_track.count, d->frame_count, (size_t)d->frame_count * 4);
+    }
+    for (size_t i = 0; i < (size_t)d->frame_count * 4; ++i) {
+        if (!isfinite(d->root_track.ptr[i]) ||
+            fabsf(d->root_track.ptr[i]) > (float)(CB_CCLIP_ROOT_MAX_VALUE / 4)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "cclip desc: root_track frame %zu is not finite or beyond "
+                                "%g",
+                                i / 4, CB_CCLIP_ROOT_MAX_VALUE / 4);
+        }
+        if (i < 4 && d->root_track.ptr[i] != 0.0f) {
+            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                                "cclip desc: root_track frame 0 is not zero");
+        }
+    }
+    return CB_OK;
+}
+
+/* Every source transform finite, with a rotation that can be normalized. */
+static cb_result validate_frames(const cb_cclip_desc *d, size_t joints, cb_error *err)
+{
+    for (size_t i = 0; i < d->frame_count * joints; ++i) {
+        const cb_xform *x = &d->frames.ptr[i];
+        double len2 = 0.0;
+        for (int c = 0; c < 4; ++c) {
+            if (!isfinite(x->rotation[c]) ||
+                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
+                return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                    "cclip desc: frame %zu joint %zu is not finite", i / joints,
+                                    i % joints);
+            }
+            len2 += (double)x->rotation[c] * x->rotation[c];
+        }
+        if (!(len2 >= 1e-12)) {
+            return cb_error_set(err, CB_ERR_DEGENERATE,
+                                "cclip desc: frame %zu joint %zu has a zero rotation", i / joints,
+                                i % joints);
+        }
+    }
+    return CB_OK;
+}
+
 static cb_result validate(const cb_cclip_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
@@ -206,23 +254,9 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
                             !(d->max_error_m > 0.0f) ? "max_error_m" : "shell_distance_m");
     }
     if (d->root_track.ptr != NULL) {
-        if (d->root_track.count < (size_t)d->frame_count * 4) {
-            return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                                "cclip desc: root_track has %zu floats, %u frames need %zu",
-                                d->root_track.count, d->frame_count, (size_t)d->frame_count * 4);
-        }
-        for (size_t i = 0; i < (size_t)d->frame_count * 4; ++i) {
-            if (!isfinite(d->root_track.ptr[i]) ||
-                fabsf(d->root_track.ptr[i]) > (float)(CB_CCLIP_ROOT_MAX_VALUE / 4)) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "cclip desc: root_track frame %zu is not finite or beyond "
-                                    "%g",
-                                    i / 4, CB_CCLIP_ROOT_MAX_VALUE / 4);
-            }
-            if (i < 4 && d->root_track.ptr[i] != 0.0f) {
-                return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                    "cclip desc: root_track frame 0 is not zero");
-            }
+        r = validate_root_track(d, err);
+        if (r != CB_OK) {
+            return r;
         }
     }
     if (d->keys <= _CB_CCLIP_KEYS_DEFAULT || d->keys >= _CB_CCLIP_KEYS_COUNT) {
@@ -231,25 +265,7 @@ static cb_result validate(const cb_cclip_desc *d, cb_error *err)
                             "cb_cclip_keys",
                             (int)d->keys);
     }
-    for (size_t i = 0; i < d->frame_count * joints; ++i) {
-        const cb_xform *x = &d->frames.ptr[i];
-        double len2 = 0.0;
-        for (int c = 0; c < 4; ++c) {
-            if (!isfinite(x->rotation[c]) ||
-                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "cclip desc: frame %zu joint %zu is not finite", i / joints,
-                                    i % joints);
-            }
-            len2 += (double)x->rotation[c] * x->rotation[c];
-        }
-        if (!(len2 >= 1e-12)) {
-            return cb_error_set(err, CB_ERR_DEGENERATE,
-                                "cclip desc: frame %zu joint %zu has a zero rotation", i / joints,
-                                i % joints);
-        }
-    }
-    return CB_OK;
+    return validate_frames(d, joints, err);
 }
 
 /* The source frames at the even points: components, rotations unit and each in the hemisphere
@@ -1168,6 +1184,131 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The working context's sizes and settings, from a validated desc. */
+static void ctx_init(ctx *c, const cb_cclip_options *options)
+{
+    if (options != NULL) {
+        c->opt = *options;
+    }
+    c->alloc = &c->d.allocator;
+    c->joints = cb_skeleton_joint_count(c->d.skeleton);
+    c->frames = c->d.frame_count;
+    c->points = 2 * c->frames - 1;
+    c->parents = cb_skeleton_parents(c->d.skeleton);
+    c->bound = c->d.max_error_m;
+    c->shell = c->d.shell_distance_m;
+}
+
+/* The best candidate so far: its size, key count and error, with its fields and integers kept
+ * in copies (size 0 while none is feasible). */
+typedef struct best {
+    cb_cclip_field *field;
+    uint32_t *q;
+    size_t field_bytes, q_bytes;
+    size_t size, keys;
+    double error;
+} best;
+
+static bool best_alloc(const ctx *c, best *b)
+{
+    const size_t n = c->joints;
+    *b = (best){.field_bytes = n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field),
+                .q_bytes = c->frames * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t)};
+    b->field = cb_alloc(c->alloc, b->field_bytes, _Alignof(cb_cclip_field));
+    b->q = cb_alloc(c->alloc, b->q_bytes, _Alignof(uint32_t));
+    return b->field != NULL && b->q != NULL;
+}
+
+static void best_free(const cb_allocator *a, best *b)
+{
+    cb_free(a, b->field, b->field_bytes);
+    cb_free(a, b->q, b->q_bytes);
+}
+
+/* Steps 1-4 at each candidate key rate (the source's alone with CB_CCLIP_KEYS_SOURCE), the
+ * smallest feasible result kept in *b. */
+static void search_rates(ctx *c, best *b, cb_cclip_compress_stats *st)
+{
+    size_t tried_last = 0;
+    const int rates = c->d.keys == CB_CCLIP_KEYS_SOURCE ? 1 : 64;
+    for (int i = 0; i < rates; ++i) {
+        size_t keys = candidate_keys(c->frames, i);
+        if (keys == 0) {
+            break;
+        }
+        if (keys == tried_last) {
+            continue;
+        }
+        tried_last = keys;
+        c->keys = keys;
+        st->candidates++;
+        size_t size = search(c);
+        if (size == 0) {
+            continue;
+        }
+        st->feasible++;
+        if (b->size == 0 || size < b->size) {
+            size_t w;
+            b->size = size;
+            b->keys = keys;
+            b->error = max_error(c, &w);
+            memcpy(b->field, c->field, b->field_bytes);
+            memcpy(b->q, c->q, keys * c->joints * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
+        }
+    }
+}
+
+/* The stored form's header for the best candidate (without its root track). */
+static cb_cclip_parsed best_header(const ctx *c, const best *b)
+{
+    return (cb_cclip_parsed){
+        .version = CB_CCLIP_STREAM_VERSION,
+        .joint_count = (uint32_t)c->joints,
+        .source_frames = (uint32_t)c->frames,
+        .keys = (uint32_t)b->keys,
+        .additive = c->d.additive,
+        .max_error_m = c->d.max_error_m,
+        .shell_distance_m = c->d.shell_distance_m,
+        .measured_error_m = (float)b->error,
+        .signature = cb_skeleton_signature(c->d.skeleton),
+        .exponent = {(int8_t)c->exponent[0], 0, (int8_t)c->exponent[2]},
+    };
+}
+
+/* The best candidate's stored form, with the root track compressed when the desc has one, in
+ * a new buffer of *bytes (*stream). Frees the best candidate's copies, whatever the result. */
+static cb_result write_best(const ctx *c, best *b, cb_cclip_compress_stats *st,
+                            unsigned char **stream, size_t *bytes, cb_error *err)
+{
+    cb_cclip_parsed h = best_header(c, b);
+    unsigned char *root = NULL;
+    if (c->d.root_track.ptr != NULL) {
+        double pos_err, yaw_err;
+        cb_result r = cb_cclip_root_compress(c->d.root_track.ptr, (uint32_t)c->frames,
+                                             c->d.max_error_m, c->d.shell_distance_m, c->alloc,
+                                             &root, &h.root_bytes, &pos_err, &yaw_err, err);
+        if (r != CB_OK) {
+            best_free(c->alloc, b);
+            return r;
+        }
+        h.root = root;
+        st->root_pos_error_m = pos_err;
+        st->root_yaw_error_rad = yaw_err;
+    }
+    array_q aq = {b->q, c->joints};
+    *bytes = cb_cclip_write_stream(&h, b->field, get_array_q, &aq, NULL);
+    *stream = cb_alloc(c->alloc, *bytes, 8);
+    if (*stream == NULL) {
+        best_free(c->alloc, b);
+        cb_free(c->alloc, root, h.root_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: %zu bytes", *bytes);
+    }
+    cb_cclip_write_stream(&h, b->field, get_array_q, &aq, *stream);
+    best_free(c->alloc, b);
+    cb_free(c->alloc, root, h.root_bytes);
+    return CB_OK;
+}
+
 cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *options,
                              cb_cclip **out, cb_cclip_compress_stats *stats, cb_error *err)
 {
@@ -1181,123 +1322,45 @@ cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *
     if (r != CB_OK) {
         return r;
     }
-    if (options != NULL) {
-        c.opt = *options;
-    }
-    c.alloc = &c.d.allocator;
-    c.joints = cb_skeleton_joint_count(c.d.skeleton);
-    c.frames = c.d.frame_count;
-    c.points = 2 * c.frames - 1;
-    c.parents = cb_skeleton_parents(c.d.skeleton);
-    c.bound = c.d.max_error_m;
-    c.shell = c.d.shell_distance_m;
+    ctx_init(&c, options);
     if (!ctx_alloc(&c)) {
         ctx_free(&c);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: working memory");
     }
     prepare_source(&c);
-
-    /* The best candidate's fields and integers are kept in copies. */
-    const size_t n = c.joints;
-    size_t field_bytes = n * CB_CCLIP_COMPONENTS * sizeof(cb_cclip_field);
-    size_t q_bytes = c.frames * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t);
-    cb_cclip_field *best_field = cb_alloc(c.alloc, field_bytes, _Alignof(cb_cclip_field));
-    uint32_t *best_q = cb_alloc(c.alloc, q_bytes, _Alignof(uint32_t));
-    if (best_field == NULL || best_q == NULL) {
-        cb_free(c.alloc, best_field, field_bytes);
-        cb_free(c.alloc, best_q, q_bytes);
+    best b;
+    if (!best_alloc(&c, &b)) {
+        best_free(c.alloc, &b);
         ctx_free(&c);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: working memory");
     }
-    size_t best_size = 0, best_keys = 0, tried_last = 0;
-    double best_error = 0.0;
     cb_cclip_compress_stats st = {0};
-    const int rates = c.d.keys == CB_CCLIP_KEYS_SOURCE ? 1 : 64;
-    for (int i = 0; i < rates; ++i) {
-        size_t keys = candidate_keys(c.frames, i);
-        if (keys == 0) {
-            break;
-        }
-        if (keys == tried_last) {
-            continue;
-        }
-        tried_last = keys;
-        c.keys = keys;
-        st.candidates++;
-        size_t size = search(&c);
-        if (size == 0) {
-            continue;
-        }
-        st.feasible++;
-        if (best_size == 0 || size < best_size) {
-            size_t w;
-            best_size = size;
-            best_keys = keys;
-            best_error = max_error(&c, &w);
-            memcpy(best_field, c.field, field_bytes);
-            memcpy(best_q, c.q, keys * n * CB_CCLIP_COMPONENTS * sizeof(uint32_t));
-        }
-    }
+    search_rates(&c, &b, &st);
     st.fixup_steps = c.fixups;
     st.trim_steps = c.trims;
     ctx_free(&c);
-    if (best_size == 0) {
+    if (b.size == 0) {
         /* At the source rate the finest level reproduces every key to float precision, so this
          * only happens for bounds near float rounding. */
-        cb_free(c.alloc, best_field, field_bytes);
-        cb_free(c.alloc, best_q, q_bytes);
+        best_free(c.alloc, &b);
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "cb_cclip_create: max_error_m %g cannot be met even with %d-bit "
                             "fields at the source rate",
                             (double)c.d.max_error_m, CB_CCLIP_MAX_BITS);
     }
-    cb_cclip_parsed h = {
-        .version = CB_CCLIP_STREAM_VERSION,
-        .joint_count = (uint32_t)n,
-        .source_frames = (uint32_t)c.frames,
-        .keys = (uint32_t)best_keys,
-        .additive = c.d.additive,
-        .max_error_m = c.d.max_error_m,
-        .shell_distance_m = c.d.shell_distance_m,
-        .measured_error_m = (float)best_error,
-        .signature = cb_skeleton_signature(c.d.skeleton),
-        .exponent = {(int8_t)c.exponent[0], 0, (int8_t)c.exponent[2]},
-    };
-    unsigned char *root = NULL;
-    if (c.d.root_track.ptr != NULL) {
-        double pos_err, yaw_err;
-        r = cb_cclip_root_compress(c.d.root_track.ptr, (uint32_t)c.frames, c.d.max_error_m,
-                                   c.d.shell_distance_m, c.alloc, &root, &h.root_bytes, &pos_err,
-                                   &yaw_err, err);
-        if (r != CB_OK) {
-            cb_free(c.alloc, best_field, field_bytes);
-            cb_free(c.alloc, best_q, q_bytes);
-            return r;
-        }
-        h.root = root;
-        st.root_pos_error_m = pos_err;
-        st.root_yaw_error_rad = yaw_err;
+    unsigned char *stream = NULL;
+    size_t bytes = 0;
+    r = write_best(&c, &b, &st, &stream, &bytes, err);
+    if (r != CB_OK) {
+        return r;
     }
-    array_q aq = {best_q, n};
-    size_t bytes = cb_cclip_write_stream(&h, best_field, get_array_q, &aq, NULL);
-    unsigned char *stream = cb_alloc(c.alloc, bytes, 8);
-    if (stream == NULL) {
-        cb_free(c.alloc, best_field, field_bytes);
-        cb_free(c.alloc, best_q, q_bytes);
-        cb_free(c.alloc, root, h.root_bytes);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: %zu bytes", bytes);
-    }
-    cb_cclip_write_stream(&h, best_field, get_array_q, &aq, stream);
-    cb_free(c.alloc, best_field, field_bytes);
-    cb_free(c.alloc, best_q, q_bytes);
-    cb_free(c.alloc, root, h.root_bytes);
     cb_cclip_parsed p;
     r = cb_cclip_parse(c.d.skeleton, stream, bytes, &p, err);
     if (r == CB_OK) {
         r = cb_cclip_build(&p, c.d.skeleton, &c.d.allocator, out, err);
     }
     cb_free(c.alloc, stream, bytes);
-    st.chosen_keys = (uint32_t)best_keys;
+    st.chosen_keys = (uint32_t)b.keys;
     st.seconds = now_s() - t0;
     if (stats != NULL) {
         *stats = st;

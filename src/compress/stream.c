@@ -372,9 +372,8 @@ static cb_result parse_header(const unsigned char *b, size_t size, cb_cclip_pars
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: shorter than its header");
     }
     const unsigned char *at = b + 9, *end = b + size;
-    if (!read_varint(&at, end, &p->joint_count) ||
-        !read_varint(&at, end, &p->source_frames) || !read_varint(&at, end, &p->keys) ||
-        end - at < 20) {
+    if (!read_varint(&at, end, &p->joint_count) || !read_varint(&at, end, &p->source_frames) ||
+        !read_varint(&at, end, &p->keys) || end - at < 20) {
         return cb_error_set(err, CB_ERR_PARSE,
                             "cclip stream: header truncated or a count not in its shortest form");
     }
@@ -389,29 +388,24 @@ static cb_result parse_header(const unsigned char *b, size_t size, cb_cclip_pars
     return CB_OK;
 }
 
-cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t size,
-                         cb_cclip_parsed *p, cb_error *err)
+/* The magic and the version, the first 6 bytes: *version set. */
+static cb_result parse_version(const unsigned char *b, size_t size, unsigned *version,
+                               cb_error *err)
 {
-    if (skeleton == NULL || bytes == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip stream: %s is NULL",
-                            skeleton == NULL ? "skeleton" : "bytes");
-    }
-    const unsigned char *b = bytes, *end = b + size;
     if (size < 6 || memcmp(b, CB_CCLIP_MAGIC, 4) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: %s",
                             size < 6 ? "shorter than its header" : "no CBCC magic");
     }
-    unsigned version = (unsigned)b[4] | (unsigned)b[5] << 8;
-    if (version == 0 || version > CB_CCLIP_STREAM_VERSION) {
+    *version = (unsigned)b[4] | (unsigned)b[5] << 8;
+    if (*version == 0 || *version > CB_CCLIP_STREAM_VERSION) {
         return cb_error_set(err, CB_ERR_UNSUPPORTED, "cclip stream: version %u (this build: 1..%d)",
-                            version, CB_CCLIP_STREAM_VERSION);
+                            *version, CB_CCLIP_STREAM_VERSION);
     }
-    *p = (cb_cclip_parsed){.version = version, .size = size};
-    unsigned flags = 0;
-    cb_result hr = parse_header(b, size, p, &flags, err);
-    if (hr != CB_OK) {
-        return hr;
-    }
+    return CB_OK;
+}
+
+static cb_result check_flags(unsigned version, unsigned flags, cb_error *err)
+{
     if ((flags & ~(unsigned)(CB_CCLIP_FLAG_ADDITIVE | CB_CCLIP_FLAG_ROOT)) != 0) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: unknown flags 0x%x", flags);
     }
@@ -423,7 +417,13 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
                             "flag bit 1 is set)",
                             version, (flags & CB_CCLIP_FLAG_ROOT) ? "with" : "without");
     }
-    p->additive = (flags & CB_CCLIP_FLAG_ADDITIVE) != 0;
+    return CB_OK;
+}
+
+/* The header's numbers: exponents in range, the skeleton's, key and frame counts, and the
+ * bound, shell and measured error. */
+static cb_result check_header(const cb_skeleton *skeleton, const cb_cclip_parsed *p, cb_error *err)
+{
     if (abs(p->exponent[0]) > CB_CCLIP_MAX_EXPONENT ||
         abs(p->exponent[2]) > CB_CCLIP_MAX_EXPONENT) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: exponents %d, %d out of range",
@@ -449,15 +449,16 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
     if (!(p->max_error_m > 0.0f) || !(p->shell_distance_m > 0.0f) || p->measured_error_m < 0.0f) {
         return cb_error_set(err, CB_ERR_PARSE, "cclip stream: bound, shell or error out of range");
     }
-    uint64_t bits = 0;
-    cb_result r = parse_fields(p, end, &p->data, &bits, err);
-    if (r != CB_OK) {
-        return r;
-    }
-    p->bits_per_key = (uint32_t)bits;
+    return CB_OK;
+}
+
+/* What follows the field descriptions (bits per key): the keys, exactly, and with a root track
+ * the root track's block after them. */
+static cb_result parse_keys(cb_cclip_parsed *p, const unsigned char *end, uint64_t bits, bool root,
+                            cb_error *err)
+{
     uint64_t data_bits = bits * p->keys;
     uint64_t data_bytes = (data_bits + 7) / 8;
-    const bool root = (flags & CB_CCLIP_FLAG_ROOT) != 0;
     uint64_t left = (uint64_t)(end - p->data);
     if (root ? left < data_bytes : left != data_bytes) {
         return cb_error_set(
@@ -475,6 +476,43 @@ cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t 
         return cb_cclip_root_parse(p->version, p->root, p->root_bytes, p->source_frames, err);
     }
     return CB_OK;
+}
+
+cb_result cb_cclip_parse(const cb_skeleton *skeleton, const void *bytes, size_t size,
+                         cb_cclip_parsed *p, cb_error *err)
+{
+    if (skeleton == NULL || bytes == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip stream: %s is NULL",
+                            skeleton == NULL ? "skeleton" : "bytes");
+    }
+    const unsigned char *b = bytes, *end = b + size;
+    unsigned version = 0;
+    cb_result r = parse_version(b, size, &version, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    *p = (cb_cclip_parsed){.version = version, .size = size};
+    unsigned flags = 0;
+    r = parse_header(b, size, p, &flags, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    r = check_flags(version, flags, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    p->additive = (flags & CB_CCLIP_FLAG_ADDITIVE) != 0;
+    r = check_header(skeleton, p, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    uint64_t bits = 0;
+    r = parse_fields(p, end, &p->data, &bits, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    p->bits_per_key = (uint32_t)bits;
+    return parse_keys(p, end, bits, (flags & CB_CCLIP_FLAG_ROOT) != 0, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1122,6 +1160,75 @@ static block_layout plan_block(size_t groups, size_t joints, uint32_t components
     return b;
 }
 
+/* Each group's layout in the block, with its words' and rebuild rows' places, its lanes'
+ * permutation and each joint's rank among the lanes that store words (0xFF: none). */
+static void lay_out_groups(unsigned char *block, const block_layout *bl, const uint8_t *bits,
+                           size_t joints, size_t groups, uint32_t components)
+{
+    cb_cclip_group *grps = (cb_cclip_group *)(block + bl->groups);
+    uint8_t *rank = block + bl->rank;
+    int32_t ranks[CB_SIMD_WIDTH];
+    uint32_t word_offset = 0, rebuild_at = 0;
+    for (size_t g = 0; g < groups; ++g) {
+        grps[g] = layout_group(bits, joints, g, CB_SIMD_WIDTH, components, ranks);
+        grps[g].word_offset = word_offset;
+        word_offset += grps[g].words * grps[g].active;
+        grps[g].rebuild_at = rebuild_at;
+        rebuild_at += rebuild_rows(grps[g].rebuilt) * CB_SIMD_WIDTH;
+        cb_cclip_lane_perm_init(block + bl->perms + g * cb_cclip_lane_perm_bytes(), ranks);
+        for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < joints; ++l) {
+            rank[g * CB_SIMD_WIDTH + l] = ranks[l] < 0 ? 0xFF : (uint8_t)ranks[l];
+        }
+    }
+}
+
+/* The clip's description at the start of its block, pointing into the block's parts. */
+static void describe_clip(unsigned char *block, const block_layout *bl, const cb_cclip_parsed *p,
+                          const cb_allocator *allocator, size_t groups, uint32_t components,
+                          size_t key_words)
+{
+    *(struct cb_cclip *)block = (struct cb_cclip){
+        .allocator = allocator != NULL ? *allocator : (cb_allocator){0},
+        .alloc_bytes = bl->total,
+        .skeleton_signature = p->signature,
+        .joint_count = p->joint_count,
+        .group_count = (uint32_t)groups,
+        .keys = p->keys,
+        .source_frames = p->source_frames,
+        .components = components,
+        .key_words = (uint32_t)key_words,
+        .bits_per_key = p->bits_per_key,
+        .stream_version = p->version,
+        .additive = p->additive,
+        .has_scale = components == CB_CCLIP_COMPONENTS,
+        .exponent = {p->exponent[0], p->exponent[1], p->exponent[2]},
+        .max_error_m = p->max_error_m,
+        .shell_distance_m = p->shell_distance_m,
+        .measured_error_m = p->measured_error_m,
+        .keys_f = (float)(p->keys - 1),
+        .stream_bytes = p->size,
+        .groups = (cb_cclip_group *)(block + bl->groups),
+        .ranges = (const float *)(block + bl->ranges),
+        .rebuild = (const float *)(block + bl->rebuild),
+        .words = (const uint32_t *)(block + bl->words),
+        .perms = block + bl->perms,
+        .joint_bits = block + bl->bits,
+        .rank = block + bl->rank,
+    };
+}
+
+/* The root track's stored block, copied, and its frames decoded once. */
+static void load_root_track(struct cb_cclip *c, unsigned char *block, const block_layout *bl,
+                            const cb_cclip_parsed *p)
+{
+    memcpy(block + bl->root_block, p->root, p->root_bytes);
+    cb_cclip_root_decode(p->version, p->root, p->root_bytes, p->source_frames,
+                         (float *)(block + bl->root_track));
+    c->root_block = block + bl->root_block;
+    c->root_block_bytes = p->root_bytes;
+    c->root_track = (const float *)(block + bl->root_track);
+}
+
 cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
                          const cb_allocator *allocator, cb_cclip **out, cb_error *err)
 {
@@ -1143,7 +1250,6 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     for (size_t i = 0; i < n * CB_CCLIP_COMPONENTS; ++i) {
         bits[i] = fields[i].bits;
     }
-    int32_t ranks[CB_SIMD_WIDTH];
     const group_totals totals = sum_groups(bits, n, CB_SIMD_WIDTH, components);
     const size_t root_frames = p->root != NULL ? p->source_frames : 0;
     block_layout bl = plan_block(groups, n, components, p->keys, totals, CB_SIMD_WIDTH,
@@ -1155,58 +1261,12 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", bl.total);
     }
     struct cb_cclip *c = (struct cb_cclip *)block;
-    cb_cclip_group *grps = (cb_cclip_group *)(block + bl.groups);
-    uint8_t *rank = block + bl.rank;
-    uint32_t word_offset = 0, rebuild_at = 0;
-    for (size_t g = 0; g < groups; ++g) {
-        grps[g] = layout_group(bits, n, g, CB_SIMD_WIDTH, components, ranks);
-        grps[g].word_offset = word_offset;
-        word_offset += grps[g].words * grps[g].active;
-        grps[g].rebuild_at = rebuild_at;
-        rebuild_at += rebuild_rows(grps[g].rebuilt) * CB_SIMD_WIDTH;
-        cb_cclip_lane_perm_init(block + bl.perms + g * cb_cclip_lane_perm_bytes(), ranks);
-        for (size_t l = 0; l < CB_SIMD_WIDTH && g * CB_SIMD_WIDTH + l < n; ++l) {
-            rank[g * CB_SIMD_WIDTH + l] = ranks[l] < 0 ? 0xFF : (uint8_t)ranks[l];
-        }
-    }
-    uint8_t *joint_bits = block + bl.bits;
-    memcpy(joint_bits, bits, n * CB_CCLIP_COMPONENTS);
+    lay_out_groups(block, &bl, bits, n, groups, components);
+    memcpy(block + bl.bits, bits, n * CB_CCLIP_COMPONENTS);
     cb_free(allocator, bits, n * CB_CCLIP_COMPONENTS);
-    *c = (struct cb_cclip){
-        .allocator = allocator != NULL ? *allocator : (cb_allocator){0},
-        .alloc_bytes = bl.total,
-        .skeleton_signature = p->signature,
-        .joint_count = (uint32_t)n,
-        .group_count = (uint32_t)groups,
-        .keys = p->keys,
-        .source_frames = p->source_frames,
-        .components = components,
-        .key_words = (uint32_t)totals.key_words,
-        .bits_per_key = p->bits_per_key,
-        .stream_version = p->version,
-        .additive = p->additive,
-        .has_scale = components == CB_CCLIP_COMPONENTS,
-        .exponent = {p->exponent[0], p->exponent[1], p->exponent[2]},
-        .max_error_m = p->max_error_m,
-        .shell_distance_m = p->shell_distance_m,
-        .measured_error_m = p->measured_error_m,
-        .keys_f = (float)(p->keys - 1),
-        .stream_bytes = p->size,
-        .groups = grps,
-        .ranges = (const float *)(block + bl.ranges),
-        .rebuild = (const float *)(block + bl.rebuild),
-        .words = (const uint32_t *)(block + bl.words),
-        .perms = block + bl.perms,
-        .joint_bits = joint_bits,
-        .rank = rank,
-    };
+    describe_clip(block, &bl, p, allocator, groups, components, totals.key_words);
     if (p->root != NULL) {
-        memcpy(block + bl.root_block, p->root, p->root_bytes);
-        cb_cclip_root_decode(p->version, p->root, p->root_bytes, p->source_frames,
-                             (float *)(block + bl.root_track));
-        c->root_block = block + bl.root_block;
-        c->root_block_bytes = p->root_bytes;
-        c->root_track = (const float *)(block + bl.root_track);
+        load_root_track(c, block, &bl, p);
     }
     fill_ranges(c, fields, (float *)(block + bl.ranges));
     fill_rebuild(c, (float *)(block + bl.rebuild));

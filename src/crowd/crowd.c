@@ -188,6 +188,88 @@ static cb_result check_desc(const cb_crowd_desc *desc, cb_error *err)
     return CB_OK;
 }
 
+/* The values cb_crowd_query_desc fills in when 0: the batch size, the matrix layout and the
+ * stride (desc: as given, for the messages). *matrix_floats: the layout's floats per matrix. */
+static cb_result check_queried_desc(const cb_crowd_desc *desc, const cb_crowd_desc *d,
+                                    size_t *matrix_floats, cb_error *err)
+{
+    if (d->batch_size > MAX_BATCH_SIZE) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.batch_size %u exceeds %d",
+                            desc->batch_size, MAX_BATCH_SIZE);
+    }
+    *matrix_floats = cb_ltm_matrix_floats(d->matrix_layout);
+    if (*matrix_floats == 0) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.matrix_layout %d",
+                            (int)desc->matrix_layout);
+    }
+    size_t packed = cb_skeleton_joint_count(d->skeleton) * *matrix_floats * sizeof(float);
+    if (d->matrix_stride_bytes < packed || d->matrix_stride_bytes % sizeof(float) != 0) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_crowd_desc.matrix_stride_bytes %zu: need a multiple of 4 and at "
+                            "least %zu",
+                            d->matrix_stride_bytes, packed);
+    }
+    return CB_OK;
+}
+
+/* The crowd itself, its settings from the desc, each kind holding its graph; NULL when out of
+ * memory. */
+static cb_crowd *new_crowd(const cb_crowd_desc *d, size_t matrix_floats)
+{
+    cb_crowd *c = cb_alloc_zeroed(&d->allocator, sizeof *c, _Alignof(cb_crowd));
+    if (c == NULL) {
+        return NULL;
+    }
+    c->allocator = d->allocator;
+    c->skeleton = d->skeleton;
+    c->joint_count = (uint32_t)cb_skeleton_joint_count(d->skeleton);
+    c->capacity = d->capacity;
+    c->batch_size = d->batch_size;
+    c->layout = d->matrix_layout;
+    c->matrix_floats = matrix_floats;
+    c->keep_matrices = !d->skinning_only;
+    c->profile = d->profile;
+    c->events = d->events;
+    c->kernels = &cb_graph_kernels_simd;
+    c->stream_bytes = CB_CROWD_STREAM_BYTES;
+    for (uint32_t k = 0; k < d->graph_count; ++k) {
+        c->kinds[k].graph = d->graphs[k];
+        cb_graph_use(d->graphs[k]); /* free_kind drops it, also when create fails */
+    }
+    c->kind_count = d->graph_count;
+    return c;
+}
+
+/* The desc's job system, or one of the crowd's own. */
+static cb_result init_jobs(cb_crowd *c, const cb_crowd_desc *d, cb_error *err)
+{
+    if (d->jobs != NULL) {
+        c->jobs = d->jobs;
+        return CB_OK;
+    }
+    cb_jobs_desc jd = {.thread_count = d->thread_count, .allocator = d->allocator};
+    cb_result r = cb_jobs_create(&jd, &c->jobs, err);
+    c->own_jobs = r == CB_OK;
+    return r;
+}
+
+/* A scratch per thread of the job system. */
+static cb_result init_thread_scratch(cb_crowd *c, cb_error *err)
+{
+    c->thread_count = cb_jobs_thread_count(c->jobs);
+    c->thread_scratch = cb_alloc_zeroed(&c->allocator, c->thread_count * sizeof(void *), 16);
+    cb_result r = c->thread_scratch != NULL
+                      ? CB_OK
+                      : cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "thread scratch");
+    for (uint32_t t = 0; t < c->thread_count && r == CB_OK; ++t) {
+        r = cb_crowd_scratch_alloc(c, &c->thread_scratch[t]);
+        if (r != CB_OK) {
+            cb_error_set(err, r, "cb_crowd_create: thread scratch");
+        }
+    }
+    return r;
+}
+
 cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *err)
 {
     if (desc == NULL || out == NULL) {
@@ -198,44 +280,15 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
         return r;
     }
     cb_crowd_desc d = cb_crowd_query_desc(desc);
-    if (d.batch_size > MAX_BATCH_SIZE) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.batch_size %u exceeds %d",
-                            desc->batch_size, MAX_BATCH_SIZE);
+    size_t matrix_floats = 0;
+    r = check_queried_desc(desc, &d, &matrix_floats, err);
+    if (r != CB_OK) {
+        return r;
     }
-    size_t matrix_floats = cb_ltm_matrix_floats(d.matrix_layout);
-    if (matrix_floats == 0) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cb_crowd_desc.matrix_layout %d",
-                            (int)desc->matrix_layout);
-    }
-    uint32_t joint_count = (uint32_t)cb_skeleton_joint_count(d.skeleton);
-    size_t packed = joint_count * matrix_floats * sizeof(float);
-    if (d.matrix_stride_bytes < packed || d.matrix_stride_bytes % sizeof(float) != 0) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_crowd_desc.matrix_stride_bytes %zu: need a multiple of 4 and at "
-                            "least %zu",
-                            d.matrix_stride_bytes, packed);
-    }
-    cb_crowd *c = cb_alloc_zeroed(&d.allocator, sizeof *c, _Alignof(cb_crowd));
+    cb_crowd *c = new_crowd(&d, matrix_floats);
     if (c == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_crowd_create: crowd");
     }
-    c->allocator = d.allocator;
-    c->skeleton = d.skeleton;
-    c->joint_count = joint_count;
-    c->capacity = d.capacity;
-    c->batch_size = d.batch_size;
-    c->layout = d.matrix_layout;
-    c->matrix_floats = matrix_floats;
-    c->keep_matrices = !d.skinning_only;
-    c->profile = d.profile;
-    c->events = d.events;
-    c->kernels = &cb_graph_kernels_simd;
-    c->stream_bytes = CB_CROWD_STREAM_BYTES;
-    for (uint32_t k = 0; k < d.graph_count; ++k) {
-        c->kinds[k].graph = d.graphs[k];
-        cb_graph_use(d.graphs[k]); /* free_kind drops it, also when create fails */
-    }
-    c->kind_count = d.graph_count;
     r = init_rest_matrices(c, err);
     if (r == CB_OK) {
         r = cb_crowd_init_skinning(c, &d, err);
@@ -244,25 +297,10 @@ cb_result cb_crowd_create(const cb_crowd_desc *desc, cb_crowd **out, cb_error *e
         r = init_kind(c, &c->kinds[k], &d, k == 0, err);
     }
     if (r == CB_OK) {
-        if (d.jobs != NULL) {
-            c->jobs = d.jobs;
-        } else {
-            cb_jobs_desc jd = {.thread_count = d.thread_count, .allocator = d.allocator};
-            r = cb_jobs_create(&jd, &c->jobs, err);
-            c->own_jobs = r == CB_OK;
-        }
+        r = init_jobs(c, &d, err);
     }
     if (r == CB_OK) {
-        c->thread_count = cb_jobs_thread_count(c->jobs);
-        c->thread_scratch = cb_alloc_zeroed(&c->allocator, c->thread_count * sizeof(void *), 16);
-        r = c->thread_scratch != NULL ? CB_OK
-                                      : cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "thread scratch");
-        for (uint32_t t = 0; t < c->thread_count && r == CB_OK; ++t) {
-            r = cb_crowd_scratch_alloc(c, &c->thread_scratch[t]);
-            if (r != CB_OK) {
-                cb_error_set(err, r, "cb_crowd_create: thread scratch");
-            }
-        }
+        r = init_thread_scratch(c, err);
     }
     if (r != CB_OK) {
         cb_crowd_destroy(c);
