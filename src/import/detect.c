@@ -61,8 +61,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The median of v[0..n), 0 for none (not reached today: with finite keys, which the importer
+ * checks, and a height of at least 0, the lowest frame is always low). */
 static double median(double *v, size_t n)
 {
+    if (n == 0) {
+        return 0.0;
+    }
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
