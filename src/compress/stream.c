@@ -1245,7 +1245,8 @@ cb_result cb_cclip_build(const cb_cclip_parsed *p, const cb_skeleton *skeleton,
     uint8_t *bits = cb_alloc(allocator, n * CB_CCLIP_COMPONENTS, 1);
     if (bits == NULL) {
         cb_free(allocator, fields, field_bytes);
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes", field_bytes);
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cclip load: %zu bytes",
+                            n * CB_CCLIP_COMPONENTS);
     }
     for (size_t i = 0; i < n * CB_CCLIP_COMPONENTS; ++i) {
         bits[i] = fields[i].bits;
