@@ -319,6 +319,52 @@ static cb_result find_joint(const cb_graph_builder *b, const char *name, const c
 /* ------------------------------------------------------------------------------------------ */
 /* Parameters and processors                                                                  */
 
+/* A parameter's default for its type (type resolved): finite, an int's a whole number up to
+ * 2^24 (exact in a float), a bool's or trigger's 0 or 1. */
+static cb_result check_param_default(const char *name, cb_param_type type, float default_value,
+                                     cb_error *err)
+{
+    if (!isfinite(default_value)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "parameter '%s': default is not finite", name);
+    }
+    if (type == CB_PARAM_INT &&
+        (default_value != floorf(default_value) || fabsf(default_value) > 16777216.0f)) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "parameter '%s': an int's default must be a whole number up to 2^24 "
+                            "(%g)",
+                            name, (double)default_value);
+    }
+    if ((type == CB_PARAM_BOOL || type == CB_PARAM_TRIGGER) && default_value != 0.0f &&
+        default_value != 1.0f) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "parameter '%s': a bool's or trigger's default is 0 or 1 (%g)", name,
+                            (double)default_value);
+    }
+    return CB_OK;
+}
+
+/* Room for one more parameter, and none of the builder's already named `name` or hashed alike. */
+static cb_result check_param_new(const cb_graph_builder *b, const char *name, uint32_t hash,
+                                 cb_error *err)
+{
+    if (b->params.count >= CB_GRAPH_MAX_PARAMS) {
+        return cb_error_set(err, CB_ERR_TOO_MANY, "parameter '%s': more than %d parameters", name,
+                            CB_GRAPH_MAX_PARAMS);
+    }
+    for (size_t i = 0; i < b->params.count; ++i) {
+        const gparam *p = &VEC_AT(b->params, gparam, i);
+        if (strcmp(p->name, name) == 0) {
+            return cb_error_set(err, CB_ERR_DUPLICATE, "parameter '%s' is declared twice", name);
+        }
+        if (p->hash == hash) {
+            return cb_error_set(err, CB_ERR_DUPLICATE,
+                                "parameters '%s' and '%s' have the same hash %08x: rename one",
+                                p->name, name, hash);
+        }
+    }
+    return CB_OK;
+}
+
 cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_type type,
                              float default_value, cb_error *err)
 {
@@ -340,38 +386,13 @@ cb_result cb_graph_add_param(cb_graph_builder *b, const char *name, cb_param_typ
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "parameter '%s': unknown type %d", name,
                             (int)type);
     }
-    if (!isfinite(default_value)) {
-        return cb_error_set(err, CB_ERR_NOT_FINITE, "parameter '%s': default is not finite", name);
-    }
-    /* Ints are exact in a float up to 2^24; bools and triggers are 0 or 1. */
-    if (type == CB_PARAM_INT &&
-        (default_value != floorf(default_value) || fabsf(default_value) > 16777216.0f)) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "parameter '%s': an int's default must be a whole number up to 2^24 "
-                            "(%g)",
-                            name, (double)default_value);
-    }
-    if ((type == CB_PARAM_BOOL || type == CB_PARAM_TRIGGER) && default_value != 0.0f &&
-        default_value != 1.0f) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "parameter '%s': a bool's or trigger's default is 0 or 1 (%g)", name,
-                            (double)default_value);
-    }
-    if (b->params.count >= CB_GRAPH_MAX_PARAMS) {
-        return cb_error_set(err, CB_ERR_TOO_MANY, "parameter '%s': more than %d parameters", name,
-                            CB_GRAPH_MAX_PARAMS);
-    }
     uint32_t hash = cb_name_hash(name);
-    for (size_t i = 0; i < b->params.count; ++i) {
-        const gparam *p = &VEC_AT(b->params, gparam, i);
-        if (strcmp(p->name, name) == 0) {
-            return cb_error_set(err, CB_ERR_DUPLICATE, "parameter '%s' is declared twice", name);
-        }
-        if (p->hash == hash) {
-            return cb_error_set(err, CB_ERR_DUPLICATE,
-                                "parameters '%s' and '%s' have the same hash %08x: rename one",
-                                p->name, name, hash);
-        }
+    cb_result r = check_param_default(name, type, default_value, err);
+    if (r == CB_OK) {
+        r = check_param_new(b, name, hash, err);
+    }
+    if (r != CB_OK) {
+        return r;
     }
     gparam p = {.hash = hash, .type = type, .written_by_graph = type == CB_PARAM_TRIGGER};
     snprintf(p.name, sizeof p.name, "%s", name);
