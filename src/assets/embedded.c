@@ -658,35 +658,63 @@ static size_t gait_markers(const clip_spec *c, cb_clip_marker_desc out[4])
     return 4;
 }
 
-static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const clip_spec *spec,
-                            float rate, const cb_allocator *alloc, cb_clip **out, cb_error *err)
+/* Key intervals over the clip's duration at `rate`, at least one. */
+static uint32_t key_intervals(const clip_spec *spec, float rate)
 {
     uint32_t intervals = (uint32_t)floor(spec->duration * rate + 0.5);
     if (intervals < 1) {
         intervals = 1;
     }
-    size_t keys = (size_t)intervals + 1;
+    return intervals;
+}
+
+/* One track per rotating joint, plus the pelvis and root translations when they move. */
+static size_t spec_track_count(const clip_spec *spec)
+{
     size_t track_count = 0;
     for (int j = 0; j < J_COUNT; ++j) {
         track_count += spec->rotates[j];
     }
     track_count += spec->pelvis_moves + spec->root_moves;
-    size_t floats = keys + track_count * keys * 4;
-    size_t bytes =
-        floats * sizeof(float) + track_count * sizeof(cb_clip_track) + keys * sizeof(gen_pose);
-    unsigned char *mem = cb_alloc(alloc, bytes, _Alignof(gen_pose));
-    if (mem == NULL) {
-        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "embedded: clip \"%s\"", spec->name);
-    }
-    gen_pose *poses = (gen_pose *)mem;
-    cb_clip_track *tracks = (cb_clip_track *)(mem + keys * sizeof(gen_pose));
-    float *times = (float *)(tracks + track_count);
-    float *values = times + keys;
-    for (size_t f = 0; f < keys; ++f) {
+    return track_count;
+}
+
+/* The key times and the generated pose at each key (intervals + 1 of them). */
+static void sample_keys(const humanoid *h, const clip_spec *spec, uint32_t intervals, float *times,
+                        gen_pose *poses)
+{
+    for (size_t f = 0; f <= intervals; ++f) {
         double phase = (double)f / intervals;
         times[f] = f == intervals ? (float)spec->duration : (float)(spec->duration * phase);
         generate(h, spec, phase, &poses[f]);
     }
+}
+
+/* One track's values out of the poses: joint j's rotation (rot), else the pelvis's (pel) or
+ * the root's translation. */
+static void copy_keys(const gen_pose *poses, size_t keys, int j, bool rot, bool pel, float *v)
+{
+    for (size_t f = 0; f < keys; ++f) {
+        const gen_pose *p = &poses[f];
+        if (rot) {
+            v[4 * f + 0] = (float)p->q[j].x;
+            v[4 * f + 1] = (float)p->q[j].y;
+            v[4 * f + 2] = (float)p->q[j].z;
+            v[4 * f + 3] = (float)p->q[j].w;
+        } else {
+            cb_dvec3 x = pel ? p->pelvis : p->root;
+            v[3 * f + 0] = (float)x.x;
+            v[3 * f + 1] = (float)x.y;
+            v[3 * f + 2] = (float)x.z;
+        }
+    }
+}
+
+/* The tracks in joint order, then the pelvis and root translations; all share the key times,
+ * and each has room for 4 floats a key in `values`. */
+static void fill_tracks(const clip_spec *spec, const gen_pose *poses, size_t keys,
+                        const float *times, float *values, cb_clip_track *tracks)
+{
     size_t t = 0;
     for (int j = 0; j < J_COUNT + 2; ++j) {
         bool rot = j < J_COUNT && spec->rotates[j];
@@ -704,21 +732,29 @@ static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const cl
                               .key_count = keys,
                               .times = times,
                               .values = v};
-        for (size_t f = 0; f < keys; ++f) {
-            const gen_pose *p = &poses[f];
-            if (rot) {
-                v[4 * f + 0] = (float)p->q[j].x;
-                v[4 * f + 1] = (float)p->q[j].y;
-                v[4 * f + 2] = (float)p->q[j].z;
-                v[4 * f + 3] = (float)p->q[j].w;
-            } else {
-                cb_dvec3 x = pel ? p->pelvis : p->root;
-                v[3 * f + 0] = (float)x.x;
-                v[3 * f + 1] = (float)x.y;
-                v[3 * f + 2] = (float)x.z;
-            }
-        }
+        copy_keys(poses, keys, j, rot, pel, v);
     }
+}
+
+static cb_result build_clip(const humanoid *h, const cb_skeleton *skel, const clip_spec *spec,
+                            float rate, const cb_allocator *alloc, cb_clip **out, cb_error *err)
+{
+    uint32_t intervals = key_intervals(spec, rate);
+    size_t keys = (size_t)intervals + 1;
+    size_t track_count = spec_track_count(spec);
+    size_t floats = keys + track_count * keys * 4;
+    size_t bytes =
+        floats * sizeof(float) + track_count * sizeof(cb_clip_track) + keys * sizeof(gen_pose);
+    unsigned char *mem = cb_alloc(alloc, bytes, _Alignof(gen_pose));
+    if (mem == NULL) {
+        return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "embedded: clip \"%s\"", spec->name);
+    }
+    gen_pose *poses = (gen_pose *)mem;
+    cb_clip_track *tracks = (cb_clip_track *)(mem + keys * sizeof(gen_pose));
+    float *times = (float *)(tracks + track_count);
+    float *values = times + keys;
+    sample_keys(h, spec, intervals, times, poses);
+    fill_tracks(spec, poses, keys, times, values, tracks);
     cb_clip_marker_desc markers[4];
     size_t marker_count = gait_markers(spec, markers);
     cb_clip_desc d = {

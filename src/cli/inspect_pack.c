@@ -131,15 +131,11 @@ static void pack_json(const char *path, long size, double load_ms, const cb_pack
     printf("]}\n");
 }
 
-static void pack_text(const char *path, long size, double load_ms, const cb_pack *p)
+/* The skeleton as an indented tree, one joint a line (depth capped at 30 levels). */
+static void skeleton_text(const cb_skeleton *s)
 {
-    const cb_skeleton *s = cb_pack_skeleton(p);
     size_t n = cb_skeleton_joint_count(s);
     const int32_t *parents = cb_skeleton_parents(s);
-    printf("%s: %ld bytes, loaded in %.2f ms; skeleton of %zu joints%s (+Y up, facing +Z, "
-           "metres)\n\n",
-           path, size, load_ms, n,
-           cb_pack_inverse_binds(p).count ? " with inverse bind matrices" : "");
     for (size_t j = 0; j < n; ++j) {
         int d = 0;
         for (int32_t q = parents[j]; q >= 0; q = parents[q]) {
@@ -147,6 +143,11 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
         }
         printf("  %3zu  %*s%s\n", j, 2 * (d < 30 ? d : 30), "", cb_skeleton_joint_name(s, j));
     }
+}
+
+/* One line per clip: timing, sizes, the importer's errors, looping and root motion. */
+static void clips_text(const cb_pack *p)
+{
     printf("\nClips (stored as SoA groups of W = %zu joints in memory):\n\n", cb_simd_width());
     printf("  %-16s %9s %7s %9s %10s %10s %11s %11s %-6s %-8s %9s\n", "name", "duration", "frames",
            "rate", "file B", "memory B", "max error", "bound", "loop", "root", "speed");
@@ -167,6 +168,12 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
                bound_text, cb_clip_is_looping(c) ? "loop" : "clamp", mode_names[rm.mode],
                (double)rm.speed_mps);
     }
+}
+
+/* The compressed clips' streams against their raw keys; nothing, not even the heading, when no
+ * clip is compressed. */
+static void compression_text(const cb_pack *p)
+{
     bool first = true;
     for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
         cb_cclip_info ci = cb_cclip_query_info(cb_pack_compressed_clip(p, i));
@@ -183,6 +190,11 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
             first = false;
         }
     }
+}
+
+/* Every clip's markers on one line each. */
+static void markers_text(const cb_pack *p)
+{
     printf("\nMarkers (normalized time; \"(event)\": an event only, not a sync point):\n\n");
     for (size_t i = 0; i < cb_pack_clip_count(p); ++i) {
         const cb_clip *c = cb_pack_clip(p, i);
@@ -194,6 +206,20 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
         }
         printf("%s\n", cb_clip_marker_count(c) ? "" : " none");
     }
+}
+
+static void pack_text(const char *path, long size, double load_ms, const cb_pack *p)
+{
+    const cb_skeleton *s = cb_pack_skeleton(p);
+    size_t n = cb_skeleton_joint_count(s);
+    printf("%s: %ld bytes, loaded in %.2f ms; skeleton of %zu joints%s (+Y up, facing +Z, "
+           "metres)\n\n",
+           path, size, load_ms, n,
+           cb_pack_inverse_binds(p).count ? " with inverse bind matrices" : "");
+    skeleton_text(s);
+    clips_text(p);
+    compression_text(p);
+    markers_text(p);
     for (size_t i = 0; i < cb_pack_mask_count(p); ++i) {
         printf("%s  mask %s\n", i ? "" : "\n", cb_pack_query_mask(p, i).name);
     }

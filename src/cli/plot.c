@@ -152,75 +152,105 @@ static int to_pixel(const cb_plot *p, int axis, float v)
     return (int)floorf(t * (float)p->panel);
 }
 
+static const uint8_t axis_col[3] = {110, 110, 110};
+
+/* The weight band (quarter) of v for the iso-lines. The small bias keeps weights an ulp below 1
+ * (or a band edge) in the upper band, so a flat region does not flicker into stripes. */
+static int band_of(float v)
+{
+    return (int)(v * 4.0f + 1e-3f);
+}
+
+/* A 2-D panel's colour map of one node's weights, with iso-lines at 0.25, 0.5, 0.75. */
+static void draw_map_2d(const cb_plot *p, canvas *c, const float *row, int ox, int oy)
+{
+    int s = p->panel;
+    for (int py = 0; py < s; ++py) {
+        for (int px = 0; px < s; ++px) {
+            /* Image rows run top-down, the parameter's y bottom-up. */
+            float v = row[(size_t)(s - 1 - py) * s + px];
+            uint8_t col[3];
+            ramp(v, col);
+            /* Iso-lines: darken where the band changes. */
+            int band = band_of(v);
+            if (px + 1 < s && py + 1 < s) {
+                float vr = row[(size_t)(s - 1 - py) * s + px + 1];
+                float vd = row[(size_t)(s - 2 - py) * s + px];
+                if (band_of(vr) != band || band_of(vd) != band) {
+                    for (int k = 0; k < 3; ++k) {
+                        col[k] = (uint8_t)(col[k] * 3 / 5);
+                    }
+                }
+            }
+            put(c, ox + px, oy + py, col);
+        }
+    }
+}
+
+/* A 2-D panel's dashed axes through the origin (where it is in view), and every node as a disc,
+ * the panel's own node larger and filled. */
+static void draw_axes_and_nodes_2d(const cb_plot *p, canvas *c, size_t node, int ox, int oy)
+{
+    int s = p->panel;
+    int ax = to_pixel(p, 0, 0.0f), ay = s - 1 - to_pixel(p, 1, 0.0f);
+    for (int k = 0; k < s; ++k) {
+        if (ax >= 0 && ax < s && (k / 3) % 2 == 0) {
+            put(c, ox + ax, oy + k, axis_col);
+        }
+        if (ay >= 0 && ay < s && (k / 3) % 2 == 0) {
+            put(c, ox + k, oy + ay, axis_col);
+        }
+    }
+    for (size_t i = 0; i < p->node_count; ++i) {
+        int nx = to_pixel(p, 0, p->nodes[2 * i]), ny = s - 1 - to_pixel(p, 1, p->nodes[2 * i + 1]);
+        disc(c, ox + nx, oy + ny, i == node ? 4 : 3, i == node);
+    }
+}
+
+/* A 1-D panel: one node's weight as a curve over the parameter, on a dark background with a
+ * line across the middle, and the nodes as discs along the bottom. */
+static void draw_panel_1d(const cb_plot *p, canvas *c, size_t node, const float *row, int ox,
+                          int oy)
+{
+    static const uint8_t back[3] = {14, 10, 42};
+    int s = p->panel;
+    for (int py = 0; py < s; ++py) {
+        for (int px = 0; px < s; ++px) {
+            put(c, ox + px, oy + py, back);
+        }
+    }
+    for (int px = 0; px < s; ++px) {
+        put(c, ox + px, oy + s / 2, axis_col);
+    }
+    uint8_t curve[3];
+    ramp(1.0f, curve);
+    int prev = -1;
+    for (int px = 0; px < s; ++px) {
+        float v = row[px];
+        int y = s - 1 - (int)lroundf(v * (float)(s - 9)) - 4;
+        int a = prev < 0 ? y : prev, b = y;
+        for (int k = a < b ? a : b; k <= (a < b ? b : a); ++k) {
+            put(c, ox + px, oy + k, curve);
+            put(c, ox + px, oy + k + 1, curve);
+        }
+        prev = y;
+    }
+    for (size_t i = 0; i < p->node_count; ++i) {
+        int nx = to_pixel(p, 0, p->nodes[i]);
+        disc(c, ox + nx, oy + s - 5, i == node ? 4 : 3, i == node);
+    }
+}
+
 static void draw_panel(const cb_plot *p, canvas *c, size_t node, const float *w, int ox, int oy)
 {
     int s = p->panel;
     size_t per = p->dimension == 2 ? (size_t)s * s : (size_t)s;
     const float *row = w + node * per;
-    static const uint8_t axis_col[3] = {110, 110, 110}, back[3] = {14, 10, 42};
     if (p->dimension == 2) {
-        for (int py = 0; py < s; ++py) {
-            for (int px = 0; px < s; ++px) {
-                /* Image rows run top-down, the parameter's y bottom-up. */
-                float v = row[(size_t)(s - 1 - py) * s + px];
-                uint8_t col[3];
-                ramp(v, col);
-                /* Iso-lines at 0.25, 0.5, 0.75: darken where the band changes. The small bias
-                 * keeps weights an ulp below 1 (or a band edge) in the upper band, so a flat
-                 * region does not flicker into stripes. */
-                int band = (int)(v * 4.0f + 1e-3f);
-                if (px + 1 < s && py + 1 < s) {
-                    float vr = row[(size_t)(s - 1 - py) * s + px + 1];
-                    float vd = row[(size_t)(s - 2 - py) * s + px];
-                    if ((int)(vr * 4.0f + 1e-3f) != band || (int)(vd * 4.0f + 1e-3f) != band) {
-                        for (int k = 0; k < 3; ++k) {
-                            col[k] = (uint8_t)(col[k] * 3 / 5);
-                        }
-                    }
-                }
-                put(c, ox + px, oy + py, col);
-            }
-        }
-        int ax = to_pixel(p, 0, 0.0f), ay = s - 1 - to_pixel(p, 1, 0.0f);
-        for (int k = 0; k < s; ++k) {
-            if (ax >= 0 && ax < s && (k / 3) % 2 == 0) {
-                put(c, ox + ax, oy + k, axis_col);
-            }
-            if (ay >= 0 && ay < s && (k / 3) % 2 == 0) {
-                put(c, ox + k, oy + ay, axis_col);
-            }
-        }
-        for (size_t i = 0; i < p->node_count; ++i) {
-            int nx = to_pixel(p, 0, p->nodes[2 * i]),
-                ny = s - 1 - to_pixel(p, 1, p->nodes[2 * i + 1]);
-            disc(c, ox + nx, oy + ny, i == node ? 4 : 3, i == node);
-        }
+        draw_map_2d(p, c, row, ox, oy);
+        draw_axes_and_nodes_2d(p, c, node, ox, oy);
     } else {
-        for (int py = 0; py < s; ++py) {
-            for (int px = 0; px < s; ++px) {
-                put(c, ox + px, oy + py, back);
-            }
-        }
-        for (int px = 0; px < s; ++px) {
-            put(c, ox + px, oy + s / 2, axis_col);
-        }
-        uint8_t curve[3];
-        ramp(1.0f, curve);
-        int prev = -1;
-        for (int px = 0; px < s; ++px) {
-            float v = row[px];
-            int y = s - 1 - (int)lroundf(v * (float)(s - 9)) - 4;
-            int a = prev < 0 ? y : prev, b = y;
-            for (int k = a < b ? a : b; k <= (a < b ? b : a); ++k) {
-                put(c, ox + px, oy + k, curve);
-                put(c, ox + px, oy + k + 1, curve);
-            }
-            prev = y;
-        }
-        for (size_t i = 0; i < p->node_count; ++i) {
-            int nx = to_pixel(p, 0, p->nodes[i]);
-            disc(c, ox + nx, oy + s - 5, i == node ? 4 : 3, i == node);
-        }
+        draw_panel_1d(p, c, node, row, ox, oy);
     }
     char label[24];
     if (p->labels != NULL) {

@@ -414,6 +414,77 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+enum { PATH_BYTES = 4096 };
+
+/* The .bin beside a .gltf: the path with ".gltf" (if any) replaced, and its file name alone for
+ * the buffer's uri. False when the path is too long. */
+static bool bin_path_of(const char *path, char bin_path[PATH_BYTES], char bin_name[PATH_BYTES])
+{
+    size_t stem = strlen(path) - (ends_with(path, ".gltf") ? 5 : 0);
+    if (stem + 5 > PATH_BYTES) {
+        return false;
+    }
+    snprintf(bin_path, PATH_BYTES, "%.*s.bin", (int)stem, path);
+    const char *slash = strrchr(bin_path, '/');
+    snprintf(bin_name, PATH_BYTES, "%s", slash != NULL ? slash + 1 : bin_path);
+    return true;
+}
+
+/* The whole JSON document; in a .gltf the buffer names its .bin, in a GLB it is the binary
+ * chunk. */
+static void write_json(const cb_gltf *g, text *j, size_t bin_bytes, bool glb, const char *bin_name)
+{
+    put(j, "{\"asset\":{\"version\":\"2.0\",\"generator\":\"crowdblend animate\"},");
+    write_nodes(g, j);
+    write_animation(g, j, g->floats);
+    put(j, ",\"buffers\":[{\"byteLength\":%zu", bin_bytes);
+    if (!glb) {
+        put(j, ",\"uri\":\"%s\"", bin_name);
+    }
+    put(j, "}],\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":%zu}]}", bin_bytes);
+    /* GLB chunks are 4-byte aligned: the JSON is padded with spaces. */
+    while (glb && !j->failed && j->n % 4 != 0) {
+        put(j, " ");
+    }
+}
+
+/* The binary buffer: the recorded floats, then the scale tracks' data. */
+static size_t buffer_bytes(const cb_gltf *g, size_t scale_count)
+{
+    return (g->floats + scale_count) * sizeof(float);
+}
+
+static bool write_buffer(FILE *f, const cb_gltf *g, const float *scales, size_t scale_count)
+{
+    return write_all(f, g->data, g->floats * sizeof(float)) &&
+           write_all(f, scales, scale_count * sizeof(float));
+}
+
+/* A GLB: the header, the JSON chunk, then the binary buffer's chunk. */
+static bool write_glb(FILE *f, const cb_gltf *g, const text *j, const float *scales,
+                      size_t scale_count)
+{
+    size_t bin_bytes = buffer_bytes(g, scale_count);
+    uint32_t header[3] = {0x46546C67u, 2u, (uint32_t)(12 + 8 + j->n + 8 + bin_bytes)};
+    uint32_t json_chunk[2] = {(uint32_t)j->n, 0x4E4F534Au};
+    uint32_t bin_chunk[2] = {(uint32_t)bin_bytes, 0x004E4942u};
+    return write_all(f, header, sizeof header) && write_all(f, json_chunk, sizeof json_chunk) &&
+           write_all(f, j->s, j->n) && write_all(f, bin_chunk, sizeof bin_chunk) &&
+           write_buffer(f, g, scales, scale_count);
+}
+
+/* The .bin beside a .gltf. */
+static bool write_bin_file(const char *bin_path, const cb_gltf *g, const float *scales,
+                           size_t scale_count)
+{
+    FILE *b = fopen(bin_path, "wb");
+    bool ok = b != NULL && write_buffer(b, g, scales, scale_count);
+    if (b != NULL && fclose(b) != 0) {
+        ok = false;
+    }
+    return ok;
+}
+
 cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
 {
     bool glb = ends_with(path, ".glb");
@@ -422,31 +493,14 @@ cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
     if (scales == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "--out: out of memory");
     }
-    size_t bin_bytes = (g->floats + scale_count) * sizeof(float);
-    /* The .bin beside a .gltf: the path with ".gltf" (if any) replaced. */
-    char bin_path[4096], bin_name[4096];
-    size_t stem = strlen(path) - (ends_with(path, ".gltf") ? 5 : 0);
-    if (stem + 5 > sizeof bin_path) {
+    size_t bin_bytes = buffer_bytes(g, scale_count);
+    char bin_path[PATH_BYTES], bin_name[PATH_BYTES];
+    if (!bin_path_of(path, bin_path, bin_name)) {
         free(scales);
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "--out: path too long");
     }
-    snprintf(bin_path, sizeof bin_path, "%.*s.bin", (int)stem, path);
-    const char *slash = strrchr(bin_path, '/');
-    snprintf(bin_name, sizeof bin_name, "%s", slash != NULL ? slash + 1 : bin_path);
-
     text j = {0};
-    put(&j, "{\"asset\":{\"version\":\"2.0\",\"generator\":\"crowdblend animate\"},");
-    write_nodes(g, &j);
-    write_animation(g, &j, g->floats);
-    put(&j, ",\"buffers\":[{\"byteLength\":%zu", bin_bytes);
-    if (!glb) {
-        put(&j, ",\"uri\":\"%s\"", bin_name);
-    }
-    put(&j, "}],\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":%zu}]}", bin_bytes);
-    /* GLB chunks are 4-byte aligned: the JSON is padded with spaces. */
-    while (glb && !j.failed && j.n % 4 != 0) {
-        put(&j, " ");
-    }
+    write_json(g, &j, bin_bytes, glb, bin_name);
     if (j.failed) {
         free(j.s);
         free(scales);
@@ -457,13 +511,7 @@ cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
     if (f == NULL) {
         ok = false;
     } else if (glb) {
-        uint32_t header[3] = {0x46546C67u, 2u, (uint32_t)(12 + 8 + j.n + 8 + bin_bytes)};
-        uint32_t json_chunk[2] = {(uint32_t)j.n, 0x4E4F534Au};
-        uint32_t bin_chunk[2] = {(uint32_t)bin_bytes, 0x004E4942u};
-        ok = write_all(f, header, sizeof header) && write_all(f, json_chunk, sizeof json_chunk) &&
-             write_all(f, j.s, j.n) && write_all(f, bin_chunk, sizeof bin_chunk) &&
-             write_all(f, g->data, g->floats * sizeof(float)) &&
-             write_all(f, scales, scale_count * sizeof(float));
+        ok = write_glb(f, g, &j, scales, scale_count);
     } else {
         ok = write_all(f, j.s, j.n);
     }
@@ -471,12 +519,7 @@ cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
         ok = false;
     }
     if (ok && !glb) {
-        FILE *b = fopen(bin_path, "wb");
-        ok = b != NULL && write_all(b, g->data, g->floats * sizeof(float)) &&
-             write_all(b, scales, scale_count * sizeof(float));
-        if (b != NULL && fclose(b) != 0) {
-            ok = false;
-        }
+        ok = write_bin_file(bin_path, g, scales, scale_count);
     }
     free(j.s);
     free(scales);

@@ -810,26 +810,32 @@ static cb_result read_section(loader *l, uint32_t kind, cursor *c, cb_pack *p)
     }
 }
 
-static cb_result read_sections(loader *l, cb_pack *p)
+/* Entry i of the section table at t. */
+static const unsigned char *table_entry(const unsigned char *t, uint32_t i)
 {
-    const unsigned char *t = l->data + CB_PACK_HEADER_BYTES;
-    uint32_t count = cb_le_u32(t), reserved = cb_le_u32(t + 4);
+    return t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES;
+}
+
+/* The section table's head and then every entry against the canonical layout, before any
+ * section is read; the last section must end where the data does. */
+static cb_result check_table(loader *l, const unsigned char *t, uint32_t *count)
+{
+    uint32_t reserved = cb_le_u32(t + 4);
+    *count = cb_le_u32(t);
     snprintf(l->where, sizeof l->where, "section table");
-    if (count == 0 || count > CB_PACK_MAX_SECTIONS || reserved != 0) {
+    if (*count == 0 || *count > CB_PACK_MAX_SECTIONS || reserved != 0) {
         return fail(l, CB_ERR_PARSE, "section_count %u is outside 1..%d, or reserved %u is not 0",
-                    count, CB_PACK_MAX_SECTIONS, reserved);
+                    *count, CB_PACK_MAX_SECTIONS, reserved);
     }
     size_t table_end =
-        CB_PACK_HEADER_BYTES + CB_PACK_TABLE_HEAD_BYTES + (size_t)count * CB_PACK_ENTRY_BYTES;
+        CB_PACK_HEADER_BYTES + CB_PACK_TABLE_HEAD_BYTES + (size_t)*count * CB_PACK_ENTRY_BYTES;
     if (table_end > l->size) {
-        return fail(l, CB_ERR_PARSE, "%u entries run past the end of the data", count);
+        return fail(l, CB_ERR_PARSE, "%u entries run past the end of the data", *count);
     }
-    /* The whole table first: the layout is checked before any section is read. */
     size_t end = table_end;
     int rank = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-        cb_result r =
-            check_entry(l, t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES, i, &rank, &end);
+    for (uint32_t i = 0; i < *count; ++i) {
+        cb_result r = check_entry(l, table_entry(t, i), i, &rank, &end);
         if (r != CB_OK) {
             return r;
         }
@@ -838,10 +844,16 @@ static cb_result read_sections(loader *l, cb_pack *p)
         snprintf(l->where, sizeof l->where, "section table");
         return fail(l, CB_ERR_PARSE, "%zu bytes follow the last section", l->size - end);
     }
-    /* The layout is sound: the tables are sized by the section counts, within the limits. */
+    return CB_OK;
+}
+
+/* The pack's tables, sized by the section counts of each kind, once those are within the
+ * limits. */
+static cb_result alloc_tables(loader *l, const unsigned char *t, uint32_t count, cb_pack *p)
+{
     size_t per_kind[4] = {0};
     for (uint32_t i = 0; i < count; ++i) {
-        per_kind[kind_rank(cb_le_u32(t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES))]++;
+        per_kind[kind_rank(cb_le_u32(table_entry(t, i)))]++;
     }
     if (per_kind[1] > CB_PACK_MAX_CLIPS || per_kind[2] > CB_PACK_MAX_MASKS ||
         per_kind[3] > CB_PACK_MAX_GRAPHS) {
@@ -861,14 +873,31 @@ static cb_result read_sections(loader *l, cb_pack *p)
         p->graphs == NULL) {
         return fail(l, CB_ERR_OUT_OF_MEMORY, "the pack's tables");
     }
+    return CB_OK;
+}
+
+static cb_result read_sections(loader *l, cb_pack *p)
+{
+    const unsigned char *t = l->data + CB_PACK_HEADER_BYTES;
+    uint32_t count = 0;
+    /* The whole table first: the layout is checked before any section is read. */
+    cb_result r = check_table(l, t, &count);
+    if (r != CB_OK) {
+        return r;
+    }
+    /* The layout is sound: the tables are sized by the section counts, within the limits. */
+    r = alloc_tables(l, t, count, p);
+    if (r != CB_OK) {
+        return r;
+    }
     for (uint32_t i = 0; i < count; ++i) {
-        const unsigned char *e = t + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES;
+        const unsigned char *e = table_entry(t, i);
         uint32_t kind = cb_le_u32(e);
         snprintf(l->where, sizeof l->where, "section %u (%s)", i, kind_name(kind));
         l->section = i;
         l->section_version = cb_le_u32(e + 4);
         cursor c = {l->data + cb_le_u64(e + 8), (size_t)cb_le_u64(e + 16)};
-        cb_result r = read_section(l, kind, &c, p);
+        r = read_section(l, kind, &c, p);
         if (r != CB_OK) {
             return r;
         }

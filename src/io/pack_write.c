@@ -528,6 +528,50 @@ static size_t clip_scratch_floats(const cb_pack_desc *d)
     return most;
 }
 
+/* The header and the section table's count; the entries are written with their sections. */
+static void write_header(unsigned char *out, size_t total, size_t sections)
+{
+    memcpy(out, CB_PACK_MAGIC, CB_PACK_MAGIC_BYTES);
+    cb_put_u32(out + 8, CB_PACK_VERSION);
+    cb_put_u32(out + 12, 0);
+    cb_put_u64(out + 16, total);
+    cb_put_u32(out + CB_PACK_HEADER_BYTES, (uint32_t)sections);
+}
+
+/* Section i's entry in the table. */
+static void write_entry(unsigned char *out, size_t i, const section_plan *s)
+{
+    unsigned char *e =
+        out + CB_PACK_HEADER_BYTES + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES;
+    cb_put_u32(e, s->kind);
+    cb_put_u32(e + 4, s->version);
+    cb_put_u64(e + 8, s->offset);
+    cb_put_u64(e + 16, s->size);
+}
+
+/* One section's body at its planned offset; only a clip can fail (its frames not decodable). */
+static cb_result write_section(unsigned char *out, const cb_pack_desc *desc, const section_plan *s,
+                               size_t n, float *scratch)
+{
+    writer w = {out + s->offset};
+    if (s->kind == CB_PACK_KIND_SKELETON) {
+        write_skeleton(&w, desc);
+    } else if (s->kind == CB_PACK_KIND_CLIP) {
+        size_t k = s->index;
+        cb_result r = write_clip(&w, desc->clips[k], compressed_of(desc, k),
+                                 desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
+        if (r != CB_OK) {
+            return r;
+        }
+    } else if (s->kind == CB_PACK_KIND_MASK) {
+        write_mask(&w, &desc->masks[s->index], n);
+    } else {
+        write_graph(&w, &desc->graphs[s->index]);
+    }
+    CB_ASSERT(w.p == out + s->offset + s->size);
+    return CB_OK;
+}
+
 cb_result cb_pack_save_memory(const cb_pack_desc *desc, void *dst, size_t capacity, size_t *size,
                               cb_error *err)
 {
@@ -560,42 +604,22 @@ cb_result cb_pack_save_memory(const cb_pack_desc *desc, void *dst, size_t capaci
     plan_sections(desc, plan);
     unsigned char *out = dst;
     memset(out, 0, total);
-    memcpy(out, CB_PACK_MAGIC, CB_PACK_MAGIC_BYTES);
-    cb_put_u32(out + 8, CB_PACK_VERSION);
-    cb_put_u32(out + 12, 0);
-    cb_put_u64(out + 16, total);
-    cb_put_u32(out + CB_PACK_HEADER_BYTES, (uint32_t)sections);
+    write_header(out, total, sections);
     size_t n = cb_skeleton_joint_count(desc->skeleton);
     for (size_t i = 0; i < sections; ++i) {
-        unsigned char *e =
-            out + CB_PACK_HEADER_BYTES + CB_PACK_TABLE_HEAD_BYTES + i * CB_PACK_ENTRY_BYTES;
-        cb_put_u32(e, plan[i].kind);
-        cb_put_u32(e + 4, plan[i].version);
-        cb_put_u64(e + 8, plan[i].offset);
-        cb_put_u64(e + 16, plan[i].size);
-        writer w = {out + plan[i].offset};
-        if (plan[i].kind == CB_PACK_KIND_SKELETON) {
-            write_skeleton(&w, desc);
-        } else if (plan[i].kind == CB_PACK_KIND_CLIP) {
-            size_t k = plan[i].index;
-            r = write_clip(&w, desc->clips[k], compressed_of(desc, k),
-                           desc->clip_info ? &desc->clip_info[k] : NULL, scratch);
-            if (r != CB_OK) {
-                /* nothing half-written is handed back: the caller's buffer is cleared */
-                memset(out, 0, total);
-                free(plan);
-                free(scratch);
-                return cb_error_set(err, r,
-                                    "pack: clip \"%s\" cannot be decoded to write it "
-                                    "uncompressed",
-                                    cb_clip_name(desc->clips[k]));
-            }
-        } else if (plan[i].kind == CB_PACK_KIND_MASK) {
-            write_mask(&w, &desc->masks[plan[i].index], n);
-        } else {
-            write_graph(&w, &desc->graphs[plan[i].index]);
+        write_entry(out, i, &plan[i]);
+        r = write_section(out, desc, &plan[i], n, scratch);
+        if (r != CB_OK) {
+            /* nothing half-written is handed back: the caller's buffer is cleared */
+            memset(out, 0, total);
+            const cb_clip *failed = desc->clips[plan[i].index];
+            free(plan);
+            free(scratch);
+            return cb_error_set(err, r,
+                                "pack: clip \"%s\" cannot be decoded to write it "
+                                "uncompressed",
+                                cb_clip_name(failed));
         }
-        CB_ASSERT(w.p == out + plan[i].offset + plan[i].size);
     }
     cb_put_u64(out + 24, cb_pack_checksum(out, total));
     free(plan);

@@ -268,11 +268,10 @@ static void free_pool(cb_jobs *p)
     cb_free(&a, p, sizeof *p);
 }
 
-cb_result cb_jobs_create(const cb_jobs_desc *desc, cb_jobs **out, cb_error *err)
+/* The desc with its defaults filled in, once it is known to be usable: the canaries, the
+ * allocator, then the limits on threads and queue capacity. */
+static cb_result settle_desc(const cb_jobs_desc *desc, cb_jobs_desc *d, cb_error *err)
 {
-    if (out == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_jobs_create: out is NULL");
-    }
     if (desc != NULL && (desc->_start_canary != 0 || desc->_end_canary != 0)) {
         return cb_error_set(err, CB_ERR_CANARY,
                             "cb_jobs_desc: a canary is not zero (initialise with {0})");
@@ -281,36 +280,48 @@ cb_result cb_jobs_create(const cb_jobs_desc *desc, cb_jobs **out, cb_error *err)
     if (r != CB_OK) {
         return r;
     }
-    cb_jobs_desc d = cb_jobs_query_desc(desc);
-    if (d.thread_count > MAX_THREADS) {
+    *d = cb_jobs_query_desc(desc);
+    if (d->thread_count > MAX_THREADS) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_jobs_desc.thread_count %u exceeds the maximum %d", d.thread_count,
+                            "cb_jobs_desc.thread_count %u exceeds the maximum %d", d->thread_count,
                             MAX_THREADS);
     }
-    if (d.queue_capacity < 2 || d.queue_capacity > MAX_QUEUE_CAPACITY) {
+    if (d->queue_capacity < 2 || d->queue_capacity > MAX_QUEUE_CAPACITY) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "cb_jobs_desc.queue_capacity %u is outside 2..%d", d.queue_capacity,
+                            "cb_jobs_desc.queue_capacity %u is outside 2..%d", d->queue_capacity,
                             MAX_QUEUE_CAPACITY);
     }
+    return CB_OK;
+}
+
+/* The queue's cell count: the smallest power of two, at least 2, that holds `requested`. */
+static size_t queue_cells_for(uint32_t requested)
+{
     size_t capacity = 2;
-    while (capacity < d.queue_capacity) {
+    while (capacity < requested) {
         capacity *= 2;
     }
+    return capacity;
+}
 
-    cb_jobs *p = cb_alloc_zeroed(&d.allocator, sizeof *p, _Alignof(cb_jobs));
+/* The pool with its queue cells and worker slots allocated and its queue, counters and sleep
+ * mutex initialised; no thread is started yet. */
+static cb_result create_pool(const cb_jobs_desc *d, size_t capacity, cb_jobs **out, cb_error *err)
+{
+    cb_jobs *p = cb_alloc_zeroed(&d->allocator, sizeof *p, _Alignof(cb_jobs));
     if (p == NULL) {
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_jobs_create: pool");
     }
-    p->allocator = d.allocator;
-    p->thread_count = d.thread_count;
-    p->spin_count = d.spin_count;
+    p->allocator = d->allocator;
+    p->thread_count = d->thread_count;
+    p->spin_count = d->spin_count;
     p->capacity = capacity;
     p->cells = cb_alloc(&p->allocator, capacity * sizeof(cb_queue_cell), CB_CACHE_LINE);
-    p->workers = d.thread_count > 1
-                     ? cb_alloc_zeroed(&p->allocator, (d.thread_count - 1) * sizeof(worker),
+    p->workers = d->thread_count > 1
+                     ? cb_alloc_zeroed(&p->allocator, (d->thread_count - 1) * sizeof(worker),
                                        _Alignof(worker))
                      : NULL;
-    if (p->cells == NULL || (d.thread_count > 1 && p->workers == NULL)) {
+    if (p->cells == NULL || (d->thread_count > 1 && p->workers == NULL)) {
         free_pool(p);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_jobs_create: queue of %zu jobs",
                             capacity);
@@ -320,8 +331,16 @@ cb_result cb_jobs_create(const cb_jobs_desc *desc, cb_jobs **out, cb_error *err)
     atomic_init(&p->shutdown, false);
     pthread_mutex_init(&p->sleep_mutex, NULL);
     pthread_cond_init(&p->wake, NULL);
+    *out = p;
+    return CB_OK;
+}
 
-    for (uint32_t i = 0; i + 1 < d.thread_count; ++i) {
+/* Starts the workers in index order. If one does not start, the ones already running are
+ * stopped and joined and the pool is freed: the caller has nothing left to undo. */
+static cb_result start_workers(cb_jobs *p, cb_error *err)
+{
+    const uint32_t thread_count = p->thread_count; /* for the message, after p is freed */
+    for (uint32_t i = 0; i + 1 < thread_count; ++i) {
         worker *w = &p->workers[i];
         w->pool = p;
         w->index = i + 1;
@@ -333,9 +352,31 @@ cb_result cb_jobs_create(const cb_jobs_desc *desc, cb_jobs **out, cb_error *err)
             free_pool(p);
             return cb_error_set(err, CB_ERR_THREAD,
                                 "cb_jobs_create: worker thread %u of %u did not start (error %d)",
-                                i + 1, d.thread_count - 1, e);
+                                i + 1, thread_count - 1, e);
         }
         p->started++;
+    }
+    return CB_OK;
+}
+
+cb_result cb_jobs_create(const cb_jobs_desc *desc, cb_jobs **out, cb_error *err)
+{
+    if (out == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cb_jobs_create: out is NULL");
+    }
+    cb_jobs_desc d = {0};
+    cb_result r = settle_desc(desc, &d, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    cb_jobs *p = NULL;
+    r = create_pool(&d, queue_cells_for(d.queue_capacity), &p, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    r = start_workers(p, err);
+    if (r != CB_OK) {
+        return r;
     }
     *out = p;
     return CB_OK;

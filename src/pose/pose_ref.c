@@ -111,10 +111,12 @@ static void put_joint(cb_xform_group *out, size_t j, const float t[3], const flo
     cb_lane_set(out, CB_LANE_COMPONENTS, j, CB_LANE_S, 3, s);
 }
 
-static void blend_joint(const cb_skeleton *skeleton, const cb_blend_entry *entries, size_t count,
-                        size_t j, float threshold, cb_xform_group *out)
+/* Adds the normal-mode entries' samples of joint j into t, q and ds, and returns the sum of
+ * their weights. */
+static float add_normal(const cb_blend_entry *entries, size_t count, size_t j, float t[3],
+                        float q[4], float ds[3])
 {
-    float t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 0}, ds[3] = {0, 0, 0}, wsum = 0.0f;
+    float wsum = 0.0f;
     for (size_t k = 0; k < count; ++k) {
         const cb_blend_entry *e = &entries[k];
         if (!active(e, CB_BLEND_MODE_NORMAL)) {
@@ -133,24 +135,28 @@ static void blend_joint(const cb_skeleton *skeleton, const cb_blend_entry *entri
         }
         wsum += w;
     }
-    float wr = threshold - wsum;
-    if (wr > 0.0f) {
-        cb_xform r = cb_skeleton_rest_xform(skeleton, j);
-        float sign = dot4(r.rotation, q) < 0.0f ? -1.0f : 1.0f;
-        for (int c = 0; c < 3; ++c) {
-            t[c] += wr * r.translation[c];
-            ds[c] += wr * (r.scale[c] - 1.0f);
-        }
-        for (int c = 0; c < 4; ++c) {
-            q[c] += wr * sign * r.rotation[c];
-        }
-        wsum += wr;
-    }
-    float inv = 1.0f / wsum, s[3];
+    return wsum;
+}
+
+/* Adds joint j's rest pose with weight wr into t, q and ds. */
+static void add_rest(const cb_skeleton *skeleton, size_t j, float wr, float t[3], float q[4],
+                     float ds[3])
+{
+    cb_xform r = cb_skeleton_rest_xform(skeleton, j);
+    float sign = dot4(r.rotation, q) < 0.0f ? -1.0f : 1.0f;
     for (int c = 0; c < 3; ++c) {
-        t[c] *= inv;
-        s[c] = 1.0f + ds[c] * inv;
+        t[c] += wr * r.translation[c];
+        ds[c] += wr * (r.scale[c] - 1.0f);
     }
+    for (int c = 0; c < 4; ++c) {
+        q[c] += wr * sign * r.rotation[c];
+    }
+}
+
+/* Moves t, q and s toward each override entry's sample of joint j by its weight. */
+static void apply_overrides(const cb_blend_entry *entries, size_t count, size_t j, float t[3],
+                            float q[4], float s[3])
+{
     for (size_t k = 0; k < count; ++k) {
         const cb_blend_entry *e = &entries[k];
         if (!active(e, CB_BLEND_MODE_OVERRIDE)) {
@@ -170,6 +176,12 @@ static void blend_joint(const cb_skeleton *skeleton, const cb_blend_entry *entri
             q[c] = (1.0f - a) * q[c] + a * sign * x.q[c];
         }
     }
+}
+
+/* Applies each additive entry's sample of joint j, scaled by its weight, on top of t, q and s. */
+static void apply_additives(const cb_blend_entry *entries, size_t count, size_t j, float t[3],
+                            float q[4], float s[3])
+{
     for (size_t k = 0; k < count; ++k) {
         const cb_blend_entry *e = &entries[k];
         if (!active(e, CB_BLEND_MODE_ADDITIVE)) {
@@ -187,6 +199,25 @@ static void blend_joint(const cb_skeleton *skeleton, const cb_blend_entry *entri
             s[c] *= 1.0f + a * x.ds[c];
         }
     }
+}
+
+static void blend_joint(const cb_skeleton *skeleton, const cb_blend_entry *entries, size_t count,
+                        size_t j, float threshold, cb_xform_group *out)
+{
+    float t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 0}, ds[3] = {0, 0, 0};
+    float wsum = add_normal(entries, count, j, t, q, ds);
+    float wr = threshold - wsum;
+    if (wr > 0.0f) {
+        add_rest(skeleton, j, wr, t, q, ds);
+        wsum += wr;
+    }
+    float inv = 1.0f / wsum, s[3];
+    for (int c = 0; c < 3; ++c) {
+        t[c] *= inv;
+        s[c] = 1.0f + ds[c] * inv;
+    }
+    apply_overrides(entries, count, j, t, q, s);
+    apply_additives(entries, count, j, t, q, s);
     normalize4(q);
     put_joint(out, j, t, q, s);
 }
