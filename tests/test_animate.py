@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 DATA, EXE = sys.argv[1], sys.argv[2:]  # the command, after an emulator in a cross build
 results = []
@@ -417,6 +418,20 @@ with tempfile.TemporaryDirectory() as tmp:
         times = [a for a in doc["accessors"] if a["type"] == "SCALAR"]
         check(all(a["max"][0] <= gltf_s + 1e-6 for a in times),
               f"{out}: keys within the {gltf_s} s run")
+
+    # A .gltf whose name has a quote, a backslash, a space and a '%': the buffer's uri is the
+    # .bin's name percent-encoded (RFC 3986), so the JSON parses and the uri names the file.
+    odd = os.path.join(tmp, 'we "odd" 50% \\name.gltf')
+    proc = run(crowdit, "--seconds", str(span(1, 1)), "--out", odd, "--out-rate", "30")
+    try:
+        with open(odd, "rb") as f:
+            uri = json.loads(f.read())["buffers"][0]["uri"]
+        bin_name = 'we "odd" 50% \\name.bin'
+        check(proc.returncode == 0 and uri == urllib.parse.quote(bin_name, safe="") and
+              os.path.isfile(os.path.join(tmp, urllib.parse.unquote(uri))),
+              f"--out with a quote, a backslash, a space and a %: the uri {uri!r} names the .bin")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"--out with odd characters: valid glTF JSON ({e}; {proc.stderr.strip()})")
 
 # ---- a pack: the Fox (tests/data/packs, its stored graph, detected foot plants) -------------
 

@@ -430,6 +430,23 @@ static bool bin_path_of(const char *path, char bin_path[PATH_BYTES], char bin_na
     return true;
 }
 
+/* A file name as a URI path segment (RFC 3986, which glTF's uri is): unreserved bytes as they
+ * are, every other byte percent-encoded, so that a name with a quote, a backslash, a space or a
+ * '%' still makes valid JSON and a URI that names the file. */
+static void put_uri_segment(text *j, const char *name)
+{
+    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; ++c) {
+        bool unreserved = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                          (*c >= '0' && *c <= '9') || *c == '-' || *c == '.' || *c == '_' ||
+                          *c == '~';
+        if (unreserved) {
+            put(j, "%c", *c);
+        } else {
+            put(j, "%%%02X", *c);
+        }
+    }
+}
+
 /* The whole JSON document; in a .gltf the buffer names its .bin, in a GLB it is the binary
  * chunk. */
 static void write_json(const cb_gltf *g, text *j, size_t bin_bytes, bool glb, const char *bin_name)
@@ -439,7 +456,9 @@ static void write_json(const cb_gltf *g, text *j, size_t bin_bytes, bool glb, co
     write_animation(g, j, g->floats);
     put(j, ",\"buffers\":[{\"byteLength\":%zu", bin_bytes);
     if (!glb) {
-        put(j, ",\"uri\":\"%s\"", bin_name);
+        put(j, ",\"uri\":\"");
+        put_uri_segment(j, bin_name);
+        put(j, "\"");
     }
     put(j, "}],\"bufferViews\":[{\"buffer\":0,\"byteOffset\":0,\"byteLength\":%zu}]}", bin_bytes);
     /* GLB chunks are 4-byte aligned: the JSON is padded with spaces. */
