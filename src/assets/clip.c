@@ -77,14 +77,10 @@ static cb_result track_joint(const cb_clip_desc *d, size_t k, size_t *joint, cb_
     return CB_OK;
 }
 
-static cb_result validate_track(const cb_clip_desc *d, size_t k, cb_error *err)
+/* A track's channel, key count and arrays, before any key is read. */
+static cb_result check_track_shape(const cb_clip_desc *d, size_t k, cb_error *err)
 {
     const cb_clip_track *tr = &d->tracks[k];
-    size_t joint;
-    cb_result r = track_joint(d, k, &joint, err);
-    if (r != CB_OK) {
-        return r;
-    }
     if (tr->channel <= _CB_CHANNEL_INVALID || tr->channel >= _CB_CHANNEL_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "clip \"%s\": tracks[%zu].channel %d is not a cb_channel", d->name, k,
@@ -98,35 +94,54 @@ static cb_result validate_track(const cb_clip_desc *d, size_t k, cb_error *err)
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": tracks[%zu].%s is NULL",
                             d->name, k, tr->times == NULL ? "times" : "values");
     }
-    size_t width = channel_width(tr->channel);
-    for (size_t i = 0; i < tr->key_count; ++i) {
-        float t = tr->times[i];
-        if (!isfinite(t)) {
-            return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": tracks[%zu].times[%zu] is %g",
-                                d->name, k, i, (double)t);
-        }
-        if (t < 0.0f || t > d->duration_s || (i > 0 && !(t > tr->times[i - 1]))) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "clip \"%s\": tracks[%zu].times[%zu] = %g: key times must increase "
-                                "strictly and lie in [0, %g]",
-                                d->name, k, i, (double)t, (double)d->duration_s);
-        }
-        double len2 = 0.0;
-        for (size_t c = 0; c < width; ++c) {
-            float v = tr->values[i * width + c];
-            if (!isfinite(v)) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "clip \"%s\": tracks[%zu] (%s) value %zu of key %zu is %g",
-                                    d->name, k, channel_name(tr->channel), c, i, (double)v);
-            }
-            len2 += (double)v * v;
-        }
-        if (tr->channel == CB_CHANNEL_ROTATION && !(len2 >= 1e-12)) {
-            return cb_error_set(err, CB_ERR_DEGENERATE,
-                                "clip \"%s\": tracks[%zu] rotation key %zu is zero", d->name, k, i);
-        }
+    return CB_OK;
+}
+
+/* Key i's time: finite, after the key before it and within the clip. */
+static cb_result check_key_time(const cb_clip_desc *d, size_t k, size_t i, cb_error *err)
+{
+    const cb_clip_track *tr = &d->tracks[k];
+    float t = tr->times[i];
+    if (!isfinite(t)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": tracks[%zu].times[%zu] is %g",
+                            d->name, k, i, (double)t);
     }
-    /* At most one track per joint and channel (quadratic, build time only, no allocation). */
+    if (t < 0.0f || t > d->duration_s || (i > 0 && !(t > tr->times[i - 1]))) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "clip \"%s\": tracks[%zu].times[%zu] = %g: key times must increase "
+                            "strictly and lie in [0, %g]",
+                            d->name, k, i, (double)t, (double)d->duration_s);
+    }
+    return CB_OK;
+}
+
+/* Key i's value: finite components, and a rotation that is not zero. */
+static cb_result check_key_value(const cb_clip_desc *d, size_t k, size_t i, cb_error *err)
+{
+    const cb_clip_track *tr = &d->tracks[k];
+    size_t width = channel_width(tr->channel);
+    double len2 = 0.0;
+    for (size_t c = 0; c < width; ++c) {
+        float v = tr->values[i * width + c];
+        if (!isfinite(v)) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "clip \"%s\": tracks[%zu] (%s) value %zu of key %zu is %g", d->name,
+                                k, channel_name(tr->channel), c, i, (double)v);
+        }
+        len2 += (double)v * v;
+    }
+    if (tr->channel == CB_CHANNEL_ROTATION && !(len2 >= 1e-12)) {
+        return cb_error_set(err, CB_ERR_DEGENERATE,
+                            "clip \"%s\": tracks[%zu] rotation key %zu is zero", d->name, k, i);
+    }
+    return CB_OK;
+}
+
+/* At most one track per joint and channel (quadratic, build time only, no allocation): track k
+ * (of joint `joint`) against the tracks before it. */
+static cb_result check_track_unique(const cb_clip_desc *d, size_t k, size_t joint, cb_error *err)
+{
+    const cb_clip_track *tr = &d->tracks[k];
     for (size_t o = 0; o < k; ++o) {
         size_t other;
         track_joint(d, o, &other, NULL);
@@ -138,6 +153,22 @@ static cb_result validate_track(const cb_clip_desc *d, size_t k, cb_error *err)
         }
     }
     return CB_OK;
+}
+
+static cb_result validate_track(const cb_clip_desc *d, size_t k, cb_error *err)
+{
+    size_t joint;
+    cb_result r = track_joint(d, k, &joint, err);
+    if (r == CB_OK) {
+        r = check_track_shape(d, k, err);
+    }
+    for (size_t i = 0; r == CB_OK && i < d->tracks[k].key_count; ++i) {
+        r = check_key_time(d, k, i, err);
+        if (r == CB_OK) {
+            r = check_key_value(d, k, i, err);
+        }
+    }
+    return r == CB_OK ? check_track_unique(d, k, joint, err) : r;
 }
 
 static cb_result validate_reference(const cb_clip_desc *d, size_t n, cb_error *err)
@@ -312,7 +343,8 @@ static cb_result validate_compression(const cb_clip_desc *d, cb_error *err)
     return CB_OK;
 }
 
-static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
+/* The desc's canaries, allocator, skeleton and name. */
+static cb_result check_desc_basics(const cb_clip_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "clip desc: a canary is not 0");
@@ -329,6 +361,12 @@ static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "clip desc: name has %zu bytes (1..%d)",
                             name_len, CB_JOINT_NAME_MAX);
     }
+    return CB_OK;
+}
+
+/* The duration and sample rate, and the number of intervals they make (*intervals). */
+static cb_result check_timing(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
+{
     if (!isfinite(d->duration_s) || !isfinite(d->sample_rate_hz)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "clip \"%s\": %s is not finite", d->name,
                             !isfinite(d->duration_s) ? "duration_s" : "sample_rate_hz");
@@ -343,6 +381,13 @@ static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *
                             n + 1.0, CB_CLIP_MAX_FRAMES);
     }
     *intervals = n < 1.0 ? 1u : (uint32_t)n;
+    return CB_OK;
+}
+
+/* Wrap, root motion and additive: valid values, compatible with each other and the skeleton,
+ * and the additive reference when the clip names one. */
+static cb_result check_modes(const cb_clip_desc *d, cb_error *err)
+{
     if (d->wrap <= _CB_CLIP_WRAP_DEFAULT || d->wrap >= _CB_CLIP_WRAP_COUNT ||
         d->root_motion <= _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT ||
         d->additive <= _CB_ADDITIVE_DEFAULT || d->additive >= _CB_ADDITIVE_COUNT) {
@@ -363,22 +408,38 @@ static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *
                             "clip \"%s\": root_joint %u is not a root joint of the skeleton",
                             d->name, d->root_joint);
     }
-    if (d->additive == CB_ADDITIVE_CUSTOM) {
-        r = validate_reference(d, joints, err);
-        if (r != CB_OK) {
-            return r;
-        }
-    }
+    return d->additive == CB_ADDITIVE_CUSTOM ? validate_reference(d, joints, err) : CB_OK;
+}
+
+static cb_result validate_tracks(const cb_clip_desc *d, cb_error *err)
+{
     if (d->tracks == NULL && d->track_count > 0) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "clip \"%s\": tracks is NULL", d->name);
     }
     for (size_t k = 0; k < d->track_count; ++k) {
-        r = validate_track(d, k, err);
+        cb_result r = validate_track(d, k, err);
         if (r != CB_OK) {
             return r;
         }
     }
-    r = validate_markers(d, err);
+    return CB_OK;
+}
+
+static cb_result validate(const cb_clip_desc *d, uint32_t *intervals, cb_error *err)
+{
+    cb_result r = check_desc_basics(d, err);
+    if (r == CB_OK) {
+        r = check_timing(d, intervals, err);
+    }
+    if (r == CB_OK) {
+        r = check_modes(d, err);
+    }
+    if (r == CB_OK) {
+        r = validate_tracks(d, err);
+    }
+    if (r == CB_OK) {
+        r = validate_markers(d, err);
+    }
     return r == CB_OK ? validate_compression(d, err) : r;
 }
 
@@ -1225,11 +1286,8 @@ static cb_result validate_stored_markers(const cb_clip_frames_desc *d, cb_error 
     return check_marker_pairs(d->name, d->marker_count, stored_marker, d, err);
 }
 
-/* The header fields of a frames desc: everything but the per-value checks. */
-/* with_frames: d's frames are the clip's keys (false: a compressed clip's are,
- * cb_clip_create_packed). */
-static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, bool with_frames,
-                                        cb_error *err)
+/* The frames desc's canaries, allocator and name. */
+static cb_result check_frames_basics(const cb_clip_frames_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "clip frames desc: a canary is not 0");
@@ -1244,6 +1302,12 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
                             "clip frames desc: name has %zu bytes (1..%d)", name_len,
                             CB_JOINT_NAME_MAX);
     }
+    return CB_OK;
+}
+
+/* The duration and the number of frames. */
+static cb_result check_frames_timing(const cb_clip_frames_desc *d, cb_error *err)
+{
     if (!isfinite(d->duration_s) || !(d->duration_s > 0.0f)) {
         return cb_error_set(
             err, isfinite(d->duration_s) ? CB_ERR_INVALID_ARGUMENT : CB_ERR_NOT_FINITE,
@@ -1254,6 +1318,13 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
                             "clip \"%s\": frame_count %u is outside 2..%d", d->name, d->frame_count,
                             CB_CLIP_MAX_FRAMES);
     }
+    return CB_OK;
+}
+
+/* Wrap and root motion: valid values, root motion only on a root joint (of n) of a clip that is
+ * not additive. */
+static cb_result check_frames_modes(const cb_clip_frames_desc *d, size_t n, cb_error *err)
+{
     if (d->wrap <= _CB_CLIP_WRAP_DEFAULT || d->wrap >= _CB_CLIP_WRAP_COUNT ||
         d->root_motion <= _CB_ROOT_MOTION_DEFAULT || d->root_motion >= _CB_ROOT_MOTION_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
@@ -1269,6 +1340,15 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
                             "clip \"%s\": root_joint %u is not a root joint of the skeleton",
                             d->name, d->root_joint);
     }
+    return CB_OK;
+}
+
+/* The frames (when with_frames) and the root track (when the clip has root motion): present and
+ * long enough for frame_count frames of n joints. */
+static cb_result check_frames_spans(const cb_clip_frames_desc *d, size_t n, bool with_frames,
+                                    cb_error *err)
+{
+    const bool root = d->root_motion != CB_ROOT_MOTION_NONE;
     size_t stride = d->has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE;
     size_t need = (size_t)d->frame_count * n * stride;
     if ((with_frames && d->frames.ptr == NULL) || (root && d->root_track.ptr == NULL)) {
@@ -1283,6 +1363,12 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
                             fr ? d->frames.count : d->root_track.count,
                             fr ? need : (size_t)d->frame_count * 4);
     }
+    return CB_OK;
+}
+
+/* The root origin (position and yaw): finite. */
+static cb_result check_root_origin(const cb_clip_frames_desc *d, cb_error *err)
+{
     for (int k = 0; k < 4; ++k) {
         float v = k < 3 ? d->root_origin[k] : d->root_origin_yaw;
         if (!isfinite(v)) {
@@ -1290,7 +1376,29 @@ static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, 
                                 d->name, k, (double)v);
         }
     }
-    return validate_stored_markers(d, err);
+    return CB_OK;
+}
+
+/* The header fields of a frames desc: everything but the per-value checks. */
+/* with_frames: d's frames are the clip's keys (false: a compressed clip's are,
+ * cb_clip_create_packed). */
+static cb_result validate_frames_header(const cb_clip_frames_desc *d, size_t n, bool with_frames,
+                                        cb_error *err)
+{
+    cb_result r = check_frames_basics(d, err);
+    if (r == CB_OK) {
+        r = check_frames_timing(d, err);
+    }
+    if (r == CB_OK) {
+        r = check_frames_modes(d, n, err);
+    }
+    if (r == CB_OK) {
+        r = check_frames_spans(d, n, with_frames, err);
+    }
+    if (r == CB_OK) {
+        r = check_root_origin(d, err);
+    }
+    return r == CB_OK ? validate_stored_markers(d, err) : r;
 }
 
 static const char *const frame_component[10] = {"tx", "ty", "tz",   "qx",   "qy",
@@ -1397,6 +1505,58 @@ static void pack_stored_frames(const float *src, size_t n, struct cb_clip *c, fl
     }
 }
 
+/* Every check of a resolved frames desc, in order; with_frames as validate_frames_header. */
+static cb_result validate_stored(const cb_clip_frames_desc *d, size_t n, bool with_frames,
+                                 cb_error *err)
+{
+    cb_result r = validate_frames_header(d, n, with_frames, err);
+    if (r == CB_OK && with_frames) {
+        r = validate_frame_values(d, n, err);
+    }
+    return r == CB_OK ? validate_root_track(d, err) : r;
+}
+
+/* The header of a clip from stored keys (probe: its group count and stride); the block's
+ * pointers are place_block's. */
+static struct cb_clip stored_header(const cb_clip_frames_desc *d, size_t n,
+                                    const struct cb_clip *probe)
+{
+    const uint32_t intervals = d->frame_count - 1;
+    return (struct cb_clip){
+        .skeleton_signature = cb_skeleton_signature(d->skeleton),
+        .joint_count = (uint32_t)n,
+        .group_count = probe->group_count,
+        .intervals = intervals,
+        .stride = probe->stride,
+        .duration_s = d->duration_s,
+        .intervals_f = (float)intervals,
+        .looping = d->wrap == CB_CLIP_WRAP_LOOP,
+        .additive = d->additive,
+        .has_scale = d->has_scale,
+        .root_mode = d->root_motion,
+        .root_joint = d->root_joint,
+        .root_origin = {d->root_origin[0], d->root_origin[1], d->root_origin[2],
+                        d->root_origin_yaw},
+    };
+}
+
+/* Copies the validated markers, already sorted by normalized time, into the block. */
+static void copy_stored_markers(const cb_clip_frames_desc *d, unsigned char *block,
+                                const clip_layout *lay)
+{
+    float *times = (float *)(block + lay->off_mtimes);
+    uint32_t *hashes = (uint32_t *)(block + lay->off_mhashes);
+    char *names = (char *)(block + lay->off_mnames);
+    bool *flags = (bool *)(block + lay->off_mflags);
+    for (size_t i = 0; i < d->marker_count; ++i) {
+        times[i] = d->markers[i].time;
+        hashes[i] = cb_name_hash(d->markers[i].name);
+        flags[i] = d->markers[i].event_only;
+        memset(names + i * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
+        memcpy(names + i * CB_MARKER_NAME_SLOT, d->markers[i].name, strlen(d->markers[i].name));
+    }
+}
+
 /* The one constructor of clips from stored keys: frames (packed NULL) or a compressed clip. */
 static cb_result create_stored(const cb_clip_frames_desc *desc, const struct cb_cclip *packed,
                                cb_clip **out, cb_error *err)
@@ -1410,18 +1570,11 @@ static cb_result create_stored(const cb_clip_frames_desc *desc, const struct cb_
     cb_clip_frames_desc d = cb_clip_query_frames_desc(desc);
     const cb_skeleton *skel = d.skeleton;
     const size_t n = cb_skeleton_joint_count(skel);
-    cb_result r = validate_frames_header(&d, n, packed == NULL, err);
-    if (r == CB_OK && packed == NULL) {
-        r = validate_frame_values(&d, n, err);
-    }
-    if (r == CB_OK) {
-        r = validate_root_track(&d, err);
-    }
+    cb_result r = validate_stored(&d, n, packed == NULL, err);
     if (r != CB_OK) {
         return r;
     }
     const bool root = d.root_motion != CB_ROOT_MOTION_NONE;
-    const uint32_t intervals = d.frame_count - 1;
     struct cb_clip probe = {
         .group_count = (uint32_t)cb_skeleton_group_count(skel),
         .stride = d.has_scale ? CB_CLIP_STRIDE_SCALE : CB_CLIP_STRIDE_NO_SCALE,
@@ -1434,33 +1587,9 @@ static cb_result create_stored(const cb_clip_frames_desc *desc, const struct cb_
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "clip \"%s\": %zu bytes", d.name, lay.total);
     }
     struct cb_clip *c = (struct cb_clip *)block;
-    *c = (struct cb_clip){
-        .skeleton_signature = cb_skeleton_signature(skel),
-        .joint_count = (uint32_t)n,
-        .group_count = probe.group_count,
-        .intervals = intervals,
-        .stride = probe.stride,
-        .duration_s = d.duration_s,
-        .intervals_f = (float)intervals,
-        .looping = d.wrap == CB_CLIP_WRAP_LOOP,
-        .additive = d.additive,
-        .has_scale = d.has_scale,
-        .root_mode = d.root_motion,
-        .root_joint = d.root_joint,
-        .root_origin = {d.root_origin[0], d.root_origin[1], d.root_origin[2], d.root_origin_yaw},
-    };
+    *c = stored_header(&d, n, &probe);
     place_block(c, block, &lay, d.allocator, root, d.name);
-    float *times = (float *)(block + lay.off_mtimes);
-    uint32_t *hashes = (uint32_t *)(block + lay.off_mhashes);
-    char *names = (char *)(block + lay.off_mnames);
-    bool *flags = (bool *)(block + lay.off_mflags);
-    for (size_t i = 0; i < d.marker_count; ++i) {
-        times[i] = d.markers[i].time;
-        hashes[i] = cb_name_hash(d.markers[i].name);
-        flags[i] = d.markers[i].event_only;
-        memset(names + i * CB_MARKER_NAME_SLOT, 0, CB_MARKER_NAME_SLOT);
-        memcpy(names + i * CB_MARKER_NAME_SLOT, d.markers[i].name, strlen(d.markers[i].name));
-    }
+    copy_stored_markers(&d, block, &lay);
     if (packed != NULL) {
         c->frames = NULL;
         c->packed = packed;
