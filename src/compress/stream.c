@@ -775,16 +775,14 @@ static size_t header_bytes(const cb_cclip_parsed *h, unsigned version)
            varint_bytes(h->keys) + 20;
 }
 
-size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
-                             uint32_t (*get_q)(const void *user, size_t key, size_t joint,
-                                               int component),
-                             const void *user, unsigned char *dst)
+/* Bytes of the header and the track descriptions written in version; *bits: the stored bits of
+ * one key. */
+static size_t described_bytes(const cb_cclip_parsed *h, const cb_cclip_field *fields,
+                              unsigned version, uint64_t *bits)
 {
-    const size_t n = h->joint_count;
-    const unsigned version = written_version(h);
     size_t header = header_bytes(h, version) + map_bytes(version, h->joint_count);
-    uint64_t bits = 0;
-    for (size_t j = 0; j < n; ++j) {
+    *bits = 0;
+    for (size_t j = 0; j < h->joint_count; ++j) {
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
             const cb_cclip_field *f = &fields[j * CB_CCLIP_COMPONENTS + cb_cclip_track_first[x]];
             const unsigned mode = mode_of(f, x);
@@ -793,15 +791,16 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
                 header += f[k].bits == CB_CCLIP_REBUILT
                               ? 0
                               : component_bytes(version, &f[k], h->exponent[x]);
-                bits += cb_cclip_stored_bits(f[k].bits);
+                *bits += cb_cclip_stored_bits(f[k].bits);
             }
         }
     }
-    size_t keys_end = header + (size_t)((bits * h->keys + 7) / 8);
-    size_t total = keys_end + (h->root != NULL ? h->root_bytes : 0);
-    if (dst == NULL) {
-        return total;
-    }
+    return header;
+}
+
+/* The header up to the track map or descriptions (header_bytes of them). Returns the end. */
+static unsigned char *write_header(const cb_cclip_parsed *h, unsigned version, unsigned char *dst)
+{
     memcpy(dst, CB_CCLIP_MAGIC, 4);
     dst[4] = (unsigned char)version, dst[5] = 0;
     const unsigned char flags = (unsigned char)((h->additive ? CB_CCLIP_FLAG_ADDITIVE : 0) |
@@ -831,10 +830,18 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
         *at++ = 0;
     }
     CB_ASSERT((size_t)(at - dst) == header_bytes(h, version));
-    at = write_descriptions(h, fields, at);
+    return at;
+}
+
+/* The keys' stored bits, key by key, joint by joint, component by component. Returns the end. */
+static unsigned char *write_keys(const cb_cclip_parsed *h, const cb_cclip_field *fields,
+                                 uint32_t (*get_q)(const void *user, size_t key, size_t joint,
+                                                   int component),
+                                 const void *user, unsigned char *at)
+{
     bit_writer w = {at, 0, 0};
     for (size_t i = 0; i < h->keys; ++i) {
-        for (size_t j = 0; j < n; ++j) {
+        for (size_t j = 0; j < h->joint_count; ++j) {
             for (int k = 0; k < CB_CCLIP_COMPONENTS; ++k) {
                 unsigned b = cb_cclip_stored_bits(fields[j * CB_CCLIP_COMPONENTS + (size_t)k].bits);
                 if (b > 0) {
@@ -846,9 +853,28 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
     if (w.count > 0) {
         *w.at++ = (unsigned char)w.acc;
     }
-    CB_ASSERT((size_t)(w.at - dst) == keys_end);
+    return w.at;
+}
+
+size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fields,
+                             uint32_t (*get_q)(const void *user, size_t key, size_t joint,
+                                               int component),
+                             const void *user, unsigned char *dst)
+{
+    const unsigned version = written_version(h);
+    uint64_t bits;
+    size_t header = described_bytes(h, fields, version, &bits);
+    size_t keys_end = header + (size_t)((bits * h->keys + 7) / 8);
+    size_t total = keys_end + (h->root != NULL ? h->root_bytes : 0);
+    if (dst == NULL) {
+        return total;
+    }
+    unsigned char *at = write_header(h, version, dst);
+    at = write_descriptions(h, fields, at);
+    at = write_keys(h, fields, get_q, user, at);
+    CB_ASSERT((size_t)(at - dst) == keys_end);
     if (h->root != NULL) {
-        memcpy(w.at, h->root, h->root_bytes);
+        memcpy(at, h->root, h->root_bytes);
     }
     return total;
 }
@@ -856,26 +882,78 @@ size_t cb_cclip_write_stream(const cb_cclip_parsed *h, const cb_cclip_field *fie
 /* ------------------------------------------------------------------------------------------ */
 /* Scalar reference decoder                                                                   */
 
+/* What a decode asks for: an existing key, and room for every joint. */
+static cb_result check_decode_request(const cb_cclip_parsed *p, uint32_t key, cb_xform_span out,
+                                      cb_error *err)
+{
+    if (key >= p->keys) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip decode: key %u of %u", key,
+                            p->keys);
+    }
+    if (out.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip decode: out is NULL");
+    }
+    if (out.count < p->joint_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
+                            "cclip decode: out has %zu transforms, "
+                            "needs %u",
+                            out.count, p->joint_count);
+    }
+    return CB_OK;
+}
+
+/* Track x of joint j into its components of v: its description read at *at, its stored bits
+ * at bit *pos of the key (both advanced). Returns the rebuilt component, or -1. */
+static int decode_track_ref(const cb_skeleton *skeleton, const cb_cclip_parsed *p, uint32_t j,
+                            int x, const unsigned char **at, uint64_t *pos, float *v)
+{
+    int rebuilt;
+    unsigned mode = track_mode(p, at, p->data, j, x, &rebuilt);
+    for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
+        int comp = cb_cclip_track_first[x] + k;
+        if (mode == 0) {
+            v[comp] =
+                cb_cclip_value(cb_cclip_default_value(skeleton, p->additive, j, comp), 0.0f, 0);
+            continue;
+        }
+        if (k == rebuilt) { /* +0 until the other three are read */
+            v[comp] = cb_cclip_value(0.0f, 0.0f, 0);
+            continue;
+        }
+        cb_cclip_field f = {0};
+        read_component(p->version, at, p->data, p->exponent[x], &f);
+        uint32_t q = 0;
+        if (f.bits > 0) {
+            q = read_bits(p->data, *pos, f.bits);
+            *pos += f.bits;
+        }
+        v[comp] = cb_cclip_value(f.offset, f.step, q);
+    }
+    return rebuilt;
+}
+
+/* The transform of a joint's decoded components v. */
+static void xform_of_components(const float *v, cb_xform *o)
+{
+    for (int k = 0; k < 3; ++k) {
+        o->translation[k] = v[k];
+        o->scale[k] = 1.0f + v[7 + k];
+    }
+    for (int k = 0; k < 4; ++k) {
+        o->rotation[k] = v[3 + k];
+    }
+}
+
 cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *bytes, size_t size,
                                      uint32_t key, cb_xform_span out, cb_error *err)
 {
     cb_cclip_parsed p;
     cb_result r = cb_cclip_parse(skeleton, bytes, size, &p, err);
+    if (r == CB_OK) {
+        r = check_decode_request(&p, key, out, err);
+    }
     if (r != CB_OK) {
         return r;
-    }
-    if (key >= p.keys) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT, "cclip decode: key %u of %u", key,
-                            p.keys);
-    }
-    if (out.ptr == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "cclip decode: out is NULL");
-    }
-    if (out.count < p.joint_count) {
-        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT,
-                            "cclip decode: out has %zu transforms, "
-                            "needs %u",
-                            out.count, p.joint_count);
     }
     const unsigned char *at = first_description(&p);
     uint64_t pos = (uint64_t)key * p.bits_per_key;
@@ -883,41 +961,13 @@ cb_result cb_cclip_decode_stream_ref(const cb_skeleton *skeleton, const void *by
         float v[CB_CCLIP_COMPONENTS];
         int rotation_rebuilt = -1;
         for (int x = 0; x < CB_CCLIP_TRACKS; ++x) {
-            int rebuilt;
-            unsigned mode = track_mode(&p, &at, p.data, j, x, &rebuilt);
+            int rebuilt = decode_track_ref(skeleton, &p, j, x, &at, &pos, v);
             rotation_rebuilt = x == 1 ? rebuilt : rotation_rebuilt;
-            for (int k = 0; k < cb_cclip_track_size[x]; ++k) {
-                int comp = cb_cclip_track_first[x] + k;
-                if (mode == 0) {
-                    v[comp] = cb_cclip_value(cb_cclip_default_value(skeleton, p.additive, j, comp),
-                                             0.0f, 0);
-                    continue;
-                }
-                if (k == rebuilt) { /* +0 until the other three are read */
-                    v[comp] = cb_cclip_value(0.0f, 0.0f, 0);
-                    continue;
-                }
-                cb_cclip_field f = {0};
-                read_component(p.version, &at, p.data, p.exponent[x], &f);
-                uint32_t q = 0;
-                if (f.bits > 0) {
-                    q = read_bits(p.data, pos, f.bits);
-                    pos += f.bits;
-                }
-                v[comp] = cb_cclip_value(f.offset, f.step, q);
-            }
         }
         if (rotation_rebuilt >= 0) { /* +0 plus its value, as the decoders add it */
             v[3 + rotation_rebuilt] = v[3 + rotation_rebuilt] + cb_cclip_rebuild(v + 3);
         }
-        cb_xform *o = &out.ptr[j];
-        for (int k = 0; k < 3; ++k) {
-            o->translation[k] = v[k];
-            o->scale[k] = 1.0f + v[7 + k];
-        }
-        for (int k = 0; k < 4; ++k) {
-            o->rotation[k] = v[3 + k];
-        }
+        xform_of_components(v, &out.ptr[j]);
     }
     return CB_OK;
 }
