@@ -69,7 +69,8 @@ static double rotation_length2(const float q[4])
     return len2;
 }
 
-static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
+/* The desc's canaries, allocator, joint count and arrays. */
+static cb_result check_desc_basics(const cb_skeleton_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
         return cb_error_set(err, CB_ERR_CANARY, "skeleton desc: a canary is not 0");
@@ -89,38 +90,54 @@ static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "skeleton desc: %s is NULL",
                             d->names == NULL ? "names" : "parents");
     }
-    for (size_t j = 0; j < d->joint_count; ++j) {
-        const char *name = d->names[j];
-        if (name == NULL) {
-            return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "skeleton desc: names[%zu] is NULL", j);
-        }
-        size_t len = strlen(name);
-        if (len == 0 || len > CB_JOINT_NAME_MAX) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "skeleton desc: names[%zu] has %zu bytes (1..%d allowed)", j, len,
-                                CB_JOINT_NAME_MAX);
-        }
-        int32_t p = d->parents[j];
-        if (p != -1 && (p < 0 || (size_t)p >= j)) {
-            return cb_error_set(err, CB_ERR_HIERARCHY,
-                                "skeleton desc: parents[%zu] = %d; a parent must be -1 or a joint "
-                                "before %zu (parents before children, no cycles)",
-                                j, (int)p, j);
-        }
-        if (d->rest_pose != NULL) {
-            const cb_xform *x = &d->rest_pose[j];
-            if (!xform_finite(x)) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "skeleton desc: rest_pose[%zu] has a NaN or infinite value", j);
-            }
-            if (!(rotation_length2(x->rotation) >= 1e-12)) {
-                return cb_error_set(err, CB_ERR_DEGENERATE,
-                                    "skeleton desc: rest_pose[%zu].rotation is zero", j);
-            }
-        }
+    return CB_OK;
+}
+
+/* Joint j's name and parent. */
+static cb_result check_joint_name_parent(const cb_skeleton_desc *d, size_t j, cb_error *err)
+{
+    const char *name = d->names[j];
+    if (name == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "skeleton desc: names[%zu] is NULL", j);
     }
-    /* Duplicate names: quadratic, but this runs once per skeleton of at most a few hundred
-     * joints in practice, and needs no allocation. */
+    size_t len = strlen(name);
+    if (len == 0 || len > CB_JOINT_NAME_MAX) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "skeleton desc: names[%zu] has %zu bytes (1..%d allowed)", j, len,
+                            CB_JOINT_NAME_MAX);
+    }
+    int32_t p = d->parents[j];
+    if (p != -1 && (p < 0 || (size_t)p >= j)) {
+        return cb_error_set(err, CB_ERR_HIERARCHY,
+                            "skeleton desc: parents[%zu] = %d; a parent must be -1 or a joint "
+                            "before %zu (parents before children, no cycles)",
+                            j, (int)p, j);
+    }
+    return CB_OK;
+}
+
+/* Joint j's rest transform, when the desc has a rest pose: finite, with a rotation. */
+static cb_result check_joint_rest(const cb_skeleton_desc *d, size_t j, cb_error *err)
+{
+    if (d->rest_pose == NULL) {
+        return CB_OK;
+    }
+    const cb_xform *x = &d->rest_pose[j];
+    if (!xform_finite(x)) {
+        return cb_error_set(err, CB_ERR_NOT_FINITE,
+                            "skeleton desc: rest_pose[%zu] has a NaN or infinite value", j);
+    }
+    if (!(rotation_length2(x->rotation) >= 1e-12)) {
+        return cb_error_set(err, CB_ERR_DEGENERATE,
+                            "skeleton desc: rest_pose[%zu].rotation is zero", j);
+    }
+    return CB_OK;
+}
+
+/* Duplicate names: quadratic, but this runs once per skeleton of at most a few hundred joints in
+ * practice, and needs no allocation. */
+static cb_result check_unique_names(const cb_skeleton_desc *d, cb_error *err)
+{
     for (size_t j = 1; j < d->joint_count; ++j) {
         for (size_t i = 0; i < j; ++i) {
             if (strcmp(d->names[i], d->names[j]) == 0) {
@@ -131,6 +148,18 @@ static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
         }
     }
     return CB_OK;
+}
+
+static cb_result validate(const cb_skeleton_desc *d, cb_error *err)
+{
+    cb_result r = check_desc_basics(d, err);
+    for (size_t j = 0; r == CB_OK && j < d->joint_count; ++j) {
+        r = check_joint_name_parent(d, j, err);
+        if (r == CB_OK) {
+            r = check_joint_rest(d, j, err);
+        }
+    }
+    return r == CB_OK ? check_unique_names(d, err) : r;
 }
 
 /* The skeleton's one block (header, rest groups, parents, name pointers, name bytes) allocated,
