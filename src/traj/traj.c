@@ -150,41 +150,36 @@ static cb_result dedupe(traj_builder *b, cb_error *err)
     return CB_OK;
 }
 
-cb_result cb_traj_builder_build(traj_builder *b, cb_traj_format format, double source_rate,
-                                cb_traj **out, cb_error *err)
+/* The number of agents in the sorted rows. */
+static size_t count_agents(const traj_builder *b)
 {
-    cb_result r = CB_OK;
-    cb_traj *t = NULL;
-    if (b->count == 0) {
-        r = error_plain(err, CB_ERR_TOO_FEW, b->source, "no samples");
-        goto done;
-    }
-    qsort(b->rows, b->count, sizeof *b->rows, row_order);
-    r = dedupe(b, err);
-    if (r != CB_OK) {
-        goto done;
-    }
     size_t agents = 1;
     for (size_t i = 1; i < b->count; ++i) {
         agents += b->rows[i].id != b->rows[i - 1].id;
     }
-    if (agents > CB_TRAJ_MAX_AGENTS) {
-        r = error_plain(err, CB_ERR_TOO_MANY, b->source, "more than 1000000 agents");
-        goto done;
-    }
-    t = calloc(1, sizeof *t);
+    return agents;
+}
+
+/* A set with room for the agents and samples, or NULL with whatever was allocated freed. */
+static cb_traj *traj_alloc(size_t agents, size_t samples)
+{
+    cb_traj *t = calloc(1, sizeof *t);
     if (t != NULL) {
         t->agents = calloc(agents, sizeof *t->agents);
-        t->t = malloc(b->count * sizeof *t->t);
-        t->p = malloc(b->count * 3 * sizeof *t->p);
-        t->m = malloc(b->count * 3 * sizeof *t->m);
+        t->t = malloc(samples * sizeof *t->t);
+        t->p = malloc(samples * 3 * sizeof *t->p);
+        t->m = malloc(samples * 3 * sizeof *t->m);
     }
     if (t == NULL || t->agents == NULL || t->t == NULL || t->p == NULL || t->m == NULL) {
-        r = error_plain(err, CB_ERR_OUT_OF_MEMORY, b->source, "out of memory");
-        goto done;
+        cb_traj_destroy(t);
+        return NULL;
     }
-    t->format = format;
-    t->source_rate = source_rate;
+    return t;
+}
+
+/* Copies the sorted rows into t, agent by agent, and notes the time span. */
+static void fill_samples(cb_traj *t, const traj_builder *b)
+{
     t->sample_count = b->count;
     t->t_min = INFINITY;
     t->t_max = -INFINITY;
@@ -204,6 +199,35 @@ cb_result cb_traj_builder_build(traj_builder *b, cb_traj_format format, double s
         t->t_min = fmin(t->t_min, row->t);
         t->t_max = fmax(t->t_max, row->t);
     }
+}
+
+cb_result cb_traj_builder_build(traj_builder *b, cb_traj_format format, double source_rate,
+                                cb_traj **out, cb_error *err)
+{
+    cb_result r = CB_OK;
+    cb_traj *t = NULL;
+    if (b->count == 0) {
+        r = error_plain(err, CB_ERR_TOO_FEW, b->source, "no samples");
+        goto done;
+    }
+    qsort(b->rows, b->count, sizeof *b->rows, row_order);
+    r = dedupe(b, err);
+    if (r != CB_OK) {
+        goto done;
+    }
+    size_t agents = count_agents(b);
+    if (agents > CB_TRAJ_MAX_AGENTS) {
+        r = error_plain(err, CB_ERR_TOO_MANY, b->source, "more than 1000000 agents");
+        goto done;
+    }
+    t = traj_alloc(agents, b->count);
+    if (t == NULL) {
+        r = error_plain(err, CB_ERR_OUT_OF_MEMORY, b->source, "out of memory");
+        goto done;
+    }
+    t->format = format;
+    t->source_rate = source_rate;
+    fill_samples(t, b);
     t->agent_count = (uint32_t)agents;
     cb_traj_compute_tangents(t);
     *out = t;
