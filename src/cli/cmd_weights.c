@@ -295,17 +295,9 @@ typedef struct solver_run {
     size_t m, dim;
 } solver_run;
 
-static int build_solver(const input *in, solver_run *run)
+/* Dimension: 1 for linear_1d and direct, the first node's length for idw/knn/rbf, else 2. */
+static size_t node_dimension(const input *in)
 {
-    cb_solver_desc d = {.kind = in->kind};
-    size_t m = in->nodes != NULL ? json_array_size(in->nodes) : 0;
-    if (m == 0) {
-        return fail("\"nodes\" must list at least one node");
-    }
-    if (m > CB_SOLVER_MAX_NODES) {
-        return fail("%zu nodes: the most a blend space may have is %d", m, CB_SOLVER_MAX_NODES);
-    }
-    /* Dimension: 1 for linear_1d and direct, the first node's length for idw/knn/rbf, else 2. */
     size_t dim = 2;
     const json_t *first = json_array_get(in->nodes, 0);
     if (in->kind == CB_SOLVER_KIND_LINEAR_1D) {
@@ -317,38 +309,73 @@ static int build_solver(const input *in, solver_run *run)
         dim =
             json_is_number(first) || (json_is_array(first) && json_array_size(first) == 1) ? 1 : 2;
     }
-    run->nodes = calloc(m * 2 + 2, sizeof(float));
-    if (run->nodes == NULL) {
-        return fail("out of memory");
-    }
+    return dim;
+}
+
+/* The m nodes of dim coordinates each into nodes; direct (dim 0) has none to read. */
+static int read_nodes(const input *in, size_t m, size_t dim, float *nodes)
+{
     for (size_t i = 0; i < m && dim > 0; ++i) {
         char why[64];
-        if (!numbers(json_array_get(in->nodes, i), dim, run->nodes + i * dim, why, sizeof why)) {
+        if (!numbers(json_array_get(in->nodes, i), dim, nodes + i * dim, why, sizeof why)) {
             return fail("nodes[%zu]: %s (%s takes %s)", i, why, in->solver,
                         dim == 1 ? "[t, ...] or [[t], ...]" : "[[x, y], ...]");
         }
     }
-    d.nodes = dim > 0 ? run->nodes : NULL;
-    d.node_count = (uint32_t)m;
-    d.dimension = dim > 0 ? (uint32_t)dim : 0;
+    return CB_EXIT_OK;
+}
+
+/* The options into d: each read and checked whatever the kind, then kept by the kinds that
+ * take them. */
+static int read_solver_options(const input *in, cb_solver_desc *d)
+{
     double power = 0, epsilon = 0;
     int rc;
     if ((rc = option_number(in, "power", &power)) ||
-        (rc = option_number(in, "epsilon", &epsilon)) || (rc = option_count(in, "k", &d.knn_k)) ||
-        (rc = option_count(in, "nx", &d.grid_nx)) || (rc = option_count(in, "ny", &d.grid_ny))) {
+        (rc = option_number(in, "epsilon", &epsilon)) || (rc = option_count(in, "k", &d->knn_k)) ||
+        (rc = option_count(in, "nx", &d->grid_nx)) || (rc = option_count(in, "ny", &d->grid_ny))) {
         return rc;
     }
     if (in->kind == CB_SOLVER_KIND_IDW || in->kind == CB_SOLVER_KIND_KNN_IDW) {
-        d.idw_power = (float)power;
+        d->idw_power = (float)power;
     }
     if (in->kind == CB_SOLVER_KIND_RBF) {
-        d.rbf_epsilon = (float)epsilon;
+        d->rbf_epsilon = (float)epsilon;
         const json_t *k = json_object_get(in->options, "kernel");
         if (k != NULL && (!json_is_string(k) ||
-                          cb_rbf_kernel_from_name(json_string_value(k), &d.rbf_kernel) != CB_OK)) {
+                          cb_rbf_kernel_from_name(json_string_value(k), &d->rbf_kernel) != CB_OK)) {
             return fail("options.kernel must be one of \"thin_plate\", \"cubic\", \"linear\", "
                         "\"gaussian\"");
         }
+    }
+    return CB_EXIT_OK;
+}
+
+static int build_solver(const input *in, solver_run *run)
+{
+    cb_solver_desc d = {.kind = in->kind};
+    size_t m = in->nodes != NULL ? json_array_size(in->nodes) : 0;
+    if (m == 0) {
+        return fail("\"nodes\" must list at least one node");
+    }
+    if (m > CB_SOLVER_MAX_NODES) {
+        return fail("%zu nodes: the most a blend space may have is %d", m, CB_SOLVER_MAX_NODES);
+    }
+    size_t dim = node_dimension(in);
+    run->nodes = calloc(m * 2 + 2, sizeof(float));
+    if (run->nodes == NULL) {
+        return fail("out of memory");
+    }
+    int rc = read_nodes(in, m, dim, run->nodes);
+    if (rc != CB_EXIT_OK) {
+        return rc;
+    }
+    d.nodes = dim > 0 ? run->nodes : NULL;
+    d.node_count = (uint32_t)m;
+    d.dimension = dim > 0 ? (uint32_t)dim : 0;
+    rc = read_solver_options(in, &d);
+    if (rc != CB_EXIT_OK) {
+        return rc;
     }
     cb_error err = {0};
     cb_result r = cb_solver_create(&d, &run->s, &err);

@@ -607,6 +607,24 @@ static cb_result get_array(loader *l, json_t *obj, const char *key, size_t min, 
     return r;
 }
 
+/* An optional array member of at most max elements (else the error is at the member). */
+static cb_result check_optional_array(loader *l, json_t *obj, const char *key, size_t max)
+{
+    json_t *v = member(obj, key);
+    if (v == NULL) {
+        return CB_OK;
+    }
+    push_key(l, key);
+    cb_result r = CB_OK;
+    if (!json_is_array(v)) {
+        r = fail(l, CB_ERR_PARSE, "\"%s\" must be an array", key);
+    } else if (json_array_size(v) > max) {
+        r = fail(l, CB_ERR_TOO_MANY, "more than %zu %s", max, key);
+    }
+    pop(l);
+    return r;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Parameters and processors                                                                  */
 
@@ -1217,34 +1235,32 @@ static cb_result load_condition(loader *l, json_t *c, cb_graph_condition *out)
     return r;
 }
 
-/* One transition; its conditions go to conds (CB_GRAPH_MAX_CONDITIONS of room). */
-static cb_result load_transition(loader *l, json_t *t, cb_graph_transition *out,
-                                 cb_graph_condition *conds)
+/* A transition's source and destination states. */
+static cb_result load_transition_ends(loader *l, json_t *t, cb_graph_transition *out)
 {
-    static const char *const keys[] = {"from",         "to",       "conditions",
-                                       "exit_time",    "duration", "blend",
-                                       "interruption", "to_self",  NULL};
-    static const char *const blend_names[] = {"crossfade", "inertialize"};
-    static const int blend_values[] = {CB_TRANSITION_CROSSFADE, CB_TRANSITION_INERTIALIZE};
-    static const char *const int_names[] = {"none", "source", "destination"};
-    static const int int_values[] = {CB_INTERRUPTION_NONE, CB_INTERRUPTION_SOURCE,
-                                     CB_INTERRUPTION_DESTINATION};
-    int blend = CB_TRANSITION_CROSSFADE, interruption = CB_INTERRUPTION_NONE;
-    *out = (cb_graph_transition){0};
-    cb_result r = json_is_object(t) ? check_keys(l, t, "a transition", keys)
-                                    : fail(l, CB_ERR_PARSE, "a transition must be an object");
     /* "from" is required: "any" (any-state transition) must be said, so that a forgotten source
      * does not silently make a transition that fires from every state. */
-    if (r == CB_OK) {
-        r = get_string(l, t, "from", true, &out->from);
-    }
+    cb_result r = get_string(l, t, "from", true, &out->from);
     if (r == CB_OK && strcmp(out->from, "any") == 0) {
         out->from = NULL;
     }
     if (r == CB_OK) {
         r = get_string(l, t, "to", true, &out->to);
     }
-    if (r == CB_OK && member(t, "exit_time") != NULL) {
+    return r;
+}
+
+/* A transition's timing and blending: exit time, duration, blend, interruption, to_self. */
+static cb_result load_transition_blend(loader *l, json_t *t, cb_graph_transition *out)
+{
+    static const char *const blend_names[] = {"crossfade", "inertialize"};
+    static const int blend_values[] = {CB_TRANSITION_CROSSFADE, CB_TRANSITION_INERTIALIZE};
+    static const char *const int_names[] = {"none", "source", "destination"};
+    static const int int_values[] = {CB_INTERRUPTION_NONE, CB_INTERRUPTION_SOURCE,
+                                     CB_INTERRUPTION_DESTINATION};
+    int blend = CB_TRANSITION_CROSSFADE, interruption = CB_INTERRUPTION_NONE;
+    cb_result r = CB_OK;
+    if (member(t, "exit_time") != NULL) {
         out->has_exit_time = true;
         r = get_number(l, t, "exit_time", false, &out->exit_time);
     }
@@ -1262,22 +1278,48 @@ static cb_result load_transition(loader *l, json_t *t, cb_graph_transition *out,
     }
     out->blend = (cb_transition_blend)blend;
     out->interruption = (cb_interruption)interruption;
+    return r;
+}
+
+/* A transition's conditions, into conds (CB_GRAPH_MAX_CONDITIONS of room). */
+static cb_result load_conditions(loader *l, json_t *t, cb_graph_transition *out,
+                                 cb_graph_condition *conds)
+{
     json_t *cs = member(t, "conditions");
-    if (r == CB_OK && cs != NULL) {
-        push_key(l, "conditions");
-        if (!json_is_array(cs)) {
-            r = fail(l, CB_ERR_PARSE, "\"conditions\" must be an array");
-        } else if (json_array_size(cs) > CB_GRAPH_MAX_CONDITIONS) {
-            r = fail(l, CB_ERR_TOO_MANY, "more than %d conditions", CB_GRAPH_MAX_CONDITIONS);
-        }
-        for (size_t c = 0; r == CB_OK && c < json_array_size(cs); ++c) {
-            push_index(l, c);
-            r = load_condition(l, json_array_get(cs, c), &conds[c]);
-            pop(l);
-        }
-        out->conditions = conds;
-        out->condition_count = (uint32_t)json_array_size(cs);
+    cb_result r = check_optional_array(l, t, "conditions", CB_GRAPH_MAX_CONDITIONS);
+    if (r != CB_OK || cs == NULL) {
+        return r;
+    }
+    push_key(l, "conditions");
+    for (size_t c = 0; r == CB_OK && c < json_array_size(cs); ++c) {
+        push_index(l, c);
+        r = load_condition(l, json_array_get(cs, c), &conds[c]);
         pop(l);
+    }
+    out->conditions = conds;
+    out->condition_count = (uint32_t)json_array_size(cs);
+    pop(l);
+    return r;
+}
+
+/* One transition; its conditions go to conds (CB_GRAPH_MAX_CONDITIONS of room). */
+static cb_result load_transition(loader *l, json_t *t, cb_graph_transition *out,
+                                 cb_graph_condition *conds)
+{
+    static const char *const keys[] = {"from",         "to",       "conditions",
+                                       "exit_time",    "duration", "blend",
+                                       "interruption", "to_self",  NULL};
+    *out = (cb_graph_transition){0};
+    cb_result r = json_is_object(t) ? check_keys(l, t, "a transition", keys)
+                                    : fail(l, CB_ERR_PARSE, "a transition must be an object");
+    if (r == CB_OK) {
+        r = load_transition_ends(l, t, out);
+    }
+    if (r == CB_OK) {
+        r = load_transition_blend(l, t, out);
+    }
+    if (r == CB_OK) {
+        r = load_conditions(l, t, out, conds);
     }
     return r;
 }
@@ -1306,6 +1348,54 @@ static cb_result load_state(loader *l, json_t *s, cb_graph_state *out)
     return r;
 }
 
+/* The states of a state machine, into st (CB_GRAPH_MAX_STATES of room). */
+static cb_result load_states(loader *l, json_t *states, cb_graph_state *st)
+{
+    cb_result r = CB_OK;
+    push_key(l, "states");
+    for (size_t i = 0; r == CB_OK && i < json_array_size(states); ++i) {
+        push_index(l, i);
+        r = load_state(l, json_array_get(states, i), &st[i]);
+        pop(l);
+    }
+    pop(l);
+    return r;
+}
+
+/* The transitions ts (an array of at most CB_GRAPH_MAX_TRANSITIONS, or absent) into d, then the
+ * state machine to the builder. */
+static cb_result add_state_machine(loader *l, jnode *n, json_t *ts, cb_graph_state_machine_desc *d,
+                                   cb_error *inner)
+{
+    size_t tcount = json_array_size(ts);
+    /* Up to 256 transitions of 8 conditions: too much for the stack of a recursive loader. */
+    const cb_allocator *a = &l->desc->allocator;
+    size_t tr_bytes = (tcount ? tcount : 1) * sizeof(cb_graph_transition);
+    size_t cond_bytes =
+        (tcount ? tcount : 1) * CB_GRAPH_MAX_CONDITIONS * sizeof(cb_graph_condition);
+    cb_graph_transition *tr = cb_alloc_zeroed(a, tr_bytes, 16);
+    cb_graph_condition *conds = cb_alloc_zeroed(a, cond_bytes, 16);
+    cb_result r = CB_OK;
+    if (tr == NULL || conds == NULL) {
+        r = fail(l, CB_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    push_key(l, "transitions");
+    for (size_t i = 0; r == CB_OK && i < tcount; ++i) {
+        push_index(l, i);
+        r = load_transition(l, json_array_get(ts, i), &tr[i], &conds[i * CB_GRAPH_MAX_CONDITIONS]);
+        pop(l);
+    }
+    pop(l);
+    if (r == CB_OK) {
+        d->transitions = tr;
+        d->transition_count = (uint32_t)tcount;
+        r = cb_graph_add_state_machine(l->b, d, &n->id, inner);
+    }
+    cb_free(a, tr, tr_bytes);
+    cb_free(a, conds, cond_bytes);
+    return r;
+}
+
 static cb_result load_state_machine(loader *l, jnode *n, json_t *o, cb_error *inner)
 {
     static const char *const keys[] = {"type", "initial", "states", "transitions", NULL};
@@ -1318,58 +1408,20 @@ static cb_result load_state_machine(loader *l, jnode *n, json_t *o, cb_error *in
     if (r == CB_OK) {
         r = get_array(l, o, "states", 1, CB_GRAPH_MAX_STATES, "states", &states);
     }
-    json_t *ts = member(o, "transitions");
-    size_t tcount = json_array_size(ts);
-    if (r == CB_OK && ts != NULL) {
-        push_key(l, "transitions");
-        if (!json_is_array(ts)) {
-            r = fail(l, CB_ERR_PARSE, "\"transitions\" must be an array");
-        } else if (tcount > CB_GRAPH_MAX_TRANSITIONS) {
-            r = fail(l, CB_ERR_TOO_MANY, "more than %d transitions", CB_GRAPH_MAX_TRANSITIONS);
-        }
-        pop(l);
+    if (r == CB_OK) {
+        r = check_optional_array(l, o, "transitions", CB_GRAPH_MAX_TRANSITIONS);
     }
     if (r != CB_OK) {
         return r;
     }
     cb_graph_state st[CB_GRAPH_MAX_STATES];
-    push_key(l, "states");
-    for (size_t i = 0; r == CB_OK && i < json_array_size(states); ++i) {
-        push_index(l, i);
-        r = load_state(l, json_array_get(states, i), &st[i]);
-        pop(l);
-    }
-    pop(l);
+    r = load_states(l, states, st);
     if (r != CB_OK) {
         return r;
     }
-    /* Up to 256 transitions of 8 conditions: too much for the stack of a recursive loader. */
-    const cb_allocator *a = &l->desc->allocator;
-    size_t tr_bytes = (tcount ? tcount : 1) * sizeof(cb_graph_transition);
-    size_t cond_bytes =
-        (tcount ? tcount : 1) * CB_GRAPH_MAX_CONDITIONS * sizeof(cb_graph_condition);
-    cb_graph_transition *tr = cb_alloc_zeroed(a, tr_bytes, 16);
-    cb_graph_condition *conds = cb_alloc_zeroed(a, cond_bytes, 16);
-    if (tr == NULL || conds == NULL) {
-        r = fail(l, CB_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    push_key(l, "transitions");
-    for (size_t i = 0; r == CB_OK && i < tcount; ++i) {
-        push_index(l, i);
-        r = load_transition(l, json_array_get(ts, i), &tr[i], &conds[i * CB_GRAPH_MAX_CONDITIONS]);
-        pop(l);
-    }
-    pop(l);
-    if (r == CB_OK) {
-        d.states = st;
-        d.state_count = (uint32_t)json_array_size(states);
-        d.transitions = tr;
-        d.transition_count = (uint32_t)tcount;
-        r = cb_graph_add_state_machine(l->b, &d, &n->id, inner);
-    }
-    cb_free(a, tr, tr_bytes);
-    cb_free(a, conds, cond_bytes);
-    return r;
+    d.states = st;
+    d.state_count = (uint32_t)json_array_size(states);
+    return add_state_machine(l, n, member(o, "transitions"), &d, inner);
 }
 
 static cb_result build_node(loader *l, jnode *n)

@@ -238,9 +238,9 @@ static cb_result patch_cubic(const gltf_file *g, size_t output, imp_keys *k, con
     if (!read_accessor(g, output, n * 3, (int)w, all)) {
         free(all);
         return cb_error_set(err, CB_ERR_UNSUPPORTED,
-                         "import: animation \"%s\": a CUBICSPLINE sampler's output accessor "
-                         "%zu cannot be read (sparse, or not float / normalized)",
-                         anim, output);
+                            "import: animation \"%s\": a CUBICSPLINE sampler's output accessor "
+                            "%zu cannot be read (sparse, or not float / normalized)",
+                            anim, output);
     }
     for (size_t i = 0; i < n; ++i) {
         memcpy(k->in + i * w, all + (i * 3) * w, w * sizeof(double));
@@ -250,6 +250,72 @@ static cb_result patch_cubic(const gltf_file *g, size_t output, imp_keys *k, con
     free(all);
     k->interp = IMP_CUBIC;
     return CB_OK;
+}
+
+/* The scene's path index of a glTF target path: translation, rotation, scale; -1 for others. */
+static int path_index(const char *path)
+{
+    return strcmp(path, "translation") == 0 ? 0
+           : strcmp(path, "rotation") == 0  ? 1
+           : strcmp(path, "scale") == 0     ? 2
+                                            : -1;
+}
+
+/* The first channel of anim that moves the node named name on path p with keys, or NULL. */
+static imp_channel *find_channel(const imp_scene *scene, imp_anim *anim, const char *name, int p)
+{
+    for (size_t c = 0; c < anim->channel_count; ++c) {
+        imp_channel *ch = &anim->channels[c];
+        if (ch->node < 0 || ch->path[p].count == 0) {
+            continue;
+        }
+        /* The scene's node names are assimp's, which node_name reproduces. */
+        if (strcmp(name, scene->nodes[ch->node].name) == 0) {
+            return ch;
+        }
+    }
+    return NULL;
+}
+
+/* The key times as the file has them: assimp passes them through float milliseconds, which
+ * moves a key at 1.0416670 s to 1.0416699 s. Times that cannot be read, or are not increasing
+ * from zero or later, leave assimp's. */
+static void patch_times(const gltf_file *g, json_t *sampler, imp_keys *k)
+{
+    size_t input = (size_t)json_integer_value(json_object_get(sampler, "input"));
+    double *times = malloc(k->count * sizeof *times);
+    if (times != NULL && read_accessor(g, input, k->count, 1, times)) {
+        bool increasing = true;
+        for (size_t i = 1; i < k->count && increasing; ++i) {
+            increasing = times[i] > times[i - 1];
+        }
+        if (increasing && times[0] >= 0.0) {
+            memcpy(k->times, times, k->count * sizeof *times);
+        }
+    }
+    free(times);
+}
+
+/* The sampler's interpolation onto k: LINEAR is what assimp gave, STEP is marked, CUBICSPLINE
+ * brings its tangents; anything else is refused. */
+static cb_result patch_interp(const gltf_file *g, json_t *sampler, const char *interp, imp_keys *k,
+                              const char *anim, cb_error *err)
+{
+    if (strcmp(interp, "LINEAR") == 0) {
+        return CB_OK;
+    }
+    if (strcmp(interp, "STEP") == 0) {
+        k->interp = IMP_STEP;
+        return CB_OK;
+    }
+    if (strcmp(interp, "CUBICSPLINE") == 0) {
+        return patch_cubic(g, (size_t)json_integer_value(json_object_get(sampler, "output")), k,
+                           anim, err);
+    }
+    return cb_error_set(err, CB_ERR_PARSE,
+                        "import: animation \"%s\": interpolation \"%s\" is not LINEAR, STEP "
+                        "or CUBICSPLINE",
+                        anim, interp);
 }
 
 static cb_result patch_channel(const gltf_file *g, json_t *channel, json_t *samplers, json_t *nodes,
@@ -264,57 +330,19 @@ static cb_result patch_channel(const gltf_file *g, json_t *channel, json_t *samp
         return CB_OK;
     }
     interp = interp != NULL ? interp : "LINEAR";
-    int p = strcmp(path, "translation") == 0 ? 0
-            : strcmp(path, "rotation") == 0  ? 1
-            : strcmp(path, "scale") == 0     ? 2
-                                             : -1;
+    int p = path_index(path);
     if (p < 0) {
         return CB_OK; /* morph weights: not part of a skeleton */
     }
     char name[CB_JOINT_NAME_MAX + 1];
     node_name(nodes, (size_t)json_integer_value(json_object_get(target, "node")), name,
               sizeof name);
-    for (size_t c = 0; c < anim->channel_count; ++c) {
-        imp_channel *ch = &anim->channels[c];
-        if (ch->node < 0 || ch->path[p].count == 0) {
-            continue;
-        }
-        /* The scene's node names are assimp's, which node_name reproduces. */
-        if (strcmp(name, scene->nodes[ch->node].name) != 0) {
-            continue;
-        }
-        /* The key times as the file has them: assimp passes them through float milliseconds,
-         * which moves a key at 1.0416670 s to 1.0416699 s. */
-        imp_keys *k = &ch->path[p];
-        size_t input = (size_t)json_integer_value(json_object_get(sampler, "input"));
-        double *times = malloc(k->count * sizeof *times);
-        if (times != NULL && read_accessor(g, input, k->count, 1, times)) {
-            bool increasing = true;
-            for (size_t i = 1; i < k->count && increasing; ++i) {
-                increasing = times[i] > times[i - 1];
-            }
-            if (increasing && times[0] >= 0.0) {
-                memcpy(k->times, times, k->count * sizeof *times);
-            }
-        }
-        free(times);
-        if (strcmp(interp, "LINEAR") == 0) {
-            return CB_OK;
-        }
-        if (strcmp(interp, "STEP") == 0) {
-            ch->path[p].interp = IMP_STEP;
-            return CB_OK;
-        }
-        if (strcmp(interp, "CUBICSPLINE") == 0) {
-            return patch_cubic(g, (size_t)json_integer_value(json_object_get(sampler, "output")),
-                               &ch->path[p], anim->name, err);
-        }
-        return cb_error_set(err, CB_ERR_PARSE,
-                         "import: animation \"%s\": interpolation \"%s\" is not LINEAR, STEP "
-                         "or CUBICSPLINE",
-                         anim->name, interp);
+    imp_channel *ch = find_channel(scene, anim, name, p);
+    if (ch == NULL) {
+        return CB_OK;
     }
-    return CB_OK;
+    patch_times(g, sampler, &ch->path[p]);
+    return patch_interp(g, sampler, interp, &ch->path[p], anim->name, err);
 }
 
 cb_result imp_gltf_patch_interpolation(const char *path, imp_scene *scene, cb_error *err)
@@ -351,10 +379,10 @@ cb_result imp_gltf_precheck(const char *path, cb_error *err)
     for (size_t i = 0; i < json_array_size(skins) && r == CB_OK; ++i) {
         if (!json_is_integer(json_object_get(json_array_get(skins, i), "inverseBindMatrices"))) {
             r = cb_error_set(err, CB_ERR_UNSUPPORTED,
-                          "import: %s: skins[%zu] has no inverseBindMatrices accessor; the "
-                          "specification allows that (identity matrices), but assimp 5.2 "
-                          "crashes reading such a file (docs/reliability.md)",
-                          path, i);
+                             "import: %s: skins[%zu] has no inverseBindMatrices accessor; the "
+                             "specification allows that (identity matrices), but assimp 5.2 "
+                             "crashes reading such a file (docs/reliability.md)",
+                             path, i);
         }
     }
     close_gltf(&g);

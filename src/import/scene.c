@@ -112,8 +112,8 @@ static cb_result read_skins(const struct aiScene *sc, imp_scene *s, cb_error *er
             sk->joints[b] = find_node(s, name);
             if (sk->joints[b] < 0) {
                 return cb_error_set(err, CB_ERR_PARSE,
-                                 "import: bone \"%s\" of mesh %u is not a node of the scene", name,
-                                 mi);
+                                    "import: bone \"%s\" of mesh %u is not a node of the scene",
+                                    name, mi);
             }
             /* A node is one joint: a skin listing it twice has no skeleton (and more joints
              * than the scene has nodes, which the joint lists of rig.c are sized by). */
@@ -156,9 +156,9 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
             v[0] = q->mValue.x, v[1] = q->mValue.y, v[2] = q->mValue.z, v[3] = q->mValue.w;
             if (!(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3] > 1e-12)) {
                 return cb_error_set(err, CB_ERR_PARSE,
-                                 "import: animation \"%s\", node \"%s\": rotation key %u is "
-                                 "zero",
-                                 anim, node, k);
+                                    "import: animation \"%s\", node \"%s\": rotation key %u is "
+                                    "zero",
+                                    anim, node, k);
             }
             imp_qnormalize(v);
         } else {
@@ -169,17 +169,17 @@ static cb_result copy_keys(const char *anim, const char *node, const char *path,
         for (int c = 0; c < out->width; ++c) {
             if (!isfinite(v[c])) {
                 return cb_error_set(err, CB_ERR_PARSE,
-                                 "import: animation \"%s\", node \"%s\": %s key %u is not "
-                                 "finite",
-                                 anim, node, path, k);
+                                    "import: animation \"%s\", node \"%s\": %s key %u is not "
+                                    "finite",
+                                    anim, node, path, k);
             }
         }
         if (!isfinite(out->times[k]) || out->times[k] < 0.0 ||
             (k > 0 && !(out->times[k] > out->times[k - 1]))) {
             return cb_error_set(err, CB_ERR_PARSE,
-                             "import: animation \"%s\", node \"%s\": %s key times must be "
-                             "finite, >= 0 and increasing (key %u at %g s)",
-                             anim, node, path, k, out->times[k]);
+                                "import: animation \"%s\", node \"%s\": %s key times must be "
+                                "finite, >= 0 and increasing (key %u at %g s)",
+                                anim, node, path, k, out->times[k]);
         }
     }
     return CB_OK;
@@ -207,8 +207,8 @@ static cb_result read_anim(const struct aiAnimation *a, unsigned index, imp_scen
         ch->node = find_node(s, node);
         if (ch->node < 0) {
             return cb_error_set(err, CB_ERR_PARSE,
-                             "import: animation \"%s\" moves \"%s\", which is not a node",
-                             out->name, node);
+                                "import: animation \"%s\" moves \"%s\", which is not a node",
+                                out->name, node);
         }
         cb_result r = copy_keys(out->name, node, "translation", tps, na->mNumPositionKeys,
                                 na->mPositionKeys, false, &ch->path[0], err);
@@ -269,23 +269,27 @@ static bool has_suffix(const char *path, const char *suffix)
     return a >= b && strcasecmp(path + a - b, suffix) == 0;
 }
 
-cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
+static bool is_gltf(const char *path)
 {
-    memset(s, 0, sizeof *s);
-    if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
-        cb_result pre = imp_gltf_precheck(path, err);
-        if (pre != CB_OK) {
-            return pre;
-        }
-    }
+    return has_suffix(path, ".gltf") || has_suffix(path, ".glb");
+}
+
+/* The file through assimp, with the import flags above; NULL when assimp cannot read it
+ * (aiGetErrorString says why). */
+static const struct aiScene *import_file(const char *path)
+{
     struct aiPropertyStore *props = aiCreatePropertyStore();
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_REMOVE_EMPTY_BONES, 0);
     aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_FBX_PRESERVE_PIVOTS, 0);
     const struct aiScene *sc = aiImportFileExWithProperties(path, 0, NULL, props);
     aiReleasePropertyStore(props);
-    if (sc == NULL) {
-        return cb_error_set(err, CB_ERR_IO, "import: %s: assimp: %s", path, aiGetErrorString());
-    }
+    return sc;
+}
+
+/* Nodes, skins, animations and FBX headers from assimp's scene into s. On failure what was
+ * copied stays in s, for imp_scene_free. */
+static cb_result copy_scene(const struct aiScene *sc, const char *path, imp_scene *s, cb_error *err)
+{
     cb_result r = CB_OK;
     if (sc->mRootNode == NULL) {
         r = cb_error_set(err, CB_ERR_UNSUPPORTED, "import: %s: the file has no nodes", path);
@@ -312,19 +316,43 @@ cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
     if (s->fbx) {
         read_fbx_meta(sc, s);
     }
-    aiReleaseImport(sc);
-    if (r == CB_OK && (has_suffix(path, ".gltf") || has_suffix(path, ".glb"))) {
-        r = imp_gltf_patch_interpolation(path, s, err);
-        /* glTF: an animation lasts until its last key (the file's times, now exact). */
-        for (size_t a = 0; r == CB_OK && a < s->anim_count; ++a) {
-            double end = 0.0;
-            for (size_t c = 0; c < s->anims[a].channel_count; ++c) {
-                for (int p = 0; p < 3; ++p) {
-                    const imp_keys *k = &s->anims[a].channels[c].path[p];
-                    end = k->count > 0 ? fmax(end, k->times[k->count - 1]) : end;
-                }
+    return r;
+}
+
+/* glTF: an animation lasts until its last key (the file's times, now exact). */
+static void durations_to_last_key(imp_scene *s)
+{
+    for (size_t a = 0; a < s->anim_count; ++a) {
+        double end = 0.0;
+        for (size_t c = 0; c < s->anims[a].channel_count; ++c) {
+            for (int p = 0; p < 3; ++p) {
+                const imp_keys *k = &s->anims[a].channels[c].path[p];
+                end = k->count > 0 ? fmax(end, k->times[k->count - 1]) : end;
             }
-            s->anims[a].duration_s = end;
+        }
+        s->anims[a].duration_s = end;
+    }
+}
+
+cb_result imp_scene_load(const char *path, imp_scene *s, cb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (is_gltf(path)) {
+        cb_result pre = imp_gltf_precheck(path, err);
+        if (pre != CB_OK) {
+            return pre;
+        }
+    }
+    const struct aiScene *sc = import_file(path);
+    if (sc == NULL) {
+        return cb_error_set(err, CB_ERR_IO, "import: %s: assimp: %s", path, aiGetErrorString());
+    }
+    cb_result r = copy_scene(sc, path, s, err);
+    aiReleaseImport(sc);
+    if (r == CB_OK && is_gltf(path)) {
+        r = imp_gltf_patch_interpolation(path, s, err);
+        if (r == CB_OK) {
+            durations_to_last_key(s);
         }
     }
     if (r != CB_OK) {

@@ -190,14 +190,9 @@ static cb_result check_spacing(const cb_solver_desc *d, cb_error *err)
     return CB_OK;
 }
 
-static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
+/* Every coordinate finite and within CB_SOLVER_NODE_LIMIT. */
+static cb_result check_coordinates(const cb_solver_desc *d, cb_error *err)
 {
-    if (d->kind == CB_SOLVER_KIND_DIRECT) {
-        return CB_OK;
-    }
-    if (d->nodes == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "nodes is NULL");
-    }
     static const char axis[2] = {'x', 'y'};
     for (uint32_t i = 0; i < d->node_count; ++i) {
         for (uint32_t k = 0; k < d->dimension; ++k) {
@@ -213,15 +208,13 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
             }
         }
     }
-    /* Equal 1D thresholds form documented steps, and bilinear grids share their lines and
-     * check their own order: only spacings too small to invert are refused there. */
-    if (d->kind == CB_SOLVER_KIND_LINEAR_1D || d->kind == CB_SOLVER_KIND_BILINEAR_2D) {
-        return check_spacing(d, err);
-    }
-    /* Nodes closer than 1e-6 of the bounding-box diagonal, or of the largest coordinate's
-     * magnitude, are duplicates: float coordinates cannot tell them apart reliably (nodes a few
-     * ulps apart near 1.75 gave natural-neighbour weights summing to 1.1), and every method
-     * divides by their distance somewhere, which must stay above CB_SOLVER_MIN_SPACING. */
+    return CB_OK;
+}
+
+/* The squared distance below which two nodes are duplicates: 1e-6 of the bounding-box diagonal
+ * or of the largest coordinate's magnitude, and never below CB_SOLVER_MIN_SPACING. */
+static double duplicate_distance2(const cb_solver_desc *d)
+{
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (uint32_t i = 0; i < d->node_count; ++i) {
         double p[2];
@@ -236,7 +229,16 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
     double diag2 = (hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]);
     double big = fmax(fmax(fabs(lo[0]), fabs(hi[0])), fmax(fabs(lo[1]), fabs(hi[1])));
     double min_spacing = CB_SOLVER_MIN_SPACING;
-    double min2 = fmax(1e-12 * fmax(diag2, big * big), min_spacing * min_spacing);
+    return fmax(1e-12 * fmax(diag2, big * big), min_spacing * min_spacing);
+}
+
+/* Nodes closer than 1e-6 of the bounding-box diagonal, or of the largest coordinate's
+ * magnitude, are duplicates: float coordinates cannot tell them apart reliably (nodes a few
+ * ulps apart near 1.75 gave natural-neighbour weights summing to 1.1), and every method
+ * divides by their distance somewhere, which must stay above CB_SOLVER_MIN_SPACING. */
+static cb_result check_duplicates(const cb_solver_desc *d, cb_error *err)
+{
+    double min2 = duplicate_distance2(d);
     for (uint32_t i = 0; i < d->node_count; ++i) {
         double xi, yi;
         cb_solver_node(d, d->dimension, i, &xi, &yi);
@@ -253,6 +255,26 @@ static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
         }
     }
     return CB_OK;
+}
+
+static cb_result check_nodes(const cb_solver_desc *d, cb_error *err)
+{
+    if (d->kind == CB_SOLVER_KIND_DIRECT) {
+        return CB_OK;
+    }
+    if (d->nodes == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "nodes is NULL");
+    }
+    cb_result r = check_coordinates(d, err);
+    if (r != CB_OK) {
+        return r;
+    }
+    /* Equal 1D thresholds form documented steps, and bilinear grids share their lines and
+     * check their own order: only spacings too small to invert are refused there. */
+    if (d->kind == CB_SOLVER_KIND_LINEAR_1D || d->kind == CB_SOLVER_KIND_BILINEAR_2D) {
+        return check_spacing(d, err);
+    }
+    return check_duplicates(d, err);
 }
 
 cb_result cb_solver_data_alloc(cb_solver *s, size_t bytes, cb_error *err)

@@ -548,6 +548,57 @@ static const char *marker_name_of(const struct cb_clip *c, uint32_t h)
     return "(none)";
 }
 
+/* The sync names of clip 0 (not event-only, passing the filter) that every other clip has as
+ * sync names too, each once, in clip 0's order, into shared; returns their count. */
+static uint32_t shared_sync_names(const cb_clip *const *clips, uint32_t count,
+                                  const cb_sync_names *filter, uint32_t *shared)
+{
+    const struct cb_clip *first = clips[0];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < first->marker_count; ++i) {
+        uint32_t h = first->marker_hashes[i];
+        bool keep = !first->marker_event_only[i] && (filter == NULL || in_names(filter, h));
+        for (size_t q = 0; q < n && keep; ++q) {
+            keep = shared[q] != h;
+        }
+        for (size_t k = 1; k < count && keep; ++k) {
+            keep = has_sync_name(clips[k], h);
+        }
+        if (keep) {
+            shared[n++] = h;
+        }
+    }
+    return n;
+}
+
+/* Every clip's sequence of the names against clip 0's; the first disagreement is the error. */
+static cb_result check_group_agreement(const cb_clip *const *clips, uint32_t count,
+                                       const cb_sync_names *names, cb_error *err)
+{
+    const struct cb_clip *first = clips[0];
+    selection s = {names, NULL};
+    marker_set m0, mk;
+    select_markers(first, &s, &m0);
+    for (size_t k = 0; k < count; ++k) {
+        disagreement why;
+        bool a_first;
+        select_markers(clips[k], &s, &mk);
+        /* Clip 0 against itself catches a name followed by different names within it. */
+        if (!clips_agree(&m0, &mk, &why, &a_first)) {
+            const struct cb_clip *a = a_first ? first : clips[k];
+            const struct cb_clip *b = a_first ? clips[k] : first;
+            return cb_error_set(err, CB_ERR_MISMATCH,
+                                "sync markers of clips \"%s\" and \"%s\" disagree: after "
+                                "\"%s\" comes \"%s\" in \"%s\" but \"%s\" in \"%s\" (mark one "
+                                "of them event_only, or pass a filter)",
+                                first->name, clips[k]->name, marker_name_of(a, why.from),
+                                marker_name_of(a, why.next_a), a->name,
+                                marker_name_of(b, why.next_b), b->name);
+        }
+    }
+    return CB_OK;
+}
+
 cb_result cb_sync_group_names(const cb_clip *const *clips, uint32_t count,
                               const cb_sync_names *filter, uint32_t *out, uint32_t capacity,
                               uint32_t *out_count, cb_error *err)
@@ -565,43 +616,13 @@ cb_result cb_sync_group_names(const cb_clip *const *clips, uint32_t count,
         }
     }
     /* Count first, write only when everything checks out. */
-    const struct cb_clip *first = clips[0];
     uint32_t shared[CB_CLIP_MAX_MARKERS];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < first->marker_count; ++i) {
-        uint32_t h = first->marker_hashes[i];
-        bool keep = !first->marker_event_only[i] && (filter == NULL || in_names(filter, h));
-        for (size_t q = 0; q < n && keep; ++q) {
-            keep = shared[q] != h;
-        }
-        for (size_t k = 1; k < count && keep; ++k) {
-            keep = has_sync_name(clips[k], h);
-        }
-        if (keep) {
-            shared[n++] = h;
-        }
-    }
+    uint32_t n = shared_sync_names(clips, count, filter, shared);
     if (n > 0) {
         cb_sync_names names = {shared, n};
-        selection s = {&names, NULL};
-        marker_set m0, mk;
-        select_markers(first, &s, &m0);
-        for (size_t k = 0; k < count; ++k) {
-            disagreement why;
-            bool a_first;
-            select_markers(clips[k], &s, &mk);
-            /* Clip 0 against itself catches a name followed by different names within it. */
-            if (!clips_agree(&m0, &mk, &why, &a_first)) {
-                const struct cb_clip *a = a_first ? first : clips[k];
-                const struct cb_clip *b = a_first ? clips[k] : first;
-                return cb_error_set(err, CB_ERR_MISMATCH,
-                                    "sync markers of clips \"%s\" and \"%s\" disagree: after "
-                                    "\"%s\" comes \"%s\" in \"%s\" but \"%s\" in \"%s\" (mark one "
-                                    "of them event_only, or pass a filter)",
-                                    first->name, clips[k]->name, marker_name_of(a, why.from),
-                                    marker_name_of(a, why.next_a), a->name,
-                                    marker_name_of(b, why.next_b), b->name);
-            }
+        cb_result r = check_group_agreement(clips, count, &names, err);
+        if (r != CB_OK) {
+            return r;
         }
     }
     if (n > capacity) {
