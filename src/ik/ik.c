@@ -339,40 +339,34 @@ typedef struct io_fields {
     float weight;
 } io_fields;
 
-static cb_result check_io(const io_fields *f, cb_error *err)
+/* The output pose, when given: long enough, aligned, and either the input pose itself
+ * (corrected in place) or apart from it. */
+static cb_result check_out(const io_fields *f, cb_error *err)
 {
-    if (f->skeleton == NULL || f->pose.ptr == NULL) {
-        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", f->job,
-                            f->skeleton == NULL ? "skeleton" : "pose");
-    }
     const struct cb_skeleton *s = f->skeleton;
     const size_t align = cb_simd_group_align();
-    if (f->pose.count < s->group_count) {
-        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: pose has %zu groups, needs %zu",
-                            f->job, f->pose.count, s->group_count);
+    if (f->out.count < s->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: out has %zu groups, needs %zu", f->job,
+                            f->out.count, s->group_count);
     }
-    if (!cb_is_aligned(f->pose.ptr, align)) {
-        return cb_error_set(err, CB_ERR_MISALIGNED, "%s: pose is not aligned to %zu bytes", f->job,
+    if (!cb_is_aligned(f->out.ptr, align)) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "%s: out is not aligned to %zu bytes", f->job,
                             align);
     }
-    if (f->out.ptr != NULL) {
-        if (f->out.count < s->group_count) {
-            return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: out has %zu groups, needs %zu",
-                                f->job, f->out.count, s->group_count);
-        }
-        if (!cb_is_aligned(f->out.ptr, align)) {
-            return cb_error_set(err, CB_ERR_MISALIGNED, "%s: out is not aligned to %zu bytes",
-                                f->job, align);
-        }
-        const char *a = (const char *)f->pose.ptr, *b = (const char *)f->out.ptr;
-        size_t bytes = s->group_count * cb_simd_group_bytes();
-        if (a != b && a < b + bytes && b < a + bytes) {
-            return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                                "%s: out overlaps pose partially (give the same array to "
-                                "correct in place)",
-                                f->job);
-        }
+    const char *a = (const char *)f->pose.ptr, *b = (const char *)f->out.ptr;
+    size_t bytes = s->group_count * cb_simd_group_bytes();
+    if (a != b && a < b + bytes && b < a + bytes) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "%s: out overlaps pose partially (give the same array to "
+                            "correct in place)",
+                            f->job);
     }
+    return CB_OK;
+}
+
+/* The model matrices, when given: a layout IK reads, and a matrix for every joint. */
+static cb_result check_model(const io_fields *f, cb_error *err)
+{
     if (f->model_layout < _CB_MATRIX_LAYOUT_DEFAULT || f->model_layout >= _CB_MATRIX_LAYOUT_COUNT) {
         return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
                             "%s: model_layout %d is not a cb_matrix_layout", f->job,
@@ -390,10 +384,36 @@ static cb_result check_io(const io_fields *f, cb_error *err)
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: model has a count but no pointer",
                             f->job);
     }
-    size_t need = s->joint_count * cb_ltm_matrix_floats(f->model_layout);
+    size_t need = f->skeleton->joint_count * cb_ltm_matrix_floats(f->model_layout);
     if (f->model.ptr != NULL && f->model.count < need) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: model has %zu floats, needs %zu",
                             f->job, f->model.count, need);
+    }
+    return CB_OK;
+}
+
+static cb_result check_io(const io_fields *f, cb_error *err)
+{
+    if (f->skeleton == NULL || f->pose.ptr == NULL) {
+        return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "%s: %s is NULL", f->job,
+                            f->skeleton == NULL ? "skeleton" : "pose");
+    }
+    const struct cb_skeleton *s = f->skeleton;
+    const size_t align = cb_simd_group_align();
+    if (f->pose.count < s->group_count) {
+        return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "%s: pose has %zu groups, needs %zu",
+                            f->job, f->pose.count, s->group_count);
+    }
+    if (!cb_is_aligned(f->pose.ptr, align)) {
+        return cb_error_set(err, CB_ERR_MISALIGNED, "%s: pose is not aligned to %zu bytes", f->job,
+                            align);
+    }
+    cb_result r = f->out.ptr != NULL ? check_out(f, err) : CB_OK;
+    if (r == CB_OK) {
+        r = check_model(f, err);
+    }
+    if (r != CB_OK) {
+        return r;
     }
     if (!isfinite(f->weight)) {
         return cb_error_set(err, CB_ERR_NOT_FINITE, "%s: weight is not finite", f->job);
