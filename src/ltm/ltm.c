@@ -41,8 +41,7 @@ static cb_result span_check(const void *ptr, size_t count, size_t need, const ch
     return CB_OK;
 }
 
-/* The job's inputs: the skeleton, the local pose's span and alignment, the layouts. */
-static cb_result check_inputs(const cb_ltm_job *job, cb_error *err)
+cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
 {
     if (job == NULL || job->skeleton == NULL || job->local.ptr == NULL) {
         return cb_error_set(err, CB_ERR_NULL_ARGUMENT, "ltm job: %s is NULL",
@@ -51,6 +50,7 @@ static cb_result check_inputs(const cb_ltm_job *job, cb_error *err)
                                                     : "local");
     }
     const struct cb_skeleton *s = job->skeleton;
+    const size_t n = s->joint_count;
     if (job->local.count < s->group_count) {
         return cb_error_set(err, CB_ERR_SPAN_TOO_SHORT, "ltm job: local has %zu groups, needs %zu",
                             job->local.count, s->group_count);
@@ -68,12 +68,12 @@ static cb_result check_inputs(const cb_ltm_job *job, cb_error *err)
                             "ltm job: skinning_layout QTS is not a skinning layout (MAT4 or "
                             "MAT3X4)");
     }
-    return CB_OK;
-}
-
-/* The job's outputs for n joints: each span long enough, and a combination the job can write. */
-static cb_result check_outputs(const cb_ltm_job *job, size_t n, cb_error *err)
-{
+    size_t to = job->to == 0 ? n : job->to;
+    if (job->from > to || to > n) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "ltm job: joint range [%u, %zu) is not within [0, %zu]", job->from, to,
+                            n);
+    }
     cb_result r;
     if ((r = span_check(job->model.ptr, job->model.count,
                         n * cb_ltm_layout_floats(job->model_layout), "model (floats)", err)) !=
@@ -106,27 +106,8 @@ static cb_result check_outputs(const cb_ltm_job *job, size_t n, cb_error *err)
                             "ltm job: model_layout QTS with skinning: skinning = model x "
                             "inverse_bind needs model matrices (MAT4 or MAT3X4)");
     }
+    *to_out = to;
     return CB_OK;
-}
-
-cb_result cb_ltm_check(const cb_ltm_job *job, cb_error *err, size_t *to_out)
-{
-    cb_result r = check_inputs(job, err);
-    if (r != CB_OK) {
-        return r;
-    }
-    const size_t n = job->skeleton->joint_count;
-    size_t to = job->to == 0 ? n : job->to;
-    if (job->from > to || to > n) {
-        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
-                            "ltm job: joint range [%u, %zu) is not within [0, %zu]", job->from, to,
-                            n);
-    }
-    r = check_outputs(job, n, err);
-    if (r == CB_OK) {
-        *to_out = to;
-    }
-    return r;
 }
 
 cb_result cb_ltm_job_validate(const cb_ltm_job *job, cb_error *err)
