@@ -329,6 +329,62 @@ static void plain_chunk(void *user, size_t begin, size_t end, uint32_t thread_in
     }
 }
 
+/* The plain loop's clips, weights and sizes for the embedded set's skeleton, and its buffers
+ * for `characters` characters and `pool` threads; false when out of memory (buffers left to
+ * free). */
+static bool plain_setup(const cb_embedded *set, cb_matrix_layout layout, uint32_t characters,
+                        uint32_t pool, plain *p)
+{
+    *p = (plain){
+        .skeleton = cb_embedded_skeleton(set), .weights = {0.5f, 0.3f, 0.2f}, .layout = layout};
+    static const char *const names[3] = {"walk_f", "run_f", "walk_fr"};
+    float duration = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        p->clips[k] = cb_embedded_find_clip(set, names[k]);
+        duration += p->weights[k] * cb_clip_duration(p->clips[k]);
+    }
+    const float dt = 1.0f / 60.0f;
+    p->phase_step = dt / duration;
+    p->joints = cb_skeleton_joint_count(p->skeleton);
+    p->groups = cb_skeleton_group_count(p->skeleton);
+    p->pose_bytes = cb_skeleton_pose_bytes(p->skeleton);
+    p->floats = p->joints * cb_ltm_matrix_floats(layout);
+    p->phases = malloc(characters * sizeof(float));
+    p->matrices = malloc((size_t)characters * p->floats * sizeof(float));
+    p->poses = aligned_alloc(cb_simd_group_align(), p->pose_bytes * pool);
+    return p->phases != NULL && p->matrices != NULL && p->poses != NULL;
+}
+
+/* The plain loop timed as the crowd is: random phases, three warm-up frames, then `runs` runs
+ * of `frames` frames, each frame's wall and CPU time taken (frame_ns: room for 2 x frames). */
+static void plain_time(cb_jobs *jobs, plain *p, uint32_t characters, uint32_t runs, uint32_t frames,
+                       double *frame_ns, cb_workload_result *out)
+{
+    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
+    cb_prng rng = cb_prng_seed(7);
+    for (uint32_t i = 0; i < characters; ++i) {
+        p->phases[i] = (float)cb_prng_double(&rng);
+    }
+    for (int f = 0; f < 3; ++f) {
+        cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, p);
+    }
+    for (uint32_t run = 0; run < runs; ++run) {
+        for (uint32_t f = 0; f < frames; ++f) {
+            uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
+            cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, p);
+            frame_ns[f] = (double)(cb_now_ns() - t0);
+            frame_ns[frames + f] = (double)(cb_thread_cpu_ns() - c0);
+        }
+        run_ns[run] = run_median(frame_ns, frames);
+        run_cpu_ns[run] = run_median(frame_ns + frames, frames);
+    }
+    memset(out, 0, sizeof *out);
+    set_timing(out, "W1-plain", cb_jobs_thread_count(jobs), characters, run_ns, runs, frames);
+    out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
+    out->checksum =
+        cb_fnv1a64(CB_FNV1A64_BASIS, p->matrices, (size_t)characters * p->floats * sizeof(float));
+}
+
 static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t runs,
                                     cb_matrix_layout layout, cb_workload_result *out)
 {
@@ -342,50 +398,12 @@ static cb_result run_plain_workload(uint32_t threads, double scale, uint32_t run
         cb_embedded_destroy(set);
         return CB_ERR_OUT_OF_MEMORY;
     }
-    plain p = {
-        .skeleton = cb_embedded_skeleton(set), .weights = {0.5f, 0.3f, 0.2f}, .layout = layout};
-    static const char *const names[3] = {"walk_f", "run_f", "walk_fr"};
-    float duration = 0.0f;
-    for (int k = 0; k < 3; ++k) {
-        p.clips[k] = cb_embedded_find_clip(set, names[k]);
-        duration += p.weights[k] * cb_clip_duration(p.clips[k]);
-    }
-    const float dt = 1.0f / 60.0f;
-    p.phase_step = dt / duration;
-    p.joints = cb_skeleton_joint_count(p.skeleton);
-    p.groups = cb_skeleton_group_count(p.skeleton);
-    p.pose_bytes = cb_skeleton_pose_bytes(p.skeleton);
-    p.floats = p.joints * cb_ltm_matrix_floats(layout);
-    uint32_t pool = cb_jobs_thread_count(jobs);
-    p.phases = malloc(characters * sizeof(float));
-    p.matrices = malloc((size_t)characters * p.floats * sizeof(float));
-    p.poses = aligned_alloc(cb_simd_group_align(), p.pose_bytes * pool);
+    plain p;
+    bool ok = plain_setup(set, layout, characters, cb_jobs_thread_count(jobs), &p);
     double *frame_ns = malloc(2 * frames * sizeof *frame_ns);
-    double run_ns[CB_WORKLOAD_MAX_RUNS], run_cpu_ns[CB_WORKLOAD_MAX_RUNS];
     cb_result r = CB_ERR_OUT_OF_MEMORY;
-    if (p.phases != NULL && p.matrices != NULL && p.poses != NULL && frame_ns != NULL) {
-        cb_prng rng = cb_prng_seed(7);
-        for (uint32_t i = 0; i < characters; ++i) {
-            p.phases[i] = (float)cb_prng_double(&rng);
-        }
-        for (int f = 0; f < 3; ++f) {
-            cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
-        }
-        for (uint32_t run = 0; run < runs; ++run) {
-            for (uint32_t f = 0; f < frames; ++f) {
-                uint64_t c0 = cb_thread_cpu_ns(), t0 = cb_now_ns();
-                cb_jobs_parallel_for(jobs, characters, 64, plain_chunk, &p);
-                frame_ns[f] = (double)(cb_now_ns() - t0);
-                frame_ns[frames + f] = (double)(cb_thread_cpu_ns() - c0);
-            }
-            run_ns[run] = run_median(frame_ns, frames);
-            run_cpu_ns[run] = run_median(frame_ns + frames, frames);
-        }
-        memset(out, 0, sizeof *out);
-        set_timing(out, "W1-plain", pool, characters, run_ns, runs, frames);
-        out->cpu_ns_per_character = cb_median(run_cpu_ns, runs) / characters;
-        out->checksum =
-            cb_fnv1a64(CB_FNV1A64_BASIS, p.matrices, (size_t)characters * p.floats * sizeof(float));
+    if (ok && frame_ns != NULL) {
+        plain_time(jobs, &p, characters, runs, frames, frame_ns, out);
         r = CB_OK;
     }
     free(frame_ns), free(p.phases), free(p.matrices), free(p.poses);
