@@ -233,8 +233,11 @@ static int run_demo(const demo_args *a, cb_solver_kind kind, const cb_pack *pack
     bool ok = run_frames(scene, a, tty, &run);
     if (ok) {
         const cb_crowd *crowd = cb_scene_crowd(scene);
-        a->json ? print_json(crowd, a, &run, cb_scene_threads(scene))
-                : print_table(crowd, a, &run, cb_scene_threads(scene));
+        if (a->json) {
+            print_json(crowd, a, &run, cb_scene_threads(scene));
+        } else {
+            print_table(crowd, a, &run, cb_scene_threads(scene));
+        }
     }
     cb_scene_destroy(scene);
     return ok ? CB_EXIT_OK : CB_EXIT_FAILURE;

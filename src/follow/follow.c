@@ -336,7 +336,7 @@ static cb_result resolve_lock(const cb_follow_desc *d, lock_state *k, cb_error *
     return r;
 }
 
-static void free_lock(lock_state *k, uint32_t capacity, cb_allocator *a)
+static void free_lock(lock_state *k, uint32_t capacity, const cb_allocator *a)
 {
     cb_free(a, k->feet, CB_FOLLOW_FEET * capacity * sizeof *k->feet);
     cb_free(a, k->fade, CB_FOLLOW_FEET * capacity * sizeof *k->fade);
@@ -437,8 +437,7 @@ static cb_result setup_features(const cb_follow_desc *d, const uint32_t velocity
         r = resolve_leg(cb_crowd_graph(d->crowd, d->kind), lock, foot, d->lock.joint[foot], err);
     }
     if (r != CB_OK) {
-        cb_allocator a = d->allocator;
-        free_lock(lock, d->capacity, &a); /* setup_lock succeeded */
+        free_lock(lock, d->capacity, &d->allocator); /* setup_lock succeeded */
     }
     return r;
 }

@@ -288,7 +288,7 @@ cb_result cb_graph_create_blend(const cb_graph_blend_desc *desc, cb_graph **out,
     if (r == CB_OK) {
         r = add_clip_nodes(b, d, children, &inner);
     }
-    float positions[2 * CB_SOLVER_MAX_NODES];
+    float positions[2 * CB_SOLVER_MAX_NODES] = {0}; /* a DIRECT blend has none */
     if (r == CB_OK && d->solver.kind != CB_SOLVER_KIND_DIRECT) {
         node_positions(d, d->solver.dimension, positions);
         cb_result same = check_distinct_positions(d, positions, err);

@@ -142,7 +142,7 @@ typedef struct foot_frames {
 
 /* The foot's positions. model is room for the rig's pose. */
 static void sample_foot(const imp_scene *scene, const imp_rig *rig, const imp_anim *anim,
-                        size_t foot, dxf *model, const foot_frames *ff)
+                        size_t foot, dxf *model, foot_frames *ff)
 {
     for (size_t f = 0; f < ff->count; ++f) {
         imp_model_pose(scene, rig, anim, (double)f * ff->dt, model);
@@ -151,7 +151,7 @@ static void sample_foot(const imp_scene *scene, const imp_rig *rig, const imp_an
 }
 
 /* Horizontal velocity by central differences (one-sided at the ends). */
-static void foot_velocity(const foot_frames *ff)
+static void foot_velocity(foot_frames *ff)
 {
     const double *p = ff->p;
     for (size_t f = 0; f < ff->count; ++f) {
@@ -229,25 +229,23 @@ size_t imp_detect_contacts(const imp_scene *scene, const imp_rig *rig, const imp
     bool *contact = calloc(frames, sizeof *contact);
     dxf *model = malloc(rig->joint_count * sizeof *model);
     size_t count = 0;
-    if (p == NULL || vx == NULL || vz == NULL || tmp == NULL || ground == NULL || contact == NULL ||
-        model == NULL) {
-        goto done;
+    if (p != NULL && vx != NULL && vz != NULL && tmp != NULL && ground != NULL && contact != NULL &&
+        model != NULL) {
+        foot_frames ff = {p, ground, vx, vz, frames, dt};
+        sample_foot(scene, rig, anim, foot, model, &ff);
+        local_ground(p, frames, dt, looping, ground);
+        foot_velocity(&ff);
+        double g[2];
+        ground_velocity(&ff, h, tmp, g);
+        *ground_speed = sqrt(g[0] * g[0] + g[1] * g[1]);
+        /* Slow: less than one height per second over the ground. */
+        for (size_t f = 0; f < frames; ++f) {
+            double rx = vx[f] - g[0], rz = vz[f] - g[1];
+            contact[f] = foot_low(&ff, f, h) && sqrt(rx * rx + rz * rz) <= h;
+        }
+        clean(contact, frames, (size_t)ceil(0.05 / dt));
+        count = contact_intervals(contact, frames, dt, looping, out, max);
     }
-    const foot_frames ff = {p, ground, vx, vz, frames, dt};
-    sample_foot(scene, rig, anim, foot, model, &ff);
-    local_ground(p, frames, dt, looping, ground);
-    foot_velocity(&ff);
-    double g[2];
-    ground_velocity(&ff, h, tmp, g);
-    *ground_speed = sqrt(g[0] * g[0] + g[1] * g[1]);
-    /* Slow: less than one height per second over the ground. */
-    for (size_t f = 0; f < frames; ++f) {
-        double rx = vx[f] - g[0], rz = vz[f] - g[1];
-        contact[f] = foot_low(&ff, f, h) && sqrt(rx * rx + rz * rz) <= h;
-    }
-    clean(contact, frames, (size_t)ceil(0.05 / dt));
-    count = contact_intervals(contact, frames, dt, looping, out, max);
-done:
     free(p);
     free(vx);
     free(vz);

@@ -94,11 +94,11 @@ static cb_result order_directions(const float *p, uint32_t m, int32_t *origin, u
     return CB_OK;
 }
 
-/* Sector c from node n0 at (x0, y0) to node n1 at (x1, y1), counter-clockwise; lone: the only
+/* Sector c from node n0 to node n1 (p: the nodes' x, y), counter-clockwise; lone: the only
  * direction node, its own neighbour. */
-static void fill_sector(sector *c, uint32_t n0, uint32_t n1, double x0, double y0, double x1,
-                        double y1, bool lone)
+static void fill_sector(sector *c, const float *p, uint32_t n0, uint32_t n1, bool lone)
 {
+    double x0 = p[2 * n0], y0 = p[2 * n0 + 1], x1 = p[2 * n1], y1 = p[2 * n1 + 1];
     c->n0 = n0;
     c->n1 = n1;
     /* cross(p0, p1): > 0 convex, < 0 reflex. Within 1e-6 rad of 180 degrees the solve
@@ -151,8 +151,7 @@ static cb_result create(cb_solver *s, const cb_solver_desc *desc, cb_error *err)
     }
     for (uint32_t k = 0; k < dirs; ++k) {
         uint32_t n0 = order[k], n1 = order[(k + 1) % dirs];
-        fill_sector(&d->sec[k], n0, n1, p[2 * n0], p[2 * n0 + 1], p[2 * n1], p[2 * n1 + 1],
-                    dirs == 1);
+        fill_sector(&d->sec[k], p, n0, n1, dirs == 1);
     }
     return CB_OK;
 }
