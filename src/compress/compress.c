@@ -1276,8 +1276,8 @@ static cb_cclip_parsed best_header(const ctx *c, const best *b)
 }
 
 /* The best candidate's stored form, with the root track compressed when the desc has one, in
- * a new buffer of *bytes (*stream). Frees the best candidate's copies, whatever the result. */
-static cb_result write_best(const ctx *c, best *b, cb_cclip_compress_stats *st,
+ * a new buffer of *bytes (*stream). */
+static cb_result write_best(const ctx *c, const best *b, cb_cclip_compress_stats *st,
                             unsigned char **stream, size_t *bytes, cb_error *err)
 {
     cb_cclip_parsed h = best_header(c, b);
@@ -1288,7 +1288,6 @@ static cb_result write_best(const ctx *c, best *b, cb_cclip_compress_stats *st,
                                              c->d.max_error_m, c->d.shell_distance_m, c->alloc,
                                              &root, &h.root_bytes, &pos_err, &yaw_err, err);
         if (r != CB_OK) {
-            best_free(c->alloc, b);
             return r;
         }
         h.root = root;
@@ -1299,12 +1298,10 @@ static cb_result write_best(const ctx *c, best *b, cb_cclip_compress_stats *st,
     *bytes = cb_cclip_write_stream(&h, b->field, get_array_q, &aq, NULL);
     *stream = cb_alloc(c->alloc, *bytes, 8);
     if (*stream == NULL) {
-        best_free(c->alloc, b);
         cb_free(c->alloc, root, h.root_bytes);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "cb_cclip_create: %zu bytes", *bytes);
     }
     cb_cclip_write_stream(&h, b->field, get_array_q, &aq, *stream);
-    best_free(c->alloc, b);
     cb_free(c->alloc, root, h.root_bytes);
     return CB_OK;
 }
@@ -1351,6 +1348,7 @@ cb_result cb_cclip_create_ex(const cb_cclip_desc *desc, const cb_cclip_options *
     unsigned char *stream = NULL;
     size_t bytes = 0;
     r = write_best(&c, &b, &st, &stream, &bytes, err);
+    best_free(c.alloc, &b);
     if (r != CB_OK) {
         return r;
     }
