@@ -120,7 +120,6 @@ static cb_result check_key_value(const cb_clip_desc *d, size_t k, size_t i, cb_e
 {
     const cb_clip_track *tr = &d->tracks[k];
     size_t width = channel_width(tr->channel);
-    double len2 = 0.0;
     for (size_t c = 0; c < width; ++c) {
         float v = tr->values[i * width + c];
         if (!isfinite(v)) {
@@ -128,9 +127,8 @@ static cb_result check_key_value(const cb_clip_desc *d, size_t k, size_t i, cb_e
                                 "clip \"%s\": tracks[%zu] (%s) value %zu of key %zu is %g", d->name,
                                 k, channel_name(tr->channel), c, i, (double)v);
         }
-        len2 += (double)v * v;
     }
-    if (tr->channel == CB_CHANNEL_ROTATION && !(len2 >= 1e-12)) {
+    if (tr->channel == CB_CHANNEL_ROTATION && !cb_rotation_normalizable(&tr->values[i * 4])) {
         return cb_error_set(err, CB_ERR_DEGENERATE,
                             "clip \"%s\": tracks[%zu] rotation key %zu is zero", d->name, k, i);
     }
@@ -185,17 +183,13 @@ static cb_result validate_reference(const cb_clip_desc *d, size_t n, cb_error *e
     }
     for (size_t j = 0; j < n; ++j) {
         const cb_xform *x = &d->additive_reference.ptr[j];
-        double len2 = 0.0;
-        for (int c = 0; c < 4; ++c) {
-            if (!isfinite(x->rotation[c]) ||
-                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "clip \"%s\": additive_reference[%zu] is not finite", d->name,
-                                    j);
-            }
-            len2 += (double)x->rotation[c] * x->rotation[c];
+        cb_xform_fault fault = cb_xform_check(x);
+        if (fault == CB_XFORM_NOT_FINITE) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "clip \"%s\": additive_reference[%zu] is not finite", d->name, j);
         }
-        if (!(len2 >= 1e-12) || x->scale[0] == 0.0f || x->scale[1] == 0.0f || x->scale[2] == 0.0f) {
+        if (fault == CB_XFORM_ZERO_ROTATION || x->scale[0] == 0.0f || x->scale[1] == 0.0f ||
+            x->scale[2] == 0.0f) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "clip \"%s\": additive_reference[%zu] has a zero rotation or scale",
                                 d->name, j);
@@ -1420,8 +1414,7 @@ static cb_result validate_frame_values(const cb_clip_frames_desc *d, size_t n, c
                 }
             }
             const float *q = x + CB_CLIP_Q;
-            double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
-                              (double)q[3] * q[3]);
+            double len = sqrt(cb_rotation_length2(q));
             if (!(fabs(len - 1.0) <= CB_CLIP_FRAMES_UNIT_TOLERANCE)) {
                 return cb_error_set(err, CB_ERR_DEGENERATE,
                                     "clip \"%s\": frames: frame %u joint %zu rotation has length "

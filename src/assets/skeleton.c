@@ -44,31 +44,6 @@ static uint64_t signature_of(size_t n, const char *const *names, const int32_t *
     return h;
 }
 
-static bool xform_finite(const cb_xform *x)
-{
-    for (int k = 0; k < 4; ++k) {
-        if (!isfinite(x->rotation[k])) {
-            return false;
-        }
-    }
-    for (int k = 0; k < 3; ++k) {
-        if (!isfinite(x->translation[k]) || !isfinite(x->scale[k])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* A rotation's squared length, summed in double. */
-static double rotation_length2(const float q[4])
-{
-    double len2 = 0.0;
-    for (int k = 0; k < 4; ++k) {
-        len2 += (double)q[k] * q[k];
-    }
-    return len2;
-}
-
 /* The desc's canaries, allocator, joint count and arrays. */
 static cb_result check_desc_basics(const cb_skeleton_desc *d, cb_error *err)
 {
@@ -123,11 +98,12 @@ static cb_result check_joint_rest(const cb_skeleton_desc *d, size_t j, cb_error 
         return CB_OK;
     }
     const cb_xform *x = &d->rest_pose[j];
-    if (!xform_finite(x)) {
+    cb_xform_fault fault = cb_xform_check(x);
+    if (fault == CB_XFORM_NOT_FINITE) {
         return cb_error_set(err, CB_ERR_NOT_FINITE,
                             "skeleton desc: rest_pose[%zu] has a NaN or infinite value", j);
     }
-    if (!(rotation_length2(x->rotation) >= 1e-12)) {
+    if (fault == CB_XFORM_ZERO_ROTATION) {
         return cb_error_set(err, CB_ERR_DEGENERATE,
                             "skeleton desc: rest_pose[%zu].rotation is zero", j);
     }
@@ -214,7 +190,7 @@ static cb_result pack_rest_pose(const cb_skeleton_desc *d, struct cb_skeleton *s
     }
     for (size_t j = 0; j < n; ++j) {
         rest[j] = d->rest_pose != NULL ? d->rest_pose[j] : cb_xform_identity();
-        double len2 = rotation_length2(rest[j].rotation);
+        double len2 = cb_rotation_length2(rest[j].rotation);
         if (len2 != 1.0) {
             double inv = 1.0 / sqrt(len2);
             for (int k = 0; k < 4; ++k) {

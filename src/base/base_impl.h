@@ -95,4 +95,21 @@ static inline uint64_t cb_fnv1a64(uint64_t h, const void *data, size_t bytes)
     return h;
 }
 
+/* The one rule for a transform a caller gives (rest poses, clip frames, additive references):
+ * every component finite, and a rotation that can be normalized. */
+typedef enum cb_xform_fault {
+    CB_XFORM_VALID,
+    CB_XFORM_NOT_FINITE,
+    CB_XFORM_ZERO_ROTATION,
+} cb_xform_fault;
+
+/* A rotation's squared length, summed in double. */
+double cb_rotation_length2(const float q[4]);
+
+/* Can q be normalized? Its squared length is at least 1e-12 (false for NaN). */
+bool cb_rotation_normalizable(const float q[4]);
+
+/* What is wrong with x, if anything: CB_XFORM_NOT_FINITE before CB_XFORM_ZERO_ROTATION. */
+cb_xform_fault cb_xform_check(const cb_xform *x);
+
 #endif

@@ -201,18 +201,13 @@ static cb_result validate_root_track(const cb_cclip_desc *d, cb_error *err)
 static cb_result validate_frames(const cb_cclip_desc *d, size_t joints, cb_error *err)
 {
     for (size_t i = 0; i < d->frame_count * joints; ++i) {
-        const cb_xform *x = &d->frames.ptr[i];
-        double len2 = 0.0;
-        for (int c = 0; c < 4; ++c) {
-            if (!isfinite(x->rotation[c]) ||
-                (c < 3 && (!isfinite(x->translation[c]) || !isfinite(x->scale[c])))) {
-                return cb_error_set(err, CB_ERR_NOT_FINITE,
-                                    "cclip desc: frame %zu joint %zu is not finite", i / joints,
-                                    i % joints);
-            }
-            len2 += (double)x->rotation[c] * x->rotation[c];
+        cb_xform_fault fault = cb_xform_check(&d->frames.ptr[i]);
+        if (fault == CB_XFORM_NOT_FINITE) {
+            return cb_error_set(err, CB_ERR_NOT_FINITE,
+                                "cclip desc: frame %zu joint %zu is not finite", i / joints,
+                                i % joints);
         }
-        if (!(len2 >= 1e-12)) {
+        if (fault == CB_XFORM_ZERO_ROTATION) {
             return cb_error_set(err, CB_ERR_DEGENERATE,
                                 "cclip desc: frame %zu joint %zu has a zero rotation", i / joints,
                                 i % joints);
