@@ -268,6 +268,14 @@ static void free_pool(cb_jobs *p)
     cb_free(&a, p, sizeof *p);
 }
 
+/* Frees a pool whose workers are stopped, with its wake-up mutex and condition. */
+static void close_pool(cb_jobs *p)
+{
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->sleep_mutex);
+    free_pool(p);
+}
+
 /* The desc with its defaults filled in, once it is known to be usable: the canaries, the
  * allocator, then the limits on threads and queue capacity. */
 static cb_result settle_desc(const cb_jobs_desc *desc, cb_jobs_desc *d, cb_error *err)
@@ -347,9 +355,7 @@ static cb_result start_workers(cb_jobs *p, cb_error *err)
         int e = pthread_create(&w->thread, NULL, worker_main, w);
         if (e != 0) {
             stop_workers(p);
-            pthread_cond_destroy(&p->wake);
-            pthread_mutex_destroy(&p->sleep_mutex);
-            free_pool(p);
+            close_pool(p);
             return cb_error_set(err, CB_ERR_THREAD,
                                 "cb_jobs_create: worker thread %u of %u did not start (error %d)",
                                 i + 1, thread_count - 1, e);
@@ -392,9 +398,7 @@ void cb_jobs_destroy(cb_jobs *p)
     for (cb_job *job; (job = cb_queue_pop(&p->queue)) != NULL;) {
         run_job(p, job);
     }
-    pthread_cond_destroy(&p->wake);
-    pthread_mutex_destroy(&p->sleep_mutex);
-    free_pool(p);
+    close_pool(p);
 }
 
 uint32_t cb_jobs_thread_count(const cb_jobs *p)
