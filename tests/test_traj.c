@@ -190,7 +190,12 @@ static void traj_text_errors_name_the_line(void **state)
                  "t:2: coordinate 3e+07 m is beyond");
     expect_error("time,id,x,y\n0,1,\"2,3\n", csv, CB_ERR_PARSE, "t:2: unclosed quote");
     expect_error("time,id,x,y,speed\n", csv, CB_ERR_PARSE, "t:1: unknown column 'speed'");
-    expect_error("time,id,x\n", csv, CB_ERR_PARSE, "t:1: the header has no column 'y'");
+    expect_error("time,id,x\n", csv, CB_ERR_PARSE,
+                 "t:1: the header has no column 'y' (the y coordinate)");
+    expect_error("time,pedID,posX\n", CB_TRAJ_FORMAT_CROWDIT, CB_ERR_PARSE,
+                 "t:1: the header has no column 'posY' (the y coordinate)");
+    expect_error("time,id,x,y\n0,99999999999999999999,2,3\n", csv, CB_ERR_PARSE,
+                 "t:2: column 'id': '99999999999999999999' is beyond the 64-bit integers");
     expect_error("time,id,x,y,x\n", csv, CB_ERR_PARSE, "t:1: column 'x' appears twice");
     expect_error("# only a comment\n", csv, CB_ERR_PARSE, "t:2: no header");
     expect_error("time,id,x,y\n", csv, CB_ERR_TOO_FEW, "t: no samples");
@@ -215,6 +220,49 @@ static void traj_text_errors_name_the_line(void **state)
     line[sizeof line - 1] = '\0';
     expect_error(line, csv, CB_ERR_PARSE, "t:2: line too long");
     expect_error("hello world\n", CB_TRAJ_FORMAT_AUTO, CB_ERR_UNSUPPORTED, "t: not a trajectory");
+}
+
+/* A file auto-detection cannot place: the message shows its first line (control and non-ASCII
+ * bytes as '?', cut at 60 bytes), or says it is empty. */
+static void traj_unknown_files_say_why(void **state)
+{
+    (void)state;
+    const cb_traj_format aut = CB_TRAJ_FORMAT_AUTO;
+    expect_error("# a comment\nframe;id;x;y\n1;2;3;4\n", aut, CB_ERR_UNSUPPORTED,
+                 "t: not a trajectory format crowdblend knows: its first line 'frame;id;x;y' is "
+                 "no format's header");
+    expect_error("ab\x01\xff\n", aut, CB_ERR_UNSUPPORTED,
+                 "t: not a trajectory format crowdblend knows: its first line 'ab?\?' is");
+    char line[200];
+    memset(line, 'q', sizeof line);
+    line[sizeof line - 1] = '\0';
+    char want[160];
+    snprintf(want, sizeof want,
+             "t: not a trajectory format crowdblend knows: its first line '%.60s...'", line);
+    expect_error(line, aut, CB_ERR_UNSUPPORTED, want);
+    expect_error("", aut, CB_ERR_TOO_FEW, "t: no trajectories: the file is empty");
+    expect_error("\n  \n# only comments\n", aut, CB_ERR_TOO_FEW,
+                 "t: no trajectories: the file is empty");
+}
+
+/* A UTF-8 byte order mark (spreadsheet programs write one) is skipped: the header is found and
+ * the samples are those of the file without it. */
+static void traj_byte_order_mark(void **state)
+{
+    (void)state;
+    const char *text = "\xEF\xBB\xBFtime,id,x,y\n0,7,1.5,2\n1,7,2.5,2\n";
+    for (int f = 0; f < 2; ++f) {
+        cb_traj *t = load(text, f == 0 ? CB_TRAJ_FORMAT_AUTO : CB_TRAJ_FORMAT_CSV);
+        assert_int_equal(t->format, CB_TRAJ_FORMAT_CSV);
+        assert_int_equal(t->agent_count, 1);
+        assert_true(t->agents[0].id == 7);
+        check_sample(t, 0, 0, 0.0, 1.5, 2.0, 0.0);
+        check_sample(t, 0, 1, 1.0, 2.5, 2.0, 0.0);
+        cb_traj_destroy(t);
+    }
+    /* Only at the start: elsewhere the bytes are data, and a header field with them unknown. */
+    expect_error("time,id,x,\xEF\xBB\xBFy\n", CB_TRAJ_FORMAT_CSV, CB_ERR_PARSE,
+                 "t:1: unknown column");
 }
 
 /* A JuPedSim database written by the test: good rows, then each way a row or the file can be
@@ -273,6 +321,15 @@ static void traj_jupedsim_rows(void **state)
     write_db(path, "CREATE TABLE other(a);");
     assert_int_equal(cb_traj_load_file(path, &d, &t, &err), CB_ERR_PARSE);
     CB_CHECK(strstr(err.message, "not a JuPedSim trajectory file") != NULL, "%s", err.message);
+    /* A text file named as JuPedSim: not a database, said as such (not "no frame rate"). */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("time,id,x,y\n0,1,0,0\n", f);
+    fclose(f);
+    cb_traj_load_desc as_db = {.format = CB_TRAJ_FORMAT_JUPEDSIM};
+    assert_int_equal(cb_traj_load_file(path, &as_db, &t, &err), CB_ERR_PARSE);
+    CB_CHECK(strstr(err.message, "not a JuPedSim trajectory file (an SQLite database)") != NULL,
+             "%s", err.message);
     remove(path);
 }
 
@@ -483,6 +540,8 @@ int main(void)
         cmocka_unit_test(traj_vadere_steps),
         cmocka_unit_test(traj_petrack_units_and_rate),
         cmocka_unit_test(traj_text_errors_name_the_line),
+        cmocka_unit_test(traj_unknown_files_say_why),
+        cmocka_unit_test(traj_byte_order_mark),
         cmocka_unit_test(traj_jupedsim_rows),
         cmocka_unit_test(traj_passes_through_every_sample),
         cmocka_unit_test(traj_velocity_is_continuous),

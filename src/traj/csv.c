@@ -32,7 +32,9 @@ typedef struct csv_state {
     double scale[ROLE_COUNT];
 } csv_state;
 
-static const char *const role_words[ROLE_COUNT] = {"time", "id", "x", "y", "z"};
+/* What each role is, for a message about a missing column of a format whose names differ. */
+static const char *const role_words[ROLE_COUNT] = {"time", "agent id", "x coordinate",
+                                                   "y coordinate", "z coordinate"};
 
 static cb_result read_header(csv_state *st, char **fields, int count, uint64_t line, cb_error *err)
 {
@@ -100,10 +102,10 @@ static cb_result read_row(csv_state *st, char **fields, int count, uint64_t line
                                 count, st->columns);
     }
     int64_t id;
-    if (!cb_text_integer(fields[st->column[ROLE_ID]], &id)) {
-        return cb_traj_error_at(err, CB_ERR_PARSE, st->b, line,
-                                "column '%s': '%s' is not an integer", st->dialect->names[ROLE_ID],
-                                fields[st->column[ROLE_ID]]);
+    const char *bad_id = cb_text_integer_problem(fields[st->column[ROLE_ID]], &id);
+    if (bad_id != NULL) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, st->b, line, "column '%s': '%s' %s",
+                                st->dialect->names[ROLE_ID], fields[st->column[ROLE_ID]], bad_id);
     }
     double v[ROLE_COUNT] = {0};
     for (int r = 0; r < ROLE_COUNT; ++r) {

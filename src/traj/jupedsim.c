@@ -26,7 +26,12 @@ static cb_result read_fps(sqlite3 *db, const char *source, double *fps, cb_error
     *fps = 0.0;
     if (sqlite3_prepare_v2(db, "SELECT value FROM metadata WHERE key = 'fps'", -1, &st, NULL) !=
         SQLITE_OK) {
-        return CB_OK; /* no metadata table: the caller may give the rate */
+        /* No metadata table: the caller may give the rate. Not a database at all: say so
+         * (sqlite opens any file, and finds out at the first query). */
+        return sqlite3_errcode(db) == SQLITE_NOTADB
+                   ? db_error(err, CB_ERR_PARSE, source, db,
+                              "not a JuPedSim trajectory file (an SQLite database)")
+                   : CB_OK;
     }
     cb_result r = CB_OK;
     int rc = sqlite3_step(st);

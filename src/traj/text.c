@@ -166,17 +166,25 @@ bool cb_text_number(const char *field, double *out)
 
 bool cb_text_integer(const char *field, int64_t *out)
 {
+    return cb_text_integer_problem(field, out) == NULL;
+}
+
+const char *cb_text_integer_problem(const char *field, int64_t *out)
+{
     if (field[0] == '\0' || is_space(field[0])) {
-        return false;
+        return "is not an integer";
     }
     char *end = NULL;
     errno = 0;
     long long v = strtoll(field, &end, 10);
-    if (end == field || *end != '\0' || errno == ERANGE) {
-        return false;
+    if (end == field || *end != '\0') {
+        return "is not an integer";
+    }
+    if (errno == ERANGE) {
+        return "is beyond the 64-bit integers an id may be";
     }
     *out = (int64_t)v;
-    return true;
+    return NULL;
 }
 
 bool cb_text_is(const char *field, const char *name)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/base_impl.h" /* CB_PRINTF_LIKE */
 #include "traj/traj_impl.h"
 
 static const char *const format_names[CB_TRAJ_FORMAT_COUNT] = {
@@ -28,6 +29,14 @@ cb_traj_format cb_traj_format_from_name(const char *name)
     return CB_TRAJ_FORMAT_COUNT;
 }
 
+/* err's message: the prefix already written (n bytes), then fmt. */
+static void finish_message(cb_error *err, int n, const char *fmt, va_list ap)
+{
+    if (n >= 0 && (size_t)n < sizeof err->message) {
+        vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+    }
+}
+
 cb_result cb_traj_error_at(cb_error *err, cb_result code, const traj_builder *b, uint64_t place,
                            const char *fmt, ...)
 {
@@ -39,22 +48,28 @@ cb_result cb_traj_error_at(cb_error *err, cb_result code, const traj_builder *b,
                                        "%s: row %llu: ", b->source, (unsigned long long)place)
                             : snprintf(err->message, sizeof err->message, "%s:%llu: ", b->source,
                                        (unsigned long long)place);
-    if (n < 0 || (size_t)n >= sizeof err->message) {
-        return code;
-    }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+    finish_message(err, n, fmt, ap);
     va_end(ap);
     return code;
 }
 
-static cb_result error_plain(cb_error *err, cb_result code, const char *source, const char *what)
+/* An error about the whole file: "source: " and the formatted rest. */
+static cb_result error_plain(cb_error *err, cb_result code, const char *source, const char *fmt,
+                             ...) CB_PRINTF_LIKE(4, 5);
+static cb_result error_plain(cb_error *err, cb_result code, const char *source, const char *fmt,
+                             ...)
 {
-    if (err != NULL) {
-        err->code = code;
-        snprintf(err->message, sizeof err->message, "%s: %s", source, what);
+    if (err == NULL) {
+        return code;
     }
+    err->code = code;
+    int n = snprintf(err->message, sizeof err->message, "%s: ", source);
+    va_list ap;
+    va_start(ap, fmt);
+    finish_message(err, n, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -354,6 +369,31 @@ cb_traj_format cb_traj_detect_text(const char *text, size_t length)
 
 /* ---- entry points ------------------------------------------------------------------------- */
 
+/* Why text is no format auto-detection knows: it is empty, or its first line (shown, cut at 60
+ * bytes) is no format's header. */
+static cb_result unknown_format(cb_error *err, const char *source, const char *text, size_t length)
+{
+    const char *s;
+    size_t n;
+    if (!first_content_line(text, length, true, &s, &n)) {
+        return error_plain(err, CB_ERR_TOO_FEW, source,
+                           "no trajectories: the file is empty, or holds only blank and comment "
+                           "lines");
+    }
+    char shown[61]; /* printable ASCII only: the file may be binary */
+    size_t k = 0;
+    for (; k < n && k < 60; ++k) {
+        shown[k] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
+    }
+    shown[k] = '\0';
+    return error_plain(err, CB_ERR_UNSUPPORTED, source,
+                       "not a trajectory format crowdblend knows: its first line '%s%s' is "
+                       "no format's header (a plain CSV starts 'time,id,x,y'; also vadere, "
+                       "pathfinder, crowdit, petrack; jupedsim needs a file): name it with "
+                       "--format",
+                       shown, n > 60 ? "..." : "");
+}
+
 cb_result cb_traj_load_text(const char *text, size_t length, const cb_traj_load_desc *desc,
                             cb_traj **out, cb_error *err)
 {
@@ -365,14 +405,16 @@ cb_result cb_traj_load_text(const char *text, size_t length, const cb_traj_load_
     if ((unsigned)d.format >= CB_TRAJ_FORMAT_COUNT || !(d.fps >= 0.0) || d.fps > 1e6) {
         return error_plain(err, CB_ERR_INVALID_ARGUMENT, source, "invalid format or fps");
     }
+    /* A UTF-8 byte order mark, as spreadsheet programs write, is not part of the first field. */
+    if (length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        length -= 3;
+    }
     cb_traj_format f = d.format;
     if (f == CB_TRAJ_FORMAT_AUTO) {
         f = cb_traj_detect_text(text, length);
         if (f == CB_TRAJ_FORMAT_AUTO) {
-            return error_plain(err, CB_ERR_UNSUPPORTED, source,
-                               "not a trajectory format crowdblend knows (csv, vadere, "
-                               "pathfinder, crowdit, petrack; jupedsim needs a file): name it "
-                               "with --format");
+            return unknown_format(err, source, text, length);
         }
     }
     switch (f) {

@@ -62,9 +62,10 @@ static cb_result read_step(traj_builder *b, char **fields, int count, int column
                                 count, columns);
     }
     int64_t id;
-    if (!cb_text_integer(fields[column[COL_ID]], &id)) {
-        return cb_traj_error_at(err, CB_ERR_PARSE, b, line, "pedestrianId '%s' is not an integer",
-                                fields[column[COL_ID]]);
+    const char *bad_id = cb_text_integer_problem(fields[column[COL_ID]], &id);
+    if (bad_id != NULL) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line, "pedestrianId '%s' %s",
+                                fields[column[COL_ID]], bad_id);
     }
     double v[COL_COUNT];
     for (int k = 1; k < COL_COUNT; ++k) {
