@@ -835,6 +835,84 @@ with tempfile.TemporaryDirectory() as tmp:
         check_quoted_names(out, proc)
 
 
+# ---- --out: its name, rate and folder, and what the run says it wrote -----------------------
+
+def check_out_report(path, proc, rate):
+    """The run's "out" object against the GLB itself: the agent nodes, the key grid's frames
+    (one per 1 / rate from the first agent key to the last) and the rate."""
+    try:
+        rep = json.loads(proc.stdout)["files"][0]["out"]
+        doc, binary = glb_doc(path)
+        with open(path, "rb") as f:
+            magic = f.read(4)
+        roots = doc["scenes"][0]["nodes"]
+        keys = sorted({round(t * rate) for node in roots
+                       for t, _ in agent_translations(doc, binary, node)})
+        check(magic == b"glTF" and rep["format"] == "glb" and rep["agents"] == len(roots) and
+              rep["rate_hz"] == rate and rep["frames"] == keys[-1] + 1,
+              f"--out {os.path.basename(path)}: a GLB (either case), and the run reports its "
+              f"{len(roots)} agents, {keys[-1] + 1} frames at {rate} Hz ({rep})")
+    except (OSError, ValueError, KeyError, IndexError, struct.error) as e:
+        check(False, f"--out in capitals: a GLB and its report ({e}; {proc.stderr.strip()})")
+
+
+def check_out_refusals(tmp):
+    """Names, rates and folders the export cannot take: refused before the run, nothing left."""
+    cases = [(["--out", os.path.join(tmp, "crowd.fbx")], 2, "FILE.gltf"),
+             (["--out", os.path.join(tmp, "crowd.glb"), "--out-rate", "25"], 2,
+              "--out-rate 25 does not divide --rate 60"),
+             (["--out", os.path.join(tmp, "no", "crowd.glb")], 1, "No such file or directory")]
+    for args, code, says in cases:
+        proc = run(cut, "--seconds", "1", *args)
+        left = [f for f in os.listdir(tmp) if f.startswith("crowd")]
+        check(proc.returncode == code and says in proc.stderr and proc.stdout == "" and not left,
+              f"{' '.join(os.path.basename(a) for a in args)}: exit {code} saying {says!r}, "
+              f"nothing written (exit {proc.returncode}, {proc.stderr.strip()!r}, {left})")
+    divides = run(cut, "--seconds", "1", "--out-rate", "25", "--rate", "50", "--summary")
+    check(divides.returncode == 0, "--out-rate 25 with --rate 50 is taken")
+
+
+def check_unused_options():
+    """Options the crowd's graph cannot run are named on stderr, not dropped without a word;
+    a band without foot-frames has null figures, the last band no upper edge."""
+    proc = run(cut, "--seconds", "1", "--orientation-warp", "30", "--stride-warp", "--json")
+    try:
+        d = json.loads(proc.stdout)["files"][0]
+        bands = d["skate_by_speed"] + d["skate_by_turn"]
+        empty = [b["skate"] for b in bands if b["skate"]["count"] == 0]
+        check(proc.returncode == 0 and "--orientation-warp is off" in proc.stderr and
+              "--stride-warp is off" in proc.stderr,
+              f"--orientation-warp and --stride-warp on the blend-space crowd: a note for each "
+              f"({proc.stderr.strip()!r})")
+        check(empty and all(e["mean"] is None and e["p95"] is None and e["above_5"] is None
+                            for e in empty) and
+              d["skate_by_speed"][-1]["to"] is None and d["skate_by_turn"][-1]["to"] is None,
+              f"empty bands: null figures ({len(empty)} of {len(bands)}); last bands: to null")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"notes for unused options and empty bands ({e}; {proc.stderr.strip()})")
+
+
+def check_agents_shown(tmp):
+    """An agent that falls between two frames is left out, and the text says so."""
+    path = os.path.join(tmp, "between.csv")
+    with open(path, "w") as f:
+        f.write("time,id,x,y\n0,1,0,0\n2,1,2,0\n0.1,2,0,3\n0.3,2,0.2,3\n")
+    proc = run(path, "--rate", "2")
+    check(proc.returncode == 0 and "1 agents shown of the file's 2" in proc.stdout,
+          f"an agent between two frames: '1 agents shown of the file's 2' "
+          f"({proc.stdout.splitlines()[:1]})")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    upper = os.path.join(tmp, "CROWD.GLB")
+    check_out_report(upper, run(cut, "--seconds", "2", "--out", upper, "--out-rate", "20",
+                                "--json"), 20)
+    os.remove(upper)
+    check_out_refusals(tmp)
+    check_unused_options()
+    check_agents_shown(tmp)
+
+
 print(f"1..{len(results)}")
 for i, (ok, what) in enumerate(results, 1):
     print(f"{'ok' if ok else 'not ok'} {i} - {what}")

@@ -80,6 +80,9 @@ typedef struct cb_animate_result {
     bool stride;     /* stride warping ran */
     cb_follow_stats follow_stats;
     cb_measure *measure;
+    /* --out: the agents, frames and rate written (0 without --out) */
+    uint32_t out_agents, out_frames;
+    double out_rate_hz;
 } cb_animate_result;
 
 /* Loads the assets and measures the clips' own pops; false with a message on stderr. */

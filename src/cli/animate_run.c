@@ -347,6 +347,7 @@ typedef struct run {
     float *weights;         /* slot_count scratch */
     float *times;
     uint32_t export_step;
+    uint32_t export_agents;  /* agents on the export grid */
     float stand;             /* the follow path's stand speed */
     bool warp, lock, orient; /* the follow features used */
     bool stride;
@@ -470,11 +471,31 @@ static bool load_graph(run *r)
     return ok;
 }
 
+/* Says on stderr which feature asked for on the command line the crowd's graph cannot run
+ * (it has no parameter for it), so that an option does not go unheeded without a word. */
+static void note_features_off(const run *r)
+{
+    const char *graph = r->o->graph != NULL ? r->o->graph : "the blend-space crowd";
+    if (r->o->orient_rad > 0.0f && !r->orient) {
+        fprintf(stderr,
+                "crowdblend animate: note: --orientation-warp is off: %s has no \"warp\" "
+                "parameter (locomotion_follow has)\n",
+                graph);
+    }
+    if (r->o->stride && !r->stride) {
+        fprintf(stderr, "crowdblend animate: note: --stride-warp is off: %s\n",
+                !r->warp ? "it lengthens strides beyond the playback-rate warp, which is not "
+                           "running (locomotion_follow runs it)"
+                         : "the graph has no \"stride\" parameter (locomotion_follow has)");
+    }
+}
+
 /* The follow features the graph has parameters for (cb_traj_host_enable_features); false with
  * a message when --gait asks for the warp and the graph cannot take it. */
 static bool enable_features(run *r, cb_follow_desc *fd)
 {
     if (r->graph == NULL) {
+        note_features_off(r);
         return true;
     }
     /* A pack without --gait has no known gait clip: no playback-rate warping by the follower
@@ -499,6 +520,7 @@ static bool enable_features(run *r, cb_follow_desc *fd)
     }
     r->orient = fd->orient.angle_param != NULL;
     r->stride = fd->stride.scale_param != NULL;
+    note_features_off(r);
     return true;
 }
 
@@ -702,6 +724,7 @@ static bool make_export(run *r, uint32_t frames)
             first[used++] = (uint32_t)e0;
         }
     }
+    r->export_agents = used;
     cb_gltf_desc gd = {.skeleton = r->skeleton,
                        .agent_count = used,
                        .agent_ids = ids,
@@ -785,9 +808,14 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->orient = r.orient;
         out->stride = r.stride;
         out->follow_stats = cb_follow_query_stats(r.follow);
+        if (r.gltf != NULL) {
+            out->out_agents = r.export_agents;
+            out->out_frames = (frames + r.export_step - 1) / r.export_step;
+            out->out_rate_hz = o->rate_hz / r.export_step;
+        }
         r.measure = NULL;
     } else {
-        fprintf(stderr, "crowdblend animate: %s: failed\n", name);
+        fprintf(stderr, "crowdblend animate: stopped at %s\n", name);
     }
     cb_measure_destroy(r.measure);
     free_run(&r);

@@ -144,13 +144,31 @@ bool cb_opts_parse(const char *command, int argc, char **argv, int first, const 
     return true;
 }
 
+/* The length of a help text's leading "NAME: " (capitals, digits, '_' and ','; the value's
+ * name, as "HZ: " or "LEFT,RIGHT: "), or 0. */
+static size_t value_name_length(const char *help)
+{
+    size_t n = 0;
+    while ((help[n] >= 'A' && help[n] <= 'Z') || (help[n] >= '0' && help[n] <= '9') ||
+           help[n] == '_' || help[n] == ',') {
+        ++n;
+    }
+    return n > 0 && help[n] == ':' && help[n + 1] == ' ' ? n : 0;
+}
+
 void cb_opts_print_help(const char *usage, const cb_opt *opts)
 {
     printf("usage: %s\n\noptions:\n", usage);
     for (const cb_opt *o = opts; o->name != NULL; ++o) {
-        const char *arg = o->kind == CB_OPT_FLAG ? "" : o->kind == CB_OPT_STRING ? " TEXT" : " N";
+        /* A help text that starts with its value's name gives it; else the kind's. */
+        size_t named = o->kind == CB_OPT_FLAG ? 0 : value_name_length(o->help);
+        const char *kind = o->kind == CB_OPT_FLAG ? "" : o->kind == CB_OPT_STRING ? " TEXT" : " N";
         char left[48];
-        snprintf(left, sizeof left, "--%s%s", o->name, arg);
-        printf("  %-24s %s\n", left, o->help);
+        if (named > 0) {
+            snprintf(left, sizeof left, "--%s %.*s", o->name, (int)named, o->help);
+        } else {
+            snprintf(left, sizeof left, "--%s%s", o->name, kind);
+        }
+        printf("  %-24s %s\n", left, o->help + (named > 0 ? named + 2 : 0));
     }
 }

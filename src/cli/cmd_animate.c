@@ -2,14 +2,17 @@
  * simulator trajectories, measured as issue 12 defines (planted-foot skate, pops), optionally
  * exported as glTF; `--summary` only describes the files (what the loader read, for scripts and
  * tests). */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/animate.h"
 #include "cli/cli.h"
+#include "export/gltf.h"
 
 enum { MAX_FILES = 64 };
 
@@ -62,21 +65,30 @@ static void summary_text(const char *path, const cb_traj *t)
 
 /* ---- results ------------------------------------------------------------------------------ */
 
+/* A skate statistic in cm/s; with no foot-frames its figures are null (there are none), not
+ * zeros that would read as feet that do not slide. */
 static void stat_json(const char *key, const cb_stat *s)
 {
-    printf("\"%s\": {\"count\": %llu, \"mean\": %.4f, \"median\": %.4f, \"p95\": %.4f, "
-           "\"above_5\": %.5f}",
-           key, (unsigned long long)s->count, cb_stat_mean(s), cb_stat_quantile(s, 0.5),
-           cb_stat_quantile(s, 0.95), cb_stat_share_above(s));
+    printf("\"%s\": {\"count\": %llu, ", key, (unsigned long long)s->count);
+    if (s->count == 0) {
+        printf("\"mean\": null, \"median\": null, \"p95\": null, \"above_5\": null}");
+        return;
+    }
+    printf("\"mean\": %.4f, \"median\": %.4f, \"p95\": %.4f, \"above_5\": %.5f}", cb_stat_mean(s),
+           cb_stat_quantile(s, 0.5), cb_stat_quantile(s, 0.95), cb_stat_share_above(s));
 }
 
+/* The bands by speed or turn rate; the last has no upper edge ("to": null). */
 static void bands_json(const char *key, const double *edges, int count, const cb_stat *const *s)
 {
     printf(", \"%s\": [", key);
     for (int b = 0; b < count; ++b) {
-        printf("%s{\"from\": %g, \"to\": %s%g%s, ", b ? ", " : "", edges[b],
-               b + 1 < count ? "" : "\"", b + 1 < count ? edges[b + 1] : INFINITY,
-               b + 1 < count ? "" : "\"");
+        printf("%s{\"from\": %g, \"to\": ", b ? ", " : "", edges[b]);
+        if (b + 1 < count) {
+            printf("%g, ", edges[b + 1]);
+        } else {
+            printf("null, ");
+        }
         stat_json("skate", s[b]);
         printf("}");
     }
@@ -137,6 +149,21 @@ static void pack_json(const cb_animate_options *o, const cb_animate_assets *asse
     print_json_string(assets->feet_from);
 }
 
+/* --out: the file written, its agents, frames and rate (null without --out). */
+static void out_json(const cb_animate_options *o, const cb_animate_result *r)
+{
+    printf(", \"out\": ");
+    if (o->out == NULL) {
+        printf("null");
+        return;
+    }
+    printf("{\"path\": ");
+    print_json_string(o->out);
+    printf(", \"format\": \"%s\", \"agents\": %u, \"frames\": %u, \"rate_hz\": %.9g}",
+           cb_gltf_file_of(o->out) == CB_GLTF_FILE_GLB ? "glb" : "gltf", r->out_agents,
+           r->out_frames, r->out_rate_hz);
+}
+
 static void result_json(const char *path, const cb_traj *t, const cb_animate_options *o,
                         const cb_animate_result *r, const cb_animate_assets *assets, bool last)
 {
@@ -160,11 +187,16 @@ static void result_json(const char *path, const cb_traj *t, const cb_animate_opt
            (unsigned long long)r->follow_stats.reach_failures,
            (unsigned long long)r->follow_stats.rate_clamped, r->wall_s);
     measure_json(&m, assets);
+    out_json(o, r);
     printf("}%s\n", last ? "" : ",");
 }
 
 static void stat_line(const char *label, const cb_stat *s)
 {
+    if (s->count == 0) {
+        printf("    %-18s %8s %8s %8s %11s %10d\n", label, "-", "-", "-", "-", 0);
+        return;
+    }
     printf("    %-18s %8.2f %8.2f %8.2f %9.1f %% %10llu\n", label, cb_stat_mean(s),
            cb_stat_quantile(s, 0.5), cb_stat_quantile(s, 0.95), 100.0 * cb_stat_share_above(s),
            (unsigned long long)s->count);
@@ -215,10 +247,14 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
                         const cb_animate_result *r, const cb_animate_assets *assets)
 {
     cb_measure_result m = cb_measure_query(r->measure);
-    printf("%s (%s): %u agents (%u at most at once), %.0f character-seconds, %u frames at %g "
-           "Hz, %s%s, %.1f s\n",
-           path, cb_traj_format_name(t->format), r->agents_shown, r->max_concurrent,
-           r->character_seconds, r->frames, o->rate_hz,
+    printf("%s (%s): %u agents", path, cb_traj_format_name(t->format), r->agents_shown);
+    if (r->agents_shown < t->agent_count) {
+        printf(" shown of the file's %u (the rest fall between two frames or after --seconds)",
+               t->agent_count);
+    }
+    printf(", %u at most at once, %.0f character-seconds, %u frames at %g Hz, %s%s, run in "
+           "%.1f s\n",
+           r->max_concurrent, r->character_seconds, r->frames, o->rate_hz,
            o->graph != NULL ? o->graph : "blend-space crowd",
            o->host_warp ? " + host playback-rate warp" : "", r->wall_s);
     if (assets->pack == NULL) {
@@ -241,7 +277,15 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
         printf("  follow: stride warping, %llu character-frames with longer strides\n",
                (unsigned long long)r->follow_stats.stride_warped);
     }
+    if (o->max_turn > 0.0f) {
+        printf("  follow: the heading turns at most %g rad/s\n", (double)o->max_turn);
+    }
     measure_text(&m, assets);
+    if (o->out != NULL) {
+        printf("  wrote %s (%s): %u agents, %u frames at %g Hz\n", o->out,
+               cb_gltf_file_of(o->out) == CB_GLTF_FILE_GLB ? "GLB" : "glTF JSON and its .bin",
+               r->out_agents, r->out_frames, r->out_rate_hz);
+    }
 }
 
 /* What the command line gave, before it is checked. */
@@ -271,6 +315,10 @@ static const char *bad_inputs(const animate_args *a)
     }
     if (a->out != NULL && a->file_count != 1) {
         return "--out takes one trajectory file";
+    }
+    if (a->out != NULL && cb_gltf_file_of(a->out) == CB_GLTF_FILE_NONE) {
+        return "--out names a glTF 2.0 file: FILE.gltf (JSON, and FILE.bin beside it) or FILE.glb "
+               "(one binary file)";
     }
     if (a->pack == NULL && a->feet != NULL) {
         return "--feet names a pack's joints: it needs --pack";
@@ -338,6 +386,48 @@ static const char *bad_args(const animate_args *a)
     const char *bad = bad_inputs(a);
     bad = bad != NULL ? bad : bad_ranges(a);
     return bad != NULL ? bad : bad_follow(a);
+}
+
+/* The export keeps every n-th animation frame, so --out-rate must divide --rate: 25 from 60
+ * would otherwise come out as 30 or 20. False with the rates that would do. */
+static bool out_rate_divides(const animate_args *a)
+{
+    if (a->out_rate == 0.0) {
+        return true;
+    }
+    double q = a->rate / a->out_rate;
+    if (fabs(q - round(q)) <= 1e-9 * q) {
+        return true;
+    }
+    fprintf(stderr,
+            "crowdblend animate: --out-rate %g does not divide --rate %g (the export keeps "
+            "every n-th animation frame): give --out-rate %g or %g, or a --rate that is a "
+            "multiple of %g, as %g\n",
+            a->out_rate, a->rate, a->rate / ceil(q), a->rate / floor(q), a->out_rate,
+            a->out_rate * ceil(q));
+    return false;
+}
+
+/* --out's folder can be written, checked before the run, which may take minutes, rather than
+ * when the file is written at its end. */
+static bool out_folder_writable(const char *out)
+{
+    if (out == NULL) {
+        return true;
+    }
+    char dir[4096];
+    const char *slash = strrchr(out, '/');
+    if (slash == NULL) {
+        snprintf(dir, sizeof dir, ".");
+    } else {
+        snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "crowdblend animate: --out %s: cannot write in '%s': %s\n", out, dir,
+                strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 /* The graph the crowd runs: NULL (the blend-space crowd), the named one, or with a pack and
@@ -509,6 +599,12 @@ static int parse_and_run(int argc, char **argv, const cb_opt *opts, animate_args
         fprintf(stderr, "crowdblend animate: %s\n", bad);
         return CB_EXIT_USAGE;
     }
+    if (!out_rate_divides(a)) {
+        return CB_EXIT_USAGE;
+    }
+    if (!out_folder_writable(a->out)) {
+        return CB_EXIT_FAILURE;
+    }
     cb_traj_load_desc ld = {.format = a->traj_format, .fps = a->fps};
     cb_animate_options o = options_of(a);
     return run_files(files, a, &ld, &o);
@@ -528,17 +624,19 @@ int cb_cmd_animate(int argc, char **argv)
          "LEFT,RIGHT: the pack's foot joints whose skate is measured (default ball_l,ball_r, "
          "else the joints named left/right with foot, toe or ball, the deepest of each side's "
          "chain; without them the skate is reported absent)"},
-        {"rate", CB_OPT_DOUBLE, &a.rate, "animation frames per second (default 60)"},
+        {"rate", CB_OPT_DOUBLE, &a.rate, "HZ: animation frames per second (default 60)"},
         {"clip-rate", CB_OPT_STRING, &a.clip_rate,
          "HZ: the rate the embedded clips are stored at, in [1, 1000] (default 30; not with "
          "--pack)"},
         {"out", CB_OPT_STRING, &a.out,
-         "write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
-        {"out-rate", CB_OPT_DOUBLE, &a.out_rate, "frames per second of --out (default: --rate)"},
-        {"seconds", CB_OPT_DOUBLE, &a.seconds, "animate only the first S seconds of each file"},
+         "FILE: write the animated crowd to FILE.gltf (+ .bin) or FILE.glb"},
+        {"out-rate", CB_OPT_DOUBLE, &a.out_rate,
+         "HZ: frames per second of --out, dividing --rate (default: --rate)"},
+        {"seconds", CB_OPT_DOUBLE, &a.seconds, "S: animate only the first S seconds of each file"},
         {"format", CB_OPT_STRING, &a.format,
          "auto (default), csv, jupedsim, vadere, pathfinder, crowdit or petrack"},
-        {"fps", CB_OPT_DOUBLE, &a.fps, "frame rate of files that count frames, if they lack it"},
+        {"fps", CB_OPT_DOUBLE, &a.fps,
+         "FPS: frame rate of files that count frames, if they lack it"},
         {"host-warp", CB_OPT_FLAG, &a.host_warp,
          "reference: the host scales each character's dt by commanded / blended root speed"},
         {"stand-speed", CB_OPT_DOUBLE, &a.stand,
@@ -557,7 +655,8 @@ int cb_cmd_animate(int argc, char **argv)
         {"max-turn", CB_OPT_DOUBLE, &a.max_turn,
          "most the heading turns per second, rad/s (default 0: no limit)"},
         {"orientation-warp", CB_OPT_DOUBLE, &a.orient_deg,
-         "turn the lower body towards the velocity by up to DEG degrees (graphs with a \"warp\" "
+         "DEG: turn the lower body towards the velocity by up to DEG degrees (graphs with a "
+         "\"warp\" "
          "parameter; default 0: off; pair it with --max-turn)"},
         {"stride-warp", CB_OPT_FLAG, &a.stride,
          "beyond --max-rate, lengthen the strides instead (graphs with a \"stride\" parameter: "

@@ -4,6 +4,8 @@
 
 #include "base/base_impl.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -408,10 +410,26 @@ static bool write_all(FILE *f, const void *p, size_t n)
     return n == 0 || fwrite(p, 1, n, f) == n;
 }
 
+/* Does s end in suffix, letters in either case? */
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
+    if (n < k) {
+        return false;
+    }
+    for (size_t i = 0; i < k; ++i) {
+        if (tolower((unsigned char)s[n - k + i]) != tolower((unsigned char)suffix[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+cb_gltf_file cb_gltf_file_of(const char *path)
+{
+    return ends_with(path, ".glb")    ? CB_GLTF_FILE_GLB
+           : ends_with(path, ".gltf") ? CB_GLTF_FILE_GLTF
+                                      : CB_GLTF_FILE_NONE;
 }
 
 enum { PATH_BYTES = 4096 };
@@ -504,9 +522,46 @@ static bool write_bin_file(const char *bin_path, const cb_gltf *g, const float *
     return ok;
 }
 
+/* The files of a .gltf or a GLB written, or the first that failed removed with the ones before
+ * it (no half-written export is left) and the reason in err. */
+static cb_result write_files(const cb_gltf *g, const char *path, const char *bin_path,
+                             const text *j, const float *scales, size_t scale_count, cb_error *err)
+{
+    const bool glb = cb_gltf_file_of(path) == CB_GLTF_FILE_GLB;
+    errno = 0;
+    FILE *f = fopen(path, "wb");
+    bool ok =
+        f != NULL && (glb ? write_glb(f, g, j, scales, scale_count) : write_all(f, j->s, j->n));
+    if (f != NULL && fclose(f) != 0) {
+        ok = false;
+    }
+    const char *failed = path;
+    if (ok && !glb) {
+        failed = bin_path;
+        ok = write_bin_file(bin_path, g, scales, scale_count);
+    }
+    if (ok) {
+        return CB_OK;
+    }
+    int e = errno; /* before remove, which may set it */
+    if (failed == bin_path) {
+        remove(bin_path);
+    }
+    if (f != NULL) {
+        remove(path);
+    }
+    return cb_error_set(err, CB_ERR_IO, "--out: cannot write '%s': %s", failed,
+                        e != 0 ? strerror(e) : "write failed");
+}
+
 cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
 {
-    bool glb = ends_with(path, ".glb");
+    const cb_gltf_file kind = cb_gltf_file_of(path);
+    if (kind == CB_GLTF_FILE_NONE) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "--out: '%s' is neither a .gltf nor a .glb file", path);
+    }
+    const bool glb = kind == CB_GLTF_FILE_GLB;
     size_t scale_count;
     float *scales = scale_data(g, &scale_count);
     if (scales == NULL) {
@@ -525,26 +580,8 @@ cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
         free(scales);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "--out: out of memory for the JSON");
     }
-    bool ok = true;
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        ok = false;
-    } else if (glb) {
-        ok = write_glb(f, g, &j, scales, scale_count);
-    } else {
-        ok = write_all(f, j.s, j.n);
-    }
-    if (f != NULL && fclose(f) != 0) {
-        ok = false;
-    }
-    if (ok && !glb) {
-        ok = write_bin_file(bin_path, g, scales, scale_count);
-    }
+    cb_result r = write_files(g, path, bin_path, &j, scales, scale_count, err);
     free(j.s);
     free(scales);
-    if (!ok) {
-        remove(path);
-        return cb_error_set(err, CB_ERR_IO, "--out: cannot write '%s'", path);
-    }
-    return 0;
+    return r;
 }

@@ -44,8 +44,14 @@ void cb_gltf_destroy(cb_gltf *g);
 void cb_gltf_record(cb_gltf *g, uint32_t agent, uint32_t frame, const float root_position[3],
                     const float root_rotation[4], const float *model_matrices);
 
-/* Writes the file: GLB when the path ends in ".glb", else glTF JSON plus "<path>.bin" (the
- * ".gltf" suffix replaced). CB_ERR_IO with a message on failure. */
+/* The file a path names, by its suffix in either case: ".glb" one binary GLB file, ".gltf"
+ * glTF JSON with a ".bin" beside it; NONE for any other name, which is refused. */
+typedef enum cb_gltf_file { CB_GLTF_FILE_NONE, CB_GLTF_FILE_GLTF, CB_GLTF_FILE_GLB } cb_gltf_file;
+cb_gltf_file cb_gltf_file_of(const char *path);
+
+/* Writes the file: a GLB, or glTF JSON plus "<path>.bin" (the ".gltf" suffix replaced), as
+ * cb_gltf_file_of says; CB_ERR_INVALID_ARGUMENT for another name. CB_ERR_IO with the system's
+ * reason when a file cannot be written, and then nothing of the export is left. */
 cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err);
 
 #endif
