@@ -833,6 +833,16 @@ with tempfile.TemporaryDirectory() as tmp:
         check(True, "a joint named with a quote and a backslash # SKIP this build has no importer")
     else:
         check_quoted_names(out, proc)
+        # The import marked no plants: the skate is absent with the reason, not 0 of 0.
+        proc = run(cut, "--pack", pack, "--graph", graph, "--seconds", "1", "--feet", "leg,leg",
+                   "--json")
+        try:
+            d = json.loads(proc.stdout)["files"][0]
+            check(proc.returncode == 0 and d["skate"] is None and
+                  "no foot_plant_l/_r markers" in d["skate_absent"] and d["feet"] == ["leg", "leg"],
+                  f"a pack without plant markers: skate null, and why ({d.get('skate_absent')})")
+        except (ValueError, KeyError, IndexError) as e:
+            check(False, f"a pack without plant markers ({e}; {proc.stderr.strip()[-300:]})")
 
 
 # ---- --out: its name, rate and folder, and what the run says it wrote -----------------------
@@ -892,6 +902,13 @@ def check_unused_options():
         check(False, f"notes for unused options and empty bands ({e}; {proc.stderr.strip()})")
 
 
+def check_graph_without_velocity():
+    """A graph the follower cannot drive (no vx / vy): exit 1, saying which parameters."""
+    proc = run(cut, "--seconds", "1", "--graph", "direct_blend")
+    check(proc.returncode == 1 and "'vx' (left) and 'vy' (forward)" in proc.stderr,
+          f"--graph direct_blend: exit 1 naming vx and vy ({proc.stderr.strip()!r})")
+
+
 def check_agents_shown(tmp):
     """An agent that falls between two frames is left out, and the text says so."""
     path = os.path.join(tmp, "between.csv")
@@ -910,6 +927,7 @@ with tempfile.TemporaryDirectory() as tmp:
     os.remove(upper)
     check_out_refusals(tmp)
     check_unused_options()
+    check_graph_without_velocity()
     check_agents_shown(tmp)
 
 

@@ -52,6 +52,9 @@ typedef struct cb_animate_assets {
     char feet_names[2][CB_JOINT_NAME_MAX + 1];
     const char *feet_from;
     const char *feet_missing;
+    /* The feet are known but the clips mark no plants (a pack imported without
+     * --detect-foot-plants): why the skate is not measured, or NULL. */
+    const char *plants_missing;
     double clips_pops_p999; /* the clips' own pops (cm), each looping clip played alone; < 0:
                                none loops */
 } cb_animate_assets;

@@ -300,12 +300,31 @@ static bool find_feet(cb_animate_assets *a, const char *feet)
     return true;
 }
 
+/* Whether any of the pack's clips marks a foot's plants (foot_plant_l and the like): without
+ * such markers no frame counts as planted, and the skate would read as none of none. */
+static bool pack_marks_plants(const cb_pack *pack)
+{
+    for (uint32_t c = 0; c < cb_pack_clip_count(pack); ++c) {
+        cb_clip_feet feet;
+        cb_clip_feet_init(&feet, cb_pack_clip(pack, c)); /* false: too many, so some */
+        if (feet.count[CB_FOOT_LEFT] > 0 || feet.count[CB_FOOT_RIGHT] > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool cb_animate_assets_init(cb_animate_assets *a, const cb_animate_source *src, double rate_hz)
 {
     memset(a, 0, sizeof *a);
     bool ok = src->pack != NULL ? load_pack(a, src->pack) : load_embedded(a, src->clip_rate_hz);
     ok = ok && (src->gait == NULL || find_gait(a, src->gait));
     ok = ok && find_feet(a, src->feet) && clip_pops(a, rate_hz);
+    if (ok && a->pack != NULL && !pack_marks_plants(a->pack)) {
+        a->plants_missing = "the pack's clips have no foot_plant_l/_r markers, so no frame "
+                            "counts as planted: crowdblend import --detect-foot-plants LEFT,RIGHT "
+                            "adds them";
+    }
     if (!ok) {
         cb_animate_assets_finish(a);
     }
@@ -561,7 +580,13 @@ static bool make_crowd(run *r, uint32_t capacity)
         return false;
     }
     if (cb_traj_host_follow(r->host, &fd, &err) != CB_OK) {
-        fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
+        /* The command names no velocity parameters: a graph without the usual ones is not a
+         * locomotion graph the follower can drive. */
+        fprintf(stderr, "crowdblend animate: follow: %s%s\n", err.message,
+                err.code == CB_ERR_NOT_FOUND
+                    ? " (the command's graph must take the velocity as float parameters 'vx' "
+                      "(left) and 'vy' (forward), as locomotion_8dir and locomotion_follow do)"
+                    : "");
         return false;
     }
     r->follow = cb_traj_host_follower(r->host);

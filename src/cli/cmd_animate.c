@@ -97,12 +97,18 @@ static void bands_json(const char *key, const double *edges, int count, const cb
 
 /* The figures of a measurement: skate and its bands (null with the reason when the feet are
  * unknown), pops. */
+/* Why the skate is not measured (the feet unknown, or no plants marked), or NULL. */
+static const char *skate_absent(const cb_animate_assets *assets)
+{
+    return assets->feet_missing != NULL ? assets->feet_missing : assets->plants_missing;
+}
+
 static void measure_json(const cb_measure_result *m, const cb_animate_assets *assets)
 {
     double clips_pops = assets->clips_pops_p999;
-    if (assets->feet_missing != NULL) {
+    if (skate_absent(assets) != NULL) {
         printf("\"skate\": null, \"skate_absent\": ");
-        print_json_string(assets->feet_missing);
+        print_json_string(skate_absent(assets));
     } else {
         stat_json("skate", m->skate);
         bands_json("skate_by_speed", cb_measure_speed_edges, CB_MEASURE_SPEED_BANDS,
@@ -226,8 +232,8 @@ static void skate_text(const cb_measure_result *m)
 
 static void measure_text(const cb_measure_result *m, const cb_animate_assets *assets)
 {
-    if (assets->feet_missing != NULL) {
-        printf("  planted-foot skate: not measured (%s)\n", assets->feet_missing);
+    if (skate_absent(assets) != NULL) {
+        printf("  planted-foot skate: not measured (%s)\n", skate_absent(assets));
     } else {
         if (assets->pack != NULL) {
             printf("  feet: %s, %s (from %s)\n", assets->feet_names[0], assets->feet_names[1],
@@ -262,8 +268,8 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
                (double)cb_clip_sample_rate(assets->locomotion[1]));
     }
     if (r->warp || r->lock) {
-        printf("  follow: %s%s%s; %llu plants locked, %llu reach failures, %llu rates at a "
-               "bound\n",
+        printf("  follow: %s%s%s; %llu plants locked, %llu of them not held (out of the leg's "
+               "reach), %llu character-frames with the playback rate at a bound\n",
                r->warp ? "playback-rate warping" : "", r->warp && r->lock ? " + " : "",
                r->lock ? "foot locking" : "", (unsigned long long)r->follow_stats.locks,
                (unsigned long long)r->follow_stats.reach_failures,

@@ -142,9 +142,9 @@ static cb_result find_velocity_param(const cb_crowd *crowd, uint32_t kind, const
         return find_float_param(crowd, kind, second, field, out, err);
     }
     return cb_error_set(err, CB_ERR_NOT_FOUND,
-                        "cb_follow_create: %s: the graph has neither '%s' nor '%s'; name the "
-                        "parameter",
-                        field, first, second);
+                        "cb_follow_create: %s: the graph has neither '%s' nor '%s' to take the "
+                        "character's local velocity; name its float parameter in %s",
+                        field, first, second, field);
 }
 
 static cb_result check_desc(const cb_follow_desc *d, cb_error *err)
