@@ -822,6 +822,18 @@ static void crowd_large_outputs_take_huge_pages_without_hooks(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* Time sync and root motion against the clips' own figures.                                  */
 
+/* A crowd of one character of graphs[0], on one thread, at phase 0. */
+static cb_crowd *one_character(const cb_graph *const *graphs)
+{
+    cb_crowd_desc d = graph_desc(1, graphs);
+    d.thread_count = 1;
+    cb_crowd *c = NULL;
+    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
+    cb_character ch;
+    assert_int_equal(cb_crowd_add(c, 0, 0.0f, &ch), CB_OK);
+    return c;
+}
+
 /* A character exactly on one node plays that clip alone: its phase advances by dt / duration
  * and a full cycle of root motion adds up to the clip's displacement. */
 static void crowd_single_clip_root_motion_matches_the_clip(void **state)
@@ -829,12 +841,7 @@ static void crowd_single_clip_root_motion_matches_the_clip(void **state)
     (void)state;
     const cb_clip *walk = cb_embedded_find_clip(set, "walk_fr");
     cb_clip_root_motion rm = cb_clip_query_root_motion(walk);
-    cb_crowd_desc d = graph_desc(1, bare_list);
-    d.thread_count = 1;
-    cb_crowd *c = NULL;
-    assert_int_equal(cb_crowd_create(&d, &c, NULL), CB_OK);
-    cb_character ch;
-    assert_int_equal(cb_crowd_add(c, 0, 0.0f, &ch), CB_OK);
+    cb_crowd *c = one_character(bare_list);
     cb_crowd_param_column(c, 0, 0)[0] = -rm.right_mps; /* blend_0 is +X, the left */
     cb_crowd_param_column(c, 0, 1)[0] = rm.forward_mps;
     const float dur = cb_clip_duration(walk);
@@ -894,6 +901,76 @@ static void crowd_phase_advances_at_the_weight_averaged_duration(void **state)
     CB_CHECK(w[1 * stride] > 0.2f && w[9 * stride] > 0.2f, "midway: walk %g run %g",
              (double)w[stride], (double)w[9 * stride]);
     cb_crowd_destroy(c);
+}
+
+/* A character between idle and walk_f, its parameters fixed: after `cycles` cycles of the
+ * walk's sync group, the root's forward displacement against the closed form: the walk did
+ * `cycles` cycles at its weight, idle (no root motion) none, so w_walk x cycles x the walk's
+ * displacement (root motion is the weighted mean of the clips' deltas). Returns the seconds
+ * those cycles took, which tells whether idle lengthened the walk's cycle. */
+static double idle_walk_cycles(cb_graph_blend_sync sync, int cycles)
+{
+    cb_graph_blend_desc bd = blend_desc(false);
+    bd.sync = sync;
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    CB_CHECK(cb_graph_create_blend(&bd, &g, &err) == CB_OK, "blend graph: %s", err.message);
+    const cb_graph *list[1] = {g};
+    cb_crowd *c = one_character(list);
+    const cb_clip *walk = clips[1];
+    cb_clip_root_motion rm = cb_clip_query_root_motion(walk);
+    cb_crowd_param_column(c, 0, 0)[0] = 0.0f;
+    cb_crowd_param_column(c, 0, 1)[0] = 0.4f * rm.forward_mps;
+    /* One step to read the weights (they stay: the parameters do), then the walk's phase is
+     * stepped to whole cycles: dt from the group's own cycle, idle's 3 s and the walk's
+     * weight-averaged when they share it. */
+    assert_int_equal(cb_crowd_update(c, 0.0f), CB_OK);
+    size_t stride;
+    const float *w = cb_crowd_weights(c, 0, &stride);
+    double w_idle = w[0], w_walk = w[stride], rest = 0.0;
+    for (int k = 2; k < 17; ++k) {
+        rest += w[k * stride];
+    }
+    CB_CHECK(w_idle > 0.3 && w_walk > 0.3 && rest < 1e-6, "idle %g walk %g others %g", w_idle,
+             w_walk, rest);
+    double cycle = sync == CB_GRAPH_BLEND_SYNC_MOVING
+                       ? cb_clip_duration(walk)
+                       : (w_idle * cb_clip_duration(clips[0]) + w_walk * cb_clip_duration(walk)) /
+                             (w_idle + w_walk);
+    const int steps = 60;
+    double forward = 0.0;
+    for (int s = 0; s < steps * cycles; ++s) {
+        assert_int_equal(cb_crowd_update(c, (float)(cycle / steps)), CB_OK);
+        forward += cb_crowd_root_motion(c, 0)[0].translation[2];
+    }
+    float phase = cb_crowd_clip_times(c, 0, 1)[0];
+    CB_CHECK(fminf(phase, 1.0f - phase) < 1e-3f, "the walk ended %d cycles at phase %g", cycles,
+             (double)phase);
+    double want = w_walk / (w_idle + w_walk) * cycles * rm.displacement[2];
+    CB_CHECK(fabs(forward - want) < 2e-3 * fabs(want), "forward %.5f m after %d cycles, want %.5f",
+             forward, cycles, want);
+    cb_crowd_destroy(c);
+    cb_graph_destroy(g);
+    return cycle * cycles;
+}
+
+/* CB_GRAPH_BLEND_SYNC_MOVING keeps idle out of the walk's group: the walk plays at its own
+ * rate, so the root covers the same distance in the walk's own cycles, where the shared group
+ * (the default) takes idle's weighted share longer for it. */
+static void crowd_in_place_clips_apart_keep_the_walk_at_its_rate(void **state)
+{
+    (void)state;
+    const double apart = idle_walk_cycles(CB_GRAPH_BLEND_SYNC_MOVING, 4);
+    const double shared = idle_walk_cycles(CB_GRAPH_BLEND_SYNC_ALL, 4);
+    CB_CHECK(fabs(apart - 4.0 * cb_clip_duration(clips[1])) < 1e-5, "apart: %g s", apart);
+    CB_CHECK(shared > 1.5 * apart, "shared: %g s, apart %g s", shared, apart);
+    cb_graph_blend_desc bd = blend_desc(false);
+    bd.sync = _CB_GRAPH_BLEND_SYNC_COUNT;
+    cb_graph *g = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_graph_create_blend(&bd, &g, &err), CB_ERR_INVALID_ARGUMENT);
+    CB_CHECK(strstr(err.message, "sync") != NULL, "%s", err.message);
+    assert_null(g);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1036,6 +1113,7 @@ int main(void)
         cmocka_unit_test(crowd_update_does_not_allocate),
         cmocka_unit_test(crowd_large_outputs_take_huge_pages_without_hooks),
         cmocka_unit_test(crowd_single_clip_root_motion_matches_the_clip),
+        cmocka_unit_test(crowd_in_place_clips_apart_keep_the_walk_at_its_rate),
         cmocka_unit_test(crowd_phase_advances_at_the_weight_averaged_duration),
         cmocka_unit_test(crowd_root_motion_is_skipped_without_changing_poses),
     };

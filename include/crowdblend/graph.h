@@ -827,6 +827,28 @@ CB_API cb_result cb_graph_load_json_file(const char *path, const cb_graph_json_d
 /** Default name of a blend-space graph. */
 #define CB_GRAPH_BLEND_DEFAULT_NAME "blend space"
 
+/** A clip whose root speed (cb_clip_root_motion.speed_mps) is below this plays in place (an
+ *  idle): what CB_GRAPH_BLEND_SYNC_MOVING keeps out of the moving clips' sync group, m/s. */
+#define CB_GRAPH_BLEND_IN_PLACE_MPS 0.05f
+
+/** Which of a blend-space graph's clips keep in step (share one sync group). */
+typedef enum cb_graph_blend_sync {
+    _CB_GRAPH_BLEND_SYNC_DEFAULT = 0, /**< CB_GRAPH_BLEND_SYNC_ALL */
+    /** Every clip in one group: one phase per character, advancing at the weight-averaged
+     *  duration of the clips it blends. An in-place clip blended in lengthens that duration, so
+     *  the moving clips play slower and the root moves slower than the blend-space position
+     *  asks: a 3 s idle at weight 0.5 beside a 1 s walk plays the walk at half its rate. */
+    CB_GRAPH_BLEND_SYNC_ALL,
+    /** The clips that play in place (root speed below CB_GRAPH_BLEND_IN_PLACE_MPS) each in a
+     *  group of their own; the moving clips keep in step at their own weight-averaged
+     *  duration. For hosts that command a velocity (a crowd simulation): between idle and a
+     *  walk the root then moves as fast as asked (the embedded set asked for 0.5 m/s: 0.50,
+     *  against 0.22 with SYNC_ALL); between a walk and a run the group's weight-averaged
+     *  duration still differs from each clip's own, which a rate warp corrects. */
+    CB_GRAPH_BLEND_SYNC_MOVING,
+    _CB_GRAPH_BLEND_SYNC_COUNT
+} cb_graph_blend_sync;
+
 /** An optional layer on top of the blend. */
 typedef struct cb_graph_blend_layer {
     /** The layer's clip, NULL for no layer. Looping; additive for the additive layer. */
@@ -865,6 +887,9 @@ typedef struct cb_graph_blend_desc {
     cb_graph_blend_layer upper_body;
     /** Additive layer (weight CB_GRAPH_BLEND_ADDITIVE_WEIGHT). */
     cb_graph_blend_layer additive;
+    /** Which clips keep in step. Default CB_GRAPH_BLEND_SYNC_ALL; CB_GRAPH_BLEND_SYNC_MOVING
+     *  keeps an idle out of the walks' group, so the root moves as fast as the position asks. */
+    cb_graph_blend_sync sync;
     /** The graph's name. Default CB_GRAPH_BLEND_DEFAULT_NAME. */
     const char *name;
     cb_allocator allocator;
@@ -876,10 +901,10 @@ CB_API cb_graph_blend_desc cb_graph_query_blend_desc(const cb_graph_blend_desc *
 
 /**
  * Builds the graph of a blend space: clip nodes in clip order (their slots), one blend space or
- * direct node over them whose clips share a sync group, then the upper-body and additive layer
- * clips. Free it with cb_graph_destroy.
+ * direct node over them whose clips share a sync group (desc.sync: all of them, or the moving
+ * ones), then the upper-body and additive layer clips. Free it with cb_graph_destroy.
  * @return CB_ERR_NULL_ARGUMENT (desc, out, skeleton, clips or a clip NULL), CB_ERR_CANARY,
- *         CB_ERR_INVALID_ARGUMENT (clip count, a non-looping clip), CB_ERR_MISMATCH (a clip
+ *         CB_ERR_INVALID_ARGUMENT (clip count, a non-looping clip, sync), CB_ERR_MISMATCH (a clip
  *         built for another skeleton, an additive clip where a normal one belongs or the
  *         reverse, a mask of the wrong length), CB_ERR_NOT_FOUND (mask_joint), the solver's
  *         errors (CB_ERR_DUPLICATE for two clips with one root velocity, ...),

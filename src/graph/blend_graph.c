@@ -2,7 +2,8 @@
  * builder. The clips become nodes of one blend space (or a direct blend), and on top of it, when
  * given, a masked override layer (CB_GRAPH_BLEND_UPPER_WEIGHT) and an additive layer
  * (CB_GRAPH_BLEND_ADDITIVE_WEIGHT). The blend's clips share one sync group, so one phase per
- * character advances at their weight-averaged duration, and the graph compiles flat. */
+ * character advances at their weight-averaged duration, and the graph compiles flat; with
+ * CB_GRAPH_BLEND_SYNC_MOVING each clip that plays in place keeps a group of its own. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@ cb_graph_blend_desc cb_graph_query_blend_desc(const cb_graph_blend_desc *desc)
     d.solver = cb_solver_query_desc(&d.solver);
     if (d.name == NULL) {
         d.name = CB_GRAPH_BLEND_DEFAULT_NAME;
+    }
+    if (d.sync == _CB_GRAPH_BLEND_SYNC_DEFAULT) {
+        d.sync = CB_GRAPH_BLEND_SYNC_ALL;
     }
     return d;
 }
@@ -114,6 +118,11 @@ static cb_result check_blend_desc(const cb_graph_blend_desc *d, cb_error *err)
                             "cb_graph_blend_desc.clip_count %u is outside 1..%d", d->clip_count,
                             CB_SOLVER_MAX_NODES);
     }
+    if ((unsigned)d->sync >= _CB_GRAPH_BLEND_SYNC_COUNT) {
+        return cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                            "cb_graph_blend_desc.sync %d is not a cb_graph_blend_sync",
+                            (int)d->sync);
+    }
     cb_result r = CB_OK;
     for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
         r = check_clip(d, d->clips[k], false, "clips", k, err);
@@ -174,6 +183,13 @@ static cb_result add_params(cb_graph_builder *b, const cb_graph_blend_desc *d, c
     return r;
 }
 
+/* Does clip k keep to a group of its own (desc.sync MOVING, and the clip plays in place)? */
+static bool apart(const cb_graph_blend_desc *d, uint32_t k)
+{
+    return d->sync == CB_GRAPH_BLEND_SYNC_MOVING &&
+           cb_clip_query_root_motion(d->clips[k]).speed_mps < CB_GRAPH_BLEND_IN_PLACE_MPS;
+}
+
 /* One clip node per blend clip, clip_<k>. */
 static cb_result add_clip_nodes(cb_graph_builder *b, const cb_graph_blend_desc *d,
                                 cb_graph_node *children, cb_error *inner)
@@ -181,12 +197,16 @@ static cb_result add_clip_nodes(cb_graph_builder *b, const cb_graph_blend_desc *
     bool direct = d->solver.kind == CB_SOLVER_KIND_DIRECT;
     cb_result r = CB_OK;
     for (uint32_t k = 0; k < d->clip_count && r == CB_OK; ++k) {
-        char name[32];
+        char name[32], group[32];
         snprintf(name, sizeof name, "clip_%u", k);
+        snprintf(group, sizeof group, "in_place_%u", k);
         /* The blend's clips keep in step (a blend space's do by default; a direct node's
-         * children are given the group by name). */
-        cb_graph_clip_desc cd = {
-            .name = name, .clip = cb_clip_name(d->clips[k]), .sync_group = direct ? "blend" : NULL};
+         * children are given the group by name), but for a clip kept apart. */
+        cb_graph_clip_desc cd = {.name = name,
+                                 .clip = cb_clip_name(d->clips[k]),
+                                 .sync_group = apart(d, k) ? group
+                                               : direct    ? "blend"
+                                                           : NULL};
         r = cb_graph_add_clip(b, &cd, &children[k], inner);
     }
     return r;
