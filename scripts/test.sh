@@ -198,7 +198,11 @@ check "install + pkg-config consumer (shared library)" sh -c '
     LD_LIBRARY_PATH=$(pkg-config --variable=libdir crowdblend) build/stage/consumer
     cc -std=c11 -Wall -Werror tests/consumer/main.c $(pkg-config --cflags --libs crowdblend) -lm \
         -Wl,-rpath,$(pkg-config --variable=libdir crowdblend) -o build/stage/consumer-rpath
-    build/stage/consumer-rpath'
+    build/stage/consumer-rpath
+    # The example graphs are installed beside it: the README quickstart on one, by graphsdir.
+    cc -std=c11 -Wall -Werror examples/quickstart.c $(pkg-config --cflags --libs crowdblend) -lm \
+        -Wl,-rpath,$(pkg-config --variable=libdir crowdblend) -o build/stage/quickstart
+    build/stage/quickstart "$(pkg-config --variable=graphsdir crowdblend)/locomotion_8dir.json"'
 # Static linking takes everything from the .pc (Requires.private, Libs.private): nothing added
 # by hand. The program then runs anywhere, and still chooses its kernel set at start-up.
 check "install + pkg-config --static consumer (static library)" sh -c '
