@@ -308,9 +308,10 @@ typedef struct cb_follow_root {
     float yaw;         /**< heading about +Y, radians in (-pi, pi] */
     float rotation[4]; /**< the same as a quaternion (x, y, z, w) */
     float speed_mps;   /**< horizontal speed given */
-    float left_mps;    /**< velocity to the character's left, +X (the parameter written; with
-                            orientation warping, to the lower body's left) */
-    float forward_mps; /**< velocity forward (the parameter written; the lower body's) */
+    float left_mps;    /**< commanded velocity to the character's left, +X (with orientation
+                            warping, to the lower body's left); the parameter written is this
+                            divided by rate x stride when warping runs, this otherwise */
+    float forward_mps; /**< commanded velocity forward (the lower body's), written as left_mps */
     float warp_rad;    /**< the lower body's turn from the heading (orientation warping) */
     float stride;      /**< the stride scale k written (stride warping; 1 otherwise) */
 } cb_follow_root;

@@ -212,8 +212,10 @@ static void pack_text(const char *path, long size, double load_ms, const cb_pack
 {
     const cb_skeleton *s = cb_pack_skeleton(p);
     size_t n = cb_skeleton_joint_count(s);
-    printf("%s: %ld bytes, loaded in %.2f ms; skeleton of %zu joints%s (+Y up, facing +Z, "
-           "metres)\n\n",
+    /* The up axis is the importer's (converted); the facing is the asset's own, which the
+     * crowd takes to be +Z whatever it is (an asset facing +X walks sideways). */
+    printf("%s: %ld bytes, loaded in %.2f ms; skeleton of %zu joints%s (+Y up, metres; the "
+           "crowd takes +Z as forward, and import keeps the asset's own facing)\n\n",
            path, size, load_ms, n,
            cb_pack_inverse_binds(p).count ? " with inverse bind matrices" : "");
     skeleton_text(s);
