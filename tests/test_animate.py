@@ -878,8 +878,24 @@ def check_out_refusals(tmp):
         check(proc.returncode == code and says in proc.stderr and proc.stdout == "" and not left,
               f"{' '.join(os.path.basename(a) for a in args)}: exit {code} saying {says!r}, "
               f"nothing written (exit {proc.returncode}, {proc.stderr.strip()!r}, {left})")
+    # The .bin cannot be written (a folder has its name): the .gltf written before it is
+    # removed, the folder is left as it was.
+    folder = os.path.join(tmp, "blocked")
+    os.makedirs(os.path.join(folder, "crowd.bin"))
+    proc = run(cut, "--seconds", "1", "--out", os.path.join(folder, "crowd.gltf"))
+    check(proc.returncode == 1 and "crowd.bin': Is a directory" in proc.stderr and
+          os.listdir(folder) == ["crowd.bin"] and os.path.isdir(os.path.join(folder, "crowd.bin")),
+          f"--out whose .bin is a folder: exit 1 with the reason, the .gltf removed, the folder "
+          f"kept ({proc.stderr.strip()!r}, {os.listdir(folder)})")
     divides = run(cut, "--seconds", "1", "--out-rate", "25", "--rate", "50", "--summary")
     check(divides.returncode == 0, "--out-rate 25 with --rate 50 is taken")
+    # The message's suggestions are taken as printed: 100 / 3 as 33.3333.
+    odd = run(cut, "--seconds", "1", "--out-rate", "30", "--rate", "100", "--summary")
+    taken = run(cut, "--seconds", "1", "--out-rate", "33.3333", "--rate", "100", "--summary")
+    check(odd.returncode == 2 and "give --out-rate 25 or 33.3333" in odd.stderr and
+          taken.returncode == 0,
+          f"--out-rate 30 of --rate 100 suggests 33.3333, which is taken ({odd.stderr.strip()!r}, "
+          f"exit {taken.returncode})")
 
 
 def check_unused_options():
@@ -915,8 +931,8 @@ def check_agents_shown(tmp):
     with open(path, "w") as f:
         f.write("time,id,x,y\n0,1,0,0\n2,1,2,0\n0.1,2,0,3\n0.3,2,0.2,3\n")
     proc = run(path, "--rate", "2")
-    check(proc.returncode == 0 and "1 agents shown of the file's 2" in proc.stdout,
-          f"an agent between two frames: '1 agents shown of the file's 2' "
+    check(proc.returncode == 0 and "1 agent shown of the file's 2" in proc.stdout,
+          f"an agent between two frames: '1 agent shown of the file's 2' "
           f"({proc.stdout.splitlines()[:1]})")
 
 

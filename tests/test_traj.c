@@ -204,7 +204,9 @@ static void traj_text_errors_name_the_line(void **state)
     expect_error("# framerate: 25 fps\n1 0 0\n", CB_TRAJ_FORMAT_PETRACK, CB_ERR_PARSE,
                  "t:2: 3 fields where a row has at least 4");
     expect_error("# framerate: 25 fps\n1 0.5 0 0\n", CB_TRAJ_FORMAT_PETRACK, CB_ERR_PARSE,
-                 "t:2: id '1' or frame '0.5' is not an integer");
+                 "t:2: frame '0.5' is not an integer");
+    expect_error("# framerate: 25 fps\n99999999999999999999 1 0 0\n", CB_TRAJ_FORMAT_PETRACK,
+                 CB_ERR_PARSE, "t:2: id '99999999999999999999' is beyond the 64-bit integers");
     expect_error("# framerate: fast fps\n", CB_TRAJ_FORMAT_PETRACK, CB_ERR_PARSE,
                  "t:1: framerate 'fast'");
     /* A NUL inside a line would hide the rest of the field from the number parser. */
@@ -228,21 +230,33 @@ static void traj_unknown_files_say_why(void **state)
 {
     (void)state;
     const cb_traj_format aut = CB_TRAJ_FORMAT_AUTO;
+#define UNKNOWN                                                                                    \
+    "t: not a trajectory format crowdblend knows: name it with --format (csv, vadere, "            \
+    "pathfinder, crowdit, petrack, jupedsim); a plain CSV starts 'time,id,x,y', this file "
     expect_error("# a comment\nframe;id;x;y\n1;2;3;4\n", aut, CB_ERR_UNSUPPORTED,
-                 "t: not a trajectory format crowdblend knows: its first line 'frame;id;x;y' is "
-                 "no format's header");
-    expect_error("ab\x01\xff\n", aut, CB_ERR_UNSUPPORTED,
-                 "t: not a trajectory format crowdblend knows: its first line 'ab?\?' is");
+                 UNKNOWN "'frame;id;x;y'");
+    expect_error("ab\x01\xff\n", aut, CB_ERR_UNSUPPORTED, UNKNOWN "'ab?\?'");
     char line[200];
     memset(line, 'q', sizeof line);
     line[sizeof line - 1] = '\0';
-    char want[160];
-    snprintf(want, sizeof want,
-             "t: not a trajectory format crowdblend knows: its first line '%.60s...'", line);
+    char want[300];
+    snprintf(want, sizeof want, UNKNOWN "'%.40s...'", line);
     expect_error(line, aut, CB_ERR_UNSUPPORTED, want);
+#undef UNKNOWN
     expect_error("", aut, CB_ERR_TOO_FEW, "t: no trajectories: the file is empty");
     expect_error("\n  \n# only comments\n", aut, CB_ERR_TOO_FEW,
                  "t: no trajectories: the file is empty");
+    /* A long file name cuts the excerpt, not the advice. */
+    char source[120];
+    memset(source, 'p', sizeof source);
+    source[sizeof source - 1] = '\0';
+    cb_traj_load_desc d = {.source_name = source};
+    cb_traj *t = NULL;
+    cb_error err = {0};
+    assert_int_equal(cb_traj_load_text(line, strlen(line), &d, &t, &err), CB_ERR_UNSUPPORTED);
+    CB_CHECK(strstr(err.message, "name it with --format (csv, vadere, pathfinder, crowdit, "
+                                 "petrack, jupedsim)") != NULL,
+             "%s", err.message);
 }
 
 /* A UTF-8 byte order mark (spreadsheet programs write one) is skipped: the header is found and

@@ -240,6 +240,11 @@ typedef struct cb_follow_desc {
 /** Default stand speed, m/s: below a slow shuffle, above the sway of tracked standing people. */
 #define CB_FOLLOW_DEFAULT_STAND_SPEED 0.15f
 
+/** Whether graph has the velocity parameters a follower writes when cb_follow_desc.left_param
+ *  and forward_param are NULL: "vx" or else "blend_0", and "vy" or else "blend_1" (the
+ *  example graphs' and a blend-space graph's). A graph without them needs the names given. */
+CB_API bool cb_follow_graph_takes_velocity(const cb_graph *graph);
+
 /** desc with every zero field that has a default replaced by it (desc may be NULL): capacity
  *  becomes cb_crowd_capacity(desc->crowd) when the crowd is given. The parameter names are not
  *  resolved here (they depend on the crowd's graph). */

@@ -844,7 +844,8 @@ typedef enum cb_graph_blend_sync {
      *  duration. For hosts that command a velocity (a crowd simulation): between idle and a
      *  walk the root then moves as fast as asked (the embedded set asked for 0.5 m/s: 0.50,
      *  against 0.22 with SYNC_ALL); between a walk and a run the group's weight-averaged
-     *  duration still differs from each clip's own, which a rate warp corrects. */
+     *  duration still differs from each clip's own, which a rate warp corrects. Refused
+     *  (CB_ERR_INVALID_ARGUMENT) when no clip moves: none would keep in step. */
     CB_GRAPH_BLEND_SYNC_MOVING,
     _CB_GRAPH_BLEND_SYNC_COUNT
 } cb_graph_blend_sync;

@@ -128,7 +128,7 @@ static cb_result check_key_value(const cb_clip_desc *d, size_t k, size_t i, cb_e
                                 k, channel_name(tr->channel), c, i, (double)v);
         }
     }
-    if (tr->channel == CB_CHANNEL_ROTATION && !cb_rotation_normalizable(&tr->values[i * 4])) {
+    if (tr->channel == CB_CHANNEL_ROTATION && !cb_rotation_normalizable(&tr->values[i * width])) {
         return cb_error_set(err, CB_ERR_DEGENERATE,
                             "clip \"%s\": tracks[%zu] rotation key %zu is zero", d->name, k, i);
     }

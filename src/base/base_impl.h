@@ -1,4 +1,5 @@
-/* Internals shared by every module: assertions, error reporting and allocation.
+/* Internals shared by every module: assertions, error reporting, allocation, hashing and the
+ * rule for a transform a caller gives.
  * Declared here, not in include/, because hosts never call them. */
 #ifndef CROWDBLEND_BASE_IMPL_H
 #define CROWDBLEND_BASE_IMPL_H

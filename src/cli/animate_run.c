@@ -306,7 +306,9 @@ static bool pack_marks_plants(const cb_pack *pack)
 {
     for (uint32_t c = 0; c < cb_pack_clip_count(pack); ++c) {
         cb_clip_feet feet;
-        cb_clip_feet_init(&feet, cb_pack_clip(pack, c)); /* false: too many, so some */
+        /* (false when a foot has more markers than the rule keeps: the count is then the
+         * most, so markers there are) */
+        cb_clip_feet_init(&feet, cb_pack_clip(pack, c));
         if (feet.count[CB_FOOT_LEFT] > 0 || feet.count[CB_FOOT_RIGHT] > 0) {
             return true;
         }
@@ -367,6 +369,7 @@ typedef struct run {
     float *times;
     uint32_t export_step;
     uint32_t export_agents;  /* agents on the export grid */
+    uint32_t export_frames;  /* frames of the export grid */
     float stand;             /* the follow path's stand speed */
     bool warp, lock, orient; /* the follow features used */
     bool stride;
@@ -579,14 +582,18 @@ static bool make_crowd(run *r, uint32_t capacity)
     if (!enable_features(r, &fd)) {
         return false;
     }
+    /* The command names no velocity parameters: a graph without the follower's default ones
+     * is not a locomotion graph it can drive. */
+    if (!cb_follow_graph_takes_velocity(r->graph != NULL ? r->graph : r->blend)) {
+        fprintf(stderr,
+                "crowdblend animate: --graph %s cannot follow trajectories: it has no float "
+                "parameters 'vx' (left) and 'vy' (forward) for the velocity, as locomotion_8dir "
+                "and locomotion_follow have\n",
+                r->o->graph);
+        return false;
+    }
     if (cb_traj_host_follow(r->host, &fd, &err) != CB_OK) {
-        /* The command names no velocity parameters: a graph without the usual ones is not a
-         * locomotion graph the follower can drive. */
-        fprintf(stderr, "crowdblend animate: follow: %s%s\n", err.message,
-                err.code == CB_ERR_NOT_FOUND
-                    ? " (the command's graph must take the velocity as float parameters 'vx' "
-                      "(left) and 'vy' (forward), as locomotion_8dir and locomotion_follow do)"
-                    : "");
+        fprintf(stderr, "crowdblend animate: follow: %s\n", err.message);
         return false;
     }
     r->follow = cb_traj_host_follower(r->host);
@@ -750,13 +757,14 @@ static bool make_export(run *r, uint32_t frames)
         }
     }
     r->export_agents = used;
+    r->export_frames = (frames + r->export_step - 1) / r->export_step;
     cb_gltf_desc gd = {.skeleton = r->skeleton,
                        .agent_count = used,
                        .agent_ids = ids,
                        .frames = count,
                        .first_frame = first,
                        .dt_s = (double)r->export_step / r->o->rate_hz,
-                       .total_frames = (frames + r->export_step - 1) / r->export_step};
+                       .total_frames = r->export_frames};
     cb_error err = {0};
     if (ok && used == 0) {
         fprintf(stderr, "crowdblend animate: --out: no agent is on the export grid\n");
@@ -835,7 +843,7 @@ bool cb_animate_run(const cb_traj *traj, const char *name, const cb_animate_opti
         out->follow_stats = cb_follow_query_stats(r.follow);
         if (r.gltf != NULL) {
             out->out_agents = r.export_agents;
-            out->out_frames = (frames + r.export_step - 1) / r.export_step;
+            out->out_frames = r.export_frames;
             out->out_rate_hz = o->rate_hz / r.export_step;
         }
         r.measure = NULL;

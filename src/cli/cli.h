@@ -40,6 +40,8 @@ typedef struct cb_opt {
     const char *name; /* without the leading "--" */
     cb_opt_kind kind;
     void *value; /* bool*, long*, double* or const char** */
+    /* One line for --help; when it starts with the value's name in capitals and ": " ("HZ: the
+     * rate ..."), the help shows "--rate HZ" and the rest, else TEXT or N by the kind. */
     const char *help;
     bool *given; /* set to true when the option is on the command line; may be NULL */
 } cb_opt;

@@ -95,14 +95,14 @@ static void bands_json(const char *key, const double *edges, int count, const cb
     printf("]");
 }
 
-/* The figures of a measurement: skate and its bands (null with the reason when the feet are
- * unknown), pops. */
 /* Why the skate is not measured (the feet unknown, or no plants marked), or NULL. */
 static const char *skate_absent(const cb_animate_assets *assets)
 {
     return assets->feet_missing != NULL ? assets->feet_missing : assets->plants_missing;
 }
 
+/* The figures of a measurement: skate and its bands (null with the reason when the feet are
+ * unknown or no plants are marked), pops. */
 static void measure_json(const cb_measure_result *m, const cb_animate_assets *assets)
 {
     double clips_pops = assets->clips_pops_p999;
@@ -253,7 +253,8 @@ static void result_text(const char *path, const cb_traj *t, const cb_animate_opt
                         const cb_animate_result *r, const cb_animate_assets *assets)
 {
     cb_measure_result m = cb_measure_query(r->measure);
-    printf("%s (%s): %u agents", path, cb_traj_format_name(t->format), r->agents_shown);
+    printf("%s (%s): %u agent%s", path, cb_traj_format_name(t->format), r->agents_shown,
+           r->agents_shown == 1 ? "" : "s");
     if (r->agents_shown < t->agent_count) {
         printf(" shown of the file's %u (the rest fall between two frames or after --seconds)",
                t->agent_count);
@@ -395,28 +396,33 @@ static const char *bad_args(const animate_args *a)
 }
 
 /* The export keeps every n-th animation frame, so --out-rate must divide --rate: 25 from 60
- * would otherwise come out as 30 or 20. False with the rates that would do. */
-static bool out_rate_divides(const animate_args *a)
+ * would otherwise come out as 30 or 20. Divides means to 1e-5, so that a rate printed to six
+ * digits (100 / 3 as 33.3333, which the message below may suggest) is taken. False with the
+ * rates that would do, said on stderr. */
+static bool check_out_rate(const animate_args *a)
 {
     if (a->out_rate == 0.0) {
         return true;
     }
     double q = a->rate / a->out_rate;
-    if (fabs(q - round(q)) <= 1e-9 * q) {
+    if (fabs(q - round(q)) <= 1e-5 * q) {
         return true;
     }
     fprintf(stderr,
             "crowdblend animate: --out-rate %g does not divide --rate %g (the export keeps "
-            "every n-th animation frame): give --out-rate %g or %g, or a --rate that is a "
-            "multiple of %g, as %g\n",
-            a->out_rate, a->rate, a->rate / ceil(q), a->rate / floor(q), a->out_rate,
-            a->out_rate * ceil(q));
+            "every n-th animation frame): give --out-rate %g or %g",
+            a->out_rate, a->rate, a->rate / ceil(q), a->rate / floor(q));
+    if (a->out_rate * ceil(q) <= 1000.0) {
+        fprintf(stderr, ", or a --rate that is a multiple of %g, as %g", a->out_rate,
+                a->out_rate * ceil(q));
+    }
+    fprintf(stderr, "\n");
     return false;
 }
 
 /* --out's folder can be written, checked before the run, which may take minutes, rather than
- * when the file is written at its end. */
-static bool out_folder_writable(const char *out)
+ * when the file is written at its end; false with the reason said on stderr. */
+static bool check_out_folder(const char *out)
 {
     if (out == NULL) {
         return true;
@@ -605,10 +611,10 @@ static int parse_and_run(int argc, char **argv, const cb_opt *opts, animate_args
         fprintf(stderr, "crowdblend animate: %s\n", bad);
         return CB_EXIT_USAGE;
     }
-    if (!out_rate_divides(a)) {
+    if (!check_out_rate(a)) {
         return CB_EXIT_USAGE;
     }
-    if (!out_folder_writable(a->out)) {
+    if (!check_out_folder(a->out)) {
         return CB_EXIT_FAILURE;
     }
     cb_traj_load_desc ld = {.format = a->traj_format, .fps = a->fps};

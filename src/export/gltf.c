@@ -510,48 +510,72 @@ static bool write_glb(FILE *f, const cb_gltf *g, const text *j, const float *sca
            write_buffer(f, g, scales, scale_count);
 }
 
-/* The .bin beside a .gltf. */
-static bool write_bin_file(const char *bin_path, const cb_gltf *g, const float *scales,
-                           size_t scale_count)
+/* What a file of the export is written from. */
+typedef struct write_ctx {
+    const cb_gltf *g;
+    const text *j;
+    const float *scales;
+    size_t scale_count;
+} write_ctx;
+
+static bool glb_body(FILE *f, const write_ctx *c)
 {
-    FILE *b = fopen(bin_path, "wb");
-    bool ok = b != NULL && write_buffer(b, g, scales, scale_count);
-    if (b != NULL && fclose(b) != 0) {
-        ok = false;
-    }
-    return ok;
+    return write_glb(f, c->g, c->j, c->scales, c->scale_count);
 }
 
-/* The files of a .gltf or a GLB written, or the first that failed removed with the ones before
- * it (no half-written export is left) and the reason in err. */
-static cb_result write_files(const cb_gltf *g, const char *path, const char *bin_path,
-                             const text *j, const float *scales, size_t scale_count, cb_error *err)
+static bool json_body(FILE *f, const write_ctx *c)
 {
-    const bool glb = cb_gltf_file_of(path) == CB_GLTF_FILE_GLB;
+    return write_all(f, c->j->s, c->j->n);
+}
+
+static bool bin_body(FILE *f, const write_ctx *c)
+{
+    return write_buffer(f, c->g, c->scales, c->scale_count);
+}
+
+/* Writes one file with body: 0, or the errno of the step that failed (EIO where it set none).
+ * *opened says whether the file was opened, and so holds what this call wrote. */
+static int write_file(const char *path, bool (*body)(FILE *, const write_ctx *), const write_ctx *c,
+                      bool *opened)
+{
     errno = 0;
     FILE *f = fopen(path, "wb");
-    bool ok =
-        f != NULL && (glb ? write_glb(f, g, j, scales, scale_count) : write_all(f, j->s, j->n));
-    if (f != NULL && fclose(f) != 0) {
-        ok = false;
+    *opened = f != NULL;
+    if (f == NULL) {
+        return errno != 0 ? errno : EIO;
     }
+    errno = 0;
+    int e = body(f, c) ? 0 : (errno != 0 ? errno : EIO);
+    errno = 0;
+    if (fclose(f) != 0 && e == 0) {
+        e = errno != 0 ? errno : EIO;
+    }
+    return e;
+}
+
+/* The files of a .gltf (and its .bin) or a GLB; on a failure the files this call opened are
+ * removed (no half-written export is left, and nothing it did not write), and err says which
+ * file failed and why. */
+static cb_result write_files(const char *path, bool glb, const char *bin_path, const write_ctx *c,
+                             cb_error *err)
+{
+    bool opened = false, bin_opened = false;
     const char *failed = path;
-    if (ok && !glb) {
+    int e = write_file(path, glb ? glb_body : json_body, c, &opened);
+    if (e == 0 && !glb) {
         failed = bin_path;
-        ok = write_bin_file(bin_path, g, scales, scale_count);
+        e = write_file(bin_path, bin_body, c, &bin_opened);
     }
-    if (ok) {
+    if (e == 0) {
         return CB_OK;
     }
-    int e = errno; /* before remove, which may set it */
-    if (failed == bin_path) {
+    if (bin_opened) {
         remove(bin_path);
     }
-    if (f != NULL) {
+    if (opened) {
         remove(path);
     }
-    return cb_error_set(err, CB_ERR_IO, "--out: cannot write '%s': %s", failed,
-                        e != 0 ? strerror(e) : "write failed");
+    return cb_error_set(err, CB_ERR_IO, "--out: cannot write '%s': %s", failed, strerror(e));
 }
 
 cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
@@ -580,7 +604,8 @@ cb_result cb_gltf_write(const cb_gltf *g, const char *path, cb_error *err)
         free(scales);
         return cb_error_set(err, CB_ERR_OUT_OF_MEMORY, "--out: out of memory for the JSON");
     }
-    cb_result r = write_files(g, path, bin_path, &j, scales, scale_count, err);
+    const write_ctx c = {g, &j, scales, scale_count};
+    cb_result r = write_files(path, glb, bin_path, &c, err);
     free(j.s);
     free(scales);
     return r;

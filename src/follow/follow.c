@@ -126,6 +126,26 @@ static cb_result find_float_param(const cb_crowd *crowd, uint32_t kind, const ch
     return CB_OK;
 }
 
+/* The velocity parameters written when the desc names none, left then forward: the first of
+ * each pair that the graph has (the example graphs' vx / vy, a blend-space graph's blend_0 /
+ * blend_1). */
+static const char *const default_velocity[2][2] = {
+    {"vx", CB_GRAPH_BLEND_PARAM_PREFIX "0"},
+    {"vy", CB_GRAPH_BLEND_PARAM_PREFIX "1"},
+};
+
+bool cb_follow_graph_takes_velocity(const cb_graph *graph)
+{
+    uint32_t index;
+    for (int axis = 0; axis < 2; ++axis) {
+        if (cb_graph_find_param(graph, default_velocity[axis][0], &index) != CB_OK &&
+            cb_graph_find_param(graph, default_velocity[axis][1], &index) != CB_OK) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The parameter `name`, or the first of two defaults the kind's graph has. */
 static cb_result find_velocity_param(const cb_crowd *crowd, uint32_t kind, const char *name,
                                      const char *first, const char *second, const char *field,
@@ -459,13 +479,12 @@ cb_result cb_follow_create(const cb_follow_desc *desc, cb_follow **out, cb_error
     };
     cb_result r = check_desc(&d, err);
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.left_param, "vx",
-                                CB_GRAPH_BLEND_PARAM_PREFIX "0", "left_param", &proto.p_left, err);
+        r = find_velocity_param(d.crowd, d.kind, d.left_param, default_velocity[0][0],
+                                default_velocity[0][1], "left_param", &proto.p_left, err);
     }
     if (r == CB_OK) {
-        r = find_velocity_param(d.crowd, d.kind, d.forward_param, "vy",
-                                CB_GRAPH_BLEND_PARAM_PREFIX "1", "forward_param", &proto.p_forward,
-                                err);
+        r = find_velocity_param(d.crowd, d.kind, d.forward_param, default_velocity[1][0],
+                                default_velocity[1][1], "forward_param", &proto.p_forward, err);
     }
     if (r == CB_OK) {
         const uint32_t velocity[2] = {proto.p_left, proto.p_forward};

@@ -102,6 +102,23 @@ static cb_result add_layer(cb_graph_builder *b, const cb_graph_blend_layer *l, c
     return r;
 }
 
+/* Does clip k play in place (its root speed below CB_GRAPH_BLEND_IN_PLACE_MPS)? */
+static bool in_place(const cb_graph_blend_desc *d, uint32_t k)
+{
+    return cb_clip_query_root_motion(d->clips[k]).speed_mps < CB_GRAPH_BLEND_IN_PLACE_MPS;
+}
+
+/* Does any of the blend's clips move its root? */
+static bool any_moves(const cb_graph_blend_desc *d)
+{
+    for (uint32_t k = 0; k < d->clip_count; ++k) {
+        if (!in_place(d, k)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static cb_result check_blend_desc(const cb_graph_blend_desc *d, cb_error *err)
 {
     if (d->_start_canary != 0 || d->_end_canary != 0) {
@@ -132,6 +149,12 @@ static cb_result check_blend_desc(const cb_graph_blend_desc *d, cb_error *err)
     }
     if (r == CB_OK && d->upper_body.clip != NULL) {
         r = check_clip(d, d->upper_body.clip, false, "upper_body.clip", 0, err);
+    }
+    if (r == CB_OK && d->sync == CB_GRAPH_BLEND_SYNC_MOVING && !any_moves(d)) {
+        r = cb_error_set(err, CB_ERR_INVALID_ARGUMENT,
+                         "cb_graph_blend_desc.sync MOVING: no clip moves its root (every root "
+                         "speed is below CB_GRAPH_BLEND_IN_PLACE_MPS), so none would keep in "
+                         "step: use CB_GRAPH_BLEND_SYNC_ALL");
     }
     return r;
 }
@@ -186,8 +209,7 @@ static cb_result add_params(cb_graph_builder *b, const cb_graph_blend_desc *d, c
 /* Does clip k keep to a group of its own (desc.sync MOVING, and the clip plays in place)? */
 static bool apart(const cb_graph_blend_desc *d, uint32_t k)
 {
-    return d->sync == CB_GRAPH_BLEND_SYNC_MOVING &&
-           cb_clip_query_root_motion(d->clips[k]).speed_mps < CB_GRAPH_BLEND_IN_PLACE_MPS;
+    return d->sync == CB_GRAPH_BLEND_SYNC_MOVING && in_place(d, k);
 }
 
 /* One clip node per blend clip, clip_<k>. */

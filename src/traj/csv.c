@@ -33,7 +33,7 @@ typedef struct csv_state {
 } csv_state;
 
 /* What each role is, for a message about a missing column of a format whose names differ. */
-static const char *const role_words[ROLE_COUNT] = {"time", "agent id", "x coordinate",
+static const char *const role_words[ROLE_COUNT] = {"sample time", "agent id", "x coordinate",
                                                    "y coordinate", "z coordinate"};
 
 static cb_result read_header(csv_state *st, char **fields, int count, uint64_t line, cb_error *err)

@@ -60,9 +60,13 @@ static cb_result read_row(traj_builder *b, const char *s, size_t n, uint64_t lin
     }
     int64_t id, frame;
     double p[3] = {0.0, 0.0, 0.0};
-    if (!cb_text_integer(fields[0], &id) || !cb_text_integer(fields[1], &frame)) {
-        return cb_traj_error_at(err, CB_ERR_PARSE, b, line,
-                                "id '%s' or frame '%s' is not an integer", fields[0], fields[1]);
+    const char *bad_id = cb_text_integer_problem(fields[0], &id);
+    if (bad_id != NULL) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line, "id '%s' %s", fields[0], bad_id);
+    }
+    const char *bad_frame = cb_text_integer_problem(fields[1], &frame);
+    if (bad_frame != NULL) {
+        return cb_traj_error_at(err, CB_ERR_PARSE, b, line, "frame '%s' %s", fields[1], bad_frame);
     }
     if (!cb_text_number(fields[2], &p[0]) || !cb_text_number(fields[3], &p[1])) {
         return cb_traj_error_at(err, CB_ERR_PARSE, b, line,

@@ -164,11 +164,6 @@ bool cb_text_number(const char *field, double *out)
     return true;
 }
 
-bool cb_text_integer(const char *field, int64_t *out)
-{
-    return cb_text_integer_problem(field, out) == NULL;
-}
-
 const char *cb_text_integer_problem(const char *field, int64_t *out)
 {
     if (field[0] == '\0' || is_space(field[0])) {

@@ -369,8 +369,12 @@ cb_traj_format cb_traj_detect_text(const char *text, size_t length)
 
 /* ---- entry points ------------------------------------------------------------------------- */
 
-/* Why text is no format auto-detection knows: it is empty, or its first line (shown, cut at 60
- * bytes) is no format's header. */
+/* Bytes of a file's first line that a message about it shows. */
+enum { EXCERPT_BYTES = 40 };
+
+/* Why text is no format auto-detection knows: it is empty, or its first line after comments
+ * (shown, cut at EXCERPT_BYTES, other than printable ASCII as '?': the file may be binary) is no
+ * format's header. The advice comes first, so that a long path cuts only the excerpt. */
 static cb_result unknown_format(cb_error *err, const char *source, const char *text, size_t length)
 {
     const char *s;
@@ -380,18 +384,17 @@ static cb_result unknown_format(cb_error *err, const char *source, const char *t
                            "no trajectories: the file is empty, or holds only blank and comment "
                            "lines");
     }
-    char shown[61]; /* printable ASCII only: the file may be binary */
+    char shown[EXCERPT_BYTES + 1];
     size_t k = 0;
-    for (; k < n && k < 60; ++k) {
+    for (; k < n && k < EXCERPT_BYTES; ++k) {
         shown[k] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
     }
     shown[k] = '\0';
     return error_plain(err, CB_ERR_UNSUPPORTED, source,
-                       "not a trajectory format crowdblend knows: its first line '%s%s' is "
-                       "no format's header (a plain CSV starts 'time,id,x,y'; also vadere, "
-                       "pathfinder, crowdit, petrack; jupedsim needs a file): name it with "
-                       "--format",
-                       shown, n > 60 ? "..." : "");
+                       "not a trajectory format crowdblend knows: name it with --format (csv, "
+                       "vadere, pathfinder, crowdit, petrack, jupedsim); a plain CSV starts "
+                       "'time,id,x,y', this file '%s%s'",
+                       shown, n > EXCERPT_BYTES ? "..." : "");
 }
 
 cb_result cb_traj_load_text(const char *text, size_t length, const cb_traj_load_desc *desc,

@@ -79,10 +79,9 @@ int cb_text_split(const char *s, size_t n, char sep, char **fields, int max, cha
 
 /* Parses a whole field as a finite double / an integer within int64. */
 bool cb_text_number(const char *field, double *out);
-bool cb_text_integer(const char *field, int64_t *out);
-
-/* What keeps field from being read as cb_text_integer reads it ("is not an integer", "is
- * beyond ..."), for a message after the field; NULL when *out was written. */
+/* Reads a decimal integer field (no leading space, nothing after it, within 64 bits) into *out:
+ * NULL, or what is wrong with it ("is not an integer", "is beyond ..."), for a message after
+ * the field. */
 const char *cb_text_integer_problem(const char *field, int64_t *out);
 
 /* Case-sensitive equality of a field with a name. */
