@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,12 +215,16 @@ int main(int argc, char **argv)
     static const char *const names[4] = {
         CB_GRAPH_BLEND_PARAM_PREFIX "0", CB_GRAPH_BLEND_PARAM_PREFIX "1",
         CB_GRAPH_BLEND_ADDITIVE_WEIGHT, CB_GRAPH_BLEND_UPPER_WEIGHT};
-    const float *columns[4] = {&w.anim[0].speed_left, &w.anim[0].speed_forward, &w.anim[0].lean,
-                               &w.anim[0].wave};
+    /* Where each parameter lives in the component (the same offsets as the views point at). */
+    static const size_t offsets[4] = {
+        offsetof(anim_component, speed_left), offsetof(anim_component, speed_forward),
+        offsetof(anim_component, lean), offsetof(anim_component, wave)};
+    uint32_t param = 0, twin_params[4];
     for (int k = 0; k < 4; ++k) {
-        uint32_t p = 0;
-        if (cb_crowd_find_param(crowd, 0, names[k], &p) != CB_OK ||
-            cb_crowd_set_param_view(crowd, 0, p, columns[k], stride) != CB_OK) {
+        const float *column = (const float *)((const char *)&w.anim[0] + offsets[k]);
+        if (cb_crowd_find_param(crowd, 0, names[k], &param) != CB_OK ||
+            cb_crowd_find_param(twin, 0, names[k], &twin_params[k]) != CB_OK ||
+            cb_crowd_set_param_view(crowd, 0, param, column, stride) != CB_OK) {
             fprintf(stderr, "ecs_host: no parameter %s\n", names[k]);
             return 1;
         }
@@ -255,11 +260,12 @@ int main(int argc, char **argv)
             }
         }
         movement_system(&w, frame);
-        /* The reference crowd gets the same parameters copied into its own columns. */
-        for (uint32_t p = 0; p < 4; ++p) {
-            float *col = cb_crowd_param_column(twin, 0, p);
+        /* The reference crowd gets the same parameters copied into its own columns, each
+         * found by name (a graph does not promise its parameters' order). */
+        for (int k = 0; k < 4; ++k) {
+            float *col = cb_crowd_param_column(twin, 0, twin_params[k]);
             for (uint32_t i = 0; i < w.count; ++i) {
-                col[i] = ((const float *)&w.anim[i])[p];
+                memcpy(&col[i], (const char *)&w.anim[i] + offsets[k], sizeof(float));
             }
         }
         pthread_barrier_wait(&start); /* animation system, on the host's threads */

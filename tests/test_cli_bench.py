@@ -105,6 +105,24 @@ def ran(p):
     return json.loads(p.stdout)
 
 
+@case("--workloads naming no workload is refused, naming it (it ran nothing and said nothing)")
+def _():
+    for which in ("W9", "w1", "", "W1,W2x", "W4/rbf"):
+        refused(bench("--workloads", which, "--threads", "1", "--scale", "0.01", "--runs", "1"),
+                "--workloads", "'%s' is no workload" % which.split(",")[-1])
+
+
+@case("the header and the JSON name the kernel set in use, as `crowdblend info` does")
+def _():
+    info = subprocess.run(CMD + ["info", "--json"], capture_output=True, text=True, timeout=60)
+    want = json.loads(info.stdout)["kernel_set"]
+    w = ran(bench("--workloads", "W1", "--threads", "1", "--scale", "0.01", "--runs", "1",
+                  "--json"))
+    assert w["kernel_set"] == want, (w["kernel_set"], want)
+    text = bench("--workloads", "W1", "--threads", "1", "--scale", "0.01", "--runs", "1")
+    assert ("kernel set %s," % want) in text.stdout.splitlines()[0], text.stdout[:300]
+
+
 @case("each mode still runs with every option it reads, and reports the values given")
 def _():
     k = ran(bench("--kernels", "--elements", "16", "--samples", "3", "--json"))

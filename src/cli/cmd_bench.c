@@ -220,17 +220,20 @@ static int run_workloads(const char *which, long threads, double scale, long run
                          cb_matrix_layout layout, const char *layout_name, bool json)
 {
     cb_build_info b = cb_query_build_info();
+    cb_kernel_info k = cb_simd_kernel_info();
     uint32_t all = threads > 0 ? (uint32_t)threads : cb_jobs_query_desc(NULL).thread_count;
     enum { MAX_RESULTS = 64 };
     static cb_workload_result results[MAX_RESULTS];
     print_ctx p = {json, 0};
     if (json) {
-        printf("{\"isa\": \"%s\", \"simd_width\": %u, \"layout\": \"%s\", \"workloads\": [", b.isa,
-               b.simd_width, layout_name);
+        printf("{\"isa\": \"%s\", \"kernel_set\": \"%s\", \"simd_width\": %u, "
+               "\"layout\": \"%s\", \"workloads\": [",
+               b.isa, k.name, b.simd_width, layout_name);
     } else {
-        printf("crowdblend bench: isa %s, W = %u, %u threads available; %ld runs per workload, "
-               "each the median frame of its run; output layout %s\n\n",
-               b.isa, b.simd_width, all, runs, layout_name);
+        printf("crowdblend bench: kernel set %s, W = %u (build isa %s; %s); %u threads in the "
+               "all-threads rows; %ld runs per workload, each the median frame of its run; "
+               "output layout %s\n\n",
+               k.name, b.simd_width, b.isa, k.reason, all, runs, layout_name);
         printf("  %-24s %3s %7s %12s %10s %9s %9s %7s %9s %8s", "workload", "thr", "chars",
                "chars/s", "ns/char", "min", "max", "spread", "ns/char/c", "cpu/char");
         printf(" %7s %7s %7s %7s %7s %7s  %s\n", "param", "weight", "time", "s+blend", "post",
@@ -251,7 +254,8 @@ static int run_workloads(const char *which, long threads, double scale, long run
             "threads; cpu/char: the calling thread's CPU ns per character, the whole frame's "
             "at one thread; stage columns: wall ns per character spent in each stage, summed over "
             "the threads, so preemption inflates them as it does ns/char, from a separate "
-            "profiled pass of one run's frames: the timed runs read no stage clocks)\n\n");
+            "profiled pass of one run's frames: the timed runs read no stage clocks; checksum: a "
+            "hash of the last frame's outputs, which --scale and --runs change)\n\n");
         print_scaling(results, n, false);
         print_overhead(results, n, false);
         print_beside(results, n);
@@ -356,6 +360,14 @@ static int bench_workloads(const bench_args *a, size_t layout)
         fprintf(stderr, "crowdblend bench: --runs must be in 1..64\n");
         return CB_EXIT_USAGE;
     }
+    char bad[64];
+    if (cb_workloads_find_unknown(a->which, bad, sizeof bad)) {
+        fprintf(stderr,
+                "crowdblend bench: --workloads: '%s' is no workload (W0 to W6, comma-separated; "
+                "W1 runs W1-plain beside it, W4 every solver)\n",
+                bad);
+        return CB_EXIT_USAGE;
+    }
     return run_workloads(a->which, a->threads, a->scale, a->runs, layouts[layout].layout,
                          layouts[layout].name, a->json);
 }
@@ -387,11 +399,16 @@ int cb_cmd_bench(int argc, char **argv)
          "time the SIMD kernels against the scalar reference instead of the workloads",
          &a.given[KERNELS]},
         {"workloads", CB_OPT_STRING, &a.which,
-         "which workloads (default W0,W1,W2,W5,W3,W4; W0: the machine's scaling ceiling; W6: "
-         "W1 without root motion); workloads only",
+         "LIST: which workloads, comma-separated (default W0,W1,W2,W5,W3,W4). W0: the machine's "
+         "scaling ceiling (arithmetic on the pool); W1: 1,000 characters blending 3 clips at "
+         "fixed weights, with W1-plain, its pose and local-to-model jobs in a plain loop; W2: "
+         "10,000 characters on the 17-clip blend space with two layers; W3: W2 with 100,000; "
+         "W4: each solver's weights alone; W5: 10,000 on example graph 2 (IK, events); W6: W1 "
+         "without root motion (docs/performance.md); workloads only",
          &a.given[WORKLOADS]},
         {"threads", CB_OPT_INT, &a.threads,
-         "the 'all threads' count (default: online CPUs); workloads only", &a.given[THREADS]},
+         "the 'all threads' count (default, or 0: the online CPUs); workloads only",
+         &a.given[THREADS]},
         {"scale", CB_OPT_DOUBLE, &a.scale,
          "multiply the character counts (default 1); workloads only", &a.given[SCALE]},
         {"runs", CB_OPT_INT, &a.runs,

@@ -466,6 +466,31 @@ static cb_result run_control_workload(uint32_t threads, double scale, uint32_t r
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* Is the n bytes at p a workload's name: the control W0, the solvers' W4, or a crowd's? */
+static bool workload_name(const char *p, size_t n)
+{
+    bool known = n == 2 && (strncmp(p, "W0", 2) == 0 || strncmp(p, "W4", 2) == 0);
+    for (size_t d = 0; !known && d < sizeof defs / sizeof defs[0]; ++d) {
+        known = strlen(defs[d].name) == n && strncmp(p, defs[d].name, n) == 0;
+    }
+    return known;
+}
+
+bool cb_workloads_find_unknown(const char *which, char *bad, size_t size)
+{
+    for (const char *p = which;; ++p) {
+        size_t n = strcspn(p, ",");
+        if (!workload_name(p, n)) {
+            snprintf(bad, size, "%.*s", (int)n, p);
+            return true;
+        }
+        p += n;
+        if (*p == '\0') {
+            return false;
+        }
+    }
+}
+
 size_t cb_workloads_run(const char *which, uint32_t all_threads, double scale, uint32_t runs,
                         cb_matrix_layout layout, cb_workload_result *results, size_t max_results,
                         void (*on_result)(const cb_workload_result *, void *), void *user)

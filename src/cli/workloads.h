@@ -32,6 +32,10 @@ typedef struct cb_workload_result {
     uint64_t checksum; /* hash of the last frame's outputs */
 } cb_workload_result;
 
+/* The first comma-separated name in `which` that names no workload (W0 to W6), copied into
+ * bad: true then; false when every name is one. */
+bool cb_workloads_find_unknown(const char *which, char *bad, size_t size);
+
 /* Runs the workloads whose names appear in `which` (e.g. "W0,W1,W2,W3,W4,W5"; "W1" also runs
  * "W1-plain", W1's pose and local-to-model jobs in a plain loop without the crowd runtime; "W0"
  * is a control of pure arithmetic on the pool, the scaling the machine allows right now) at
