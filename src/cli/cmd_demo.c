@@ -197,6 +197,9 @@ static void print_table(const cb_crowd *crowd, const demo_args *a, const demo_ru
     }
     printf("  %-16s %10.3f %18.0f\n", "whole frame", (double)run->crowd_ns / 1e6 / run->frames,
            cps / nthreads);
+    printf("  (a stage's ms/frame: its time summed over the %u threads and divided by them, so "
+           "the stages add up to about the frame's wall time)\n",
+           nthreads);
     printf("\n  %.0f characters per second on %u threads (%.0f per thread), %.3f us per "
            "character-frame per thread\n",
            cps, nthreads, cps / nthreads, 1e6 * nthreads / cps);
@@ -273,10 +276,11 @@ int cb_cmd_demo(int argc, char **argv)
         return CB_EXIT_USAGE;
     }
     if (a.help) {
-        cb_opts_print_help("crowdblend demo [--pack FILE.cbpack] [--graph NAME|FILE|none] "
-                           "[--characters N] "
-                           "[--seconds S] [--threads T] [--solver NAME] [--json]",
-                           opts);
+        cb_opts_print_help(
+            "crowdblend demo [--pack FILE.cbpack] [--graph NAME|FILE|none] "
+            "[--characters N] "
+            "[--seconds S] [--threads T] [--solver NAME] [--hz N] [--seed N] [--json]",
+            opts);
         return CB_EXIT_OK;
     }
     cb_solver_kind kind;
