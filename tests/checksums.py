@@ -76,6 +76,10 @@ def main():
                                     "--runs", str(a.bench_runs)], env)
             for w in bench["workloads"]:
                 sums.setdefault(w["name"], []).append((label, w["checksum"]))
+            if want:  # the reports name the set that ran, as info does
+                results.append((demo["kernel_set"] == want and bench["kernel_set"] == want,
+                                "%s: demo and bench report the set (%s)" % (label, want),
+                                "demo %s, bench %s" % (demo["kernel_set"], bench["kernel_set"])))
             qts = run_json(argv, ["bench", "--json", "--workloads", "W1,W2", "--layout", "qts",
                                   "--threads", "1", "--scale", "%g" % a.scale,
                                   "--runs", str(a.bench_runs)], env)

@@ -164,9 +164,14 @@ static void print_json(const cb_crowd *crowd, const demo_args *a, const demo_run
     double wall_s = (double)run->crowd_ns / 1e9;
     double cps = (double)a->characters * run->frames / wall_s;
     uint64_t stage_total = stage_total_ns(&st);
-    printf("{\"characters\": %ld, \"frames\": %u, \"threads\": %u, "
-           "\"characters_per_second\": %.0f, \"stages\": {",
-           a->characters, run->frames, nthreads, cps);
+    cb_kernel_info set = cb_simd_kernel_info();
+    printf("{\"graph\": ");
+    cb_json_string(stdout, a->graph);
+    printf(", \"kernel_set\": \"%s\", \"simd_width\": %u, \"characters\": %ld, "
+           "\"frames\": %u, \"threads\": %u, \"characters_per_second\": %.0f, "
+           "\"ms_per_frame\": %.4f, \"stages\": {",
+           set.name, set.simd_width, a->characters, run->frames, nthreads, cps,
+           (double)run->crowd_ns / 1e6 / run->frames);
     for (int k = 0; k < _CB_CROWD_STAGE_COUNT; ++k) {
         /* Thread time spread over the threads: the stage's share of a frame's wall time. */
         double ms = (double)st.stage_ns[k] / 1e6 / run->frames / nthreads;
