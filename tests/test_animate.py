@@ -936,6 +936,19 @@ def check_agents_shown(tmp):
           f"({proc.stdout.splitlines()[:1]})")
 
 
+def check_implausible_speed(tmp):
+    """A jump of 5 km in a second (two agents under one id, say) is named on stderr, and the
+    run goes on; a real file (the cut FZJ experiment) draws no such note."""
+    path = os.path.join(tmp, "teleport.csv")
+    with open(path, "w") as f:
+        f.write("time,id,x,y\n0,1,0,0\n1,1,1.3,0\n2,1,5000,0\n3,1,5001,0\n0,2,0,3\n1,2,1,3\n")
+    proc = run(path, "--rate", "10")
+    real = run(cut, "--seconds", "1")
+    check(proc.returncode == 0 and "agent 1 moves at 5e+03 m/s between t = 1 and 2 s" in
+          proc.stderr and "faster than a pedestrian" not in real.stderr,
+          f"a 5 km/s jump is named, a real file draws no note ({proc.stderr.strip()!r})")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     upper = os.path.join(tmp, "CROWD.GLB")
     check_out_report(upper, run(cut, "--seconds", "2", "--out", upper, "--out-rate", "20",
@@ -945,6 +958,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check_unused_options()
     check_graph_without_velocity()
     check_agents_shown(tmp)
+    check_implausible_speed(tmp)
 
 
 print(f"1..{len(results)}")

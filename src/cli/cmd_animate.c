@@ -517,10 +517,45 @@ typedef struct totals {
     double seconds;
 } totals;
 
+/* Faster than this between two samples is no pedestrian (a sprinter peaks near 12 m/s): most
+ * likely two agents under one id, or a unit or time column read wrong. */
+#define IMPLAUSIBLE_SPEED_MPS 15.0
+
+/* Says on stderr where an agent moves implausibly fast between two samples (the first such
+ * step of each file, and how many agents have one): the run goes on, but its skate would
+ * measure the jump. */
+static void note_implausible_speeds(const char *path, const cb_traj *t)
+{
+    uint32_t agents = 0;
+    for (uint32_t a = 0; a < t->agent_count; ++a) {
+        const cb_traj_agent *ag = &t->agents[a];
+        for (uint32_t i = ag->first; i + 1 < ag->first + ag->count; ++i) {
+            double dx = t->p[3 * i + 3] - t->p[3 * i], dy = t->p[3 * i + 4] - t->p[3 * i + 1];
+            double v = sqrt(dx * dx + dy * dy) / (t->t[i + 1] - t->t[i]);
+            if (v > IMPLAUSIBLE_SPEED_MPS) {
+                if (agents++ == 0) {
+                    fprintf(stderr,
+                            "crowdblend animate: note: %s: agent %lld moves at %.3g m/s between "
+                            "t = %.9g and %.9g s, faster than a pedestrian (%g m/s): two agents "
+                            "under one id, or a unit or time read wrong?\n",
+                            path, (long long)ag->id, v, t->t[i], t->t[i + 1],
+                            IMPLAUSIBLE_SPEED_MPS);
+                }
+                break;
+            }
+        }
+    }
+    if (agents > 1) {
+        fprintf(stderr, "crowdblend animate: note: %s: %u agents move that fast at least once\n",
+                path, agents);
+    }
+}
+
 /* Animates one loaded file, prints its result and adds it to the totals. */
 static bool animate_one(const char *path, const cb_traj *t, const cb_animate_options *o,
                         const cb_animate_assets *assets, bool json, bool last, totals *sum)
 {
+    note_implausible_speeds(path, t);
     cb_animate_result r;
     if (!cb_animate_run(t, path, o, assets, &r)) {
         return false;
